@@ -1,0 +1,90 @@
+# laplace — build, test and install.
+#
+#   make                 build build/laplace
+#   make check           unit and end-to-end tests, then again under ASan+UBSan
+#   make install         PREFIX=/usr/local DESTDIR= (program and man pages)
+#   make fuzz            build the libFuzzer targets (clang) and run each briefly
+#   make bench           see bench/run
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+PKGS = glib-2.0 gio-2.0 yaml-0.1 zlib libzstd
+
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
+CRITERION_CFLAGS := $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
+CRITERION_LIBS := $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
+
+OPTFLAGS ?= -O2 -g
+WARNFLAGS = -Wall -Wextra -Werror
+VERSION = 0.1.0
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" $(OPTFLAGS) $(WARNFLAGS) $(SANFLAGS) -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
+
+# The library: everything but the command-line front end.
+LIB_SRCS := $(sort $(wildcard src/core/*.c src/io/*.c src/formats/*.c src/pipeline/*.c))
+CMD_SRCS := $(sort $(wildcard src/cmd/*.c))
+TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
+HEADERS := $(wildcard include/laplace/*.h src/*/*.h)
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+
+MAN1 := $(wildcard man/*.1)
+MAN5 := $(wildcard man/*.5)
+
+.PHONY: all check check-plain check-asan unit e2e install uninstall clean fuzz bench
+
+all: $(BUILD)/laplace
+
+$(BUILD)/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+$(BUILD)/tests/unit/%.o: tests/unit/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(CRITERION_CFLAGS) -c -o $@ $<
+
+$(BUILD)/liblaplace.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/laplace: $(CMD_OBJS) $(BUILD)/liblaplace.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CMD_OBJS) $(BUILD)/liblaplace.a $(PKG_LIBS)
+
+$(BUILD)/unit-tests: $(TEST_OBJS) $(BUILD)/liblaplace.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(TEST_OBJS) $(BUILD)/liblaplace.a $(PKG_LIBS) $(CRITERION_LIBS)
+
+unit: $(BUILD)/unit-tests
+	$(BUILD)/unit-tests
+
+e2e: $(BUILD)/laplace
+	tests/run-cases $(BUILD)/laplace
+
+check-plain: unit e2e
+
+ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+check-asan:
+	$(MAKE) BUILD=build/asan SANFLAGS="$(ASAN)" OPTFLAGS="-O1 -g" check-plain
+
+check:
+	$(MAKE) check-plain
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) check-asan
+
+install: $(BUILD)/laplace
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(BUILD)/laplace $(DESTDIR)$(PREFIX)/bin/laplace
+	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/laplace
+	rm -f $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/man5/%)
+
+clean:
+	rm -rf build

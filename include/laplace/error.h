@@ -1,0 +1,28 @@
+/* Errors carried from where they are found to the command that reports them. */
+#ifndef LAPLACE_ERROR_H
+#define LAPLACE_ERROR_H
+
+#include <glib.h>
+
+/* Exit statuses of every command (laplace-formats(5), section 7). */
+enum lp_status {
+	LP_OK = 0,
+	LP_EUSAGE = 1, /* bad command line */
+	LP_EINPUT = 2, /* malformed or inconsistent input */
+	LP_EIO = 3,    /* cannot open, read or write; disk full */
+};
+
+typedef struct lp_error {
+	int status;     /* an lp_status; LP_OK while nothing failed */
+	char msg[1024]; /* "FILE:LINE: field NAME: what is wrong" style text */
+} lp_error;
+
+/* Record a failure in err (which may be NULL) and return status, so that
+ * callers can write `return lp_fail(err, LP_EINPUT, ...)`. */
+int lp_fail(lp_error *err, int status, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+/* Warnings (torn records, D with nothing attached) go through a callback so
+ * that the library never prints; the command decides where they go. */
+typedef void (*lp_warn_fn)(void *ctx, const char *msg);
+
+#endif

@@ -1,0 +1,59 @@
+/* Byte streams in and out: files or standard streams, compressed or not.
+ * Nothing here knows a trace format. */
+#ifndef LAPLACE_IO_H
+#define LAPLACE_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "laplace/error.h"
+
+/* ---- input ---- */
+
+typedef struct lp_input lp_input;
+
+/* Open path for reading ("-" is standard input). gzip and zstd content is
+ * decompressed transparently, detected by its magic bytes, never by name. */
+lp_input *lp_input_open(const char *path, lp_error *err);
+/* Read up to n bytes; returns the count, 0 at end of input, -1 on error
+ * (err set, LP_EIO or LP_EINPUT for corrupt compressed data). Short reads
+ * happen only at end of input. */
+ssize_t lp_input_read(lp_input *in, void *buf, size_t n, lp_error *err);
+/* Name for messages: the path, or "<stdin>". */
+const char *lp_input_name(const lp_input *in);
+/* Size of the underlying file in bytes when it is a regular file, else -1;
+ * and how many of those bytes have been consumed (for progress displays). */
+int64_t lp_input_file_size(const lp_input *in);
+uint64_t lp_input_file_offset(const lp_input *in);
+void lp_input_close(lp_input *in);
+
+/* ---- output ---- */
+
+typedef struct lp_output lp_output;
+
+enum lp_compress {
+	LP_COMPRESS_AUTO, /* by the path's suffix: .gz, .zst, else none */
+	LP_COMPRESS_NONE,
+	LP_COMPRESS_GZIP,
+	LP_COMPRESS_ZSTD,
+};
+
+/* Open path for writing (NULL or "-" is standard output). A regular file
+ * (or a path that does not exist yet) is written under a temporary name in
+ * the same directory and renamed into place by lp_output_commit; anything
+ * else (a pipe, a terminal, /dev/null, /dev/full) is written directly and
+ * never replaced. */
+lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error *err);
+/* Buffered write; returns 0 or an lp_status with err set. */
+int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err);
+/* Flush everything, close, and rename into place; frees out. */
+int lp_output_commit(lp_output *out, lp_error *err);
+/* Give up: remove the temporary file (if any), close, free. */
+void lp_output_abort(lp_output *out);
+const char *lp_output_name(const lp_output *out);
+
+/* Parse "gz"/"gzip", "zst"/"zstd", "none" for --compress; -1 if unknown. */
+int lp_compress_parse(const char *s);
+
+#endif

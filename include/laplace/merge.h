@@ -1,0 +1,78 @@
+/* The merge core (laplace-formats(5), section 3): replays kernel events to
+ * rebuild every address space and gives each reference its canonical page.
+ * It does no I/O: callers feed it events and batches of references in
+ * merged order, and it hands back canonical numbers and routing facts. */
+#ifndef LAPLACE_MERGE_H
+#define LAPLACE_MERGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "laplace/error.h"
+#include "laplace/record.h"
+
+#define LP_DEFAULT_PAGE_OFFSET 0xc0000000u
+
+/* Statistics of laplace-formats(5), section 6. */
+enum lp_page_kind {
+	LP_PAGE_FILE, LP_PAGE_SEGMENT, LP_PAGE_SHARED_ANON, LP_PAGE_PRIVATE_ANON,
+	LP_PAGE_KERNEL, LP_PAGE_KIND_COUNT
+};
+extern const char *const lp_page_kind_names[LP_PAGE_KIND_COUNT];
+
+typedef struct lp_stats {
+	uint64_t refs[6];                  /* by type, in "rwiRWI" order */
+	uint64_t events[LP_TAG_COUNT];     /* by tag, in lp_tag order */
+	uint64_t pages[LP_PAGE_KIND_COUNT];/* canonical pages by kind */
+	uint64_t cow_copies;
+	uint64_t unmapped_pages;
+	uint64_t orphan_spaces;
+	uint64_t mismatches;
+	uint64_t warnings;
+} lp_stats;
+
+uint64_t lp_stats_total_pages(const lp_stats *st);
+uint64_t lp_stats_total_refs(const lp_stats *st);
+
+/* A task as the outputs see it: per-process files are named PID/TID. */
+typedef struct lp_task_id {
+	uint64_t pid;
+	uint64_t tid;
+} lp_task_id;
+
+/* Where an event belongs in per-process output: up to two tasks (F and T
+ * name both parent and child); none means the kernel file. */
+typedef struct lp_event_route {
+	int ntasks;
+	lp_task_id task[2];
+} lp_event_route;
+
+typedef struct lp_merge_config {
+	uint64_t page_offset;  /* kernel references at or above it use frames */
+	lp_warn_fn warn;       /* D with nothing attached; may be NULL */
+	void *warn_ctx;
+} lp_merge_config;
+
+typedef struct lp_merge lp_merge;
+
+lp_merge *lp_merge_new(const lp_merge_config *cfg);
+void lp_merge_free(lp_merge *m);
+
+/* Apply one event. Fills *route (may be NULL). Returns 0, or LP_EINPUT with
+ * a message naming the offending field but not the file or line. */
+int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_error *err);
+
+/* Translate n references (already in merged order) and store their
+ * canonical page numbers in canon[]. Returns 0, or an error status (the only
+ * one possible is the exhaustion of canonical numbers). */
+int lp_merge_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon, lp_error *err);
+
+/* The current task (set by S, cleared by its X): true and *who filled, or
+ * false when no task is current. Constant between two events. */
+bool lp_merge_current_task(const lp_merge *m, lp_task_id *who);
+
+const lp_stats *lp_merge_stats(const lp_merge *m);
+/* Count a warning found outside the core (torn records). */
+void lp_merge_add_warning(lp_merge *m);
+
+#endif

@@ -1,0 +1,44 @@
+/* The merge pipeline: reference and kernel readers (sources) -> merge core
+ * (filter) -> a sink that writes or counts. It interleaves the two inputs
+ * by timestamp (events first on ties) and checks that each is ordered. */
+#ifndef LAPLACE_PIPELINE_H
+#define LAPLACE_PIPELINE_H
+
+#include <stdbool.h>
+
+#include "laplace/kern.h"
+#include "laplace/merge.h"
+#include "laplace/refio.h"
+
+/* A sink receives the merged stream. refs() gets a run of references that
+ * share one current task (who is NULL when none is current); event() gets
+ * each kernel event after it was applied, with its route; finish() gets the
+ * final statistics once both inputs are exhausted. Each returns 0 or an
+ * lp_status with err set. */
+typedef struct lp_sink {
+	int (*refs)(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
+		    const lp_task_id *who, lp_error *err);
+	int (*event)(void *ctx, const lp_event *ev, const lp_event_route *route, lp_error *err);
+	int (*finish)(void *ctx, const lp_stats *stats, lp_error *err);
+} lp_sink;
+
+/* Progress reports, a few times a second at most (the callback decides). */
+typedef void (*lp_progress_fn)(void *ctx, uint64_t refs_done, uint64_t events_done);
+
+typedef struct lp_pipeline {
+	lp_ref_reader *refs;
+	lp_kern_reader *kern;
+	lp_merge *merge;
+	const lp_sink *sink;
+	void *sink_ctx;
+	bool strict;          /* a torn record is an error, not a warning */
+	lp_warn_fn warn;      /* torn records; may be NULL */
+	void *warn_ctx;
+	lp_progress_fn progress; /* may be NULL */
+	void *progress_ctx;
+} lp_pipeline;
+
+/* Run to the end of both inputs. Returns 0 or an lp_status with err set. */
+int lp_pipeline_run(const lp_pipeline *p, lp_error *err);
+
+#endif

@@ -1,0 +1,27 @@
+/* What every subcommand shares: option parsing, messages, exit statuses. */
+#ifndef LAPLACE_CLI_H
+#define LAPLACE_CLI_H
+
+#include <glib.h>
+#include <stdbool.h>
+
+#include "laplace/error.h"
+#include "laplace/merge.h"
+
+/* Name used in messages: "laplace merge". Set once by each command. */
+void cli_set_command(const char *name);
+const char *cli_command(void);
+
+/* Parse options; on a usage error print it with a hint and return false. */
+bool cli_parse(GOptionContext *ctx, int *argc, char ***argv);
+/* "laplace CMD: message" on stderr, then a hint to --help; returns LP_EUSAGE. */
+int cli_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Report err on stderr and return its status. */
+int cli_fail(const lp_error *err);
+/* lp_warn_fn that prints "laplace CMD: warning: MSG" on stderr. */
+void cli_warn(void *ctx, const char *msg);
+
+/* The statistics summary printed on stderr after a merge. */
+void cli_print_stats(FILE *to, const lp_stats *st);
+
+#endif

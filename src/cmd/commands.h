@@ -1,0 +1,17 @@
+/* The subcommands of laplace, each a thin layer over the library: parse
+ * options, open inputs and outputs, run, report. */
+#ifndef LAPLACE_COMMANDS_H
+#define LAPLACE_COMMANDS_H
+
+typedef int (*lp_command_fn)(int argc, char **argv);
+
+typedef struct lp_command {
+	const char *name;
+	lp_command_fn run;
+	const char *summary;
+} lp_command;
+
+int cmd_merge(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+#endif

@@ -1,0 +1,44 @@
+/* laplace: one program, many subcommands, dispatched from one table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+
+static const lp_command commands[] = {
+	{"merge", cmd_merge, "merge a raw reference trace with its kernel event trace"},
+	{"convert", cmd_convert, "convert between trace formats"},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *to)
+{
+	fprintf(to, "Usage: laplace COMMAND [OPTIONS] [ARGS]\n"
+		    "       laplace --help | --version\n\nCommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(to, "\nRun 'laplace COMMAND --help' for a command's options; "
+		    "see laplace(1) and laplace-formats(5).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return LP_EUSAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("laplace %s\n", LP_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "laplace: '%s' is not a laplace command; see 'laplace --help'\n", argv[1]);
+	return LP_EUSAGE;
+}
