@@ -1,0 +1,35 @@
+/* A whole merge, from input paths to a finished output: what `laplace
+ * merge`, `laplace batch` and the daemon share. */
+#ifndef LAPLACE_JOB_H
+#define LAPLACE_JOB_H
+
+#include <stdbool.h>
+
+#include "laplace/io.h"
+#include "laplace/pipeline.h"
+
+typedef struct lp_merge_job {
+	const char *reference;   /* raw reference trace ("-": standard input) */
+	const char *kernel;      /* kernel event trace ("-": standard input) */
+	enum lp_ref_format ref_format;
+	enum lp_endian endian;
+	bool user_only;
+	bool strict;
+	uint64_t page_offset;
+	bool per_process;        /* output is a directory (section 5) */
+	const char *output;      /* basic: file, or NULL/"-" for standard output */
+	bool force;              /* per-process: replace an existing directory */
+	enum lp_compress compress; /* basic output */
+	lp_warn_fn warn;         /* may be NULL */
+	void *warn_ctx;
+	lp_progress_fn progress; /* may be NULL */
+	void *progress_ctx;
+} lp_merge_job;
+
+/* Fill in the defaults (auto format, little endian, default page offset). */
+void lp_merge_job_init(lp_merge_job *job);
+/* Run it. On success returns 0 with *stats filled; on failure returns an
+ * lp_status with err set and leaves no output that looks complete. */
+int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err);
+
+#endif

@@ -1,0 +1,31 @@
+/* The writers at the end of the merge pipeline. They know output formats,
+ * not merge semantics: they receive canonical numbers and routes. */
+#ifndef LAPLACE_SINKS_H
+#define LAPLACE_SINKS_H
+
+#include <stdbool.h>
+
+#include "laplace/io.h"
+#include "laplace/pipeline.h"
+
+/* Basic merge (laplace-formats(5), section 4): "type canonical" lines. */
+typedef struct lp_basic_sink lp_basic_sink;
+lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only);
+void lp_basic_sink_free(lp_basic_sink *s);
+extern const lp_sink lp_basic_sink_ops;
+
+/* Per-process directory (laplace-formats(5), section 5). The directory is
+ * built as DIR.partial-XXXXXX; finish() writes index.yaml and renames it
+ * into place (replacing an existing DIR only when force was given). */
+typedef struct lp_procdir_inputs {
+	const char *reference; /* input names recorded in index.yaml */
+	const char *kernel;
+} lp_procdir_inputs;
+typedef struct lp_procdir lp_procdir;
+lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
+			    const lp_procdir_inputs *inputs, lp_error *err);
+/* Free; if finish() did not succeed, remove the partial directory. */
+void lp_procdir_free(lp_procdir *pd);
+extern const lp_sink lp_procdir_sink_ops;
+
+#endif
