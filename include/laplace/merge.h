@@ -49,14 +49,15 @@ typedef struct lp_event_route {
 
 typedef struct lp_merge_config {
 	uint64_t page_offset;  /* kernel references at or above it use frames */
-	lp_warn_fn warn;       /* D with nothing attached; may be NULL */
-	void *warn_ctx;
 } lp_merge_config;
 
 typedef struct lp_merge lp_merge;
 
 lp_merge *lp_merge_new(const lp_merge_config *cfg);
 void lp_merge_free(lp_merge *m);
+/* Where warnings found while applying events go (D with nothing attached);
+ * they are counted whether or not a callback is set. */
+void lp_merge_set_warn(lp_merge *m, lp_warn_fn warn, void *ctx);
 
 /* Apply one event. Fills *route (may be NULL). Returns 0, or LP_EINPUT with
  * a message naming the offending field but not the file or line. */

@@ -1,0 +1,115 @@
+/* laplace merge: the basic merge, or the per-process directory. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "laplace/job.h"
+#include "laplace/stats.h"
+
+int cmd_merge(int argc, char **argv)
+{
+	cli_set_command("laplace merge");
+	gchar *ref_format = NULL, *endian = NULL, *page_offset = NULL, *stats_path = NULL;
+	gchar *output = NULL, *per_process = NULL, *compress = NULL;
+	gboolean user_only = FALSE, strict = FALSE, quiet = FALSE, force = FALSE;
+	GOptionEntry entries[] = {
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+		 "Write the basic merge to FILE (default: standard output)", "FILE"},
+		{"per-process", 0, 0, G_OPTION_ARG_FILENAME, &per_process,
+		 "Write one file per task into directory DIR instead", "DIR"},
+		{"force", 0, 0, G_OPTION_ARG_NONE, &force,
+		 "With --per-process, replace an existing DIR once the new one is complete", NULL},
+		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format,
+		 "Reference trace form: bin, text or auto (default)", "FORMAT"},
+		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
+		 "Byte order of binary references: little (default) or big", "ORDER"},
+		{"user-only", 0, 0, G_OPTION_ARG_NONE, &user_only,
+		 "Leave kernel references (R W I) out of the output", NULL},
+		{"page-offset", 0, 0, G_OPTION_ARG_STRING, &page_offset,
+		 "Start of kernel memory, hex (default c0000000)", "HEX"},
+		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
+		 "Treat a torn last reference record as an error", NULL},
+		{"stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_path,
+		 "Write the statistics as YAML to FILE", "FILE"},
+		{"compress", 0, 0, G_OPTION_ARG_STRING, &compress,
+		 "Compress the output: gzip, zstd or none (default: by the name's suffix)", "METHOD"},
+		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+		 "Do not print the statistics summary", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("REF KERN");
+	g_option_context_set_summary(ctx,
+		"Merge a raw reference trace REF with its kernel event trace KERN, giving\n"
+		"every reference its canonical page. Either file may be '-' (standard\n"
+		"input) and may be gzip or zstd compressed. See laplace-merge(1).");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+
+	int rc = LP_EUSAGE;
+	lp_merge_job job;
+	lp_merge_job_init(&job);
+	lp_error err = {0};
+	lp_stats stats;
+	if (!cli_parse(ctx, &argc, &argv))
+		goto out;
+	if (argc != 3) {
+		cli_usage_error("expected two inputs, REF and KERN, got %d", argc - 1);
+		goto out;
+	}
+	if (!strcmp(argv[1], "-") && !strcmp(argv[2], "-")) {
+		cli_usage_error("REF and KERN cannot both be standard input");
+		goto out;
+	}
+	if (ref_format && (int)(job.ref_format = lp_ref_format_parse(ref_format)) < 0) {
+		cli_usage_error("--ref-format must be bin, text or auto, not '%s'", ref_format);
+		goto out;
+	}
+	if (endian && (int)(job.endian = lp_endian_parse(endian)) < 0) {
+		cli_usage_error("--endian must be little or big, not '%s'", endian);
+		goto out;
+	}
+	if (compress && (int)(job.compress = lp_compress_parse(compress)) < 0) {
+		cli_usage_error("--compress must be gzip, zstd or none, not '%s'", compress);
+		goto out;
+	}
+	if (page_offset && lp_parse_hex(page_offset, strlen(page_offset), &job.page_offset)) {
+		cli_usage_error("--page-offset must be a hex number, not '%s'", page_offset);
+		goto out;
+	}
+	if (per_process && output) {
+		cli_usage_error("-o and --per-process exclude each other");
+		goto out;
+	}
+	if (force && !per_process) {
+		cli_usage_error("--force goes with --per-process");
+		goto out;
+	}
+	job.reference = argv[1];
+	job.kernel = argv[2];
+	job.user_only = user_only;
+	job.strict = strict;
+	job.per_process = per_process != NULL;
+	job.output = per_process ? per_process : output;
+	job.force = force;
+	job.warn = cli_warn;
+
+	rc = lp_merge_job_run(&job, &stats, &err);
+	if (!rc && stats_path)
+		rc = lp_stats_write_yaml(stats_path, &stats, &err);
+	if (rc) {
+		cli_fail(&err);
+		goto out;
+	}
+	if (!quiet)
+		cli_print_stats(stderr, &stats);
+out:
+	g_option_context_free(ctx);
+	g_free(ref_format);
+	g_free(endian);
+	g_free(page_offset);
+	g_free(stats_path);
+	g_free(output);
+	g_free(per_process);
+	g_free(compress);
+	return rc;
+}

@@ -1,0 +1,191 @@
+/* Interleave references and kernel events by timestamp and push them
+ * through the merge core into a sink.
+ *
+ * References travel in batches: every run of references between two
+ * events is translated with one lp_merge_refs call and handed to the sink
+ * with one call, since the current task cannot change inside it. */
+#include "laplace/pipeline.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#define BATCH 65536
+
+typedef struct run_state {
+	const lp_pipeline *p;
+	lp_event ev;      /* the next event, when have_event */
+	bool have_event;
+	uint64_t prev_event_ts;
+	uint64_t prev_ref_ts;
+	bool any_ref;
+	uint64_t refs_done, events_done;
+} run_state;
+
+/* Prefix core warnings (D with nothing attached) with the event's place. */
+static void warn_at_event(void *ctx, const char *msg)
+{
+	run_state *st = ctx;
+	if (!st->p->warn)
+		return;
+	char *full = g_strdup_printf("%s:%" PRIu64 ": %s", lp_kern_reader_name(st->p->kern),
+				     st->ev.line_no, msg);
+	st->p->warn(st->p->warn_ctx, full);
+	g_free(full);
+}
+
+static int next_event(run_state *st, lp_error *err)
+{
+	int rc = lp_kern_reader_next(st->p->kern, &st->ev, err);
+	if (rc < 0)
+		return err->status;
+	st->have_event = rc > 0;
+	if (st->have_event) {
+		if (st->events_done && st->ev.timestamp < st->prev_event_ts)
+			return lp_fail(err, LP_EINPUT,
+				       "%s:%" PRIu64 ": field timestamp: %" PRIx64
+				       " is earlier than the previous event's %" PRIx64,
+				       lp_kern_reader_name(st->p->kern), st->ev.line_no,
+				       st->ev.timestamp, st->prev_event_ts);
+		st->prev_event_ts = st->ev.timestamp;
+	}
+	return 0;
+}
+
+/* Read the next batch of references and check their order. */
+static ssize_t next_refs(run_state *st, lp_ref *buf, lp_error *err)
+{
+	lp_ref_reader *r = st->p->refs;
+	ssize_t n = lp_ref_reader_read(r, buf, BATCH, err);
+	if (n <= 0)
+		return n;
+	uint64_t prev = st->any_ref ? st->prev_ref_ts : buf[0].timestamp;
+	for (size_t k = 0; k < (size_t)n; k++) {
+		if (buf[k].timestamp < prev) {
+			uint64_t index = lp_ref_reader_index(r) - (uint64_t)n + k;
+			if (lp_ref_reader_format(r) == LP_REF_TEXT)
+				lp_fail(err, LP_EINPUT, "%s:%" PRIu64, lp_ref_reader_name(r), index + 1);
+			else
+				lp_fail(err, LP_EINPUT, "%s: record %" PRIu64, lp_ref_reader_name(r), index);
+			char *where = g_strdup(err->msg);
+			lp_fail(err, LP_EINPUT,
+				"%s: field timestamp: %" PRIx64 " is earlier than the previous reference's %" PRIx64,
+				where, buf[k].timestamp, prev);
+			g_free(where);
+			return -1;
+		}
+		prev = buf[k].timestamp;
+	}
+	st->prev_ref_ts = prev;
+	st->any_ref = true;
+	return n;
+}
+
+static int emit_refs(run_state *st, const lp_ref *refs, uint64_t *canon, size_t n, lp_error *err)
+{
+	if (n == 0)
+		return 0;
+	const lp_pipeline *p = st->p;
+	int rc = lp_merge_refs(p->merge, refs, n, canon, err);
+	if (rc)
+		return rc;
+	lp_task_id who;
+	bool have = lp_merge_current_task(p->merge, &who);
+	rc = p->sink->refs(p->sink_ctx, refs, canon, n, have ? &who : NULL, err);
+	if (rc)
+		return rc;
+	st->refs_done += n;
+	return 0;
+}
+
+static int apply_event(run_state *st, lp_error *err)
+{
+	const lp_pipeline *p = st->p;
+	lp_event_route route;
+	int rc = lp_merge_event(p->merge, &st->ev, &route, err);
+	if (rc) {
+		char *what = g_strdup(err->msg);
+		lp_fail(err, rc, "%s:%" PRIu64 ": %s", lp_kern_reader_name(p->kern), st->ev.line_no, what);
+		g_free(what);
+		return rc;
+	}
+	rc = p->sink->event(p->sink_ctx, &st->ev, &route, err);
+	if (rc)
+		return rc;
+	st->events_done++;
+	return next_event(st, err);
+}
+
+static int torn_record(const run_state *st, lp_error *err)
+{
+	const lp_pipeline *p = st->p;
+	size_t torn = lp_ref_reader_torn_bytes(p->refs);
+	if (!torn)
+		return 0;
+	char *msg = g_strdup_printf("%s: torn last record: %zu bytes left over after %" PRIu64
+				    " whole records",
+				    lp_ref_reader_name(p->refs), torn, lp_ref_reader_index(p->refs));
+	int rc = 0;
+	if (p->strict) {
+		rc = lp_fail(err, LP_EINPUT, "%s", msg);
+	} else {
+		lp_merge_add_warning(p->merge);
+		if (p->warn)
+			p->warn(p->warn_ctx, msg);
+	}
+	g_free(msg);
+	return rc;
+}
+
+int lp_pipeline_run(const lp_pipeline *p, lp_error *err)
+{
+	run_state st = {.p = p};
+	lp_ref *refs = g_new(lp_ref, BATCH);
+	uint64_t *canon = g_new(uint64_t, BATCH);
+	size_t pos = 0, n = 0;
+	bool refs_left = true;
+	int rc;
+
+	lp_merge_set_warn(p->merge, warn_at_event, &st);
+	rc = next_event(&st, err);
+	while (!rc) {
+		if (pos == n && refs_left) {
+			ssize_t got = next_refs(&st, refs, err);
+			if (got < 0) {
+				rc = err->status;
+				break;
+			}
+			pos = 0;
+			n = (size_t)got;
+			if (got == 0) {
+				refs_left = false;
+				rc = torn_record(&st, err);
+				if (rc)
+					break;
+			}
+			if (p->progress)
+				p->progress(p->progress_ctx, st.refs_done, st.events_done);
+		}
+		if (!st.have_event) {
+			if (!refs_left)
+				break;
+			rc = emit_refs(&st, refs + pos, canon + pos, n - pos, err);
+			pos = n;
+			continue;
+		}
+		/* References strictly before the event go first; on a tie the
+		 * event comes first. */
+		size_t k = pos;
+		while (k < n && refs[k].timestamp < st.ev.timestamp)
+			k++;
+		rc = emit_refs(&st, refs + pos, canon + pos, k - pos, err);
+		pos = k;
+		if (!rc && (pos < n || !refs_left))
+			rc = apply_event(&st, err);
+	}
+	if (!rc)
+		rc = p->sink->finish(p->sink_ctx, lp_merge_stats(p->merge), err);
+	lp_merge_set_warn(p->merge, NULL, NULL);
+	g_free(refs);
+	g_free(canon);
+	return rc;
+}
