@@ -17,7 +17,8 @@ int lp_kern_reader_next(lp_kern_reader *r, lp_event *ev, lp_error *err);
 const char *lp_kern_reader_name(const lp_kern_reader *r);
 void lp_kern_reader_close(lp_kern_reader *r);
 
-/* Parse one line (without its '\n'; trailing spaces and '\r' allowed) into
+/* Parse one line (without its '\n'; trailing spaces and '\r' allowed, and
+ * removed in place; line[len] must be '\0', as ev->name points into line) into
  * ev. Returns 1 for an event, 0 for a blank or comment line, -1 on error
  * with a message naming the field (no file or line: the caller adds them). */
 int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err);

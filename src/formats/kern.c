@@ -1,0 +1,141 @@
+/* Kernel event traces (laplace-formats(5), section 2): one event per line,
+ * a one-character tag, then hex fields, then for E and M a name running to
+ * the end of the line. */
+#include "laplace/kern.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "laplace/inbuf.h"
+#include "laplace/io.h"
+#include "laplace/refio.h"
+
+/* Bad tokens are quoted in messages up to this length. */
+#define QUOTE_MAX 40
+
+struct lp_kern_reader {
+	lp_input *in;
+	lp_inbuf buf;
+	uint64_t line_no;
+};
+
+static bool all_hex_digits(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!g_ascii_isxdigit(s[i]))
+			return false;
+	return len > 0;
+}
+
+static size_t skip_spaces(const char *line, size_t len, size_t i)
+{
+	while (i < len && line[i] == ' ')
+		i++;
+	return i;
+}
+
+static size_t token_end(const char *line, size_t len, size_t i)
+{
+	while (i < len && line[i] != ' ')
+		i++;
+	return i;
+}
+
+int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err)
+{
+	while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
+		line[--len] = '\0';
+	if (len == 0 || line[0] == '#')
+		return 0;
+	size_t tag_len = token_end(line, len, 0);
+	if (tag_len != 1)
+		return lp_fail(err, LP_EINPUT, "bad tag '%.*s': a tag is one character followed by a space",
+			       (int)MIN(tag_len, (size_t)QUOTE_MAX), line), -1;
+	int tag = lp_tag_from_char(line[0]);
+	if (tag < 0)
+		return lp_fail(err, LP_EINPUT, "unknown tag '%c'", line[0]), -1;
+	const lp_tag_info *info = &lp_tag_table[tag];
+	memset(ev, 0, sizeof *ev);
+	ev->tag = (enum lp_tag)tag;
+	ev->line = line;
+	ev->line_len = len;
+	size_t i = 1;
+	/* Field -1 is the timestamp, then the tag's numeric fields. */
+	for (int f = -1; f < info->nfields; f++) {
+		const char *field = f < 0 ? "timestamp" : info->fields[f];
+		i = skip_spaces(line, len, i);
+		if (i == len)
+			return lp_fail(err, LP_EINPUT, "tag %c: missing field %s", info->tag, field), -1;
+		size_t end = token_end(line, len, i);
+		uint64_t v;
+		if (lp_parse_hex(line + i, end - i, &v) < 0) {
+			int shown = (int)MIN(end - i, (size_t)QUOTE_MAX);
+			if (all_hex_digits(line + i, end - i))
+				return lp_fail(err, LP_EINPUT, "tag %c: field %s: %.*s does not fit 64 bits",
+					       info->tag, field, shown, line + i), -1;
+			return lp_fail(err, LP_EINPUT, "tag %c: field %s: bad hex number '%.*s'",
+				       info->tag, field, shown, line + i), -1;
+		}
+		if (f < 0)
+			ev->timestamp = v;
+		else
+			ev->f[f] = v;
+		i = end;
+	}
+	i = skip_spaces(line, len, i);
+	if (info->has_name) {
+		if (i == len)
+			return lp_fail(err, LP_EINPUT, "tag %c: missing field name", info->tag), -1;
+		ev->name = line + i;
+	} else if (i < len) {
+		size_t end = token_end(line, len, i);
+		return lp_fail(err, LP_EINPUT, "tag %c: extra field '%.*s'", info->tag,
+			       (int)MIN(end - i, (size_t)QUOTE_MAX), line + i), -1;
+	}
+	return 1;
+}
+
+lp_kern_reader *lp_kern_reader_open(const char *path, lp_error *err)
+{
+	lp_input *in = lp_input_open(path, err);
+	if (!in)
+		return NULL;
+	lp_kern_reader *r = g_new0(lp_kern_reader, 1);
+	r->in = in;
+	lp_inbuf_init(&r->buf, in);
+	return r;
+}
+
+int lp_kern_reader_next(lp_kern_reader *r, lp_event *ev, lp_error *err)
+{
+	for (;;) {
+		char *line;
+		size_t len;
+		int got = lp_inbuf_line(&r->buf, &line, &len, err);
+		if (got <= 0)
+			return got;
+		r->line_no++;
+		lp_error why;
+		int parsed = lp_kern_parse_line(line, len, ev, &why);
+		if (parsed < 0)
+			return lp_fail(err, LP_EINPUT, "%s:%" G_GUINT64_FORMAT ": %s",
+				       lp_input_name(r->in), r->line_no, why.msg), -1;
+		if (parsed > 0) {
+			ev->line_no = r->line_no;
+			return 1;
+		}
+	}
+}
+
+const char *lp_kern_reader_name(const lp_kern_reader *r) { return lp_input_name(r->in); }
+
+void lp_kern_reader_close(lp_kern_reader *r)
+{
+	if (!r)
+		return;
+	lp_inbuf_free(&r->buf);
+	lp_input_close(r->in);
+	g_free(r);
+}

@@ -1,0 +1,364 @@
+/* Raw reference traces (laplace-formats(5), section 1): 18-byte binary
+ * records in either byte order, or their text form. */
+#include "laplace/refio.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "laplace/inbuf.h"
+
+/* How many leading bytes LP_REF_AUTO looks at. */
+#define SNIFF_SIZE 4096
+/* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n". */
+#define TEXT_RECORD_MAX 40
+#define WRITER_BUFFER_SIZE (256u << 10)
+/* Bad tokens are quoted in messages up to this length. */
+#define QUOTE_MAX 40
+
+int lp_ref_format_parse(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return LP_REF_AUTO;
+	if (!strcmp(s, "bin"))
+		return LP_REF_BIN;
+	if (!strcmp(s, "text"))
+		return LP_REF_TEXT;
+	return -1;
+}
+
+int lp_endian_parse(const char *s)
+{
+	if (!strcmp(s, "little"))
+		return LP_LITTLE;
+	if (!strcmp(s, "big"))
+		return LP_BIG;
+	return -1;
+}
+
+size_t lp_fmt_hex(char *dst, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t n = v ? (size_t)(64 - __builtin_clzll(v) + 3) / 4 : 1;
+	for (size_t i = n; i-- > 0; v >>= 4)
+		dst[i] = digits[v & 0xf];
+	return n;
+}
+
+enum hex_result { HEX_OK, HEX_BAD, HEX_OVERFLOW };
+
+static int hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20; /* fold to lowercase */
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Like lp_parse_hex, but tells a bad digit from an overflow. */
+static enum hex_result parse_hex(const char *s, size_t len, uint64_t *v)
+{
+	if (len == 0)
+		return HEX_BAD;
+	uint64_t x = 0;
+	bool overflow = false;
+	for (size_t i = 0; i < len; i++) {
+		int d = hex_digit((unsigned char)s[i]);
+		if (d < 0)
+			return HEX_BAD;
+		if (x >> 60)
+			overflow = true;
+		x = x << 4 | (uint64_t)d;
+	}
+	*v = x;
+	return overflow ? HEX_OVERFLOW : HEX_OK;
+}
+
+int lp_parse_hex(const char *s, size_t len, uint64_t *v)
+{
+	return parse_hex(s, len, v) == HEX_OK ? 0 : -1;
+}
+
+/* ---- reader ---- */
+
+struct lp_ref_reader {
+	lp_input *in;
+	lp_inbuf buf;
+	enum lp_ref_format format;
+	enum lp_endian endian;
+	uint64_t index;
+	size_t torn;
+};
+
+static bool is_text_byte(unsigned char c)
+{
+	return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* Text when the first bytes are all printable ASCII or white space: binary
+ * records hold raw counters and addresses, whose bytes almost never are. */
+static enum lp_ref_format sniff_format(const lp_inbuf *b)
+{
+	size_t n = MIN(b->len - b->pos, (size_t)SNIFF_SIZE);
+	if (n == 0)
+		return LP_REF_BIN;
+	for (size_t i = 0; i < n; i++)
+		if (!is_text_byte((unsigned char)b->data[b->pos + i]))
+			return LP_REF_BIN;
+	return LP_REF_TEXT;
+}
+
+lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
+				  enum lp_endian endian, lp_error *err)
+{
+	lp_input *in = lp_input_open(path, err);
+	if (!in)
+		return NULL;
+	lp_ref_reader *r = g_new0(lp_ref_reader, 1);
+	r->in = in;
+	r->format = format;
+	r->endian = endian;
+	lp_inbuf_init(&r->buf, in);
+	if (format == LP_REF_AUTO) {
+		if (lp_inbuf_fill(&r->buf, SNIFF_SIZE, err) < 0) {
+			lp_ref_reader_close(r);
+			return NULL;
+		}
+		r->format = sniff_format(&r->buf);
+	}
+	return r;
+}
+
+static uint32_t get_u32(const unsigned char *p, bool big)
+{
+	if (big)
+		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static uint64_t get_u64(const unsigned char *p, bool big)
+{
+	if (big)
+		return (uint64_t)get_u32(p, true) << 32 | get_u32(p + 4, true);
+	return (uint64_t)get_u32(p + 4, false) << 32 | get_u32(p, false);
+}
+
+static ssize_t read_binary(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err)
+{
+	bool big = r->endian == LP_BIG;
+	size_t count = 0;
+	while (count < cap) {
+		ssize_t avail = lp_inbuf_fill(&r->buf, LP_REF_RECORD_SIZE, err);
+		if (avail < 0)
+			return -1;
+		if ((size_t)avail < LP_REF_RECORD_SIZE) {
+			/* The end of input: what is left is a torn record. */
+			if (avail > 0)
+				r->torn = (size_t)avail;
+			r->buf.pos += (size_t)avail;
+			break;
+		}
+		size_t n = MIN(cap - count, (size_t)avail / LP_REF_RECORD_SIZE);
+		const unsigned char *p = (const unsigned char *)r->buf.data + r->buf.pos;
+		for (size_t i = 0; i < n; i++, p += LP_REF_RECORD_SIZE) {
+			lp_ref *ref = &out[count + i];
+			if (lp_ref_type_index((char)p[0]) < 0)
+				return lp_fail(err, LP_EINPUT,
+					       "%s: record %" G_GUINT64_FORMAT ": field type: bad reference type 0x%02x",
+					       lp_input_name(r->in), r->index + i, p[0]), -1;
+			ref->type = (char)p[0];
+			ref->timestamp = get_u64(p + 1, big);
+			ref->length = p[9];
+			ref->vas = get_u32(p + 10, big);
+			ref->address = get_u32(p + 14, big);
+		}
+		r->buf.pos += n * LP_REF_RECORD_SIZE;
+		r->index += n;
+		count += n;
+	}
+	return (ssize_t)count;
+}
+
+static const char *const text_fields[5] = {"type", "timestamp", "length", "vas", "address"};
+static const int text_field_bits[5] = {8, 64, 8, 32, 32};
+
+/* Parse one text record; on error the message lacks the "FILE:LINE: ". */
+static int parse_text_record(char *line, size_t len, lp_ref *ref, lp_error *err)
+{
+	while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
+		len--;
+	const char *tok[5];
+	size_t tok_len[5];
+	int ntok = 0;
+	for (size_t i = 0; i < len;) {
+		if (line[i] == ' ') {
+			i++;
+			continue;
+		}
+		size_t start = i;
+		while (i < len && line[i] != ' ')
+			i++;
+		if (ntok < 5) {
+			tok[ntok] = line + start;
+			tok_len[ntok] = i - start;
+		}
+		ntok++;
+	}
+	if (ntok != 5)
+		return lp_fail(err, LP_EINPUT, "expected 5 fields, found %d", ntok);
+	if (tok_len[0] != 1 || lp_ref_type_index(tok[0][0]) < 0)
+		return lp_fail(err, LP_EINPUT, "field type: bad reference type '%.*s'",
+			       (int)MIN(tok_len[0], (size_t)QUOTE_MAX), tok[0]);
+	uint64_t v[5];
+	for (int f = 1; f < 5; f++) {
+		enum hex_result h = parse_hex(tok[f], tok_len[f], &v[f]);
+		int shown = (int)MIN(tok_len[f], (size_t)QUOTE_MAX);
+		if (h == HEX_BAD)
+			return lp_fail(err, LP_EINPUT, "field %s: bad hex number '%.*s'",
+				       text_fields[f], shown, tok[f]);
+		int bits = text_field_bits[f];
+		if (h == HEX_OVERFLOW || (bits < 64 && v[f] >> bits))
+			return lp_fail(err, LP_EINPUT, "field %s: %.*s does not fit %d bits",
+				       text_fields[f], shown, tok[f], bits);
+	}
+	ref->type = tok[0][0];
+	ref->timestamp = v[1];
+	ref->length = (uint8_t)v[2];
+	ref->vas = (uint32_t)v[3];
+	ref->address = (uint32_t)v[4];
+	return 0;
+}
+
+static ssize_t read_text(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err)
+{
+	size_t count = 0;
+	while (count < cap) {
+		char *line;
+		size_t len;
+		int got = lp_inbuf_line(&r->buf, &line, &len, err);
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			break;
+		lp_error why;
+		if (parse_text_record(line, len, &out[count], &why))
+			return lp_fail(err, LP_EINPUT, "%s:%" G_GUINT64_FORMAT ": %s",
+				       lp_input_name(r->in), r->index + 1, why.msg), -1;
+		r->index++;
+		count++;
+	}
+	return (ssize_t)count;
+}
+
+ssize_t lp_ref_reader_read(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err)
+{
+	return r->format == LP_REF_TEXT ? read_text(r, out, cap, err) : read_binary(r, out, cap, err);
+}
+
+uint64_t lp_ref_reader_index(const lp_ref_reader *r) { return r->index; }
+size_t lp_ref_reader_torn_bytes(const lp_ref_reader *r) { return r->torn; }
+enum lp_ref_format lp_ref_reader_format(const lp_ref_reader *r) { return r->format; }
+const char *lp_ref_reader_name(const lp_ref_reader *r) { return lp_input_name(r->in); }
+lp_input *lp_ref_reader_input(lp_ref_reader *r) { return r->in; }
+
+void lp_ref_reader_close(lp_ref_reader *r)
+{
+	if (!r)
+		return;
+	lp_inbuf_free(&r->buf);
+	lp_input_close(r->in);
+	g_free(r);
+}
+
+/* ---- writer ---- */
+
+struct lp_ref_writer {
+	lp_output *out;
+	enum lp_ref_format format;
+	bool big;
+	size_t used;
+	char buf[WRITER_BUFFER_SIZE];
+};
+
+lp_ref_writer *lp_ref_writer_new(lp_output *out, enum lp_ref_format format, enum lp_endian endian)
+{
+	lp_ref_writer *w = g_new(lp_ref_writer, 1);
+	w->out = out;
+	w->format = format;
+	w->big = endian == LP_BIG;
+	w->used = 0;
+	return w;
+}
+
+static void put_u32(unsigned char *p, uint32_t v, bool big)
+{
+	for (int i = 0; i < 4; i++)
+		p[big ? 3 - i : i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_u64(unsigned char *p, uint64_t v, bool big)
+{
+	put_u32(p + (big ? 4 : 0), (uint32_t)v, big);
+	put_u32(p + (big ? 0 : 4), (uint32_t)(v >> 32), big);
+}
+
+static size_t encode_binary(unsigned char *p, const lp_ref *ref, bool big)
+{
+	p[0] = (unsigned char)ref->type;
+	put_u64(p + 1, ref->timestamp, big);
+	p[9] = ref->length;
+	put_u32(p + 10, ref->vas, big);
+	put_u32(p + 14, ref->address, big);
+	return LP_REF_RECORD_SIZE;
+}
+
+static size_t encode_text(char *p, const lp_ref *ref)
+{
+	char *q = p;
+	*q++ = ref->type;
+	*q++ = ' ';
+	q += lp_fmt_hex(q, ref->timestamp);
+	*q++ = ' ';
+	q += lp_fmt_hex(q, ref->length);
+	*q++ = ' ';
+	q += lp_fmt_hex(q, ref->vas);
+	*q++ = ' ';
+	q += lp_fmt_hex(q, ref->address);
+	*q++ = '\n';
+	return (size_t)(q - p);
+}
+
+static int flush_writer(lp_ref_writer *w, lp_error *err)
+{
+	int r = lp_output_write(w->out, w->buf, w->used, err);
+	w->used = 0;
+	return r;
+}
+
+int lp_ref_writer_write(lp_ref_writer *w, const lp_ref *refs, size_t n, lp_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (w->used + TEXT_RECORD_MAX > sizeof w->buf) {
+			int r = flush_writer(w, err);
+			if (r)
+				return r;
+		}
+		if (w->format == LP_REF_TEXT)
+			w->used += encode_text(w->buf + w->used, &refs[i]);
+		else
+			w->used += encode_binary((unsigned char *)w->buf + w->used, &refs[i], w->big);
+	}
+	return 0;
+}
+
+int lp_ref_writer_finish(lp_ref_writer *w, lp_error *err)
+{
+	int r = flush_writer(w, err);
+	g_free(w);
+	return r;
+}
+
+void lp_ref_writer_free(lp_ref_writer *w) { g_free(w); }

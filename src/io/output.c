@@ -1,0 +1,243 @@
+/* Output byte streams. A regular file is written under a temporary name in
+ * its directory and renamed into place only when everything was written, so
+ * a failed run never leaves a file that looks complete. Pipes, terminals and
+ * devices are written directly: they cannot be replaced. */
+#include "laplace/io.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#define OUTPUT_BUFFER_SIZE (1u << 20)
+#define GZIP_LEVEL 6
+#define ZSTD_LEVEL 3
+
+struct lp_output {
+	int fd;
+	bool own_fd;
+	char *name;      /* the path as given, or "<stdout>" */
+	char *tmp_path;  /* NULL when writing directly */
+	enum lp_compress compress;
+	unsigned char *buf; /* uncompressed bytes waiting */
+	size_t used;
+	unsigned char *zbuf; /* compressed bytes on their way out */
+	z_stream zs;
+	ZSTD_CStream *zcs;
+};
+
+int lp_compress_parse(const char *s)
+{
+	if (!strcmp(s, "gz") || !strcmp(s, "gzip"))
+		return LP_COMPRESS_GZIP;
+	if (!strcmp(s, "zst") || !strcmp(s, "zstd"))
+		return LP_COMPRESS_ZSTD;
+	if (!strcmp(s, "none"))
+		return LP_COMPRESS_NONE;
+	return -1;
+}
+
+static enum lp_compress compress_for(const char *path, enum lp_compress compress)
+{
+	if (compress != LP_COMPRESS_AUTO)
+		return compress;
+	if (path && g_str_has_suffix(path, ".gz"))
+		return LP_COMPRESS_GZIP;
+	if (path && g_str_has_suffix(path, ".zst"))
+		return LP_COMPRESS_ZSTD;
+	return LP_COMPRESS_NONE;
+}
+
+/* Create DIR/.NAME.tmp-XXXXXX; the mode is 0666 less the umask, as for any
+ * new file (the kernel applies the umask to open()'s mode). */
+static int create_temporary(const char *path, char **tmp_path)
+{
+	char *dir = g_path_get_dirname(path);
+	char *base = g_path_get_basename(path);
+	char *tmpl = g_strdup_printf("%s/.%s.tmp-XXXXXX", dir, base);
+	g_free(dir);
+	g_free(base);
+	int fd = g_mkstemp_full(tmpl, O_WRONLY | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		int saved = errno;
+		g_free(tmpl);
+		errno = saved;
+		return -1;
+	}
+	*tmp_path = tmpl;
+	return fd;
+}
+
+static void output_free(lp_output *out)
+{
+	if (out->compress == LP_COMPRESS_GZIP)
+		deflateEnd(&out->zs);
+	ZSTD_freeCStream(out->zcs);
+	if (out->own_fd && out->fd >= 0)
+		close(out->fd);
+	if (out->tmp_path)
+		g_unlink(out->tmp_path);
+	g_free(out->tmp_path);
+	g_free(out->name);
+	g_free(out->buf);
+	g_free(out->zbuf);
+	g_free(out);
+}
+
+lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error *err)
+{
+	bool is_stdout = !path || !strcmp(path, "-");
+	lp_output *out = g_new0(lp_output, 1);
+	out->fd = -1;
+	out->name = g_strdup(is_stdout ? "<stdout>" : path);
+	out->compress = compress_for(is_stdout ? NULL : path, compress);
+	out->buf = g_malloc(OUTPUT_BUFFER_SIZE);
+	struct stat st;
+	if (is_stdout) {
+		out->fd = STDOUT_FILENO;
+	} else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		out->fd = open(path, O_WRONLY | O_CLOEXEC);
+		out->own_fd = true;
+	} else {
+		out->fd = create_temporary(path, &out->tmp_path);
+		out->own_fd = true;
+	}
+	if (out->fd < 0) {
+		lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
+		output_free(out);
+		return NULL;
+	}
+	bool started = true;
+	if (out->compress == LP_COMPRESS_GZIP) {
+		/* 15 + 16: gzip wrapper around the deflate stream. */
+		started = deflateInit2(&out->zs, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8,
+				       Z_DEFAULT_STRATEGY) == Z_OK;
+		if (!started)
+			out->compress = LP_COMPRESS_NONE; /* nothing to deflateEnd */
+	} else if (out->compress == LP_COMPRESS_ZSTD) {
+		out->zcs = ZSTD_createCStream();
+		started = out->zcs && !ZSTD_isError(ZSTD_initCStream(out->zcs, ZSTD_LEVEL));
+	}
+	if (!started) {
+		lp_fail(err, LP_EIO, "%s: cannot start compression", out->name);
+		output_free(out);
+		return NULL;
+	}
+	if (out->compress != LP_COMPRESS_NONE)
+		out->zbuf = g_malloc(OUTPUT_BUFFER_SIZE);
+	return out;
+}
+
+static int write_failed(lp_output *out, lp_error *err)
+{
+	return lp_fail(err, LP_EIO, "cannot write %s: %s", out->name, g_strerror(errno));
+}
+
+static int write_all(lp_output *out, const unsigned char *p, size_t n, lp_error *err)
+{
+	while (n > 0) {
+		ssize_t w = write(out->fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return write_failed(out, err);
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Push n bytes through the compressor (if any) to the file; with finish,
+ * also end the compressed stream. */
+static int emit(lp_output *out, const unsigned char *p, size_t n, bool finish, lp_error *err)
+{
+	if (out->compress == LP_COMPRESS_GZIP) {
+		out->zs.next_in = (Bytef *)p;
+		out->zs.avail_in = (uInt)n;
+		int zr;
+		do {
+			out->zs.next_out = out->zbuf;
+			out->zs.avail_out = OUTPUT_BUFFER_SIZE;
+			zr = deflate(&out->zs, finish ? Z_FINISH : Z_NO_FLUSH);
+			if (zr == Z_STREAM_ERROR)
+				return lp_fail(err, LP_EIO, "cannot write %s: gzip compression failed",
+					       out->name);
+			int r = write_all(out, out->zbuf, OUTPUT_BUFFER_SIZE - out->zs.avail_out, err);
+			if (r)
+				return r;
+		} while (out->zs.avail_in > 0 || out->zs.avail_out == 0 || (finish && zr != Z_STREAM_END));
+		return 0;
+	}
+	if (out->compress == LP_COMPRESS_ZSTD) {
+		ZSTD_inBuffer in = {p, n, 0};
+		size_t left;
+		do {
+			ZSTD_outBuffer zout = {out->zbuf, OUTPUT_BUFFER_SIZE, 0};
+			left = ZSTD_compressStream2(out->zcs, &zout, &in, finish ? ZSTD_e_end : ZSTD_e_continue);
+			if (ZSTD_isError(left))
+				return lp_fail(err, LP_EIO, "cannot write %s: zstd compression failed: %s",
+					       out->name, ZSTD_getErrorName(left));
+			int r = write_all(out, out->zbuf, zout.pos, err);
+			if (r)
+				return r;
+		} while (in.pos < in.size || (finish && left != 0));
+		return 0;
+	}
+	return write_all(out, p, n, err);
+}
+
+int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err)
+{
+	const unsigned char *p = buf;
+	if (out->used + n <= OUTPUT_BUFFER_SIZE) {
+		memcpy(out->buf + out->used, p, n);
+		out->used += n;
+		return 0;
+	}
+	int r = emit(out, out->buf, out->used, false, err);
+	out->used = 0;
+	if (r)
+		return r;
+	if (n >= OUTPUT_BUFFER_SIZE)
+		return emit(out, p, n, false, err);
+	memcpy(out->buf, p, n);
+	out->used = n;
+	return 0;
+}
+
+int lp_output_commit(lp_output *out, lp_error *err)
+{
+	int r = emit(out, out->buf, out->used, true, err);
+	out->used = 0;
+	if (!r && out->own_fd) {
+		int fd = out->fd;
+		out->fd = -1;
+		if (close(fd) < 0)
+			r = write_failed(out, err);
+	}
+	if (!r && out->tmp_path) {
+		if (g_rename(out->tmp_path, out->name) < 0)
+			r = lp_fail(err, LP_EIO, "cannot rename %s to %s: %s", out->tmp_path,
+				    out->name, g_strerror(errno));
+		else
+			g_clear_pointer(&out->tmp_path, g_free);
+	}
+	output_free(out);
+	return r;
+}
+
+void lp_output_abort(lp_output *out)
+{
+	if (out)
+		output_free(out);
+}
+
+const char *lp_output_name(const lp_output *out) { return out->name; }
