@@ -1,0 +1,246 @@
+/* The merge core fed directly, without readers: each test replays a few
+ * events and references and checks the canonical numbers derived by hand
+ * from laplace-formats(5) section 3. */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+
+#include "laplace/merge.h"
+
+static lp_merge *m;
+static lp_error err;
+static uint64_t now;
+
+static void setup(void)
+{
+	m = lp_merge_new(&(lp_merge_config){.page_offset = LP_DEFAULT_PAGE_OFFSET});
+	err = (lp_error){0};
+	now = 0;
+}
+
+static void teardown(void)
+{
+	lp_merge_free(m);
+}
+
+TestSuite(merge, .init = setup, .fini = teardown);
+
+/* Apply an event given as its tag and numeric fields; returns the status. */
+static int event_route(lp_event_route *route, char tag, ...)
+{
+	lp_event ev = {.tag = lp_tag_from_char(tag), .timestamp = ++now, .line = "", .line_no = now};
+	const lp_tag_info *info = &lp_tag_table[ev.tag];
+	va_list ap;
+	va_start(ap, tag);
+	for (int i = 0; i < info->nfields; i++)
+		ev.f[i] = va_arg(ap, uint64_t);
+	va_end(ap);
+	if (info->has_name)
+		ev.name = "name";
+	return lp_merge_event(m, &ev, route, &err);
+}
+
+#define EV(tag, ...) cr_assert_eq(event_route(NULL, tag, __VA_ARGS__), 0, "%s", err.msg)
+
+static uint64_t ref(char type, uint32_t vas, uint32_t address)
+{
+	lp_ref r = {.timestamp = ++now, .vas = vas, .address = address, .length = 4, .type = type};
+	uint64_t canon = ~0ull;
+	cr_assert_eq(lp_merge_refs(m, &r, 1, &canon, &err), 0);
+	return canon;
+}
+
+#define U64(x) ((uint64_t)(x))
+#define PRIVATE_ANON_MAP 0x22 /* MAP_PRIVATE | MAP_ANONYMOUS */
+
+Test(merge, cow_through_fork_copies_once_then_clears_the_mark)
+{
+	EV('M', U64(1), U64(0x1000), U64(0x1000), U64(0), U64(PRIVATE_ANON_MAP), U64(3), U64(0));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	EV('F', U64(1), U64(2));
+	EV('S', U64(2), U64(0xb));
+	cr_assert_eq(ref('r', 0xb, 0x1004), 0, "the child reads the parent's page");
+	cr_assert_eq(ref('w', 0xb, 0x1008), 1, "two translations: the child's write copies");
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0, "the last holder keeps its page");
+	const lp_stats *st = lp_merge_stats(m);
+	cr_assert_eq(st->cow_copies, 1);
+	cr_assert_eq(st->pages[LP_PAGE_PRIVATE_ANON], 2);
+	cr_assert_eq(st->unmapped_pages, 0);
+}
+
+Test(merge, private_file_write_numbers_only_the_copy)
+{
+	/* Pages 0 and 1 of task 1 are pages 5 and 6 of file f00, private. */
+	EV('M', U64(1), U64(0), U64(0x2000), U64(5), U64(2), U64(1), U64(0xf00));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x0), 0, "a write through a fresh cow translation copies");
+	cr_assert_eq(ref('r', 0xa, 0x1000), 1, "file page 6");
+	EV('M', U64(2), U64(0x5000), U64(0x2000), U64(5), U64(1), U64(1), U64(0xf00));
+	EV('S', U64(2), U64(0xb));
+	cr_assert_eq(ref('r', 0xb, 0x5000), 2, "file page 5 was never referenced");
+	cr_assert_eq(ref('r', 0xb, 0x6000), 1, "file page 6 again");
+	const lp_stats *st = lp_merge_stats(m);
+	cr_assert_eq(st->pages[LP_PAGE_FILE], 2);
+	cr_assert_eq(st->pages[LP_PAGE_PRIVATE_ANON], 1);
+	cr_assert_eq(st->cow_copies, 1);
+}
+
+Test(merge, mremap_moves_translations_and_drops_past_a_shrunken_end)
+{
+	EV('M', U64(1), U64(0x10000), U64(0x3000), U64(0), U64(PRIVATE_ANON_MAP), U64(3), U64(0));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x10000), 0);
+	cr_assert_eq(ref('w', 0xa, 0x12000), 1);
+	EV('K', U64(1), U64(0x10000), U64(0x3000), U64(0x20000), U64(0x1000));
+	cr_assert_eq(ref('r', 0xa, 0x20000), 0, "page 0 moved");
+	cr_assert_eq(ref('r', 0xa, 0x10000), 2, "the old range is gone: unmapped");
+	cr_assert_eq(ref('r', 0xa, 0x21000), 3, "past the new end: unmapped");
+	cr_assert_eq(lp_merge_stats(m)->unmapped_pages, 2);
+}
+
+Test(merge, mremap_grown_tail_reaches_further_into_the_file)
+{
+	EV('M', U64(1), U64(0x10000), U64(0x1000), U64(7), U64(1), U64(1), U64(0xf1));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('r', 0xa, 0x10000), 0, "file page 7");
+	EV('K', U64(1), U64(0x10000), U64(0x1000), U64(0x30000), U64(0x2000));
+	cr_assert_eq(ref('r', 0xa, 0x31000), 1, "file page 8");
+	EV('M', U64(2), U64(0x8000), U64(0x2000), U64(7), U64(1), U64(1), U64(0xf1));
+	EV('S', U64(2), U64(0xb));
+	cr_assert_eq(ref('r', 0xb, 0x9000), 1, "file page 8 through another mapping");
+	cr_assert_eq(ref('r', 0xb, 0x8000), 0, "file page 7 through another mapping");
+}
+
+Test(merge, detach_removes_every_piece_of_the_segment_at_its_start)
+{
+	EV('G', U64(7), U64(0x3000));
+	EV('H', U64(1), U64(7), U64(0x40000));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('r', 0xa, 0x42000), 0, "segment page 2");
+	EV('U', U64(1), U64(0x40000), U64(0x1000));
+	EV('D', U64(1), U64(0x40000));
+	cr_assert_eq(ref('r', 0xa, 0x41000), 1, "the piece is gone: unmapped");
+	cr_assert_eq(lp_merge_stats(m)->warnings, 0);
+	EV('D', U64(1), U64(0x40000));
+	cr_assert_eq(lp_merge_stats(m)->warnings, 1, "nothing attached: a warning");
+}
+
+Test(merge, a_reused_shmid_is_a_new_segment)
+{
+	EV('G', U64(7), U64(0x1000));
+	EV('H', U64(1), U64(7), U64(0x50000));
+	EV('Q', U64(7));
+	EV('G', U64(7), U64(0x1000));
+	EV('H', U64(2), U64(7), U64(0x50000));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('r', 0xa, 0x50000), 0);
+	EV('S', U64(2), U64(0xb));
+	cr_assert_eq(ref('r', 0xb, 0x50000), 1);
+	cr_assert_eq(lp_merge_stats(m)->pages[LP_PAGE_SEGMENT], 2);
+}
+
+Test(merge, page_cache_frames_and_kernel_pages)
+{
+	EV('C', U64(5), U64(0xf00), U64(3));
+	cr_assert_eq(ref('R', 0, 0xc0005000), 0, "frame 5 holds file page 3");
+	EV('M', U64(1), U64(0x1000), U64(0x1000), U64(3), U64(1), U64(1), U64(0xf00));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('r', 0xa, 0x1000), 0, "the same file page through mmap");
+	EV('V', U64(5));
+	cr_assert_eq(ref('W', 0, 0xc0005000), 1, "kernel page c0005");
+	cr_assert_eq(ref('R', 0xa, 0x1000), 0, "below page_offset: the user space");
+	const lp_stats *st = lp_merge_stats(m);
+	cr_assert_eq(st->pages[LP_PAGE_KERNEL], 1);
+	cr_assert_eq(st->pages[LP_PAGE_FILE], 1);
+	cr_assert_eq(st->orphan_spaces, 0);
+}
+
+Test(merge, unbound_vas_gets_an_orphan_space_and_counts_a_mismatch)
+{
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('r', 0xb, 0x1000), 0);
+	cr_assert_eq(ref('r', 0xb, 0x1000), 0);
+	cr_assert_eq(ref('r', 0xa, 0x1000), 1);
+	const lp_stats *st = lp_merge_stats(m);
+	cr_assert_eq(st->orphan_spaces, 1);
+	cr_assert_eq(st->mismatches, 2);
+	cr_assert_eq(st->unmapped_pages, 2);
+}
+
+Test(merge, a_new_binding_replaces_older_ones_on_either_side)
+{
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	EV('S', U64(2), U64(0xa)); /* vas a now names task 2's space */
+	cr_assert_eq(ref('w', 0xa, 0x1000), 1);
+	EV('S', U64(1), U64(0xc)); /* task 1's space, rebound */
+	cr_assert_eq(ref('w', 0xc, 0x1000), 0);
+	cr_assert_eq(lp_merge_stats(m)->mismatches, 0);
+}
+
+Test(merge, exec_keeps_the_old_space_for_the_other_threads)
+{
+	EV('T', U64(1), U64(2));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	EV('E', U64(2), U64(0xb));
+	lp_task_id who;
+	cr_assert(lp_merge_current_task(m, &who));
+	cr_assert_eq(who.tid, 1, "E does not change the current task");
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0, "task 1 keeps the old space");
+	cr_assert_eq(ref('w', 0xb, 0x1000), 1, "the new space is empty");
+}
+
+Test(merge, exit_releases_translations_and_unbinds)
+{
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	EV('X', U64(1));
+	lp_task_id who;
+	cr_assert_not(lp_merge_current_task(m, &who));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 1, "vas a is unbound: a new orphan space");
+	cr_assert_eq(lp_merge_stats(m)->orphan_spaces, 1);
+}
+
+Test(merge, routes_name_the_tasks_of_each_event)
+{
+	lp_event_route route;
+	cr_assert_eq(event_route(&route, 'T', U64(1), U64(2)), 0);
+	cr_assert_eq(route.ntasks, 2);
+	cr_assert_eq(route.task[0].pid, 1);
+	cr_assert_eq(route.task[0].tid, 1);
+	cr_assert_eq(route.task[1].pid, 1, "a thread joins its parent's process");
+	cr_assert_eq(route.task[1].tid, 2);
+	cr_assert_eq(event_route(&route, 'F', U64(2), U64(3)), 0);
+	cr_assert_eq(route.task[0].pid, 1);
+	cr_assert_eq(route.task[0].tid, 2);
+	cr_assert_eq(route.task[1].pid, 3, "fork starts a process");
+	cr_assert_eq(event_route(&route, 'G', U64(9), U64(0x1000)), 0);
+	cr_assert_eq(route.ntasks, 0, "G goes to the kernel file");
+	cr_assert_eq(event_route(&route, 'X', U64(2)), 0);
+	cr_assert_eq(route.ntasks, 1);
+	cr_assert_eq(route.task[0].pid, 1);
+}
+
+Test(merge, inconsistent_events_are_errors_naming_the_field)
+{
+	EV('T', U64(1), U64(2));
+	cr_assert_eq(event_route(NULL, 'F', U64(1), U64(2)), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "field child: task 2 is alive");
+	cr_assert_eq(event_route(NULL, 'H', U64(1), U64(8), U64(0)), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "field shmid: no segment 8");
+	cr_assert_eq(event_route(NULL, 'Q', U64(8)), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "field shmid: no segment 8");
+	EV('G', U64(8), U64(1));
+	cr_assert_eq(event_route(NULL, 'G', U64(8), U64(1)), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "field shmid: segment 8 already exists");
+	EV('B', U64(1), U64(0x1000), U64(0x3000));
+	EV('B', U64(1), U64(0x3000), U64(0x4000));
+	cr_assert_eq(event_route(NULL, 'K', U64(1), U64(0x2000), U64(0x2000), U64(0x9000), U64(0x2000)),
+		     LP_EINPUT);
+	cr_assert_str_eq(err.msg, "field old_start: range 2000+2000 of task 1 is not inside one region");
+	cr_assert_eq(event_route(NULL, 'K', U64(1), U64(0x1000), U64(0), U64(0x9000), U64(0x1000)),
+		     LP_EINPUT);
+	cr_assert_str_eq(err.msg, "field old_length: mremap of an empty range");
+}
