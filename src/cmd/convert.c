@@ -1,0 +1,185 @@
+/* laplace convert: raw reference traces between their binary and text forms.
+ * Each input format (--from) is one entry of the sources table, so further
+ * formats are added beside "ref" without touching the others. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "laplace/io.h"
+#include "laplace/refio.h"
+
+/* References decoded and encoded per step: big enough to amortise calls. */
+#define CONVERT_BATCH 65536
+
+/* Everything a source needs to run one conversion. */
+typedef struct convert_request {
+	const char *input;             /* "-" is standard input */
+	const char *output;            /* NULL or "-" is standard output */
+	enum lp_ref_format to;         /* LP_REF_BIN or LP_REF_TEXT */
+	enum lp_ref_format ref_format; /* form of a raw reference input */
+	enum lp_endian endian;         /* binary input and output byte order */
+	enum lp_compress compress;
+	bool strict;                   /* a torn last record is an error */
+} convert_request;
+
+/* Copy every reference from reader to writer; then deal with a torn record. */
+static int copy_refs(lp_ref_reader *reader, lp_ref_writer *writer, bool strict, lp_error *err)
+{
+	lp_ref *batch = g_new(lp_ref, CONVERT_BATCH);
+	ssize_t n;
+	int rc = 0;
+	while ((n = lp_ref_reader_read(reader, batch, CONVERT_BATCH, err)) > 0)
+		if ((rc = lp_ref_writer_write(writer, batch, (size_t)n, err)))
+			break;
+	g_free(batch);
+	if (n < 0)
+		return err->status;
+	if (rc)
+		return rc;
+	size_t torn = lp_ref_reader_torn_bytes(reader);
+	if (!torn)
+		return 0;
+	lp_error warning;
+	int status = lp_fail(strict ? err : &warning, LP_EINPUT,
+			     "%s: torn last record: %zu bytes left over after %" G_GUINT64_FORMAT
+			     " whole records",
+			     lp_ref_reader_name(reader), torn, lp_ref_reader_index(reader));
+	if (strict)
+		return status;
+	cli_warn(NULL, warning.msg);
+	return 0;
+}
+
+static int convert_ref(const convert_request *rq, lp_error *err)
+{
+	lp_ref_reader *reader = lp_ref_reader_open(rq->input, rq->ref_format, rq->endian, err);
+	if (!reader)
+		return err->status;
+	lp_output *out = lp_output_open(rq->output, rq->compress, err);
+	if (!out) {
+		lp_ref_reader_close(reader);
+		return err->status;
+	}
+	lp_ref_writer *writer = lp_ref_writer_new(out, rq->to, rq->endian);
+	int rc = copy_refs(reader, writer, rq->strict, err);
+	if (rc) {
+		lp_ref_writer_free(writer);
+		lp_output_abort(out);
+	} else if (!(rc = lp_ref_writer_finish(writer, err))) {
+		rc = lp_output_commit(out, err);
+	} else {
+		lp_output_abort(out);
+	}
+	lp_ref_reader_close(reader);
+	return rc;
+}
+
+static const struct convert_source {
+	const char *name;
+	int (*run)(const convert_request *rq, lp_error *err);
+} sources[] = {
+	{"ref", convert_ref},
+};
+
+#define NSOURCES (sizeof sources / sizeof sources[0])
+
+static const struct convert_source *find_source(const char *name)
+{
+	for (size_t i = 0; i < NSOURCES; i++)
+		if (!strcmp(sources[i].name, name))
+			return &sources[i];
+	return NULL;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	cli_set_command("laplace convert");
+	gchar *from = NULL, *to = NULL, *ref_format = NULL, *endian = NULL;
+	gchar *output = NULL, *compress = NULL;
+	gboolean strict = FALSE;
+	GOptionEntry entries[] = {
+		{"to", 0, 0, G_OPTION_ARG_STRING, &to,
+		 "Output form: text or bin (required)", "FORM"},
+		{"from", 0, 0, G_OPTION_ARG_STRING, &from,
+		 "Input format: ref, a raw reference trace (default)", "FORMAT"},
+		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format,
+		 "Form of the reference input: bin, text or auto (default)", "FORM"},
+		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
+		 "Byte order of binary input and output: little (default) or big", "ORDER"},
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+		 "Write to FILE (default: standard output)", "FILE"},
+		{"compress", 0, 0, G_OPTION_ARG_STRING, &compress,
+		 "Compress the output: gzip, zstd or none (default: by the name's suffix)", "METHOD"},
+		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
+		 "Treat a torn last binary record as an error", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("INPUT");
+	g_option_context_set_summary(ctx,
+		"Convert a raw reference trace INPUT between its binary form (18-byte\n"
+		"records) and its text form (type timestamp length vas address), losslessly\n"
+		"both ways. INPUT may be '-' (standard input) and may be gzip or zstd\n"
+		"compressed. See laplace-convert(1).");
+	g_option_context_set_description(ctx,
+		"Examples:\n"
+		"  laplace convert --to text trace.bin > trace.txt\n"
+		"  laplace convert --to bin --endian big -o trace.bin trace.txt\n");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+
+	int rc = LP_EUSAGE;
+	convert_request rq = {
+		.ref_format = LP_REF_AUTO,
+		.endian = LP_LITTLE,
+		.compress = LP_COMPRESS_AUTO,
+	};
+	const struct convert_source *source = &sources[0];
+	lp_error err = {0};
+	if (!cli_parse(ctx, &argc, &argv))
+		goto out;
+	if (argc != 2) {
+		cli_usage_error("expected one input, got %d", argc - 1);
+		goto out;
+	}
+	if (!to) {
+		cli_usage_error("--to is required (text or bin)");
+		goto out;
+	}
+	int form = lp_ref_format_parse(to);
+	if (form != LP_REF_TEXT && form != LP_REF_BIN) {
+		cli_usage_error("--to must be text or bin, not '%s'", to);
+		goto out;
+	}
+	rq.to = (enum lp_ref_format)form;
+	if (from && !(source = find_source(from))) {
+		cli_usage_error("--from must be ref, not '%s'", from);
+		goto out;
+	}
+	if (ref_format && (int)(rq.ref_format = lp_ref_format_parse(ref_format)) < 0) {
+		cli_usage_error("--ref-format must be bin, text or auto, not '%s'", ref_format);
+		goto out;
+	}
+	if (endian && (int)(rq.endian = lp_endian_parse(endian)) < 0) {
+		cli_usage_error("--endian must be little or big, not '%s'", endian);
+		goto out;
+	}
+	if (compress && (int)(rq.compress = lp_compress_parse(compress)) < 0) {
+		cli_usage_error("--compress must be gzip, zstd or none, not '%s'", compress);
+		goto out;
+	}
+	rq.input = argv[1];
+	rq.output = output;
+	rq.strict = strict;
+	rc = source->run(&rq, &err);
+	if (rc)
+		cli_fail(&err);
+out:
+	g_option_context_free(ctx);
+	g_free(from);
+	g_free(to);
+	g_free(ref_format);
+	g_free(endian);
+	g_free(output);
+	g_free(compress);
+	return rc;
+}
