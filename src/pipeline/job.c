@@ -21,7 +21,10 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 	lp_kern_reader *kern = NULL;
 	lp_output *out = NULL;
 	lp_basic_sink *basic = NULL;
+	lp_procdir *procdir = NULL;
 	lp_merge *merge = NULL;
+	const lp_sink *sink;
+	void *sink_ctx;
 
 	refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err);
 	if (!refs)
@@ -31,27 +34,41 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 		rc = err->status;
 		goto done;
 	}
-	out = lp_output_open(job->output, job->compress, err);
-	if (!out) {
-		rc = err->status;
-		goto done;
+	if (job->per_process) {
+		lp_procdir_inputs inputs = {job->reference, job->kernel};
+		procdir = lp_procdir_open(job->output, job->force, job->user_only, &inputs, err);
+		if (!procdir) {
+			rc = err->status;
+			goto done;
+		}
+		sink = &lp_procdir_sink_ops;
+		sink_ctx = procdir;
+	} else {
+		out = lp_output_open(job->output, job->compress, err);
+		if (!out) {
+			rc = err->status;
+			goto done;
+		}
+		basic = lp_basic_sink_new(out, job->user_only);
+		sink = &lp_basic_sink_ops;
+		sink_ctx = basic;
 	}
-	basic = lp_basic_sink_new(out, job->user_only);
 	merge = lp_merge_new(&(lp_merge_config){.page_offset = job->page_offset});
 	lp_pipeline p = {
 		.refs = refs,
 		.kern = kern,
 		.merge = merge,
-		.sink = &lp_basic_sink_ops,
-		.sink_ctx = basic,
+		.sink = sink,
+		.sink_ctx = sink_ctx,
 		.strict = job->strict,
 		.warn = job->warn,
 		.warn_ctx = job->warn_ctx,
 		.progress = job->progress,
 		.progress_ctx = job->progress_ctx,
 	};
+	/* The per-process sink renames its directory into place in finish(). */
 	rc = lp_pipeline_run(&p, err);
-	if (!rc) {
+	if (!rc && out) {
 		rc = lp_output_commit(out, err);
 		out = NULL;
 	}
@@ -61,6 +78,7 @@ done:
 	if (out)
 		lp_output_abort(out);
 	lp_basic_sink_free(basic);
+	lp_procdir_free(procdir);
 	lp_merge_free(merge);
 	lp_kern_reader_close(kern);
 	lp_ref_reader_close(refs);
