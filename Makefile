@@ -1,6 +1,7 @@
 # laplace — build, test and install.
 #
 #   make                 build build/laplace
+#   make demo            build and merge the demo capture in fixtures/demo
 #   make check           unit and end-to-end tests, then again under ASan+UBSan
 #   make install         PREFIX=/usr/local DESTDIR= (program and man pages)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
@@ -38,9 +39,15 @@ TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 MAN1 := $(wildcard man/*.1)
 MAN5 := $(wildcard man/*.5)
 
-.PHONY: all check check-plain check-asan unit e2e install uninstall clean fuzz bench
+.PHONY: all demo check check-plain check-asan unit e2e install uninstall clean fuzz bench
 
 all: $(BUILD)/laplace
+
+# The README's first command: merge the bundled demo capture.
+demo: $(BUILD)/laplace
+	$(BUILD)/laplace merge -o $(BUILD)/demo.merge fixtures/demo/demo.ref fixtures/demo/demo.kern
+	@echo "first lines of $(BUILD)/demo.merge:"
+	@head -n 10 $(BUILD)/demo.merge
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
