@@ -1,0 +1,713 @@
+/* The per-process merge output (laplace-formats(5), section 5): one file per
+ * task under the directory of its process, plus kernel, orphan and an
+ * index.yaml manifest. The tree is built in DIR.partial-XXXXXX beside DIR and
+ * renamed into place only once complete, so no DIR ever looks finished when
+ * it is not. */
+#include "laplace/sinks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include <yaml.h>
+
+#include "laplace/stats.h"
+
+/* Captures may hold far more tasks than a process may open files, so only a
+ * bounded set of task files is open (least recently written closed first,
+ * reopened in append mode); only open files own a write buffer. */
+#define PD_MAX_OPEN 256
+#define PD_FD_RESERVE 32 /* descriptors left for inputs and the rest */
+#define PD_BUF_SIZE (64 * 1024)
+/* The longest reference line: "t " + 16 + " " + 2 + " " + 5 + " " + 16 + "\n". */
+#define PD_REF_LINE_MAX 64
+
+#define PARTIAL_SUFFIX ".partial-"
+#define PARTIAL_TEMPLATE PARTIAL_SUFFIX "XXXXXX"
+
+typedef struct pd_file {
+	lp_task_id id;      /* for task files: the hash key */
+	char *path;         /* relative to the directory: "1a/1b", "kernel", "orphan" */
+	int fd;             /* -1 while closed */
+	char *buf;          /* PD_BUF_SIZE bytes while open, else NULL */
+	size_t used;
+	bool created;
+	bool in_process_dir; /* a task file, under its process's directory */
+	uint64_t records, references;
+	uint64_t first_ts, last_ts;
+	struct pd_file *newer, *older; /* the list of open files, newest first */
+} pd_file;
+
+typedef struct pd_process {
+	uint64_t pid;       /* the hash key */
+	bool dir_made;
+	GPtrArray *programs; /* char *, names of its E events in order */
+	GPtrArray *tasks;    /* pd_file *, owned by lp_procdir.tasks */
+} pd_process;
+
+struct lp_procdir {
+	char *dir;      /* the final name, without trailing slashes */
+	char *partial;  /* where it is built */
+	int dirfd;      /* the partial directory */
+	bool force, user_only, installed;
+	char *reference, *kernel_input;
+	GHashTable *tasks;     /* lp_task_id * -> pd_file * (owns the files) */
+	GHashTable *processes; /* uint64_t * -> pd_process * (owns them) */
+	pd_file kernel, orphan;
+	pd_file *newest, *oldest;
+	unsigned nopen, max_open;
+	GPtrArray *spare_bufs; /* buffers of closed files, for reuse */
+};
+
+static guint task_id_hash(gconstpointer p)
+{
+	const lp_task_id *id = p;
+	uint64_t h = id->pid * 0x9e3779b97f4a7c15u ^ id->tid;
+	return (guint)(h ^ h >> 32);
+}
+
+static gboolean task_id_equal(gconstpointer a, gconstpointer b)
+{
+	const lp_task_id *x = a, *y = b;
+	return x->pid == y->pid && x->tid == y->tid;
+}
+
+static void file_free(gpointer p)
+{
+	pd_file *f = p;
+	g_free(f->path);
+	g_free(f);
+}
+
+static void process_free(gpointer p)
+{
+	pd_process *proc = p;
+	g_ptr_array_free(proc->programs, TRUE);
+	g_ptr_array_free(proc->tasks, TRUE);
+	g_free(proc);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb, (void)flag, (void)ftw;
+	return remove(path) ? -1 : 0;
+}
+
+/* Remove a whole tree (a partial directory, or the DIR that --force
+ * replaced); 0 or -1 with errno set. */
+static int remove_tree(const char *path)
+{
+	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- the open-file set ---- */
+
+static void list_unlink(lp_procdir *pd, pd_file *f)
+{
+	if (f->newer)
+		f->newer->older = f->older;
+	else
+		pd->newest = f->older;
+	if (f->older)
+		f->older->newer = f->newer;
+	else
+		pd->oldest = f->newer;
+	f->newer = f->older = NULL;
+}
+
+static void list_push_newest(lp_procdir *pd, pd_file *f)
+{
+	f->older = pd->newest;
+	f->newer = NULL;
+	if (pd->newest)
+		pd->newest->newer = f;
+	else
+		pd->oldest = f;
+	pd->newest = f;
+}
+
+static int write_all(const lp_procdir *pd, int fd, const char *path, const char *data, size_t n,
+		     lp_error *err)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, data, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return lp_fail(err, LP_EIO, "cannot write %s/%s: %s", pd->partial, path,
+				       g_strerror(errno));
+		}
+		data += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int file_flush(lp_procdir *pd, pd_file *f, lp_error *err)
+{
+	int rc = write_all(pd, f->fd, f->path, f->buf, f->used, err);
+	f->used = 0;
+	return rc;
+}
+
+/* Flush and close an open file, keeping its buffer for the next one. */
+static int file_close(lp_procdir *pd, pd_file *f, lp_error *err)
+{
+	int rc = file_flush(pd, f, err);
+	if (close(f->fd) && !rc)
+		rc = lp_fail(err, LP_EIO, "cannot write %s/%s: %s", pd->partial, f->path,
+			     g_strerror(errno));
+	f->fd = -1;
+	g_ptr_array_add(pd->spare_bufs, f->buf);
+	f->buf = NULL;
+	list_unlink(pd, f);
+	pd->nopen--;
+	return rc;
+}
+
+static int make_process_dir(lp_procdir *pd, uint64_t pid, lp_error *err)
+{
+	pd_process *proc = g_hash_table_lookup(pd->processes, &pid);
+	if (proc->dir_made)
+		return 0;
+	char name[17];
+	name[lp_fmt_hex(name, pid)] = '\0';
+	if (mkdirat(pd->dirfd, name, 0777))
+		return lp_fail(err, LP_EIO, "cannot create %s/%s: %s", pd->partial, name,
+			       g_strerror(errno));
+	proc->dir_made = true;
+	return 0;
+}
+
+/* Make f open and the most recently used; the first opening creates it. */
+static int file_open(lp_procdir *pd, pd_file *f, lp_error *err)
+{
+	if (f->fd >= 0) {
+		if (pd->newest != f) {
+			list_unlink(pd, f);
+			list_push_newest(pd, f);
+		}
+		return 0;
+	}
+	if (pd->nopen >= pd->max_open) {
+		int rc = file_close(pd, pd->oldest, err);
+		if (rc)
+			return rc;
+	}
+	if (!f->created && f->in_process_dir) {
+		int rc = make_process_dir(pd, f->id.pid, err);
+		if (rc)
+			return rc;
+	}
+	for (;;) {
+		f->fd = openat(pd->dirfd, f->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+		if (f->fd >= 0)
+			break;
+		/* Out of descriptors despite the bound (inputs hold some too):
+		 * give back one more of ours and try again. */
+		if ((errno == EMFILE || errno == ENFILE) && pd->oldest) {
+			int rc = file_close(pd, pd->oldest, err);
+			if (rc)
+				return rc;
+			continue;
+		}
+		return lp_fail(err, LP_EIO, "cannot open %s/%s: %s", pd->partial, f->path,
+			       g_strerror(errno));
+	}
+	f->created = true;
+	f->buf = pd->spare_bufs->len ? g_ptr_array_steal_index_fast(pd->spare_bufs, pd->spare_bufs->len - 1)
+				      : g_malloc(PD_BUF_SIZE);
+	f->used = 0;
+	pd->nopen++;
+	list_push_newest(pd, f);
+	return 0;
+}
+
+static pd_file *task_file(lp_procdir *pd, const lp_task_id *id)
+{
+	pd_file *f = g_hash_table_lookup(pd->tasks, id);
+	if (f)
+		return f;
+	f = g_new0(pd_file, 1);
+	f->id = *id;
+	char pid[17], tid[17];
+	pid[lp_fmt_hex(pid, id->pid)] = '\0';
+	tid[lp_fmt_hex(tid, id->tid)] = '\0';
+	f->path = g_strconcat(pid, "/", tid, NULL);
+	f->fd = -1;
+	f->in_process_dir = true;
+	g_hash_table_insert(pd->tasks, &f->id, f);
+
+	pd_process *proc = g_hash_table_lookup(pd->processes, &id->pid);
+	if (!proc) {
+		proc = g_new0(pd_process, 1);
+		proc->pid = id->pid;
+		proc->programs = g_ptr_array_new_with_free_func(g_free);
+		proc->tasks = g_ptr_array_new();
+		g_hash_table_insert(pd->processes, &proc->pid, proc);
+	}
+	g_ptr_array_add(proc->tasks, f);
+	return f;
+}
+
+static void count_record(pd_file *f, uint64_t timestamp)
+{
+	if (!f->records)
+		f->first_ts = timestamp;
+	f->last_ts = timestamp;
+	f->records++;
+}
+
+/* ---- the sink ---- */
+
+static int put_line(lp_procdir *pd, pd_file *f, const char *line, size_t len, uint64_t timestamp,
+		    lp_error *err)
+{
+	int rc = file_open(pd, f, err);
+	if (rc)
+		return rc;
+	if (len + 1 > PD_BUF_SIZE - f->used && (rc = file_flush(pd, f, err)))
+		return rc;
+	if (len + 1 > PD_BUF_SIZE) {
+		if ((rc = write_all(pd, f->fd, f->path, line, len, err)) ||
+		    (rc = write_all(pd, f->fd, f->path, "\n", 1, err)))
+			return rc;
+	} else {
+		memcpy(f->buf + f->used, line, len);
+		f->buf[f->used + len] = '\n';
+		f->used += len + 1;
+	}
+	count_record(f, timestamp);
+	return 0;
+}
+
+static int put_ref(lp_procdir *pd, pd_file *f, const lp_ref *ref, uint64_t canon, lp_error *err)
+{
+	int rc = file_open(pd, f, err);
+	if (rc)
+		return rc;
+	if (PD_BUF_SIZE - f->used < PD_REF_LINE_MAX && (rc = file_flush(pd, f, err)))
+		return rc;
+	char *p = f->buf + f->used;
+	*p++ = ref->type;
+	*p++ = ' ';
+	p += lp_fmt_hex(p, ref->timestamp);
+	*p++ = ' ';
+	p += lp_fmt_hex(p, ref->length);
+	*p++ = ' ';
+	p += lp_fmt_hex(p, ref->address >> LP_PAGE_SHIFT);
+	*p++ = ' ';
+	p += lp_fmt_hex(p, canon);
+	*p++ = '\n';
+	f->used = (size_t)(p - f->buf);
+	count_record(f, ref->timestamp);
+	f->references++;
+	return 0;
+}
+
+static int procdir_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
+			const lp_task_id *who, lp_error *err)
+{
+	lp_procdir *pd = ctx;
+	pd_file *user = who ? task_file(pd, who) : &pd->orphan;
+	for (size_t i = 0; i < n; i++) {
+		int rc;
+		if (lp_ref_is_kernel(refs[i].type)) {
+			if (pd->user_only)
+				continue;
+			rc = put_ref(pd, &pd->kernel, &refs[i], canon[i], err);
+		} else {
+			rc = put_ref(pd, user, &refs[i], canon[i], err);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int procdir_event(void *ctx, const lp_event *ev, const lp_event_route *route, lp_error *err)
+{
+	lp_procdir *pd = ctx;
+	if (route->ntasks == 0)
+		return put_line(pd, &pd->kernel, ev->line, ev->line_len, ev->timestamp, err);
+	for (int k = 0; k < route->ntasks; k++) {
+		int rc = put_line(pd, task_file(pd, &route->task[k]), ev->line, ev->line_len,
+				  ev->timestamp, err);
+		if (rc)
+			return rc;
+	}
+	if (ev->tag == LP_TAG_E) {
+		pd_process *proc = g_hash_table_lookup(pd->processes, &route->task[0].pid);
+		g_ptr_array_add(proc->programs, g_strdup(ev->name));
+	}
+	return 0;
+}
+
+/* ---- index.yaml ---- */
+
+static int emit_scalar(yaml_emitter_t *em, const char *s, yaml_scalar_style_t style)
+{
+	yaml_event_t ev;
+	/* libyaml refuses text that is not UTF-8; program names and paths come
+	 * from the trace and the command line, so mend them first. */
+	char *valid = g_utf8_make_valid(s, -1);
+	int ok = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)valid, -1, 1, 1, style) &&
+		 yaml_emitter_emit(em, &ev);
+	g_free(valid);
+	return ok ? 0 : -1;
+}
+
+static int emit_key(yaml_emitter_t *em, const char *key, const char *value)
+{
+	return emit_scalar(em, key, YAML_PLAIN_SCALAR_STYLE) ||
+	       emit_scalar(em, value, YAML_ANY_SCALAR_STYLE);
+}
+
+/* Ids and timestamps are hex, as in file names and trace lines; quoted so
+ * that a YAML reader does not take "10" for ten. */
+static int emit_hex(yaml_emitter_t *em, const char *key, uint64_t v)
+{
+	char s[17];
+	s[lp_fmt_hex(s, v)] = '\0';
+	return emit_scalar(em, key, YAML_PLAIN_SCALAR_STYLE) ||
+	       emit_scalar(em, s, YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+}
+
+static int emit_count(yaml_emitter_t *em, const char *key, uint64_t v)
+{
+	char s[24];
+	snprintf(s, sizeof s, "%" G_GUINT64_FORMAT, v);
+	return emit_scalar(em, key, YAML_PLAIN_SCALAR_STYLE) ||
+	       emit_scalar(em, s, YAML_PLAIN_SCALAR_STYLE);
+}
+
+static int emit_mapping_start(yaml_emitter_t *em)
+{
+	yaml_event_t ev;
+	return yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) &&
+	       yaml_emitter_emit(em, &ev) ? 0 : -1;
+}
+
+static int emit_sequence_start(yaml_emitter_t *em, yaml_sequence_style_t style)
+{
+	yaml_event_t ev;
+	return yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, style) &&
+	       yaml_emitter_emit(em, &ev) ? 0 : -1;
+}
+
+static int emit_end(yaml_emitter_t *em, bool mapping)
+{
+	yaml_event_t ev;
+	int ok = mapping ? yaml_mapping_end_event_initialize(&ev) : yaml_sequence_end_event_initialize(&ev);
+	return ok && yaml_emitter_emit(em, &ev) ? 0 : -1;
+}
+
+/* The counts every file shares: records, references and, when it holds
+ * any record, the first and last timestamps. */
+static int emit_file_counts(yaml_emitter_t *em, const pd_file *f)
+{
+	if (emit_count(em, "records", f->records) || emit_count(em, "references", f->references))
+		return -1;
+	if (f->records && (emit_hex(em, "first_timestamp", f->first_ts) ||
+			   emit_hex(em, "last_timestamp", f->last_ts)))
+		return -1;
+	return 0;
+}
+
+static int emit_top_file(yaml_emitter_t *em, const char *key, const pd_file *f)
+{
+	if (emit_scalar(em, key, YAML_PLAIN_SCALAR_STYLE) || emit_mapping_start(em))
+		return -1;
+	if (f->created && emit_key(em, "path", f->path))
+		return -1;
+	if (emit_file_counts(em, f))
+		return -1;
+	return emit_end(em, true);
+}
+
+static int compare_tasks(gconstpointer a, gconstpointer b)
+{
+	const pd_file *x = *(pd_file *const *)a, *y = *(pd_file *const *)b;
+	return x->id.tid < y->id.tid ? -1 : x->id.tid > y->id.tid;
+}
+
+static int compare_processes(gconstpointer a, gconstpointer b)
+{
+	const pd_process *x = *(pd_process *const *)a, *y = *(pd_process *const *)b;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int emit_process(yaml_emitter_t *em, pd_process *proc)
+{
+	if (emit_mapping_start(em) || emit_hex(em, "pid", proc->pid))
+		return -1;
+	if (emit_scalar(em, "programs", YAML_PLAIN_SCALAR_STYLE) ||
+	    emit_sequence_start(em, YAML_FLOW_SEQUENCE_STYLE))
+		return -1;
+	for (guint i = 0; i < proc->programs->len; i++)
+		if (emit_scalar(em, g_ptr_array_index(proc->programs, i), YAML_ANY_SCALAR_STYLE))
+			return -1;
+	if (emit_end(em, false))
+		return -1;
+	if (emit_scalar(em, "tasks", YAML_PLAIN_SCALAR_STYLE) ||
+	    emit_sequence_start(em, YAML_BLOCK_SEQUENCE_STYLE))
+		return -1;
+	g_ptr_array_sort(proc->tasks, compare_tasks);
+	for (guint i = 0; i < proc->tasks->len; i++) {
+		const pd_file *f = g_ptr_array_index(proc->tasks, i);
+		if (emit_mapping_start(em) || emit_hex(em, "tid", f->id.tid) ||
+		    emit_key(em, "path", f->path) || emit_file_counts(em, f) || emit_end(em, true))
+			return -1;
+	}
+	return emit_end(em, false) || emit_end(em, true) ? -1 : 0;
+}
+
+static int emit_index(yaml_emitter_t *em, lp_procdir *pd, const lp_stats *stats)
+{
+	yaml_event_t ev;
+	if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || !yaml_emitter_emit(em, &ev) ||
+	    !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || !yaml_emitter_emit(em, &ev))
+		return -1;
+	if (emit_mapping_start(em) || emit_key(em, "format", "laplace-per-process") ||
+	    emit_count(em, "version", 1))
+		return -1;
+	if (emit_scalar(em, "inputs", YAML_PLAIN_SCALAR_STYLE) || emit_mapping_start(em) ||
+	    emit_key(em, "reference", pd->reference) || emit_key(em, "kernel", pd->kernel_input) ||
+	    emit_end(em, true))
+		return -1;
+
+	GPtrArray *procs = g_ptr_array_new();
+	GHashTableIter it;
+	gpointer value;
+	g_hash_table_iter_init(&it, pd->processes);
+	while (g_hash_table_iter_next(&it, NULL, &value))
+		g_ptr_array_add(procs, value);
+	g_ptr_array_sort(procs, compare_processes);
+	int rc = emit_scalar(em, "processes", YAML_PLAIN_SCALAR_STYLE) ||
+		 emit_sequence_start(em, YAML_BLOCK_SEQUENCE_STYLE);
+	for (guint i = 0; !rc && i < procs->len; i++)
+		rc = emit_process(em, g_ptr_array_index(procs, i));
+	g_ptr_array_free(procs, TRUE);
+	if (rc || emit_end(em, false))
+		return -1;
+
+	if (emit_top_file(em, "kernel", &pd->kernel) || emit_top_file(em, "orphan", &pd->orphan))
+		return -1;
+	if (emit_scalar(em, "statistics", YAML_PLAIN_SCALAR_STYLE) || emit_mapping_start(em) ||
+	    lp_stats_emit(em, stats) || emit_end(em, true) || emit_end(em, true))
+		return -1;
+	if (!yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(em, &ev) ||
+	    !yaml_stream_end_event_initialize(&ev) || !yaml_emitter_emit(em, &ev))
+		return -1;
+	return 0;
+}
+
+static int append_to_string(void *data, unsigned char *buffer, size_t size)
+{
+	g_string_append_len(data, (const char *)buffer, (gssize)size);
+	return 1;
+}
+
+static int write_index(lp_procdir *pd, const lp_stats *stats, lp_error *err)
+{
+	GString *text = g_string_new(NULL);
+	yaml_emitter_t em;
+	yaml_emitter_initialize(&em);
+	yaml_emitter_set_output(&em, append_to_string, text);
+	yaml_emitter_set_unicode(&em, 1);
+	yaml_emitter_set_width(&em, -1);
+	int rc = 0;
+	if (emit_index(&em, pd, stats) || !yaml_emitter_flush(&em))
+		rc = lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", pd->partial,
+			     em.problem ? em.problem : "YAML emitter failed");
+	yaml_emitter_delete(&em);
+	if (!rc) {
+		int fd = openat(pd->dirfd, "index.yaml", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			rc = lp_fail(err, LP_EIO, "cannot open %s/index.yaml: %s", pd->partial,
+				     g_strerror(errno));
+		} else {
+			rc = write_all(pd, fd, "index.yaml", text->str, text->len, err);
+			if (close(fd) && !rc)
+				rc = lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", pd->partial,
+					     g_strerror(errno));
+		}
+	}
+	g_string_free(text, TRUE);
+	return rc;
+}
+
+/* Put the finished tree in place of DIR. With --force an existing DIR is
+ * swapped out atomically and removed afterwards; otherwise a DIR that
+ * appeared since the start is not replaced. */
+static int install(lp_procdir *pd, lp_error *err)
+{
+	if (pd->force && renameat2(AT_FDCWD, pd->partial, AT_FDCWD, pd->dir, RENAME_EXCHANGE) == 0) {
+		pd->installed = true;
+		if (remove_tree(pd->partial))
+			return lp_fail(err, LP_EIO, "%s is in place, but the directory it replaced, "
+				       "now %s, could not be removed: %s", pd->dir, pd->partial,
+				       g_strerror(errno));
+		return 0;
+	}
+	if (pd->force && errno != ENOENT)
+		return lp_fail(err, LP_EIO, "cannot replace %s: %s", pd->dir, g_strerror(errno));
+	if (renameat2(AT_FDCWD, pd->partial, AT_FDCWD, pd->dir, RENAME_NOREPLACE))
+		return lp_fail(err, LP_EIO, "cannot rename %s to %s: %s", pd->partial, pd->dir,
+			       g_strerror(errno));
+	pd->installed = true;
+	return 0;
+}
+
+static int procdir_finish(void *ctx, const lp_stats *stats, lp_error *err)
+{
+	lp_procdir *pd = ctx;
+	int rc = 0;
+	while (pd->newest && !rc)
+		rc = file_close(pd, pd->newest, err);
+	if (rc || (rc = write_index(pd, stats, err)))
+		return rc;
+	return install(pd, err);
+}
+
+const lp_sink lp_procdir_sink_ops = {
+	.refs = procdir_refs,
+	.event = procdir_event,
+	.finish = procdir_finish,
+};
+
+/* ---- opening and closing ---- */
+
+/* A DIR.partial-XXXXXX beside DIR is what a killed run leaves behind (or a
+ * run still going on). It is refused, by name, rather than guessed about. */
+static int check_leftovers(const char *dir, lp_error *err)
+{
+	char *parent = g_path_get_dirname(dir);
+	char *base = g_path_get_basename(dir);
+	char *prefix = g_strconcat(base, PARTIAL_SUFFIX, NULL);
+	size_t plen = strlen(prefix);
+	int rc = 0;
+	DIR *d = opendir(parent);
+	/* An unreadable parent is reported when the partial directory cannot
+	 * be made there. */
+	for (struct dirent *e; d && !rc && (e = readdir(d));) {
+		if (strncmp(e->d_name, prefix, plen) || strlen(e->d_name) != plen + 6)
+			continue;
+		char *found = g_build_filename(parent, e->d_name, NULL);
+		rc = lp_fail(err, LP_EUSAGE,
+			     "%s: left behind by an interrupted merge into %s (or one still running); "
+			     "remove it first", found, dir);
+		g_free(found);
+	}
+	if (d)
+		closedir(d);
+	g_free(prefix);
+	g_free(base);
+	g_free(parent);
+	return rc;
+}
+
+static unsigned open_file_bound(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= PD_MAX_OPEN + PD_FD_RESERVE)
+		return PD_MAX_OPEN;
+	return rl.rlim_cur > 2 * PD_FD_RESERVE ? (unsigned)(rl.rlim_cur - PD_FD_RESERVE)
+					       : (unsigned)(rl.rlim_cur / 2 ? rl.rlim_cur / 2 : 1);
+}
+
+lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
+			    const lp_procdir_inputs *inputs, lp_error *err)
+{
+	size_t len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	char *name = g_strndup(dir, len);
+	struct stat st;
+	if (lstat(name, &st) == 0) {
+		if (!force) {
+			lp_fail(err, LP_EUSAGE, "%s: already exists; use --force to replace it", name);
+			g_free(name);
+			return NULL;
+		}
+	} else if (errno != ENOENT) {
+		lp_fail(err, LP_EIO, "cannot check %s: %s", name, g_strerror(errno));
+		g_free(name);
+		return NULL;
+	}
+	if (check_leftovers(name, err)) {
+		g_free(name);
+		return NULL;
+	}
+	char *partial = g_strconcat(name, PARTIAL_TEMPLATE, NULL);
+	if (!mkdtemp(partial)) {
+		/* mkdtemp() scribbles on the template even when it fails. */
+		lp_fail(err, LP_EIO, "cannot create %s" PARTIAL_TEMPLATE ": %s", name, g_strerror(errno));
+		g_free(partial);
+		g_free(name);
+		return NULL;
+	}
+	int dirfd = open(partial, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		lp_fail(err, LP_EIO, "cannot open %s: %s", partial, g_strerror(errno));
+		rmdir(partial);
+		g_free(partial);
+		g_free(name);
+		return NULL;
+	}
+
+	lp_procdir *pd = g_new0(lp_procdir, 1);
+	pd->dir = name;
+	pd->partial = partial;
+	pd->dirfd = dirfd;
+	pd->force = force;
+	pd->user_only = user_only;
+	pd->reference = g_strdup(inputs->reference);
+	pd->kernel_input = g_strdup(inputs->kernel);
+	pd->tasks = g_hash_table_new_full(task_id_hash, task_id_equal, NULL, file_free);
+	pd->processes = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, process_free);
+	pd->kernel = (pd_file){.path = g_strdup("kernel"), .fd = -1};
+	pd->orphan = (pd_file){.path = g_strdup("orphan"), .fd = -1};
+	pd->max_open = open_file_bound();
+	pd->spare_bufs = g_ptr_array_new_with_free_func(g_free);
+	/* The kernel file exists even when nothing goes to it. */
+	if (file_open(pd, &pd->kernel, err)) {
+		lp_procdir_free(pd);
+		return NULL;
+	}
+	return pd;
+}
+
+void lp_procdir_free(lp_procdir *pd)
+{
+	if (!pd)
+		return;
+	while (pd->newest) {
+		pd_file *f = pd->newest;
+		close(f->fd);
+		f->fd = -1;
+		g_free(f->buf);
+		list_unlink(pd, f);
+	}
+	close(pd->dirfd);
+	if (!pd->installed)
+		remove_tree(pd->partial);
+	g_hash_table_destroy(pd->tasks);
+	g_hash_table_destroy(pd->processes);
+	g_ptr_array_free(pd->spare_bufs, TRUE);
+	g_free(pd->kernel.path);
+	g_free(pd->orphan.path);
+	g_free(pd->reference);
+	g_free(pd->kernel_input);
+	g_free(pd->partial);
+	g_free(pd->dir);
+	g_free(pd);
+}

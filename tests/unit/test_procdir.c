@@ -1,0 +1,379 @@
+/* The per-process directory sink, driven directly with hand-made events,
+ * routes and reference runs. */
+#include <criterion/criterion.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "laplace/sinks.h"
+
+static char *scratch;
+
+static void make_scratch(void)
+{
+	scratch = g_dir_make_tmp("procdir-XXXXXX", NULL);
+	cr_assert(scratch);
+}
+
+static void remove_scratch(void)
+{
+	char *cmd = g_strdup_printf("rm -rf '%s'", scratch);
+	cr_assert_eq(system(cmd), 0);
+	g_free(cmd);
+	g_free(scratch);
+}
+
+TestSuite(procdir, .init = make_scratch, .fini = remove_scratch);
+
+static char *path_in(const char *rel)
+{
+	return g_build_filename(scratch, rel, NULL);
+}
+
+static void assert_file(const char *rel, const char *want)
+{
+	char *path = path_in(rel), *got = NULL;
+	cr_assert(g_file_get_contents(path, &got, NULL, NULL), "%s is missing", path);
+	cr_assert_str_eq(got, want, "%s", path);
+	g_free(got);
+	g_free(path);
+}
+
+static bool exists(const char *rel)
+{
+	char *path = path_in(rel);
+	bool yes = g_file_test(path, G_FILE_TEST_EXISTS);
+	g_free(path);
+	return yes;
+}
+
+/* Number of entries of the scratch directory (the output, leftovers...). */
+static int scratch_entries(void)
+{
+	GDir *d = g_dir_open(scratch, 0, NULL);
+	int n = 0;
+	while (g_dir_read_name(d))
+		n++;
+	g_dir_close(d);
+	return n;
+}
+
+static lp_procdir *open_out(const char *rel, bool force, bool user_only, lp_error *err)
+{
+	char *dir = path_in(rel);
+	lp_procdir_inputs in = {.reference = "r.bin", .kernel = "k.txt"};
+	lp_procdir *pd = lp_procdir_open(dir, force, user_only, &in, err);
+	g_free(dir);
+	return pd;
+}
+
+static void event(lp_procdir *pd, enum lp_tag tag, uint64_t ts, const char *line, const char *name,
+		  int ntasks, lp_task_id a, lp_task_id b)
+{
+	lp_event ev = {.tag = tag, .timestamp = ts, .line = line, .line_len = strlen(line), .name = name};
+	lp_event_route route = {.ntasks = ntasks, .task = {a, b}};
+	lp_error err = {0};
+	cr_assert_eq(lp_procdir_sink_ops.event(pd, &ev, &route, &err), 0, "%s", err.msg);
+}
+
+static void refs(lp_procdir *pd, const lp_ref *r, const uint64_t *canon, size_t n, const lp_task_id *who)
+{
+	lp_error err = {0};
+	cr_assert_eq(lp_procdir_sink_ops.refs(pd, r, canon, n, who, &err), 0, "%s", err.msg);
+}
+
+static void finish(lp_procdir *pd, const lp_stats *st)
+{
+	lp_error err = {0};
+	cr_assert_eq(lp_procdir_sink_ops.finish(pd, st, &err), 0, "%s", err.msg);
+}
+
+static const lp_task_id none = {0, 0};
+
+Test(procdir, routes_every_record_and_writes_the_index)
+{
+	lp_error err = {0};
+	lp_procdir *pd = open_out("out", false, false, &err);
+	cr_assert(pd, "%s", err.msg);
+	lp_task_id t11 = {1, 1}, t22 = {2, 2}, t13 = {1, 3};
+
+	event(pd, LP_TAG_F, 1, "F 1 1 2", NULL, 2, t11, t22);
+	event(pd, LP_TAG_T, 1, "T 1 1 3", NULL, 2, t11, t13);
+	lp_ref run1[] = {
+		{.type = 'r', .timestamp = 2, .length = 4, .address = 0x12345678, .vas = 9},
+		{.type = 'W', .timestamp = 3, .length = 1, .address = 0xc0001000, .vas = 9},
+		{.type = 'i', .timestamp = 3, .length = 0x10, .address = 0xfff, .vas = 9},
+	};
+	uint64_t canon1[] = {0, 1, 0x8888ffff3e456a21u};
+	refs(pd, run1, canon1, 3, &t11);
+	lp_ref run2[] = {{.type = 'w', .timestamp = 4, .length = 8, .address = 0x1000}};
+	uint64_t canon2[] = {2};
+	refs(pd, run2, canon2, 1, NULL);
+	event(pd, LP_TAG_E, 5, "E 5 2 9 my shell", "my shell", 1, t22, none);
+	event(pd, LP_TAG_E, 6, "E 6 2 a ls", "ls", 1, t22, none);
+	event(pd, LP_TAG_C, 6, "C 6 1 2 3", NULL, 0, none, none);
+	event(pd, LP_TAG_X, 7, "X 7 3", NULL, 1, t13, none);
+
+	lp_stats st = {.refs = {1, 1, 1, 0, 1, 0}, .events = {[LP_TAG_F] = 1, [LP_TAG_X] = 1},
+		       .pages = {[LP_PAGE_PRIVATE_ANON] = 2, [LP_PAGE_KERNEL] = 1}, .cow_copies = 3,
+		       .unmapped_pages = 4, .orphan_spaces = 5, .mismatches = 6, .warnings = 7};
+	finish(pd, &st);
+	lp_procdir_free(pd);
+
+	assert_file("out/1/1", "F 1 1 2\nT 1 1 3\nr 2 4 12345 0\ni 3 10 0 8888ffff3e456a21\n");
+	assert_file("out/1/3", "T 1 1 3\nX 7 3\n");
+	assert_file("out/2/2", "F 1 1 2\nE 5 2 9 my shell\nE 6 2 a ls\n");
+	assert_file("out/kernel", "W 3 1 c0001 1\nC 6 1 2 3\n");
+	assert_file("out/orphan", "w 4 8 1 2\n");
+	assert_file("out/index.yaml",
+		    "format: laplace-per-process\n"
+		    "version: 1\n"
+		    "inputs:\n"
+		    "  reference: r.bin\n"
+		    "  kernel: k.txt\n"
+		    "processes:\n"
+		    "- pid: \"1\"\n"
+		    "  programs: []\n"
+		    "  tasks:\n"
+		    "  - tid: \"1\"\n"
+		    "    path: 1/1\n"
+		    "    records: 4\n"
+		    "    references: 2\n"
+		    "    first_timestamp: \"1\"\n"
+		    "    last_timestamp: \"3\"\n"
+		    "  - tid: \"3\"\n"
+		    "    path: 1/3\n"
+		    "    records: 2\n"
+		    "    references: 0\n"
+		    "    first_timestamp: \"1\"\n"
+		    "    last_timestamp: \"7\"\n"
+		    "- pid: \"2\"\n"
+		    "  programs: [my shell, ls]\n"
+		    "  tasks:\n"
+		    "  - tid: \"2\"\n"
+		    "    path: 2/2\n"
+		    "    records: 3\n"
+		    "    references: 0\n"
+		    "    first_timestamp: \"1\"\n"
+		    "    last_timestamp: \"6\"\n"
+		    "kernel:\n"
+		    "  path: kernel\n"
+		    "  records: 2\n"
+		    "  references: 1\n"
+		    "  first_timestamp: \"3\"\n"
+		    "  last_timestamp: \"6\"\n"
+		    "orphan:\n"
+		    "  path: orphan\n"
+		    "  records: 1\n"
+		    "  references: 1\n"
+		    "  first_timestamp: \"4\"\n"
+		    "  last_timestamp: \"4\"\n"
+		    "statistics:\n"
+		    "  references: {r: 1, w: 1, i: 1, R: 0, W: 1, I: 0}\n"
+		    "  events: {F: 1, T: 0, E: 0, S: 0, X: 1, M: 0, U: 0, B: 0, K: 0, G: 0, H: 0, D: 0, "
+		    "Q: 0, C: 0, V: 0}\n"
+		    "  canonical_pages: {total: 3, file: 0, segment: 0, shared_anon: 0, private_anon: 2, "
+		    "kernel: 1}\n"
+		    "  cow_copies: 3\n"
+		    "  unmapped_pages: 4\n"
+		    "  orphan_spaces: 5\n"
+		    "  mismatches: 6\n"
+		    "  warnings: 7\n");
+	/* Only the finished directory is left: no partial one beside it. */
+	cr_assert_eq(scratch_entries(), 1);
+}
+
+Test(procdir, empty_capture_has_an_empty_kernel_file_and_no_orphan)
+{
+	lp_error err = {0};
+	lp_procdir *pd = open_out("out/", false, false, &err);
+	cr_assert(pd, "%s", err.msg);
+	finish(pd, &(lp_stats){0});
+	lp_procdir_free(pd);
+	assert_file("out/kernel", "");
+	cr_assert(!exists("out/orphan"));
+	char *index = path_in("out/index.yaml"), *text = NULL;
+	cr_assert(g_file_get_contents(index, &text, NULL, NULL));
+	cr_assert(strstr(text, "processes: []\n"
+			       "kernel:\n  path: kernel\n  records: 0\n  references: 0\n"
+			       "orphan:\n  records: 0\n  references: 0\nstatistics:\n"), "%s", text);
+	g_free(text);
+	g_free(index);
+}
+
+Test(procdir, user_only_keeps_kernel_references_out)
+{
+	lp_error err = {0};
+	lp_procdir *pd = open_out("out", false, true, &err);
+	cr_assert(pd, "%s", err.msg);
+	lp_task_id t = {5, 6};
+	lp_ref run[] = {
+		{.type = 'R', .timestamp = 1, .length = 4, .address = 0xc0000000},
+		{.type = 'r', .timestamp = 2, .length = 4, .address = 0x5000},
+		{.type = 'I', .timestamp = 3, .length = 4, .address = 0x1000},
+	};
+	uint64_t canon[] = {0, 1, 2};
+	refs(pd, run, canon, 3, &t);
+	event(pd, LP_TAG_V, 4, "V 4 1", NULL, 0, none, none);
+	finish(pd, &(lp_stats){0});
+	lp_procdir_free(pd);
+	assert_file("out/5/6", "r 2 4 5 1\n");
+	assert_file("out/kernel", "V 4 1\n");
+}
+
+Test(procdir, an_existing_directory_is_refused_without_force)
+{
+	char *dir = path_in("out");
+	cr_assert_eq(g_mkdir(dir, 0777), 0);
+	lp_error err = {0};
+	cr_assert_null(open_out("out", false, false, &err));
+	cr_assert_eq(err.status, LP_EUSAGE);
+	char *want = g_strdup_printf("%s: already exists; use --force to replace it", dir);
+	cr_assert_str_eq(err.msg, want);
+	cr_assert_eq(scratch_entries(), 1);
+	g_free(want);
+	g_free(dir);
+}
+
+Test(procdir, force_replaces_the_directory_only_when_complete)
+{
+	char *old = path_in("out/old-file");
+	char *dir = path_in("out");
+	cr_assert_eq(g_mkdir(dir, 0777), 0);
+	cr_assert(g_file_set_contents(old, "old\n", -1, NULL));
+	lp_error err = {0};
+	lp_procdir *pd = open_out("out", true, false, &err);
+	cr_assert(pd, "%s", err.msg);
+	event(pd, LP_TAG_Q, 1, "Q 1 2", NULL, 0, none, none);
+	/* Until finish(), the old directory is still the one in place. */
+	cr_assert(exists("out/old-file"));
+	cr_assert(!exists("out/kernel"));
+	finish(pd, &(lp_stats){0});
+	lp_procdir_free(pd);
+	cr_assert(!exists("out/old-file"));
+	assert_file("out/kernel", "Q 1 2\n");
+	cr_assert_eq(scratch_entries(), 1);
+	g_free(dir);
+	g_free(old);
+}
+
+Test(procdir, force_also_replaces_a_regular_file)
+{
+	char *file = path_in("out");
+	cr_assert(g_file_set_contents(file, "x", -1, NULL));
+	lp_error err = {0};
+	lp_procdir *pd = open_out("out", true, false, &err);
+	cr_assert(pd, "%s", err.msg);
+	finish(pd, &(lp_stats){0});
+	lp_procdir_free(pd);
+	assert_file("out/kernel", "");
+	cr_assert_eq(scratch_entries(), 1);
+	g_free(file);
+}
+
+Test(procdir, a_failed_run_leaves_nothing)
+{
+	lp_error err = {0};
+	lp_procdir *pd = open_out("out", false, false, &err);
+	cr_assert(pd, "%s", err.msg);
+	lp_task_id t = {1, 1};
+	event(pd, LP_TAG_S, 1, "S 1 1 2", NULL, 1, t, none);
+	/* The pipeline gives up without calling finish(). */
+	lp_procdir_free(pd);
+	cr_assert_eq(scratch_entries(), 0);
+}
+
+Test(procdir, a_leftover_partial_directory_is_refused_by_name)
+{
+	char *left = path_in("out.partial-AbC123");
+	cr_assert_eq(g_mkdir(left, 0777), 0);
+	/* Names that merely look alike are someone else's business. */
+	char *other = path_in("out.partial-toolong");
+	cr_assert_eq(g_mkdir(other, 0777), 0);
+	lp_error err = {0};
+	cr_assert_null(open_out("out", true, false, &err));
+	cr_assert_eq(err.status, LP_EUSAGE);
+	char *dir = path_in("out");
+	char *want = g_strdup_printf("%s: left behind by an interrupted merge into %s "
+				     "(or one still running); remove it first", left, dir);
+	cr_assert_str_eq(err.msg, want);
+	cr_assert_eq(scratch_entries(), 2);
+	g_free(want);
+	g_free(dir);
+	g_free(other);
+	g_free(left);
+}
+
+Test(procdir, a_missing_parent_is_an_io_error)
+{
+	lp_error err = {0};
+	cr_assert_null(open_out("no/such/out", false, false, &err));
+	cr_assert_eq(err.status, LP_EIO);
+	char *want = g_strdup_printf("cannot create %s/no/such/out.partial-XXXXXX: "
+				     "No such file or directory", scratch);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+}
+
+/* Far more tasks than descriptors: files are closed and reopened in append
+ * mode, and every line still lands in its own file, in order. */
+Test(procdir, many_tasks_with_few_descriptors)
+{
+	struct rlimit rl = {.rlim_cur = 40, .rlim_max = 40};
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	lp_error err = {0};
+	lp_procdir *pd = open_out("out", false, false, &err);
+	cr_assert(pd, "%s", err.msg);
+	enum { NTASKS = 300 };
+	char line[64];
+	for (int round = 0; round < 2; round++) {
+		for (uint64_t t = 1; t <= NTASKS; t++) {
+			lp_task_id id = {t % 7 + 1, t};
+			snprintf(line, sizeof line, "S %d %" G_GINT64_MODIFIER "x 1", round,
+				 (guint64)t);
+			event(pd, LP_TAG_S, (uint64_t)round, line, NULL, 1, id, none);
+			lp_ref r = {.type = 'r', .timestamp = (uint64_t)round, .length = 1,
+				    .address = (uint32_t)t << 12};
+			uint64_t c = t;
+			refs(pd, &r, &c, 1, &id);
+		}
+	}
+	finish(pd, &(lp_stats){0});
+	lp_procdir_free(pd);
+	for (uint64_t t = 1; t <= NTASKS; t += 37) {
+		char rel[64], want[128];
+		snprintf(rel, sizeof rel, "out/%" G_GINT64_MODIFIER "x/%" G_GINT64_MODIFIER "x",
+			 (guint64)(t % 7 + 1), (guint64)t);
+		snprintf(want, sizeof want,
+			 "S 0 %" G_GINT64_MODIFIER "x 1\nr 0 1 %" G_GINT64_MODIFIER "x %" G_GINT64_MODIFIER "x\n"
+			 "S 1 %" G_GINT64_MODIFIER "x 1\nr 1 1 %" G_GINT64_MODIFIER "x %" G_GINT64_MODIFIER "x\n",
+			 (guint64)t, (guint64)t, (guint64)t, (guint64)t, (guint64)t, (guint64)t);
+		assert_file(rel, want);
+	}
+}
+
+/* An event line longer than a file buffer is written through. */
+Test(procdir, long_event_lines)
+{
+	lp_error err = {0};
+	lp_procdir *pd = open_out("out", false, false, &err);
+	cr_assert(pd, "%s", err.msg);
+	size_t n = 200000;
+	char *line = g_malloc(n + 1);
+	memset(line, 'a', n);
+	memcpy(line, "E 1 1 1 ", 8);
+	line[n] = '\0';
+	lp_task_id t = {1, 1};
+	event(pd, LP_TAG_S, 1, "S 1 1 1", NULL, 1, t, none);
+	event(pd, LP_TAG_E, 1, line, line + 8, 1, t, none);
+	event(pd, LP_TAG_X, 2, "X 2 1", NULL, 1, t, none);
+	finish(pd, &(lp_stats){0});
+	lp_procdir_free(pd);
+	char *want = g_strdup_printf("S 1 1 1\n%s\nX 2 1\n", line);
+	assert_file("out/1/1", want);
+	g_free(want);
+	g_free(line);
+}
