@@ -86,8 +86,8 @@ check:
 install: $(BUILD)/laplace
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BUILD)/laplace $(DESTDIR)$(PREFIX)/bin/laplace
-	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/
+	for f in $(MAN1); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man1/ || exit; done
+	for f in $(MAN5); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man5/ || exit; done
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/laplace
