@@ -1,0 +1,495 @@
+/* Byte streams: plain, gzip and zstd input told by content; atomic output
+ * with compression; the exact messages of every failure. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "laplace/io.h"
+
+static char *dir;
+static lp_error err;
+
+static void setup(void)
+{
+	dir = g_dir_make_tmp("laplace-io-XXXXXX", NULL);
+	cr_assert_not_null(dir);
+	err = (lp_error){0};
+}
+
+static void teardown(void)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	const char *name;
+	while ((name = g_dir_read_name(d))) {
+		char *p = g_build_filename(dir, name, NULL);
+		g_remove(p);
+		g_free(p);
+	}
+	g_dir_close(d);
+	g_rmdir(dir);
+	g_free(dir);
+}
+
+TestSuite(io, .init = setup, .fini = teardown);
+
+static char *path_of(const char *name) { return g_build_filename(dir, name, NULL); }
+
+static char *write_file(const char *name, const void *data, size_t n)
+{
+	char *p = path_of(name);
+	cr_assert(g_file_set_contents(p, data, (gssize)n, NULL));
+	return p;
+}
+
+/* A gzip member holding data, made with zlib. */
+static GByteArray *gzip_member(const void *data, size_t n)
+{
+	z_stream zs = {0};
+	cr_assert_eq(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	GByteArray *out = g_byte_array_sized_new((guint)deflateBound(&zs, n));
+	g_byte_array_set_size(out, (guint)deflateBound(&zs, n));
+	zs.next_in = (Bytef *)data;
+	zs.avail_in = (uInt)n;
+	zs.next_out = out->data;
+	zs.avail_out = out->len;
+	cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	g_byte_array_set_size(out, (guint)zs.total_out);
+	deflateEnd(&zs);
+	return out;
+}
+
+static GByteArray *zstd_frame(const void *data, size_t n)
+{
+	GByteArray *out = g_byte_array_sized_new((guint)ZSTD_compressBound(n));
+	g_byte_array_set_size(out, (guint)ZSTD_compressBound(n));
+	size_t z = ZSTD_compress(out->data, out->len, data, n, 3);
+	cr_assert(!ZSTD_isError(z));
+	g_byte_array_set_size(out, (guint)z);
+	return out;
+}
+
+/* Everything path holds, read through lp_input in chunks of chunk bytes. */
+static GByteArray *read_all(const char *path, size_t chunk, int *status)
+{
+	lp_input *in = lp_input_open(path, &err);
+	GByteArray *got = g_byte_array_new();
+	*status = 0;
+	if (!in) {
+		*status = err.status;
+		return got;
+	}
+	char *buf = g_malloc(chunk);
+	ssize_t r;
+	while ((r = lp_input_read(in, buf, chunk, &err)) > 0)
+		g_byte_array_append(got, (guint8 *)buf, (guint)r);
+	if (r < 0)
+		*status = err.status;
+	g_free(buf);
+	lp_input_close(in);
+	return got;
+}
+
+/* A few MiB of varied bytes, more than any internal buffer. */
+static GByteArray *pattern(size_t n)
+{
+	GByteArray *a = g_byte_array_sized_new((guint)n);
+	g_byte_array_set_size(a, (guint)n);
+	uint32_t x = 12345;
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		a->data[i] = (guint8)(i % 7 ? x >> 24 : 'a' + i % 26);
+	}
+	return a;
+}
+
+static void assert_bytes(const GByteArray *got, const void *want, size_t n)
+{
+	cr_assert_eq(got->len, n, "got %u bytes, want %zu", got->len, n);
+	cr_assert(memcmp(got->data, want, n) == 0);
+}
+
+Test(io, plain_input_in_small_and_large_reads)
+{
+	GByteArray *data = pattern(2500000);
+	char *p = write_file("plain", data->data, data->len);
+	int status;
+	for (size_t chunk = 1000; chunk <= 4000000; chunk *= 4000) {
+		GByteArray *got = read_all(p, chunk, &status);
+		cr_assert_eq(status, 0, "%s", err.msg);
+		assert_bytes(got, data->data, data->len);
+		g_byte_array_unref(got);
+	}
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+Test(io, plain_input_size_offset_and_name)
+{
+	char *p = write_file("f", "0123456789", 10);
+	lp_input *in = lp_input_open(p, &err);
+	cr_assert_not_null(in);
+	cr_assert_str_eq(lp_input_name(in), p);
+	cr_assert_eq(lp_input_file_size(in), 10);
+	char buf[4];
+	cr_assert_eq(lp_input_read(in, buf, 4, &err), 4);
+	cr_assert(memcmp(buf, "0123", 4) == 0);
+	cr_assert_eq(lp_input_file_offset(in), 4);
+	cr_assert_eq(lp_input_read(in, buf, 4, &err), 4);
+	cr_assert_eq(lp_input_read(in, buf, 4, &err), 2);
+	cr_assert_eq(lp_input_file_offset(in), 10);
+	cr_assert_eq(lp_input_read(in, buf, 4, &err), 0);
+	lp_input_close(in);
+	g_free(p);
+}
+
+Test(io, empty_input)
+{
+	char *p = write_file("empty", "", 0);
+	int status;
+	GByteArray *got = read_all(p, 100, &status);
+	cr_assert_eq(status, 0);
+	cr_assert_eq(got->len, 0);
+	g_byte_array_unref(got);
+	g_free(p);
+}
+
+Test(io, gzip_members_are_concatenated)
+{
+	GByteArray *data = pattern(1500000);
+	GByteArray *gz = gzip_member(data->data, 1000000);
+	GByteArray *gz2 = gzip_member(data->data + 1000000, data->len - 1000000);
+	g_byte_array_append(gz, gz2->data, gz2->len);
+	/* The name says nothing: the magic bytes decide. */
+	char *p = write_file("trace.bin", gz->data, gz->len);
+	int status;
+	GByteArray *got = read_all(p, 70000, &status);
+	cr_assert_eq(status, 0, "%s", err.msg);
+	assert_bytes(got, data->data, data->len);
+	lp_input *in = lp_input_open(p, &err);
+	cr_assert_eq(lp_input_file_size(in), (int64_t)gz->len);
+	lp_input_close(in);
+	g_byte_array_unref(got);
+	g_byte_array_unref(gz);
+	g_byte_array_unref(gz2);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+Test(io, zstd_frames_are_concatenated)
+{
+	GByteArray *data = pattern(1500000);
+	GByteArray *z = zstd_frame(data->data, 700000);
+	GByteArray *z2 = zstd_frame(data->data + 700000, data->len - 700000);
+	g_byte_array_append(z, z2->data, z2->len);
+	char *p = write_file("trace.txt", z->data, z->len);
+	int status;
+	GByteArray *got = read_all(p, 1 << 20, &status);
+	cr_assert_eq(status, 0, "%s", err.msg);
+	assert_bytes(got, data->data, data->len);
+	g_byte_array_unref(got);
+	g_byte_array_unref(z);
+	g_byte_array_unref(z2);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+Test(io, truncated_gzip_is_corrupt_input)
+{
+	GByteArray *data = pattern(10000);
+	GByteArray *gz = gzip_member(data->data, data->len);
+	char *p = write_file("cut.gz", gz->data, gz->len / 2);
+	int status;
+	GByteArray *got = read_all(p, 4096, &status);
+	cr_assert_eq(status, LP_EINPUT);
+	char *want = g_strdup_printf("%s: corrupt gzip data: unexpected end of file", p);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_byte_array_unref(got);
+	g_byte_array_unref(gz);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+Test(io, damaged_gzip_is_corrupt_input)
+{
+	GByteArray *data = pattern(10000);
+	GByteArray *gz = gzip_member(data->data, data->len);
+	/* Spoil the stored CRC-32 in the trailer. */
+	gz->data[gz->len - 6] ^= 0xff;
+	char *p = write_file("bad.gz", gz->data, gz->len);
+	int status;
+	GByteArray *got = read_all(p, 4096, &status);
+	cr_assert_eq(status, LP_EINPUT);
+	char *want = g_strdup_printf("%s: corrupt gzip data: incorrect data check", p);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_byte_array_unref(got);
+	g_byte_array_unref(gz);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+Test(io, trailing_garbage_after_gzip_is_corrupt_input)
+{
+	GByteArray *gz = gzip_member("abc", 3);
+	g_byte_array_append(gz, (const guint8 *)"xyz", 3);
+	char *p = write_file("junk.gz", gz->data, gz->len);
+	int status;
+	GByteArray *got = read_all(p, 4096, &status);
+	cr_assert_eq(status, LP_EINPUT);
+	char *prefix = g_strdup_printf("%s: corrupt gzip data: ", p);
+	cr_assert(g_str_has_prefix(err.msg, prefix), "%s", err.msg);
+	g_free(prefix);
+	g_byte_array_unref(got);
+	g_byte_array_unref(gz);
+	g_free(p);
+}
+
+Test(io, truncated_zstd_is_corrupt_input)
+{
+	GByteArray *data = pattern(10000);
+	GByteArray *z = zstd_frame(data->data, data->len);
+	char *p = write_file("cut.zst", z->data, z->len - 3);
+	int status;
+	GByteArray *got = read_all(p, 4096, &status);
+	cr_assert_eq(status, LP_EINPUT);
+	char *want = g_strdup_printf("%s: corrupt zstd data: unexpected end of file", p);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_byte_array_unref(got);
+	g_byte_array_unref(z);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+Test(io, damaged_zstd_is_corrupt_input)
+{
+	GByteArray *z = zstd_frame("hello", 5);
+	g_byte_array_append(z, (const guint8 *)"not zstd", 8);
+	char *p = write_file("junk.zst", z->data, z->len);
+	int status;
+	GByteArray *got = read_all(p, 4096, &status);
+	cr_assert_eq(status, LP_EINPUT);
+	char *prefix = g_strdup_printf("%s: corrupt zstd data: ", p);
+	cr_assert(g_str_has_prefix(err.msg, prefix), "%s", err.msg);
+	g_free(prefix);
+	g_byte_array_unref(got);
+	g_byte_array_unref(z);
+	g_free(p);
+}
+
+Test(io, missing_input_cannot_be_opened)
+{
+	char *p = path_of("nope");
+	cr_assert_null(lp_input_open(p, &err));
+	cr_assert_eq(err.status, LP_EIO);
+	char *want = g_strdup_printf("cannot open %s: No such file or directory", p);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(p);
+}
+
+Test(io, unreadable_input_is_an_io_error)
+{
+	/* A directory opens but cannot be read. */
+	cr_assert_null(lp_input_open(dir, &err));
+	cr_assert_eq(err.status, LP_EIO);
+	char *want = g_strdup_printf("cannot read %s: Is a directory", dir);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+}
+
+Test(io, compress_names)
+{
+	cr_assert_eq(lp_compress_parse("gz"), LP_COMPRESS_GZIP);
+	cr_assert_eq(lp_compress_parse("gzip"), LP_COMPRESS_GZIP);
+	cr_assert_eq(lp_compress_parse("zst"), LP_COMPRESS_ZSTD);
+	cr_assert_eq(lp_compress_parse("zstd"), LP_COMPRESS_ZSTD);
+	cr_assert_eq(lp_compress_parse("none"), LP_COMPRESS_NONE);
+	cr_assert_eq(lp_compress_parse("bz2"), -1);
+	cr_assert_eq(lp_compress_parse(""), -1);
+}
+
+static bool exists(const char *p) { return g_file_test(p, G_FILE_TEST_EXISTS); }
+
+/* How many names in dir start with prefix. */
+static int count_prefixed(const char *prefix)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	int n = 0;
+	const char *name;
+	while ((name = g_dir_read_name(d)))
+		n += g_str_has_prefix(name, prefix);
+	g_dir_close(d);
+	return n;
+}
+
+Test(io, output_appears_only_on_commit)
+{
+	char *p = path_of("out.txt");
+	mode_t old = umask(022);
+	lp_output *out = lp_output_open(p, LP_COMPRESS_AUTO, &err);
+	umask(old);
+	cr_assert_not_null(out, "%s", err.msg);
+	cr_assert_str_eq(lp_output_name(out), p);
+	cr_assert_eq(lp_output_write(out, "hello ", 6, &err), 0);
+	cr_assert_eq(lp_output_write(out, "world\n", 6, &err), 0);
+	cr_assert_not(exists(p));
+	cr_assert_eq(count_prefixed(".out.txt.tmp-"), 1);
+	cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+	cr_assert_eq(count_prefixed(".out.txt.tmp-"), 0);
+	char *got;
+	gsize n;
+	cr_assert(g_file_get_contents(p, &got, &n, NULL));
+	cr_assert_eq(n, 12);
+	cr_assert(memcmp(got, "hello world\n", 12) == 0);
+	struct stat st;
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0644);
+	g_free(got);
+	g_free(p);
+}
+
+Test(io, abort_keeps_the_old_file)
+{
+	char *p = write_file("keep.txt", "old\n", 4);
+	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
+	cr_assert_not_null(out);
+	cr_assert_eq(lp_output_write(out, "new\n", 4, &err), 0);
+	lp_output_abort(out);
+	cr_assert_eq(count_prefixed(".keep.txt.tmp-"), 0);
+	char *got;
+	cr_assert(g_file_get_contents(p, &got, NULL, NULL));
+	cr_assert_str_eq(got, "old\n");
+	g_free(got);
+	g_free(p);
+}
+
+Test(io, big_writes_pass_through_whole)
+{
+	GByteArray *data = pattern(3000000);
+	char *p = path_of("big");
+	lp_output *out = lp_output_open(p, LP_COMPRESS_AUTO, &err);
+	cr_assert_not_null(out);
+	/* Small writes, then one larger than the buffer, then small again. */
+	size_t i = 0;
+	for (; i < 500000; i += 1000)
+		cr_assert_eq(lp_output_write(out, data->data + i, 1000, &err), 0);
+	cr_assert_eq(lp_output_write(out, data->data + i, 2000000, &err), 0);
+	i += 2000000;
+	for (; i < data->len; i += 500)
+		cr_assert_eq(lp_output_write(out, data->data + i, 500, &err), 0);
+	cr_assert_eq(lp_output_commit(out, &err), 0);
+	int status;
+	GByteArray *got = read_all(p, 1 << 20, &status);
+	assert_bytes(got, data->data, data->len);
+	g_byte_array_unref(got);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+/* Write data to name with compress, check the first bytes of the file and
+ * that lp_input reads the data back. */
+static void compressed_round_trip(const char *name, enum lp_compress compress,
+				  const char *magic, size_t magic_len)
+{
+	GByteArray *data = pattern(1300000);
+	char *p = path_of(name);
+	lp_output *out = lp_output_open(p, compress, &err);
+	cr_assert_not_null(out);
+	for (size_t i = 0; i < data->len; i += 100000)
+		cr_assert_eq(lp_output_write(out, data->data + i, MIN(100000, data->len - i), &err), 0);
+	cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+	char *raw;
+	gsize n;
+	cr_assert(g_file_get_contents(p, &raw, &n, NULL));
+	cr_assert(n >= magic_len && memcmp(raw, magic, magic_len) == 0);
+	g_free(raw);
+	int status;
+	GByteArray *got = read_all(p, 65536, &status);
+	cr_assert_eq(status, 0, "%s", err.msg);
+	assert_bytes(got, data->data, data->len);
+	g_byte_array_unref(got);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+Test(io, gzip_output_by_suffix) { compressed_round_trip("o.gz", LP_COMPRESS_AUTO, "\x1f\x8b", 2); }
+Test(io, zstd_output_by_suffix) { compressed_round_trip("o.zst", LP_COMPRESS_AUTO, "\x28\xb5\x2f\xfd", 4); }
+Test(io, gzip_output_forced) { compressed_round_trip("o", LP_COMPRESS_GZIP, "\x1f\x8b", 2); }
+Test(io, zstd_output_forced) { compressed_round_trip("o.txt", LP_COMPRESS_ZSTD, "\x28\xb5\x2f\xfd", 4); }
+Test(io, no_compression_despite_suffix) { compressed_round_trip("o.gz", LP_COMPRESS_NONE, "a", 1); }
+
+Test(io, empty_compressed_output_reads_back_empty)
+{
+	char *p = path_of("e.gz");
+	lp_output *out = lp_output_open(p, LP_COMPRESS_AUTO, &err);
+	cr_assert_eq(lp_output_commit(out, &err), 0);
+	int status;
+	GByteArray *got = read_all(p, 100, &status);
+	cr_assert_eq(status, 0);
+	cr_assert_eq(got->len, 0);
+	g_byte_array_unref(got);
+	g_free(p);
+}
+
+Test(io, dev_full_fails_at_commit)
+{
+	lp_output *out = lp_output_open("/dev/full", LP_COMPRESS_AUTO, &err);
+	cr_assert_not_null(out, "%s", err.msg);
+	cr_assert_eq(lp_output_write(out, "x\n", 2, &err), 0);
+	cr_assert_eq(lp_output_commit(out, &err), LP_EIO);
+	cr_assert_str_eq(err.msg, "cannot write /dev/full: No space left on device");
+	/* Still a device: it was written directly, never replaced. */
+	struct stat st;
+	cr_assert_eq(stat("/dev/full", &st), 0);
+	cr_assert(S_ISCHR(st.st_mode));
+}
+
+Test(io, dev_full_fails_on_a_big_write)
+{
+	lp_output *out = lp_output_open("/dev/full", LP_COMPRESS_NONE, &err);
+	cr_assert_not_null(out);
+	char *big = g_malloc0(3 << 20);
+	cr_assert_eq(lp_output_write(out, big, 3 << 20, &err), LP_EIO);
+	cr_assert_str_eq(err.msg, "cannot write /dev/full: No space left on device");
+	lp_output_abort(out);
+	g_free(big);
+}
+
+Test(io, output_in_a_missing_directory)
+{
+	char *p = g_build_filename(dir, "no", "out.txt", NULL);
+	cr_assert_null(lp_output_open(p, LP_COMPRESS_AUTO, &err));
+	cr_assert_eq(err.status, LP_EIO);
+	char *want = g_strdup_printf("cannot open %s: No such file or directory", p);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(p);
+}
+
+Test(io, output_onto_a_directory)
+{
+	cr_assert_null(lp_output_open(dir, LP_COMPRESS_AUTO, &err));
+	cr_assert_eq(err.status, LP_EIO);
+	char *want = g_strdup_printf("cannot open %s: Is a directory", dir);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+}
+
+Test(io, stdout_is_named)
+{
+	lp_output *out = lp_output_open(NULL, LP_COMPRESS_AUTO, &err);
+	cr_assert_str_eq(lp_output_name(out), "<stdout>");
+	lp_output_abort(out);
+	out = lp_output_open("-", LP_COMPRESS_AUTO, &err);
+	cr_assert_str_eq(lp_output_name(out), "<stdout>");
+	lp_output_abort(out);
+}
