@@ -1,0 +1,206 @@
+/* Neighbouring legacy trace formats (legacy-formats, sections 1-3): BYU
+ * address traces, Pentium bus (p6) traces and page-image LRU behaviour
+ * sequences; plus the basic merge stream read back as input for lru. */
+#ifndef LAPLACE_LEGACY_H
+#define LAPLACE_LEGACY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "laplace/error.h"
+#include "laplace/io.h"
+#include "laplace/record.h"
+#include "laplace/refio.h"
+
+enum lp_legacy_format {
+	LP_LEGACY_UNKNOWN = -1,
+	LP_LEGACY_REF,        /* a raw reference trace, binary or text */
+	LP_LEGACY_BYU,
+	LP_LEGACY_P6,
+	LP_LEGACY_PAGE_IMAGE,
+};
+/* "ref", "byu", "p6", "page-image"; -1 if unknown. */
+int lp_legacy_format_parse(const char *s);
+
+/* ---- buffered byte source shared by the readers ---- */
+
+/* An open input whose first bytes can be looked at before a reader takes
+ * it over, so that formats can be detected on standard input too. */
+typedef struct lp_byte_source lp_byte_source;
+lp_byte_source *lp_byte_source_open(const char *path, lp_error *err);
+const char *lp_byte_source_name(const lp_byte_source *s);
+void lp_byte_source_close(lp_byte_source *s);
+/* Detect page-image (tags, hex page numbers and the 4106/8202-byte record
+ * structure) or raw reference text (the first line parses as one);
+ * LP_LEGACY_UNKNOWN when neither holds, -2 on a read error (err set). BYU
+ * and p6 records are arbitrary bytes and are never detected. */
+int lp_legacy_detect(lp_byte_source *s, lp_error *err);
+
+/* What readers of fixed-size records do with a torn last record: warn
+ * through warn (unless NULL), or fail when strict. */
+typedef struct lp_torn_policy {
+	bool strict;
+	lp_warn_fn warn;
+	void *warn_ctx;
+} lp_torn_policy;
+
+/* ---- BYU address traces, 12-byte records ---- */
+
+#define LP_BYU_RECORD_SIZE 12
+typedef struct lp_byu_record {
+	uint32_t addr;
+	uint32_t time;    /* ticks since the previous record */
+	uint8_t reqtype;
+	uint8_t size;
+	uint8_t attr;
+	uint8_t proc;
+} lp_byu_record;
+
+/* Name of a request type ("FETCH"), or NULL when it has none. */
+const char *lp_byu_reqtype_name(uint8_t reqtype);
+/* The reference type a request becomes ('i', 'r', 'w'), or 0: skipped. */
+char lp_byu_ref_type(uint8_t reqtype);
+/* The text dump line of a record, '\n' included; returns its length. */
+#define LP_BYU_LINE_MAX 64
+size_t lp_byu_format(char *dst, const lp_byu_record *rec);
+
+typedef struct lp_byu_reader lp_byu_reader;
+/* Take over src (closed with the reader); endian is the input's order. */
+lp_byu_reader *lp_byu_reader_new(lp_byte_source *src, enum lp_endian endian);
+/* Decode up to cap records; the count, 0 at the end, -1 on error. At the
+ * end a torn last record is reported under policy (an error if strict). */
+ssize_t lp_byu_reader_read(lp_byu_reader *r, lp_byu_record *out, size_t cap,
+			   const lp_torn_policy *policy, lp_error *err);
+void lp_byu_reader_close(lp_byu_reader *r);
+
+/* ---- Pentium bus traces, 6-byte records ---- */
+
+#define LP_P6_RECORD_SIZE 6
+typedef struct lp_p6_record {
+	uint32_t addr;
+	uint8_t be;      /* byte enables: bit n clear = byte n requested */
+	uint8_t control; /* operation in the upper four bits */
+} lp_p6_record;
+
+extern const char *const lp_p6_op_names[16];
+/* The reference a record becomes: 1 with *ref filled (timestamp = index),
+ * or 0 when its operation is skipped. */
+int lp_p6_to_ref(const lp_p6_record *rec, uint64_t index, lp_ref *ref);
+/* The seed's "%08x %02x %s\n" line; returns its length. */
+#define LP_P6_LINE_MAX 32
+size_t lp_p6_format(char *dst, const lp_p6_record *rec);
+
+typedef struct lp_p6_reader lp_p6_reader;
+/* endian is the address's byte order (big-endian in real traces). */
+lp_p6_reader *lp_p6_reader_new(lp_byte_source *src, enum lp_endian endian);
+ssize_t lp_p6_reader_read(lp_p6_reader *r, lp_p6_record *out, size_t cap,
+			  const lp_torn_policy *policy, lp_error *err);
+void lp_p6_reader_close(lp_p6_reader *r);
+
+/* ---- conversion of BYU and p6 traces to raw references ---- */
+
+typedef struct lp_legacy_summary {
+	uint64_t records;
+	uint64_t refs[3];       /* written, as 'i', 'r', 'w' */
+	uint64_t skipped;
+	uint64_t skipped_by[256]; /* by BYU request type or p6 operation */
+} lp_legacy_summary;
+
+/* One line (no newline) telling what a conversion did: records,
+ * references by type, skipped records by request type or operation. */
+size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_format format,
+			      char *buf, size_t size);
+/* Read all of src as BYU or p6 (src is closed) and write its references
+ * to w; *sum counts records, references and skipped records. */
+int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format,
+		      enum lp_endian endian, const lp_torn_policy *policy,
+		      lp_ref_writer *w, lp_legacy_summary *sum, lp_error *err);
+/* Read all of src (closed) in format and write its text dump to out.
+ * LP_LEGACY_REF is not handled here (src cannot be handed to the raw
+ * reference reader). */
+int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format,
+		   enum lp_endian endian, const lp_torn_policy *policy,
+		   lp_output *out, lp_error *err);
+
+/* ---- page-image LRU behaviour sequences ---- */
+
+#define LP_PAGE_BYTES 4096
+#define LP_PI_SHORT_RECORD (1 + 4 + LP_PAGE_BYTES + 1 + 4)          /* 4106 */
+#define LP_PI_LONG_RECORD (LP_PI_SHORT_RECORD + LP_PAGE_BYTES)       /* 8202 */
+
+typedef struct lp_pi_record {
+	char tag;      /* 'C' or 'F' */
+	char dirt;     /* 'W', 'R' or 'N' */
+	uint16_t fetched;
+	uint16_t evicted; /* 0 with 'N' */
+	const unsigned char *fetched_image;
+	const unsigned char *evicted_image; /* NULL with 'N' */
+} lp_pi_record;
+
+/* A line of an LRU behaviour sequence in text form, "tag page dirt
+ * evicted\n" (page-image text dump, and lru output); returns its length. */
+#define LP_BEHAVIOUR_LINE_MAX 40
+size_t lp_behaviour_format(char *dst, char tag, uint64_t page, char dirt, uint64_t evicted);
+
+typedef struct lp_pi_reader lp_pi_reader;
+lp_pi_reader *lp_pi_reader_new(lp_byte_source *src);
+enum {
+	LP_PI_FATAL = -1, /* err set; the record structure is lost */
+	LP_PI_BAD = -2,   /* err set; a bad page number, the record was skipped */
+};
+/* Next record: 1 (its images stay valid until the next call), 0 at the end
+ * (a torn record is reported under policy first), or LP_PI_FATAL or
+ * LP_PI_BAD. Messages name file, record index and field. */
+int lp_pi_reader_next(lp_pi_reader *r, lp_pi_record *rec, const lp_torn_policy *policy,
+		      lp_error *err);
+/* Index of the next record (the number read so far). */
+uint64_t lp_pi_reader_index(const lp_pi_reader *r);
+const char *lp_pi_reader_name(const lp_pi_reader *r);
+void lp_pi_reader_close(lp_pi_reader *r);
+
+/* Check every rule of a page-image trace (src is closed), reporting each
+ * broken one through report with file and record index. Returns 0 when
+ * the whole trace was read (broken rules or not), else an lp_status. */
+typedef struct lp_pi_validation {
+	uint64_t records;  /* whole records read */
+	uint64_t fills;    /* leading N records: M when evicted is true */
+	bool evicted;      /* an eviction was seen, so M is known exactly */
+	uint64_t problems; /* broken rules reported */
+} lp_pi_validation;
+int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_validation *res,
+		   lp_error *err);
+/* Re-reduce a trace of an M-page memory (src is closed) to the trace of a
+ * frames-page memory, binary with images or as text. LP_EUSAGE when frames
+ * is below M, LP_EINPUT at the first broken rule. */
+int lp_pi_reduce_trace(lp_byte_source *src, uint32_t frames, bool text,
+		       const lp_torn_policy *policy, lp_output *out, lp_error *err);
+/* Write the basic merge stream equivalent to a trace (legacy-formats 3,
+ * "To a reference stream"); src is closed. */
+int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output *out,
+		   lp_error *err);
+
+typedef struct lp_pi_writer lp_pi_writer;
+/* Write page-image records to out (not owned), binary or as text dump. */
+lp_pi_writer *lp_pi_writer_new(lp_output *out, bool text);
+int lp_pi_writer_write(lp_pi_writer *w, const lp_pi_record *rec, lp_error *err);
+void lp_pi_writer_free(lp_pi_writer *w);
+
+/* ---- basic merge streams read back ("type canonical" lines) ---- */
+
+typedef struct lp_basic_ref {
+	uint64_t page;
+	char type;
+} lp_basic_ref;
+
+typedef struct lp_basic_reader lp_basic_reader;
+lp_basic_reader *lp_basic_reader_open(const char *path, lp_error *err);
+/* Up to cap references; the count, 0 at the end, -1 on error (file, line
+ * and field named). */
+ssize_t lp_basic_reader_read(lp_basic_reader *r, lp_basic_ref *out, size_t cap, lp_error *err);
+void lp_basic_reader_close(lp_basic_reader *r);
+/* The text LRU behaviour sequence of a frames-page memory on the basic
+ * merge stream at path (legacy-formats, section 4). */
+int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_error *err);
+
+#endif

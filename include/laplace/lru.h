@@ -1,0 +1,67 @@
+/* LRU memories (legacy-formats, sections 3 and 4): behaviour sequences of
+ * a reference stream, the rules of page-image traces, their re-reduction
+ * to larger memories and the reference stream they stand for. Pure logic:
+ * no I/O, messages name fields but neither file nor record. */
+#ifndef LAPLACE_LRU_H
+#define LAPLACE_LRU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "laplace/error.h"
+#include "laplace/legacy.h"
+
+/* ---- an LRU memory of M pages on a stream of references (section 4) ---- */
+
+typedef struct lp_lru_fault {
+	char tag;         /* 'C' first reference to the page, 'F' otherwise */
+	char dirt;        /* 'N' while filling, 'W' evicted dirty, 'R' clean */
+	uint64_t page;
+	uint64_t evicted; /* 0 with 'N' */
+} lp_lru_fault;
+
+typedef struct lp_lru lp_lru;
+lp_lru *lp_lru_new(uint64_t frames); /* frames >= 1 */
+/* Reference page; on a miss return true with *fault filled. */
+bool lp_lru_ref(lp_lru *l, uint64_t page, bool write, lp_lru_fault *fault);
+void lp_lru_free(lp_lru *l);
+
+/* ---- the rules of a page-image trace (section 3) ---- */
+
+typedef struct lp_pi_check lp_pi_check;
+lp_pi_check *lp_pi_check_new(void);
+/* Check one record against those before it, then apply it. Each broken
+ * rule is passed to problem (a field and what is wrong); returns how many. */
+unsigned lp_pi_check_record(lp_pi_check *c, const lp_pi_record *rec, lp_warn_fn problem,
+			    void *ctx);
+/* N records before the first eviction; whether an eviction was seen. */
+uint64_t lp_pi_check_fills(const lp_pi_check *c);
+bool lp_pi_check_evicted(const lp_pi_check *c);
+void lp_pi_check_free(lp_pi_check *c);
+
+/* ---- re-reduction to a memory of frames >= M pages ---- */
+
+typedef struct lp_pi_reduce lp_pi_reduce;
+lp_pi_reduce *lp_pi_reduce_new(uint32_t frames);
+/* Feed the next record of the M-page trace. Returns 1 with *out filled
+ * when the larger memory faults (its images stay valid until the next
+ * call, or as long as in's), 0 when it does not, -1 with err set
+ * (LP_EINPUT: a broken rule; LP_EUSAGE: frames is less than M). */
+int lp_pi_reduce_record(lp_pi_reduce *r, const lp_pi_record *in, lp_pi_record *out,
+			lp_error *err);
+void lp_pi_reduce_free(lp_pi_reduce *r);
+
+/* ---- the reference stream of a page-image trace ---- */
+
+typedef struct lp_pi_stream lp_pi_stream;
+lp_pi_stream *lp_pi_stream_new(void);
+/* Add the next record (its images are not kept); -1 with err set
+ * (LP_EINPUT) at a broken rule. */
+int lp_pi_stream_add(lp_pi_stream *s, const lp_pi_record *rec, lp_error *err);
+/* Once every record is added: the next references of the stream, up to
+ * cap; 0 at the end. */
+size_t lp_pi_stream_next(lp_pi_stream *s, lp_basic_ref *out, size_t cap);
+void lp_pi_stream_free(lp_pi_stream *s);
+
+#endif

@@ -1,0 +1,356 @@
+/* What the legacy readers share: the byte source, format detection, torn
+ * records, and the dump and conversion loops. */
+#include "bytesrc.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SOURCE_BYTES (1u << 20)
+#define BATCH 4096
+
+int lp_legacy_format_parse(const char *s)
+{
+	static const char *const names[] = {
+		[LP_LEGACY_REF] = "ref", [LP_LEGACY_BYU] = "byu", [LP_LEGACY_P6] = "p6",
+		[LP_LEGACY_PAGE_IMAGE] = "page-image",
+	};
+	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+lp_byte_source *lp_byte_source_open(const char *path, lp_error *err)
+{
+	lp_input *in = lp_input_open(path, err);
+	if (!in)
+		return NULL;
+	lp_byte_source *s = g_new0(lp_byte_source, 1);
+	s->in = in;
+	s->cap = SOURCE_BYTES;
+	s->buf = g_malloc(s->cap);
+	return s;
+}
+
+const char *lp_byte_source_name(const lp_byte_source *s) { return lp_input_name(s->in); }
+
+void lp_byte_source_close(lp_byte_source *s)
+{
+	if (!s)
+		return;
+	lp_input_close(s->in);
+	g_free(s->buf);
+	g_free(s);
+}
+
+ssize_t lp_byte_source_fill(lp_byte_source *s, size_t want, lp_error *err)
+{
+	if (s->len - s->pos >= want || s->eof)
+		return (ssize_t)(s->len - s->pos);
+	if (want > s->cap)
+		want = s->cap;
+	memmove(s->buf, s->buf + s->pos, s->len - s->pos);
+	s->len -= s->pos;
+	s->pos = 0;
+	while (s->len < want && !s->eof) {
+		ssize_t n = lp_input_read(s->in, s->buf + s->len, s->cap - s->len, err);
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			s->eof = true;
+		s->len += (size_t)n;
+	}
+	return (ssize_t)s->len;
+}
+
+int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t index,
+		   size_t left, lp_error *err)
+{
+	lp_error msg;
+	/* worded as for raw reference traces */
+	lp_fail(&msg, LP_EINPUT, "%s: torn last record: %zu bytes left over after %" PRIu64
+		" whole records", name, left, index);
+	if (policy && policy->strict) {
+		*err = msg;
+		return LP_EINPUT;
+	}
+	if (policy && policy->warn)
+		policy->warn(policy->warn_ctx, msg.msg);
+	return 0;
+}
+
+/* ---- detection ---- */
+
+static bool all_hex(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!g_ascii_isxdigit(p[i]))
+			return false;
+	return true;
+}
+
+/* A page-image record starts at p (n bytes available from there): true
+ * when its tags and page numbers are well formed and the next record, if
+ * any byte follows, starts with a fetch tag. */
+static bool looks_page_image(const unsigned char *p, size_t n)
+{
+	if (n < LP_PI_SHORT_RECORD || (p[0] != 'C' && p[0] != 'F') || !all_hex(p + 1, 4))
+		return false;
+	const unsigned char *ev = p + 5 + LP_PAGE_BYTES;
+	if ((ev[0] != 'W' && ev[0] != 'R' && ev[0] != 'N') || !all_hex(ev + 1, 4))
+		return false;
+	size_t size = ev[0] == 'N' ? LP_PI_SHORT_RECORD : LP_PI_LONG_RECORD;
+	if (n < size)
+		return false;
+	return n == size || p[size] == 'C' || p[size] == 'F';
+}
+
+/* The first line is a raw reference text record: type and four hex
+ * fields that fit 64, 8, 32 and 32 bits. */
+static bool looks_ref_text(const unsigned char *p, size_t n)
+{
+	const unsigned char *nl = memchr(p, '\n', n);
+	size_t len = nl ? (size_t)(nl - p) : n;
+	while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' '))
+		len--;
+	if (len < 2 || lp_ref_type_index((char)p[0]) < 0 || p[1] != ' ')
+		return false;
+	static const uint64_t max[4] = {UINT64_MAX, UINT8_MAX, UINT32_MAX, UINT32_MAX};
+	size_t at = 2;
+	for (int f = 0; f < 4; f++) {
+		size_t end = at;
+		while (end < len && p[end] != ' ')
+			end++;
+		uint64_t v;
+		if (lp_parse_hex((const char *)p + at, end - at, &v) < 0 || v > max[f])
+			return false;
+		if (f < 3 && end == len)
+			return false;
+		at = end + 1;
+	}
+	return at >= len;
+}
+
+int lp_legacy_detect(lp_byte_source *s, lp_error *err)
+{
+	ssize_t n = lp_byte_source_fill(s, 2 * LP_PI_LONG_RECORD, err);
+	if (n < 0)
+		return -2;
+	const unsigned char *p = s->buf + s->pos;
+	if (looks_page_image(p, (size_t)n))
+		return LP_LEGACY_PAGE_IMAGE;
+	if (looks_ref_text(p, (size_t)n))
+		return LP_LEGACY_REF;
+	return LP_LEGACY_UNKNOWN;
+}
+
+/* ---- dump and conversion loops ---- */
+
+/* Text goes out through one big buffer: flush it when the next batch of
+ * lines might not fit. */
+typedef struct text_buf {
+	char *buf;
+	size_t len, cap;
+	lp_output *out;
+} text_buf;
+
+static int text_flush(text_buf *t, lp_error *err)
+{
+	int st = lp_output_write(t->out, t->buf, t->len, err);
+	t->len = 0;
+	return st;
+}
+
+static int dump_byu(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		    text_buf *t, lp_error *err)
+{
+	lp_byu_reader *r = lp_byu_reader_new(src, endian);
+	lp_byu_record *recs = g_new(lp_byu_record, BATCH);
+	ssize_t n;
+	int st = 0;
+	while (st == 0 && (n = lp_byu_reader_read(r, recs, BATCH, policy, err)) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			t->len += lp_byu_format(t->buf + t->len, &recs[i]);
+		st = text_flush(t, err);
+	}
+	if (st == 0 && n < 0)
+		st = err->status;
+	g_free(recs);
+	lp_byu_reader_close(r);
+	return st;
+}
+
+static int dump_p6(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		   text_buf *t, lp_error *err)
+{
+	lp_p6_reader *r = lp_p6_reader_new(src, endian);
+	lp_p6_record *recs = g_new(lp_p6_record, BATCH);
+	ssize_t n;
+	int st = 0;
+	while (st == 0 && (n = lp_p6_reader_read(r, recs, BATCH, policy, err)) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			t->len += lp_p6_format(t->buf + t->len, &recs[i]);
+		st = text_flush(t, err);
+	}
+	if (st == 0 && n < 0)
+		st = err->status;
+	g_free(recs);
+	lp_p6_reader_close(r);
+	return st;
+}
+
+static int dump_page_image(lp_byte_source *src, const lp_torn_policy *policy, text_buf *t,
+			   lp_error *err)
+{
+	lp_pi_reader *r = lp_pi_reader_new(src);
+	lp_pi_record rec;
+	int got, st = 0;
+	while (st == 0 && (got = lp_pi_reader_next(r, &rec, policy, err)) > 0) {
+		t->len += lp_behaviour_format(t->buf + t->len, rec.tag, rec.fetched, rec.dirt,
+					      rec.evicted);
+		if (t->cap - t->len < LP_BEHAVIOUR_LINE_MAX)
+			st = text_flush(t, err);
+	}
+	if (st == 0 && got < 0)
+		st = err->status;
+	if (st == 0)
+		st = text_flush(t, err);
+	lp_pi_reader_close(r);
+	return st;
+}
+
+int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format, enum lp_endian endian,
+		   const lp_torn_policy *policy, lp_output *out, lp_error *err)
+{
+	text_buf t = {.cap = BATCH * LP_BYU_LINE_MAX, .out = out};
+	t.buf = g_malloc(t.cap);
+	int st;
+	switch (format) {
+	case LP_LEGACY_BYU:
+		st = dump_byu(src, endian, policy, &t, err);
+		break;
+	case LP_LEGACY_P6:
+		st = dump_p6(src, endian, policy, &t, err);
+		break;
+	case LP_LEGACY_PAGE_IMAGE:
+		st = dump_page_image(src, policy, &t, err);
+		break;
+	default:
+		lp_byte_source_close(src);
+		st = lp_fail(err, LP_EUSAGE, "no text dump for this format here");
+		break;
+	}
+	g_free(t.buf);
+	return st;
+}
+
+size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_format format,
+			      char *buf, size_t size)
+{
+	GString *s = g_string_new(NULL);
+	g_string_append_printf(s, "%" PRIu64 " records, %" PRIu64 " references (i %" PRIu64
+			       ", r %" PRIu64 ", w %" PRIu64 "), %" PRIu64 " skipped",
+			       sum->records, sum->refs[0] + sum->refs[1] + sum->refs[2], sum->refs[0],
+			       sum->refs[1], sum->refs[2], sum->skipped);
+	const char *sep = " (";
+	if (format == LP_LEGACY_P6) {
+		/* several operations share the name INVALID: count them as one */
+		for (int op = 0; op < 16; op++) {
+			uint64_t n = 0;
+			bool first = true;
+			for (int o = 0; o < 16; o++)
+				if (!strcmp(lp_p6_op_names[o], lp_p6_op_names[op])) {
+					first = first && o >= op;
+					n += sum->skipped_by[o];
+				}
+			if (first && n) {
+				g_string_append_printf(s, "%s%s %" PRIu64, sep, lp_p6_op_names[op], n);
+				sep = ", ";
+			}
+		}
+	} else {
+		for (int t = 0; t < 256; t++) {
+			if (!sum->skipped_by[t])
+				continue;
+			const char *name = lp_byu_reqtype_name((uint8_t)t);
+			if (name)
+				g_string_append_printf(s, "%s%s %" PRIu64, sep, name, sum->skipped_by[t]);
+			else
+				g_string_append_printf(s, "%sUNKNOWN_%02x %" PRIu64, sep, (unsigned)t,
+						       sum->skipped_by[t]);
+			sep = ", ";
+		}
+	}
+	if (sum->skipped)
+		g_string_append_c(s, ')');
+	size_t len = s->len;
+	g_strlcpy(buf, s->str, size);
+	g_string_free(s, TRUE);
+	return len;
+}
+
+static void count_ref(lp_legacy_summary *sum, char type)
+{
+	sum->refs[type == 'i' ? 0 : type == 'r' ? 1 : 2]++;
+}
+
+int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format, enum lp_endian endian,
+		      const lp_torn_policy *policy, lp_ref_writer *w, lp_legacy_summary *sum,
+		      lp_error *err)
+{
+	memset(sum, 0, sizeof *sum);
+	if (format != LP_LEGACY_BYU && format != LP_LEGACY_P6) {
+		lp_byte_source_close(src);
+		return lp_fail(err, LP_EUSAGE, "only BYU and p6 traces convert to raw references");
+	}
+	lp_byu_reader *byu = format == LP_LEGACY_BYU ? lp_byu_reader_new(src, endian) : NULL;
+	lp_p6_reader *p6 = format == LP_LEGACY_P6 ? lp_p6_reader_new(src, endian) : NULL;
+	lp_byu_record *brecs = byu ? g_new(lp_byu_record, BATCH) : NULL;
+	lp_p6_record *precs = p6 ? g_new(lp_p6_record, BATCH) : NULL;
+	lp_ref *refs = g_new(lp_ref, BATCH);
+	uint64_t clock = 0; /* BYU: running sum of the time deltas */
+	ssize_t n;
+	int st = 0;
+	while (st == 0) {
+		n = byu ? lp_byu_reader_read(byu, brecs, BATCH, policy, err)
+			: lp_p6_reader_read(p6, precs, BATCH, policy, err);
+		if (n <= 0)
+			break;
+		size_t nref = 0;
+		for (ssize_t i = 0; i < n; i++) {
+			uint64_t index = sum->records + (uint64_t)i;
+			if (byu) {
+				const lp_byu_record *b = &brecs[i];
+				/* the first record's time is not a delta */
+				if (index > 0)
+					clock += b->time;
+				char type = lp_byu_ref_type(b->reqtype);
+				if (!type) {
+					sum->skipped++;
+					sum->skipped_by[b->reqtype]++;
+					continue;
+				}
+				refs[nref] = (lp_ref){.timestamp = clock, .vas = b->proc,
+						      .address = b->addr, .length = b->size,
+						      .type = type};
+			} else if (!lp_p6_to_ref(&precs[i], index, &refs[nref])) {
+				sum->skipped++;
+				sum->skipped_by[precs[i].control >> 4]++;
+				continue;
+			}
+			count_ref(sum, refs[nref].type);
+			nref++;
+		}
+		sum->records += (uint64_t)n;
+		st = lp_ref_writer_write(w, refs, nref, err);
+	}
+	if (st == 0 && n < 0)
+		st = err->status;
+	g_free(refs);
+	g_free(brecs);
+	g_free(precs);
+	lp_byu_reader_close(byu);
+	lp_p6_reader_close(p6);
+	return st;
+}

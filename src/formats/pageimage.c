@@ -1,0 +1,295 @@
+/* Page-image LRU behaviour sequences (legacy-formats, section 3). */
+#include "bytesrc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "laplace/lru.h"
+
+size_t lp_behaviour_format(char *dst, char tag, uint64_t page, char dirt, uint64_t evicted)
+{
+	char *p = dst;
+	*p++ = tag;
+	*p++ = ' ';
+	p += lp_fmt_hex(p, page);
+	*p++ = ' ';
+	*p++ = dirt;
+	*p++ = ' ';
+	p += lp_fmt_hex(p, evicted);
+	*p++ = '\n';
+	return (size_t)(p - dst);
+}
+
+/* ---- reader ---- */
+
+struct lp_pi_reader {
+	lp_byte_source *src;
+	uint64_t index;
+	bool done;
+};
+
+lp_pi_reader *lp_pi_reader_new(lp_byte_source *src)
+{
+	lp_pi_reader *r = g_new0(lp_pi_reader, 1);
+	r->src = src;
+	return r;
+}
+
+uint64_t lp_pi_reader_index(const lp_pi_reader *r) { return r->index; }
+const char *lp_pi_reader_name(const lp_pi_reader *r) { return lp_byte_source_name(r->src); }
+
+void lp_pi_reader_close(lp_pi_reader *r)
+{
+	if (!r)
+		return;
+	lp_byte_source_close(r->src);
+	g_free(r);
+}
+
+/* A byte for a message: itself when printable, else its code. */
+static void describe_byte(char *buf, size_t n, unsigned char c)
+{
+	if (g_ascii_isprint(c) && c != '\'')
+		snprintf(buf, n, "'%c'", c);
+	else
+		snprintf(buf, n, "byte %02x", c);
+}
+
+/* Parse 4 hex digits; on a bad one, fail naming it. */
+static int parse_page(const lp_pi_reader *r, const unsigned char *p, const char *field,
+		      uint16_t *page, lp_error *err)
+{
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		int d = g_ascii_xdigit_value((char)p[i]);
+		if (d < 0) {
+			char what[16];
+			describe_byte(what, sizeof what, p[i]);
+			return lp_fail(err, LP_EINPUT, "%s: record %" PRIu64 ": field %s: %s is not a hex digit",
+				       lp_pi_reader_name(r), r->index, field, what);
+		}
+		v = v << 4 | (unsigned)d;
+	}
+	*page = (uint16_t)v;
+	return 0;
+}
+
+static int bad_tag(const lp_pi_reader *r, const char *field, const char *allowed, unsigned char c,
+		   lp_error *err)
+{
+	char what[16];
+	describe_byte(what, sizeof what, c);
+	return lp_fail(err, LP_EINPUT, "%s: record %" PRIu64 ": field %s: %s is not %s",
+		       lp_pi_reader_name(r), r->index, field, what, allowed);
+}
+
+int lp_pi_reader_next(lp_pi_reader *r, lp_pi_record *rec, const lp_torn_policy *policy,
+		      lp_error *err)
+{
+	if (r->done)
+		return 0;
+	ssize_t avail = lp_byte_source_fill(r->src, LP_PI_LONG_RECORD, err);
+	if (avail < 0)
+		return LP_PI_FATAL;
+	const unsigned char *p = r->src->buf + r->src->pos;
+	if (avail == 0) {
+		r->done = true;
+		return 0;
+	}
+	if (p[0] != 'C' && p[0] != 'F') {
+		r->done = true;
+		bad_tag(r, "tag", "C or F", p[0], err);
+		return LP_PI_FATAL;
+	}
+	size_t size = LP_PI_LONG_RECORD;
+	const unsigned char *ev = p + 5 + LP_PAGE_BYTES;
+	if ((size_t)avail > (size_t)(ev - p)) {
+		if (*ev != 'W' && *ev != 'R' && *ev != 'N') {
+			r->done = true;
+			bad_tag(r, "dirt", "W, R or N", *ev, err);
+			return LP_PI_FATAL;
+		}
+		if (*ev == 'N')
+			size = LP_PI_SHORT_RECORD;
+	}
+	if ((size_t)avail < size) {
+		r->done = true;
+		return lp_torn_record(policy, lp_pi_reader_name(r), r->index, (size_t)avail, err)
+			       ? LP_PI_FATAL : 0;
+	}
+	r->src->pos += size;
+	int bad = parse_page(r, p + 1, "fetched page", &rec->fetched, err) ||
+		  parse_page(r, ev + 1, "evicted page", &rec->evicted, err);
+	r->index++;
+	if (bad)
+		return LP_PI_BAD;
+	rec->tag = (char)p[0];
+	rec->dirt = (char)*ev;
+	rec->fetched_image = p + 5;
+	rec->evicted_image = *ev == 'N' ? NULL : ev + 5;
+	return 1;
+}
+
+/* ---- writer ---- */
+
+struct lp_pi_writer {
+	lp_output *out;
+	bool text;
+};
+
+lp_pi_writer *lp_pi_writer_new(lp_output *out, bool text)
+{
+	lp_pi_writer *w = g_new(lp_pi_writer, 1);
+	*w = (lp_pi_writer){out, text};
+	return w;
+}
+
+void lp_pi_writer_free(lp_pi_writer *w) { g_free(w); }
+
+static void page_field(char *dst, char tag, uint16_t page)
+{
+	static const char hexdigits[] = "0123456789abcdef";
+	dst[0] = tag;
+	for (int i = 0; i < 4; i++)
+		dst[1 + i] = hexdigits[(page >> (12 - 4 * i)) & 0xf];
+}
+
+int lp_pi_writer_write(lp_pi_writer *w, const lp_pi_record *rec, lp_error *err)
+{
+	if (w->text) {
+		char line[LP_BEHAVIOUR_LINE_MAX];
+		size_t n = lp_behaviour_format(line, rec->tag, rec->fetched, rec->dirt, rec->evicted);
+		return lp_output_write(w->out, line, n, err);
+	}
+	char field[5];
+	int st;
+	page_field(field, rec->tag, rec->fetched);
+	if ((st = lp_output_write(w->out, field, 5, err)) ||
+	    (st = lp_output_write(w->out, rec->fetched_image, LP_PAGE_BYTES, err)))
+		return st;
+	page_field(field, rec->dirt, rec->dirt == 'N' ? 0 : rec->evicted);
+	if ((st = lp_output_write(w->out, field, 5, err)))
+		return st;
+	if (rec->dirt != 'N')
+		st = lp_output_write(w->out, rec->evicted_image, LP_PAGE_BYTES, err);
+	return st;
+}
+
+/* ---- validation ---- */
+
+typedef struct validation_ctx {
+	lp_warn_fn report;
+	void *ctx;
+	const char *name;
+	uint64_t index;
+} validation_ctx;
+
+static void report_rule(void *ctx, const char *msg)
+{
+	validation_ctx *v = ctx;
+	char line[1200];
+	snprintf(line, sizeof line, "%s: record %" PRIu64 ": %s", v->name, v->index, msg);
+	v->report(v->ctx, line);
+}
+
+int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_validation *res,
+		   lp_error *err)
+{
+	memset(res, 0, sizeof *res);
+	lp_pi_reader *r = lp_pi_reader_new(src);
+	lp_pi_check *check = lp_pi_check_new();
+	validation_ctx v = {report, ctx, lp_pi_reader_name(r), 0};
+	/* a torn record is one more broken rule here, never just a warning */
+	lp_torn_policy strict = {.strict = true};
+	lp_pi_record rec;
+	int got, st = 0;
+	while ((got = lp_pi_reader_next(r, &rec, &strict, err)) != 0) {
+		if (got < 0) {
+			if (err->status != LP_EINPUT) {
+				st = err->status;
+				break;
+			}
+			report(ctx, err->msg);
+			res->problems++;
+			if (got == LP_PI_FATAL)
+				break;
+			continue;
+		}
+		v.index = lp_pi_reader_index(r) - 1;
+		res->problems += lp_pi_check_record(check, &rec, report_rule, &v);
+	}
+	res->records = lp_pi_reader_index(r);
+	res->fills = lp_pi_check_fills(check);
+	res->evicted = lp_pi_check_evicted(check);
+	lp_pi_check_free(check);
+	lp_pi_reader_close(r);
+	return st;
+}
+
+/* Name file and record in a message from the LRU logic. */
+static int record_error(lp_pi_reader *r, lp_error *err)
+{
+	lp_error inner = *err;
+	return lp_fail(err, inner.status, "%s: record %" PRIu64 ": %s", lp_pi_reader_name(r),
+		       lp_pi_reader_index(r) - 1, inner.msg);
+}
+
+int lp_pi_reduce_trace(lp_byte_source *src, uint32_t frames, bool text,
+		       const lp_torn_policy *policy, lp_output *out, lp_error *err)
+{
+	lp_pi_reader *r = lp_pi_reader_new(src);
+	lp_pi_reduce *red = lp_pi_reduce_new(frames);
+	lp_pi_writer *w = lp_pi_writer_new(out, text);
+	lp_pi_record in, rec;
+	int got, st = 0;
+	while (st == 0 && (got = lp_pi_reader_next(r, &in, policy, err)) != 0) {
+		if (got < 0) {
+			st = err->status;
+			break;
+		}
+		int fault = lp_pi_reduce_record(red, &in, &rec, err);
+		if (fault < 0)
+			st = record_error(r, err);
+		else if (fault)
+			st = lp_pi_writer_write(w, &rec, err);
+	}
+	lp_pi_writer_free(w);
+	lp_pi_reduce_free(red);
+	lp_pi_reader_close(r);
+	return st;
+}
+
+int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output *out,
+		   lp_error *err)
+{
+	lp_pi_reader *r = lp_pi_reader_new(src);
+	lp_pi_stream *s = lp_pi_stream_new();
+	lp_pi_record in;
+	int got, st = 0;
+	while ((got = lp_pi_reader_next(r, &in, policy, err)) != 0) {
+		if (got < 0 || lp_pi_stream_add(s, &in, err) < 0) {
+			st = got < 0 ? err->status : record_error(r, err);
+			break;
+		}
+	}
+	enum { BATCH = 4096, LINE_MAX_LEN = 2 + 16 + 1 };
+	lp_basic_ref *refs = g_new(lp_basic_ref, BATCH);
+	char *text = g_malloc(BATCH * LINE_MAX_LEN);
+	size_t n;
+	while (st == 0 && (n = lp_pi_stream_next(s, refs, BATCH)) > 0) {
+		char *p = text;
+		for (size_t i = 0; i < n; i++) {
+			*p++ = refs[i].type;
+			*p++ = ' ';
+			p += lp_fmt_hex(p, refs[i].page);
+			*p++ = '\n';
+		}
+		st = lp_output_write(out, text, (size_t)(p - text), err);
+	}
+	g_free(text);
+	g_free(refs);
+	lp_pi_stream_free(s);
+	lp_pi_reader_close(r);
+	return st;
+}
