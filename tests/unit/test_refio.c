@@ -1,0 +1,438 @@
+/* Raw reference traces: hex helpers, binary and text readers and writers,
+ * format detection, torn records and every rejection message. Expected
+ * bytes and lines are worked out by hand from laplace-formats(5) section 1. */
+#include <criterion/criterion.h>
+#include <string.h>
+#include <zlib.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "laplace/refio.h"
+
+static char *dir;
+static lp_error err;
+
+static void setup(void)
+{
+	dir = g_dir_make_tmp("laplace-refio-XXXXXX", NULL);
+	cr_assert_not_null(dir);
+	err = (lp_error){0};
+}
+
+static void teardown(void)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	const char *name;
+	while ((name = g_dir_read_name(d))) {
+		char *p = g_build_filename(dir, name, NULL);
+		g_remove(p);
+		g_free(p);
+	}
+	g_dir_close(d);
+	g_rmdir(dir);
+	g_free(dir);
+}
+
+TestSuite(refio, .init = setup, .fini = teardown);
+
+static char *write_file(const char *name, const void *data, size_t n)
+{
+	char *p = g_build_filename(dir, name, NULL);
+	cr_assert(g_file_set_contents(p, data, (gssize)n, NULL));
+	return p;
+}
+
+/* The first record of the spec's example, in both byte orders. */
+static const unsigned char example_le[18] = {
+	'r', 0xf0, 0xde, 0xbc, 0x9a, 0x78, 0x56, 0x34, 0x12, 0x04,
+	0xe7, 0xf8, 0x09, 0x00, 0x6d, 0x7c, 0x8b, 0x9a};
+static const unsigned char example_be[18] = {
+	'r', 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x04,
+	0x00, 0x09, 0xf8, 0xe7, 0x9a, 0x8b, 0x7c, 0x6d};
+static const lp_ref example = {
+	.type = 'r', .timestamp = 0x123456789abcdef0ull, .length = 4,
+	.vas = 0x9f8e7, .address = 0x9a8b7c6d};
+
+static void assert_ref(const lp_ref *got, const lp_ref *want)
+{
+	cr_assert_eq(got->type, want->type);
+	cr_assert_eq(got->timestamp, want->timestamp, "timestamp %llx",
+		     (unsigned long long)got->timestamp);
+	cr_assert_eq(got->length, want->length);
+	cr_assert_eq(got->vas, want->vas, "vas %x", got->vas);
+	cr_assert_eq(got->address, want->address, "address %x", got->address);
+}
+
+/* Open path, read everything into refs (at most cap); returns the count, or
+ * -1 with err set. */
+static ssize_t read_refs(const char *path, enum lp_ref_format format, enum lp_endian endian,
+			 lp_ref *refs, size_t cap, size_t *torn, enum lp_ref_format *detected)
+{
+	lp_ref_reader *r = lp_ref_reader_open(path, format, endian, &err);
+	if (!r)
+		return -1;
+	size_t total = 0;
+	ssize_t n;
+	while ((n = lp_ref_reader_read(r, refs + total, cap - total, &err)) > 0)
+		total += (size_t)n;
+	if (torn)
+		*torn = lp_ref_reader_torn_bytes(r);
+	if (detected)
+		*detected = lp_ref_reader_format(r);
+	lp_ref_reader_close(r);
+	return n < 0 ? -1 : (ssize_t)total;
+}
+
+/* The error message expected for path: "PATH" + suffix. */
+static void assert_error(int status, const char *path, const char *suffix)
+{
+	cr_assert_eq(err.status, status);
+	char *want = g_strconcat(path, suffix, NULL);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+}
+
+Test(refio, fmt_hex)
+{
+	char buf[17];
+	struct { uint64_t v; const char *s; } cases[] = {
+		{0, "0"}, {1, "1"}, {0xf, "f"}, {0x10, "10"}, {0xabc, "abc"},
+		{0x9a8b7c6d, "9a8b7c6d"}, {0x8000000000000000ull, "8000000000000000"},
+		{UINT64_MAX, "ffffffffffffffff"},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		size_t n = lp_fmt_hex(buf, cases[i].v);
+		buf[n] = '\0';
+		cr_assert_str_eq(buf, cases[i].s);
+	}
+}
+
+Test(refio, parse_hex)
+{
+	uint64_t v;
+	cr_assert_eq(lp_parse_hex("0", 1, &v), 0);
+	cr_assert_eq(v, 0);
+	cr_assert_eq(lp_parse_hex("00fF", 4, &v), 0);
+	cr_assert_eq(v, 0xff);
+	cr_assert_eq(lp_parse_hex("ABCdef", 6, &v), 0);
+	cr_assert_eq(v, 0xabcdef);
+	cr_assert_eq(lp_parse_hex("ffffffffffffffff", 16, &v), 0);
+	cr_assert_eq(v, UINT64_MAX);
+	cr_assert_eq(lp_parse_hex("0000000000000000000001", 22, &v), 0);
+	cr_assert_eq(v, 1);
+	/* Only the given length counts. */
+	cr_assert_eq(lp_parse_hex("12zz", 2, &v), 0);
+	cr_assert_eq(v, 0x12);
+	cr_assert_eq(lp_parse_hex("", 0, &v), -1);
+	cr_assert_eq(lp_parse_hex("g", 1, &v), -1);
+	cr_assert_eq(lp_parse_hex("0x1", 3, &v), -1);
+	cr_assert_eq(lp_parse_hex("-1", 2, &v), -1);
+	cr_assert_eq(lp_parse_hex("10000000000000000", 17, &v), -1);
+}
+
+Test(refio, option_names)
+{
+	cr_assert_eq(lp_ref_format_parse("auto"), LP_REF_AUTO);
+	cr_assert_eq(lp_ref_format_parse("bin"), LP_REF_BIN);
+	cr_assert_eq(lp_ref_format_parse("text"), LP_REF_TEXT);
+	cr_assert_eq(lp_ref_format_parse("binary"), -1);
+	cr_assert_eq(lp_endian_parse("little"), LP_LITTLE);
+	cr_assert_eq(lp_endian_parse("big"), LP_BIG);
+	cr_assert_eq(lp_endian_parse("Big"), -1);
+}
+
+Test(refio, binary_little_and_big_endian)
+{
+	lp_ref got[2];
+	char *le = write_file("le.bin", example_le, 18);
+	char *be = write_file("be.bin", example_be, 18);
+	cr_assert_eq(read_refs(le, LP_REF_BIN, LP_LITTLE, got, 2, NULL, NULL), 1, "%s", err.msg);
+	assert_ref(&got[0], &example);
+	cr_assert_eq(read_refs(be, LP_REF_BIN, LP_BIG, got, 2, NULL, NULL), 1, "%s", err.msg);
+	assert_ref(&got[0], &example);
+	g_free(le);
+	g_free(be);
+}
+
+Test(refio, binary_every_type_and_index)
+{
+	unsigned char data[6 * 18] = {0};
+	for (int i = 0; i < 6; i++) {
+		data[i * 18] = (unsigned char)"rwiRWI"[i];
+		data[i * 18 + 1] = (unsigned char)i; /* timestamp i */
+	}
+	char *p = write_file("all.bin", data, sizeof data);
+	lp_ref_reader *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
+	cr_assert_not_null(r);
+	lp_ref got[4];
+	cr_assert_eq(lp_ref_reader_read(r, got, 4, &err), 4);
+	cr_assert_eq(lp_ref_reader_index(r), 4);
+	cr_assert_eq(got[3].type, 'R');
+	cr_assert_eq(got[3].timestamp, 3);
+	cr_assert_eq(lp_ref_reader_read(r, got, 4, &err), 2);
+	cr_assert_eq(got[1].type, 'I');
+	cr_assert_eq(lp_ref_reader_index(r), 6);
+	cr_assert_eq(lp_ref_reader_read(r, got, 4, &err), 0);
+	cr_assert_eq(lp_ref_reader_torn_bytes(r), 0);
+	cr_assert_str_eq(lp_ref_reader_name(r), p);
+	cr_assert_not_null(lp_ref_reader_input(r));
+	lp_ref_reader_close(r);
+	g_free(p);
+}
+
+Test(refio, binary_bad_type_names_the_record)
+{
+	unsigned char data[3 * 18] = {0};
+	data[0] = 'r';
+	data[18] = 'w';
+	data[36] = 'A';
+	char *p = write_file("bad.bin", data, sizeof data);
+	lp_ref got[8];
+	cr_assert_eq(read_refs(p, LP_REF_BIN, LP_LITTLE, got, 8, NULL, NULL), -1);
+	assert_error(LP_EINPUT, p, ": record 2: field type: bad reference type 0x41");
+	g_free(p);
+}
+
+Test(refio, binary_torn_last_record)
+{
+	unsigned char data[2 * 18 + 7] = {0};
+	data[0] = 'r';
+	data[18] = 'w';
+	char *p = write_file("torn.bin", data, sizeof data);
+	lp_ref got[8];
+	size_t torn = 0;
+	cr_assert_eq(read_refs(p, LP_REF_BIN, LP_LITTLE, got, 8, &torn, NULL), 2);
+	cr_assert_eq(torn, 7);
+	g_free(p);
+}
+
+Test(refio, binary_across_buffer_boundaries)
+{
+	/* More records than fit one read buffer, and 18 does not divide 1 MiB. */
+	size_t n = 200000;
+	unsigned char *data = g_malloc0(n * 18);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char *p = data + i * 18;
+		p[0] = (unsigned char)"rwiRWI"[i % 6];
+		memcpy(p + 1, &(uint64_t){i * 3}, 8); /* the test host is little-endian */
+		p[9] = (unsigned char)i;
+		memcpy(p + 14, &(uint32_t){(uint32_t)i << 12}, 4);
+	}
+	char *path = write_file("many.bin", data, n * 18);
+	lp_ref *got = g_new(lp_ref, n);
+	cr_assert_eq(read_refs(path, LP_REF_BIN, LP_LITTLE, got, n, NULL, NULL), (ssize_t)n);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(got[i].type, "rwiRWI"[i % 6]);
+		cr_assert_eq(got[i].timestamp, i * 3);
+		cr_assert_eq(got[i].length, (uint8_t)i);
+		cr_assert_eq(got[i].address, (uint32_t)i << 12);
+	}
+	g_free(got);
+	g_free(data);
+	g_free(path);
+}
+
+Test(refio, text_records)
+{
+	const char *text =
+		"r 123456789abcdef0 4 9f8e7 9a8b7c6d\n"
+		"W 00FF 0 0 FFFFFFFF\r\n"
+		"i 0 ff 000000001 2   \n"
+		"I ffffffffffffffff 1 ffffffff 0";
+	char *p = write_file("t.txt", text, strlen(text));
+	lp_ref got[8];
+	cr_assert_eq(read_refs(p, LP_REF_TEXT, LP_LITTLE, got, 8, NULL, NULL), 4, "%s", err.msg);
+	assert_ref(&got[0], &example);
+	assert_ref(&got[1], &(lp_ref){.type = 'W', .timestamp = 0xff, .address = 0xffffffff});
+	assert_ref(&got[2], &(lp_ref){.type = 'i', .length = 0xff, .vas = 1, .address = 2});
+	assert_ref(&got[3], &(lp_ref){.type = 'I', .timestamp = UINT64_MAX, .length = 1,
+				      .vas = 0xffffffff});
+	g_free(p);
+}
+
+/* A one-line text trace must fail with message "PATH" + suffix. */
+static void text_rejected(const char *line, const char *suffix)
+{
+	char *text = g_strconcat("r 1 1 1 1\n", line, "\nr 2 2 2 2\n", NULL);
+	char *p = write_file("bad.txt", text, strlen(text));
+	lp_ref got[8];
+	cr_assert_eq(read_refs(p, LP_REF_TEXT, LP_LITTLE, got, 8, NULL, NULL), -1, "%s accepted", line);
+	assert_error(LP_EINPUT, p, suffix);
+	g_free(p);
+	g_free(text);
+}
+
+Test(refio, text_errors)
+{
+	text_rejected("r 10 zz 1 1000", ":2: field length: bad hex number 'zz'");
+	text_rejected("r 1g 4 1 1000", ":2: field timestamp: bad hex number '1g'");
+	text_rejected("r 10 4 -1 1000", ":2: field vas: bad hex number '-1'");
+	text_rejected("r 10 4 1 0x10", ":2: field address: bad hex number '0x10'");
+	text_rejected("r 10 4 1 123456789", ":2: field address: 123456789 does not fit 32 bits");
+	text_rejected("r 10 4 100000000 0", ":2: field vas: 100000000 does not fit 32 bits");
+	text_rejected("r 10 100 1 0", ":2: field length: 100 does not fit 8 bits");
+	text_rejected("r 10000000000000000 1 1 0",
+		      ":2: field timestamp: 10000000000000000 does not fit 64 bits");
+	text_rejected("r 10 4 1", ":2: expected 5 fields, found 4");
+	text_rejected("r 10 4 1 0 0", ":2: expected 5 fields, found 6");
+	text_rejected("", ":2: expected 5 fields, found 0");
+	text_rejected("   \r", ":2: expected 5 fields, found 0");
+	text_rejected("x 10 4 1 0", ":2: field type: bad reference type 'x'");
+	text_rejected("rw 10 4 1 0", ":2: field type: bad reference type 'rw'");
+	text_rejected("r\t10 4 1 0 0", ":2: field type: bad reference type 'r\t10'");
+}
+
+Test(refio, text_error_quotes_at_most_40_characters)
+{
+	char *line = g_strconcat("r 10 4 1 ", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", NULL);
+	text_rejected(line, ":2: field address: bad hex number 'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz'");
+	g_free(line);
+}
+
+Test(refio, auto_detects_text_binary_and_empty)
+{
+	lp_ref got[4];
+	enum lp_ref_format detected;
+	const char *text = "r 123456789abcdef0 4 9f8e7 9a8b7c6d\n";
+	char *t = write_file("t", text, strlen(text));
+	cr_assert_eq(read_refs(t, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), 1);
+	cr_assert_eq(detected, LP_REF_TEXT);
+	assert_ref(&got[0], &example);
+	char *b = write_file("b", example_le, 18);
+	cr_assert_eq(read_refs(b, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), 1);
+	cr_assert_eq(detected, LP_REF_BIN);
+	assert_ref(&got[0], &example);
+	char *e = write_file("e", "", 0);
+	cr_assert_eq(read_refs(e, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), 0);
+	cr_assert_eq(detected, LP_REF_BIN);
+	/* A text file whose first line is bad is still text, and says why. */
+	const char *bad = "r 1 2 3\n";
+	char *x = write_file("x", bad, strlen(bad));
+	cr_assert_eq(read_refs(x, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), -1);
+	assert_error(LP_EINPUT, x, ":1: expected 5 fields, found 4");
+	g_free(t);
+	g_free(b);
+	g_free(e);
+	g_free(x);
+}
+
+Test(refio, auto_detects_inside_gzip)
+{
+	unsigned char gz[256];
+	z_stream zs = {0};
+	cr_assert_eq(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_in = (Bytef *)example_be;
+	zs.avail_in = 18;
+	zs.next_out = gz;
+	zs.avail_out = sizeof gz;
+	cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	char *p = write_file("be.gz", gz, zs.total_out);
+	deflateEnd(&zs);
+	lp_ref got[2];
+	enum lp_ref_format detected;
+	cr_assert_eq(read_refs(p, LP_REF_AUTO, LP_BIG, got, 2, NULL, &detected), 1, "%s", err.msg);
+	cr_assert_eq(detected, LP_REF_BIN);
+	assert_ref(&got[0], &example);
+	g_free(p);
+}
+
+Test(refio, missing_file)
+{
+	char *p = g_build_filename(dir, "nope", NULL);
+	cr_assert_null(lp_ref_reader_open(p, LP_REF_AUTO, LP_LITTLE, &err));
+	cr_assert_eq(err.status, LP_EIO);
+	char *want = g_strdup_printf("cannot open %s: No such file or directory", p);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(p);
+}
+
+/* Write refs with a writer into path; returns the file's contents. */
+static char *write_refs(const char *name, enum lp_ref_format format, enum lp_endian endian,
+			const lp_ref *refs, size_t n, gsize *len)
+{
+	char *p = g_build_filename(dir, name, NULL);
+	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
+	cr_assert_not_null(out);
+	lp_ref_writer *w = lp_ref_writer_new(out, format, endian);
+	cr_assert_eq(lp_ref_writer_write(w, refs, n, &err), 0);
+	cr_assert_eq(lp_ref_writer_finish(w, &err), 0);
+	cr_assert_eq(lp_output_commit(out, &err), 0);
+	char *data;
+	cr_assert(g_file_get_contents(p, &data, len, NULL));
+	g_free(p);
+	return data;
+}
+
+Test(refio, text_writer)
+{
+	lp_ref refs[] = {
+		example,
+		{.type = 'W', .timestamp = 0, .length = 0, .vas = 0, .address = 0},
+		{.type = 'I', .timestamp = UINT64_MAX, .length = 0xff, .vas = 0xffffffff, .address = 0x10},
+	};
+	gsize n;
+	char *data = write_refs("o.txt", LP_REF_TEXT, LP_LITTLE, refs, 3, &n);
+	cr_assert_str_eq(data, "r 123456789abcdef0 4 9f8e7 9a8b7c6d\n"
+			       "W 0 0 0 0\n"
+			       "I ffffffffffffffff ff ffffffff 10\n");
+	g_free(data);
+}
+
+Test(refio, binary_writer_both_orders)
+{
+	gsize n;
+	char *le = write_refs("le", LP_REF_BIN, LP_LITTLE, &example, 1, &n);
+	cr_assert_eq(n, 18);
+	cr_assert(memcmp(le, example_le, 18) == 0);
+	char *be = write_refs("be", LP_REF_BIN, LP_BIG, &example, 1, &n);
+	cr_assert_eq(n, 18);
+	cr_assert(memcmp(be, example_be, 18) == 0);
+	g_free(le);
+	g_free(be);
+}
+
+Test(refio, writer_free_discards)
+{
+	char *p = g_build_filename(dir, "o", NULL);
+	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
+	lp_ref_writer *w = lp_ref_writer_new(out, LP_REF_TEXT, LP_LITTLE);
+	cr_assert_eq(lp_ref_writer_write(w, &example, 1, &err), 0);
+	lp_ref_writer_free(w);
+	cr_assert_eq(lp_output_commit(out, &err), 0);
+	char *data;
+	gsize n;
+	cr_assert(g_file_get_contents(p, &data, &n, NULL));
+	cr_assert_eq(n, 0);
+	g_free(data);
+	g_free(p);
+}
+
+Test(refio, round_trips_through_both_forms)
+{
+	size_t n = 50000; /* several writer buffers of text */
+	lp_ref *refs = g_new(lp_ref, n);
+	uint64_t x = 88172645463325252ull;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		refs[i] = (lp_ref){.type = "rwiRWI"[x % 6], .timestamp = x, .length = (uint8_t)(x >> 8),
+				   .vas = (uint32_t)(x >> 16), .address = (uint32_t)(x >> 32)};
+	}
+	lp_ref *got = g_new(lp_ref, n);
+	enum lp_ref_format forms[] = {LP_REF_TEXT, LP_REF_BIN, LP_REF_BIN};
+	enum lp_endian orders[] = {LP_LITTLE, LP_LITTLE, LP_BIG};
+	for (int k = 0; k < 3; k++) {
+		gsize len;
+		g_free(write_refs("rt", forms[k], orders[k], refs, n, &len));
+		char *p = g_build_filename(dir, "rt", NULL);
+		enum lp_ref_format detected;
+		cr_assert_eq(read_refs(p, LP_REF_AUTO, orders[k], got, n, NULL, &detected), (ssize_t)n);
+		cr_assert_eq(detected, forms[k]);
+		for (size_t i = 0; i < n; i++)
+			assert_ref(&got[i], &refs[i]);
+		g_free(p);
+	}
+	g_free(got);
+	g_free(refs);
+}
