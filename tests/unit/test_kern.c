@@ -1,0 +1,264 @@
+/* Kernel event traces: every tag's fields, names with spaces, skipped
+ * lines, and each rejection message (laplace-formats(5), section 2). */
+#include <criterion/criterion.h>
+#include <string.h>
+#include <zlib.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "laplace/kern.h"
+
+static char *dir;
+static lp_error err;
+
+static void setup(void)
+{
+	dir = g_dir_make_tmp("laplace-kern-XXXXXX", NULL);
+	cr_assert_not_null(dir);
+	err = (lp_error){0};
+}
+
+static void teardown(void)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	const char *name;
+	while ((name = g_dir_read_name(d))) {
+		char *p = g_build_filename(dir, name, NULL);
+		g_remove(p);
+		g_free(p);
+	}
+	g_dir_close(d);
+	g_rmdir(dir);
+	g_free(dir);
+}
+
+TestSuite(kern, .init = setup, .fini = teardown);
+
+static char *write_file(const char *name, const void *data, size_t n)
+{
+	char *p = g_build_filename(dir, name, NULL);
+	cr_assert(g_file_set_contents(p, data, (gssize)n, NULL));
+	return p;
+}
+
+/* Parse a copy of text; returns lp_kern_parse_line's result. */
+static char linebuf[4096];
+static int parse(const char *text, lp_event *ev)
+{
+	g_strlcpy(linebuf, text, sizeof linebuf);
+	return lp_kern_parse_line(linebuf, strlen(linebuf), ev, &err);
+}
+
+Test(kern, every_tag)
+{
+	struct {
+		const char *line;
+		enum lp_tag tag;
+		int n;
+		uint64_t f[7];
+		const char *name;
+	} cases[] = {
+		{"F 1 a b", LP_TAG_F, 2, {0xa, 0xb}, NULL},
+		{"T 2 a c", LP_TAG_T, 2, {0xa, 0xc}, NULL},
+		{"E 3 a 9f8e7 /bin/sh", LP_TAG_E, 2, {0xa, 0x9f8e7}, "/bin/sh"},
+		{"S 4 a 9f8e7", LP_TAG_S, 2, {0xa, 0x9f8e7}, NULL},
+		{"X 5 a", LP_TAG_X, 1, {0xa}, NULL},
+		{"M 123456789abcdefe 100 1a2b3c4d 9000 8efa5567 35 5 1029384756afbecd foobar.so",
+		 LP_TAG_M, 7, {0x100, 0x1a2b3c4d, 0x9000, 0x8efa5567, 0x35, 0x5, 0x1029384756afbecd},
+		 "foobar.so"},
+		{"U 7 a 8000 2000", LP_TAG_U, 3, {0xa, 0x8000, 0x2000}, NULL},
+		{"B 8 a 9000 b000", LP_TAG_B, 3, {0xa, 0x9000, 0xb000}, NULL},
+		{"K 9 a 1000 2000 5000 3000", LP_TAG_K, 5, {0xa, 0x1000, 0x2000, 0x5000, 0x3000}, NULL},
+		{"G a 3 5000", LP_TAG_G, 2, {0x3, 0x5000}, NULL},
+		{"H b a 3 40000000", LP_TAG_H, 3, {0xa, 0x3, 0x40000000}, NULL},
+		{"D c a 40000000", LP_TAG_D, 2, {0xa, 0x40000000}, NULL},
+		{"Q d 3", LP_TAG_Q, 1, {0x3}, NULL},
+		{"C e 1f ffffffffffffffff 7", LP_TAG_C, 3, {0x1f, UINT64_MAX, 0x7}, NULL},
+		{"V f 1f", LP_TAG_V, 1, {0x1f}, NULL},
+	};
+	cr_assert_eq(G_N_ELEMENTS(cases), LP_TAG_COUNT);
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		lp_event ev;
+		cr_assert_eq(parse(cases[i].line, &ev), 1, "%s: %s", cases[i].line, err.msg);
+		cr_assert_eq(ev.tag, cases[i].tag);
+		for (int k = 0; k < cases[i].n; k++)
+			cr_assert_eq(ev.f[k], cases[i].f[k], "%s field %d", cases[i].line, k);
+		if (cases[i].name)
+			cr_assert_str_eq(ev.name, cases[i].name);
+		else
+			cr_assert_null(ev.name);
+		cr_assert_eq(ev.line_len, strlen(cases[i].line));
+		cr_assert(memcmp(ev.line, cases[i].line, ev.line_len) == 0);
+	}
+	lp_event ev;
+	cr_assert_eq(parse("M 123456789abcdefe 100 1a2b3c4d 9000 8efa5567 35 5 1029384756afbecd foobar.so", &ev), 1);
+	cr_assert_eq(ev.timestamp, 0x123456789abcdefeull);
+}
+
+Test(kern, names_keep_spaces_and_lose_trailing_ones)
+{
+	lp_event ev;
+	cr_assert_eq(parse("E 1 2 3 my program  name  \r", &ev), 1);
+	cr_assert_str_eq(ev.name, "my program  name");
+	cr_assert_eq(ev.line_len, strlen("E 1 2 3 my program  name"));
+	cr_assert_str_eq(ev.line, "E 1 2 3 my program  name");
+	cr_assert_eq(parse("X 1 2 \r", &ev), 1);
+	cr_assert_eq(ev.line_len, 5);
+}
+
+Test(kern, uppercase_and_leading_zeros)
+{
+	lp_event ev;
+	cr_assert_eq(parse("S 00000000000000000000ABC 0Ff 00", &ev), 1, "%s", err.msg);
+	cr_assert_eq(ev.timestamp, 0xabc);
+	cr_assert_eq(ev.f[0], 0xff);
+	cr_assert_eq(ev.f[1], 0);
+}
+
+Test(kern, blank_and_comment_lines)
+{
+	lp_event ev;
+	cr_assert_eq(parse("", &ev), 0);
+	cr_assert_eq(parse("   ", &ev), 0);
+	cr_assert_eq(parse("\r", &ev), 0);
+	cr_assert_eq(parse("# F 1 2 3", &ev), 0);
+	cr_assert_eq(parse("#", &ev), 0);
+}
+
+static void rejected(const char *line, const char *msg)
+{
+	lp_event ev;
+	cr_assert_eq(parse(line, &ev), -1, "'%s' accepted", line);
+	cr_assert_eq(err.status, LP_EINPUT);
+	cr_assert_str_eq(err.msg, msg);
+}
+
+Test(kern, errors)
+{
+	rejected("Z 1 2", "unknown tag 'Z'");
+	rejected("f 1 2 3", "unknown tag 'f'");
+	rejected(" F 1 2 3", "bad tag '': a tag is one character followed by a space");
+	rejected("FF 1 2 3", "bad tag 'FF': a tag is one character followed by a space");
+	rejected("F\t1 2 3", "bad tag 'F\t1': a tag is one character followed by a space");
+	rejected("X", "tag X: missing field timestamp");
+	rejected("X 1", "tag X: missing field task");
+	rejected("K 1 2 3 4 5", "tag K: missing field new_length");
+	rejected("E 1 2 3", "tag E: missing field name");
+	rejected("M 1 2 3 4 5 6 7", "tag M: missing field file");
+	rejected("M 1 2 3 4 5 6 7 8", "tag M: missing field name");
+	rejected("X 1 2 3", "tag X: extra field '3'");
+	rejected("V 1 2 3 4", "tag V: extra field '3'");
+	rejected("S 1 zz 3", "tag S: field task: bad hex number 'zz'");
+	rejected("S 0x1 2 3", "tag S: field timestamp: bad hex number '0x1'");
+	rejected("C 1 2 -3 4", "tag C: field file: bad hex number '-3'");
+	rejected("G 1 2 10000000000000000", "tag G: field size: 10000000000000000 does not fit 64 bits");
+}
+
+Test(kern, reader_skips_lines_and_counts_them)
+{
+	const char *text =
+		"# a kernel trace\n"
+		"\n"
+		"S 1 a 9f8e7\r\n"
+		"   \n"
+		"E 2 a 9f8e7 /usr/bin/two words\n"
+		"X 3 a";
+	char *p = write_file("k", text, strlen(text));
+	lp_kern_reader *r = lp_kern_reader_open(p, &err);
+	cr_assert_not_null(r);
+	cr_assert_str_eq(lp_kern_reader_name(r), p);
+	lp_event ev;
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(ev.tag, LP_TAG_S);
+	cr_assert_eq(ev.line_no, 3);
+	cr_assert_eq(ev.line_len, 11);
+	cr_assert(memcmp(ev.line, "S 1 a 9f8e7", 11) == 0);
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(ev.line_no, 5);
+	cr_assert_str_eq(ev.name, "/usr/bin/two words");
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(ev.tag, LP_TAG_X);
+	cr_assert_eq(ev.line_no, 6);
+	cr_assert_eq(ev.timestamp, 3);
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 0);
+	lp_kern_reader_close(r);
+	g_free(p);
+}
+
+Test(kern, reader_error_names_file_and_line)
+{
+	const char *text = "S 1 a 9f8e7\n# fine\nM 2 a 1000 zz 0 22 3 0 -\n";
+	char *p = write_file("bad", text, strlen(text));
+	lp_kern_reader *r = lp_kern_reader_open(p, &err);
+	lp_event ev;
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), -1);
+	cr_assert_eq(err.status, LP_EINPUT);
+	char *want = g_strdup_printf("%s:3: tag M: field length: bad hex number 'zz'", p);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	lp_kern_reader_close(r);
+	g_free(p);
+}
+
+Test(kern, reader_missing_file)
+{
+	char *p = g_build_filename(dir, "nope", NULL);
+	cr_assert_null(lp_kern_reader_open(p, &err));
+	cr_assert_eq(err.status, LP_EIO);
+	char *want = g_strdup_printf("cannot open %s: No such file or directory", p);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(p);
+}
+
+Test(kern, very_long_lines)
+{
+	/* A name longer than the read buffer, between ordinary lines. */
+	size_t name_len = 3 << 20;
+	GString *s = g_string_new("S 1 a 1\nE 2 a 1 ");
+	for (size_t i = 0; i < name_len; i++)
+		g_string_append_c(s, (char)('a' + i % 26));
+	g_string_append(s, "\nX 3 a\n");
+	char *p = write_file("long", s->str, s->len);
+	lp_kern_reader *r = lp_kern_reader_open(p, &err);
+	lp_event ev;
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1, "%s", err.msg);
+	cr_assert_eq(ev.tag, LP_TAG_E);
+	cr_assert_eq(strlen(ev.name), name_len);
+	cr_assert_eq(ev.name[name_len - 1], (char)('a' + (name_len - 1) % 26));
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(ev.tag, LP_TAG_X);
+	cr_assert_eq(ev.line_no, 3);
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 0);
+	lp_kern_reader_close(r);
+	g_string_free(s, TRUE);
+	g_free(p);
+}
+
+Test(kern, gzip_compressed_trace)
+{
+	const char *text = "F 1 a b\nQ 2 3\n";
+	unsigned char gz[256];
+	z_stream zs = {0};
+	cr_assert_eq(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_in = (Bytef *)text;
+	zs.avail_in = (uInt)strlen(text);
+	zs.next_out = gz;
+	zs.avail_out = sizeof gz;
+	cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	char *p = write_file("k.txt", gz, zs.total_out);
+	deflateEnd(&zs);
+	lp_kern_reader *r = lp_kern_reader_open(p, &err);
+	lp_event ev;
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1, "%s", err.msg);
+	cr_assert_eq(ev.tag, LP_TAG_F);
+	cr_assert_eq(ev.f[1], 0xb);
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(ev.tag, LP_TAG_Q);
+	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 0);
+	lp_kern_reader_close(r);
+	g_free(p);
+}
