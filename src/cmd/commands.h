@@ -13,5 +13,10 @@ typedef struct lp_command {
 
 int cmd_merge(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_lru(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "laplace/io.h"
+#include "laplace/legacy.h"
 #include "laplace/refio.h"
 
 /* References decoded and encoded per step: big enough to amortise calls. */
@@ -19,6 +20,8 @@ typedef struct convert_request {
 	enum lp_ref_format to;         /* LP_REF_BIN or LP_REF_TEXT */
 	enum lp_ref_format ref_format; /* form of a raw reference input */
 	enum lp_endian endian;         /* binary input and output byte order */
+	bool endian_given;             /* --endian was given (p6 defaults to big) */
+	bool to_basic;                 /* --to basic: page-image input only */
 	enum lp_compress compress;
 	bool strict;                   /* a torn last record is an error */
 } convert_request;
@@ -75,11 +78,79 @@ static int convert_ref(const convert_request *rq, lp_error *err)
 	return rc;
 }
 
+/* BYU and p6 traces to raw references: the input's byte order is
+ * rq->endian, the binary output is always little-endian; a summary of the
+ * references written and the records skipped goes to stderr. */
+static int convert_legacy(const convert_request *rq, enum lp_legacy_format format, lp_error *err)
+{
+	lp_byte_source *src = lp_byte_source_open(rq->input, err);
+	if (!src)
+		return err->status;
+	lp_output *out = lp_output_open(rq->output, rq->compress, err);
+	if (!out) {
+		lp_byte_source_close(src);
+		return err->status;
+	}
+	enum lp_endian order = rq->endian_given ? rq->endian
+				 : format == LP_LEGACY_P6 ? LP_BIG : LP_LITTLE;
+	lp_ref_writer *writer = lp_ref_writer_new(out, rq->to, LP_LITTLE);
+	lp_torn_policy policy = {.strict = rq->strict, .warn = cli_warn};
+	lp_legacy_summary sum;
+	int rc = lp_legacy_to_refs(src, format, order, &policy, writer, &sum, err);
+	if (rc)
+		lp_ref_writer_free(writer);
+	else
+		rc = lp_ref_writer_finish(writer, err);
+	if (rc) {
+		lp_output_abort(out);
+		return rc;
+	}
+	if ((rc = lp_output_commit(out, err)))
+		return rc;
+	char line[1024];
+	lp_legacy_summary_text(&sum, format, line, sizeof line);
+	fprintf(stderr, "%s: %s\n", cli_command(), line);
+	return 0;
+}
+
+static int convert_byu(const convert_request *rq, lp_error *err)
+{
+	return convert_legacy(rq, LP_LEGACY_BYU, err);
+}
+
+static int convert_p6(const convert_request *rq, lp_error *err)
+{
+	return convert_legacy(rq, LP_LEGACY_P6, err);
+}
+
+/* A page-image trace to the basic merge stream that reproduces it. */
+static int convert_page_image(const convert_request *rq, lp_error *err)
+{
+	lp_byte_source *src = lp_byte_source_open(rq->input, err);
+	if (!src)
+		return err->status;
+	lp_output *out = lp_output_open(rq->output, rq->compress, err);
+	if (!out) {
+		lp_byte_source_close(src);
+		return err->status;
+	}
+	lp_torn_policy policy = {.strict = rq->strict, .warn = cli_warn};
+	int rc = lp_pi_to_basic(src, &policy, out, err);
+	if (rc)
+		lp_output_abort(out);
+	else
+		rc = lp_output_commit(out, err);
+	return rc;
+}
+
 static const struct convert_source {
 	const char *name;
 	int (*run)(const convert_request *rq, lp_error *err);
 } sources[] = {
 	{"ref", convert_ref},
+	{"byu", convert_byu},
+	{"p6", convert_p6},
+	{"page-image", convert_page_image},
 };
 
 #define NSOURCES (sizeof sources / sizeof sources[0])
@@ -100,9 +171,10 @@ int cmd_convert(int argc, char **argv)
 	gboolean strict = FALSE;
 	GOptionEntry entries[] = {
 		{"to", 0, 0, G_OPTION_ARG_STRING, &to,
-		 "Output form: text or bin (required)", "FORM"},
+		 "Output form: text or bin (required); basic for page-image input", "FORM"},
 		{"from", 0, 0, G_OPTION_ARG_STRING, &from,
-		 "Input format: ref, a raw reference trace (default)", "FORMAT"},
+		 "Input format: ref, a raw reference trace (default), byu, p6 or page-image",
+		 "FORMAT"},
 		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format,
 		 "Form of the reference input: bin, text or auto (default)", "FORM"},
 		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
@@ -119,8 +191,12 @@ int cmd_convert(int argc, char **argv)
 	g_option_context_set_summary(ctx,
 		"Convert a raw reference trace INPUT between its binary form (18-byte\n"
 		"records) and its text form (type timestamp length vas address), losslessly\n"
-		"both ways. INPUT may be '-' (standard input) and may be gzip or zstd\n"
-		"compressed. See laplace-convert(1).");
+		"both ways. With --from byu or p6, convert a BYU address trace or a\n"
+		"Pentium bus trace to a raw reference trace (other request types are\n"
+		"skipped and counted on stderr); with --from page-image --to basic, write\n"
+		"the basic merge stream on which every LRU memory at least as large\n"
+		"behaves as the trace says. INPUT may be '-' (standard input) and may be\n"
+		"gzip or zstd compressed. See laplace-convert(1).");
 	g_option_context_set_description(ctx,
 		"Examples:\n"
 		"  laplace convert --to text trace.bin > trace.txt\n"
@@ -147,12 +223,21 @@ int cmd_convert(int argc, char **argv)
 	}
 	int form = lp_ref_format_parse(to);
 	if (form != LP_REF_TEXT && form != LP_REF_BIN) {
-		cli_usage_error("--to must be text or bin, not '%s'", to);
-		goto out;
+		if (!(rq.to_basic = !strcmp(to, "basic"))) {
+			cli_usage_error("--to must be text, bin or basic, not '%s'", to);
+			goto out;
+		}
 	}
 	rq.to = (enum lp_ref_format)form;
 	if (from && !(source = find_source(from))) {
-		cli_usage_error("--from must be ref, not '%s'", from);
+		cli_usage_error("--from must be ref, byu, p6 or page-image, not '%s'", from);
+		goto out;
+	}
+	/* a page-image trace holds pages, not addresses: it becomes a basic
+	 * merge stream, and only it does */
+	if (rq.to_basic != (source->run == convert_page_image)) {
+		cli_usage_error(rq.to_basic ? "--to basic needs --from page-image"
+				: "--from page-image converts only --to basic");
 		goto out;
 	}
 	if (ref_format && (int)(rq.ref_format = lp_ref_format_parse(ref_format)) < 0) {
@@ -170,6 +255,7 @@ int cmd_convert(int argc, char **argv)
 	rq.input = argv[1];
 	rq.output = output;
 	rq.strict = strict;
+	rq.endian_given = endian != NULL;
 	rc = source->run(&rq, &err);
 	if (rc)
 		cli_fail(&err);

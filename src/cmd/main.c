@@ -8,6 +8,11 @@
 static const lp_command commands[] = {
 	{"merge", cmd_merge, "merge a raw reference trace with its kernel event trace"},
 	{"convert", cmd_convert, "convert between trace formats"},
+	{"dump", cmd_dump, "print a trace of any format as text"},
+	{"validate", cmd_validate, "check the rules of a page-image trace"},
+	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction"},
+	{"batch", cmd_batch, "run a list of merge jobs, several at a time"},
+	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

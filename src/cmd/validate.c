@@ -1,0 +1,70 @@
+/* laplace validate: check every rule of a page-image trace. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "laplace/legacy.h"
+
+static void print_problem(void *ctx, const char *msg)
+{
+	(void)ctx;
+	printf("%s\n", msg);
+}
+
+int cmd_validate(int argc, char **argv)
+{
+	cli_set_command("laplace validate");
+	gchar *format = NULL;
+	GOptionEntry entries[] = {
+		{"format", 'f', 0, G_OPTION_ARG_STRING, &format,
+		 "Input format: page-image (the only one, and the default)", "FORMAT"},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("FILE");
+	g_option_context_set_summary(ctx,
+		"Check a page-image LRU behaviour sequence: print one line per broken\n"
+		"rule (file, record index, field, what is wrong), then a summary with\n"
+		"the memory size M. Exit status 2 when any rule is broken. FILE may be\n"
+		"'-' and may be gzip or zstd compressed. See laplace-validate(1).");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+
+	int rc = LP_EUSAGE;
+	lp_error err = {0};
+	if (!cli_parse(ctx, &argc, &argv))
+		goto out;
+	if (argc != 2) {
+		cli_usage_error("expected one input, got %d", argc - 1);
+		goto out;
+	}
+	if (format && strcmp(format, "page-image")) {
+		cli_usage_error("--format must be page-image, not '%s'", format);
+		goto out;
+	}
+	lp_byte_source *src = lp_byte_source_open(argv[1], &err);
+	if (!src) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	char *name = g_strdup(lp_byte_source_name(src));
+	lp_pi_validation res;
+	rc = lp_pi_validate(src, print_problem, NULL, &res, &err);
+	if (rc == 0) {
+		printf("%s: %" PRIu64 " records, memory of %s%" PRIu64 " pages, %" PRIu64
+		       " broken rule%s\n", name, res.records, res.evicted ? "" : "at least ",
+		       res.fills, res.problems, res.problems == 1 ? "" : "s");
+		rc = res.problems ? LP_EINPUT : 0;
+		if (fflush(stdout)) {
+			lp_fail(&err, LP_EIO, "cannot write standard output");
+			rc = cli_fail(&err);
+		}
+	} else {
+		cli_fail(&err);
+	}
+	g_free(name);
+out:
+	g_option_context_free(ctx);
+	g_free(format);
+	return rc;
+}
