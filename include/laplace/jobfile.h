@@ -1,0 +1,187 @@
+/* Merge jobs described in YAML (laplace-jobs(5)), and what `laplace batch`
+ * and `laplace daemon` need to run them: job files, output confinement,
+ * child processes, reports and the daemon's spool. */
+#ifndef LAPLACE_JOBFILE_H
+#define LAPLACE_JOBFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <glib.h>
+#include <yaml.h>
+
+#include "laplace/error.h"
+#include "laplace/job.h"
+
+/* The daemon refuses job files larger than this. */
+#define LP_JOBFILE_MAX_BYTES (64 * 1024)
+
+/* ---- job files ---- */
+
+/* The keys of a job, for the line numbers kept per key. */
+enum lp_job_key {
+	LP_JOB_KEY_REFERENCE, LP_JOB_KEY_KERNEL, LP_JOB_KEY_MODE, LP_JOB_KEY_OUTPUT,
+	LP_JOB_KEY_OPTIONS, LP_JOB_KEY_COUNT
+};
+extern const char *const lp_job_key_names[LP_JOB_KEY_COUNT];
+
+/* One job as its file describes it. Strings are owned (lp_job_spec_clear). */
+typedef struct lp_job_spec {
+	char *reference;
+	char *kernel;
+	char *output;
+	bool per_process;
+	bool user_only;
+	bool strict;
+	uint64_t page_offset;
+	enum lp_endian endian;
+	enum lp_compress compress;
+	size_t line;                     /* 1-based line where the job starts */
+	size_t key_line[LP_JOB_KEY_COUNT]; /* line of each key given */
+} lp_job_spec;
+
+void lp_job_spec_clear(lp_job_spec *spec);
+/* Fill a merge job that borrows spec's strings. Existing outputs are
+ * replaced (force), as a basic output always is. */
+void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job);
+
+/* Read a whole job file of at most max_bytes: a regular file, opened
+ * read-only without following a final symbolic link and without blocking
+ * on a FIFO. *text is NUL-terminated; free it with g_free. */
+int lp_jobfile_read(const char *path, size_t max_bytes, char **text, size_t *len, lp_error *err);
+
+/* Parse one job (a daemon job file). name is used in messages; paths are
+ * kept as written. Errors name the file, the line and the key. */
+int lp_jobfile_parse_job(const char *name, const char *text, size_t len,
+			 lp_job_spec *spec, lp_error *err);
+
+/* Parse a batch file (`jobs:` and a list of jobs) into *jobs (an array of
+ * *njobs, free with lp_job_specs_free). Relative paths are made relative
+ * to base_dir. */
+int lp_jobfile_parse_batch(const char *name, const char *text, size_t len,
+			   const char *base_dir, lp_job_spec **jobs, size_t *njobs,
+			   lp_error *err);
+void lp_job_specs_free(lp_job_spec *jobs, size_t njobs);
+
+/* ---- daemon settings (laplace-daemon(1), --config) ---- */
+
+enum lp_log_level { LP_LOG_ERROR, LP_LOG_WARNING, LP_LOG_INFO, LP_LOG_DEBUG, LP_LOG_LEVEL_COUNT };
+extern const char *const lp_log_level_names[LP_LOG_LEVEL_COUNT];
+
+/* Settings a daemon rereads on SIGHUP. Absent keys stay "not set": 0 for
+ * jobs and rescan, -1 for grace and log_level. */
+typedef struct lp_daemon_settings {
+	int jobs;      /* jobs run at a time */
+	int grace;     /* seconds running jobs get to finish when stopping */
+	int rescan;    /* seconds between rescans of incoming/ */
+	int log_level; /* an lp_log_level */
+} lp_daemon_settings;
+
+int lp_daemon_settings_parse(const char *name, const char *text, size_t len,
+			     lp_daemon_settings *settings, lp_error *err);
+
+/* ---- the daemon's rules ---- */
+
+/* Apply the daemon's rules to a parsed job from file name: inputs must be
+ * absolute paths; the output, relative to root (an absolute, resolved
+ * directory) or absolute, must stay inside root once its directory is
+ * resolved: no "..", no escaping symbolic link, no symbolic link as the
+ * output itself. On success spec->output is replaced by the resolved path. */
+int lp_job_confine(lp_job_spec *spec, const char *name, const char *root, lp_error *err);
+
+/* Remove what a killed job may have left beside output: temporary files
+ * `.NAME.tmp-*` (basic) and directories `NAME.partial-*` (per-process).
+ * The output itself is never touched. Returns how many were removed. */
+int lp_job_remove_partials(const char *output);
+
+/* ---- running a job in a child process ---- */
+
+/* How a job ended. status is an lp_status; a child that died without
+ * reporting (a crash, a kill) gives LP_EIO with the signal in msg. */
+typedef struct lp_job_outcome {
+	int status;
+	char msg[1024];
+	lp_stats stats;  /* valid when status is LP_OK */
+	double seconds;  /* wall-clock duration */
+	bool killed;     /* ended by lp_job_proc_kill */
+} lp_job_outcome;
+
+typedef struct lp_job_proc_ops {
+	/* A few times a second at most, while the job runs. */
+	void (*progress)(void *ctx, uint64_t refs_done, uint64_t events_done);
+	/* A warning of the job (the first ones only; all are counted). */
+	void (*warning)(void *ctx, const char *msg);
+	/* Once, after the child has exited; the process handle is freed after
+	 * this returns. */
+	void (*done)(void *ctx, const lp_job_outcome *outcome);
+} lp_job_proc_ops;
+
+typedef struct lp_job_proc lp_job_proc;
+
+/* Fork a child that runs job with lp_merge_job_run and reports back through
+ * a pipe, watched from the thread-default GLib main context. The child
+ * dies with its parent. Returns NULL with err set if it cannot fork. */
+lp_job_proc *lp_job_proc_start(const lp_merge_job *job, const lp_job_proc_ops *ops,
+			       void *ctx, lp_error *err);
+pid_t lp_job_proc_pid(const lp_job_proc *proc);
+/* Kill the child (SIGKILL); done() follows once it has exited. */
+void lp_job_proc_kill(lp_job_proc *proc);
+
+/* ---- reports ---- */
+
+/* Emit the entries of a job's report inside the current mapping: inputs,
+ * mode, output, status, exit_status, error (when failed), duration and
+ * statistics (when it succeeded). Returns 0 or -1 on an emitter error. */
+int lp_job_report_emit(yaml_emitter_t *em, const lp_job_spec *spec,
+		       const lp_job_outcome *outcome);
+
+/* Helpers for emitting reports. */
+int lp_yaml_start(yaml_emitter_t *em, GString *to);   /* stream, document, mapping */
+int lp_yaml_finish(yaml_emitter_t *em);               /* closes all three */
+int lp_yaml_key(yaml_emitter_t *em, const char *key);
+int lp_yaml_str(yaml_emitter_t *em, const char *value);
+int lp_yaml_pair(yaml_emitter_t *em, const char *key, const char *value);
+int lp_yaml_pair_u64(yaml_emitter_t *em, const char *key, uint64_t value);
+int lp_yaml_begin(yaml_emitter_t *em, bool sequence); /* block mapping or sequence */
+int lp_yaml_end(yaml_emitter_t *em, bool sequence);
+
+/* Write text to path atomically (temporary name, then rename). */
+int lp_write_file_atomic(const char *path, const char *text, size_t len, lp_error *err);
+
+/* ---- the daemon's spool (laplace-daemon(1)) ---- */
+
+typedef struct lp_spool lp_spool;
+
+/* Open the spool: create incoming/, running/, done/ and failed/ if needed
+ * and lock it (flock on DIR/lock) so that a second daemon refuses to start.
+ * A held lock fails with LP_EIO and a message naming the holder's pid file. */
+lp_spool *lp_spool_open(const char *dir, lp_error *err);
+void lp_spool_close(lp_spool *spool);
+const char *lp_spool_dir(const lp_spool *spool);
+/* DIR/SUB/NAME, newly allocated. */
+char *lp_spool_path(const lp_spool *spool, const char *sub, const char *name);
+
+/* Job files waiting in incoming/ (names ending in ".yaml", not starting
+ * with "."), sorted by name. */
+GPtrArray *lp_spool_incoming(const lp_spool *spool);
+/* Claim a job: rename incoming/NAME into running/. Returns 1 when claimed,
+ * 0 when it was gone, -1 with err set on another failure. */
+int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err);
+/* Put a running job back into incoming/ and remove its status file. */
+int lp_spool_requeue(lp_spool *spool, const char *name, lp_error *err);
+/* Write done/ID.report.yaml (or failed/...), then move the job file there
+ * and remove its status file. ID is NAME without ".yaml". */
+int lp_spool_finish(lp_spool *spool, const char *name, bool ok, const char *report,
+		    lp_error *err);
+/* Write running/ID.status. */
+int lp_spool_status(lp_spool *spool, const char *name, const char *text, lp_error *err);
+/* Job names left in running/ by a daemon that died (sorted); their status
+ * files are removed. */
+GPtrArray *lp_spool_leftovers(lp_spool *spool);
+
+/* The job's identifier: NAME without ".yaml" (newly allocated). */
+char *lp_spool_job_id(const char *name);
+
+#endif

@@ -1,0 +1,94 @@
+#include "daemon-log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static struct {
+	char *file;
+	FILE *to; /* NULL with syslog */
+	bool use_syslog;
+	enum lp_log_level level;
+} log_state = {NULL, NULL, false, LP_LOG_INFO};
+
+static const int syslog_priority[LP_LOG_LEVEL_COUNT] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
+
+static bool open_target(void)
+{
+	if (log_state.use_syslog) {
+		openlog("laplace-daemon", LOG_PID, LOG_DAEMON);
+		return true;
+	}
+	if (!log_state.file) {
+		log_state.to = stderr;
+		return true;
+	}
+	FILE *f = fopen(log_state.file, "ae");
+	if (!f)
+		return false;
+	setvbuf(f, NULL, _IOLBF, 0);
+	log_state.to = f;
+	return true;
+}
+
+static void close_target(void)
+{
+	if (log_state.use_syslog)
+		closelog();
+	else if (log_state.to && log_state.to != stderr)
+		fclose(log_state.to);
+	log_state.to = NULL;
+}
+
+bool daemon_log_open(const char *file, bool use_syslog, enum lp_log_level level)
+{
+	log_state.file = g_strdup(file);
+	log_state.use_syslog = use_syslog;
+	log_state.level = level;
+	return open_target();
+}
+
+bool daemon_log_reopen(void)
+{
+	close_target();
+	return open_target();
+}
+
+void daemon_log_set_level(enum lp_log_level level) { log_state.level = level; }
+
+void daemon_log(enum lp_log_level level, const char *fmt, ...)
+{
+	if (level > log_state.level)
+		return;
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	g_vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (log_state.use_syslog) {
+		syslog(syslog_priority[level], "%s", msg);
+		return;
+	}
+	FILE *to = log_state.to ? log_state.to : stderr;
+	if (to == stderr) {
+		fprintf(to, "%s: %s: %s\n", cli_command(), lp_log_level_names[level], msg);
+		return;
+	}
+	/* A log file has no journal to stamp it. */
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S%z", localtime_r(&now, &tm));
+	fprintf(to, "%s %s[%ld]: %s: %s\n", stamp, cli_command(), (long)getpid(),
+		lp_log_level_names[level], msg);
+}
+
+void daemon_log_close(void)
+{
+	close_target();
+	g_clear_pointer(&log_state.file, g_free);
+}

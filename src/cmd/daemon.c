@@ -1,0 +1,556 @@
+/* laplace daemon: run merge jobs dropped into a spool directory. Every
+ * step of a job is a rename between incoming/, running/, done/ and failed/,
+ * so a job is always in exactly one place; each job runs in a child process
+ * that can be killed without harming the others. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "daemon-log.h"
+#include "laplace/jobfile.h"
+
+#define DEFAULT_GRACE 30
+#define DEFAULT_RESCAN 10
+#define STATUS_INTERVAL_US (1000 * 1000)
+
+typedef struct daemon_state daemon_state;
+
+typedef struct running_job {
+	daemon_state *d;
+	char *name;         /* the job file's name in running/ */
+	lp_job_spec spec;
+	lp_job_proc *proc;
+	char started[32];   /* wall-clock time, for status and report */
+	uint64_t refs_done, events_done;
+	gint64 last_status;
+} running_job;
+
+struct daemon_state {
+	lp_spool *spool;
+	char *root;            /* resolved output root */
+	char *config;          /* --config FILE, reread on SIGHUP */
+	lp_daemon_settings cli, active; /* given on the command line; in effect */
+	GHashTable *running;   /* name -> running_job */
+	bool stopping;
+	guint scan_source;
+	guint rescan_source;
+	GMainLoop *loop;
+};
+
+static void now_iso(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+}
+
+static void schedule_scan(daemon_state *d);
+
+/* ---- reports and status ---- */
+
+static void write_status(running_job *job)
+{
+	GString *text = g_string_new(NULL);
+	g_string_append_printf(text,
+		"job: %s\nstate: running\npid: %ld\nstarted: %s\nreferences: %" G_GUINT64_FORMAT
+		"\nevents: %" G_GUINT64_FORMAT "\n",
+		job->name, (long)lp_job_proc_pid(job->proc), job->started, job->refs_done,
+		job->events_done);
+	lp_error err = {0};
+	if (lp_spool_status(job->d->spool, job->name, text->str, &err))
+		daemon_log(LP_LOG_WARNING, "%s", err.msg);
+	g_string_free(text, TRUE);
+	job->last_status = g_get_monotonic_time();
+}
+
+/* Move a job to done/ or failed/ with its report. spec is NULL when the job
+ * file could not be read or parsed. */
+static void finish_job(daemon_state *d, const char *name, const char *started,
+		       const lp_job_spec *spec, const lp_job_outcome *outcome)
+{
+	GString *text = g_string_new(NULL);
+	yaml_emitter_t em;
+	bool ok = outcome->status == LP_OK;
+	int bad = lp_yaml_start(&em, text) || lp_yaml_pair(&em, "job", name) ||
+		  lp_yaml_pair(&em, "started", started);
+	if (!bad && spec)
+		bad = lp_job_report_emit(&em, spec, outcome);
+	else if (!bad)
+		bad = lp_yaml_pair(&em, "status", "failed") ||
+		      lp_yaml_pair_u64(&em, "exit_status", (uint64_t)outcome->status) ||
+		      lp_yaml_pair(&em, "error", outcome->msg);
+	bad = lp_yaml_finish(&em) || bad;
+	lp_error err = {0};
+	if (bad)
+		daemon_log(LP_LOG_ERROR, "job %s: cannot format its report", name);
+	else if (lp_spool_finish(d->spool, name, ok, text->str, &err))
+		daemon_log(LP_LOG_ERROR, "job %s: %s", name, err.msg);
+	else if (ok)
+		daemon_log(LP_LOG_INFO, "job %s done in %.3f s", name, outcome->seconds);
+	else
+		daemon_log(LP_LOG_WARNING, "job %s failed: %s", name, outcome->msg);
+	g_string_free(text, TRUE);
+}
+
+static void fail_before_start(daemon_state *d, const char *name, const char *started,
+			      const lp_error *err)
+{
+	lp_job_outcome outcome;
+	memset(&outcome, 0, sizeof outcome);
+	outcome.status = err->status;
+	g_strlcpy(outcome.msg, err->msg, sizeof outcome.msg);
+	finish_job(d, name, started, NULL, &outcome);
+}
+
+/* ---- running jobs ---- */
+
+static void running_job_free(gpointer data)
+{
+	running_job *job = data;
+	lp_job_spec_clear(&job->spec);
+	g_free(job->name);
+	g_free(job);
+}
+
+static void on_progress(void *ctx, uint64_t refs_done, uint64_t events_done)
+{
+	running_job *job = ctx;
+	job->refs_done = refs_done;
+	job->events_done = events_done;
+	if (g_get_monotonic_time() - job->last_status >= STATUS_INTERVAL_US)
+		write_status(job);
+}
+
+static void on_warning(void *ctx, const char *msg)
+{
+	running_job *job = ctx;
+	daemon_log(LP_LOG_WARNING, "job %s: %s", job->name, msg);
+}
+
+static void on_done(void *ctx, const lp_job_outcome *outcome)
+{
+	running_job *job = ctx;
+	daemon_state *d = job->d;
+	lp_error err = {0};
+	/* A failed job may have died before cleaning up: its temporary files
+	 * are ours to remove (no other job writes the same output). */
+	if (outcome->status != LP_OK)
+		lp_job_remove_partials(job->spec.output);
+	if (outcome->killed) {
+		if (lp_spool_requeue(d->spool, job->name, &err))
+			daemon_log(LP_LOG_ERROR, "job %s: %s", job->name, err.msg);
+		else
+			daemon_log(LP_LOG_WARNING, "job %s killed after the grace period, requeued",
+				   job->name);
+	} else {
+		finish_job(d, job->name, job->started, &job->spec, outcome);
+	}
+	g_hash_table_remove(d->running, job->name);
+	if (d->stopping && g_hash_table_size(d->running) == 0)
+		g_main_loop_quit(d->loop);
+	else
+		schedule_scan(d);
+}
+
+static const lp_job_proc_ops daemon_job_ops = {on_progress, on_warning, on_done};
+
+static const running_job *job_writing(daemon_state *d, const char *output)
+{
+	GHashTableIter it;
+	gpointer value;
+	g_hash_table_iter_init(&it, d->running);
+	while (g_hash_table_iter_next(&it, NULL, &value)) {
+		const running_job *other = value;
+		if (!strcmp(other->spec.output, output))
+			return other;
+	}
+	return NULL;
+}
+
+/* Start a job just claimed into running/. */
+static void start_job(daemon_state *d, const char *name)
+{
+	char started[32];
+	now_iso(started, sizeof started);
+	char *path = lp_spool_path(d->spool, "running", name);
+	char *text = NULL;
+	size_t len;
+	lp_error err = {0};
+	running_job *job = g_new0(running_job, 1);
+	int r = lp_jobfile_read(path, LP_JOBFILE_MAX_BYTES, &text, &len, &err);
+	if (!r)
+		r = lp_jobfile_parse_job(name, text, len, &job->spec, &err);
+	if (!r)
+		r = lp_job_confine(&job->spec, name, d->root, &err);
+	const running_job *other;
+	if (!r && (other = job_writing(d, job->spec.output)))
+		r = lp_fail(&err, LP_EINPUT, "%s:%zu: key 'output': %s is being written by job %s",
+			    name, job->spec.key_line[LP_JOB_KEY_OUTPUT], job->spec.output, other->name);
+	g_free(text);
+	g_free(path);
+	if (!r) {
+		job->d = d;
+		job->name = g_strdup(name);
+		g_strlcpy(job->started, started, sizeof job->started);
+		lp_merge_job mj;
+		lp_job_spec_to_merge(&job->spec, &mj);
+		job->proc = lp_job_proc_start(&mj, &daemon_job_ops, job, &err);
+		r = job->proc ? 0 : err.status;
+	}
+	if (r) {
+		running_job_free(job);
+		fail_before_start(d, name, started, &err);
+		return;
+	}
+	g_hash_table_insert(d->running, job->name, job);
+	write_status(job);
+	daemon_log(LP_LOG_INFO, "job %s started (pid %ld)", name, (long)lp_job_proc_pid(job->proc));
+}
+
+static gboolean scan(gpointer data)
+{
+	daemon_state *d = data;
+	d->scan_source = 0;
+	if (d->stopping)
+		return G_SOURCE_REMOVE;
+	GPtrArray *names = lp_spool_incoming(d->spool);
+	for (guint i = 0; i < names->len && g_hash_table_size(d->running) < (guint)d->active.jobs; i++) {
+		lp_error err = {0};
+		int claimed = lp_spool_claim(d->spool, names->pdata[i], &err);
+		if (claimed < 0)
+			daemon_log(LP_LOG_ERROR, "%s", err.msg);
+		else if (claimed)
+			start_job(d, names->pdata[i]);
+	}
+	g_ptr_array_unref(names);
+	return G_SOURCE_REMOVE;
+}
+
+static void schedule_scan(daemon_state *d)
+{
+	if (!d->scan_source && !d->stopping)
+		d->scan_source = g_idle_add(scan, d);
+}
+
+static gboolean on_rescan(gpointer data)
+{
+	schedule_scan(data);
+	return G_SOURCE_CONTINUE;
+}
+
+static void on_incoming_changed(GFileMonitor *monitor, GFile *file, GFile *other,
+				GFileMonitorEvent event, gpointer data)
+{
+	(void)monitor;
+	(void)file;
+	(void)other;
+	if (event == G_FILE_MONITOR_EVENT_MOVED_IN || event == G_FILE_MONITOR_EVENT_CREATED ||
+	    event == G_FILE_MONITOR_EVENT_CHANGES_DONE_HINT || event == G_FILE_MONITOR_EVENT_RENAMED)
+		schedule_scan(data);
+}
+
+/* ---- settings and signals ---- */
+
+static int setting(int cli, int config, int fallback, int unset)
+{
+	return cli != unset ? cli : config != unset ? config : fallback;
+}
+
+/* Combine the command line, the --config file and the defaults. */
+static int apply_settings(daemon_state *d, lp_error *err)
+{
+	lp_daemon_settings file = {0, -1, 0, -1};
+	if (d->config) {
+		char *text;
+		size_t len;
+		int r = lp_jobfile_read(d->config, LP_JOBFILE_MAX_BYTES, &text, &len, err);
+		if (r)
+			return r;
+		r = lp_daemon_settings_parse(d->config, text, len, &file, err);
+		g_free(text);
+		if (r)
+			return r;
+	}
+	d->active.jobs = setting(d->cli.jobs, file.jobs, (int)g_get_num_processors(), 0);
+	d->active.grace = setting(d->cli.grace, file.grace, DEFAULT_GRACE, -1);
+	d->active.log_level = setting(d->cli.log_level, file.log_level, LP_LOG_INFO, -1);
+	int rescan = setting(d->cli.rescan, file.rescan, DEFAULT_RESCAN, 0);
+	daemon_log_set_level((enum lp_log_level)d->active.log_level);
+	if (rescan != d->active.rescan) {
+		if (d->rescan_source)
+			g_source_remove(d->rescan_source);
+		d->rescan_source = g_timeout_add_seconds((guint)rescan, on_rescan, d);
+		d->active.rescan = rescan;
+	}
+	return 0;
+}
+
+static gboolean on_grace_over(gpointer data)
+{
+	daemon_state *d = data;
+	GHashTableIter it;
+	gpointer value;
+	g_hash_table_iter_init(&it, d->running);
+	while (g_hash_table_iter_next(&it, NULL, &value))
+		lp_job_proc_kill(((running_job *)value)->proc);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_stop_signal(gpointer data)
+{
+	daemon_state *d = data;
+	if (d->stopping)
+		return G_SOURCE_CONTINUE;
+	d->stopping = true;
+	guint n = g_hash_table_size(d->running);
+	if (n == 0) {
+		daemon_log(LP_LOG_INFO, "stopping");
+		g_main_loop_quit(d->loop);
+		return G_SOURCE_CONTINUE;
+	}
+	daemon_log(LP_LOG_INFO, "stopping: waiting up to %d s for %u running job%s",
+		   d->active.grace, n, n == 1 ? "" : "s");
+	g_timeout_add_seconds((guint)d->active.grace, on_grace_over, d);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_hangup(gpointer data)
+{
+	daemon_state *d = data;
+	if (!daemon_log_reopen())
+		fprintf(stderr, "%s: cannot reopen the log: %s\n", cli_command(), g_strerror(errno));
+	lp_error err = {0};
+	if (apply_settings(d, &err))
+		daemon_log(LP_LOG_ERROR, "settings not reloaded: %s", err.msg);
+	else
+		daemon_log(LP_LOG_INFO, "log reopened, settings reloaded (%d job%s at a time)",
+			   d->active.jobs, d->active.jobs == 1 ? "" : "s");
+	schedule_scan(d);
+	return G_SOURCE_CONTINUE;
+}
+
+/* ---- start-up ---- */
+
+/* Jobs left in running/ by a daemon that died: remove their partial
+ * outputs and put them back in the queue. */
+static void recover(daemon_state *d)
+{
+	GPtrArray *names = lp_spool_leftovers(d->spool);
+	for (guint i = 0; i < names->len; i++) {
+		const char *name = names->pdata[i];
+		char *path = lp_spool_path(d->spool, "running", name);
+		char *text = NULL;
+		size_t len;
+		lp_error err = {0};
+		lp_job_spec spec;
+		memset(&spec, 0, sizeof spec);
+		int removed = 0;
+		/* A job that does not parse never started writing anything. */
+		if (!lp_jobfile_read(path, LP_JOBFILE_MAX_BYTES, &text, &len, &err) &&
+		    !lp_jobfile_parse_job(name, text, len, &spec, &err) &&
+		    !lp_job_confine(&spec, name, d->root, &err))
+			removed = lp_job_remove_partials(spec.output);
+		lp_job_spec_clear(&spec);
+		g_free(text);
+		g_free(path);
+		err = (lp_error){0};
+		if (lp_spool_requeue(d->spool, name, &err))
+			daemon_log(LP_LOG_ERROR, "%s", err.msg);
+		else
+			daemon_log(LP_LOG_WARNING,
+				   "job %s was left running by a previous daemon: requeued (%d partial output%s removed)",
+				   name, removed, removed == 1 ? "" : "s");
+	}
+	g_ptr_array_unref(names);
+}
+
+static int write_pid_file(const char *path, lp_error *err)
+{
+	char text[32];
+	int len = g_snprintf(text, sizeof text, "%ld\n", (long)getpid());
+	return lp_write_file_atomic(path, text, (size_t)len, err);
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	cli_set_command("laplace daemon");
+	gchar *spool_dir = NULL, *output_root = NULL, *pid_file = NULL, *log_file = NULL;
+	gchar *log_level = NULL, *config = NULL;
+	gint jobs = -1, grace = -1, rescan = -1;
+	gboolean use_syslog = FALSE;
+	GOptionEntry entries[] = {
+		{"spool", 0, 0, G_OPTION_ARG_FILENAME, &spool_dir,
+		 "The spool directory (required)", "DIR"},
+		{"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
+		 "Run N jobs at a time (default: the number of processors)", "N"},
+		{"output-root", 0, 0, G_OPTION_ARG_FILENAME, &output_root,
+		 "Jobs write their outputs only under DIR (default: the spool's done/)", "DIR"},
+		{"grace", 0, 0, G_OPTION_ARG_INT, &grace,
+		 "On SIGTERM, give running jobs SECONDS to finish before requeueing them "
+		 "(default 30)", "SECONDS"},
+		{"rescan", 0, 0, G_OPTION_ARG_INT, &rescan,
+		 "Also look into incoming/ every SECONDS (default 10)", "SECONDS"},
+		{"config", 0, 0, G_OPTION_ARG_FILENAME, &config,
+		 "Read settings from FILE, and again on SIGHUP", "FILE"},
+		{"pid-file", 0, 0, G_OPTION_ARG_FILENAME, &pid_file,
+		 "Write the daemon's pid to FILE (default: DIR/daemon.pid)", "FILE"},
+		{"log-file", 0, 0, G_OPTION_ARG_FILENAME, &log_file,
+		 "Log to FILE instead of standard error (reopened on SIGHUP)", "FILE"},
+		{"syslog", 0, 0, G_OPTION_ARG_NONE, &use_syslog, "Log to syslog", NULL},
+		{"log-level", 0, 0, G_OPTION_ARG_STRING, &log_level,
+		 "Log messages up to LEVEL: error, warning, info (default) or debug", "LEVEL"},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("");
+	g_option_context_set_summary(ctx,
+		"Run merge jobs dropped into the spool directory DIR. A job file (see\n"
+		"laplace-jobs(5)) renamed into DIR/incoming/ is claimed into running/, run,\n"
+		"and moved to done/ with its report, or to failed/ with a report saying why.");
+	g_option_context_set_description(ctx,
+		"SIGTERM or SIGINT: take no more jobs, let running ones finish within the\n"
+		"grace period, then requeue the rest. SIGHUP: reopen the log and reread\n"
+		"--config. Command-line options override the --config file. See\n"
+		"laplace-daemon(1).");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+
+	int rc = LP_EUSAGE;
+	daemon_state d;
+	memset(&d, 0, sizeof d);
+	lp_error err = {0};
+	bool log_opened = false;
+	char *default_pid_file = NULL;
+	GFileMonitor *monitor = NULL;
+	if (!cli_parse(ctx, &argc, &argv))
+		goto out;
+	if (argc != 1) {
+		cli_usage_error("unexpected argument '%s'", argv[1]);
+		goto out;
+	}
+	if (!spool_dir) {
+		cli_usage_error("--spool DIR is required");
+		goto out;
+	}
+	/* -1: not given; lp_daemon_settings says 0 for that. */
+	d.cli = (lp_daemon_settings){jobs == -1 ? 0 : jobs, grace, rescan == -1 ? 0 : rescan, -1};
+	if (jobs != -1 && jobs < 1) {
+		cli_usage_error("-j must be at least 1, not %d", jobs);
+		goto out;
+	}
+	if (grace < -1) {
+		cli_usage_error("--grace must not be negative");
+		goto out;
+	}
+	if (rescan != -1 && rescan < 1) {
+		cli_usage_error("--rescan must be at least 1, not %d", rescan);
+		goto out;
+	}
+	if (log_level) {
+		for (int i = 0; i < LP_LOG_LEVEL_COUNT; i++)
+			if (!strcmp(log_level, lp_log_level_names[i]))
+				d.cli.log_level = i;
+		if (d.cli.log_level < 0) {
+			cli_usage_error("--log-level must be error, warning, info or debug, not '%s'",
+					log_level);
+			goto out;
+		}
+	}
+	if (use_syslog && log_file) {
+		cli_usage_error("--syslog and --log-file exclude each other");
+		goto out;
+	}
+	rc = LP_EIO;
+	if (!daemon_log_open(log_file, use_syslog, LP_LOG_INFO)) {
+		fprintf(stderr, "%s: cannot open %s: %s\n", cli_command(), log_file, g_strerror(errno));
+		goto out;
+	}
+	log_opened = true;
+	d.config = config;
+	d.loop = g_main_loop_new(NULL, FALSE);
+	if ((rc = apply_settings(&d, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
+	d.spool = lp_spool_open(spool_dir, &err);
+	if (!d.spool) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	char *root = output_root ? g_strdup(output_root) : lp_spool_path(d.spool, "done", "");
+	char real_root[PATH_MAX];
+	bool root_ok = realpath(root, real_root) != NULL;
+	if (!root_ok)
+		fprintf(stderr, "%s: output root %s: %s\n", cli_command(), root, g_strerror(errno));
+	g_free(root);
+	if (!root_ok) {
+		rc = LP_EIO;
+		goto out;
+	}
+	d.root = g_strdup(real_root);
+	if (!pid_file)
+		pid_file = default_pid_file = g_build_filename(spool_dir, "daemon.pid", NULL);
+	if ((rc = write_pid_file(pid_file, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
+	d.running = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, running_job_free);
+	recover(&d);
+
+	g_unix_signal_add(SIGTERM, on_stop_signal, &d);
+	g_unix_signal_add(SIGINT, on_stop_signal, &d);
+	g_unix_signal_add(SIGHUP, on_hangup, &d);
+	/* A job file's writer may die before closing it: never let that kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	char *incoming = lp_spool_path(d.spool, "incoming", "");
+	GFile *dir = g_file_new_for_path(incoming);
+	GError *gerr = NULL;
+	monitor = g_file_monitor_directory(dir, G_FILE_MONITOR_WATCH_MOVES, NULL, &gerr);
+	if (monitor) {
+		g_signal_connect(monitor, "changed", G_CALLBACK(on_incoming_changed), &d);
+	} else {
+		daemon_log(LP_LOG_WARNING, "cannot watch %s (%s): rescanning every %d s only",
+			   incoming, gerr->message, d.active.rescan);
+		g_error_free(gerr);
+	}
+	g_object_unref(dir);
+	g_free(incoming);
+	daemon_log(LP_LOG_INFO, "watching %s (pid %ld, %d job%s at a time, outputs under %s)",
+		   spool_dir, (long)getpid(), d.active.jobs, d.active.jobs == 1 ? "" : "s", d.root);
+	schedule_scan(&d);
+	g_main_loop_run(d.loop);
+	daemon_log(LP_LOG_INFO, "stopped");
+	g_unlink(pid_file);
+	rc = LP_OK;
+out:
+	if (monitor)
+		g_object_unref(monitor);
+	if (d.running)
+		g_hash_table_unref(d.running);
+	if (d.spool)
+		lp_spool_close(d.spool);
+	if (d.loop)
+		g_main_loop_unref(d.loop);
+	if (log_opened)
+		daemon_log_close();
+	g_option_context_free(ctx);
+	g_free(d.root);
+	g_free(spool_dir);
+	g_free(output_root);
+	g_free(default_pid_file);
+	if (pid_file != default_pid_file)
+		g_free(pid_file);
+	g_free(log_file);
+	g_free(log_level);
+	g_free(config);
+	return rc;
+}

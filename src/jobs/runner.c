@@ -1,0 +1,262 @@
+/* A merge job in a child process: it can be killed when a grace period
+ * runs out, and a crash fails only that job. The child reports progress,
+ * warnings and its result through a pipe, as small framed messages. */
+#include "laplace/jobfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+/* Warnings beyond this many are counted in the statistics but not sent. */
+#define MAX_FORWARDED_WARNINGS 20
+#define PROGRESS_INTERVAL_US (250 * 1000)
+/* The child's end of the pipe, moved here so everything above can close. */
+#define CHILD_PIPE_FD 3
+
+enum message_kind { MSG_PROGRESS = 1, MSG_WARNING, MSG_RESULT };
+
+typedef struct message_header {
+	uint32_t kind;
+	uint32_t len; /* payload bytes that follow */
+} message_header;
+
+typedef struct progress_message {
+	uint64_t refs_done;
+	uint64_t events_done;
+} progress_message;
+
+typedef struct result_message {
+	int32_t status;
+	lp_stats stats;
+	char msg[sizeof ((lp_error *)0)->msg];
+} result_message;
+
+struct lp_job_proc {
+	pid_t pid;
+	int fd;
+	GByteArray *pending; /* bytes read but not yet a whole message */
+	bool exited;
+	bool pipe_closed;
+	int wait_status;
+	bool have_result;
+	result_message result;
+	bool killed;
+	gint64 started;
+	lp_job_proc_ops ops;
+	void *ctx;
+};
+
+/* ---- the child ---- */
+
+typedef struct child_state {
+	gint64 last_progress;
+	int warnings;
+} child_state;
+
+/* Messages are at most a few kilobytes: one blocking write each, retried
+ * after signals. A parent gone away ends the child anyway. */
+static void send_message(uint32_t kind, const void *payload, uint32_t len)
+{
+	char buf[sizeof(message_header) + sizeof(result_message)];
+	message_header h = {kind, len};
+	memcpy(buf, &h, sizeof h);
+	memcpy(buf + sizeof h, payload, len);
+	size_t total = sizeof h + len, done = 0;
+	while (done < total) {
+		ssize_t n = write(CHILD_PIPE_FD, buf + done, total - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(LP_EIO);
+		done += (size_t)n;
+	}
+}
+
+static void child_progress(void *ctx, uint64_t refs_done, uint64_t events_done)
+{
+	child_state *st = ctx;
+	gint64 now = g_get_monotonic_time();
+	if (now - st->last_progress < PROGRESS_INTERVAL_US)
+		return;
+	st->last_progress = now;
+	progress_message m = {refs_done, events_done};
+	send_message(MSG_PROGRESS, &m, sizeof m);
+}
+
+static void child_warning(void *ctx, const char *msg)
+{
+	child_state *st = ctx;
+	if (st->warnings++ >= MAX_FORWARDED_WARNINGS)
+		return;
+	size_t len = strnlen(msg, sizeof ((result_message *)0)->msg - 1);
+	send_message(MSG_WARNING, msg, (uint32_t)len);
+}
+
+static G_GNUC_NORETURN void child_main(const lp_merge_job *job, int pipe_fd, pid_t parent)
+{
+	/* Die with the daemon, so that a restart never races a leftover job. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(LP_EIO);
+	/* The parent's handlers (GLib's) make no sense here. */
+	int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGPIPE};
+	for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++)
+		signal(sigs[i], SIG_DFL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Keep nothing of the parent's open files (its spool lock above all). */
+	if (dup2(pipe_fd, CHILD_PIPE_FD) < 0)
+		_exit(LP_EIO);
+	close_range(CHILD_PIPE_FD + 1, ~0u, 0);
+
+	child_state st = {0, 0};
+	lp_merge_job j = *job;
+	j.warn = child_warning;
+	j.warn_ctx = &st;
+	j.progress = child_progress;
+	j.progress_ctx = &st;
+	result_message res;
+	memset(&res, 0, sizeof res);
+	lp_error err = {0, ""};
+	res.status = lp_merge_job_run(&j, &res.stats, &err);
+	g_strlcpy(res.msg, err.msg, sizeof res.msg);
+	send_message(MSG_RESULT, &res, sizeof res);
+	_exit(0);
+}
+
+/* ---- the parent ---- */
+
+static void finish_if_over(lp_job_proc *proc)
+{
+	if (!proc->exited || !proc->pipe_closed)
+		return;
+	lp_job_outcome out;
+	memset(&out, 0, sizeof out);
+	out.seconds = (double)(g_get_monotonic_time() - proc->started) / 1e6;
+	out.killed = proc->killed;
+	if (proc->have_result) {
+		out.status = proc->result.status;
+		out.stats = proc->result.stats;
+		g_strlcpy(out.msg, proc->result.msg, sizeof out.msg);
+	} else {
+		out.status = LP_EIO;
+		if (WIFSIGNALED(proc->wait_status))
+			g_snprintf(out.msg, sizeof out.msg, "job process %s by signal %d (%s)",
+				   proc->killed ? "killed" : "died", WTERMSIG(proc->wait_status),
+				   g_strsignal(WTERMSIG(proc->wait_status)));
+		else
+			g_snprintf(out.msg, sizeof out.msg,
+				   "job process exited with status %d without a result",
+				   WEXITSTATUS(proc->wait_status));
+	}
+	proc->ops.done(proc->ctx, &out);
+	g_byte_array_unref(proc->pending);
+	g_free(proc);
+}
+
+static void handle_message(lp_job_proc *proc, uint32_t kind, const guint8 *payload, uint32_t len)
+{
+	if (kind == MSG_PROGRESS && len == sizeof(progress_message)) {
+		progress_message m;
+		memcpy(&m, payload, sizeof m);
+		if (proc->ops.progress)
+			proc->ops.progress(proc->ctx, m.refs_done, m.events_done);
+	} else if (kind == MSG_WARNING && len < sizeof proc->result.msg) {
+		char text[sizeof proc->result.msg];
+		memcpy(text, payload, len);
+		text[len] = '\0';
+		if (proc->ops.warning)
+			proc->ops.warning(proc->ctx, text);
+	} else if (kind == MSG_RESULT && len == sizeof(result_message)) {
+		memcpy(&proc->result, payload, sizeof proc->result);
+		proc->result.msg[sizeof proc->result.msg - 1] = '\0';
+		proc->have_result = true;
+	}
+}
+
+static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
+{
+	lp_job_proc *proc = data;
+	(void)cond;
+	guint8 buf[8192];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		g_byte_array_append(proc->pending, buf, (guint)n);
+	size_t used = 0;
+	while (proc->pending->len - used >= sizeof(message_header)) {
+		message_header h;
+		memcpy(&h, proc->pending->data + used, sizeof h);
+		if (h.len > sizeof(result_message))
+			break; /* cannot happen with our own child; wait for the end */
+		if (proc->pending->len - used < sizeof h + h.len)
+			break;
+		handle_message(proc, h.kind, proc->pending->data + used + sizeof h, h.len);
+		used += sizeof h + h.len;
+	}
+	g_byte_array_remove_range(proc->pending, 0, (guint)used);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return G_SOURCE_CONTINUE;
+	close(fd);
+	proc->fd = -1;
+	proc->pipe_closed = true;
+	finish_if_over(proc);
+	return G_SOURCE_REMOVE;
+}
+
+static void on_child_exit(GPid pid, gint wait_status, gpointer data)
+{
+	lp_job_proc *proc = data;
+	(void)pid;
+	proc->exited = true;
+	proc->wait_status = wait_status;
+	finish_if_over(proc);
+}
+
+lp_job_proc *lp_job_proc_start(const lp_merge_job *job, const lp_job_proc_ops *ops, void *ctx,
+			       lp_error *err)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		lp_fail(err, LP_EIO, "cannot create a pipe: %s", g_strerror(errno));
+		return NULL;
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		lp_fail(err, LP_EIO, "cannot fork: %s", g_strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		child_main(job, fds[1], parent);
+	}
+	close(fds[1]);
+	g_unix_set_fd_nonblocking(fds[0], TRUE, NULL);
+	lp_job_proc *proc = g_new0(lp_job_proc, 1);
+	proc->pid = pid;
+	proc->fd = fds[0];
+	proc->pending = g_byte_array_new();
+	proc->started = g_get_monotonic_time();
+	proc->ops = *ops;
+	proc->ctx = ctx;
+	g_unix_fd_add(fds[0], G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, proc);
+	g_child_watch_add(pid, on_child_exit, proc);
+	return proc;
+}
+
+pid_t lp_job_proc_pid(const lp_job_proc *proc) { return proc->pid; }
+
+void lp_job_proc_kill(lp_job_proc *proc)
+{
+	proc->killed = true;
+	kill(proc->pid, SIGKILL);
+}

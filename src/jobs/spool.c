@@ -1,0 +1,225 @@
+/* The daemon's spool: incoming/, running/, done/ and failed/ in one
+ * directory, so that every move of a job file is an atomic rename. */
+#include "laplace/jobfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+static const char *const spool_dirs[] = {"incoming", "running", "done", "failed"};
+
+struct lp_spool {
+	char *dir;
+	int lock_fd;
+};
+
+#define LOCK_NAME "lock"
+#define JOB_SUFFIX ".yaml"
+#define STATUS_SUFFIX ".status"
+
+char *lp_spool_path(const lp_spool *spool, const char *sub, const char *name)
+{
+	return g_build_filename(spool->dir, sub, name, NULL);
+}
+
+const char *lp_spool_dir(const lp_spool *spool) { return spool->dir; }
+
+char *lp_spool_job_id(const char *name)
+{
+	if (g_str_has_suffix(name, JOB_SUFFIX))
+		return g_strndup(name, strlen(name) - strlen(JOB_SUFFIX));
+	return g_strdup(name);
+}
+
+/* Lock the spool and record our pid in the lock file for the message a
+ * second daemon prints. */
+static int take_lock(lp_spool *spool, lp_error *err)
+{
+	char *path = g_build_filename(spool->dir, LOCK_NAME, NULL);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int r = 0;
+	if (fd < 0) {
+		r = lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
+	} else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK) {
+			char pid[32] = "";
+			ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+			pid[n > 0 ? n : 0] = '\0';
+			g_strchomp(pid);
+			r = lp_fail(err, LP_EIO, "spool %s is in use by another daemon (pid %s)",
+				    spool->dir, pid[0] ? pid : "unknown");
+		} else {
+			r = lp_fail(err, LP_EIO, "cannot lock %s: %s", path, g_strerror(errno));
+		}
+	} else {
+		char pid[32];
+		int len = g_snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+		if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) != len)
+			r = lp_fail(err, LP_EIO, "cannot write %s: %s", path, g_strerror(errno));
+	}
+	g_free(path);
+	if (r && fd >= 0)
+		close(fd);
+	spool->lock_fd = r ? -1 : fd;
+	return r;
+}
+
+lp_spool *lp_spool_open(const char *dir, lp_error *err)
+{
+	lp_spool *spool = g_new0(lp_spool, 1);
+	spool->dir = g_strdup(dir);
+	spool->lock_fd = -1;
+	for (size_t i = 0; i < G_N_ELEMENTS(spool_dirs); i++) {
+		char *sub = g_build_filename(dir, spool_dirs[i], NULL);
+		int r = g_mkdir_with_parents(sub, 0755);
+		int saved = errno;
+		if (r < 0)
+			lp_fail(err, LP_EIO, "cannot create %s: %s", sub, g_strerror(saved));
+		g_free(sub);
+		if (r < 0) {
+			lp_spool_close(spool);
+			return NULL;
+		}
+	}
+	if (take_lock(spool, err)) {
+		lp_spool_close(spool);
+		return NULL;
+	}
+	return spool;
+}
+
+void lp_spool_close(lp_spool *spool)
+{
+	if (spool->lock_fd >= 0)
+		close(spool->lock_fd);
+	g_free(spool->dir);
+	g_free(spool);
+}
+
+static gint compare_names(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_job_name(const char *name)
+{
+	return name[0] != '.' && g_str_has_suffix(name, JOB_SUFFIX) &&
+	       strlen(name) > strlen(JOB_SUFFIX);
+}
+
+static GPtrArray *list_jobs(const lp_spool *spool, const char *sub)
+{
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	char *path = g_build_filename(spool->dir, sub, NULL);
+	GDir *d = g_dir_open(path, 0, NULL);
+	g_free(path);
+	const char *entry;
+	while (d && (entry = g_dir_read_name(d)))
+		if (is_job_name(entry))
+			g_ptr_array_add(names, g_strdup(entry));
+	if (d)
+		g_dir_close(d);
+	g_ptr_array_sort(names, compare_names);
+	return names;
+}
+
+GPtrArray *lp_spool_incoming(const lp_spool *spool) { return list_jobs(spool, "incoming"); }
+
+static int move(const lp_spool *spool, const char *from, const char *to, const char *name,
+		lp_error *err)
+{
+	char *src = lp_spool_path(spool, from, name);
+	char *dst = lp_spool_path(spool, to, name);
+	int r = 0;
+	if (rename(src, dst) < 0)
+		r = errno == ENOENT ? -1
+				    : lp_fail(err, LP_EIO, "cannot move %s to %s/: %s", src, to,
+					      g_strerror(errno));
+	g_free(src);
+	g_free(dst);
+	return r;
+}
+
+int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err)
+{
+	int r = move(spool, "incoming", "running", name, err);
+	if (r < 0)
+		return 0;
+	return r ? -1 : 1;
+}
+
+static void remove_status(const lp_spool *spool, const char *name)
+{
+	char *id = lp_spool_job_id(name);
+	char *file = g_strconcat(id, STATUS_SUFFIX, NULL);
+	char *path = lp_spool_path(spool, "running", file);
+	g_unlink(path);
+	g_free(path);
+	g_free(file);
+	g_free(id);
+}
+
+int lp_spool_requeue(lp_spool *spool, const char *name, lp_error *err)
+{
+	remove_status(spool, name);
+	int r = move(spool, "running", "incoming", name, err);
+	if (r < 0)
+		return lp_fail(err, LP_EIO, "cannot requeue %s: it is gone from running/", name);
+	return r;
+}
+
+int lp_spool_finish(lp_spool *spool, const char *name, bool ok, const char *report, lp_error *err)
+{
+	const char *sub = ok ? "done" : "failed";
+	char *id = lp_spool_job_id(name);
+	char *file = g_strconcat(id, ".report.yaml", NULL);
+	char *path = lp_spool_path(spool, sub, file);
+	int r = lp_write_file_atomic(path, report, strlen(report), err);
+	g_free(path);
+	g_free(file);
+	g_free(id);
+	if (r)
+		return r;
+	remove_status(spool, name);
+	r = move(spool, "running", sub, name, err);
+	if (r < 0)
+		return lp_fail(err, LP_EIO, "cannot move %s to %s/: it is gone from running/", name, sub);
+	return r;
+}
+
+int lp_spool_status(lp_spool *spool, const char *name, const char *text, lp_error *err)
+{
+	char *id = lp_spool_job_id(name);
+	char *file = g_strconcat(id, STATUS_SUFFIX, NULL);
+	char *path = lp_spool_path(spool, "running", file);
+	int r = lp_write_file_atomic(path, text, strlen(text), err);
+	g_free(path);
+	g_free(file);
+	g_free(id);
+	return r;
+}
+
+GPtrArray *lp_spool_leftovers(lp_spool *spool)
+{
+	/* Everything in running/ that is not a job file is a status file or a
+	 * temporary file of one: none of it means anything any more. */
+	char *path = g_build_filename(spool->dir, "running", NULL);
+	GDir *d = g_dir_open(path, 0, NULL);
+	const char *entry;
+	while (d && (entry = g_dir_read_name(d))) {
+		if (is_job_name(entry))
+			continue;
+		char *file = g_build_filename(path, entry, NULL);
+		g_unlink(file);
+		g_free(file);
+	}
+	if (d)
+		g_dir_close(d);
+	g_free(path);
+	return list_jobs(spool, "running");
+}

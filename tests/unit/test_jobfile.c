@@ -1,0 +1,396 @@
+/* Job files (laplace-jobs(5)): what they may hold, and the exact message
+ * (file, line, key) for each way they can be wrong; the daemon's
+ * confinement of outputs; the cleanup of partial outputs. */
+#include <criterion/criterion.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "laplace/jobfile.h"
+
+static lp_job_spec spec;
+static lp_error err;
+
+static void clear(void) { lp_job_spec_clear(&spec); }
+
+TestSuite(jobfile, .fini = clear);
+
+static int parse(const char *text)
+{
+	err = (lp_error){0};
+	return lp_jobfile_parse_job("job.yaml", text, strlen(text), &spec, &err);
+}
+
+static void expect_error(const char *text, const char *msg)
+{
+	cr_assert_eq(parse(text), LP_EINPUT, "accepted:\n%s", text);
+	cr_assert_str_eq(err.msg, msg);
+	cr_assert_null(spec.reference);
+}
+
+Test(jobfile, full_job)
+{
+	cr_assert_eq(parse("reference: /t/ref.bin\n"
+			   "kernel: /t/kern.txt\n"
+			   "mode: per-process\n"
+			   "output: out\n"
+			   "options:\n"
+			   "  user_only: true\n"
+			   "  strict: True\n"
+			   "  page_offset: 0x80000000\n"
+			   "  endian: big\n"
+			   "  compress: zstd\n"), 0, "%s", err.msg);
+	cr_assert_str_eq(spec.reference, "/t/ref.bin");
+	cr_assert_str_eq(spec.kernel, "/t/kern.txt");
+	cr_assert_str_eq(spec.output, "out");
+	cr_assert(spec.per_process);
+	cr_assert(spec.user_only);
+	cr_assert(spec.strict);
+	cr_assert_eq(spec.page_offset, 0x80000000u);
+	cr_assert_eq(spec.endian, LP_BIG);
+	cr_assert_eq(spec.compress, LP_COMPRESS_ZSTD);
+	cr_assert_eq(spec.line, 1);
+	cr_assert_eq(spec.key_line[LP_JOB_KEY_OUTPUT], 4);
+}
+
+Test(jobfile, defaults)
+{
+	cr_assert_eq(parse("{reference: r, kernel: k, mode: basic, output: o}"), 0, "%s", err.msg);
+	cr_assert_not(spec.per_process);
+	cr_assert_not(spec.user_only);
+	cr_assert_not(spec.strict);
+	cr_assert_eq(spec.page_offset, 0xc0000000u);
+	cr_assert_eq(spec.endian, LP_LITTLE);
+	cr_assert_eq(spec.compress, LP_COMPRESS_AUTO);
+	cr_assert_eq(spec.key_line[LP_JOB_KEY_OPTIONS], 0);
+}
+
+Test(jobfile, hex_page_offset_without_prefix)
+{
+	cr_assert_eq(parse("{reference: r, kernel: k, mode: basic, output: o,"
+			   " options: {page_offset: C0001000}}"), 0, "%s", err.msg);
+	cr_assert_eq(spec.page_offset, 0xc0001000u);
+}
+
+Test(jobfile, unknown_key)
+{
+	expect_error("reference: r\nkernel: k\ncolour: blue\n", "job.yaml:3: unknown key 'colour'");
+}
+
+Test(jobfile, unknown_option)
+{
+	expect_error("reference: r\noptions:\n  user_only: true\n  fast: yes\n",
+		     "job.yaml:4: unknown key 'fast'");
+}
+
+Test(jobfile, missing_keys_name_the_job_line)
+{
+	expect_error("# a job\nreference: r\nkernel: k\nmode: basic\n",
+		     "job.yaml:2: missing key 'output'");
+	expect_error("output: o\nmode: basic\n", "job.yaml:1: missing key 'reference'");
+}
+
+Test(jobfile, duplicate_key)
+{
+	expect_error("reference: r\nkernel: k\nreference: s\n",
+		     "job.yaml:3: key 'reference' given twice (first on line 1)");
+}
+
+Test(jobfile, wrong_types)
+{
+	expect_error("reference: [a, b]\n", "job.yaml:1: key 'reference': expected a path, found a list");
+	expect_error("reference: r\nkernel:\n  x: 1\n",
+		     "job.yaml:3: key 'kernel': expected a path, found a mapping");
+	expect_error("reference: r\nkernel:\n", "job.yaml:2: key 'kernel': expected a path, found nothing");
+	expect_error("mode: fast\n", "job.yaml:1: key 'mode': expected basic or per-process, found 'fast'");
+	expect_error("options: strict\n", "job.yaml:1: key 'options': expected a mapping, found 'strict'");
+	expect_error("options:\n  user_only: maybe\n",
+		     "job.yaml:2: key 'user_only': expected true or false, found 'maybe'");
+	expect_error("options: {strict: \"true\"}\n",
+		     "job.yaml:1: key 'strict': expected true or false, found 'true'");
+	expect_error("options:\n  page_offset: 1000000000\n",
+		     "job.yaml:2: key 'page_offset': expected a 32-bit hexadecimal address, found '1000000000'");
+	expect_error("options:\n  page_offset: 0xg\n",
+		     "job.yaml:2: key 'page_offset': expected a 32-bit hexadecimal address, found '0xg'");
+	expect_error("options:\n  endian: middle\n",
+		     "job.yaml:2: key 'endian': expected little or big, found 'middle'");
+	expect_error("options:\n  compress: rar\n",
+		     "job.yaml:2: key 'compress': expected auto, gzip, zstd or none, found 'rar'");
+}
+
+Test(jobfile, nul_byte_in_path)
+{
+	expect_error("reference: \"a\\0b\"\n",
+		     "job.yaml:1: key 'reference': expected a path, found 'a'");
+}
+
+Test(jobfile, keys_must_be_strings)
+{
+	expect_error("? [a]\n: b\n", "job.yaml:1: job: expected a key, found a list");
+}
+
+Test(jobfile, top_level_must_be_a_job)
+{
+	expect_error("- reference: r\n", "job.yaml:1: expected a job (a mapping), found a list");
+	expect_error("just words\n", "job.yaml:1: expected a job (a mapping), found 'just words'");
+	expect_error("", "job.yaml: empty job file");
+	expect_error("# nothing\n", "job.yaml: empty job file");
+}
+
+Test(jobfile, one_document_only)
+{
+	expect_error("{reference: r, kernel: k, mode: basic, output: o}\n---\n{}\n",
+		     "job.yaml:2: only one YAML document is allowed");
+}
+
+Test(jobfile, aliases_refused)
+{
+	expect_error("reference: &a r\nkernel: *a\n", "job.yaml:2: aliases are not allowed in job files");
+}
+
+Test(jobfile, yaml_syntax_error)
+{
+	expect_error("reference: r\n  kernel: k\n",
+		     "job.yaml:2: mapping values are not allowed in this context");
+	expect_error("reference: \"r\n", "job.yaml:2: found unexpected end of stream while scanning a quoted scalar");
+}
+
+/* ---- batch files ---- */
+
+static lp_job_spec *jobs;
+static size_t njobs;
+
+static int parse_batch(const char *text)
+{
+	err = (lp_error){0};
+	jobs = NULL;
+	njobs = 0;
+	return lp_jobfile_parse_batch("b/jobs.yaml", text, strlen(text), "b", &jobs, &njobs, &err);
+}
+
+Test(jobfile, batch_paths_relative_to_the_file)
+{
+	cr_assert_eq(parse_batch("jobs:\n"
+				 "  - {reference: r1, kernel: /abs/k1, mode: basic, output: o1}\n"
+				 "  - reference: sub/r2\n"
+				 "    kernel: k2\n"
+				 "    mode: per-process\n"
+				 "    output: /abs/o2\n"), 0, "%s", err.msg);
+	cr_assert_eq(njobs, 2);
+	cr_assert_str_eq(jobs[0].reference, "b/r1");
+	cr_assert_str_eq(jobs[0].kernel, "/abs/k1");
+	cr_assert_str_eq(jobs[0].output, "b/o1");
+	cr_assert_eq(jobs[0].line, 2);
+	cr_assert_str_eq(jobs[1].reference, "b/sub/r2");
+	cr_assert_str_eq(jobs[1].output, "/abs/o2");
+	cr_assert(jobs[1].per_process);
+	cr_assert_eq(jobs[1].line, 3);
+	lp_job_specs_free(jobs, njobs);
+}
+
+Test(jobfile, batch_empty_list)
+{
+	cr_assert_eq(parse_batch("jobs: []\n"), 0, "%s", err.msg);
+	cr_assert_eq(njobs, 0);
+	lp_job_specs_free(jobs, njobs);
+}
+
+static void expect_batch_error(const char *text, const char *msg)
+{
+	cr_assert_eq(parse_batch(text), LP_EINPUT, "accepted:\n%s", text);
+	cr_assert_str_eq(err.msg, msg);
+	cr_assert_null(jobs);
+}
+
+Test(jobfile, batch_errors)
+{
+	expect_batch_error("jobs:\n  - {reference: r, kernel: k, mode: basic, output: o}\n"
+			   "  - {reference: r, kernel: k, mode: basic}\n",
+			   "b/jobs.yaml:3: missing key 'output'");
+	expect_batch_error("job:\n  - {}\n", "b/jobs.yaml:1: unknown key 'job'");
+	expect_batch_error("{}\n", "b/jobs.yaml:1: missing key 'jobs'");
+	expect_batch_error("jobs: everything\n",
+			   "b/jobs.yaml:1: key 'jobs': expected a list of jobs, found 'everything'");
+	expect_batch_error("jobs:\n  - r\n", "b/jobs.yaml:2: expected a job (a mapping), found 'r'");
+	expect_batch_error("- {}\n", "b/jobs.yaml:1: expected a mapping with the key 'jobs', found a list");
+	expect_batch_error("jobs: []\njobs: []\n",
+			   "b/jobs.yaml:2: key 'jobs' given twice (first on line 1)");
+}
+
+/* ---- reading files ---- */
+
+static char dir[64];
+
+static void make_dir(void)
+{
+	g_strlcpy(dir, "/tmp/lp-jobfile-XXXXXX", sizeof dir);
+	cr_assert_not_null(g_mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+	char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	g_free(cmd);
+}
+
+TestSuite(jobfs, .init = make_dir, .fini = remove_dir);
+
+static char *in_dir(const char *name) { return g_build_filename(dir, name, NULL); }
+
+Test(jobfs, read_limits)
+{
+	char *big = in_dir("big.yaml");
+	char *text = g_malloc(LP_JOBFILE_MAX_BYTES + 1);
+	memset(text, '#', LP_JOBFILE_MAX_BYTES + 1);
+	cr_assert(g_file_set_contents(big, text, LP_JOBFILE_MAX_BYTES, NULL));
+	char *got;
+	size_t len;
+	cr_assert_eq(lp_jobfile_read(big, LP_JOBFILE_MAX_BYTES, &got, &len, &err), 0);
+	cr_assert_eq(len, LP_JOBFILE_MAX_BYTES);
+	g_free(got);
+	cr_assert(g_file_set_contents(big, text, LP_JOBFILE_MAX_BYTES + 1, NULL));
+	cr_assert_eq(lp_jobfile_read(big, LP_JOBFILE_MAX_BYTES, &got, &len, &err), LP_EINPUT);
+	char *want = g_strdup_printf("%s: job file too large (65537 bytes, at most 65536)", big);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(text);
+
+	char *fifo = in_dir("fifo.yaml");
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(lp_jobfile_read(fifo, LP_JOBFILE_MAX_BYTES, &got, &len, &err), LP_EINPUT);
+	want = g_strdup_printf("%s: not a regular file", fifo);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+
+	char *link = in_dir("link.yaml");
+	cr_assert_eq(symlink(big, link), 0);
+	cr_assert_eq(lp_jobfile_read(link, LP_JOBFILE_MAX_BYTES, &got, &len, &err), LP_EIO);
+	want = g_strdup_printf("cannot open %s: Too many levels of symbolic links", link);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(big);
+	g_free(fifo);
+	g_free(link);
+}
+
+/* ---- confinement ---- */
+
+static int confine(const char *output, bool per_process)
+{
+	char *text = g_strdup_printf("reference: /r\nkernel: /k\nmode: %s\noutput: '%s'\n",
+				     per_process ? "per-process" : "basic", output);
+	cr_assert_eq(parse(text), 0, "%s", err.msg);
+	g_free(text);
+	char *root = in_dir("root");
+	g_mkdir(root, 0755);
+	int r = lp_job_confine(&spec, "job.yaml", root, &err);
+	g_free(root);
+	return r;
+}
+
+Test(jobfs, confine_inside)
+{
+	char *sub = in_dir("root/sub");
+	cr_assert_eq(g_mkdir_with_parents(sub, 0755), 0);
+	cr_assert_eq(confine("sub/out.txt", false), 0, "%s", err.msg);
+	char *want = in_dir("root/sub/out.txt");
+	cr_assert_str_eq(spec.output, want);
+	g_free(want);
+	clear();
+	want = in_dir("root/abs.txt");
+	cr_assert_eq(confine(want, false), 0, "%s", err.msg);
+	cr_assert_str_eq(spec.output, want);
+	g_free(want);
+	g_free(sub);
+}
+
+static void expect_confine_error(const char *output, bool per_process, const char *what)
+{
+	cr_assert_eq(confine(output, per_process), LP_EINPUT, "accepted %s", output);
+	char *want = g_strdup_printf("job.yaml:4: key 'output': %s", what);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	clear();
+}
+
+Test(jobfs, confine_escapes)
+{
+	char *root = in_dir("root");
+	expect_confine_error("../out.txt", false, "'../out.txt': '..' is not allowed");
+	expect_confine_error("a/../../out.txt", false, "'a/../../out.txt': '..' is not allowed");
+	char *msg = g_strdup_printf("'/tmp/out.txt' is outside the output root %s", root);
+	expect_confine_error("/tmp/out.txt", false, msg);
+	g_free(msg);
+
+	char *outside = in_dir("outside");
+	cr_assert_eq(g_mkdir(outside, 0755), 0);
+	char *link = in_dir("root/escape");
+	cr_assert_eq(symlink(outside, link), 0);
+	msg = g_strdup_printf("'escape/out.txt' is outside the output root %s", root);
+	expect_confine_error("escape/out.txt", false, msg);
+	g_free(msg);
+	expect_confine_error("escape", true, "'escape' is a symbolic link");
+
+	char *file_link = in_dir("root/null.txt");
+	cr_assert_eq(symlink("/dev/null", file_link), 0);
+	expect_confine_error("null.txt", false, "'null.txt' is a symbolic link");
+	expect_confine_error("missing/out.txt", false,
+			     "directory of 'missing/out.txt': No such file or directory");
+	expect_confine_error("sub/", false, "'sub/' does not name a file");
+
+	char *dirout = in_dir("root/d");
+	cr_assert_eq(g_mkdir(dirout, 0755), 0);
+	expect_confine_error("d", false, "'d' is not a regular file");
+	char *fileout = in_dir("root/f");
+	cr_assert(g_file_set_contents(fileout, "", 0, NULL));
+	expect_confine_error("f", true, "'f' is not a directory");
+	g_free(root);
+	g_free(outside);
+	g_free(link);
+	g_free(file_link);
+	g_free(dirout);
+	g_free(fileout);
+}
+
+Test(jobfs, confine_inputs_absolute)
+{
+	const char *text = "reference: r\nkernel: /k\nmode: basic\noutput: o\n";
+	cr_assert_eq(parse(text), 0);
+	cr_assert_eq(lp_job_confine(&spec, "job.yaml", dir, &err), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "job.yaml:1: key 'reference': 'r' is not an absolute path");
+	clear();
+	cr_assert_eq(parse("reference: /r\nkernel: k\nmode: basic\noutput: o\n"), 0);
+	cr_assert_eq(lp_job_confine(&spec, "job.yaml", dir, &err), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "job.yaml:2: key 'kernel': 'k' is not an absolute path");
+}
+
+Test(jobfs, remove_partials)
+{
+	const char *names[] = {"out", ".out.tmp-abc123", "out.partial-x1y2z3/1/1",
+			       ".other.tmp-abc123", "outer.partial-q", "keep"};
+	for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+		char *path = in_dir(names[i]);
+		char *parent = g_path_get_dirname(path);
+		cr_assert_eq(g_mkdir_with_parents(parent, 0755), 0);
+		cr_assert(g_file_set_contents(path, "x", 1, NULL));
+		g_free(parent);
+		g_free(path);
+	}
+	char *out = in_dir("out");
+	cr_assert_eq(lp_job_remove_partials(out), 2);
+	g_free(out);
+	const char *kept[] = {"out", ".other.tmp-abc123", "outer.partial-q", "keep"};
+	for (size_t i = 0; i < G_N_ELEMENTS(kept); i++) {
+		char *path = in_dir(kept[i]);
+		cr_assert(g_file_test(path, G_FILE_TEST_EXISTS), "%s removed", kept[i]);
+		g_free(path);
+	}
+	char *gone = in_dir("out.partial-x1y2z3");
+	cr_assert_not(g_file_test(gone, G_FILE_TEST_EXISTS));
+	g_free(gone);
+	gone = in_dir(".out.tmp-abc123");
+	cr_assert_not(g_file_test(gone, G_FILE_TEST_EXISTS));
+	g_free(gone);
+}
