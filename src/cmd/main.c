@@ -7,6 +7,7 @@
 
 static const lp_command commands[] = {
 	{"merge", cmd_merge, "merge a raw reference trace with its kernel event trace"},
+	{"stat", cmd_stat, "counts of a per-process directory, a capture or a merge stream"},
 	{"convert", cmd_convert, "convert between trace formats"},
 	{"dump", cmd_dump, "print a trace of any format as text"},
 	{"validate", cmd_validate, "check the rules of a page-image trace"},

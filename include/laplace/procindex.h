@@ -1,0 +1,42 @@
+/* index.yaml of a per-process merge directory (laplace-merge(1), PER-PROCESS
+ * OUTPUT) read back, so that counts need not re-read the task files. */
+#ifndef LAPLACE_PROCINDEX_H
+#define LAPLACE_PROCINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "laplace/error.h"
+
+typedef struct lp_index_file {
+	char *path;            /* relative to the directory; NULL: no such file */
+	uint64_t records;      /* lines: events and references */
+	uint64_t references;
+	uint64_t first_ts, last_ts; /* meaningful when records > 0 */
+} lp_index_file;
+
+typedef struct lp_index_task {
+	uint64_t tid;
+	lp_index_file file;
+} lp_index_task;
+
+typedef struct lp_index_process {
+	uint64_t pid;
+	char **programs;       /* NULL-terminated, in the order they ran */
+	lp_index_task *tasks;
+	size_t ntasks;
+} lp_index_process;
+
+typedef struct lp_index {
+	char *reference, *kernel_input; /* the merge's inputs */
+	lp_index_process *processes;
+	size_t nprocesses;
+	lp_index_file kernel, orphan;
+} lp_index;
+
+/* Read DIR/index.yaml. NULL with err set: LP_EIO when it cannot be read,
+ * LP_EINPUT when it is not a per-process index (line and field named). */
+lp_index *lp_index_read(const char *dir, lp_error *err);
+void lp_index_free(lp_index *ix);
+
+#endif

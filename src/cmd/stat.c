@@ -1,0 +1,244 @@
+/* laplace stat: counts of a per-process directory (from its index.yaml), a
+ * capture's merge statistics, or a basic merge stream's LRU miss-ratio
+ * curve. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "laplace/count.h"
+#include "laplace/legacy.h"
+#include "laplace/mrc.h"
+#include "laplace/procindex.h"
+#include "laplace/stats.h"
+
+#define STREAM_BATCH 65536
+
+static void print_file(const char *label, const lp_index_file *f)
+{
+	printf("%s: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " references", label,
+	       f->records, f->references);
+	if (f->records)
+		printf(", timestamps %" G_GINT64_MODIFIER "x to %" G_GINT64_MODIFIER "x",
+		       f->first_ts, f->last_ts);
+	putchar('\n');
+}
+
+static int stat_directory(const char *dir)
+{
+	lp_error err = {0};
+	lp_index *ix = lp_index_read(dir, &err);
+	if (!ix)
+		return cli_fail(&err);
+	uint64_t tasks = 0, records = 0, refs = 0;
+	for (size_t i = 0; i < ix->nprocesses; i++) {
+		const lp_index_process *p = &ix->processes[i];
+		uint64_t precords = 0, prefs = 0;
+		for (size_t t = 0; t < p->ntasks; t++) {
+			precords += p->tasks[t].file.records;
+			prefs += p->tasks[t].file.references;
+		}
+		printf("process %" G_GINT64_MODIFIER "x: %zu task%s, %" G_GUINT64_FORMAT
+		       " records, %" G_GUINT64_FORMAT " references",
+		       p->pid, p->ntasks, p->ntasks == 1 ? "" : "s", precords, prefs);
+		for (size_t k = 0; p->programs[k]; k++)
+			printf("%s%s", k ? ", " : "; programs: ", p->programs[k]);
+		putchar('\n');
+		for (size_t t = 0; t < p->ntasks; t++) {
+			char *label = g_strconcat("  ", p->tasks[t].file.path, NULL);
+			print_file(label, &p->tasks[t].file);
+			g_free(label);
+		}
+		tasks += p->ntasks;
+		records += precords;
+		refs += prefs;
+	}
+	print_file("kernel", &ix->kernel);
+	if (ix->orphan.path)
+		print_file("orphan", &ix->orphan);
+	else
+		printf("orphan: none\n");
+	records += ix->kernel.records + ix->orphan.records;
+	refs += ix->kernel.references + ix->orphan.references;
+	printf("total: %zu process%s, %" G_GUINT64_FORMAT " tasks, %" G_GUINT64_FORMAT
+	       " records, %" G_GUINT64_FORMAT " references\n",
+	       ix->nprocesses, ix->nprocesses == 1 ? "" : "es", tasks, records, refs);
+	lp_index_free(ix);
+	return 0;
+}
+
+static int stat_capture(lp_merge_job *job, const char *stats_path)
+{
+	lp_error err = {0};
+	lp_stats stats;
+	int rc = lp_count_capture(job, &stats, &err);
+	if (!rc && stats_path)
+		rc = lp_stats_write_yaml(stats_path, &stats, &err);
+	if (rc)
+		return cli_fail(&err);
+	cli_print_stats(stdout, &stats);
+	return 0;
+}
+
+static int write_mrc_csv(const char *path, const uint64_t *misses, uint64_t distinct, uint64_t refs,
+			 lp_error *err)
+{
+	lp_output *out = lp_output_open(path, LP_COMPRESS_AUTO, err);
+	if (!out)
+		return err->status;
+	GString *buf = g_string_sized_new(1 << 16);
+	g_string_append(buf, "frames,misses,miss_ratio\n");
+	int rc = 0;
+	for (uint64_t f = 1; f <= distinct && !rc; f++) {
+		g_string_append_printf(buf, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f\n", f,
+				       misses[f], (double)misses[f] / (double)refs);
+		if (buf->len >= 1 << 16) {
+			rc = lp_output_write(out, buf->str, buf->len, err);
+			g_string_truncate(buf, 0);
+		}
+	}
+	if (!rc)
+		rc = lp_output_write(out, buf->str, buf->len, err);
+	g_string_free(buf, TRUE);
+	if (rc) {
+		lp_output_abort(out);
+		return rc;
+	}
+	return lp_output_commit(out, err);
+}
+
+static int stat_stream(const char *path, const char *mrc_path)
+{
+	lp_error err = {0};
+	lp_basic_reader *r = lp_basic_reader_open(path, &err);
+	if (!r)
+		return cli_fail(&err);
+	lp_mrc *mrc = lp_mrc_new();
+	lp_basic_ref *batch = g_new(lp_basic_ref, STREAM_BATCH);
+	uint64_t by_type[6] = {0};
+	ssize_t n;
+	while ((n = lp_basic_reader_read(r, batch, STREAM_BATCH, &err)) > 0) {
+		for (ssize_t k = 0; k < n; k++) {
+			by_type[lp_ref_type_index(batch[k].type)]++;
+			lp_mrc_access(mrc, batch[k].page);
+		}
+	}
+	g_free(batch);
+	lp_basic_reader_close(r);
+	int rc = 0;
+	if (n < 0) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	uint64_t refs = lp_mrc_references(mrc), distinct = lp_mrc_distinct_pages(mrc);
+	uint64_t *misses = g_new(uint64_t, distinct + 1);
+	lp_mrc_misses(mrc, misses);
+	if (mrc_path && (rc = write_mrc_csv(mrc_path, misses, distinct, refs, &err))) {
+		cli_fail(&err);
+	} else {
+		printf("references: %" G_GUINT64_FORMAT, refs);
+		for (int i = 0; i < 6; i++)
+			printf(" %c=%" G_GUINT64_FORMAT, lp_ref_types[i], by_type[i]);
+		printf("\ndistinct pages: %" G_GUINT64_FORMAT "\n%10s %12s %10s\n", distinct, "frames",
+		       "misses", "miss_ratio");
+		/* Powers of two, and the size that holds every page: the
+		 * whole curve goes to --mrc. */
+		for (uint64_t f = 1; f <= distinct; f = f < distinct && f * 2 > distinct ? distinct : f * 2)
+			printf("%10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT " %10.6f\n", f, misses[f],
+			       (double)misses[f] / (double)refs);
+	}
+	g_free(misses);
+out:
+	lp_mrc_free(mrc);
+	return rc;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	cli_set_command("laplace stat");
+	gchar *ref_format = NULL, *endian = NULL, *page_offset = NULL, *stats_path = NULL;
+	gchar *mrc_path = NULL;
+	gboolean strict = FALSE;
+	GOptionEntry entries[] = {
+		{"mrc", 0, 0, G_OPTION_ARG_FILENAME, &mrc_path,
+		 "Stream: write the whole miss-ratio curve as CSV to FILE", "FILE"},
+		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format,
+		 "Capture: reference trace form, bin, text or auto (default)", "FORMAT"},
+		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
+		 "Capture: byte order of binary references, little (default) or big", "ORDER"},
+		{"page-offset", 0, 0, G_OPTION_ARG_STRING, &page_offset,
+		 "Capture: start of kernel memory, hex (default c0000000)", "HEX"},
+		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
+		 "Capture: treat a torn last reference record as an error", NULL},
+		{"stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_path,
+		 "Capture: also write the statistics as YAML to FILE", "FILE"},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("DIR | REF KERN | STREAM");
+	g_option_context_set_summary(ctx,
+		"Report on a trace without writing one.\n\n"
+		"  DIR        a per-process merge directory: counts per task, per process\n"
+		"             and in total, read from DIR/index.yaml alone\n"
+		"  REF KERN   a capture: the statistics its merge would report\n"
+		"  STREAM     a basic merge stream ('-': standard input; gzip or zstd\n"
+		"             allowed): references by type, distinct pages and the LRU\n"
+		"             miss-ratio curve, at powers of two (all sizes with --mrc)");
+	g_option_context_set_description(ctx, "See laplace-stat(1).");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+
+	int rc = LP_EUSAGE;
+	lp_merge_job job;
+	lp_merge_job_init(&job);
+	if (!cli_parse(ctx, &argc, &argv))
+		goto out;
+	bool capture_options = ref_format || endian || page_offset || strict || stats_path;
+	if (argc == 3) {
+		if (mrc_path) {
+			cli_usage_error("--mrc goes with a basic merge stream, not a capture");
+			goto out;
+		}
+		if (!strcmp(argv[1], "-") && !strcmp(argv[2], "-")) {
+			cli_usage_error("REF and KERN cannot both be standard input");
+			goto out;
+		}
+		if (ref_format && (int)(job.ref_format = lp_ref_format_parse(ref_format)) < 0) {
+			cli_usage_error("--ref-format must be bin, text or auto, not '%s'", ref_format);
+			goto out;
+		}
+		if (endian && (int)(job.endian = lp_endian_parse(endian)) < 0) {
+			cli_usage_error("--endian must be little or big, not '%s'", endian);
+			goto out;
+		}
+		if (page_offset && lp_parse_hex(page_offset, strlen(page_offset), &job.page_offset)) {
+			cli_usage_error("--page-offset must be a hex number, not '%s'", page_offset);
+			goto out;
+		}
+		job.reference = argv[1];
+		job.kernel = argv[2];
+		job.strict = strict;
+		job.warn = cli_warn;
+		rc = stat_capture(&job, stats_path);
+	} else if (argc == 2) {
+		bool is_dir = g_file_test(argv[1], G_FILE_TEST_IS_DIR);
+		if (capture_options) {
+			cli_usage_error("--ref-format, --endian, --page-offset, --strict and --stats "
+					"go with a capture (REF KERN)");
+			goto out;
+		}
+		if (is_dir && mrc_path) {
+			cli_usage_error("--mrc goes with a basic merge stream, not a directory");
+			goto out;
+		}
+		rc = is_dir ? stat_directory(argv[1]) : stat_stream(argv[1], mrc_path);
+	} else {
+		cli_usage_error("expected DIR, REF KERN or STREAM, got %d arguments", argc - 1);
+	}
+out:
+	g_option_context_free(ctx);
+	g_free(ref_format);
+	g_free(endian);
+	g_free(page_offset);
+	g_free(stats_path);
+	g_free(mrc_path);
+	return rc;
+}

@@ -1,0 +1,227 @@
+/* Reading index.yaml back with libyaml's document loader. The layout is
+ * the one src/pipeline/procdir.c writes: ids and timestamps as hex strings,
+ * counts as decimal numbers. */
+#include "laplace/procindex.h"
+
+#include <glib.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "laplace/refio.h"
+
+typedef struct reader {
+	yaml_document_t doc;
+	const char *name; /* DIR/index.yaml, for messages */
+	lp_error *err;
+} reader;
+
+static int bad(reader *r, const yaml_node_t *node, const char *field, const char *what)
+{
+	return lp_fail(r->err, LP_EINPUT, "%s:%zu: field %s: %s", r->name,
+		       node->start_mark.line + 1, field, what);
+}
+
+/* The value of key in mapping node; NULL (err set) when it is missing. */
+static yaml_node_t *get(reader *r, yaml_node_t *map, const char *key, yaml_node_type_t type)
+{
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+		if (k->type != YAML_SCALAR_NODE || strcmp((char *)k->data.scalar.value, key))
+			continue;
+		yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
+		if (v->type != type) {
+			bad(r, v, key, type == YAML_SCALAR_NODE ? "not a single value"
+				       : type == YAML_MAPPING_NODE ? "not a mapping" : "not a list");
+			return NULL;
+		}
+		return v;
+	}
+	bad(r, map, key, "missing");
+	return NULL;
+}
+
+static const char *get_text(reader *r, yaml_node_t *map, const char *key)
+{
+	yaml_node_t *v = get(r, map, key, YAML_SCALAR_NODE);
+	return v ? (const char *)v->data.scalar.value : NULL;
+}
+
+static int get_hex(reader *r, yaml_node_t *map, const char *key, uint64_t *out)
+{
+	yaml_node_t *v = get(r, map, key, YAML_SCALAR_NODE);
+	if (!v)
+		return -1;
+	if (lp_parse_hex((char *)v->data.scalar.value, v->data.scalar.length, out))
+		return bad(r, v, key, "not a hex number"), -1;
+	return 0;
+}
+
+static int get_count(reader *r, yaml_node_t *map, const char *key, uint64_t *out)
+{
+	yaml_node_t *v = get(r, map, key, YAML_SCALAR_NODE);
+	if (!v)
+		return -1;
+	if (!g_ascii_string_to_unsigned((const char *)v->data.scalar.value, 10, 0, G_MAXUINT64, out,
+					NULL))
+		return bad(r, v, key, "not a decimal count"), -1;
+	return 0;
+}
+
+/* records, references, and the timestamps when there are records; the
+ * path when required (task files) or present (kernel, orphan). */
+static int get_file(reader *r, yaml_node_t *map, bool need_path, lp_index_file *f)
+{
+	bool has_path = need_path;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; !has_path && p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+		has_path = k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, "path");
+	}
+	if (has_path) {
+		const char *path = get_text(r, map, "path");
+		if (!path)
+			return -1;
+		f->path = g_strdup(path);
+	}
+	if (get_count(r, map, "records", &f->records) || get_count(r, map, "references", &f->references))
+		return -1;
+	if (f->references > f->records)
+		return bad(r, map, "references", "more than records"), -1;
+	if (f->records && (get_hex(r, map, "first_timestamp", &f->first_ts) ||
+			   get_hex(r, map, "last_timestamp", &f->last_ts)))
+		return -1;
+	return 0;
+}
+
+static int get_process(reader *r, yaml_node_t *map, lp_index_process *proc)
+{
+	if (get_hex(r, map, "pid", &proc->pid))
+		return -1;
+	yaml_node_t *programs = get(r, map, "programs", YAML_SEQUENCE_NODE);
+	if (!programs)
+		return -1;
+	size_t n = (size_t)(programs->data.sequence.items.top - programs->data.sequence.items.start);
+	proc->programs = g_new0(char *, n + 1);
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *v = yaml_document_get_node(&r->doc, programs->data.sequence.items.start[i]);
+		if (v->type != YAML_SCALAR_NODE)
+			return bad(r, v, "programs", "not a program name"), -1;
+		proc->programs[i] = g_strdup((const char *)v->data.scalar.value);
+	}
+	yaml_node_t *tasks = get(r, map, "tasks", YAML_SEQUENCE_NODE);
+	if (!tasks)
+		return -1;
+	size_t nt = (size_t)(tasks->data.sequence.items.top - tasks->data.sequence.items.start);
+	proc->tasks = g_new0(lp_index_task, nt);
+	for (size_t i = 0; i < nt; i++) {
+		yaml_node_t *t = yaml_document_get_node(&r->doc, tasks->data.sequence.items.start[i]);
+		if (t->type != YAML_MAPPING_NODE)
+			return bad(r, t, "tasks", "not a task mapping"), -1;
+		proc->ntasks = i + 1;
+		if (get_hex(r, t, "tid", &proc->tasks[i].tid) || get_file(r, t, true, &proc->tasks[i].file))
+			return -1;
+	}
+	return 0;
+}
+
+static int get_index(reader *r, lp_index *ix)
+{
+	yaml_node_t *root = yaml_document_get_root_node(&r->doc);
+	if (!root || root->type != YAML_MAPPING_NODE)
+		return lp_fail(r->err, LP_EINPUT, "%s: not a per-process index (no mapping at the top)",
+			       r->name);
+	const char *format = get_text(r, root, "format");
+	if (!format)
+		return -1;
+	if (strcmp(format, "laplace-per-process"))
+		return bad(r, root, "format", "not laplace-per-process");
+	uint64_t version;
+	if (get_count(r, root, "version", &version))
+		return -1;
+	if (version != 1)
+		return bad(r, root, "version", "only version 1 is known");
+	yaml_node_t *inputs = get(r, root, "inputs", YAML_MAPPING_NODE);
+	const char *reference = inputs ? get_text(r, inputs, "reference") : NULL;
+	const char *kernel = reference ? get_text(r, inputs, "kernel") : NULL;
+	if (!kernel)
+		return -1;
+	ix->reference = g_strdup(reference);
+	ix->kernel_input = g_strdup(kernel);
+	yaml_node_t *procs = get(r, root, "processes", YAML_SEQUENCE_NODE);
+	if (!procs)
+		return -1;
+	size_t n = (size_t)(procs->data.sequence.items.top - procs->data.sequence.items.start);
+	ix->processes = g_new0(lp_index_process, n);
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *p = yaml_document_get_node(&r->doc, procs->data.sequence.items.start[i]);
+		if (p->type != YAML_MAPPING_NODE)
+			return bad(r, p, "processes", "not a process mapping");
+		ix->nprocesses = i + 1;
+		if (get_process(r, p, &ix->processes[i]))
+			return -1;
+	}
+	yaml_node_t *kern = get(r, root, "kernel", YAML_MAPPING_NODE);
+	if (!kern || get_file(r, kern, true, &ix->kernel))
+		return -1;
+	yaml_node_t *orphan = get(r, root, "orphan", YAML_MAPPING_NODE);
+	if (!orphan || get_file(r, orphan, false, &ix->orphan))
+		return -1;
+	return 0;
+}
+
+lp_index *lp_index_read(const char *dir, lp_error *err)
+{
+	char *name = g_build_filename(dir, "index.yaml", NULL);
+	char *text = NULL;
+	gsize len = 0;
+	GError *gerr = NULL;
+	if (!g_file_get_contents(name, &text, &len, &gerr)) {
+		lp_fail(err, LP_EIO, "cannot read %s: %s", name,
+			gerr->code == G_FILE_ERROR_NOENT ? "No such file or directory" : gerr->message);
+		g_error_free(gerr);
+		g_free(name);
+		return NULL;
+	}
+	yaml_parser_t parser;
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	reader r = {.name = name, .err = err};
+	lp_index *ix = g_new0(lp_index, 1);
+	int rc;
+	if (!yaml_parser_load(&parser, &r.doc)) {
+		rc = lp_fail(err, LP_EINPUT, "%s:%zu: not YAML: %s", name, parser.problem_mark.line + 1,
+			     parser.problem ? parser.problem : "parse error");
+	} else {
+		rc = get_index(&r, ix);
+		yaml_document_delete(&r.doc);
+	}
+	yaml_parser_delete(&parser);
+	g_free(text);
+	g_free(name);
+	if (rc) {
+		lp_index_free(ix);
+		return NULL;
+	}
+	return ix;
+}
+
+void lp_index_free(lp_index *ix)
+{
+	if (!ix)
+		return;
+	for (size_t i = 0; i < ix->nprocesses; i++) {
+		lp_index_process *p = &ix->processes[i];
+		g_strfreev(p->programs);
+		for (size_t t = 0; t < p->ntasks; t++)
+			g_free(p->tasks[t].file.path);
+		g_free(p->tasks);
+	}
+	g_free(ix->processes);
+	g_free(ix->kernel.path);
+	g_free(ix->orphan.path);
+	g_free(ix->reference);
+	g_free(ix->kernel_input);
+	g_free(ix);
+}
