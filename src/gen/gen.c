@@ -1,0 +1,1336 @@
+/* The capture generator: a small model of a 32-bit Unix machine (a shell
+ * forking programs that exec, threads, shared libraries, heaps, anonymous
+ * and file mappings, System V shared memory, a page cache and a round-robin
+ * scheduler) that emits its kernel events and the memory references of
+ * whatever task is running.
+ *
+ * Two random streams keep the kernel trace independent of the reference
+ * contents: `ctl` decides every event, every time slice and every set of
+ * hot pages; `ref` only picks references among the hot pages. So the kernel
+ * trace can be written alone, fast, and is the same either way. Every
+ * reference is made by the current task, in its bound vas, to a page the
+ * model knows to be mapped: the merge finds nothing unmapped. */
+#include "laplace/gen.h"
+
+#include <string.h>
+
+#include <glib.h>
+
+#include "laplace/refio.h"
+
+/* ---- random numbers: splitmix64 seeds xoshiro256** ---- */
+
+typedef struct rng {
+	uint64_t s[4];
+} rng;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void rng_seed(rng *r, uint64_t *sm)
+{
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(sm);
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t rng_next(rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+/* Uniform in [0, n) for n < 2^32 (multiply-shift; the bias is negligible). */
+static uint32_t rng_below(rng *r, uint32_t n)
+{
+	return (uint32_t)(((rng_next(r) >> 32) * n) >> 32);
+}
+
+static uint32_t rng_range(rng *r, uint32_t lo, uint32_t hi)
+{
+	return lo + rng_below(r, hi - lo + 1);
+}
+
+/* True with probability num/256. */
+static bool rng_chance(rng *r, unsigned num) { return (rng_next(r) >> 56) < num; }
+
+/* ---- the machine's layout ---- */
+
+#define PAGE 4096u
+#define KERNEL_BASE 0xc0000000u
+#define KTEXT_BASE 0xc0100000u /* kernel text: 768 pages */
+#define KTEXT_PAGES 768u
+#define KDATA_BASE 0xc0400000u /* kernel data: 1024 pages */
+#define KDATA_PAGES 1024u
+#define CACHE_FRAME_BASE 0x10000u /* page-cache frames, above kernel memory */
+
+#define TEXT_BASE 0x08048000u
+#define HEAP_LIMIT 0x30000000u
+#define LIB_BASE 0x40000000u
+#define ANON_BASE 0x50000000u   /* anonymous mmap slots */
+#define FILEMAP_BASE 0x70000000u
+#define SHM_BASE 0x90000000u
+#define SHARED_ANON_BASE 0xa0000000u
+#define TSTACK_BASE 0xb0000000u /* thread stacks */
+#define SLOT_SIZE 0x01000000u   /* 16 MiB between slots */
+#define TSTACK_SLOT 0x00200000u
+#define TSTACK_PAGES 256u
+#define STACK_START 0xbfe00000u /* main stack: 512 pages below KERNEL_BASE */
+#define STACK_PAGES 512u
+
+#define ANON_SLOTS 16
+#define FILEMAP_SLOTS 8
+#define SHM_SLOTS 4
+#define MAX_REGIONS 64
+#define MAX_SEGMENTS 8
+#define MAX_WORKERS 2
+#define MAX_PROCS (2 * LP_GEN_MAX_PROCESSES * (1 + MAX_WORKERS) + 1)
+#define MAX_TASKS (MAX_PROCS * LP_GEN_MAX_THREADS)
+
+/* Linux i386 mmap flags and protections (laplace-formats(5) 2.1). */
+#define MAP_SHARED_ 0x01
+#define MAP_PRIVATE_ 0x02
+#define MAP_FIXED_ 0x10
+#define MAP_ANON_ 0x20
+#define PROT_R 1
+#define PROT_W 2
+#define PROT_X 4
+
+#define NCODE 8  /* hot code pages per task (a power of two) */
+#define NDATA 16 /* hot data pages per task (a power of two) */
+
+/* Kernel entry points: each picks its own handful of kernel text pages. */
+enum kcall { KC_TIMER, KC_READ, KC_WRITE, KC_MMAP, KC_BRK, KC_FORK, KC_EXEC, KC_EXIT,
+	     KC_CLONE, KC_SHM };
+
+enum region_kind { RK_TEXT, RK_DATA, RK_HEAP, RK_STACK, RK_ANON, RK_FILE, RK_SHM, RK_SHARED_ANON };
+
+typedef struct region {
+	uint32_t start; /* page aligned */
+	uint32_t pages;
+	uint8_t kind;
+	bool writable;
+	int16_t owner; /* RK_STACK: thread stack slot, -1 for the main stack;
+			  RK_ANON/RK_FILE/RK_SHM: slot */
+} region;
+
+typedef struct gfile {
+	uint64_t id;
+	const char *name;
+	uint32_t pages;
+	uint32_t size;   /* bytes */
+	uint32_t *frame; /* per page: cache frame + 1, 0 when not cached */
+} gfile;
+
+enum trait { TR_THREADS = 1, TR_SERVER = 2, TR_MAPS_FILES = 4, TR_BIG_HEAP = 8 };
+
+typedef struct program {
+	const char *path;
+	uint16_t text_pages, data_pages;
+	uint8_t traits;
+	uint8_t libs; /* bit i: libraries[i] */
+} program;
+
+typedef struct library {
+	const char *path;
+	uint16_t text_pages, data_pages;
+} library;
+
+static const library libraries[] = {
+	{"/lib/ld-linux.so.2", 27, 2},
+	{"/lib/libc.so.6", 310, 5},
+	{"/lib/libm.so.6", 40, 1},
+	{"/lib/libpthread.so.0", 22, 1},
+	{"/lib/libz.so.1", 21, 1},
+};
+#define NLIBS (int)(sizeof libraries / sizeof libraries[0])
+#define LIBS_BASIC 0x03 /* ld.so, libc */
+
+/* The shell is first; its children are started in table order, then at
+ * random, so every kind of program runs early in any capture. */
+static const program programs[] = {
+	{"/bin/sh", 180, 6, 0, LIBS_BASIC},
+	{"/usr/sbin/postgres", 900, 30, TR_SERVER | TR_MAPS_FILES, LIBS_BASIC | 0x10},
+	{"/usr/bin/python3", 700, 60, TR_THREADS | TR_BIG_HEAP, LIBS_BASIC | 0x0c | 0x10},
+	{"/usr/lib/gcc/cc1", 2400, 40, TR_BIG_HEAP, LIBS_BASIC | 0x04},
+	{"/bin/grep", 45, 2, TR_MAPS_FILES, LIBS_BASIC},
+	{"/usr/bin/sort", 30, 2, TR_BIG_HEAP, LIBS_BASIC},
+	{"/usr/bin/make", 60, 4, 0, LIBS_BASIC},
+	{"/usr/bin/ld", 200, 6, TR_MAPS_FILES | TR_BIG_HEAP, LIBS_BASIC | 0x10},
+	{"/usr/bin/java", 80, 8, TR_THREADS | TR_BIG_HEAP | TR_MAPS_FILES, LIBS_BASIC | 0x0c | 0x10},
+	{"/bin/gzip", 25, 2, 0, LIBS_BASIC | 0x10},
+};
+#define NPROGRAMS (int)(sizeof programs / sizeof programs[0])
+#define SHELL_PROGRAM 0
+
+typedef struct proc {
+	bool live;
+	bool from_shell;    /* counts toward the multiprogramming level */
+	bool exec_pending;  /* forked by the shell, execs exec_prog when first run */
+	int exec_prog;
+	int prog;
+	uint64_t pid;
+	uint32_t vas;
+	region reg[MAX_REGIONS];
+	int nreg;
+	uint32_t brk_start, brk; /* heap: [brk_start, brk) */
+	uint64_t age, life;      /* references run, and how many before exit */
+	int main_task;
+	int ntasks;
+	uint32_t anon_used, filemap_used, shm_used, tstack_used; /* slot bitmaps */
+	uint32_t tstack_dead;    /* thread stacks to unmap (thread has exited) */
+	int workers;
+	int created_seg;         /* segment this process created, or -1 */
+	uint32_t created_instance;
+	bool server_ready;
+} proc;
+
+typedef struct task {
+	bool live;
+	bool runnable;
+	int proc;
+	uint64_t tid;
+	int tstack;              /* thread stack slot, -1 for the main task */
+	uint64_t age, life;      /* threads other than the main one exit */
+	uint32_t code[NCODE];
+	uint32_t data[NDATA];
+	bool data_writable[NDATA];
+	uint32_t pc;             /* reference state only (see top comment) */
+} task;
+
+typedef struct segment {
+	bool live;
+	uint32_t shmid;
+	uint32_t size;
+	uint32_t instance;
+} segment;
+
+/* What a run of references is made of: the hot pages and type letters. */
+typedef struct burst {
+	uint32_t vas;
+	char fetch, read;
+	uint32_t code[NCODE];
+	uint32_t data[NDATA];
+	char write[NDATA]; /* the letter a write to data[k] uses: w/W or r/R */
+} burst;
+
+#define REF_BUF_RECORDS 65536
+#define KERN_BUF_SIZE (1u << 18)
+
+typedef struct gen {
+	lp_gen_config cfg;
+	rng ctl, ref;
+	lp_output *ref_out, *kern_out;
+	lp_error *err;
+	lp_progress_fn progress;
+	void *progress_ctx;
+
+	uint64_t now;        /* timestamp of the next record */
+	uint64_t refs_done, events_done;
+	uint64_t life_mean;
+	unsigned char *rbuf;
+	size_t rcount;       /* records in rbuf */
+	char *kbuf;
+	size_t klen;
+
+	uint64_t next_tid;
+	uint32_t next_vas;
+	int spawned;         /* children the shell has started */
+	int children;        /* of those, alive */
+
+	proc *procs;
+	task *tasks;
+	int current;         /* task index, or -1 */
+
+	gfile *files;
+	int nfiles;          /* libraries, then programs, then data files */
+	uint32_t cache_frames;
+	int32_t *frame_file; /* per cache frame: file index or -1 */
+	uint32_t *frame_page;
+	uint32_t cache_hand;
+	segment segs[MAX_SEGMENTS];
+	uint32_t seg_instances;
+} gen;
+
+#define FILE_LIB(i) (i)
+#define FILE_PROG(i) (NLIBS + (i))
+#define FILE_DATA(g, i) (NLIBS + NPROGRAMS + (i))
+
+/* ---- output ---- */
+
+static int flush_refs(gen *g)
+{
+	int rc = 0;
+	if (g->rcount)
+		rc = lp_output_write(g->ref_out, g->rbuf, g->rcount * LP_REF_RECORD_SIZE, g->err);
+	g->rcount = 0;
+	return rc;
+}
+
+static int flush_kern(gen *g)
+{
+	int rc = 0;
+	if (g->klen)
+		rc = lp_output_write(g->kern_out, g->kbuf, g->klen, g->err);
+	g->klen = 0;
+	return rc;
+}
+
+/* One event line; the name (E, M) is NULL for other tags. Events take one
+ * cycle each, after every reference written so far. */
+static int event(gen *g, char tag, int nfields, const uint64_t *f, const char *name)
+{
+	uint64_t ts = g->now++;
+	g->events_done++;
+	if (!g->kern_out)
+		return 0;
+	if (g->klen + 512 > KERN_BUF_SIZE) {
+		int rc = flush_kern(g);
+		if (rc)
+			return rc;
+	}
+	char *p = g->kbuf + g->klen;
+	*p++ = tag;
+	*p++ = ' ';
+	p += lp_fmt_hex(p, ts);
+	for (int i = 0; i < nfields; i++) {
+		*p++ = ' ';
+		p += lp_fmt_hex(p, f[i]);
+	}
+	if (name) {
+		size_t n = strlen(name);
+		*p++ = ' ';
+		memcpy(p, name, n);
+		p += n;
+	}
+	*p++ = '\n';
+	g->klen = (size_t)(p - g->kbuf);
+	return 0;
+}
+
+#define EV(g, tag, name, ...) \
+	event((g), (tag), (int)(sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t)), \
+	      (uint64_t[]){__VA_ARGS__}, (name))
+
+static inline void put_le32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+static inline void put_le64(unsigned char *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint64_t refs_left(const gen *g) { return g->cfg.refs - g->refs_done; }
+
+/* Write n references drawn from b. Reference k of the run has timestamp
+ * start + 2k or start + 2k + 1, so the run is ordered and the next record
+ * (at start + 2n) comes after all of it. The bit layout of each random word:
+ * 0-7 kind, 8-11 jump or first index, 12-15 target or second index, 16-27
+ * offset, 28-30 length, 31 timestamp jitter. */
+static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
+{
+	if (n > refs_left(g))
+		n = refs_left(g);
+	uint64_t start = g->now;
+	g->now += 2 * n;
+	g->refs_done += n;
+	if (!g->ref_out)
+		return 0;
+	uint64_t k = 0;
+	uint32_t ip = *pc;
+	while (k < n) {
+		size_t room = REF_BUF_RECORDS - g->rcount;
+		size_t chunk = n - k < room ? (size_t)(n - k) : room;
+		unsigned char *p = g->rbuf + g->rcount * LP_REF_RECORD_SIZE;
+		for (size_t j = 0; j < chunk; j++, k++, p += LP_REF_RECORD_SIZE) {
+			uint64_t x = rng_next(&g->ref);
+			unsigned kind = x & 0xff;
+			uint32_t addr;
+			unsigned len;
+			char type;
+			if (kind < 120) {
+				/* Instruction fetch: straight-line code within a page,
+				 * with a jump one time in sixteen. */
+				len = 1 + ((x >> 28) & 7);
+				if (((x >> 8) & 15) == 0)
+					ip = b->code[(x >> 12) & (NCODE - 1)] | ((x >> 16) & 0xfff);
+				addr = ip;
+				ip = (ip & ~0xfffu) | ((ip + len) & 0xfff);
+				type = b->fetch;
+			} else {
+				unsigned i1 = (x >> 8) & (NDATA - 1), i2 = (x >> 12) & (NDATA - 1);
+				unsigned slot = i1 < i2 ? i1 : i2; /* favours the first slots */
+				len = 1u << ((x >> 28) & 3);
+				addr = b->data[slot] | ((x >> 16) & 0xfff & ~(len - 1));
+				type = kind < 215 ? b->read : b->write[slot];
+			}
+			p[0] = (unsigned char)type;
+			put_le64(p + 1, start + 2 * k + ((x >> 31) & 1));
+			p[9] = (unsigned char)len;
+			put_le32(p + 10, b->vas);
+			put_le32(p + 14, addr);
+		}
+		g->rcount += chunk;
+		if (g->rcount == REF_BUF_RECORDS) {
+			int rc = flush_refs(g);
+			if (rc)
+				return rc;
+		}
+	}
+	*pc = ip;
+	return 0;
+}
+
+/* ---- the address-space model ---- */
+
+static region *region_at(proc *p, uint32_t addr)
+{
+	uint32_t vpn = addr >> 12;
+	for (int i = 0; i < p->nreg; i++) {
+		region *r = &p->reg[i];
+		if (vpn >= r->start >> 12 && vpn < (r->start >> 12) + r->pages)
+			return r;
+	}
+	return NULL;
+}
+
+static void region_add(proc *p, uint32_t start, uint32_t pages, int kind, bool writable, int owner)
+{
+	g_assert(p->nreg < MAX_REGIONS);
+	p->reg[p->nreg++] = (region){start, pages, (uint8_t)kind, writable, (int16_t)owner};
+}
+
+static void region_drop(proc *p, int i) { p->reg[i] = p->reg[--p->nreg]; }
+
+/* Remove pages [start, start + pages) from every region, as U does. */
+static void region_remove(proc *p, uint32_t start, uint32_t pages)
+{
+	uint32_t lo = start >> 12, hi = lo + pages;
+	for (int i = 0; i < p->nreg;) {
+		region *r = &p->reg[i];
+		uint32_t rlo = r->start >> 12, rhi = rlo + r->pages;
+		if (rhi <= lo || rlo >= hi) {
+			i++;
+			continue;
+		}
+		if (rlo < lo && rhi > hi) {
+			region tail = *r;
+			tail.start = hi << 12;
+			tail.pages = rhi - hi;
+			r->pages = lo - rlo;
+			region_add(p, tail.start, tail.pages, tail.kind, tail.writable, tail.owner);
+			i++;
+		} else if (rlo < lo) {
+			r->pages = lo - rlo;
+			i++;
+		} else if (rhi > hi) {
+			r->start = hi << 12;
+			r->pages = rhi - hi;
+			i++;
+		} else {
+			region_drop(p, i);
+		}
+	}
+}
+
+static region *region_find(proc *p, int kind, int owner)
+{
+	for (int i = 0; i < p->nreg; i++)
+		if (p->reg[i].kind == kind && p->reg[i].owner == owner)
+			return &p->reg[i];
+	return NULL;
+}
+
+/* A page of p worth touching: code from a text region, or data from the
+ * others (a thread's data favours its own stack and never another's). */
+static uint32_t pick_page(gen *g, proc *p, const task *t, bool code, bool *writable)
+{
+	if (!code && p->brk > p->brk_start && rng_chance(&g->ctl, 96)) {
+		*writable = true;
+		return p->brk_start + rng_below(&g->ctl, (p->brk - p->brk_start) >> 12) * PAGE;
+	}
+	for (;;) {
+		region *r = &p->reg[rng_below(&g->ctl, (uint32_t)p->nreg)];
+		if ((r->kind == RK_TEXT) != code || r->pages == 0)
+			continue;
+		if (r->kind == RK_STACK && r->owner != t->tstack)
+			continue;
+		*writable = r->writable;
+		uint32_t page;
+		if (r->kind == RK_STACK) /* near the top of a downward stack */
+			page = r->pages - 1 - rng_below(&g->ctl, r->pages < 12 ? r->pages : 12);
+		else
+			page = rng_below(&g->ctl, r->pages);
+		return r->start + page * PAGE;
+	}
+}
+
+static uint32_t stack_top(proc *p, const task *t)
+{
+	region *r = region_find(p, RK_STACK, t->tstack);
+	return r->start + (r->pages - 1) * PAGE;
+}
+
+/* Make addr one of t's hot data pages (not the stack slots). */
+static void hot_put(gen *g, task *t, uint32_t addr, bool writable)
+{
+	int i = 2 + (int)rng_below(&g->ctl, NDATA - 2);
+	t->data[i] = addr;
+	t->data_writable[i] = writable;
+}
+
+static void hot_rebuild(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	for (int i = 0; i < NCODE; i++)
+		t->code[i] = pick_page(g, p, t, true, &(bool){0});
+	t->data[0] = stack_top(p, t);
+	t->data[1] = t->data[0] - PAGE;
+	t->data_writable[0] = t->data_writable[1] = true;
+	for (int i = 2; i < NDATA; i++)
+		t->data[i] = pick_page(g, p, t, false, &t->data_writable[i]);
+	t->pc = t->code[0];
+}
+
+/* Slow drift of the working set between time slices. */
+static void hot_drift(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	if (rng_chance(&g->ctl, 64))
+		t->code[rng_below(&g->ctl, NCODE)] = pick_page(g, p, t, true, &(bool){0});
+	for (unsigned n = rng_below(&g->ctl, 4); n; n--) {
+		int i = 2 + (int)rng_below(&g->ctl, NDATA - 2);
+		t->data[i] = pick_page(g, p, t, false, &t->data_writable[i]);
+	}
+}
+
+/* After a range left p, replace every hot page that is no longer mapped. */
+static void hot_revalidate(gen *g, int pi)
+{
+	proc *p = &g->procs[pi];
+	for (int ti = 0; ti < MAX_TASKS; ti++) {
+		task *t = &g->tasks[ti];
+		if (!t->live || t->proc != pi)
+			continue;
+		for (int i = 0; i < NCODE; i++)
+			if (!region_at(p, t->code[i]))
+				t->code[i] = pick_page(g, p, t, true, &(bool){0});
+		for (int i = 0; i < NDATA; i++)
+			if (!region_at(p, t->data[i]))
+				t->data[i] = pick_page(g, p, t, false, &t->data_writable[i]);
+		if (!region_at(p, t->pc))
+			t->pc = t->code[0];
+	}
+}
+
+/* ---- processes and tasks ---- */
+
+static int slot_take(uint32_t *used, int nslots, gen *g)
+{
+	uint32_t start = rng_below(&g->ctl, (uint32_t)nslots);
+	for (int k = 0; k < nslots; k++) {
+		int s = (int)((start + (uint32_t)k) % (uint32_t)nslots);
+		if (!(*used & (1u << s))) {
+			*used |= 1u << s;
+			return s;
+		}
+	}
+	return -1;
+}
+
+static int proc_new(gen *g)
+{
+	for (int i = 0; i < MAX_PROCS; i++)
+		if (!g->procs[i].live) {
+			g->procs[i] = (proc){.live = true, .created_seg = -1, .main_task = -1};
+			return i;
+		}
+	return -1;
+}
+
+static int task_new(gen *g, int pi, int tstack)
+{
+	for (int i = 0; i < MAX_TASKS; i++)
+		if (!g->tasks[i].live) {
+			g->tasks[i] = (task){.live = true, .runnable = true, .proc = pi,
+					     .tid = g->next_tid++, .tstack = tstack};
+			g->procs[pi].ntasks++;
+			return i;
+		}
+	g_assert_not_reached();
+}
+
+static uint64_t life_draw(gen *g, uint64_t mean)
+{
+	return mean / 2 + rng_below(&g->ctl, (uint32_t)MIN(mean, UINT32_MAX));
+}
+
+/* ---- the page cache ---- */
+
+/* Bring page `page` of file fi into the cache (C, after a V when the cache
+ * must give a frame back); returns the frame. */
+static int cache_page(gen *g, int fi, uint32_t page, uint32_t *frame)
+{
+	gfile *f = &g->files[fi];
+	if (f->frame[page]) {
+		*frame = f->frame[page] - 1;
+		return 0;
+	}
+	uint32_t slot = g->cache_hand;
+	g->cache_hand = (g->cache_hand + 1) % g->cache_frames;
+	uint32_t fr = CACHE_FRAME_BASE + slot;
+	int rc;
+	if (g->frame_file[slot] >= 0) {
+		g->files[g->frame_file[slot]].frame[g->frame_page[slot]] = 0;
+		if ((rc = EV(g, 'V', NULL, fr)))
+			return rc;
+	}
+	g->frame_file[slot] = fi;
+	g->frame_page[slot] = page;
+	f->frame[page] = fr + 1;
+	*frame = fr;
+	return EV(g, 'C', NULL, fr, f->id, page);
+}
+
+static uint32_t frame_address(uint32_t frame) { return KERNEL_BASE + (frame << 12); }
+
+/* ---- kernel work ---- */
+
+/* A burst of kernel references on behalf of the current task t: kernel
+ * text for entry point kc, t's kernel stack and kernel data, and up to
+ * NDATA / 2 extra pages (page-cache frames, user buffers) with their write
+ * letters. */
+static int kernel_work(gen *g, task *t, enum kcall kc, uint64_t n, const uint32_t *extra,
+		       const char *extra_write, int nextra)
+{
+	burst b = {.vas = g->procs[t->proc].vas, .fetch = 'I', .read = 'R'};
+	for (int i = 0; i < NCODE; i++)
+		b.code[i] = KTEXT_BASE + ((kc * 61u + (uint32_t)i * 5 + rng_below(&g->ctl, 3)) % KTEXT_PAGES) * PAGE;
+	b.data[0] = KDATA_BASE + (uint32_t)((t->tid * 7) % KDATA_PAGES) * PAGE;
+	b.write[0] = 'W';
+	for (int i = 1; i < NDATA; i++) {
+		int e = i - NDATA / 2;
+		if (e >= 0 && nextra) {
+			b.data[i] = extra[e % nextra];
+			b.write[i] = extra_write[e % nextra];
+		} else {
+			b.data[i] = KDATA_BASE + rng_below(&g->ctl, KDATA_PAGES) * PAGE;
+			b.write[i] = 'W';
+		}
+	}
+	uint32_t pc = b.code[0];
+	return emit_burst(g, &b, &pc, n);
+}
+
+static int user_work(gen *g, task *t, uint64_t n)
+{
+	proc *p = &g->procs[t->proc];
+	burst b = {.vas = p->vas, .fetch = 'i', .read = 'r'};
+	memcpy(b.code, t->code, sizeof b.code);
+	memcpy(b.data, t->data, sizeof b.data);
+	for (int i = 0; i < NDATA; i++)
+		b.write[i] = t->data_writable[i] ? 'w' : 'r';
+	uint64_t before = g->refs_done;
+	int rc = emit_burst(g, &b, &t->pc, n);
+	p->age += g->refs_done - before;
+	t->age += g->refs_done - before;
+	return rc;
+}
+
+/* Up to four writable user pages of t (for read() to fill). */
+static int user_buffers(task *t, uint32_t *buf)
+{
+	int n = 0;
+	for (int i = 0; i < NDATA && n < 4; i++)
+		if (t->data_writable[i])
+			buf[n++] = t->data[i];
+	return n;
+}
+
+/* read() or write() of a few pages of a data file through the cache. */
+static int sys_file_io(gen *g, task *t, bool writing)
+{
+	int fi = FILE_DATA(g, rng_below(&g->ctl, g->cfg.files));
+	gfile *f = &g->files[fi];
+	uint32_t npages = rng_range(&g->ctl, 1, MIN(f->pages, 8u));
+	uint32_t first = rng_below(&g->ctl, f->pages - npages + 1);
+	uint32_t extra[NDATA / 2];
+	char extra_write[NDATA / 2];
+	int n = user_buffers(t, extra);
+	for (int i = 0; i < n; i++)
+		extra_write[i] = writing ? 'R' : 'W';
+	for (uint32_t k = 0; k < npages; k++) {
+		uint32_t frame;
+		int rc = cache_page(g, fi, first + k, &frame);
+		if (rc)
+			return rc;
+		if (n < NDATA / 2) {
+			extra[n] = frame_address(frame);
+			extra_write[n++] = writing ? 'W' : 'R';
+		}
+	}
+	return kernel_work(g, t, writing ? KC_WRITE : KC_READ, 128 + 256 * npages, extra,
+			   extra_write, n);
+}
+
+static int map_binary(gen *g, task *t, int fi, uint32_t base, uint32_t text_pages,
+		      uint32_t data_pages)
+{
+	proc *p = &g->procs[t->proc];
+	const gfile *f = &g->files[fi];
+	int rc = EV(g, 'M', f->name, t->tid, base, text_pages * PAGE, 0,
+		    MAP_PRIVATE_ | MAP_FIXED_, PROT_R | PROT_X, f->id);
+	if (rc)
+		return rc;
+	region_add(p, base, text_pages, RK_TEXT, false, -1);
+	uint32_t data = base + text_pages * PAGE;
+	if ((rc = EV(g, 'M', f->name, t->tid, data, data_pages * PAGE, text_pages,
+		     MAP_PRIVATE_ | MAP_FIXED_, PROT_R | PROT_W, f->id)))
+		return rc;
+	region_add(p, data, data_pages, RK_DATA, true, -1);
+	/* The loader reads the headers and the first code through the cache. */
+	uint32_t extra[NDATA / 2];
+	char extra_write[NDATA / 2];
+	int n = 0;
+	for (uint32_t k = 0; k < MIN(text_pages, 4u); k++) {
+		uint32_t frame;
+		if ((rc = cache_page(g, fi, k, &frame)))
+			return rc;
+		extra[n] = frame_address(frame);
+		extra_write[n++] = 'R';
+	}
+	return kernel_work(g, t, KC_MMAP, 96, extra, extra_write, n);
+}
+
+/* The current task t replaces its image with program prog: E, then the
+ * loader's mappings, a stack and a first heap. */
+static int sys_exec(gen *g, task *t, int prog)
+{
+	proc *p = &g->procs[t->proc];
+	const program *pr = &programs[prog];
+	int rc = kernel_work(g, t, KC_EXEC, 512, NULL, NULL, 0);
+	p->vas = g->next_vas++;
+	if (rc || (rc = EV(g, 'E', pr->path, t->tid, p->vas)))
+		return rc;
+	p->prog = prog;
+	p->nreg = 0;
+	p->anon_used = p->filemap_used = p->shm_used = 0;
+	p->age = 0;
+	if ((rc = map_binary(g, t, FILE_PROG(prog), TEXT_BASE, pr->text_pages, pr->data_pages)))
+		return rc;
+	if ((rc = EV(g, 'M', "-", t->tid, STACK_START, STACK_PAGES * PAGE, 0,
+		     MAP_PRIVATE_ | MAP_FIXED_ | MAP_ANON_, PROT_R | PROT_W, 0)))
+		return rc;
+	region_add(p, STACK_START, STACK_PAGES, RK_STACK, true, -1);
+	uint32_t lib = LIB_BASE;
+	for (int i = 0; i < NLIBS; i++) {
+		if (!(pr->libs & (1u << i)))
+			continue;
+		const library *l = &libraries[i];
+		if ((rc = map_binary(g, t, FILE_LIB(i), lib, l->text_pages, l->data_pages)))
+			return rc;
+		lib += (uint32_t)(l->text_pages + l->data_pages + 16) * PAGE;
+	}
+	p->brk_start = p->brk = TEXT_BASE + (uint32_t)(pr->text_pages + pr->data_pages + 1) * PAGE;
+	uint32_t grow = rng_range(&g->ctl, 4, 32) * PAGE;
+	if ((rc = EV(g, 'B', NULL, t->tid, p->brk, p->brk + grow)))
+		return rc;
+	p->brk += grow;
+	hot_rebuild(g, t);
+	return 0;
+}
+
+static int sys_brk(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	uint32_t heap = (p->brk - p->brk_start) >> 12;
+	uint32_t next;
+	bool big = programs[p->prog].traits & TR_BIG_HEAP;
+	if (heap > 8 && rng_chance(&g->ctl, 40))
+		next = p->brk - rng_range(&g->ctl, 1, heap / 4) * PAGE;
+	else
+		next = p->brk + rng_range(&g->ctl, 1, big ? 64 : 8) * PAGE;
+	if (next >= HEAP_LIMIT)
+		return 0;
+	int rc = kernel_work(g, t, KC_BRK, 64, NULL, NULL, 0);
+	if (rc || (rc = EV(g, 'B', NULL, t->tid, p->brk, next)))
+		return rc;
+	if (next < p->brk) {
+		p->brk = next;
+		hot_revalidate(g, t->proc);
+	} else {
+		p->brk = next;
+	}
+	return 0;
+}
+
+static int sys_mmap_anon(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	int s = slot_take(&p->anon_used, ANON_SLOTS, g);
+	if (s < 0)
+		return 0;
+	uint32_t start = ANON_BASE + (uint32_t)s * SLOT_SIZE, pages = rng_range(&g->ctl, 4, 256);
+	int rc = kernel_work(g, t, KC_MMAP, 96, NULL, NULL, 0);
+	if (rc || (rc = EV(g, 'M', "-", t->tid, start, pages * PAGE, 0, MAP_PRIVATE_ | MAP_ANON_,
+			   PROT_R | PROT_W, 0)))
+		return rc;
+	region_add(p, start, pages, RK_ANON, true, s);
+	/* A fresh buffer gets used at once. */
+	hot_put(g, t, start + rng_below(&g->ctl, pages) * PAGE, true);
+	return 0;
+}
+
+static region *random_region(gen *g, proc *p, int kind)
+{
+	int n = 0;
+	for (int i = 0; i < p->nreg; i++)
+		n += p->reg[i].kind == kind;
+	if (!n)
+		return NULL;
+	int k = (int)rng_below(&g->ctl, (uint32_t)n);
+	for (int i = 0; i < p->nreg; i++)
+		if (p->reg[i].kind == kind && k-- == 0)
+			return &p->reg[i];
+	return NULL;
+}
+
+/* mremap of an anonymous mapping: grow or shrink in place, or move it to
+ * another slot. A split mapping is only remapped whole-piece. */
+static int sys_mremap(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	region *r = random_region(g, p, RK_ANON);
+	if (!r)
+		return 0;
+	uint32_t old_start = r->start, old_pages = r->pages, new_start = old_start;
+	uint32_t new_pages = rng_chance(&g->ctl, 200) ? old_pages + rng_range(&g->ctl, 1, 256)
+						      : rng_range(&g->ctl, 1, old_pages);
+	int owner = r->owner;
+	if ((old_start - ANON_BASE) % SLOT_SIZE || new_pages * PAGE > SLOT_SIZE)
+		return 0; /* a tail piece, or too big for its slot */
+	if (rng_chance(&g->ctl, 96)) {
+		int s = slot_take(&p->anon_used, ANON_SLOTS, g);
+		if (s >= 0) {
+			p->anon_used &= ~(1u << owner);
+			owner = s;
+			new_start = ANON_BASE + (uint32_t)s * SLOT_SIZE;
+		}
+	}
+	int rc = kernel_work(g, t, KC_MMAP, 128, NULL, NULL, 0);
+	if (rc || (rc = EV(g, 'K', NULL, t->tid, old_start, old_pages * PAGE, new_start,
+			   new_pages * PAGE)))
+		return rc;
+	r->start = new_start;
+	r->pages = new_pages;
+	r->owner = (int16_t)owner;
+	hot_revalidate(g, t->proc);
+	return 0;
+}
+
+static int sys_munmap(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	region *r = random_region(g, p, rng_chance(&g->ctl, 200) ? RK_ANON : RK_FILE);
+	if (!r)
+		return 0;
+	uint32_t start = r->start, pages = r->pages;
+	bool whole = pages < 2 || rng_chance(&g->ctl, 160);
+	if (whole && r->start % SLOT_SIZE == 0)
+		*(r->kind == RK_ANON ? &p->anon_used : &p->filemap_used) &= ~(1u << r->owner);
+	else if (whole)
+		return 0; /* the tail piece of a split mapping stays */
+	if (!whole) { /* drop the tail: the region splits */
+		start += (pages / 2) * PAGE;
+		pages -= pages / 2;
+	}
+	int rc = kernel_work(g, t, KC_MMAP, 64, NULL, NULL, 0);
+	if (rc || (rc = EV(g, 'U', NULL, t->tid, start, pages * PAGE)))
+		return rc;
+	region_remove(p, start, pages);
+	hot_revalidate(g, t->proc);
+	return 0;
+}
+
+/* mmap of a data file: shared read-write or private read-only; the length
+ * is the file's size, which need not be a whole number of pages. */
+static int sys_mmap_file(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	int s = slot_take(&p->filemap_used, FILEMAP_SLOTS, g);
+	if (s < 0)
+		return 0;
+	int fi = FILE_DATA(g, rng_below(&g->ctl, g->cfg.files));
+	const gfile *f = &g->files[fi];
+	bool shared = rng_chance(&g->ctl, 128);
+	uint32_t start = FILEMAP_BASE + (uint32_t)s * SLOT_SIZE;
+	int rc = kernel_work(g, t, KC_MMAP, 96, NULL, NULL, 0);
+	if (rc || (rc = EV(g, 'M', f->name, t->tid, start, f->size, 0,
+			   shared ? MAP_SHARED_ : MAP_PRIVATE_, shared ? PROT_R | PROT_W : PROT_R,
+			   f->id)))
+		return rc;
+	region_add(p, start, f->pages, RK_FILE, shared, s);
+	hot_put(g, t, start + rng_below(&g->ctl, f->pages) * PAGE, shared);
+	return 0;
+}
+
+/* Task t forks: the child copies the address space. *child_task is -1
+ * when the process table is full (then nothing happens). */
+static int sys_fork(gen *g, task *t, bool exec_pending, bool from_shell, int *child_task)
+{
+	int ci = proc_new(g);
+	*child_task = -1;
+	if (ci < 0)
+		return 0;
+	int rc = kernel_work(g, t, KC_FORK, 384, NULL, NULL, 0);
+	if (rc)
+		return rc;
+	proc *parent = &g->procs[t->proc], *c = &g->procs[ci];
+	*c = *parent;
+	c->live = true;
+	c->ntasks = 0;
+	c->tstack_used = c->tstack_dead = 0;
+	c->workers = 0;
+	c->created_seg = -1;
+	c->from_shell = from_shell;
+	c->exec_pending = exec_pending;
+	c->age = 0;
+	c->life = life_draw(g, from_shell ? g->life_mean : g->life_mean / 2);
+	/* Only the forking task's stack exists in the child. */
+	for (int i = 0; i < c->nreg;)
+		if (c->reg[i].kind == RK_STACK && c->reg[i].owner != t->tstack)
+			region_drop(c, i);
+		else
+			i++;
+	if (t->tstack >= 0) /* the child's only task is its main one */
+		region_find(c, RK_STACK, t->tstack)->owner = -1;
+	int ct = task_new(g, ci, -1);
+	task *child = &g->tasks[ct];
+	c->main_task = ct;
+	c->pid = child->tid;
+	c->vas = g->next_vas++; /* bound by the child's first S */
+	memcpy(child->code, t->code, sizeof child->code);
+	memcpy(child->data, t->data, sizeof child->data);
+	memcpy(child->data_writable, t->data_writable, sizeof child->data_writable);
+	child->pc = t->pc;
+	*child_task = ct;
+	return EV(g, 'F', NULL, t->tid, child->tid);
+}
+
+static int sys_thread(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	if ((unsigned)p->ntasks >= g->cfg.threads)
+		return 0;
+	int s = slot_take(&p->tstack_used, LP_GEN_MAX_THREADS, g);
+	if (s < 0)
+		return 0;
+	uint32_t start = TSTACK_BASE + (uint32_t)s * TSTACK_SLOT;
+	int rc = kernel_work(g, t, KC_CLONE, 256, NULL, NULL, 0);
+	if (rc || (rc = EV(g, 'M', "-", t->tid, start, TSTACK_PAGES * PAGE, 0,
+			   MAP_PRIVATE_ | MAP_ANON_, PROT_R | PROT_W, 0)))
+		return rc;
+	region_add(p, start, TSTACK_PAGES, RK_STACK, true, s);
+	int ni = task_new(g, t->proc, s);
+	task *nt = &g->tasks[ni];
+	nt->life = life_draw(g, g->life_mean / 3);
+	hot_rebuild(g, nt);
+	return EV(g, 'T', NULL, t->tid, nt->tid);
+}
+
+static int shm_attach(gen *g, task *t, int seg)
+{
+	proc *p = &g->procs[t->proc];
+	int s = slot_take(&p->shm_used, SHM_SLOTS, g);
+	if (s < 0)
+		return 0;
+	uint32_t start = SHM_BASE + (uint32_t)s * SLOT_SIZE;
+	int rc = kernel_work(g, t, KC_SHM, 96, NULL, NULL, 0);
+	if (rc || (rc = EV(g, 'H', NULL, t->tid, g->segs[seg].shmid, start)))
+		return rc;
+	region_add(p, start, (g->segs[seg].size + PAGE - 1) / PAGE, RK_SHM, true, s);
+	hot_put(g, t, start, true);
+	return 0;
+}
+
+/* A server starts: it joins a live segment or creates one (G), attaches it
+ * (H) and maps a shared anonymous area its workers will share. */
+static int server_setup(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	int seg = -1, free_seg = -1;
+	for (int i = 0; i < MAX_SEGMENTS; i++) {
+		if (g->segs[i].live && seg < 0 && rng_chance(&g->ctl, 128))
+			seg = i;
+		if (!g->segs[i].live && free_seg < 0)
+			free_seg = i;
+	}
+	int rc;
+	if (seg < 0 && free_seg >= 0) {
+		seg = free_seg;
+		segment *sg = &g->segs[seg];
+		/* The lowest free id, so ids come back after Q. */
+		*sg = (segment){.live = true, .shmid = 0x8000u + (uint32_t)seg,
+				.size = rng_range(&g->ctl, 2, 64) * PAGE - rng_below(&g->ctl, PAGE),
+				.instance = ++g->seg_instances};
+		if ((rc = EV(g, 'G', NULL, sg->shmid, sg->size)))
+			return rc;
+		p->created_seg = seg;
+		p->created_instance = sg->instance;
+	}
+	if (seg >= 0 && (rc = shm_attach(g, t, seg)))
+		return rc;
+	uint32_t pages = rng_range(&g->ctl, 8, 64);
+	if ((rc = EV(g, 'M', "-", t->tid, SHARED_ANON_BASE, pages * PAGE, 0,
+		     MAP_SHARED_ | MAP_ANON_, PROT_R | PROT_W, 0)))
+		return rc;
+	region_add(p, SHARED_ANON_BASE, pages, RK_SHARED_ANON, true, -1);
+	hot_put(g, t, SHARED_ANON_BASE, true);
+	p->server_ready = true;
+	return 0;
+}
+
+/* Unmap the stacks of threads that have exited (the main task joins). */
+static int join_threads(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	while (p->tstack_dead) {
+		int s = __builtin_ctz(p->tstack_dead);
+		region *r = region_find(p, RK_STACK, s);
+		int rc = EV(g, 'U', NULL, t->tid, r->start, r->pages * PAGE);
+		if (rc)
+			return rc;
+		region_remove(p, r->start, r->pages);
+		p->tstack_dead &= ~(1u << s);
+		p->tstack_used &= ~(1u << s);
+	}
+	hot_revalidate(g, t->proc);
+	return 0;
+}
+
+static void task_end(gen *g, int ti)
+{
+	task *t = &g->tasks[ti];
+	proc *p = &g->procs[t->proc];
+	t->live = false;
+	p->ntasks--;
+	if (g->current == ti)
+		g->current = -1;
+}
+
+/* A thread other than the main one returns: X, and its stack waits for
+ * the main task to unmap it. */
+static int thread_exit(gen *g, int ti)
+{
+	task *t = &g->tasks[ti];
+	int rc = kernel_work(g, t, KC_EXIT, 128, NULL, NULL, 0);
+	if (rc || (rc = EV(g, 'X', NULL, t->tid)))
+		return rc;
+	g->procs[t->proc].tstack_dead |= 1u << t->tstack;
+	task_end(g, ti);
+	return 0;
+}
+
+/* The process of the current task ti exits: shared memory is removed (Q,
+ * when this process created it) and detached (D), then every task ends. */
+static int proc_exit(gen *g, int ti)
+{
+	task *t = &g->tasks[ti];
+	int pi = t->proc;
+	proc *p = &g->procs[pi];
+	int rc = kernel_work(g, t, KC_EXIT, 256, NULL, NULL, 0);
+	if (rc)
+		return rc;
+	int cs = p->created_seg;
+	if (cs >= 0 && g->segs[cs].live && g->segs[cs].instance == p->created_instance) {
+		if ((rc = EV(g, 'Q', NULL, g->segs[cs].shmid)))
+			return rc;
+		g->segs[cs].live = false;
+	}
+	for (int i = 0; i < p->nreg; i++)
+		if (p->reg[i].kind == RK_SHM && (rc = EV(g, 'D', NULL, t->tid, p->reg[i].start)))
+			return rc;
+	for (int i = 0; i < MAX_TASKS; i++) {
+		if (i == ti || !g->tasks[i].live || g->tasks[i].proc != pi)
+			continue;
+		if ((rc = EV(g, 'X', NULL, g->tasks[i].tid)))
+			return rc;
+		task_end(g, i);
+	}
+	if ((rc = EV(g, 'X', NULL, t->tid)))
+		return rc;
+	task_end(g, ti);
+	p->live = false;
+	if (p->from_shell) {
+		g->children--;
+		g->tasks[g->procs[0].main_task].runnable = true;
+	}
+	return 0;
+}
+
+/* One system call of the current task, chosen by what its program does.
+ * Returns 0 with *gone set when the task has exited. */
+static int system_call(gen *g, int ti, bool *gone)
+{
+	task *t = &g->tasks[ti];
+	proc *p = &g->procs[t->proc];
+	const program *pr = &programs[p->prog];
+	bool main_task = p->main_task == ti;
+	int rc;
+	*gone = false;
+
+	if (p->prog == SHELL_PROGRAM && g->children < (int)g->cfg.processes) {
+		int ct;
+		if ((rc = sys_fork(g, t, true, true, &ct)) || ct < 0)
+			return rc;
+		g->children++;
+		g->spawned++;
+		g->procs[g->tasks[ct].proc].exec_prog =
+			g->spawned < NPROGRAMS ? g->spawned : 1 + (int)rng_below(&g->ctl, NPROGRAMS - 1);
+		if (g->children == (int)g->cfg.processes)
+			t->runnable = false; /* waits for a child */
+		return 0;
+	}
+	if (!main_task && t->age >= t->life) {
+		*gone = true;
+		return thread_exit(g, ti);
+	}
+	if (main_task && p->prog != SHELL_PROGRAM && p->age >= p->life) {
+		*gone = true;
+		return proc_exit(g, ti);
+	}
+	if (main_task && (pr->traits & TR_SERVER) && !p->server_ready)
+		return server_setup(g, t);
+	if (main_task && (pr->traits & TR_SERVER) && p->from_shell && p->workers < MAX_WORKERS &&
+	    rng_chance(&g->ctl, 128)) {
+		int ct;
+		p->workers++;
+		return sys_fork(g, t, false, false, &ct);
+	}
+	if (main_task && (pr->traits & TR_THREADS) && rng_chance(&g->ctl, 96))
+		return sys_thread(g, t);
+
+	unsigned roll = rng_below(&g->ctl, 100);
+	if (roll < 30)
+		return sys_file_io(g, t, false);
+	if (roll < 40)
+		return sys_file_io(g, t, true);
+	if (roll < 60)
+		return sys_brk(g, t);
+	if (roll < 72)
+		return sys_mmap_anon(g, t);
+	if (roll < 80)
+		return sys_mremap(g, t);
+	if (roll < 88)
+		return sys_munmap(g, t);
+	if (roll < ((pr->traits & TR_MAPS_FILES) ? 98 : 90))
+		return sys_mmap_file(g, t);
+	return kernel_work(g, t, KC_TIMER, 64, NULL, NULL, 0);
+}
+
+/* ---- the scheduler ---- */
+
+static int next_task(gen *g)
+{
+	int from = g->current >= 0 ? g->current : 0;
+	/* Round robin, with an occasional skip as wakeups reorder the queue. */
+	int skip = rng_chance(&g->ctl, 32) ? 1 : 0;
+	for (int k = 1; k <= MAX_TASKS; k++) {
+		int i = (from + k) % MAX_TASKS;
+		if (g->tasks[i].live && g->tasks[i].runnable && skip-- == 0)
+			return i;
+	}
+	for (int k = 1; k <= MAX_TASKS; k++) {
+		int i = (from + k) % MAX_TASKS;
+		if (g->tasks[i].live && g->tasks[i].runnable)
+			return i;
+	}
+	g_assert_not_reached();
+}
+
+/* A shell child runs for the first time: a little work in the copy of the
+ * shell (cow faults on its stack), then exec. */
+static int child_exec(gen *g, int ti)
+{
+	task *t = &g->tasks[ti];
+	proc *p = &g->procs[t->proc];
+	p->exec_pending = false;
+	int rc = user_work(g, t, rng_range(&g->ctl, 200, 2000));
+	if (rc)
+		return rc;
+	p->life = life_draw(g, g->life_mean);
+	return sys_exec(g, t, p->exec_prog);
+}
+
+static int time_slice(gen *g)
+{
+	int ti = next_task(g);
+	task *t = &g->tasks[ti];
+	proc *p = &g->procs[t->proc];
+	int rc;
+	if (ti != g->current) {
+		g->current = ti;
+		if ((rc = EV(g, 'S', NULL, t->tid, p->vas)))
+			return rc;
+	}
+	if (p->exec_pending && (rc = child_exec(g, ti)))
+		return rc;
+	if (p->main_task == ti && p->tstack_dead && (rc = join_threads(g, t)))
+		return rc;
+	hot_drift(g, t);
+	uint64_t length = rng_range(&g->ctl, 2048, 16384);
+	unsigned calls = rng_below(&g->ctl, 5);
+	for (unsigned c = 0; c <= calls && refs_left(g); c++) {
+		if ((rc = user_work(g, t, length / (calls + 1))))
+			return rc;
+		if (c < calls || p->prog == SHELL_PROGRAM) {
+			bool gone;
+			if ((rc = system_call(g, ti, &gone)))
+				return rc;
+			if (gone)
+				return 0;
+		}
+	}
+	/* The timer ends the slice. */
+	return kernel_work(g, t, KC_TIMER, rng_range(&g->ctl, 64, 256), NULL, NULL, 0);
+}
+
+/* ---- setup ---- */
+
+static void files_init(gen *g)
+{
+	g->nfiles = NLIBS + NPROGRAMS + (int)g->cfg.files;
+	g->files = g_new0(gfile, g->nfiles);
+	uint32_t inode = 0x1001;
+	for (int i = 0; i < g->nfiles; i++) {
+		gfile *f = &g->files[i];
+		/* Device 803 (a disk partition) in the high half, inode below. */
+		f->id = (uint64_t)0x803 << 32 | (inode += 1 + rng_below(&g->ctl, 64));
+		if (i < NLIBS) {
+			f->name = g_strdup(libraries[i].path);
+			f->pages = libraries[i].text_pages + libraries[i].data_pages;
+		} else if (i < NLIBS + NPROGRAMS) {
+			f->name = g_strdup(programs[i - NLIBS].path);
+			f->pages = programs[i - NLIBS].text_pages + programs[i - NLIBS].data_pages;
+		} else {
+			f->name = g_strdup_printf("/home/user/data/file%03d.dat", i - NLIBS - NPROGRAMS);
+			f->pages = rng_range(&g->ctl, 1, 64);
+		}
+		f->size = f->pages * PAGE - rng_below(&g->ctl, PAGE);
+		f->frame = g_new0(uint32_t, f->pages);
+	}
+	g->cache_frames = 64 + g->cfg.files;
+	g->frame_file = g_new(int32_t, g->cache_frames);
+	g->frame_page = g_new0(uint32_t, g->cache_frames);
+	for (uint32_t i = 0; i < g->cache_frames; i++)
+		g->frame_file[i] = -1;
+}
+
+static void gen_free(gen *g)
+{
+	for (int i = 0; i < g->nfiles; i++) {
+		g_free((char *)g->files[i].name);
+		g_free(g->files[i].frame);
+	}
+	g_free(g->files);
+	g_free(g->frame_file);
+	g_free(g->frame_page);
+	g_free(g->procs);
+	g_free(g->tasks);
+	g_free(g->rbuf);
+	g_free(g->kbuf);
+}
+
+void lp_gen_config_init(lp_gen_config *cfg)
+{
+	*cfg = (lp_gen_config){.seed = 1, .refs = 1000000, .processes = 4, .threads = 4, .files = 64};
+}
+
+int lp_gen_config_check(const lp_gen_config *cfg, lp_error *err)
+{
+	if (cfg->processes < 1 || cfg->processes > LP_GEN_MAX_PROCESSES)
+		return lp_fail(err, LP_EUSAGE, "processes must be between 1 and %d, not %u",
+			       LP_GEN_MAX_PROCESSES, cfg->processes);
+	if (cfg->threads < 1 || cfg->threads > LP_GEN_MAX_THREADS)
+		return lp_fail(err, LP_EUSAGE, "threads must be between 1 and %d, not %u",
+			       LP_GEN_MAX_THREADS, cfg->threads);
+	if (cfg->files < 1 || cfg->files > LP_GEN_MAX_FILES)
+		return lp_fail(err, LP_EUSAGE, "files must be between 1 and %d, not %u",
+			       LP_GEN_MAX_FILES, cfg->files);
+	return 0;
+}
+
+int lp_gen_run(const lp_gen_config *cfg, lp_output *refs, lp_output *kern,
+	       lp_progress_fn progress, void *progress_ctx, lp_error *err)
+{
+	int rc = lp_gen_config_check(cfg, err);
+	if (rc)
+		return rc;
+	gen *g = g_new0(gen, 1);
+	g->cfg = *cfg;
+	g->ref_out = refs;
+	g->kern_out = kern;
+	g->err = err;
+	g->progress = progress;
+	g->progress_ctx = progress_ctx;
+	uint64_t sm = cfg->seed;
+	rng_seed(&g->ctl, &sm);
+	rng_seed(&g->ref, &sm);
+	g->rbuf = g_malloc((size_t)REF_BUF_RECORDS * LP_REF_RECORD_SIZE);
+	g->kbuf = g_malloc(KERN_BUF_SIZE);
+	g->procs = g_new0(proc, MAX_PROCS);
+	g->tasks = g_new0(task, MAX_TASKS);
+	g->now = 0x100000;
+	g->next_tid = 1;
+	g->next_vas = 0x1f400;
+	/* A process lives for about a third of its share of the run. */
+	g->life_mean = MAX(cfg->refs / (3 * cfg->processes), 50000);
+	files_init(g);
+
+	if (cfg->refs) {
+		/* Task 1 appears by its first S (in an address space of its own),
+		 * then execs the shell. */
+		int pi = proc_new(g);
+		int ti = task_new(g, pi, -1);
+		proc *sh = &g->procs[pi];
+		sh->main_task = ti;
+		sh->pid = g->tasks[ti].tid;
+		sh->vas = g->next_vas++;
+		g->current = ti;
+		rc = EV(g, 'S', NULL, sh->pid, sh->vas);
+		if (!rc)
+			rc = sys_exec(g, &g->tasks[ti], SHELL_PROGRAM);
+	}
+	while (!rc && refs_left(g)) {
+		rc = time_slice(g);
+		if (progress)
+			progress(progress_ctx, g->refs_done, g->events_done);
+	}
+	if (!rc && refs)
+		rc = flush_refs(g);
+	if (!rc && kern)
+		rc = flush_kern(g);
+	gen_free(g);
+	g_free(g);
+	return rc;
+}
