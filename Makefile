@@ -26,7 +26,7 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" $(OPTFLAGS) $(WA
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 # The library: everything but the command-line front end.
-LIB_SRCS := $(sort $(wildcard src/core/*.c src/io/*.c src/formats/*.c src/pipeline/*.c src/jobs/*.c))
+LIB_SRCS := $(sort $(wildcard src/core/*.c src/io/*.c src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c))
 CMD_SRCS := $(sort $(wildcard src/cmd/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))

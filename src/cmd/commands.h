@@ -19,5 +19,6 @@ int cmd_validate(int argc, char **argv);
 int cmd_lru(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static const lp_command commands[] = {
 	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction"},
 	{"batch", cmd_batch, "run a list of merge jobs, several at a time"},
 	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory"},
+	{"gen", cmd_gen, "generate a synthetic capture (reference and kernel traces)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
