@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "laplace/job.h"
 #include "laplace/stats.h"
+#include "progress.h"
 
 int cmd_merge(int argc, char **argv)
 {
@@ -93,7 +94,11 @@ int cmd_merge(int argc, char **argv)
 	job.force = force;
 	job.warn = cli_warn;
 
+	cli_progress *progress = cli_progress_new(quiet);
+	job.progress = progress ? cli_progress_update : NULL;
+	job.progress_ctx = progress;
 	rc = lp_merge_job_run(&job, &stats, &err);
+	cli_progress_free(progress);
 	if (!rc && stats_path)
 		rc = lp_stats_write_yaml(stats_path, &stats, &err);
 	if (rc) {
