@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@ struct lp_output {
 	bool own_fd;
 	char *name;      /* the path as given, or "<stdout>" */
 	char *tmp_path;  /* NULL when writing directly */
+	char *target;    /* what tmp_path is renamed to: name, symbolic links resolved */
 	enum lp_compress compress;
 	unsigned char *buf; /* uncompressed bytes waiting */
 	size_t used;
@@ -85,6 +87,7 @@ static void output_free(lp_output *out)
 	if (out->tmp_path)
 		g_unlink(out->tmp_path);
 	g_free(out->tmp_path);
+	g_free(out->target);
 	g_free(out->name);
 	g_free(out->buf);
 	g_free(out->zbuf);
@@ -106,7 +109,11 @@ lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error 
 		out->fd = open(path, O_WRONLY | O_CLOEXEC);
 		out->own_fd = true;
 	} else {
-		out->fd = create_temporary(path, &out->tmp_path);
+		/* Replace what a symbolic link points to, not the link: renaming
+		 * over /dev/stdout, say, would break the system. */
+		char *resolved = realpath(path, NULL);
+		out->target = resolved ? resolved : g_strdup(path);
+		out->fd = create_temporary(out->target, &out->tmp_path);
 		out->own_fd = true;
 	}
 	if (out->fd < 0) {
@@ -224,9 +231,9 @@ int lp_output_commit(lp_output *out, lp_error *err)
 			r = write_failed(out, err);
 	}
 	if (!r && out->tmp_path) {
-		if (g_rename(out->tmp_path, out->name) < 0)
+		if (g_rename(out->tmp_path, out->target) < 0)
 			r = lp_fail(err, LP_EIO, "cannot rename %s to %s: %s", out->tmp_path,
-				    out->name, g_strerror(errno));
+				    out->target, g_strerror(errno));
 		else
 			g_clear_pointer(&out->tmp_path, g_free);
 	}

@@ -493,3 +493,22 @@ Test(io, stdout_is_named)
 	cr_assert_str_eq(lp_output_name(out), "<stdout>");
 	lp_output_abort(out);
 }
+
+Test(io, symbolic_link_target_is_replaced_not_the_link)
+{
+	char *target = write_file("target", "old\n", 4);
+	char *link = path_of("link");
+	cr_assert_eq(symlink("target", link), 0);
+	lp_output *out = lp_output_open(link, LP_COMPRESS_AUTO, &err);
+	cr_assert_not_null(out);
+	cr_assert_str_eq(lp_output_name(out), link);
+	cr_assert_eq(lp_output_write(out, "new\n", 4, &err), 0);
+	cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+	cr_assert(g_file_test(link, G_FILE_TEST_IS_SYMLINK));
+	char *got;
+	cr_assert(g_file_get_contents(target, &got, NULL, NULL));
+	cr_assert_str_eq(got, "new\n");
+	g_free(got);
+	g_free(link);
+	g_free(target);
+}
