@@ -143,6 +143,7 @@ int lp_yaml_finish(yaml_emitter_t *em);               /* closes all three */
 int lp_yaml_key(yaml_emitter_t *em, const char *key);
 int lp_yaml_str(yaml_emitter_t *em, const char *value);
 int lp_yaml_pair(yaml_emitter_t *em, const char *key, const char *value);
+int lp_yaml_pair_message(yaml_emitter_t *em, const char *key, const char *message);
 int lp_yaml_pair_u64(yaml_emitter_t *em, const char *key, uint64_t value);
 int lp_yaml_begin(yaml_emitter_t *em, bool sequence); /* block mapping or sequence */
 int lp_yaml_end(yaml_emitter_t *em, bool sequence);

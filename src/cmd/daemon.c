@@ -89,7 +89,7 @@ static void finish_job(daemon_state *d, const char *name, const char *started,
 	else if (!bad)
 		bad = lp_yaml_pair(&em, "status", "failed") ||
 		      lp_yaml_pair_u64(&em, "exit_status", (uint64_t)outcome->status) ||
-		      lp_yaml_pair(&em, "error", outcome->msg);
+		      lp_yaml_pair_message(&em, "error", outcome->msg);
 	bad = lp_yaml_finish(&em) || bad;
 	lp_error err = {0};
 	if (bad)

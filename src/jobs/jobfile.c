@@ -355,7 +355,7 @@ int lp_jobfile_parse_job(const char *name, const char *text, size_t len, lp_job_
 
 static void make_relative_to(char **path, const char *base_dir)
 {
-	if (g_path_is_absolute(*path))
+	if (g_path_is_absolute(*path) || !strcmp(base_dir, "."))
 		return;
 	char *joined = g_build_filename(base_dir, *path, NULL);
 	g_free(*path);

@@ -65,13 +65,23 @@ int lp_yaml_finish(yaml_emitter_t *em)
 	return r;
 }
 
-int lp_yaml_str(yaml_emitter_t *em, const char *value)
+static int scalar(yaml_emitter_t *em, const char *value, yaml_scalar_style_t style)
 {
 	yaml_event_t ev;
 	return emit(em, &ev, yaml_scalar_event_initialize(&ev, NULL, NULL,
 							  (yaml_char_t *)(uintptr_t)value,
-							  (int)strlen(value), 1, 1,
-							  YAML_ANY_SCALAR_STYLE));
+							  (int)strlen(value), 1, 1, style));
+}
+
+int lp_yaml_str(yaml_emitter_t *em, const char *value)
+{
+	return scalar(em, value, YAML_ANY_SCALAR_STYLE);
+}
+
+/* Messages quote names with '...': double quotes keep them readable. */
+int lp_yaml_pair_message(yaml_emitter_t *em, const char *key, const char *message)
+{
+	return lp_yaml_key(em, key) || scalar(em, message, YAML_DOUBLE_QUOTED_SCALAR_STYLE) ? -1 : 0;
 }
 
 int lp_yaml_key(yaml_emitter_t *em, const char *key) { return lp_yaml_str(em, key); }
@@ -99,7 +109,7 @@ int lp_job_report_emit(yaml_emitter_t *em, const lp_job_spec *spec, const lp_job
 	    lp_yaml_pair(em, "output", spec->output) ||
 	    lp_yaml_pair(em, "status", ok ? "succeeded" : "failed") ||
 	    lp_yaml_pair_u64(em, "exit_status", (uint64_t)outcome->status) ||
-	    (!ok && lp_yaml_pair(em, "error", outcome->msg)) ||
+	    (!ok && lp_yaml_pair_message(em, "error", outcome->msg)) ||
 	    lp_yaml_pair(em, "duration", seconds))
 		return -1;
 	if (!ok)
