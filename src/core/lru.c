@@ -304,10 +304,9 @@ int lp_pi_reduce_record(lp_pi_reduce *r, const lp_pi_record *in, lp_pi_record *o
 	if (in->dirt == 'N') {
 		if (lp_pi_check_fills(r->check) > r->frames)
 			return lp_fail(err, LP_EUSAGE,
-				       "a memory of %" PRIu32 " pages is smaller than the trace's "
-				       "(at least %" PRIu64 " pages); re-reduction only goes to "
-				       "larger memories", r->frames, lp_pi_check_fills(r->check)),
-			       -1;
+				       "the trace's memory has at least %" PRIu64 " pages, more "
+				       "than %" PRIu32 "; re-reduction only goes to larger memories",
+				       lp_pi_check_fills(r->check), r->frames), -1;
 		/* M fills, so M' (at least as large) fills too */
 		r->where[p] = PAGE_IN_M;
 		r->dirty[p] = false;
