@@ -1,6 +1,7 @@
 /* laplace gen: write a synthetic capture (reference and kernel traces). */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -105,7 +106,7 @@ int cmd_gen(int argc, char **argv)
 		goto out;
 	cfg.files = files ? (unsigned)v : cfg.files;
 	if (lp_gen_config_check(&cfg, &err)) {
-		cli_usage_error("%s", err.msg);
+		cli_usage_error("--%s", err.msg);
 		goto out;
 	}
 	if (prefix) {
@@ -135,6 +136,10 @@ int cmd_gen(int argc, char **argv)
 		cli_progress_set_total(pr, cfg.refs);
 		rc = write_trace(&cfg, ref_out, true, pr, &err);
 		cli_progress_free(pr);
+		/* A kernel trace without its references is no capture. */
+		struct stat st;
+		if (rc && !is_stdout(kern_out) && stat(kern_out, &st) == 0 && S_ISREG(st.st_mode))
+			unlink(kern_out);
 	}
 	if (rc)
 		cli_fail(&err);
