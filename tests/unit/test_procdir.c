@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "laplace/procindex.h"
 #include "laplace/sinks.h"
 
 static char *scratch;
@@ -376,4 +377,51 @@ Test(procdir, long_event_lines)
 	assert_file("out/1/1", want);
 	g_free(want);
 	g_free(line);
+}
+
+/* What the sink writes into index.yaml, lp_index_read gives back. */
+Test(procdir, index_reads_back)
+{
+	lp_error err = {0};
+	lp_procdir *pd = open_out("out", false, false, &err);
+	cr_assert(pd, "%s", err.msg);
+	lp_task_id t = {0x1a, 0x1b}, u = {0x1a, 0x2};
+	event(pd, LP_TAG_T, 0x10, "T 10 1a 2", NULL, 2, (lp_task_id){0x1a, 0x1a}, u);
+	event(pd, LP_TAG_E, 0x11, "E 11 1b 5 first", "first", 1, t, none);
+	event(pd, LP_TAG_E, 0x12, "E 12 2 6 second: \"quoted\"", "second: \"quoted\"", 1, u, none);
+	lp_ref r = {.type = 'w', .timestamp = 0xffffffffffffffffu, .length = 1, .address = 0x2000};
+	uint64_t c = 0;
+	refs(pd, &r, &c, 1, &t);
+	finish(pd, &(lp_stats){0});
+	lp_procdir_free(pd);
+
+	char *dir = path_in("out");
+	lp_index *ix = lp_index_read(dir, &err);
+	cr_assert(ix, "%s", err.msg);
+	cr_assert_str_eq(ix->reference, "r.bin");
+	cr_assert_str_eq(ix->kernel_input, "k.txt");
+	cr_assert_eq(ix->nprocesses, 1);
+	const lp_index_process *p = &ix->processes[0];
+	cr_assert_eq(p->pid, 0x1a);
+	cr_assert_str_eq(p->programs[0], "first");
+	cr_assert_str_eq(p->programs[1], "second: \"quoted\"");
+	cr_assert_null(p->programs[2]);
+	cr_assert_eq(p->ntasks, 3);
+	uint64_t tids[] = {0x2, 0x1a, 0x1b};
+	const char *paths[] = {"1a/2", "1a/1a", "1a/1b"};
+	uint64_t records[] = {2, 1, 2}, references[] = {0, 0, 1};
+	uint64_t last[] = {0x12, 0x10, 0xffffffffffffffffu};
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(p->tasks[i].tid, tids[i]);
+		cr_assert_str_eq(p->tasks[i].file.path, paths[i]);
+		cr_assert_eq(p->tasks[i].file.records, records[i]);
+		cr_assert_eq(p->tasks[i].file.references, references[i]);
+		cr_assert_eq(p->tasks[i].file.first_ts, i == 2 ? 0x11 : 0x10);
+		cr_assert_eq(p->tasks[i].file.last_ts, last[i]);
+	}
+	cr_assert_str_eq(ix->kernel.path, "kernel");
+	cr_assert_eq(ix->kernel.records, 0);
+	cr_assert_null(ix->orphan.path);
+	lp_index_free(ix);
+	g_free(dir);
 }
