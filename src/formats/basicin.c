@@ -58,22 +58,17 @@ ssize_t lp_basic_reader_read(lp_basic_reader *r, lp_basic_ref *out, size_t cap, 
 		const char *start = (const char *)src->buf + src->pos;
 		size_t avail = src->len - src->pos;
 		const char *nl = memchr(start, '\n', avail);
-		if (!nl) {
-			if (n > 0)
-				break; /* hand over what is decoded before moving the buffer */
+		if (!nl && src->eof) {
+			if (avail == 0)
+				break;
+			nl = start + avail; /* a last line without its newline */
+		} else if (!nl) {
 			if (avail == src->cap)
 				return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": line too long",
 					       lp_byte_source_name(src), r->line_no + 1), -1;
-			ssize_t got = lp_byte_source_fill(src, avail + 1, err);
-			if (got < 0)
+			if (lp_byte_source_fill(src, avail + 1, err) < 0)
 				return -1;
-			if ((size_t)got > avail)
-				continue;
-			if (got == 0)
-				return 0;
-			/* a last line without its newline */
-			start = (const char *)src->buf + src->pos;
-			nl = start + got;
+			continue;
 		}
 		r->line_no++;
 		if (parse_line(r, start, (size_t)(nl - start), &out[n], err))

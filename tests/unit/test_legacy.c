@@ -1,0 +1,494 @@
+/* Legacy formats: BYU, p6 and page-image records decoded and printed as
+ * legacy-formats 1-3 say, torn records, bad tags and digits, detection,
+ * basic streams read back, conversion summaries. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "laplace/legacy.h"
+
+static char *dir;
+static lp_error err;
+static GString *warnings;
+
+static void setup(void)
+{
+	dir = g_dir_make_tmp("laplace-legacy-XXXXXX", NULL);
+	cr_assert_not_null(dir);
+	err = (lp_error){0};
+	warnings = g_string_new(NULL);
+}
+
+static void teardown(void)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	const char *name;
+	while ((name = g_dir_read_name(d))) {
+		char *p = g_build_filename(dir, name, NULL);
+		g_unlink(p);
+		g_free(p);
+	}
+	g_dir_close(d);
+	g_rmdir(dir);
+	g_free(dir);
+	g_string_free(warnings, TRUE);
+}
+
+TestSuite(legacy, .init = setup, .fini = teardown);
+
+static void collect(void *ctx, const char *msg)
+{
+	(void)ctx;
+	g_string_append_printf(warnings, "%s\n", msg);
+}
+
+/* Write bytes to a file in dir; returns its path (freed by the caller). */
+static char *file_with(const char *name, const void *bytes, size_t n)
+{
+	char *path = g_build_filename(dir, name, NULL);
+	cr_assert(g_file_set_contents(path, bytes, (gssize)n, NULL));
+	return path;
+}
+
+static lp_byte_source *open_source(const char *path)
+{
+	lp_byte_source *s = lp_byte_source_open(path, &err);
+	cr_assert_not_null(s, "%s", err.msg);
+	return s;
+}
+
+/* ---- BYU ---- */
+
+static char *byu_line(lp_byu_record rec)
+{
+	char buf[LP_BYU_LINE_MAX];
+	return g_strndup(buf, lp_byu_format(buf, &rec));
+}
+
+Test(legacy, byu_lines)
+{
+	char *a = byu_line((lp_byu_record){.addr = 0x0041f760, .reqtype = 0, .size = 8,
+					  .time = 0xffffffff});
+	cr_assert_str_eq(a, "0041f760 FETCH 8 0 0 ffffffff\n");
+	char *b = byu_line((lp_byu_record){.addr = 0x1a, .reqtype = 0x42, .size = 0x20,
+					  .attr = 3, .proc = 0xab, .time = 0});
+	cr_assert_str_eq(b, "0000001a UNKNOWN_42 20 3 ab 0\n");
+	char *c = byu_line((lp_byu_record){.addr = 0xffffffff, .reqtype = 0x37});
+	cr_assert_str_eq(c, "ffffffff SMIACK 0 0 0 0\n");
+	g_free(a);
+	g_free(b);
+	g_free(c);
+}
+
+Test(legacy, byu_request_types)
+{
+	static const struct { uint8_t v; const char *name; char ref; } types[] = {
+		{0x00, "FETCH", 'i'}, {0x01, "MEMREAD", 'r'}, {0x02, "MEMREADINV", 'r'},
+		{0x03, "MEMWRITE", 'w'}, {0x10, "IOREAD", 0}, {0x11, "IOWRITE", 0},
+		{0x20, "DEFERREPLY", 0}, {0x21, "INTA", 0}, {0x22, "CNTRLAGNTRES", 0},
+		{0x23, "BRTRACEREC", 0}, {0x31, "SHUTDOWN", 0}, {0x32, "FLUSH", 0},
+		{0x33, "HALT", 0}, {0x34, "SYNC", 0}, {0x35, "FLUSHACK", 0},
+		{0x36, "STOPCLKACK", 0}, {0x37, "SMIACK", 0},
+	};
+	int named = 0;
+	for (int v = 0; v < 256; v++)
+		named += lp_byu_reqtype_name((uint8_t)v) != NULL;
+	cr_assert_eq(named, (int)G_N_ELEMENTS(types));
+	for (size_t i = 0; i < G_N_ELEMENTS(types); i++) {
+		cr_assert_str_eq(lp_byu_reqtype_name(types[i].v), types[i].name);
+		cr_assert_eq(lp_byu_ref_type(types[i].v), types[i].ref, "%s", types[i].name);
+	}
+	cr_assert_eq(lp_byu_ref_type(0x04), 0);
+}
+
+static const unsigned char byu_two[] = {
+	0x60, 0xf7, 0x41, 0x00, 0x00, 0x08, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff,
+	0x00, 0x00, 0x00, 0x10, 0x03, 0x04, 0x01, 0x02, 0x00, 0x00, 0x01, 0x00,
+	0xee, 0xee, /* torn */
+};
+
+Test(legacy, byu_reader_little_endian_and_torn_tail)
+{
+	char *path = file_with("t.byu", byu_two, sizeof byu_two);
+	lp_byu_reader *r = lp_byu_reader_new(open_source(path), LP_LITTLE);
+	lp_torn_policy policy = {.warn = collect};
+	lp_byu_record recs[4];
+	cr_assert_eq(lp_byu_reader_read(r, recs, 4, &policy, &err), 2);
+	cr_assert_eq(recs[0].addr, 0x0041f760);
+	cr_assert_eq(recs[0].time, 0xffffffff);
+	cr_assert_eq(recs[1].addr, 0x10000000);
+	cr_assert_eq(recs[1].reqtype, 3);
+	cr_assert_eq(recs[1].size, 4);
+	cr_assert_eq(recs[1].attr, 1);
+	cr_assert_eq(recs[1].proc, 2);
+	cr_assert_eq(recs[1].time, 0x10000);
+	cr_assert_eq(lp_byu_reader_read(r, recs, 4, &policy, &err), 0);
+	cr_assert_eq(lp_byu_reader_read(r, recs, 4, &policy, &err), 0);
+	char *want = g_strdup_printf("%s: torn last record: 2 bytes left over after 2 whole records\n",
+				     path);
+	cr_assert_str_eq(warnings->str, want);
+	lp_byu_reader_close(r);
+	g_free(want);
+	g_free(path);
+}
+
+Test(legacy, byu_reader_big_endian_strict)
+{
+	char *path = file_with("t.byu", byu_two, sizeof byu_two);
+	lp_byu_reader *r = lp_byu_reader_new(open_source(path), LP_BIG);
+	lp_torn_policy policy = {.strict = true, .warn = collect};
+	lp_byu_record recs[1];
+	cr_assert_eq(lp_byu_reader_read(r, recs, 1, &policy, &err), 1);
+	cr_assert_eq(recs[0].addr, 0x60f74100);
+	cr_assert_eq(lp_byu_reader_read(r, recs, 1, &policy, &err), 1);
+	cr_assert_eq(recs[0].time, 0x00000100);
+	cr_assert_eq(lp_byu_reader_read(r, recs, 1, &policy, &err), -1);
+	cr_assert_eq(err.status, LP_EINPUT);
+	char *want = g_strdup_printf("%s: torn last record: 2 bytes left over after 2 whole records",
+				     path);
+	cr_assert_str_eq(err.msg, want);
+	cr_assert_str_eq(warnings->str, "");
+	lp_byu_reader_close(r);
+	g_free(want);
+	g_free(path);
+}
+
+/* ---- p6 ---- */
+
+static char *p6_line(uint32_t addr, uint8_t be, uint8_t control)
+{
+	char buf[LP_P6_LINE_MAX];
+	lp_p6_record rec = {addr, be, control};
+	return g_strndup(buf, lp_p6_format(buf, &rec));
+}
+
+Test(legacy, p6_lines)
+{
+	char *a = p6_line(0x0041f760, 0x0f, 0xc0);
+	char *b = p6_line(0x1, 0x00, 0x9f); /* lower control bits ignored */
+	char *c = p6_line(0xffffffff, 0xff, 0x20);
+	cr_assert_str_eq(a, "0041f760 0f D_READ\n");
+	cr_assert_str_eq(b, "00000001 00 NC_I_FETCH\n");
+	cr_assert_str_eq(c, "ffffffff ff INVALID\n");
+	g_free(a);
+	g_free(b);
+	g_free(c);
+}
+
+Test(legacy, p6_references)
+{
+	lp_ref ref;
+	/* upper four bytes requested: address + 4, length 4 */
+	cr_assert_eq(lp_p6_to_ref(&(lp_p6_record){0x1000, 0x0f, 0xc0}, 7, &ref), 1);
+	cr_assert(ref.type == 'r' && ref.address == 0x1004 && ref.length == 4 &&
+		  ref.timestamp == 7 && ref.vas == 0);
+	/* bits 3 and 4 clear: bytes 3 and 4 */
+	cr_assert_eq(lp_p6_to_ref(&(lp_p6_record){0x1000, 0xe7, 0xf0}, 0, &ref), 1);
+	cr_assert(ref.type == 'w' && ref.address == 0x1003 && ref.length == 2);
+	/* nothing requested: the address as is, length 0 */
+	cr_assert_eq(lp_p6_to_ref(&(lp_p6_record){0x1000, 0xff, 0x80}, 0, &ref), 1);
+	cr_assert(ref.type == 'i' && ref.address == 0x1000 && ref.length == 0);
+	/* all eight bytes; and the address wraps modulo 2^32 */
+	cr_assert_eq(lp_p6_to_ref(&(lp_p6_record){0x2000, 0x00, 0xe0}, 0, &ref), 1);
+	cr_assert(ref.type == 'w' && ref.address == 0x2000 && ref.length == 8);
+	cr_assert_eq(lp_p6_to_ref(&(lp_p6_record){0xffffffff, 0xfd, 0xd0}, 0, &ref), 1);
+	cr_assert(ref.type == 'r' && ref.address == 0 && ref.length == 1);
+	cr_assert_eq(lp_p6_to_ref(&(lp_p6_record){0x1000, 0x00, 0x90}, 0, &ref), 1);
+	cr_assert_eq(ref.type, 'i');
+	static const uint8_t skipped[] = {0, 1, 2, 3, 4, 5, 6, 7, 10, 11};
+	for (size_t i = 0; i < sizeof skipped; i++)
+		cr_assert_eq(lp_p6_to_ref(&(lp_p6_record){0, 0, (uint8_t)(skipped[i] << 4)}, 0, &ref), 0);
+}
+
+Test(legacy, p6_reader_big_endian_default_and_torn)
+{
+	static const unsigned char bytes[] = {0x00, 0x41, 0xf7, 0x60, 0x0f, 0xc0,
+					      0x12, 0x34, 0x56, 0x78, 0x00, 0xf0, 0x01, 0x02, 0x03};
+	char *path = file_with("t.p6", bytes, sizeof bytes);
+	lp_p6_reader *r = lp_p6_reader_new(open_source(path), LP_BIG);
+	lp_torn_policy policy = {.warn = collect};
+	lp_p6_record recs[8];
+	cr_assert_eq(lp_p6_reader_read(r, recs, 8, &policy, &err), 2);
+	cr_assert_eq(recs[0].addr, 0x0041f760);
+	cr_assert_eq(recs[1].addr, 0x12345678);
+	cr_assert_eq(recs[1].control, 0xf0);
+	cr_assert_eq(lp_p6_reader_read(r, recs, 8, &policy, &err), 0);
+	char *want = g_strdup_printf("%s: torn last record: 3 bytes left over after 2 whole records\n",
+				     path);
+	cr_assert_str_eq(warnings->str, want);
+	lp_p6_reader_close(r);
+	g_free(want);
+	g_free(path);
+}
+
+Test(legacy, p6_reader_little_endian)
+{
+	static const unsigned char bytes[] = {0x60, 0xf7, 0x41, 0x00, 0x0f, 0xc0};
+	char *path = file_with("t.p6", bytes, sizeof bytes);
+	lp_p6_reader *r = lp_p6_reader_new(open_source(path), LP_LITTLE);
+	lp_p6_record rec;
+	cr_assert_eq(lp_p6_reader_read(r, &rec, 1, NULL, &err), 1);
+	cr_assert_eq(rec.addr, 0x0041f760);
+	lp_p6_reader_close(r);
+	g_free(path);
+}
+
+/* ---- page-image ---- */
+
+/* Append a record: fetch tag and page field, image of byte f; dirt and
+ * evicted page field, image of byte e unless dirt is N. */
+static void pi_append(GByteArray *a, const char *fetch, char f, const char *evict, char e)
+{
+	unsigned char img[LP_PAGE_BYTES];
+	g_byte_array_append(a, (const guint8 *)fetch, 5);
+	memset(img, f, sizeof img);
+	g_byte_array_append(a, img, sizeof img);
+	g_byte_array_append(a, (const guint8 *)evict, 5);
+	if (evict[0] != 'N') {
+		memset(img, e, sizeof img);
+		g_byte_array_append(a, img, sizeof img);
+	}
+}
+
+static char *pi_file(GByteArray *a)
+{
+	char *path = file_with("t.pi", a->data, a->len);
+	g_byte_array_free(a, TRUE);
+	return path;
+}
+
+Test(legacy, behaviour_lines)
+{
+	char buf[LP_BEHAVIOUR_LINE_MAX];
+	cr_assert_eq(lp_behaviour_format(buf, 'C', 0x1a, 'N', 0), 9);
+	cr_assert(!memcmp(buf, "C 1a N 0\n", 9));
+	size_t n = lp_behaviour_format(buf, 'F', 3, 'W', 0x1a);
+	cr_assert_eq(n, 9);
+	cr_assert(!memcmp(buf, "F 3 W 1a\n", 9));
+}
+
+Test(legacy, page_image_reader)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C001A", 'x', "N0000", 0);
+	pi_append(a, "Cbeef", 'y', "W001a", 'z');
+	char *path = pi_file(a);
+	lp_pi_reader *r = lp_pi_reader_new(open_source(path));
+	lp_pi_record rec;
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), 1);
+	cr_assert(rec.tag == 'C' && rec.fetched == 0x1a && rec.dirt == 'N' && rec.evicted == 0);
+	cr_assert_eq(rec.fetched_image[0], 'x');
+	cr_assert_eq(rec.fetched_image[LP_PAGE_BYTES - 1], 'x');
+	cr_assert_null(rec.evicted_image);
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), 1);
+	cr_assert(rec.tag == 'C' && rec.fetched == 0xbeef && rec.dirt == 'W' && rec.evicted == 0x1a);
+	cr_assert_eq(rec.fetched_image[LP_PAGE_BYTES - 1], 'y');
+	cr_assert_eq(rec.evicted_image[0], 'z');
+	cr_assert_eq(rec.evicted_image[LP_PAGE_BYTES - 1], 'z');
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), 0);
+	cr_assert_eq(lp_pi_reader_index(r), 2);
+	lp_pi_reader_close(r);
+	g_free(path);
+}
+
+static void expect_pi_error(GByteArray *a, int skip, int status, const char *fmt)
+{
+	char *path = pi_file(a);
+	lp_pi_reader *r = lp_pi_reader_new(open_source(path));
+	lp_torn_policy strict = {.strict = true};
+	lp_pi_record rec;
+	for (int i = 0; i < skip; i++)
+		cr_assert_eq(lp_pi_reader_next(r, &rec, &strict, &err), 1);
+	cr_assert_eq(lp_pi_reader_next(r, &rec, &strict, &err), status);
+	char *want = g_strdup_printf(fmt, path);
+	cr_assert_str_eq(err.msg, want);
+	cr_assert_eq(err.status, LP_EINPUT);
+	g_free(want);
+	lp_pi_reader_close(r);
+	g_free(path);
+}
+
+Test(legacy, page_image_bad_fetch_tag)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C0001", 'x', "N0000", 0);
+	pi_append(a, "X0002", 'x', "N0000", 0);
+	expect_pi_error(a, 1, LP_PI_FATAL, "%s: record 1: field tag: 'X' is not C or F");
+}
+
+Test(legacy, page_image_bad_dirt_tag)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C0001", 'x', "\n0000", 0);
+	expect_pi_error(a, 0, LP_PI_FATAL, "%s: record 0: field dirt: byte 0a is not W, R or N");
+}
+
+Test(legacy, page_image_bad_hex_skips_the_record)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C00g1", 'x', "N0000", 0);
+	pi_append(a, "C0002", 'x', "R00-1", 'e');
+	pi_append(a, "C0003", 'x', "N0000", 0);
+	char *path = pi_file(a);
+	lp_pi_reader *r = lp_pi_reader_new(open_source(path));
+	lp_pi_record rec;
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), LP_PI_BAD);
+	char *want = g_strdup_printf("%s: record 0: field fetched page: 'g' is not a hex digit", path);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), LP_PI_BAD);
+	want = g_strdup_printf("%s: record 1: field evicted page: '-' is not a hex digit", path);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), 1);
+	cr_assert_eq(rec.fetched, 3);
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), 0);
+	lp_pi_reader_close(r);
+	g_free(path);
+}
+
+Test(legacy, page_image_torn_inside_the_evicted_image)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C0001", 'x', "N0000", 0);
+	pi_append(a, "C0002", 'x', "W0001", 'e');
+	g_byte_array_set_size(a, a->len - 100);
+	expect_pi_error(a, 1, LP_PI_FATAL,
+			"%s: torn last record: 8102 bytes left over after 1 whole records");
+}
+
+Test(legacy, page_image_torn_before_the_dirt_tag_warns)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C0001", 'x', "N0000", 0);
+	pi_append(a, "C0002", 'x', "N0000", 0);
+	g_byte_array_set_size(a, a->len - 4106 + 7);
+	char *path = pi_file(a);
+	lp_pi_reader *r = lp_pi_reader_new(open_source(path));
+	lp_torn_policy policy = {.warn = collect};
+	lp_pi_record rec;
+	cr_assert_eq(lp_pi_reader_next(r, &rec, &policy, &err), 1);
+	cr_assert_eq(lp_pi_reader_next(r, &rec, &policy, &err), 0);
+	char *want = g_strdup_printf("%s: torn last record: 7 bytes left over after 1 whole records\n",
+				     path);
+	cr_assert_str_eq(warnings->str, want);
+	g_free(want);
+	lp_pi_reader_close(r);
+	g_free(path);
+}
+
+/* ---- detection ---- */
+
+static int detect(const void *bytes, size_t n)
+{
+	char *path = file_with("d", bytes, n);
+	lp_byte_source *s = open_source(path);
+	int f = lp_legacy_detect(s, &err);
+	lp_byte_source_close(s);
+	g_free(path);
+	return f;
+}
+
+Test(legacy, detection)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C0001", 'x', "N0000", 0);
+	pi_append(a, "F0002", 'x', "R0001", 'e');
+	pi_append(a, "C0003", 'x', "W0002", 'e');
+	cr_assert_eq(detect(a->data, a->len), LP_LEGACY_PAGE_IMAGE);
+	/* a record followed by a byte that is no fetch tag: not page-image */
+	a->data[LP_PI_SHORT_RECORD] = 'x';
+	cr_assert_eq(detect(a->data, LP_PI_SHORT_RECORD + 1), LP_LEGACY_UNKNOWN);
+	/* one whole record and nothing else: page-image */
+	cr_assert_eq(detect(a->data, LP_PI_SHORT_RECORD), LP_LEGACY_PAGE_IMAGE);
+	a->data[0] = 'c';
+	cr_assert_eq(detect(a->data, a->len), LP_LEGACY_UNKNOWN);
+	g_byte_array_free(a, TRUE);
+	const char *text = "r 123456789abcdef0 4 9f8e7 9a8b7c6d\nw 1 1 1 1\n";
+	cr_assert_eq(detect(text, strlen(text)), LP_LEGACY_REF);
+	cr_assert_eq(detect("W 0 ff FFFFFFFF 0 \r\n", 20), LP_LEGACY_REF);
+	cr_assert_eq(detect("r 0 100 0 0\n", 12), LP_LEGACY_UNKNOWN);   /* length over 8 bits */
+	cr_assert_eq(detect("r 0 1 0\n", 8), LP_LEGACY_UNKNOWN);        /* a field short */
+	cr_assert_eq(detect("r 0 1 0 0 0\n", 12), LP_LEGACY_UNKNOWN);   /* a field too many */
+	cr_assert_eq(detect("\x60\xf7\x41\x00\x00\x08\x00\x00", 8), LP_LEGACY_UNKNOWN);
+	cr_assert_eq(detect("", 0), LP_LEGACY_UNKNOWN);
+}
+
+Test(legacy, format_names)
+{
+	cr_assert_eq(lp_legacy_format_parse("ref"), LP_LEGACY_REF);
+	cr_assert_eq(lp_legacy_format_parse("byu"), LP_LEGACY_BYU);
+	cr_assert_eq(lp_legacy_format_parse("p6"), LP_LEGACY_P6);
+	cr_assert_eq(lp_legacy_format_parse("page-image"), LP_LEGACY_PAGE_IMAGE);
+	cr_assert_eq(lp_legacy_format_parse("auto"), -1);
+}
+
+/* ---- basic streams read back ---- */
+
+Test(legacy, basic_reader)
+{
+	const char text[] = "r 0\nW 1A \r\ni ffffffffffffffff\nw 00002";
+	char *path = file_with("b.txt", text, sizeof text - 1);
+	lp_basic_reader *r = lp_basic_reader_open(path, &err);
+	cr_assert_not_null(r);
+	lp_basic_ref refs[8];
+	cr_assert_eq(lp_basic_reader_read(r, refs, 8, &err), 4);
+	cr_assert(refs[0].type == 'r' && refs[0].page == 0);
+	cr_assert(refs[1].type == 'W' && refs[1].page == 0x1a);
+	cr_assert(refs[2].type == 'i' && refs[2].page == UINT64_MAX);
+	cr_assert(refs[3].type == 'w' && refs[3].page == 2);
+	cr_assert_eq(lp_basic_reader_read(r, refs, 8, &err), 0);
+	lp_basic_reader_close(r);
+	g_free(path);
+}
+
+static void expect_basic_error(const char *text, const char *fmt)
+{
+	char *path = file_with("b.txt", text, strlen(text));
+	lp_basic_reader *r = lp_basic_reader_open(path, &err);
+	lp_basic_ref refs[8];
+	cr_assert_eq(lp_basic_reader_read(r, refs, 8, &err), -1);
+	cr_assert_eq(err.status, LP_EINPUT);
+	char *want = g_strdup_printf(fmt, path);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	lp_basic_reader_close(r);
+	g_free(path);
+}
+
+Test(legacy, basic_reader_errors)
+{
+	expect_basic_error("r 1\nx 2\n", "%s:2: field type: not one of r w i R W I");
+	expect_basic_error("r 1\n\n", "%s:2: field type: not one of r w i R W I");
+	expect_basic_error("rw 1\n", "%s:1: field type: not one of r w i R W I");
+	expect_basic_error("r\n", "%s:1: field canonical: missing");
+	expect_basic_error("r 1 2\n", "%s:1: field canonical: not a hex number of at most 64 bits");
+	expect_basic_error("r 10000000000000000\n",
+			   "%s:1: field canonical: not a hex number of at most 64 bits");
+}
+
+/* ---- conversion summaries ---- */
+
+Test(legacy, summaries)
+{
+	lp_legacy_summary s = {.records = 10, .refs = {1, 2, 3}, .skipped = 4};
+	s.skipped_by[0x10] = 1;
+	s.skipped_by[0x20] = 2;
+	s.skipped_by[0x99] = 1;
+	char buf[256];
+	lp_legacy_summary_text(&s, LP_LEGACY_BYU, buf, sizeof buf);
+	cr_assert_str_eq(buf, "10 records, 6 references (i 1, r 2, w 3), 4 skipped "
+			      "(IOREAD 1, DEFERREPLY 2, UNKNOWN_99 1)");
+	lp_legacy_summary p = {.records = 5, .refs = {0, 0, 1}, .skipped = 4};
+	p.skipped_by[0] = 1;
+	p.skipped_by[10] = 2;
+	p.skipped_by[5] = 1;
+	lp_legacy_summary_text(&p, LP_LEGACY_P6, buf, sizeof buf);
+	cr_assert_str_eq(buf, "5 records, 1 references (i 0, r 0, w 1), 4 skipped "
+			      "(INVALID 3, IO_READ 1)");
+	lp_legacy_summary none = {.records = 1, .refs = {1, 0, 0}};
+	lp_legacy_summary_text(&none, LP_LEGACY_BYU, buf, sizeof buf);
+	cr_assert_str_eq(buf, "1 records, 1 references (i 1, r 0, w 0), 0 skipped");
+}
