@@ -512,3 +512,23 @@ Test(io, symbolic_link_target_is_replaced_not_the_link)
 	g_free(link);
 	g_free(target);
 }
+
+Test(io, failed_rename_is_an_io_error_and_leaves_nothing)
+{
+	char *p = path_of("out.txt");
+	lp_output *out = lp_output_open(p, LP_COMPRESS_AUTO, &err);
+	cr_assert_not_null(out);
+	cr_assert_eq(lp_output_write(out, "x\n", 2, &err), 0);
+	/* Something else takes the name meanwhile: a file cannot replace a directory. */
+	cr_assert_eq(g_mkdir(p, 0755), 0);
+	cr_assert_eq(lp_output_commit(out, &err), LP_EIO);
+	char *prefix = g_strdup_printf("cannot rename %s/.out.txt.tmp-", dir);
+	char *suffix = g_strdup_printf(" to %s: Is a directory", p);
+	cr_assert(g_str_has_prefix(err.msg, prefix), "%s", err.msg);
+	cr_assert(g_str_has_suffix(err.msg, suffix), "%s", err.msg);
+	cr_assert_eq(count_prefixed(".out.txt.tmp-"), 0);
+	g_rmdir(p);
+	g_free(prefix);
+	g_free(suffix);
+	g_free(p);
+}
