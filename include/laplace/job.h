@@ -17,6 +17,7 @@ typedef struct lp_merge_job {
 	bool strict;
 	uint64_t page_offset;
 	bool per_process;        /* output is a directory (section 5) */
+	bool discard;            /* write nothing: only the statistics */
 	const char *output;      /* basic: file, or NULL/"-" for standard output */
 	bool force;              /* per-process: replace an existing directory */
 	enum lp_compress compress; /* basic output */

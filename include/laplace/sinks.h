@@ -14,6 +14,10 @@ lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only);
 void lp_basic_sink_free(lp_basic_sink *s);
 extern const lp_sink lp_basic_sink_ops;
 
+/* A sink that writes nothing, for runs that only want the statistics
+ * (the merge core keeps them). */
+extern const lp_sink lp_null_sink_ops;
+
 /* Per-process directory (laplace-formats(5), section 5). The directory is
  * built as DIR.partial-XXXXXX; finish() writes index.yaml and renames it
  * into place (replacing an existing DIR only when force was given). */

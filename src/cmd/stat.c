@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "laplace/count.h"
+#include "laplace/job.h"
 #include "laplace/legacy.h"
 #include "laplace/mrc.h"
 #include "laplace/procindex.h"
@@ -71,7 +71,8 @@ static int stat_capture(lp_merge_job *job, const char *stats_path)
 {
 	lp_error err = {0};
 	lp_stats stats;
-	int rc = lp_count_capture(job, &stats, &err);
+	job->discard = true;
+	int rc = lp_merge_job_run(job, &stats, &err);
 	if (!rc && stats_path)
 		rc = lp_stats_write_yaml(stats_path, &stats, &err);
 	if (rc)

@@ -34,7 +34,10 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 		rc = err->status;
 		goto done;
 	}
-	if (job->per_process) {
+	if (job->discard) {
+		sink = &lp_null_sink_ops;
+		sink_ctx = NULL;
+	} else if (job->per_process) {
 		lp_procdir_inputs inputs = {job->reference, job->kernel};
 		procdir = lp_procdir_open(job->output, job->force, job->user_only, &inputs, err);
 		if (!procdir) {
