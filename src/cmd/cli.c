@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char *command_name = "laplace";
 
@@ -39,6 +40,60 @@ void cli_warn(void *ctx, const char *msg)
 {
 	(void)ctx;
 	fprintf(stderr, "%s: warning: %s\n", command_name, msg);
+}
+
+void cli_capture_add_options(cli_capture *c, GOptionContext *ctx)
+{
+	const GOptionEntry entries[] = {
+		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &c->ref_format,
+		 "Reference trace form: bin, text or auto (default)", "FORMAT"},
+		{"endian", 0, 0, G_OPTION_ARG_STRING, &c->endian,
+		 "Byte order of binary references: little (default) or big", "ORDER"},
+		{"page-offset", 0, 0, G_OPTION_ARG_STRING, &c->page_offset,
+		 "Start of kernel memory, hex (default c0000000)", "HEX"},
+		{"strict", 0, 0, G_OPTION_ARG_NONE, &c->strict,
+		 "Treat a torn last reference record as an error", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	memcpy(c->entries, entries, sizeof entries);
+	g_option_context_add_main_entries(ctx, c->entries, NULL);
+}
+
+bool cli_capture_given(const cli_capture *c)
+{
+	return c->ref_format || c->endian || c->page_offset || c->strict;
+}
+
+bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, lp_merge_job *job)
+{
+	if (!strcmp(ref, "-") && !strcmp(kern, "-")) {
+		cli_usage_error("REF and KERN cannot both be standard input");
+		return false;
+	}
+	if (c->ref_format && (int)(job->ref_format = lp_ref_format_parse(c->ref_format)) < 0) {
+		cli_usage_error("--ref-format must be bin, text or auto, not '%s'", c->ref_format);
+		return false;
+	}
+	if (c->endian && (int)(job->endian = lp_endian_parse(c->endian)) < 0) {
+		cli_usage_error("--endian must be little or big, not '%s'", c->endian);
+		return false;
+	}
+	if (c->page_offset && lp_parse_hex(c->page_offset, strlen(c->page_offset), &job->page_offset)) {
+		cli_usage_error("--page-offset must be a hex number, not '%s'", c->page_offset);
+		return false;
+	}
+	job->reference = ref;
+	job->kernel = kern;
+	job->strict = c->strict;
+	job->warn = cli_warn;
+	return true;
+}
+
+void cli_capture_free(cli_capture *c)
+{
+	g_free(c->ref_format);
+	g_free(c->endian);
+	g_free(c->page_offset);
 }
 
 void cli_print_stats(FILE *to, const lp_stats *st)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "laplace/error.h"
+#include "laplace/job.h"
 #include "laplace/merge.h"
 
 /* Name used in messages: "laplace merge". Set once by each command. */
@@ -21,6 +22,22 @@ int cli_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 int cli_fail(const lp_error *err);
 /* lp_warn_fn that prints "laplace CMD: warning: MSG" on stderr. */
 void cli_warn(void *ctx, const char *msg);
+
+/* The options that say how to read a capture (REF KERN), shared by every
+ * command that merges: --ref-format, --endian, --page-offset, --strict. */
+typedef struct cli_capture {
+	gchar *ref_format, *endian, *page_offset;
+	gboolean strict;
+	GOptionEntry entries[5];
+} cli_capture;
+/* Add the capture options to ctx's main group; c must outlive parsing. */
+void cli_capture_add_options(cli_capture *c, GOptionContext *ctx);
+/* Whether any capture option was given. */
+bool cli_capture_given(const cli_capture *c);
+/* Check the options and the inputs REF and KERN and set them in job; on a
+ * usage error print it and return false. */
+bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, lp_merge_job *job);
+void cli_capture_free(cli_capture *c);
 
 /* The statistics summary printed on stderr after a merge. */
 void cli_print_stats(FILE *to, const lp_stats *st);

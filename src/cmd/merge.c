@@ -11,9 +11,9 @@
 int cmd_merge(int argc, char **argv)
 {
 	cli_set_command("laplace merge");
-	gchar *ref_format = NULL, *endian = NULL, *page_offset = NULL, *stats_path = NULL;
-	gchar *output = NULL, *per_process = NULL, *compress = NULL;
-	gboolean user_only = FALSE, strict = FALSE, quiet = FALSE, force = FALSE;
+	gchar *stats_path = NULL, *output = NULL, *per_process = NULL, *compress = NULL;
+	gboolean user_only = FALSE, quiet = FALSE, force = FALSE;
+	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
 		 "Write the basic merge to FILE (default: standard output)", "FILE"},
@@ -21,16 +21,8 @@ int cmd_merge(int argc, char **argv)
 		 "Write one file per task into directory DIR instead", "DIR"},
 		{"force", 0, 0, G_OPTION_ARG_NONE, &force,
 		 "With --per-process, replace an existing DIR once the new one is complete", NULL},
-		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format,
-		 "Reference trace form: bin, text or auto (default)", "FORMAT"},
-		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
-		 "Byte order of binary references: little (default) or big", "ORDER"},
 		{"user-only", 0, 0, G_OPTION_ARG_NONE, &user_only,
 		 "Leave kernel references (R W I) out of the output", NULL},
-		{"page-offset", 0, 0, G_OPTION_ARG_STRING, &page_offset,
-		 "Start of kernel memory, hex (default c0000000)", "HEX"},
-		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
-		 "Treat a torn last reference record as an error", NULL},
 		{"stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_path,
 		 "Write the statistics as YAML to FILE", "FILE"},
 		{"compress", 0, 0, G_OPTION_ARG_STRING, &compress,
@@ -45,6 +37,7 @@ int cmd_merge(int argc, char **argv)
 		"every reference its canonical page. Either file may be '-' (standard\n"
 		"input) and may be gzip or zstd compressed. See laplace-merge(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_capture_add_options(&capture, ctx);
 
 	int rc = LP_EUSAGE;
 	lp_merge_job job;
@@ -57,24 +50,10 @@ int cmd_merge(int argc, char **argv)
 		cli_usage_error("expected two inputs, REF and KERN, got %d", argc - 1);
 		goto out;
 	}
-	if (!strcmp(argv[1], "-") && !strcmp(argv[2], "-")) {
-		cli_usage_error("REF and KERN cannot both be standard input");
+	if (!cli_capture_apply(&capture, argv[1], argv[2], &job))
 		goto out;
-	}
-	if (ref_format && (int)(job.ref_format = lp_ref_format_parse(ref_format)) < 0) {
-		cli_usage_error("--ref-format must be bin, text or auto, not '%s'", ref_format);
-		goto out;
-	}
-	if (endian && (int)(job.endian = lp_endian_parse(endian)) < 0) {
-		cli_usage_error("--endian must be little or big, not '%s'", endian);
-		goto out;
-	}
 	if (compress && (int)(job.compress = lp_compress_parse(compress)) < 0) {
 		cli_usage_error("--compress must be gzip, zstd or none, not '%s'", compress);
-		goto out;
-	}
-	if (page_offset && lp_parse_hex(page_offset, strlen(page_offset), &job.page_offset)) {
-		cli_usage_error("--page-offset must be a hex number, not '%s'", page_offset);
 		goto out;
 	}
 	if (per_process && output) {
@@ -85,14 +64,10 @@ int cmd_merge(int argc, char **argv)
 		cli_usage_error("--force goes with --per-process");
 		goto out;
 	}
-	job.reference = argv[1];
-	job.kernel = argv[2];
 	job.user_only = user_only;
-	job.strict = strict;
 	job.per_process = per_process != NULL;
 	job.output = per_process ? per_process : output;
 	job.force = force;
-	job.warn = cli_warn;
 
 	cli_progress *progress = cli_progress_new(quiet);
 	job.progress = progress ? cli_progress_update : NULL;
@@ -109,9 +84,7 @@ int cmd_merge(int argc, char **argv)
 		cli_print_stats(stderr, &stats);
 out:
 	g_option_context_free(ctx);
-	g_free(ref_format);
-	g_free(endian);
-	g_free(page_offset);
+	cli_capture_free(&capture);
 	g_free(stats_path);
 	g_free(output);
 	g_free(per_process);

@@ -157,20 +157,11 @@ out:
 int cmd_stat(int argc, char **argv)
 {
 	cli_set_command("laplace stat");
-	gchar *ref_format = NULL, *endian = NULL, *page_offset = NULL, *stats_path = NULL;
-	gchar *mrc_path = NULL;
-	gboolean strict = FALSE;
+	gchar *stats_path = NULL, *mrc_path = NULL;
+	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"mrc", 0, 0, G_OPTION_ARG_FILENAME, &mrc_path,
 		 "Stream: write the whole miss-ratio curve as CSV to FILE", "FILE"},
-		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format,
-		 "Capture: reference trace form, bin, text or auto (default)", "FORMAT"},
-		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
-		 "Capture: byte order of binary references, little (default) or big", "ORDER"},
-		{"page-offset", 0, 0, G_OPTION_ARG_STRING, &page_offset,
-		 "Capture: start of kernel memory, hex (default c0000000)", "HEX"},
-		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
-		 "Capture: treat a torn last reference record as an error", NULL},
 		{"stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_path,
 		 "Capture: also write the statistics as YAML to FILE", "FILE"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -186,38 +177,21 @@ int cmd_stat(int argc, char **argv)
 		"             miss-ratio curve, at powers of two (all sizes with --mrc)");
 	g_option_context_set_description(ctx, "See laplace-stat(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_capture_add_options(&capture, ctx);
 
 	int rc = LP_EUSAGE;
 	lp_merge_job job;
 	lp_merge_job_init(&job);
 	if (!cli_parse(ctx, &argc, &argv))
 		goto out;
-	bool capture_options = ref_format || endian || page_offset || strict || stats_path;
+	bool capture_options = cli_capture_given(&capture) || stats_path;
 	if (argc == 3) {
 		if (mrc_path) {
 			cli_usage_error("--mrc goes with a basic merge stream, not a capture");
 			goto out;
 		}
-		if (!strcmp(argv[1], "-") && !strcmp(argv[2], "-")) {
-			cli_usage_error("REF and KERN cannot both be standard input");
+		if (!cli_capture_apply(&capture, argv[1], argv[2], &job))
 			goto out;
-		}
-		if (ref_format && (int)(job.ref_format = lp_ref_format_parse(ref_format)) < 0) {
-			cli_usage_error("--ref-format must be bin, text or auto, not '%s'", ref_format);
-			goto out;
-		}
-		if (endian && (int)(job.endian = lp_endian_parse(endian)) < 0) {
-			cli_usage_error("--endian must be little or big, not '%s'", endian);
-			goto out;
-		}
-		if (page_offset && lp_parse_hex(page_offset, strlen(page_offset), &job.page_offset)) {
-			cli_usage_error("--page-offset must be a hex number, not '%s'", page_offset);
-			goto out;
-		}
-		job.reference = argv[1];
-		job.kernel = argv[2];
-		job.strict = strict;
-		job.warn = cli_warn;
 		rc = stat_capture(&job, stats_path);
 	} else if (argc == 2) {
 		bool is_dir = g_file_test(argv[1], G_FILE_TEST_IS_DIR);
@@ -236,9 +210,7 @@ int cmd_stat(int argc, char **argv)
 	}
 out:
 	g_option_context_free(ctx);
-	g_free(ref_format);
-	g_free(endian);
-	g_free(page_offset);
+	cli_capture_free(&capture);
 	g_free(stats_path);
 	g_free(mrc_path);
 	return rc;
