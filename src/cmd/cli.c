@@ -6,7 +6,11 @@
 
 static const char *command_name = "laplace";
 
-void cli_set_command(const char *name) { command_name = name; }
+void cli_set_command(const char *name)
+{
+	command_name = name;
+	g_set_prgname(name); /* GOption's usage line names the command */
+}
 const char *cli_command(void) { return command_name; }
 
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv)
