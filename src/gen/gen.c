@@ -1303,8 +1303,10 @@ int lp_gen_run(const lp_gen_config *cfg, lp_output *refs, lp_output *kern,
 	g->now = 0x100000;
 	g->next_tid = 1;
 	g->next_vas = 0x1f400;
-	/* A process lives for about a third of its share of the run. */
-	g->life_mean = MAX(cfg->refs / (3 * cfg->processes), 50000);
+	/* A process lives for about a third of its share of the run, but no
+	 * more than a few million references, so that long captures keep
+	 * starting programs. */
+	g->life_mean = CLAMP(cfg->refs / (3 * cfg->processes), 50000, 4000000);
 	files_init(g);
 
 	if (cfg->refs) {
