@@ -11,6 +11,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "scratch.h"
 #include "laplace/io.h"
 
 static char *dir;
@@ -18,35 +19,18 @@ static lp_error err;
 
 static void setup(void)
 {
-	dir = g_dir_make_tmp("laplace-io-XXXXXX", NULL);
-	cr_assert_not_null(dir);
+	dir = scratch_dir_new();
 	err = (lp_error){0};
 }
 
 static void teardown(void)
 {
-	GDir *d = g_dir_open(dir, 0, NULL);
-	const char *name;
-	while ((name = g_dir_read_name(d))) {
-		char *p = g_build_filename(dir, name, NULL);
-		g_remove(p);
-		g_free(p);
-	}
-	g_dir_close(d);
-	g_rmdir(dir);
-	g_free(dir);
+	scratch_dir_free(dir);
 }
 
 TestSuite(io, .init = setup, .fini = teardown);
 
 static char *path_of(const char *name) { return g_build_filename(dir, name, NULL); }
-
-static char *write_file(const char *name, const void *data, size_t n)
-{
-	char *p = path_of(name);
-	cr_assert(g_file_set_contents(p, data, (gssize)n, NULL));
-	return p;
-}
 
 /* A gzip member holding data, made with zlib. */
 static GByteArray *gzip_member(const void *data, size_t n)
@@ -118,7 +102,7 @@ static void assert_bytes(const GByteArray *got, const void *want, size_t n)
 Test(io, plain_input_in_small_and_large_reads)
 {
 	GByteArray *data = pattern(2500000);
-	char *p = write_file("plain", data->data, data->len);
+	char *p = scratch_file(dir, "plain", data->data, data->len);
 	int status;
 	for (size_t chunk = 1000; chunk <= 4000000; chunk *= 4000) {
 		GByteArray *got = read_all(p, chunk, &status);
@@ -132,7 +116,7 @@ Test(io, plain_input_in_small_and_large_reads)
 
 Test(io, plain_input_size_offset_and_name)
 {
-	char *p = write_file("f", "0123456789", 10);
+	char *p = scratch_file(dir, "f", "0123456789", 10);
 	lp_input *in = lp_input_open(p, &err);
 	cr_assert_not_null(in);
 	cr_assert_str_eq(lp_input_name(in), p);
@@ -151,7 +135,7 @@ Test(io, plain_input_size_offset_and_name)
 
 Test(io, empty_input)
 {
-	char *p = write_file("empty", "", 0);
+	char *p = scratch_file(dir, "empty", "", 0);
 	int status;
 	GByteArray *got = read_all(p, 100, &status);
 	cr_assert_eq(status, 0);
@@ -167,7 +151,7 @@ Test(io, gzip_members_are_concatenated)
 	GByteArray *gz2 = gzip_member(data->data + 1000000, data->len - 1000000);
 	g_byte_array_append(gz, gz2->data, gz2->len);
 	/* The name says nothing: the magic bytes decide. */
-	char *p = write_file("trace.bin", gz->data, gz->len);
+	char *p = scratch_file(dir, "trace.bin", gz->data, gz->len);
 	int status;
 	GByteArray *got = read_all(p, 70000, &status);
 	cr_assert_eq(status, 0, "%s", err.msg);
@@ -188,7 +172,7 @@ Test(io, zstd_frames_are_concatenated)
 	GByteArray *z = zstd_frame(data->data, 700000);
 	GByteArray *z2 = zstd_frame(data->data + 700000, data->len - 700000);
 	g_byte_array_append(z, z2->data, z2->len);
-	char *p = write_file("trace.txt", z->data, z->len);
+	char *p = scratch_file(dir, "trace.txt", z->data, z->len);
 	int status;
 	GByteArray *got = read_all(p, 1 << 20, &status);
 	cr_assert_eq(status, 0, "%s", err.msg);
@@ -204,7 +188,7 @@ Test(io, truncated_gzip_is_corrupt_input)
 {
 	GByteArray *data = pattern(10000);
 	GByteArray *gz = gzip_member(data->data, data->len);
-	char *p = write_file("cut.gz", gz->data, gz->len / 2);
+	char *p = scratch_file(dir, "cut.gz", gz->data, gz->len / 2);
 	int status;
 	GByteArray *got = read_all(p, 4096, &status);
 	cr_assert_eq(status, LP_EINPUT);
@@ -223,7 +207,7 @@ Test(io, damaged_gzip_is_corrupt_input)
 	GByteArray *gz = gzip_member(data->data, data->len);
 	/* Spoil the stored CRC-32 in the trailer. */
 	gz->data[gz->len - 6] ^= 0xff;
-	char *p = write_file("bad.gz", gz->data, gz->len);
+	char *p = scratch_file(dir, "bad.gz", gz->data, gz->len);
 	int status;
 	GByteArray *got = read_all(p, 4096, &status);
 	cr_assert_eq(status, LP_EINPUT);
@@ -240,7 +224,7 @@ Test(io, trailing_garbage_after_gzip_is_corrupt_input)
 {
 	GByteArray *gz = gzip_member("abc", 3);
 	g_byte_array_append(gz, (const guint8 *)"xyz", 3);
-	char *p = write_file("junk.gz", gz->data, gz->len);
+	char *p = scratch_file(dir, "junk.gz", gz->data, gz->len);
 	int status;
 	GByteArray *got = read_all(p, 4096, &status);
 	cr_assert_eq(status, LP_EINPUT);
@@ -256,7 +240,7 @@ Test(io, truncated_zstd_is_corrupt_input)
 {
 	GByteArray *data = pattern(10000);
 	GByteArray *z = zstd_frame(data->data, data->len);
-	char *p = write_file("cut.zst", z->data, z->len - 3);
+	char *p = scratch_file(dir, "cut.zst", z->data, z->len - 3);
 	int status;
 	GByteArray *got = read_all(p, 4096, &status);
 	cr_assert_eq(status, LP_EINPUT);
@@ -273,7 +257,7 @@ Test(io, damaged_zstd_is_corrupt_input)
 {
 	GByteArray *z = zstd_frame("hello", 5);
 	g_byte_array_append(z, (const guint8 *)"not zstd", 8);
-	char *p = write_file("junk.zst", z->data, z->len);
+	char *p = scratch_file(dir, "junk.zst", z->data, z->len);
 	int status;
 	GByteArray *got = read_all(p, 4096, &status);
 	cr_assert_eq(status, LP_EINPUT);
@@ -359,7 +343,7 @@ Test(io, output_appears_only_on_commit)
 
 Test(io, abort_keeps_the_old_file)
 {
-	char *p = write_file("keep.txt", "old\n", 4);
+	char *p = scratch_file(dir, "keep.txt", "old\n", 4);
 	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
 	cr_assert_not_null(out);
 	cr_assert_eq(lp_output_write(out, "new\n", 4, &err), 0);
@@ -496,7 +480,7 @@ Test(io, stdout_is_named)
 
 Test(io, symbolic_link_target_is_replaced_not_the_link)
 {
-	char *target = write_file("target", "old\n", 4);
+	char *target = scratch_file(dir, "target", "old\n", 4);
 	char *link = path_of("link");
 	cr_assert_eq(symlink("target", link), 0);
 	lp_output *out = lp_output_open(link, LP_COMPRESS_AUTO, &err);

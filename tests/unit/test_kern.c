@@ -7,6 +7,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "scratch.h"
 #include "laplace/kern.h"
 
 static char *dir;
@@ -14,33 +15,16 @@ static lp_error err;
 
 static void setup(void)
 {
-	dir = g_dir_make_tmp("laplace-kern-XXXXXX", NULL);
-	cr_assert_not_null(dir);
+	dir = scratch_dir_new();
 	err = (lp_error){0};
 }
 
 static void teardown(void)
 {
-	GDir *d = g_dir_open(dir, 0, NULL);
-	const char *name;
-	while ((name = g_dir_read_name(d))) {
-		char *p = g_build_filename(dir, name, NULL);
-		g_remove(p);
-		g_free(p);
-	}
-	g_dir_close(d);
-	g_rmdir(dir);
-	g_free(dir);
+	scratch_dir_free(dir);
 }
 
 TestSuite(kern, .init = setup, .fini = teardown);
-
-static char *write_file(const char *name, const void *data, size_t n)
-{
-	char *p = g_build_filename(dir, name, NULL);
-	cr_assert(g_file_set_contents(p, data, (gssize)n, NULL));
-	return p;
-}
 
 /* Parse a copy of text; returns lp_kern_parse_line's result. */
 static char linebuf[4096];
@@ -164,7 +148,7 @@ Test(kern, reader_skips_lines_and_counts_them)
 		"   \n"
 		"E 2 a 9f8e7 /usr/bin/two words\n"
 		"X 3 a";
-	char *p = write_file("k", text, strlen(text));
+	char *p = scratch_file(dir, "k", text, strlen(text));
 	lp_kern_reader *r = lp_kern_reader_open(p, &err);
 	cr_assert_not_null(r);
 	cr_assert_str_eq(lp_kern_reader_name(r), p);
@@ -189,7 +173,7 @@ Test(kern, reader_skips_lines_and_counts_them)
 Test(kern, reader_error_names_file_and_line)
 {
 	const char *text = "S 1 a 9f8e7\n# fine\nM 2 a 1000 zz 0 22 3 0 -\n";
-	char *p = write_file("bad", text, strlen(text));
+	char *p = scratch_file(dir, "bad", text, strlen(text));
 	lp_kern_reader *r = lp_kern_reader_open(p, &err);
 	lp_event ev;
 	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
@@ -221,7 +205,7 @@ Test(kern, very_long_lines)
 	for (size_t i = 0; i < name_len; i++)
 		g_string_append_c(s, (char)('a' + i % 26));
 	g_string_append(s, "\nX 3 a\n");
-	char *p = write_file("long", s->str, s->len);
+	char *p = scratch_file(dir, "long", s->str, s->len);
 	lp_kern_reader *r = lp_kern_reader_open(p, &err);
 	lp_event ev;
 	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
@@ -249,7 +233,7 @@ Test(kern, gzip_compressed_trace)
 	zs.next_out = gz;
 	zs.avail_out = sizeof gz;
 	cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
-	char *p = write_file("k.txt", gz, zs.total_out);
+	char *p = scratch_file(dir, "k.txt", gz, zs.total_out);
 	deflateEnd(&zs);
 	lp_kern_reader *r = lp_kern_reader_open(p, &err);
 	lp_event ev;

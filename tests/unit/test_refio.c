@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "scratch.h"
 #include "laplace/refio.h"
 
 static char *dir;
@@ -15,33 +16,16 @@ static lp_error err;
 
 static void setup(void)
 {
-	dir = g_dir_make_tmp("laplace-refio-XXXXXX", NULL);
-	cr_assert_not_null(dir);
+	dir = scratch_dir_new();
 	err = (lp_error){0};
 }
 
 static void teardown(void)
 {
-	GDir *d = g_dir_open(dir, 0, NULL);
-	const char *name;
-	while ((name = g_dir_read_name(d))) {
-		char *p = g_build_filename(dir, name, NULL);
-		g_remove(p);
-		g_free(p);
-	}
-	g_dir_close(d);
-	g_rmdir(dir);
-	g_free(dir);
+	scratch_dir_free(dir);
 }
 
 TestSuite(refio, .init = setup, .fini = teardown);
-
-static char *write_file(const char *name, const void *data, size_t n)
-{
-	char *p = g_build_filename(dir, name, NULL);
-	cr_assert(g_file_set_contents(p, data, (gssize)n, NULL));
-	return p;
-}
 
 /* The first record of the spec's example, in both byte orders. */
 static const unsigned char example_le[18] = {
@@ -145,8 +129,8 @@ Test(refio, option_names)
 Test(refio, binary_little_and_big_endian)
 {
 	lp_ref got[2];
-	char *le = write_file("le.bin", example_le, 18);
-	char *be = write_file("be.bin", example_be, 18);
+	char *le = scratch_file(dir, "le.bin", example_le, 18);
+	char *be = scratch_file(dir, "be.bin", example_be, 18);
 	cr_assert_eq(read_refs(le, LP_REF_BIN, LP_LITTLE, got, 2, NULL, NULL), 1, "%s", err.msg);
 	assert_ref(&got[0], &example);
 	cr_assert_eq(read_refs(be, LP_REF_BIN, LP_BIG, got, 2, NULL, NULL), 1, "%s", err.msg);
@@ -162,7 +146,7 @@ Test(refio, binary_every_type_and_index)
 		data[i * 18] = (unsigned char)"rwiRWI"[i];
 		data[i * 18 + 1] = (unsigned char)i; /* timestamp i */
 	}
-	char *p = write_file("all.bin", data, sizeof data);
+	char *p = scratch_file(dir, "all.bin", data, sizeof data);
 	lp_ref_reader *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
 	cr_assert_not_null(r);
 	lp_ref got[4];
@@ -187,7 +171,7 @@ Test(refio, binary_bad_type_names_the_record)
 	data[0] = 'r';
 	data[18] = 'w';
 	data[36] = 'A';
-	char *p = write_file("bad.bin", data, sizeof data);
+	char *p = scratch_file(dir, "bad.bin", data, sizeof data);
 	lp_ref got[8];
 	cr_assert_eq(read_refs(p, LP_REF_BIN, LP_LITTLE, got, 8, NULL, NULL), -1);
 	assert_error(LP_EINPUT, p, ": record 2: field type: bad reference type 0x41");
@@ -199,7 +183,7 @@ Test(refio, binary_torn_last_record)
 	unsigned char data[2 * 18 + 7] = {0};
 	data[0] = 'r';
 	data[18] = 'w';
-	char *p = write_file("torn.bin", data, sizeof data);
+	char *p = scratch_file(dir, "torn.bin", data, sizeof data);
 	lp_ref got[8];
 	size_t torn = 0;
 	cr_assert_eq(read_refs(p, LP_REF_BIN, LP_LITTLE, got, 8, &torn, NULL), 2);
@@ -219,7 +203,7 @@ Test(refio, binary_across_buffer_boundaries)
 		p[9] = (unsigned char)i;
 		memcpy(p + 14, &(uint32_t){(uint32_t)i << 12}, 4);
 	}
-	char *path = write_file("many.bin", data, n * 18);
+	char *path = scratch_file(dir, "many.bin", data, n * 18);
 	lp_ref *got = g_new(lp_ref, n);
 	cr_assert_eq(read_refs(path, LP_REF_BIN, LP_LITTLE, got, n, NULL, NULL), (ssize_t)n);
 	for (size_t i = 0; i < n; i++) {
@@ -240,7 +224,7 @@ Test(refio, text_records)
 		"W 00FF 0 0 FFFFFFFF\r\n"
 		"i 0 ff 000000001 2   \n"
 		"I ffffffffffffffff 1 ffffffff 0";
-	char *p = write_file("t.txt", text, strlen(text));
+	char *p = scratch_file(dir, "t.txt", text, strlen(text));
 	lp_ref got[8];
 	cr_assert_eq(read_refs(p, LP_REF_TEXT, LP_LITTLE, got, 8, NULL, NULL), 4, "%s", err.msg);
 	assert_ref(&got[0], &example);
@@ -255,7 +239,7 @@ Test(refio, text_records)
 static void text_rejected(const char *line, const char *suffix)
 {
 	char *text = g_strconcat("r 1 1 1 1\n", line, "\nr 2 2 2 2\n", NULL);
-	char *p = write_file("bad.txt", text, strlen(text));
+	char *p = scratch_file(dir, "bad.txt", text, strlen(text));
 	lp_ref got[8];
 	cr_assert_eq(read_refs(p, LP_REF_TEXT, LP_LITTLE, got, 8, NULL, NULL), -1, "%s accepted", line);
 	assert_error(LP_EINPUT, p, suffix);
@@ -295,20 +279,20 @@ Test(refio, auto_detects_text_binary_and_empty)
 	lp_ref got[4];
 	enum lp_ref_format detected;
 	const char *text = "r 123456789abcdef0 4 9f8e7 9a8b7c6d\n";
-	char *t = write_file("t", text, strlen(text));
+	char *t = scratch_file(dir, "t", text, strlen(text));
 	cr_assert_eq(read_refs(t, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), 1);
 	cr_assert_eq(detected, LP_REF_TEXT);
 	assert_ref(&got[0], &example);
-	char *b = write_file("b", example_le, 18);
+	char *b = scratch_file(dir, "b", example_le, 18);
 	cr_assert_eq(read_refs(b, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), 1);
 	cr_assert_eq(detected, LP_REF_BIN);
 	assert_ref(&got[0], &example);
-	char *e = write_file("e", "", 0);
+	char *e = scratch_file(dir, "e", "", 0);
 	cr_assert_eq(read_refs(e, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), 0);
 	cr_assert_eq(detected, LP_REF_BIN);
 	/* A text file whose first line is bad is still text, and says why. */
 	const char *bad = "r 1 2 3\n";
-	char *x = write_file("x", bad, strlen(bad));
+	char *x = scratch_file(dir, "x", bad, strlen(bad));
 	cr_assert_eq(read_refs(x, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), -1);
 	assert_error(LP_EINPUT, x, ":1: expected 5 fields, found 4");
 	g_free(t);
@@ -327,7 +311,7 @@ Test(refio, auto_detects_inside_gzip)
 	zs.next_out = gz;
 	zs.avail_out = sizeof gz;
 	cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
-	char *p = write_file("be.gz", gz, zs.total_out);
+	char *p = scratch_file(dir, "be.gz", gz, zs.total_out);
 	deflateEnd(&zs);
 	lp_ref got[2];
 	enum lp_ref_format detected;

@@ -1,0 +1,15 @@
+/* Scratch directories for unit tests: one per test, removed with
+ * everything in it. */
+#ifndef LAPLACE_TEST_SCRATCH_H
+#define LAPLACE_TEST_SCRATCH_H
+
+#include <stddef.h>
+
+/* A new empty directory under the system's temporary directory. */
+char *scratch_dir_new(void);
+/* Remove dir and everything below it, and free the name. */
+void scratch_dir_free(char *dir);
+/* Write data to dir/name; returns the path (g_free it). */
+char *scratch_file(const char *dir, const char *name, const void *data, size_t n);
+
+#endif
