@@ -61,9 +61,10 @@ typedef struct lp_byu_record {
 const char *lp_byu_reqtype_name(uint8_t reqtype);
 /* The reference type a request becomes ('i', 'r', 'w'), or 0: skipped. */
 char lp_byu_ref_type(uint8_t reqtype);
-/* The text dump line of a record, '\n' included; returns its length. */
+/* The text dump lines of n records, '\n' included, into dst (room for
+ * n * LP_BYU_LINE_MAX bytes); returns their length. */
 #define LP_BYU_LINE_MAX 64
-size_t lp_byu_format(char *dst, const lp_byu_record *rec);
+size_t lp_byu_format(char *dst, const lp_byu_record *recs, size_t n);
 
 typedef struct lp_byu_reader lp_byu_reader;
 /* Take over src (closed with the reader); endian is the input's order. */
@@ -87,9 +88,10 @@ extern const char *const lp_p6_op_names[16];
 /* The reference a record becomes: 1 with *ref filled (timestamp = index),
  * or 0 when its operation is skipped. */
 int lp_p6_to_ref(const lp_p6_record *rec, uint64_t index, lp_ref *ref);
-/* The seed's "%08x %02x %s\n" line; returns its length. */
+/* The seed's "%08x %02x %s\n" lines of n records into dst (room for
+ * n * LP_P6_LINE_MAX bytes); returns their length. */
 #define LP_P6_LINE_MAX 32
-size_t lp_p6_format(char *dst, const lp_p6_record *rec);
+size_t lp_p6_format(char *dst, const lp_p6_record *recs, size_t n);
 
 typedef struct lp_p6_reader lp_p6_reader;
 /* endian is the address's byte order (big-endian in real traces). */

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "laplace/legacy.h"
@@ -27,5 +28,46 @@ ssize_t lp_byte_source_fill(lp_byte_source *s, size_t want, lp_error *err);
  * returns 0 after a warning, LP_EINPUT with err set when strict. */
 int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t index,
 		   size_t left, lp_error *err);
+
+/* Fixed-width lowercase hex for the text dumps' hot loops: every byte's
+ * two digits, looked up rather than computed. */
+extern const char lp_hex_pairs[256][2];
+
+static inline char *lp_put_hex2(char *p, uint8_t v)
+{
+	memcpy(p, lp_hex_pairs[v], 2);
+	return p + 2;
+}
+
+static inline char *lp_put_hex8(char *p, uint32_t v)
+{
+	p = lp_put_hex2(p, (uint8_t)(v >> 24));
+	p = lp_put_hex2(p, (uint8_t)(v >> 16));
+	p = lp_put_hex2(p, (uint8_t)(v >> 8));
+	return lp_put_hex2(p, (uint8_t)v);
+}
+
+/* A byte in hex without leading zeros (one or two digits). */
+static inline char *lp_put_hex_byte(char *p, uint8_t v)
+{
+	if (v < 16) {
+		*p = lp_hex_pairs[v][1];
+		return p + 1;
+	}
+	return lp_put_hex2(p, v);
+}
+
+/* Names copied 16 bytes at a time (the destination needs that much room)
+ * and then cut to their length: a fixed-size copy the compiler inlines. */
+typedef struct lp_padded_name {
+	char text[16];
+	uint8_t len;
+} lp_padded_name;
+
+static inline char *lp_put_name(char *p, const lp_padded_name *name)
+{
+	memcpy(p, name->text, 16);
+	return p + name->len;
+}
 
 #endif

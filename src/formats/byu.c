@@ -3,16 +3,21 @@
 
 #include <string.h>
 
-static const char *const reqtype_names[256] = {
-	[0x00] = "FETCH",      [0x01] = "MEMREAD",      [0x02] = "MEMREADINV",
-	[0x03] = "MEMWRITE",   [0x10] = "IOREAD",       [0x11] = "IOWRITE",
-	[0x20] = "DEFERREPLY", [0x21] = "INTA",         [0x22] = "CNTRLAGNTRES",
-	[0x23] = "BRTRACEREC", [0x31] = "SHUTDOWN",     [0x32] = "FLUSH",
-	[0x33] = "HALT",       [0x34] = "SYNC",         [0x35] = "FLUSHACK",
-	[0x36] = "STOPCLKACK", [0x37] = "SMIACK",
+/* Names by request type, padded for lp_put_name (and NUL-terminated by
+ * the padding); len 0 where a type has no name. */
+static const lp_padded_name reqtype_names[256] = {
+	[0x00] = {"FETCH", 5},       [0x01] = {"MEMREAD", 7},     [0x02] = {"MEMREADINV", 10},
+	[0x03] = {"MEMWRITE", 8},    [0x10] = {"IOREAD", 6},      [0x11] = {"IOWRITE", 7},
+	[0x20] = {"DEFERREPLY", 10}, [0x21] = {"INTA", 4},        [0x22] = {"CNTRLAGNTRES", 12},
+	[0x23] = {"BRTRACEREC", 10}, [0x31] = {"SHUTDOWN", 8},    [0x32] = {"FLUSH", 5},
+	[0x33] = {"HALT", 4},        [0x34] = {"SYNC", 4},        [0x35] = {"FLUSHACK", 8},
+	[0x36] = {"STOPCLKACK", 10}, [0x37] = {"SMIACK", 6},
 };
 
-const char *lp_byu_reqtype_name(uint8_t reqtype) { return reqtype_names[reqtype]; }
+const char *lp_byu_reqtype_name(uint8_t reqtype)
+{
+	return reqtype_names[reqtype].len ? reqtype_names[reqtype].text : NULL;
+}
 
 char lp_byu_ref_type(uint8_t reqtype)
 {
@@ -25,34 +30,29 @@ char lp_byu_ref_type(uint8_t reqtype)
 	}
 }
 
-static const char hexdigits[] = "0123456789abcdef";
-
-size_t lp_byu_format(char *dst, const lp_byu_record *rec)
+size_t lp_byu_format(char *dst, const lp_byu_record *recs, size_t n)
 {
 	char *p = dst;
-	for (int shift = 28; shift >= 0; shift -= 4)
-		*p++ = hexdigits[(rec->addr >> shift) & 0xf];
-	*p++ = ' ';
-	const char *name = reqtype_names[rec->reqtype];
-	if (name) {
-		size_t len = strlen(name);
-		memcpy(p, name, len);
-		p += len;
-	} else {
-		memcpy(p, "UNKNOWN_", 8);
-		p[8] = hexdigits[rec->reqtype >> 4];
-		p[9] = hexdigits[rec->reqtype & 0xf];
-		p += 10;
+	for (size_t i = 0; i < n; i++) {
+		const lp_byu_record *rec = &recs[i];
+		p = lp_put_hex8(p, rec->addr);
+		*p++ = ' ';
+		if (reqtype_names[rec->reqtype].len) {
+			p = lp_put_name(p, &reqtype_names[rec->reqtype]);
+		} else {
+			memcpy(p, "UNKNOWN_", 8);
+			p = lp_put_hex2(p + 8, rec->reqtype);
+		}
+		*p++ = ' ';
+		p = lp_put_hex_byte(p, rec->size);
+		*p++ = ' ';
+		p = lp_put_hex_byte(p, rec->attr);
+		*p++ = ' ';
+		p = lp_put_hex_byte(p, rec->proc);
+		*p++ = ' ';
+		p += lp_fmt_hex(p, rec->time);
+		*p++ = '\n';
 	}
-	*p++ = ' ';
-	p += lp_fmt_hex(p, rec->size);
-	*p++ = ' ';
-	p += lp_fmt_hex(p, rec->attr);
-	*p++ = ' ';
-	p += lp_fmt_hex(p, rec->proc);
-	*p++ = ' ';
-	p += lp_fmt_hex(p, rec->time);
-	*p++ = '\n';
 	return (size_t)(p - dst);
 }
 

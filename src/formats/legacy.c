@@ -9,6 +9,15 @@
 #define SOURCE_BYTES (1u << 20)
 #define BATCH 4096
 
+#define HEX_ROW(h) \
+	{h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, \
+	{h, '8'}, {h, '9'}, {h, 'a'}, {h, 'b'}, {h, 'c'}, {h, 'd'}, {h, 'e'}, {h, 'f'}
+const char lp_hex_pairs[256][2] = {
+	HEX_ROW('0'), HEX_ROW('1'), HEX_ROW('2'), HEX_ROW('3'), HEX_ROW('4'), HEX_ROW('5'),
+	HEX_ROW('6'), HEX_ROW('7'), HEX_ROW('8'), HEX_ROW('9'), HEX_ROW('a'), HEX_ROW('b'),
+	HEX_ROW('c'), HEX_ROW('d'), HEX_ROW('e'), HEX_ROW('f'),
+};
+
 int lp_legacy_format_parse(const char *s)
 {
 	static const char *const names[] = {
@@ -170,8 +179,7 @@ static int dump_byu(lp_byte_source *src, enum lp_endian endian, const lp_torn_po
 	ssize_t n;
 	int st = 0;
 	while (st == 0 && (n = lp_byu_reader_read(r, recs, BATCH, policy, err)) > 0) {
-		for (ssize_t i = 0; i < n; i++)
-			t->len += lp_byu_format(t->buf + t->len, &recs[i]);
+		t->len += lp_byu_format(t->buf + t->len, recs, (size_t)n);
 		st = text_flush(t, err);
 	}
 	if (st == 0 && n < 0)
@@ -189,8 +197,7 @@ static int dump_p6(lp_byte_source *src, enum lp_endian endian, const lp_torn_pol
 	ssize_t n;
 	int st = 0;
 	while (st == 0 && (n = lp_p6_reader_read(r, recs, BATCH, policy, err)) > 0) {
-		for (ssize_t i = 0; i < n; i++)
-			t->len += lp_p6_format(t->buf + t->len, &recs[i]);
+		t->len += lp_p6_format(t->buf + t->len, recs, (size_t)n);
 		st = text_flush(t, err);
 	}
 	if (st == 0 && n < 0)

@@ -25,22 +25,24 @@ int lp_p6_to_ref(const lp_p6_record *rec, uint64_t index, lp_ref *ref)
 	return 1;
 }
 
-static const char hexdigits[] = "0123456789abcdef";
+static const lp_padded_name op_padded[16] = {
+	{"INVALID", 7}, {"INT_ACK", 7}, {"INVALID", 7}, {"SPECIAL", 7},
+	{"INVALID", 7}, {"IO_READ", 7}, {"INVALID", 7}, {"IO_WRITE", 8},
+	{"I_FETCH", 7}, {"NC_I_FETCH", 10}, {"INVALID", 7}, {"INVALID", 7},
+	{"D_READ", 6}, {"NC_D_READ", 9}, {"WRITE_BACK", 10}, {"D_WRITE", 7},
+};
 
-size_t lp_p6_format(char *dst, const lp_p6_record *rec)
+size_t lp_p6_format(char *dst, const lp_p6_record *recs, size_t n)
 {
 	char *p = dst;
-	for (int shift = 28; shift >= 0; shift -= 4)
-		*p++ = hexdigits[(rec->addr >> shift) & 0xf];
-	*p++ = ' ';
-	*p++ = hexdigits[rec->be >> 4];
-	*p++ = hexdigits[rec->be & 0xf];
-	*p++ = ' ';
-	const char *name = lp_p6_op_names[rec->control >> 4];
-	size_t len = strlen(name);
-	memcpy(p, name, len);
-	p += len;
-	*p++ = '\n';
+	for (size_t i = 0; i < n; i++) {
+		p = lp_put_hex8(p, recs[i].addr);
+		*p++ = ' ';
+		p = lp_put_hex2(p, recs[i].be);
+		*p++ = ' ';
+		p = lp_put_name(p, &op_padded[recs[i].control >> 4]);
+		*p++ = '\n';
+	}
 	return (size_t)(p - dst);
 }
 

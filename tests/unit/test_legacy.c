@@ -64,7 +64,7 @@ static lp_byte_source *open_source(const char *path)
 static char *byu_line(lp_byu_record rec)
 {
 	char buf[LP_BYU_LINE_MAX];
-	return g_strndup(buf, lp_byu_format(buf, &rec));
+	return g_strndup(buf, lp_byu_format(buf, &rec, 1));
 }
 
 Test(legacy, byu_lines)
@@ -161,7 +161,7 @@ static char *p6_line(uint32_t addr, uint8_t be, uint8_t control)
 {
 	char buf[LP_P6_LINE_MAX];
 	lp_p6_record rec = {addr, be, control};
-	return g_strndup(buf, lp_p6_format(buf, &rec));
+	return g_strndup(buf, lp_p6_format(buf, &rec, 1));
 }
 
 Test(legacy, p6_lines)
