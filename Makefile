@@ -83,6 +83,34 @@ check:
 	$(MAKE) check-plain
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) check-asan
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang against the
+# library instrumented for coverage; each runs FUZZ_SECONDS on its corpus.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_DIR = $(BUILD)/fuzz
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" -g -O1 -Iinclude $(PKG_CFLAGS) \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -DLP_SOURCE_BYTES=32768
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_DIR)/%.o)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_DIR)/%)
+
+$(FUZZ_DIR)/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(FUZZ_LIB_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(PKG_LIBS)
+
+.SECONDARY: $(FUZZ_LIB_OBJS)
+
+fuzz: $(FUZZ_BINS)
+	@for bin in $(FUZZ_BINS); do \
+		mkdir -p $$bin-corpus; \
+		echo "$$bin: $(FUZZ_SECONDS) s, log in $$bin.log"; \
+		$$bin -max_total_time=$(FUZZ_SECONDS) -max_len=20000 -print_final_stats=1 \
+			$$bin-corpus > $$bin.log 2>&1 || { tail -40 $$bin.log; exit 1; }; \
+		grep -E '^stat::(number_of_executed_units|peak_rss_mb)' $$bin.log; \
+	done
+
 install: $(BUILD)/laplace
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BUILD)/laplace $(DESTDIR)$(PREFIX)/bin/laplace

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SOURCE_BYTES (1u << 20)
+/* Fuzz builds make it small, so that records often straddle refills. */
+#ifndef LP_SOURCE_BYTES
+#define LP_SOURCE_BYTES (1u << 20)
+#endif
 #define BATCH 4096
 
 #define HEX_ROW(h) \
@@ -37,7 +40,7 @@ lp_byte_source *lp_byte_source_open(const char *path, lp_error *err)
 		return NULL;
 	lp_byte_source *s = g_new0(lp_byte_source, 1);
 	s->in = in;
-	s->cap = SOURCE_BYTES;
+	s->cap = LP_SOURCE_BYTES;
 	s->buf = g_malloc(s->cap);
 	return s;
 }

@@ -1,0 +1,36 @@
+/* libFuzzer target: the BYU reader, its text dump and its conversion to
+ * raw references; the input's first byte picks the byte order and
+ * whether a torn record is an error. */
+#include "fuzz_input.h"
+
+#include "laplace/legacy.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *path = fuzz_file(data, size);
+	enum lp_endian order = size && data[0] & 1 ? LP_BIG : LP_LITTLE;
+	lp_torn_policy policy = {.strict = size && data[0] & 2};
+	lp_error err;
+	lp_byte_source *src = lp_byte_source_open(path, &err);
+	if (!src)
+		abort();
+	lp_legacy_dump(src, LP_LEGACY_BYU, order, &policy, fuzz_sink(), &err);
+
+	if (!(src = lp_byte_source_open(path, &err)))
+		abort();
+	lp_ref_writer *w = lp_ref_writer_new(fuzz_sink(), order == LP_BIG ? LP_REF_TEXT : LP_REF_BIN,
+					     LP_LITTLE);
+	lp_legacy_summary sum;
+	if (lp_legacy_to_refs(src, LP_LEGACY_BYU, order, &policy, w, &sum, &err) == 0) {
+		/* every whole record is a reference or skipped */
+		if (sum.records != size / LP_BYU_RECORD_SIZE ||
+		    sum.refs[0] + sum.refs[1] + sum.refs[2] + sum.skipped != sum.records)
+			abort();
+		lp_ref_writer_finish(w, &err);
+	} else {
+		lp_ref_writer_free(w);
+	}
+	return 0;
+}
