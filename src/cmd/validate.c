@@ -1,4 +1,5 @@
 /* laplace validate: check every rule of a page-image trace. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,7 +57,7 @@ int cmd_validate(int argc, char **argv)
 		       res.fills, res.problems, res.problems == 1 ? "" : "s");
 		rc = res.problems ? LP_EINPUT : 0;
 		if (fflush(stdout)) {
-			lp_fail(&err, LP_EIO, "cannot write standard output");
+			lp_fail(&err, LP_EIO, "cannot write <stdout>: %s", g_strerror(errno));
 			rc = cli_fail(&err);
 		}
 	} else {
