@@ -44,6 +44,11 @@ typedef struct lp_torn_policy {
 	lp_warn_fn warn;
 	void *warn_ctx;
 } lp_torn_policy;
+/* Report a torn last record (left bytes after whole_records records of
+ * file name) under policy: 0 after a warning, LP_EINPUT with err set when
+ * strict. Worded as for raw reference traces. */
+int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t whole_records,
+		   size_t left, lp_error *err);
 
 /* ---- BYU address traces, 12-byte records ---- */
 

@@ -10,8 +10,8 @@
 #define DUMP_BATCH 65536
 
 /* A raw reference trace, binary or text, in its text form. */
-static int dump_ref(const char *path, enum lp_endian endian, bool strict, lp_output *out,
-		    lp_error *err)
+static int dump_ref(const char *path, enum lp_endian endian, const lp_torn_policy *policy,
+		    lp_output *out, lp_error *err)
 {
 	lp_ref_reader *reader = lp_ref_reader_open(path, LP_REF_AUTO, endian, err);
 	if (!reader)
@@ -31,17 +31,9 @@ static int dump_ref(const char *path, enum lp_endian endian, bool strict, lp_out
 	else
 		lp_ref_writer_free(writer);
 	size_t torn = lp_ref_reader_torn_bytes(reader);
-	if (!rc && torn && lp_ref_reader_format(reader) == LP_REF_BIN) {
-		lp_error warning;
-		int status = lp_fail(strict ? err : &warning, LP_EINPUT,
-				     "%s: torn last record: %zu bytes left over after %" G_GUINT64_FORMAT
-				     " whole records",
-				     lp_ref_reader_name(reader), torn, lp_ref_reader_index(reader));
-		if (strict)
-			rc = status;
-		else
-			cli_warn(NULL, warning.msg);
-	}
+	if (!rc && torn && lp_ref_reader_format(reader) == LP_REF_BIN)
+		rc = lp_torn_record(policy, lp_ref_reader_name(reader), lp_ref_reader_index(reader),
+				    torn, err);
 	lp_ref_reader_close(reader);
 	return rc;
 }
@@ -131,7 +123,7 @@ int cmd_dump(int argc, char **argv)
 		/* the raw reference reader opens the file itself */
 		lp_byte_source_close(src);
 		src = NULL;
-		rc = dump_ref(path, (enum lp_endian)order, strict, output, &err);
+		rc = dump_ref(path, (enum lp_endian)order, &policy, output, &err);
 	} else {
 		rc = lp_legacy_dump(src, (enum lp_legacy_format)fmt, (enum lp_endian)order, &policy,
 				    output, &err);

@@ -24,11 +24,6 @@ struct lp_byte_source {
  * the end of input), or -1 with err set. */
 ssize_t lp_byte_source_fill(lp_byte_source *s, size_t want, lp_error *err);
 
-/* Report a torn last record of left bytes at record index under policy:
- * returns 0 after a warning, LP_EINPUT with err set when strict. */
-int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t index,
-		   size_t left, lp_error *err);
-
 /* Fixed-width lowercase hex for the text dumps' hot loops: every byte's
  * two digits, looked up rather than computed. */
 extern const char lp_hex_pairs[256][2];

@@ -76,13 +76,12 @@ ssize_t lp_byte_source_fill(lp_byte_source *s, size_t want, lp_error *err)
 	return (ssize_t)s->len;
 }
 
-int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t index,
+int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t whole_records,
 		   size_t left, lp_error *err)
 {
 	lp_error msg;
-	/* worded as for raw reference traces */
 	lp_fail(&msg, LP_EINPUT, "%s: torn last record: %zu bytes left over after %" PRIu64
-		" whole records", name, left, index);
+		" whole records", name, left, whole_records);
 	if (policy && policy->strict) {
 		*err = msg;
 		return LP_EINPUT;
