@@ -797,10 +797,8 @@ static inline uint64_t translate(lp_merge *m, space *sp, uint64_t vpn, bool writ
 	return translate_slow(m, sp, vpn, write);
 }
 
-static space *space_of_vas(lp_merge *m, uint32_t vas)
+static space *space_of_vas_slow(lp_merge *m, uint32_t vas)
 {
-	if (m->cache_valid && m->cache_vas == vas)
-		return m->cache_space;
 	uint64_t key = vas;
 	space *sp = g_hash_table_lookup(m->bindings, &key);
 	if (!sp) {
@@ -812,6 +810,13 @@ static space *space_of_vas(lp_merge *m, uint32_t vas)
 	m->cache_vas = vas;
 	m->cache_space = sp;
 	return sp;
+}
+
+static inline space *space_of_vas(lp_merge *m, uint32_t vas)
+{
+	if (m->cache_valid && m->cache_vas == vas)
+		return m->cache_space;
+	return space_of_vas_slow(m, vas);
 }
 
 static uint64_t kernel_page(lp_merge *m, uint32_t address)
@@ -833,22 +838,19 @@ static uint64_t kernel_page(lp_merge *m, uint32_t address)
 	return *k - 1;
 }
 
-/* Type character -> index in "rwiRWI"; the readers have validated it. */
-static const int8_t type_index[256] = {
-	['r'] = 0, ['w'] = 1, ['i'] = 2, ['R'] = 3, ['W'] = 4, ['I'] = 5,
-};
-
 int lp_merge_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon, lp_error *err)
 {
 	/* Each reference creates at most one identity. */
 	if (m->next_canon > CANON_LIMIT - n)
 		return lp_fail(err, LP_EINPUT, "the canonical page space is exhausted");
 	const space *current = m->current ? m->current->space : NULL;
+	uint64_t by_type[128] = {0}; /* reference counts by type character */
 	for (size_t i = 0; i < n; i++) {
 		const lp_ref *r = &refs[i];
-		m->stats.refs[type_index[(unsigned char)r->type]]++;
-		bool write = r->type == 'w' || r->type == 'W';
-		if (lp_ref_is_kernel(r->type)) {
+		by_type[r->type & 0x7f]++;
+		/* 'w' and 'W' differ only in the case bit, as do kernel and user. */
+		bool write = (r->type | 0x20) == 'w';
+		if (!(r->type & 0x20)) {
 			if (r->address >= m->cfg.page_offset) {
 				canon[i] = kernel_page(m, r->address);
 				continue;
@@ -861,5 +863,7 @@ int lp_merge_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon, lp
 			m->stats.mismatches++;
 		canon[i] = translate(m, sp, r->address >> LP_PAGE_SHIFT, write);
 	}
+	for (int t = 0; t < 6; t++)
+		m->stats.refs[t] += by_type[(unsigned char)lp_ref_types[t]];
 	return 0;
 }

@@ -37,15 +37,6 @@ int lp_endian_parse(const char *s)
 	return -1;
 }
 
-size_t lp_fmt_hex(char *dst, uint64_t v)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t n = v ? (size_t)(64 - __builtin_clzll(v) + 3) / 4 : 1;
-	for (size_t i = n; i-- > 0; v >>= 4)
-		dst[i] = digits[v & 0xf];
-	return n;
-}
-
 enum hex_result { HEX_OK, HEX_BAD, HEX_OVERFLOW };
 
 static int hex_digit(unsigned char c)
@@ -132,19 +123,25 @@ lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
 	return r;
 }
 
-static uint32_t get_u32(const unsigned char *p, bool big)
+#define HOST_IS_BIG (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+
+static inline uint32_t get_u32(const unsigned char *p, bool big)
 {
-	if (big)
-		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+	uint32_t v;
+	memcpy(&v, p, sizeof v);
+	return big != HOST_IS_BIG ? __builtin_bswap32(v) : v;
 }
 
-static uint64_t get_u64(const unsigned char *p, bool big)
+static inline uint64_t get_u64(const unsigned char *p, bool big)
 {
-	if (big)
-		return (uint64_t)get_u32(p, true) << 32 | get_u32(p + 4, true);
-	return (uint64_t)get_u32(p + 4, false) << 32 | get_u32(p, false);
+	uint64_t v;
+	memcpy(&v, p, sizeof v);
+	return big != HOST_IS_BIG ? __builtin_bswap64(v) : v;
 }
+
+static const bool valid_type[256] = {
+	['r'] = true, ['w'] = true, ['i'] = true, ['R'] = true, ['W'] = true, ['I'] = true,
+};
 
 static ssize_t read_binary(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err)
 {
@@ -165,7 +162,7 @@ static ssize_t read_binary(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *
 		const unsigned char *p = (const unsigned char *)r->buf.data + r->buf.pos;
 		for (size_t i = 0; i < n; i++, p += LP_REF_RECORD_SIZE) {
 			lp_ref *ref = &out[count + i];
-			if (lp_ref_type_index((char)p[0]) < 0)
+			if (!valid_type[p[0]])
 				return lp_fail(err, LP_EINPUT,
 					       "%s: record %" G_GUINT64_FORMAT ": field type: bad reference type 0x%02x",
 					       lp_input_name(r->in), r->index + i, p[0]), -1;

@@ -203,9 +203,11 @@ static int emit(lp_output *out, const unsigned char *p, size_t n, bool finish, l
 
 int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err)
 {
-	const unsigned char *p = buf;
-	if (out->used + n <= OUTPUT_BUFFER_SIZE) {
-		memcpy(out->buf + out->used, p, n);
+	/* Writers buffer on their own; a write of half a buffer or more goes
+	 * straight out rather than being copied once more. */
+	bool large = n >= OUTPUT_BUFFER_SIZE / 2;
+	if (!large && out->used + n <= OUTPUT_BUFFER_SIZE) {
+		memcpy(out->buf + out->used, buf, n);
 		out->used += n;
 		return 0;
 	}
@@ -213,9 +215,9 @@ int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err)
 	out->used = 0;
 	if (r)
 		return r;
-	if (n >= OUTPUT_BUFFER_SIZE)
-		return emit(out, p, n, false, err);
-	memcpy(out->buf, p, n);
+	if (large)
+		return emit(out, buf, n, false, err);
+	memcpy(out->buf, buf, n);
 	out->used = n;
 	return 0;
 }

@@ -80,6 +80,20 @@ static ssize_t next_refs(run_state *st, lp_ref *buf, lp_error *err)
 	return n;
 }
 
+/* The first of refs[lo, hi) whose timestamp is at least ts; next_refs has
+ * checked that a batch is sorted, so a binary search will do. */
+static size_t first_at_or_after(const lp_ref *refs, size_t lo, size_t hi, uint64_t ts)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (refs[mid].timestamp < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int emit_refs(run_state *st, const lp_ref *refs, uint64_t *canon, size_t n, lp_error *err)
 {
 	if (n == 0)
@@ -174,9 +188,7 @@ int lp_pipeline_run(const lp_pipeline *p, lp_error *err)
 		}
 		/* References strictly before the event go first; on a tie the
 		 * event comes first. */
-		size_t k = pos;
-		while (k < n && refs[k].timestamp < st.ev.timestamp)
-			k++;
+		size_t k = first_at_or_after(refs, pos, n, st.ev.timestamp);
 		rc = emit_refs(&st, refs + pos, canon + pos, k - pos, err);
 		pos = k;
 		if (!rc && (pos < n || !refs_left))
