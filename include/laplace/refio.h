@@ -52,27 +52,52 @@ int lp_ref_writer_finish(lp_ref_writer *w, lp_error *err);
 void lp_ref_writer_free(lp_ref_writer *w);
 
 /* Fast formatting shared by every text writer: lowercase hex, no leading
- * zeros; returns the number of characters written (at most 16). Inline:
- * the writers call it several times per record. */
+ * zeros; returns the number of characters written (at most 16). It may
+ * store up to 16 bytes at dst whatever the length, so callers leave room
+ * for the longest number. Inline: writers call it several times a record. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Eight hex digits of v as ASCII, most significant first in memory order:
+ * spread the nibbles one to a byte, then add '0' or 'a' - 10 per byte. */
+static inline uint64_t lp_hex8(uint32_t v)
+{
+	uint64_t x = v;
+	x = ((x & 0xffff0000u) << 16) | (x & 0xffffu);
+	x = ((x & 0x0000ff000000ff00u) << 8) | (x & 0x000000ff000000ffu);
+	x = ((x & 0x00f000f000f000f0u) << 4) | (x & 0x000f000f000f000fu);
+	uint64_t letters = ((x + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
+	x += 0x3030303030303030u + letters * ('a' - '0' - 10);
+	return __builtin_bswap64(x);
+}
+
 static inline size_t lp_fmt_hex(char *dst, uint64_t v)
 {
-	/* Two digits per step from a table of the 256 byte values. */
-	static const char pairs[513] =
-		"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-		"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9fa0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 	size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
-	char *p = dst + n;
-	for (; v > 0xff; v >>= 8) {
-		p -= 2;
-		memcpy(p, pairs + 2 * (v & 0xff), 2);
-	}
-	if (v > 0xf) {
-		memcpy(p - 2, pairs + 2 * v, 2);
+	uint64_t hi = lp_hex8((uint32_t)(v >> 32)), lo = lp_hex8((uint32_t)v);
+	size_t skip = 16 - n; /* leading zeros: shift them out */
+	if (skip >= 8) {
+		lo >>= 8 * (skip - 8);
+		memcpy(dst, &lo, 8);
 	} else {
-		p[-1] = pairs[2 * v + 1];
+		uint64_t first = skip ? (hi >> 8 * skip) | (lo << (64 - 8 * skip)) : hi;
+		lo >>= 8 * skip;
+		memcpy(dst, &first, 8);
+		memcpy(dst + 8, &lo, 8);
 	}
 	return n;
 }
+#else
+static inline size_t lp_fmt_hex(char *dst, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
+	char *p = dst + n;
+	do {
+		*--p = digits[v & 0xf];
+		v >>= 4;
+	} while (v);
+	return n;
+}
+#endif
 
 /* Parse hex (either case, leading zeros allowed) of [s, s+len) into *v;
  * returns 0, or -1 when empty, not hex, or over 64 bits. */
