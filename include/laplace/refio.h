@@ -72,17 +72,18 @@ static inline uint64_t lp_hex8(uint32_t v)
 static inline size_t lp_fmt_hex(char *dst, uint64_t v)
 {
 	size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
-	uint64_t hi = lp_hex8((uint32_t)(v >> 32)), lo = lp_hex8((uint32_t)v);
-	size_t skip = 16 - n; /* leading zeros: shift them out */
-	if (skip >= 8) {
-		lo >>= 8 * (skip - 8);
+	uint64_t lo = lp_hex8((uint32_t)v);
+	if (n <= 8) {
+		lo >>= 8 * (8 - n); /* shift the leading zeros out */
 		memcpy(dst, &lo, 8);
-	} else {
-		uint64_t first = skip ? (hi >> 8 * skip) | (lo << (64 - 8 * skip)) : hi;
-		lo >>= 8 * skip;
-		memcpy(dst, &first, 8);
-		memcpy(dst + 8, &lo, 8);
+		return n;
 	}
+	uint64_t hi = lp_hex8((uint32_t)(v >> 32));
+	size_t skip = 16 - n;
+	uint64_t first = skip ? (hi >> 8 * skip) | (lo << (64 - 8 * skip)) : hi;
+	lo >>= 8 * skip;
+	memcpy(dst, &first, 8);
+	memcpy(dst + 8, &lo, 8);
 	return n;
 }
 #else

@@ -288,9 +288,11 @@ static int put_line(lp_procdir *pd, pd_file *f, const char *line, size_t len, ui
 	return 0;
 }
 
+/* procdir_refs has made f the most recently used file for this run, so
+ * only a file closed since (to free a descriptor) needs opening again. */
 static int put_ref(lp_procdir *pd, pd_file *f, const lp_ref *ref, uint64_t canon, lp_error *err)
 {
-	int rc = file_open(pd, f, err);
+	int rc = f->fd >= 0 ? 0 : file_open(pd, f, err);
 	if (rc)
 		return rc;
 	if (PD_BUF_SIZE - f->used < PD_REF_LINE_MAX && (rc = file_flush(pd, f, err)))
@@ -317,14 +319,21 @@ static int procdir_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, si
 {
 	lp_procdir *pd = ctx;
 	pd_file *user = who ? task_file(pd, who) : &pd->orphan;
+	bool user_used = false, kernel_used = false;
 	for (size_t i = 0; i < n; i++) {
-		int rc;
+		int rc = 0;
 		if (lp_ref_is_kernel(refs[i].type)) {
 			if (pd->user_only)
 				continue;
-			rc = put_ref(pd, &pd->kernel, &refs[i], canon[i], err);
+			if (!kernel_used && !(rc = file_open(pd, &pd->kernel, err)))
+				kernel_used = true;
+			if (!rc)
+				rc = put_ref(pd, &pd->kernel, &refs[i], canon[i], err);
 		} else {
-			rc = put_ref(pd, user, &refs[i], canon[i], err);
+			if (!user_used && !(rc = file_open(pd, user, err)))
+				user_used = true;
+			if (!rc)
+				rc = put_ref(pd, user, &refs[i], canon[i], err);
 		}
 		if (rc)
 			return rc;
