@@ -22,8 +22,14 @@ typedef struct lp_sink {
 	int (*finish)(void *ctx, const lp_stats *stats, lp_error *err);
 } lp_sink;
 
-/* Progress reports, a few times a second at most (the callback decides). */
-typedef void (*lp_progress_fn)(void *ctx, uint64_t refs_done, uint64_t events_done);
+/* How far a long run has come; producers report it often, the callback
+ * decides how often to show it. */
+typedef struct lp_progress_info {
+	uint64_t records;  /* references done */
+	uint64_t events;   /* kernel events done */
+	double fraction;   /* of the whole work, 0 to 1, or -1 when unknown */
+} lp_progress_info;
+typedef void (*lp_progress_fn)(void *ctx, const lp_progress_info *info);
 
 typedef struct lp_pipeline {
 	lp_ref_reader *refs;

@@ -133,7 +133,6 @@ int cmd_gen(int argc, char **argv)
 	rc = write_trace(&cfg, kern_out, false, NULL, &err);
 	if (!rc) {
 		cli_progress *pr = cli_progress_new(quiet);
-		cli_progress_set_total(pr, cfg.refs);
 		rc = write_trace(&cfg, ref_out, true, pr, &err);
 		cli_progress_free(pr);
 		/* A kernel trace without its references is no capture. */

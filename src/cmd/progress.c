@@ -10,8 +10,6 @@
 struct cli_progress {
 	int64_t start_us;
 	int64_t last_draw_us; /* 0 before the first drawing */
-	uint64_t total;       /* 0 when unknown */
-	const lp_input *in;
 	bool drawn;
 };
 
@@ -22,28 +20,6 @@ cli_progress *cli_progress_new(bool quiet)
 	cli_progress *pr = g_new0(cli_progress, 1);
 	pr->start_us = g_get_monotonic_time();
 	return pr;
-}
-
-void cli_progress_set_total(cli_progress *pr, uint64_t total)
-{
-	if (pr)
-		pr->total = total;
-}
-
-void cli_progress_set_input(cli_progress *pr, const lp_input *in)
-{
-	if (pr)
-		pr->in = in;
-}
-
-/* Fraction of the work done, or a negative number when unknown. */
-static double fraction_done(const cli_progress *pr, uint64_t records)
-{
-	if (pr->in && lp_input_file_size(pr->in) > 0)
-		return (double)lp_input_file_offset(pr->in) / (double)lp_input_file_size(pr->in);
-	if (pr->total)
-		return (double)records / (double)pr->total;
-	return -1;
 }
 
 /* n with a metric suffix: "123", "45.6k", "7.89M", "1.23G". */
@@ -61,9 +37,8 @@ static void format_count(char *buf, size_t size, double n)
 		snprintf(buf, size, "%.*f%c", n < 10 ? 2 : n < 100 ? 1 : 0, n, suffix[k]);
 }
 
-void cli_progress_update(void *ctx, uint64_t records, uint64_t events)
+void cli_progress_update(void *ctx, const lp_progress_info *info)
 {
-	(void)events;
 	cli_progress *pr = ctx;
 	int64_t now = g_get_monotonic_time();
 	if (pr->drawn && now - pr->last_draw_us < REDRAW_INTERVAL_US)
@@ -72,11 +47,11 @@ void cli_progress_update(void *ctx, uint64_t records, uint64_t events)
 	pr->drawn = true;
 	double seconds = (double)(now - pr->start_us) / G_USEC_PER_SEC;
 	char done[16], rate[16];
-	format_count(done, sizeof done, (double)records);
-	format_count(rate, sizeof rate, seconds > 0 ? (double)records / seconds : 0);
+	format_count(done, sizeof done, (double)info->records);
+	format_count(rate, sizeof rate, seconds > 0 ? (double)info->records / seconds : 0);
 	char line[128];
 	int len = snprintf(line, sizeof line, "%s records, %s/s", done, rate);
-	double f = fraction_done(pr, records);
+	double f = info->fraction;
 	if (f >= 0 && len < (int)sizeof line) {
 		len += snprintf(line + len, sizeof line - (size_t)len, ", %.0f%%", f * 100);
 		if (f > 0.001 && f < 1) {

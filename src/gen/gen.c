@@ -1325,8 +1325,11 @@ int lp_gen_run(const lp_gen_config *cfg, lp_output *refs, lp_output *kern,
 	}
 	while (!rc && refs_left(g)) {
 		rc = time_slice(g);
-		if (progress)
-			progress(progress_ctx, g->refs_done, g->events_done);
+		if (progress) {
+			lp_progress_info info = {g->refs_done, g->events_done,
+						 (double)g->refs_done / (double)g->cfg.refs};
+			progress(progress_ctx, &info);
+		}
 	}
 	if (!rc && refs)
 		rc = flush_refs(g);

@@ -78,14 +78,14 @@ static void send_message(uint32_t kind, const void *payload, uint32_t len)
 	}
 }
 
-static void child_progress(void *ctx, uint64_t refs_done, uint64_t events_done)
+static void child_progress(void *ctx, const lp_progress_info *info)
 {
 	child_state *st = ctx;
 	gint64 now = g_get_monotonic_time();
 	if (now - st->last_progress < PROGRESS_INTERVAL_US)
 		return;
 	st->last_progress = now;
-	progress_message m = {refs_done, events_done};
+	progress_message m = {info->records, info->events};
 	send_message(MSG_PROGRESS, &m, sizeof m);
 }
 

@@ -129,6 +129,20 @@ static int apply_event(run_state *st, lp_error *err)
 	return next_event(st, err);
 }
 
+/* The fraction done is how far the reference input has been read, when it
+ * is a regular file. */
+static void report_progress(const run_state *st)
+{
+	const lp_input *in = lp_ref_reader_input(st->p->refs);
+	int64_t size = lp_input_file_size(in);
+	lp_progress_info info = {
+		.records = st->refs_done,
+		.events = st->events_done,
+		.fraction = size > 0 ? (double)lp_input_file_offset(in) / (double)size : -1,
+	};
+	st->p->progress(st->p->progress_ctx, &info);
+}
+
 static int torn_record(const run_state *st, lp_error *err)
 {
 	const lp_pipeline *p = st->p;
@@ -177,7 +191,7 @@ int lp_pipeline_run(const lp_pipeline *p, lp_error *err)
 					break;
 			}
 			if (p->progress)
-				p->progress(p->progress_ctx, st.refs_done, st.events_done);
+				report_progress(&st);
 		}
 		if (!st.have_event) {
 			if (!refs_left)

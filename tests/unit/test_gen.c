@@ -250,12 +250,13 @@ Test(gen, settings_out_of_range)
 	}
 }
 
-static void count_calls(void *ctx, uint64_t refs, uint64_t events)
+static void count_calls(void *ctx, const lp_progress_info *info)
 {
 	uint64_t *last = ctx;
-	cr_assert(refs >= last[0] && events >= last[1]);
-	last[0] = refs;
-	last[1] = events;
+	cr_assert(info->records >= last[0] && info->events >= last[1]);
+	cr_assert_float_eq(info->fraction, (double)info->records / 200000, 1e-9);
+	last[0] = info->records;
+	last[1] = info->events;
 	last[2]++;
 }
 
