@@ -84,7 +84,8 @@ check:
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) check-asan
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang against the
-# library instrumented for coverage; each runs FUZZ_SECONDS on its corpus.
+# library instrumented for coverage; each runs FUZZ_SECONDS on its corpus,
+# seeded from tests/fuzz/corpus/TARGET.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR = $(BUILD)/fuzz
@@ -106,8 +107,9 @@ fuzz: $(FUZZ_BINS)
 	@for bin in $(FUZZ_BINS); do \
 		mkdir -p $$bin-corpus; \
 		echo "$$bin: $(FUZZ_SECONDS) s, log in $$bin.log"; \
-		$$bin -max_total_time=$(FUZZ_SECONDS) -max_len=20000 -print_final_stats=1 \
-			$$bin-corpus > $$bin.log 2>&1 || { tail -40 $$bin.log; exit 1; }; \
+		$$bin -max_total_time=$(FUZZ_SECONDS) -max_len=20000 -len_control=0 \
+			-print_final_stats=1 $$bin-corpus tests/fuzz/corpus/$$(basename $$bin) \
+			> $$bin.log 2>&1 || { tail -40 $$bin.log; exit 1; }; \
 		grep -E '^stat::(number_of_executed_units|peak_rss_mb)' $$bin.log; \
 	done
 
