@@ -39,7 +39,6 @@ typedef struct result_message {
 
 struct lp_job_proc {
 	pid_t pid;
-	int fd;
 	GByteArray *pending; /* bytes read but not yet a whole message */
 	bool exited;
 	bool pipe_closed;
@@ -204,7 +203,6 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return G_SOURCE_CONTINUE;
 	close(fd);
-	proc->fd = -1;
 	proc->pipe_closed = true;
 	finish_if_over(proc);
 	return G_SOURCE_REMOVE;
@@ -243,7 +241,6 @@ lp_job_proc *lp_job_proc_start(const lp_merge_job *job, const lp_job_proc_ops *o
 	g_unix_set_fd_nonblocking(fds[0], TRUE, NULL);
 	lp_job_proc *proc = g_new0(lp_job_proc, 1);
 	proc->pid = pid;
-	proc->fd = fds[0];
 	proc->pending = g_byte_array_new();
 	proc->started = g_get_monotonic_time();
 	proc->ops = *ops;
