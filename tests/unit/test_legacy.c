@@ -492,3 +492,39 @@ Test(legacy, summaries)
 	lp_legacy_summary_text(&none, LP_LEGACY_BYU, buf, sizeof buf);
 	cr_assert_str_eq(buf, "1 records, 1 references (i 1, r 0, w 0), 0 skipped");
 }
+
+/* ---- the real BYU trace (../shared/data/byu/README.md) ---- */
+
+#define REAL_BYU "../shared/data/byu/trace.sample.tr"
+
+Test(legacy, real_byu_trace)
+{
+	if (!g_file_test(REAL_BYU, G_FILE_TEST_IS_REGULAR))
+		cr_skip_test("%s is absent (run from the repository root)", REAL_BYU);
+	lp_byu_reader *r = lp_byu_reader_new(open_source(REAL_BYU), LP_LITTLE);
+	lp_torn_policy policy = {.warn = collect};
+	lp_byu_record recs[4096];
+	uint64_t by_type[256] = {0}, total = 0, first_time = 0;
+	ssize_t n;
+	while ((n = lp_byu_reader_read(r, recs, 4096, &policy, &err)) > 0) {
+		if (total == 0)
+			first_time = recs[0].time;
+		for (ssize_t i = 0; i < n; i++)
+			by_type[recs[i].reqtype]++;
+		total += (uint64_t)n;
+	}
+	cr_assert_eq(n, 0, "%s", err.msg);
+	lp_byu_reader_close(r);
+	/* counts from the README and an independent decoding of the file */
+	cr_assert_eq(total, 224449);
+	cr_assert_eq(first_time, 0xffffffff);
+	cr_assert_eq(by_type[0x00], 134719); /* FETCH */
+	cr_assert_eq(by_type[0x01], 54866);  /* MEMREAD */
+	cr_assert_eq(by_type[0x02], 5657);   /* MEMREADINV */
+	cr_assert_eq(by_type[0x03], 26928);  /* MEMWRITE */
+	cr_assert_eq(by_type[0x10], 4);      /* IOREAD */
+	cr_assert_eq(by_type[0x11], 4);      /* IOWRITE */
+	cr_assert_eq(by_type[0x20], 2271);   /* DEFERREPLY */
+	cr_assert_str_eq(warnings->str, REAL_BYU ": torn last record: 2 bytes left over after "
+					     "224449 whole records\n");
+}
