@@ -52,29 +52,19 @@ static int parse_line(const lp_basic_reader *r, const char *s, size_t len, lp_ba
 
 ssize_t lp_basic_reader_read(lp_basic_reader *r, lp_basic_ref *out, size_t cap, lp_error *err)
 {
-	lp_byte_source *src = r->src;
 	size_t n = 0;
 	while (n < cap) {
-		const char *start = (const char *)src->buf + src->pos;
-		size_t avail = src->len - src->pos;
-		const char *nl = memchr(start, '\n', avail);
-		if (!nl && src->eof) {
-			if (avail == 0)
-				break;
-			nl = start + avail; /* a last line without its newline */
-		} else if (!nl) {
-			if (avail == src->cap)
-				return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": line too long",
-					       lp_byte_source_name(src), r->line_no + 1), -1;
-			if (lp_byte_source_fill(src, avail + 1, err) < 0)
-				return -1;
-			continue;
-		}
+		char *line;
+		size_t len;
+		int got = lp_inbuf_line(&r->src->b, &line, &len, err);
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			break;
 		r->line_no++;
-		if (parse_line(r, start, (size_t)(nl - start), &out[n], err))
+		if (parse_line(r, line, len, &out[n], err))
 			return -1;
 		n++;
-		src->pos = (size_t)(nl - (const char *)src->buf) + (nl < (const char *)src->buf + src->len);
 	}
 	return (ssize_t)n;
 }

@@ -8,21 +8,20 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "laplace/inbuf.h"
 #include "laplace/legacy.h"
 
+/* An input and its read buffer (lp_inbuf_fill makes bytes available). */
 struct lp_byte_source {
 	lp_input *in;
-	unsigned char *buf;
-	size_t cap;   /* bytes allocated */
-	size_t pos;   /* first unconsumed byte */
-	size_t len;   /* bytes held */
-	bool eof;
+	lp_inbuf b;
 };
 
-/* Make at least want bytes (want <= cap) available at buf + pos, reading
- * as much as fits; returns the bytes available (fewer than want only at
- * the end of input), or -1 with err set. */
-ssize_t lp_byte_source_fill(lp_byte_source *s, size_t want, lp_error *err);
+/* The first unconsumed byte. */
+static inline const unsigned char *lp_byte_source_data(const lp_byte_source *s)
+{
+	return (const unsigned char *)s->b.data + s->b.pos;
+}
 
 /* Fixed-width lowercase hex for the text dumps' hot loops: every byte's
  * two digits, looked up rather than computed. */

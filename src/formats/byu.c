@@ -83,7 +83,7 @@ ssize_t lp_byu_reader_read(lp_byu_reader *r, lp_byu_record *out, size_t cap,
 {
 	if (r->done)
 		return 0;
-	ssize_t avail = lp_byte_source_fill(r->src, LP_BYU_RECORD_SIZE, err);
+	ssize_t avail = lp_inbuf_fill(&r->src->b, LP_BYU_RECORD_SIZE, err);
 	if (avail < 0)
 		return -1;
 	size_t n = (size_t)avail / LP_BYU_RECORD_SIZE;
@@ -96,7 +96,7 @@ ssize_t lp_byu_reader_read(lp_byu_reader *r, lp_byu_record *out, size_t cap,
 	}
 	if (n > cap)
 		n = cap;
-	const unsigned char *p = r->src->buf + r->src->pos;
+	const unsigned char *p = lp_byte_source_data(r->src);
 	for (size_t i = 0; i < n; i++, p += LP_BYU_RECORD_SIZE) {
 		out[i].addr = u32_at(p, r->endian);
 		out[i].reqtype = p[4];
@@ -105,7 +105,7 @@ ssize_t lp_byu_reader_read(lp_byu_reader *r, lp_byu_record *out, size_t cap,
 		out[i].proc = p[7];
 		out[i].time = u32_at(p + 8, r->endian);
 	}
-	r->src->pos += n * LP_BYU_RECORD_SIZE;
+	r->src->b.pos += n * LP_BYU_RECORD_SIZE;
 	r->index += n;
 	return (ssize_t)n;
 }

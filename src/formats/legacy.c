@@ -6,10 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Fuzz builds make it small, so that records often straddle refills. */
-#ifndef LP_SOURCE_BYTES
-#define LP_SOURCE_BYTES (1u << 20)
-#endif
 #define BATCH 4096
 
 #define HEX_ROW(h) \
@@ -40,8 +36,7 @@ lp_byte_source *lp_byte_source_open(const char *path, lp_error *err)
 		return NULL;
 	lp_byte_source *s = g_new0(lp_byte_source, 1);
 	s->in = in;
-	s->cap = LP_SOURCE_BYTES;
-	s->buf = g_malloc(s->cap);
+	lp_inbuf_init(&s->b, in);
 	return s;
 }
 
@@ -52,28 +47,8 @@ void lp_byte_source_close(lp_byte_source *s)
 	if (!s)
 		return;
 	lp_input_close(s->in);
-	g_free(s->buf);
+	lp_inbuf_free(&s->b);
 	g_free(s);
-}
-
-ssize_t lp_byte_source_fill(lp_byte_source *s, size_t want, lp_error *err)
-{
-	if (s->len - s->pos >= want || s->eof)
-		return (ssize_t)(s->len - s->pos);
-	if (want > s->cap)
-		want = s->cap;
-	memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-	s->len -= s->pos;
-	s->pos = 0;
-	while (s->len < want && !s->eof) {
-		ssize_t n = lp_input_read(s->in, s->buf + s->len, s->cap - s->len, err);
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			s->eof = true;
-		s->len += (size_t)n;
-	}
-	return (ssize_t)s->len;
 }
 
 int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t whole_records,
@@ -145,10 +120,10 @@ static bool looks_ref_text(const unsigned char *p, size_t n)
 
 int lp_legacy_detect(lp_byte_source *s, lp_error *err)
 {
-	ssize_t n = lp_byte_source_fill(s, 2 * LP_PI_LONG_RECORD, err);
+	ssize_t n = lp_inbuf_fill(&s->b, 2 * LP_PI_LONG_RECORD, err);
 	if (n < 0)
 		return -2;
-	const unsigned char *p = s->buf + s->pos;
+	const unsigned char *p = lp_byte_source_data(s);
 	if (looks_page_image(p, (size_t)n))
 		return LP_LEGACY_PAGE_IMAGE;
 	if (looks_ref_text(p, (size_t)n))

@@ -66,7 +66,7 @@ ssize_t lp_p6_reader_read(lp_p6_reader *r, lp_p6_record *out, size_t cap,
 {
 	if (r->done)
 		return 0;
-	ssize_t avail = lp_byte_source_fill(r->src, LP_P6_RECORD_SIZE, err);
+	ssize_t avail = lp_inbuf_fill(&r->src->b, LP_P6_RECORD_SIZE, err);
 	if (avail < 0)
 		return -1;
 	size_t n = (size_t)avail / LP_P6_RECORD_SIZE;
@@ -81,7 +81,7 @@ ssize_t lp_p6_reader_read(lp_p6_reader *r, lp_p6_record *out, size_t cap,
 	}
 	if (n > cap)
 		n = cap;
-	const unsigned char *p = r->src->buf + r->src->pos;
+	const unsigned char *p = lp_byte_source_data(r->src);
 	for (size_t i = 0; i < n; i++, p += LP_P6_RECORD_SIZE) {
 		if (r->endian == LP_BIG)
 			out[i].addr = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
@@ -92,7 +92,7 @@ ssize_t lp_p6_reader_read(lp_p6_reader *r, lp_p6_record *out, size_t cap,
 		out[i].be = p[4];
 		out[i].control = p[5];
 	}
-	r->src->pos += n * LP_P6_RECORD_SIZE;
+	r->src->b.pos += n * LP_P6_RECORD_SIZE;
 	r->index += n;
 	return (ssize_t)n;
 }

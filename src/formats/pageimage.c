@@ -89,10 +89,10 @@ int lp_pi_reader_next(lp_pi_reader *r, lp_pi_record *rec, const lp_torn_policy *
 {
 	if (r->done)
 		return 0;
-	ssize_t avail = lp_byte_source_fill(r->src, LP_PI_LONG_RECORD, err);
+	ssize_t avail = lp_inbuf_fill(&r->src->b, LP_PI_LONG_RECORD, err);
 	if (avail < 0)
 		return LP_PI_FATAL;
-	const unsigned char *p = r->src->buf + r->src->pos;
+	const unsigned char *p = lp_byte_source_data(r->src);
 	if (avail == 0) {
 		r->done = true;
 		return 0;
@@ -118,7 +118,7 @@ int lp_pi_reader_next(lp_pi_reader *r, lp_pi_record *rec, const lp_torn_policy *
 		return lp_torn_record(policy, lp_pi_reader_name(r), r->index, (size_t)avail, err)
 			       ? LP_PI_FATAL : 0;
 	}
-	r->src->pos += size;
+	r->src->b.pos += size;
 	int bad = parse_page(r, p + 1, "fetched page", &rec->fetched, err) ||
 		  parse_page(r, ev + 1, "evicted page", &rec->evicted, err);
 	r->index++;
