@@ -288,55 +288,66 @@ static int put_line(lp_procdir *pd, pd_file *f, const char *line, size_t len, ui
 	return 0;
 }
 
-/* procdir_refs has made f the most recently used file for this run, so
- * only a file closed since (to free a descriptor) needs opening again. */
-static int put_ref(lp_procdir *pd, pd_file *f, const lp_ref *ref, uint64_t canon, lp_error *err)
+/* Write refs[0, n), all bound for f, as "type timestamp length vpn
+ * canonical" lines. The counts are updated once for the whole run. */
+static int put_refs(lp_procdir *pd, pd_file *f, const lp_ref *refs, const uint64_t *canon,
+		    size_t n, lp_error *err)
 {
-	int rc = f->fd >= 0 ? 0 : file_open(pd, f, err);
+	static const char digits[] = "0123456789abcdef";
+	int rc = file_open(pd, f, err);
 	if (rc)
 		return rc;
-	if (PD_BUF_SIZE - f->used < PD_REF_LINE_MAX && (rc = file_flush(pd, f, err)))
-		return rc;
 	char *p = f->buf + f->used;
-	*p++ = ref->type;
-	*p++ = ' ';
-	p += lp_fmt_hex(p, ref->timestamp);
-	*p++ = ' ';
-	p += lp_fmt_hex(p, ref->length);
-	*p++ = ' ';
-	p += lp_fmt_hex(p, ref->address >> LP_PAGE_SHIFT);
-	*p++ = ' ';
-	p += lp_fmt_hex(p, canon);
-	*p++ = '\n';
+	for (size_t i = 0; i < n; i++) {
+		if ((size_t)(f->buf + PD_BUF_SIZE - p) < PD_REF_LINE_MAX) {
+			f->used = (size_t)(p - f->buf);
+			if ((rc = file_flush(pd, f, err)))
+				return rc;
+			p = f->buf;
+		}
+		const lp_ref *ref = &refs[i];
+		*p++ = ref->type;
+		*p++ = ' ';
+		p += lp_fmt_hex(p, ref->timestamp);
+		*p++ = ' ';
+		/* The length is one byte: one or two digits. */
+		if (ref->length > 0xf)
+			*p++ = digits[ref->length >> 4];
+		*p++ = digits[ref->length & 0xf];
+		*p++ = ' ';
+		p += lp_fmt_hex(p, ref->address >> LP_PAGE_SHIFT);
+		*p++ = ' ';
+		p += lp_fmt_hex(p, canon[i]);
+		*p++ = '\n';
+	}
 	f->used = (size_t)(p - f->buf);
-	count_record(f, ref->timestamp);
-	f->references++;
+	if (!f->records)
+		f->first_ts = refs[0].timestamp;
+	f->last_ts = refs[n - 1].timestamp;
+	f->records += n;
+	f->references += n;
 	return 0;
 }
 
+/* References go in runs to one file: the current task's (or orphan) for
+ * user references, kernel for kernel ones (none with --user-only). */
 static int procdir_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
 			const lp_task_id *who, lp_error *err)
 {
 	lp_procdir *pd = ctx;
 	pd_file *user = who ? task_file(pd, who) : &pd->orphan;
-	bool user_used = false, kernel_used = false;
-	for (size_t i = 0; i < n; i++) {
-		int rc = 0;
-		if (lp_ref_is_kernel(refs[i].type)) {
-			if (pd->user_only)
-				continue;
-			if (!kernel_used && !(rc = file_open(pd, &pd->kernel, err)))
-				kernel_used = true;
-			if (!rc)
-				rc = put_ref(pd, &pd->kernel, &refs[i], canon[i], err);
-		} else {
-			if (!user_used && !(rc = file_open(pd, user, err)))
-				user_used = true;
-			if (!rc)
-				rc = put_ref(pd, user, &refs[i], canon[i], err);
+	size_t i = 0;
+	while (i < n) {
+		bool kernel = lp_ref_is_kernel(refs[i].type);
+		size_t end = i + 1;
+		while (end < n && lp_ref_is_kernel(refs[end].type) == kernel)
+			end++;
+		if (!(kernel && pd->user_only)) {
+			int rc = put_refs(pd, kernel ? &pd->kernel : user, refs + i, canon + i, end - i, err);
+			if (rc)
+				return rc;
 		}
-		if (rc)
-			return rc;
+		i = end;
 	}
 	return 0;
 }
