@@ -188,6 +188,10 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 	ssize_t n;
 	while ((n = read(fd, buf, sizeof buf)) > 0)
 		g_byte_array_append(proc->pending, buf, (guint)n);
+	/* Saved now: handling the messages (a progress message writes the
+	 * status file) may change errno, and taking a stale EAGAIN for the end
+	 * of the pipe would close it under a running child (SIGPIPE). */
+	bool drained = n < 0 && (errno == EAGAIN || errno == EINTR);
 	size_t used = 0;
 	while (proc->pending->len - used >= sizeof(message_header)) {
 		message_header h;
@@ -200,7 +204,7 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 		used += sizeof h + h.len;
 	}
 	g_byte_array_remove_range(proc->pending, 0, (guint)used);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (drained)
 		return G_SOURCE_CONTINUE;
 	close(fd);
 	proc->pipe_closed = true;
