@@ -60,7 +60,6 @@ struct lp_byu_reader {
 	lp_byte_source *src;
 	enum lp_endian endian;
 	uint64_t index; /* records decoded so far */
-	bool done;
 };
 
 lp_byu_reader *lp_byu_reader_new(lp_byte_source *src, enum lp_endian endian)
@@ -71,43 +70,24 @@ lp_byu_reader *lp_byu_reader_new(lp_byte_source *src, enum lp_endian endian)
 	return r;
 }
 
-static inline uint32_t u32_at(const unsigned char *p, enum lp_endian endian)
-{
-	if (endian == LP_BIG)
-		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
 ssize_t lp_byu_reader_read(lp_byu_reader *r, lp_byu_record *out, size_t cap,
 			   const lp_torn_policy *policy, lp_error *err)
 {
-	if (r->done)
-		return 0;
-	ssize_t avail = lp_inbuf_fill(&r->src->b, LP_BYU_RECORD_SIZE, err);
-	if (avail < 0)
-		return -1;
-	size_t n = (size_t)avail / LP_BYU_RECORD_SIZE;
-	if (n == 0) {
-		r->done = true;
-		if (avail > 0 && lp_torn_record(policy, lp_byte_source_name(r->src), r->index,
-						(size_t)avail, err))
-			return -1;
-		return 0;
-	}
-	if (n > cap)
-		n = cap;
+	ssize_t n = lp_byte_source_records(r->src, LP_BYU_RECORD_SIZE, cap, r->index, policy, err);
+	if (n <= 0)
+		return n;
 	const unsigned char *p = lp_byte_source_data(r->src);
-	for (size_t i = 0; i < n; i++, p += LP_BYU_RECORD_SIZE) {
-		out[i].addr = u32_at(p, r->endian);
+	for (ssize_t i = 0; i < n; i++, p += LP_BYU_RECORD_SIZE) {
+		out[i].addr = lp_load_u32(p, r->endian);
 		out[i].reqtype = p[4];
 		out[i].size = p[5];
 		out[i].attr = p[6];
 		out[i].proc = p[7];
-		out[i].time = u32_at(p + 8, r->endian);
+		out[i].time = lp_load_u32(p + 8, r->endian);
 	}
-	r->src->b.pos += n * LP_BYU_RECORD_SIZE;
-	r->index += n;
-	return (ssize_t)n;
+	r->src->b.pos += (size_t)n * LP_BYU_RECORD_SIZE;
+	r->index += (uint64_t)n;
+	return n;
 }
 
 void lp_byu_reader_close(lp_byu_reader *r)

@@ -51,6 +51,21 @@ void lp_byte_source_close(lp_byte_source *s)
 	g_free(s);
 }
 
+ssize_t lp_byte_source_records(lp_byte_source *s, size_t size, size_t cap, uint64_t index,
+			       const lp_torn_policy *policy, lp_error *err)
+{
+	ssize_t avail = lp_inbuf_fill(&s->b, size, err);
+	if (avail < 0)
+		return -1;
+	size_t n = (size_t)avail / size;
+	if (n > 0)
+		return (ssize_t)(n < cap ? n : cap);
+	s->b.pos += (size_t)avail; /* reported once, then gone */
+	if (avail > 0 && lp_torn_record(policy, lp_byte_source_name(s), index, (size_t)avail, err))
+		return -1;
+	return 0;
+}
+
 int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t whole_records,
 		   size_t left, lp_error *err)
 {

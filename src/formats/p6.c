@@ -50,7 +50,6 @@ struct lp_p6_reader {
 	lp_byte_source *src;
 	enum lp_endian endian;
 	uint64_t index;
-	bool done;
 };
 
 lp_p6_reader *lp_p6_reader_new(lp_byte_source *src, enum lp_endian endian)
@@ -64,37 +63,20 @@ lp_p6_reader *lp_p6_reader_new(lp_byte_source *src, enum lp_endian endian)
 ssize_t lp_p6_reader_read(lp_p6_reader *r, lp_p6_record *out, size_t cap,
 			  const lp_torn_policy *policy, lp_error *err)
 {
-	if (r->done)
-		return 0;
-	ssize_t avail = lp_inbuf_fill(&r->src->b, LP_P6_RECORD_SIZE, err);
-	if (avail < 0)
-		return -1;
-	size_t n = (size_t)avail / LP_P6_RECORD_SIZE;
-	if (n == 0) {
-		/* The seed's loop prints nothing for a torn tail: its last
-		 * fread hits the end, so feof() stops the loop first. */
-		r->done = true;
-		if (avail > 0 && lp_torn_record(policy, lp_byte_source_name(r->src), r->index,
-						(size_t)avail, err))
-			return -1;
-		return 0;
-	}
-	if (n > cap)
-		n = cap;
+	/* The seed's loop prints nothing for a torn tail (its last fread hits
+	 * the end, so feof() stops the loop first): the tail is only reported. */
+	ssize_t n = lp_byte_source_records(r->src, LP_P6_RECORD_SIZE, cap, r->index, policy, err);
+	if (n <= 0)
+		return n;
 	const unsigned char *p = lp_byte_source_data(r->src);
-	for (size_t i = 0; i < n; i++, p += LP_P6_RECORD_SIZE) {
-		if (r->endian == LP_BIG)
-			out[i].addr = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-				      (uint32_t)p[2] << 8 | p[3];
-		else
-			out[i].addr = (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 |
-				      (uint32_t)p[1] << 8 | p[0];
+	for (ssize_t i = 0; i < n; i++, p += LP_P6_RECORD_SIZE) {
+		out[i].addr = lp_load_u32(p, r->endian);
 		out[i].be = p[4];
 		out[i].control = p[5];
 	}
-	r->src->b.pos += n * LP_P6_RECORD_SIZE;
-	r->index += n;
-	return (ssize_t)n;
+	r->src->b.pos += (size_t)n * LP_P6_RECORD_SIZE;
+	r->index += (uint64_t)n;
+	return n;
 }
 
 void lp_p6_reader_close(lp_p6_reader *r)
