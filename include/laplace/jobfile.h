@@ -160,7 +160,6 @@ typedef struct lp_spool lp_spool;
  * A held lock fails with LP_EIO and a message naming the holder's pid file. */
 lp_spool *lp_spool_open(const char *dir, lp_error *err);
 void lp_spool_close(lp_spool *spool);
-const char *lp_spool_dir(const lp_spool *spool);
 /* DIR/SUB/NAME, newly allocated. */
 char *lp_spool_path(const lp_spool *spool, const char *sub, const char *name);
 

@@ -27,8 +27,6 @@ char *lp_spool_path(const lp_spool *spool, const char *sub, const char *name)
 	return g_build_filename(spool->dir, sub, name, NULL);
 }
 
-const char *lp_spool_dir(const lp_spool *spool) { return spool->dir; }
-
 char *lp_spool_job_id(const char *name)
 {
 	if (g_str_has_suffix(name, JOB_SUFFIX))
