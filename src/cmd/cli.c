@@ -23,6 +23,17 @@ bool cli_parse(GOptionContext *ctx, int *argc, char ***argv)
 	return false;
 }
 
+bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv)
+{
+	if (!cli_parse(ctx, argc, argv))
+		return false;
+	if (*argc != 2) {
+		cli_usage_error("expected one input, got %d", *argc - 1);
+		return false;
+	}
+	return true;
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;

@@ -16,6 +16,8 @@ const char *cli_command(void);
 
 /* Parse options; on a usage error print it with a hint and return false. */
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv);
+/* cli_parse, then require exactly one input argument (argv[1]). */
+bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv);
 /* "laplace CMD: message" on stderr, then a hint to --help; returns LP_EUSAGE. */
 int cli_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Report err on stderr and return its status. */

@@ -211,12 +211,8 @@ int cmd_convert(int argc, char **argv)
 	};
 	const struct convert_source *source = &sources[0];
 	lp_error err = {0};
-	if (!cli_parse(ctx, &argc, &argv))
+	if (!cli_parse_one_input(ctx, &argc, &argv))
 		goto out;
-	if (argc != 2) {
-		cli_usage_error("expected one input, got %d", argc - 1);
-		goto out;
-	}
 	if (!to) {
 		cli_usage_error("--to is required (text or bin)");
 		goto out;

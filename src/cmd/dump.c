@@ -73,12 +73,8 @@ int cmd_dump(int argc, char **argv)
 	int order = -1;
 	lp_byte_source *src = NULL;
 	lp_error err = {0};
-	if (!cli_parse(ctx, &argc, &argv))
+	if (!cli_parse_one_input(ctx, &argc, &argv))
 		goto out;
-	if (argc != 2) {
-		cli_usage_error("expected one input, got %d", argc - 1);
-		goto out;
-	}
 	if (format && strcmp(format, "auto") && (fmt = lp_legacy_format_parse(format)) < 0) {
 		cli_usage_error("--format must be ref, byu, p6, page-image or auto, not '%s'", format);
 		goto out;

@@ -46,12 +46,8 @@ int cmd_lru(int argc, char **argv)
 
 	int rc = LP_EUSAGE;
 	lp_error err = {0};
-	if (!cli_parse(ctx, &argc, &argv))
+	if (!cli_parse_one_input(ctx, &argc, &argv))
 		goto out;
-	if (argc != 2) {
-		cli_usage_error("expected one input, got %d", argc - 1);
-		goto out;
-	}
 	if (!frames_arg) {
 		cli_usage_error("--frames is required");
 		goto out;

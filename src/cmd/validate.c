@@ -33,12 +33,8 @@ int cmd_validate(int argc, char **argv)
 
 	int rc = LP_EUSAGE;
 	lp_error err = {0};
-	if (!cli_parse(ctx, &argc, &argv))
+	if (!cli_parse_one_input(ctx, &argc, &argv))
 		goto out;
-	if (argc != 2) {
-		cli_usage_error("expected one input, got %d", argc - 1);
-		goto out;
-	}
 	if (format && strcmp(format, "page-image")) {
 		cli_usage_error("--format must be page-image, not '%s'", format);
 		goto out;
