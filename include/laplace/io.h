@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "laplace/error.h"
+#include "laplace/staging.h"
 
 /* ---- input ---- */
 
@@ -40,18 +41,33 @@ enum lp_compress {
 };
 
 /* Open path for writing (NULL or "-" is standard output). A regular file
- * (or a path that does not exist yet) is written under a temporary name in
- * the same directory and renamed into place by lp_output_commit; anything
- * else (a pipe, a terminal, /dev/null, /dev/full) is written directly and
- * never replaced. */
+ * (or a path that does not exist yet) is staged (laplace/staging.h): written
+ * under a temporary name in the same directory and renamed into place when
+ * committed; anything else (a pipe, a terminal, /dev/null, /dev/full) is
+ * written directly and never replaced. */
 lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error *err);
 /* Buffered write; returns 0 or an lp_status with err set. */
 int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err);
-/* Flush everything, close, and rename into place; frees out. */
+/* Flush everything, end a compressed stream, flush a staged file to disk
+ * and close it; the output is then ready to be published. */
+int lp_output_finish(lp_output *out, lp_error *err);
+/* After lp_output_finish: free out and hand back its staged file, to be
+ * published with the run's other outputs (NULL when written directly). */
+lp_staged *lp_output_release(lp_output *out);
+/* Finish and publish a run's only output; frees out. */
 int lp_output_commit(lp_output *out, lp_error *err);
 /* Give up: remove the temporary file (if any), close, free. */
 void lp_output_abort(lp_output *out);
 const char *lp_output_name(const lp_output *out);
+
+/* Before a run writes anything: refuse (LP_EUSAGE) an output that names one
+ * of its inputs, the same file through any path or link (compared by device
+ * and inode; "-" is standard input or output), an output directory holding
+ * an input, and two outputs with the same name. Outputs that do not exist
+ * yet, and those that are neither regular files nor directories (a pipe,
+ * /dev/null), cannot overwrite anything. NULL entries are skipped. */
+int lp_check_outputs(const char *const *inputs, size_t nin, const char *const *outputs,
+		     size_t nout, lp_error *err);
 
 /* Parse "gz"/"gzip", "zst"/"zstd", "none" for --compress; -1 if unknown. */
 int lp_compress_parse(const char *s);

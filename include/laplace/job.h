@@ -21,6 +21,8 @@ typedef struct lp_merge_job {
 	const char *output;      /* basic: file, or NULL/"-" for standard output */
 	bool force;              /* per-process: replace an existing directory */
 	enum lp_compress compress; /* basic output */
+	const char *stats_path;  /* the statistics as YAML, or NULL; published
+				  * with the output, all or nothing */
 	lp_warn_fn warn;         /* may be NULL */
 	void *warn_ctx;
 	lp_progress_fn progress; /* may be NULL */

@@ -19,8 +19,9 @@ extern const lp_sink lp_basic_sink_ops;
 extern const lp_sink lp_null_sink_ops;
 
 /* Per-process directory (laplace-formats(5), section 5). The directory is
- * built as DIR.partial-XXXXXX; finish() writes index.yaml and renames it
- * into place (replacing an existing DIR only when force was given). */
+ * staged as DIR.partial-XXXXXX; finish() writes index.yaml and flushes the
+ * tree to disk; lp_procdir_release() hands it over for publication
+ * (replacing an existing DIR only when force was given). */
 typedef struct lp_procdir_inputs {
 	const char *reference; /* input names recorded in index.yaml */
 	const char *kernel;
@@ -28,7 +29,9 @@ typedef struct lp_procdir_inputs {
 typedef struct lp_procdir lp_procdir;
 lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
 			    const lp_procdir_inputs *inputs, lp_error *err);
-/* Free; if finish() did not succeed, remove the partial directory. */
+/* After a successful finish(): free pd and hand back the staged tree. */
+lp_staged *lp_procdir_release(lp_procdir *pd);
+/* Free and remove the partial directory. */
 void lp_procdir_free(lp_procdir *pd);
 extern const lp_sink lp_procdir_sink_ops;
 

@@ -1,8 +1,11 @@
 /* laplace batch: run the jobs of a batch file, N at a time, each in its own
  * process; a failed job does not stop the others. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <glib-unix.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -16,6 +19,7 @@ typedef struct batch_job {
 	struct batch *batch;
 	size_t index;          /* in the batch file */
 	lp_job_outcome outcome;
+	lp_job_proc *proc;     /* while it runs */
 	bool finished;
 	uint64_t refs_done;
 } batch_job;
@@ -31,6 +35,7 @@ typedef struct batch {
 	size_t max_running;
 	bool show_progress;
 	bool progress_shown;
+	int stopped_by;    /* the signal that interrupted the batch, or 0 */
 	GMainLoop *loop;
 } batch;
 
@@ -81,6 +86,7 @@ static void on_done(void *ctx, const lp_job_outcome *outcome)
 	batch_job *job = ctx;
 	batch *b = job->batch;
 	job->outcome = *outcome;
+	job->proc = NULL;
 	job->finished = true;
 	b->running--;
 	if (outcome->status == LP_OK)
@@ -103,7 +109,7 @@ static void start_jobs(batch *b)
 		lp_merge_job mj;
 		lp_job_spec_to_merge(&b->specs[job->index], &mj);
 		lp_error err = {0};
-		if (lp_job_proc_start(&mj, &batch_job_ops, job, &err)) {
+		if ((job->proc = lp_job_proc_start(&mj, &batch_job_ops, job, &err))) {
 			b->running++;
 			continue;
 		}
@@ -114,7 +120,32 @@ static void start_jobs(batch *b)
 	}
 }
 
-static int write_report(const char *path, const batch *b, const char *shard, lp_error *err)
+/* SIGINT, SIGTERM, SIGHUP: start nothing more, pass the signal on to the
+ * running jobs (each removes its temporary outputs and ends), and end the
+ * batch once they have. */
+typedef struct batch_signal {
+	batch *b;
+	int sig;
+} batch_signal;
+
+static gboolean on_signal(gpointer data)
+{
+	batch_signal *bs = data;
+	batch *b = bs->b;
+	if (!b->stopped_by)
+		b->stopped_by = bs->sig;
+	b->next = b->njobs;
+	for (size_t i = 0; i < b->njobs; i++)
+		if (b->jobs[i].proc)
+			kill(lp_job_proc_pid(b->jobs[i].proc), bs->sig);
+	if (!b->running)
+		g_main_loop_quit(b->loop);
+	return G_SOURCE_CONTINUE;
+}
+
+/* Write the report into out, opened before the jobs ran, and commit it;
+ * frees out. */
+static int write_report(lp_output *out, const batch *b, const char *shard, lp_error *err)
 {
 	GString *text = g_string_new(NULL);
 	yaml_emitter_t em;
@@ -131,10 +162,14 @@ static int write_report(const char *path, const batch *b, const char *shard, lp_
 		      lp_job_report_emit(&em, spec, &job->outcome) || lp_yaml_end(&em, false);
 	}
 	bad = bad || lp_yaml_end(&em, true) || lp_yaml_finish(&em);
-	int r = bad ? lp_fail(err, LP_EIO, "cannot format the report for %s", path)
-		    : lp_write_file_atomic(path, text->str, text->len, err);
+	int r = bad ? lp_fail(err, LP_EIO, "cannot format the report for %s", lp_output_name(out))
+		    : lp_output_write(out, text->str, text->len, err);
 	g_string_free(text, TRUE);
-	return r;
+	if (r) {
+		lp_output_abort(out);
+		return r;
+	}
+	return lp_output_commit(out, err);
 }
 
 static bool parse_shard(const char *s, size_t *k, size_t *n)
@@ -183,6 +218,7 @@ int cmd_batch(int argc, char **argv)
 	char *text = NULL;
 	size_t len;
 	lp_error err = {0};
+	lp_output *report_out = NULL;
 	batch b;
 	memset(&b, 0, sizeof b);
 	if (!cli_parse(ctx, &argc, &argv))
@@ -209,6 +245,26 @@ int cmd_batch(int argc, char **argv)
 		goto out;
 	}
 
+	if (report) {
+		/* The report must not replace an input of the batch, and a report
+		 * that cannot be written is found before any job runs. */
+		const char **inputs = g_new(const char *, 2 * nspecs + 1);
+		inputs[0] = argv[1];
+		for (size_t i = 0; i < nspecs; i++) {
+			inputs[1 + 2 * i] = specs[i].reference;
+			inputs[2 + 2 * i] = specs[i].kernel;
+		}
+		const char *outputs[] = {report};
+		rc = lp_check_outputs(inputs, 2 * nspecs + 1, outputs, 1, &err);
+		g_free(inputs);
+		if (!rc && !(report_out = lp_output_open(report, LP_COMPRESS_NONE, &err)))
+			rc = err.status;
+		if (rc) {
+			cli_fail(&err);
+			goto out;
+		}
+	}
+
 	b.file = argv[1];
 	b.specs = specs;
 	b.jobs = g_new0(batch_job, nspecs);
@@ -219,6 +275,10 @@ int cmd_batch(int argc, char **argv)
 	b.max_running = parallel != -1 ? (size_t)parallel : (size_t)g_get_num_processors();
 	b.show_progress = !quiet && isatty(STDERR_FILENO);
 	b.loop = g_main_loop_new(NULL, FALSE);
+	batch_signal signals[] = {{&b, SIGINT}, {&b, SIGTERM}, {&b, SIGHUP}};
+	guint signal_sources[G_N_ELEMENTS(signals)];
+	for (size_t i = 0; i < G_N_ELEMENTS(signals); i++)
+		signal_sources[i] = g_unix_signal_add(signals[i].sig, on_signal, &signals[i]);
 	start_jobs(&b);
 	if (b.running) {
 		guint redraw = 0;
@@ -228,8 +288,15 @@ int cmd_batch(int argc, char **argv)
 		if (redraw)
 			g_source_remove(redraw);
 	}
+	for (size_t i = 0; i < G_N_ELEMENTS(signals); i++)
+		g_source_remove(signal_sources[i]);
 	g_main_loop_unref(b.loop);
 	erase_progress(&b);
+	if (b.stopped_by) {
+		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(b.stopped_by));
+		rc = 128 + b.stopped_by;
+		goto out;
+	}
 
 	rc = LP_OK;
 	for (size_t i = 0; i < b.njobs; i++) {
@@ -243,8 +310,9 @@ int cmd_batch(int argc, char **argv)
 	}
 	fprintf(stderr, "%s: %zu job%s: %zu succeeded, %zu failed\n", cli_command(), b.njobs,
 		b.njobs == 1 ? "" : "s", b.succeeded, b.failed);
-	if (report) {
-		int r = write_report(report, &b, shard, &err);
+	if (report_out) {
+		int r = write_report(report_out, &b, shard, &err);
+		report_out = NULL;
 		if (r) {
 			cli_fail(&err);
 			if (r > rc)
@@ -252,6 +320,7 @@ int cmd_batch(int argc, char **argv)
 		}
 	}
 out:
+	lp_output_abort(report_out);
 	g_option_context_free(ctx);
 	lp_job_specs_free(specs, nspecs);
 	g_free(b.jobs);

@@ -3,12 +3,17 @@
 #ifndef LAPLACE_COMMANDS_H
 #define LAPLACE_COMMANDS_H
 
+#include <stdbool.h>
+
 typedef int (*lp_command_fn)(int argc, char **argv);
 
 typedef struct lp_command {
 	const char *name;
 	lp_command_fn run;
 	const char *summary;
+	/* Handles SIGINT, SIGTERM and SIGHUP itself (with a GLib main loop);
+	 * every other command gets lp_stage_handle_signals(). */
+	bool own_signals;
 } lp_command;
 
 int cmd_merge(int argc, char **argv);

@@ -4,17 +4,18 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "laplace/staging.h"
 
 static const lp_command commands[] = {
-	{"merge", cmd_merge, "merge a raw reference trace with its kernel event trace"},
-	{"stat", cmd_stat, "counts of a per-process directory, a capture or a merge stream"},
-	{"convert", cmd_convert, "convert between trace formats"},
-	{"dump", cmd_dump, "print a trace of any format as text"},
-	{"validate", cmd_validate, "check the rules of a page-image trace"},
-	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction"},
-	{"batch", cmd_batch, "run a list of merge jobs, several at a time"},
-	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory"},
-	{"gen", cmd_gen, "generate a synthetic capture (reference and kernel traces)"},
+	{"merge", cmd_merge, "merge a raw reference trace with its kernel event trace", false},
+	{"stat", cmd_stat, "counts of a per-process directory, a capture or a merge stream", false},
+	{"convert", cmd_convert, "convert between trace formats", false},
+	{"dump", cmd_dump, "print a trace of any format as text", false},
+	{"validate", cmd_validate, "check the rules of a page-image trace", false},
+	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction", false},
+	{"batch", cmd_batch, "run a list of merge jobs, several at a time", true},
+	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory", true},
+	{"gen", cmd_gen, "generate a synthetic capture (reference and kernel traces)", false},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -43,9 +44,13 @@ int main(int argc, char **argv)
 		printf("laplace %s\n", LP_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		if (!commands[i].own_signals)
+			lp_stage_handle_signals();
+		return commands[i].run(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "laplace: '%s' is not a laplace command; see 'laplace --help'\n", argv[1]);
 	return LP_EUSAGE;
 }

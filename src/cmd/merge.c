@@ -68,14 +68,13 @@ int cmd_merge(int argc, char **argv)
 	job.per_process = per_process != NULL;
 	job.output = per_process ? per_process : output;
 	job.force = force;
+	job.stats_path = stats_path;
 
 	cli_progress *progress = cli_progress_new(quiet);
 	job.progress = progress ? cli_progress_update : NULL;
 	job.progress_ctx = progress;
 	rc = lp_merge_job_run(&job, &stats, &err);
 	cli_progress_free(progress);
-	if (!rc && stats_path)
-		rc = lp_stats_write_yaml(stats_path, &stats, &err);
 	if (rc) {
 		cli_fail(&err);
 		goto out;

@@ -72,9 +72,8 @@ static int stat_capture(lp_merge_job *job, const char *stats_path)
 	lp_error err = {0};
 	lp_stats stats;
 	job->discard = true;
+	job->stats_path = stats_path;
 	int rc = lp_merge_job_run(job, &stats, &err);
-	if (!rc && stats_path)
-		rc = lp_stats_write_yaml(stats_path, &stats, &err);
 	if (rc)
 		return cli_fail(&err);
 	cli_print_stats(stdout, &stats);

@@ -89,11 +89,8 @@ static int write_handler(void *data, unsigned char *buffer, size_t size)
 	return ys->rc == 0;
 }
 
-int lp_stats_write_yaml(const char *path, const lp_stats *st, lp_error *err)
+int lp_stats_write_yaml(lp_output *out, const lp_stats *st, lp_error *err)
 {
-	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, err);
-	if (!out)
-		return err->status;
 	yaml_sink ys = {out, err, 0};
 	yaml_emitter_t em;
 	yaml_event_t ev;
@@ -116,9 +113,8 @@ int lp_stats_write_yaml(const char *path, const lp_stats *st, lp_error *err)
 	ok = ok && yaml_emitter_emit(&em, &ev);
 	ok = ok && yaml_emitter_flush(&em);
 	yaml_emitter_delete(&em);
-	if (!ok) {
-		lp_output_abort(out);
-		return ys.rc ? ys.rc : lp_fail(err, LP_EIO, "cannot write statistics to %s", path);
-	}
-	return lp_output_commit(out, err);
+	if (!ok)
+		return ys.rc ? ys.rc
+			     : lp_fail(err, LP_EIO, "cannot write statistics to %s", lp_output_name(out));
+	return 0;
 }

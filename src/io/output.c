@@ -1,8 +1,11 @@
-/* Output byte streams. A regular file is written under a temporary name in
- * its directory and renamed into place only when everything was written, so
- * a failed run never leaves a file that looks complete. Pipes, terminals and
- * devices are written directly: they cannot be replaced. */
+/* Output byte streams. A regular file is staged: written under a temporary
+ * name in its directory, flushed to disk, and renamed into place only when
+ * everything was written, so a failed run never leaves a file that looks
+ * complete. Pipes, terminals and devices are written directly: they cannot
+ * be replaced. */
 #include "laplace/io.h"
+
+#include "laplace/staging.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -15,7 +18,6 @@
 #include <zstd.h>
 
 #include <glib.h>
-#include <glib/gstdio.h>
 
 #define OUTPUT_BUFFER_SIZE (1u << 20)
 #define GZIP_LEVEL 6
@@ -25,8 +27,8 @@ struct lp_output {
 	int fd;
 	bool own_fd;
 	char *name;      /* the path as given, or "<stdout>" */
-	char *tmp_path;  /* NULL when writing directly */
-	char *target;    /* what tmp_path is renamed to: name, symbolic links resolved */
+	lp_staged *staged; /* NULL when writing directly */
+	bool finished;   /* everything written and synced: ready to publish */
 	enum lp_compress compress;
 	unsigned char *buf; /* uncompressed bytes waiting */
 	size_t used;
@@ -57,26 +59,6 @@ static enum lp_compress compress_for(const char *path, enum lp_compress compress
 	return LP_COMPRESS_NONE;
 }
 
-/* Create DIR/.NAME.tmp-XXXXXX; the mode is 0666 less the umask, as for any
- * new file (the kernel applies the umask to open()'s mode). */
-static int create_temporary(const char *path, char **tmp_path)
-{
-	char *dir = g_path_get_dirname(path);
-	char *base = g_path_get_basename(path);
-	char *tmpl = g_strdup_printf("%s/.%s.tmp-XXXXXX", dir, base);
-	g_free(dir);
-	g_free(base);
-	int fd = g_mkstemp_full(tmpl, O_WRONLY | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		int saved = errno;
-		g_free(tmpl);
-		errno = saved;
-		return -1;
-	}
-	*tmp_path = tmpl;
-	return fd;
-}
-
 static void output_free(lp_output *out)
 {
 	if (out->compress == LP_COMPRESS_GZIP)
@@ -84,10 +66,7 @@ static void output_free(lp_output *out)
 	ZSTD_freeCStream(out->zcs);
 	if (out->own_fd && out->fd >= 0)
 		close(out->fd);
-	if (out->tmp_path)
-		g_unlink(out->tmp_path);
-	g_free(out->tmp_path);
-	g_free(out->target);
+	lp_staged_discard(out->staged);
 	g_free(out->name);
 	g_free(out->buf);
 	g_free(out->zbuf);
@@ -112,9 +91,9 @@ lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error 
 		/* Replace what a symbolic link points to, not the link: renaming
 		 * over /dev/stdout, say, would break the system. */
 		char *resolved = realpath(path, NULL);
-		out->target = resolved ? resolved : g_strdup(path);
-		out->fd = create_temporary(out->target, &out->tmp_path);
+		out->fd = lp_stage_file(resolved ? resolved : path, &out->staged);
 		out->own_fd = true;
+		free(resolved);
 	}
 	if (out->fd < 0) {
 		lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
@@ -222,25 +201,41 @@ int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err)
 	return 0;
 }
 
-int lp_output_commit(lp_output *out, lp_error *err)
+int lp_output_finish(lp_output *out, lp_error *err)
 {
+	if (out->finished)
+		return 0;
 	int r = emit(out, out->buf, out->used, true, err);
 	out->used = 0;
+	if (!r && out->staged)
+		r = lp_sync_fd(out->fd, out->name, err);
 	if (!r && out->own_fd) {
 		int fd = out->fd;
 		out->fd = -1;
 		if (close(fd) < 0)
 			r = write_failed(out, err);
 	}
-	if (!r && out->tmp_path) {
-		if (g_rename(out->tmp_path, out->target) < 0)
-			r = lp_fail(err, LP_EIO, "cannot rename %s to %s: %s", out->tmp_path,
-				    out->target, g_strerror(errno));
-		else
-			g_clear_pointer(&out->tmp_path, g_free);
-	}
-	output_free(out);
+	out->finished = !r;
 	return r;
+}
+
+lp_staged *lp_output_release(lp_output *out)
+{
+	lp_staged *s = out->staged;
+	out->staged = NULL;
+	output_free(out);
+	return s;
+}
+
+int lp_output_commit(lp_output *out, lp_error *err)
+{
+	int r = lp_output_finish(out, err);
+	if (r) {
+		output_free(out);
+		return r;
+	}
+	lp_staged *s = lp_output_release(out);
+	return s ? lp_stage_publish(&s, 1, err) : 0;
 }
 
 void lp_output_abort(lp_output *out)

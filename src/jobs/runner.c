@@ -13,6 +13,8 @@
 
 #include <glib-unix.h>
 
+#include "laplace/staging.h"
+
 /* Warnings beyond this many are counted in the statistics but not sent. */
 #define MAX_FORWARDED_WARNINGS 20
 #define PROGRESS_INTERVAL_US (250 * 1000)
@@ -110,6 +112,9 @@ static G_GNUC_NORETURN void child_main(const lp_merge_job *job, int pipe_fd, pid
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* A signal (the batch passing on an interrupt, the daemon stopping)
+	 * removes the job's temporary outputs before it ends the job. */
+	lp_stage_handle_signals();
 	/* Keep nothing of the parent's open files (its spool lock above all). */
 	if (dup2(pipe_fd, CHILD_PIPE_FD) < 0)
 		_exit(LP_EIO);

@@ -1,8 +1,10 @@
-/* A whole merge: open the inputs, build the pipeline, write the output,
- * and on any failure leave nothing that looks complete. */
+/* A whole merge: open the inputs, build the pipeline, write the outputs,
+ * and publish them together; on any failure leave nothing that looks
+ * complete. */
 #include "laplace/job.h"
 
 #include "laplace/sinks.h"
+#include "laplace/stats.h"
 
 void lp_merge_job_init(lp_merge_job *job)
 {
@@ -12,6 +14,23 @@ void lp_merge_job_init(lp_merge_job *job)
 		.page_offset = LP_DEFAULT_PAGE_OFFSET,
 		.compress = LP_COMPRESS_AUTO,
 	};
+}
+
+/* The statistics file, staged beside the main output. */
+static int stage_stats(const char *path, const lp_stats *stats, lp_staged **staged, lp_error *err)
+{
+	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, err);
+	if (!out)
+		return err->status;
+	int rc = lp_stats_write_yaml(out, stats, err);
+	if (!rc)
+		rc = lp_output_finish(out, err);
+	if (rc) {
+		lp_output_abort(out);
+		return rc;
+	}
+	*staged = lp_output_release(out);
+	return 0;
 }
 
 int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
@@ -25,7 +44,14 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 	lp_merge *merge = NULL;
 	const lp_sink *sink;
 	void *sink_ctx;
+	/* What the run publishes: the output (file or directory) and the
+	 * statistics file. */
+	lp_staged *staged[2] = {NULL, NULL};
 
+	const char *inputs[] = {job->reference, job->kernel};
+	const char *outputs[] = {job->discard ? NULL : job->output, job->stats_path};
+	if ((rc = lp_check_outputs(inputs, 2, outputs, 2, err)))
+		return rc;
 	refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err);
 	if (!refs)
 		return err->status;
@@ -38,8 +64,8 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 		sink = &lp_null_sink_ops;
 		sink_ctx = NULL;
 	} else if (job->per_process) {
-		lp_procdir_inputs inputs = {job->reference, job->kernel};
-		procdir = lp_procdir_open(job->output, job->force, job->user_only, &inputs, err);
+		lp_procdir_inputs names = {job->reference, job->kernel};
+		procdir = lp_procdir_open(job->output, job->force, job->user_only, &names, err);
 		if (!procdir) {
 			rc = err->status;
 			goto done;
@@ -69,17 +95,28 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 		.progress = job->progress,
 		.progress_ctx = job->progress_ctx,
 	};
-	/* The per-process sink renames its directory into place in finish(). */
-	rc = lp_pipeline_run(&p, err);
-	if (!rc && out) {
-		rc = lp_output_commit(out, err);
+	if ((rc = lp_pipeline_run(&p, err)))
+		goto done;
+	if (out) {
+		if ((rc = lp_output_finish(out, err)))
+			goto done;
+		staged[0] = lp_output_release(out);
 		out = NULL;
+	} else if (procdir) {
+		staged[0] = lp_procdir_release(procdir);
+		procdir = NULL;
 	}
+	if (job->stats_path && (rc = stage_stats(job->stats_path, lp_merge_stats(merge), &staged[1], err)))
+		goto done;
+	/* Publishing frees the staged items, whatever happens. */
+	rc = lp_stage_publish(staged, 2, err);
+	staged[0] = staged[1] = NULL;
 	if (!rc && stats)
 		*stats = *lp_merge_stats(merge);
 done:
-	if (out)
-		lp_output_abort(out);
+	lp_staged_discard(staged[0]);
+	lp_staged_discard(staged[1]);
+	lp_output_abort(out);
 	lp_basic_sink_free(basic);
 	lp_procdir_free(procdir);
 	lp_merge_free(merge);

@@ -1,23 +1,23 @@
 /* The per-process merge output (laplace-formats(5), section 5): one file per
  * task under the directory of its process, plus kernel, orphan and an
- * index.yaml manifest. The tree is built in DIR.partial-XXXXXX beside DIR and
- * renamed into place only once complete, so no DIR ever looks finished when
- * it is not. */
+ * index.yaml manifest. The tree is staged (laplace/staging.h): built in
+ * DIR.partial-XXXXXX beside DIR, every file and directory of it flushed to
+ * disk, and renamed into place by the caller with the run's other outputs,
+ * so no DIR ever looks finished when it is not. */
 #include "laplace/sinks.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include <yaml.h>
 
+#include "laplace/staging.h"
 #include "laplace/stats.h"
 
 /* Captures may hold far more tasks than a process may open files, so only a
@@ -28,9 +28,6 @@
 #define PD_BUF_SIZE (64 * 1024)
 /* The longest reference line: "t " + 16 + " " + 2 + " " + 5 + " " + 16 + "\n". */
 #define PD_REF_LINE_MAX 64
-
-#define PARTIAL_SUFFIX ".partial-"
-#define PARTIAL_TEMPLATE PARTIAL_SUFFIX "XXXXXX"
 
 typedef struct pd_file {
 	lp_task_id id;      /* for task files: the hash key */
@@ -53,10 +50,10 @@ typedef struct pd_process {
 } pd_process;
 
 struct lp_procdir {
-	char *dir;      /* the final name, without trailing slashes */
-	char *partial;  /* where it is built */
+	lp_staged *staged; /* until released to the caller */
+	const char *partial; /* where it is built: the staged path */
 	int dirfd;      /* the partial directory */
-	bool force, user_only, installed;
+	bool user_only;
 	char *reference, *kernel_input;
 	GHashTable *tasks;     /* lp_task_id * -> pd_file * (owns the files) */
 	GHashTable *processes; /* uint64_t * -> pd_process * (owns them) */
@@ -92,19 +89,6 @@ static void process_free(gpointer p)
 	g_ptr_array_free(proc->programs, TRUE);
 	g_ptr_array_free(proc->tasks, TRUE);
 	g_free(proc);
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	return remove(path) ? -1 : 0;
-}
-
-/* Remove a whole tree (a partial directory, or the DIR that --force
- * replaced); 0 or -1 with errno set. */
-static int remove_tree(const char *path)
-{
-	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* ---- the open-file set ---- */
@@ -147,6 +131,14 @@ static int write_all(const lp_procdir *pd, int fd, const char *path, const char 
 		data += k;
 		n -= (size_t)k;
 	}
+	return 0;
+}
+
+static int sync_at(const lp_procdir *pd, int fd, const char *path, lp_error *err)
+{
+	if (fsync(fd) < 0)
+		return lp_fail(err, LP_EIO, "cannot sync %s/%s to disk: %s", pd->partial, path,
+			       g_strerror(errno));
 	return 0;
 }
 
@@ -555,6 +547,8 @@ static int write_index(lp_procdir *pd, const lp_stats *stats, lp_error *err)
 				     g_strerror(errno));
 		} else {
 			rc = write_all(pd, fd, "index.yaml", text->str, text->len, err);
+			if (!rc)
+				rc = sync_at(pd, fd, "index.yaml", err);
 			if (close(fd) && !rc)
 				rc = lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", pd->partial,
 					     g_strerror(errno));
@@ -564,26 +558,40 @@ static int write_index(lp_procdir *pd, const lp_stats *stats, lp_error *err)
 	return rc;
 }
 
-/* Put the finished tree in place of DIR. With --force an existing DIR is
- * swapped out atomically and removed afterwards; otherwise a DIR that
- * appeared since the start is not replaced. */
-static int install(lp_procdir *pd, lp_error *err)
+/* Flush to disk a file or directory of the tree that is not open. */
+static int sync_path(lp_procdir *pd, const char *path, lp_error *err)
 {
-	if (pd->force && renameat2(AT_FDCWD, pd->partial, AT_FDCWD, pd->dir, RENAME_EXCHANGE) == 0) {
-		pd->installed = true;
-		if (remove_tree(pd->partial))
-			return lp_fail(err, LP_EIO, "%s is in place, but the directory it replaced, "
-				       "now %s, could not be removed: %s", pd->dir, pd->partial,
-				       g_strerror(errno));
-		return 0;
-	}
-	if (pd->force && errno != ENOENT)
-		return lp_fail(err, LP_EIO, "cannot replace %s: %s", pd->dir, g_strerror(errno));
-	if (renameat2(AT_FDCWD, pd->partial, AT_FDCWD, pd->dir, RENAME_NOREPLACE))
-		return lp_fail(err, LP_EIO, "cannot rename %s to %s: %s", pd->partial, pd->dir,
+	int fd = openat(pd->dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return lp_fail(err, LP_EIO, "cannot open %s/%s: %s", pd->partial, path,
 			       g_strerror(errno));
-	pd->installed = true;
-	return 0;
+	int rc = sync_at(pd, fd, path, err);
+	close(fd);
+	return rc;
+}
+
+/* Every file, then every process directory, then the tree's top: what the
+ * rename into place publishes must already be on disk. Files closed early
+ * (the open-file bound) are opened again just to be flushed. */
+static int sync_tree(lp_procdir *pd, lp_error *err)
+{
+	int rc = 0;
+	GHashTableIter it;
+	gpointer value;
+	g_hash_table_iter_init(&it, pd->tasks);
+	while (!rc && g_hash_table_iter_next(&it, NULL, &value))
+		rc = sync_path(pd, ((pd_file *)value)->path, err);
+	if (!rc)
+		rc = sync_path(pd, pd->kernel.path, err);
+	if (!rc && pd->orphan.created)
+		rc = sync_path(pd, pd->orphan.path, err);
+	g_hash_table_iter_init(&it, pd->processes);
+	while (!rc && g_hash_table_iter_next(&it, NULL, &value)) {
+		char name[17];
+		name[lp_fmt_hex(name, ((pd_process *)value)->pid)] = '\0';
+		rc = sync_path(pd, name, err);
+	}
+	return rc ? rc : sync_at(pd, pd->dirfd, ".", err);
 }
 
 static int procdir_finish(void *ctx, const lp_stats *stats, lp_error *err)
@@ -592,9 +600,9 @@ static int procdir_finish(void *ctx, const lp_stats *stats, lp_error *err)
 	int rc = 0;
 	while (pd->newest && !rc)
 		rc = file_close(pd, pd->newest, err);
-	if (rc || (rc = write_index(pd, stats, err)))
-		return rc;
-	return install(pd, err);
+	if (!rc)
+		rc = write_index(pd, stats, err);
+	return rc ? rc : sync_tree(pd, err);
 }
 
 const lp_sink lp_procdir_sink_ops = {
@@ -604,35 +612,6 @@ const lp_sink lp_procdir_sink_ops = {
 };
 
 /* ---- opening and closing ---- */
-
-/* A DIR.partial-XXXXXX beside DIR is what a killed run leaves behind (or a
- * run still going on). It is refused, by name, rather than guessed about. */
-static int check_leftovers(const char *dir, lp_error *err)
-{
-	char *parent = g_path_get_dirname(dir);
-	char *base = g_path_get_basename(dir);
-	char *prefix = g_strconcat(base, PARTIAL_SUFFIX, NULL);
-	size_t plen = strlen(prefix);
-	int rc = 0;
-	DIR *d = opendir(parent);
-	/* An unreadable parent is reported when the partial directory cannot
-	 * be made there. */
-	for (struct dirent *e; d && !rc && (e = readdir(d));) {
-		if (strncmp(e->d_name, prefix, plen) || strlen(e->d_name) != plen + 6)
-			continue;
-		char *found = g_build_filename(parent, e->d_name, NULL);
-		rc = lp_fail(err, LP_EUSAGE,
-			     "%s: left behind by an interrupted merge into %s (or one still running); "
-			     "remove it first", found, dir);
-		g_free(found);
-	}
-	if (d)
-		closedir(d);
-	g_free(prefix);
-	g_free(base);
-	g_free(parent);
-	return rc;
-}
 
 static unsigned open_file_bound(void)
 {
@@ -663,32 +642,25 @@ lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
 		g_free(name);
 		return NULL;
 	}
-	if (check_leftovers(name, err)) {
+	lp_staged *staged = lp_stage_dir(name, force);
+	if (!staged) {
+		lp_fail(err, LP_EIO, "cannot create %s" LP_TMP_DIR_INFIX "XXXXXX: %s", name,
+			g_strerror(errno));
 		g_free(name);
 		return NULL;
 	}
-	char *partial = g_strconcat(name, PARTIAL_TEMPLATE, NULL);
-	if (!mkdtemp(partial)) {
-		/* mkdtemp() scribbles on the template even when it fails. */
-		lp_fail(err, LP_EIO, "cannot create %s" PARTIAL_TEMPLATE ": %s", name, g_strerror(errno));
-		g_free(partial);
-		g_free(name);
-		return NULL;
-	}
-	int dirfd = open(partial, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	g_free(name);
+	int dirfd = open(lp_staged_path(staged), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
-		lp_fail(err, LP_EIO, "cannot open %s: %s", partial, g_strerror(errno));
-		rmdir(partial);
-		g_free(partial);
-		g_free(name);
+		lp_fail(err, LP_EIO, "cannot open %s: %s", lp_staged_path(staged), g_strerror(errno));
+		lp_staged_discard(staged);
 		return NULL;
 	}
 
 	lp_procdir *pd = g_new0(lp_procdir, 1);
-	pd->dir = name;
-	pd->partial = partial;
+	pd->staged = staged;
+	pd->partial = lp_staged_path(staged);
 	pd->dirfd = dirfd;
-	pd->force = force;
 	pd->user_only = user_only;
 	pd->reference = g_strdup(inputs->reference);
 	pd->kernel_input = g_strdup(inputs->kernel);
@@ -706,6 +678,14 @@ lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
 	return pd;
 }
 
+lp_staged *lp_procdir_release(lp_procdir *pd)
+{
+	lp_staged *s = pd->staged;
+	pd->staged = NULL;
+	lp_procdir_free(pd);
+	return s;
+}
+
 void lp_procdir_free(lp_procdir *pd)
 {
 	if (!pd)
@@ -718,8 +698,7 @@ void lp_procdir_free(lp_procdir *pd)
 		list_unlink(pd, f);
 	}
 	close(pd->dirfd);
-	if (!pd->installed)
-		remove_tree(pd->partial);
+	lp_staged_discard(pd->staged);
 	g_hash_table_destroy(pd->tasks);
 	g_hash_table_destroy(pd->processes);
 	g_ptr_array_free(pd->spare_bufs, TRUE);
@@ -727,7 +706,5 @@ void lp_procdir_free(lp_procdir *pd)
 	g_free(pd->orphan.path);
 	g_free(pd->reference);
 	g_free(pd->kernel_input);
-	g_free(pd->partial);
-	g_free(pd->dir);
 	g_free(pd);
 }

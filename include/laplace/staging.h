@@ -1,0 +1,58 @@
+/* Outputs are staged: written under a temporary name beside their final
+ * name, flushed to stable storage, and published (renamed into place) only
+ * when the whole run succeeded. A run's outputs are published together, so
+ * that a failure or a signal leaves all of them or none
+ * (laplace-formats(5): Exit status). */
+#ifndef LAPLACE_STAGING_H
+#define LAPLACE_STAGING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "laplace/error.h"
+
+/* Temporary names, the one place they are made (the daemon recognises
+ * them when it cleans up after a killed job): ".BASE.tmp-XXXXXX" for a
+ * file, "BASE.partial-XXXXXX" for a directory, beside the final name. */
+#define LP_TMP_FILE_INFIX ".tmp-"
+#define LP_TMP_DIR_INFIX ".partial-"
+
+typedef struct lp_staged lp_staged;
+
+/* Create a temporary file beside final (a path whose symbolic links the
+ * caller has resolved) and start tracking it. Returns the open descriptor
+ * (O_WRONLY, mode 0666 less the umask) or -1 with errno set. */
+int lp_stage_file(const char *final, lp_staged **staged);
+/* Create a temporary directory beside final; with replace, publishing
+ * swaps it with an existing final directory and removes the old one.
+ * Returns NULL with errno set on failure. */
+lp_staged *lp_stage_dir(const char *final, bool replace);
+/* The temporary path, for writing and messages. */
+const char *lp_staged_path(const lp_staged *s);
+const char *lp_staged_final(const lp_staged *s);
+/* Remove the temporary file or tree and stop tracking it. NULL is fine. */
+void lp_staged_discard(lp_staged *s);
+
+/* Flush a finished file to stable storage: fsync(fd), reporting failure
+ * as an I/O error naming what. */
+int lp_sync_fd(int fd, const char *what, lp_error *err);
+
+/* Rename every staged item into place, then flush their directories to
+ * stable storage. On any failure, what was already published by this call
+ * is removed again (a replaced directory is swapped back) and every item
+ * is discarded. Signals are held off meanwhile. Frees the items; NULL
+ * items are skipped. */
+int lp_stage_publish(lp_staged **items, size_t n, lp_error *err);
+
+/* From now on SIGINT, SIGTERM and SIGHUP end the process with status
+ * 128 + signal after removing every staged file and directory. Call it
+ * before any other thread starts: it blocks them in the calling thread,
+ * which every later thread inherits, and waits for them on a thread of
+ * its own. */
+void lp_stage_handle_signals(void);
+
+/* Remove a directory tree without following symbolic links; 0, or -1 with
+ * errno set. */
+int lp_remove_tree(const char *path);
+
+#endif

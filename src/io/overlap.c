@@ -1,0 +1,94 @@
+/* Refusing an output that would overwrite an input (laplace-formats(5):
+ * Exit status): checked by device and inode before anything is written, so
+ * that any path or link to an input is caught. */
+#include "laplace/io.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+/* stat() of a path, "-" being the standard stream fd. */
+static bool stat_of(const char *path, int std_fd, struct stat *st)
+{
+	return !strcmp(path, "-") ? fstat(std_fd, st) == 0 : stat(path, st) == 0;
+}
+
+/* Where a path that may not exist yet would be: its directory resolved,
+ * then its last component; NULL when the directory does not exist. */
+static char *resolved_target(const char *path)
+{
+	char *resolved = realpath(path, NULL);
+	if (resolved)
+		return resolved;
+	char *dir = g_path_get_dirname(path);
+	char *base = g_path_get_basename(path);
+	char *rdir = realpath(dir, NULL);
+	char *target = rdir ? g_build_filename(rdir, base, NULL) : NULL;
+	free(rdir);
+	g_free(dir);
+	g_free(base);
+	return target;
+}
+
+/* Whether directory dir (resolved) holds path, at any depth. */
+static bool holds(const char *dir, const char *path)
+{
+	char *r = realpath(path, NULL);
+	size_t n = strlen(dir);
+	bool inside = r && !strncmp(r, dir, n) && r[n] == '/';
+	free(r);
+	return inside;
+}
+
+static int check_output(const char *out, const char *const *inputs, size_t nin, lp_error *err)
+{
+	struct stat ost;
+	if (!stat_of(out, STDOUT_FILENO, &ost) || !(S_ISREG(ost.st_mode) || S_ISDIR(ost.st_mode)))
+		return 0;
+	char *dir = S_ISDIR(ost.st_mode) && strcmp(out, "-") ? realpath(out, NULL) : NULL;
+	int rc = 0;
+	for (size_t i = 0; i < nin && !rc; i++) {
+		struct stat ist;
+		if (!inputs[i] || !stat_of(inputs[i], STDIN_FILENO, &ist))
+			continue;
+		const char *shown_out = strcmp(out, "-") ? out : "<stdout>";
+		const char *shown_in = strcmp(inputs[i], "-") ? inputs[i] : "<stdin>";
+		if (ist.st_dev == ost.st_dev && ist.st_ino == ost.st_ino)
+			rc = lp_fail(err, LP_EUSAGE, "%s: refusing to overwrite the input %s",
+				     shown_out, shown_in);
+		else if (dir && strcmp(inputs[i], "-") && holds(dir, inputs[i]))
+			rc = lp_fail(err, LP_EUSAGE, "%s: refusing to replace a directory holding the input %s",
+				     shown_out, shown_in);
+	}
+	free(dir);
+	return rc;
+}
+
+int lp_check_outputs(const char *const *inputs, size_t nin, const char *const *outputs,
+		     size_t nout, lp_error *err)
+{
+	for (size_t o = 0; o < nout; o++) {
+		if (!outputs[o])
+			continue;
+		int rc = check_output(outputs[o], inputs, nin, err);
+		if (rc)
+			return rc;
+		/* Two outputs renamed onto one name would lose one of them. */
+		for (size_t p = 0; p < o; p++) {
+			if (!outputs[p] || !strcmp(outputs[o], "-") || !strcmp(outputs[p], "-"))
+				continue;
+			char *a = resolved_target(outputs[o]), *b = resolved_target(outputs[p]);
+			bool same = a && b && !strcmp(a, b);
+			g_free(a);
+			g_free(b);
+			if (same)
+				return lp_fail(err, LP_EUSAGE, "%s and %s name the same output file",
+					       outputs[p], outputs[o]);
+		}
+	}
+	return 0;
+}
