@@ -30,7 +30,8 @@ lp_staged *lp_stage_dir(const char *final, bool replace);
 /* The temporary path, for writing and messages. */
 const char *lp_staged_path(const lp_staged *s);
 const char *lp_staged_final(const lp_staged *s);
-/* Remove the temporary file or tree and stop tracking it. NULL is fine. */
+/* Remove the temporary file or tree (or an early-published file) and stop
+ * tracking it. NULL is fine. */
 void lp_staged_discard(lp_staged *s);
 
 /* Flush a finished file to stable storage: fsync(fd), reporting failure
@@ -43,6 +44,13 @@ int lp_sync_fd(int fd, const char *what, lp_error *err);
  * is discarded. Signals are held off meanwhile. Frees the items; NULL
  * items are skipped. */
 int lp_stage_publish(lp_staged **items, size_t n, lp_error *err);
+
+/* For a file that readers must see before the run ends (gen's kernel
+ * trace, which a merge at the other end of a pipe opens): publish it now,
+ * yet still remove it if the run fails (lp_staged_discard) or a signal
+ * ends it, until lp_staged_keep() frees it for good. Files only. */
+int lp_stage_publish_early(lp_staged *s, lp_error *err);
+void lp_staged_keep(lp_staged *s);
 
 /* From now on SIGINT, SIGTERM and SIGHUP end the process with status
  * 128 + signal after removing every staged file and directory. Call it

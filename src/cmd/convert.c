@@ -252,7 +252,10 @@ int cmd_convert(int argc, char **argv)
 	rq.output = output;
 	rq.strict = strict;
 	rq.endian_given = endian != NULL;
-	rc = source->run(&rq, &err);
+	const char *inputs[] = {rq.input}, *outputs[] = {rq.output};
+	rc = lp_check_outputs(inputs, 1, outputs, 1, &err);
+	if (!rc)
+		rc = source->run(&rq, &err);
 	if (rc)
 		cli_fail(&err);
 out:

@@ -1,7 +1,6 @@
 /* laplace gen: write a synthetic capture (reference and kernel traces). */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -24,21 +23,24 @@ static bool parse_count(const char *name, const char *s, uint64_t max, uint64_t 
 
 static bool is_stdout(const char *path) { return !strcmp(path, "-"); }
 
-/* Write one trace: open, generate (refs or kern NULL skips that one),
- * commit. */
+/* Write one trace (the references, or the kernel events) and finish it;
+ * *staged is what is left to publish (NULL for standard output). */
 static int write_trace(const lp_gen_config *cfg, const char *path, bool references,
-		       cli_progress *pr, lp_error *err)
+		       cli_progress *pr, lp_staged **staged, lp_error *err)
 {
 	lp_output *out = lp_output_open(path, LP_COMPRESS_AUTO, err);
 	if (!out)
 		return err->status;
 	int rc = lp_gen_run(cfg, references ? out : NULL, references ? NULL : out,
 			    pr ? cli_progress_update : NULL, pr, err);
+	if (!rc)
+		rc = lp_output_finish(out, err);
 	if (rc) {
 		lp_output_abort(out);
 		return rc;
 	}
-	return lp_output_commit(out, err);
+	*staged = lp_output_release(out);
+	return 0;
 }
 
 int cmd_gen(int argc, char **argv)
@@ -128,20 +130,32 @@ int cmd_gen(int argc, char **argv)
 		goto out;
 	}
 
+	const char *outputs[] = {ref_out, kern_out};
+	if ((rc = lp_check_outputs(NULL, 0, outputs, 2, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
 	/* The kernel trace first (a fast pass that skips the references), so
-	 * that it is complete when a reader of the reference stream opens it. */
-	rc = write_trace(&cfg, kern_out, false, NULL, &err);
+	 * that it is complete when a reader of the reference stream opens it;
+	 * it is removed again if the references fail or a signal comes: a
+	 * kernel trace without its references is no capture. */
+	lp_staged *kern_staged = NULL, *ref_staged = NULL;
+	rc = write_trace(&cfg, kern_out, false, NULL, &kern_staged, &err);
+	if (!rc && kern_staged)
+		rc = lp_stage_publish_early(kern_staged, &err);
 	if (!rc) {
 		cli_progress *pr = cli_progress_new(quiet);
-		rc = write_trace(&cfg, ref_out, true, pr, &err);
+		rc = write_trace(&cfg, ref_out, true, pr, &ref_staged, &err);
 		cli_progress_free(pr);
-		/* A kernel trace without its references is no capture. */
-		struct stat st;
-		if (rc && !is_stdout(kern_out) && stat(kern_out, &st) == 0 && S_ISREG(st.st_mode))
-			unlink(kern_out);
 	}
-	if (rc)
+	if (!rc)
+		rc = lp_stage_publish(&ref_staged, 1, &err);
+	if (rc) {
+		lp_staged_discard(kern_staged);
 		cli_fail(&err);
+	} else if (kern_staged) {
+		lp_staged_keep(kern_staged);
+	}
 out:
 	g_option_context_free(ctx);
 	g_free(seed);

@@ -79,6 +79,11 @@ int cmd_lru(int argc, char **argv)
 				UINT32_MAX);
 		goto out;
 	}
+	const char *inputs[] = {argv[1]}, *outputs[] = {output};
+	if ((rc = lp_check_outputs(inputs, 1, outputs, 1, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
 	lp_byte_source *src = NULL;
 	if (page_image && !(src = lp_byte_source_open(argv[1], &err))) {
 		rc = cli_fail(&err);

@@ -68,12 +68,15 @@ int lp_remove_tree(const char *path)
 	return -1;
 }
 
+/* Remove what a tracked item has on disk: its temporary, or once published
+ * early, its final name. */
 static void remove_staged(const lp_staged *s)
 {
+	const char *path = s->published ? s->final : s->tmp;
 	if (s->dir)
-		lp_remove_tree(s->tmp);
+		lp_remove_tree(path);
 	else
-		g_unlink(s->tmp);
+		g_unlink(path);
 }
 
 static lp_staged *staged_new(char *tmp, const char *final, bool dir, bool replace)
@@ -229,6 +232,10 @@ int lp_stage_publish(lp_staged **items, size_t n, lp_error *err)
 	for (size_t i = 0; i < n && !rc; i++)
 		if (items[i])
 			rc = publish_one(items[i], err);
+	/* Published: from now on a signal leaves them alone. */
+	for (size_t i = 0; i < n && !rc; i++)
+		if (items[i])
+			untrack(items[i]);
 	g_mutex_unlock(&staged_lock);
 	for (size_t i = 0; i < n && !rc; i++)
 		if (items[i])
@@ -246,12 +253,25 @@ int lp_stage_publish(lp_staged **items, size_t n, lp_error *err)
 			rc = lp_fail(err, LP_EIO, "%s is in place, but the directory it replaced, "
 				     "now %s, could not be removed: %s", s->final, s->tmp,
 				     g_strerror(errno));
-		g_mutex_lock(&staged_lock);
-		untrack(s);
-		g_mutex_unlock(&staged_lock);
 		staged_free(s);
 	}
 	return rc;
+}
+
+int lp_stage_publish_early(lp_staged *s, lp_error *err)
+{
+	g_mutex_lock(&staged_lock);
+	int rc = publish_one(s, err);
+	g_mutex_unlock(&staged_lock);
+	return rc ? rc : sync_parent(s->final, err);
+}
+
+void lp_staged_keep(lp_staged *s)
+{
+	g_mutex_lock(&staged_lock);
+	untrack(s);
+	g_mutex_unlock(&staged_lock);
+	staged_free(s);
 }
 
 /* ---- signals ---- */
