@@ -167,8 +167,11 @@ const char *lp_pi_reader_name(const lp_pi_reader *r);
 void lp_pi_reader_close(lp_pi_reader *r);
 
 /* Check every rule of a page-image trace (src is closed), reporting each
- * broken one through report with file and record index. Returns 0 when
- * the whole trace was read (broken rules or not), else an lp_status. */
+ * broken one through report with file and record index. A record with a
+ * bad hex digit is reported (once per bad page field) and then applied as
+ * far as it can be read: its tags always, a page only when it is valid.
+ * Returns 0 when the whole trace was read (broken rules or not), else an
+ * lp_status. */
 typedef struct lp_pi_validation {
 	uint64_t records;  /* whole records read */
 	uint64_t fills;    /* leading N records: M when evicted is true */

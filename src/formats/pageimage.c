@@ -56,9 +56,10 @@ static void describe_byte(char *buf, size_t n, unsigned char c)
 		snprintf(buf, n, "byte %02x", c);
 }
 
-/* Parse 4 hex digits; on a bad one, fail naming it. */
-static int parse_page(const lp_pi_reader *r, const unsigned char *p, const char *field,
-		      uint16_t *page, lp_error *err)
+/* Parse the 4 hex digits of field of record index; on a bad one, fail
+ * naming it. */
+static int parse_page(const lp_pi_reader *r, uint64_t index, const unsigned char *p,
+		      const char *field, uint16_t *page, lp_error *err)
 {
 	unsigned v = 0;
 	for (int i = 0; i < 4; i++) {
@@ -67,7 +68,7 @@ static int parse_page(const lp_pi_reader *r, const unsigned char *p, const char 
 			char what[16];
 			describe_byte(what, sizeof what, p[i]);
 			return lp_fail(err, LP_EINPUT, "%s: record %" PRIu64 ": field %s: %s is not a hex digit",
-				       lp_pi_reader_name(r), r->index, field, what);
+				       lp_pi_reader_name(r), index, field, what);
 		}
 		v = v << 4 | (unsigned)d;
 	}
@@ -84,8 +85,14 @@ static int bad_tag(const lp_pi_reader *r, const char *field, const char *allowed
 		       lp_pi_reader_name(r), r->index, field, what, allowed);
 }
 
-int lp_pi_reader_next(lp_pi_reader *r, lp_pi_record *rec, const lp_torn_policy *policy,
-		      lp_error *err)
+/* The two page fields of a record, as read: fetched, evicted. */
+typedef const unsigned char *page_fields[2];
+
+/* Read the next record past its tags and size: rec is filled but for its
+ * page numbers (left 0), whose raw fields go to *fields. 1, 0 at the end
+ * (after a torn record is reported under policy) or LP_PI_FATAL. */
+static int next_record(lp_pi_reader *r, lp_pi_record *rec, page_fields *fields,
+		       const lp_torn_policy *policy, lp_error *err)
 {
 	if (r->done)
 		return 0;
@@ -119,15 +126,29 @@ int lp_pi_reader_next(lp_pi_reader *r, lp_pi_record *rec, const lp_torn_policy *
 			       ? LP_PI_FATAL : 0;
 	}
 	r->src->b.pos += size;
-	int bad = parse_page(r, p + 1, "fetched page", &rec->fetched, err) ||
-		  parse_page(r, ev + 1, "evicted page", &rec->evicted, err);
 	r->index++;
-	if (bad)
+	*rec = (lp_pi_record){
+		.tag = (char)p[0],
+		.dirt = (char)*ev,
+		.fetched_image = p + 5,
+		.evicted_image = *ev == 'N' ? NULL : ev + 5,
+	};
+	(*fields)[0] = p + 1;
+	(*fields)[1] = ev + 1;
+	return 1;
+}
+
+int lp_pi_reader_next(lp_pi_reader *r, lp_pi_record *rec, const lp_torn_policy *policy,
+		      lp_error *err)
+{
+	page_fields f;
+	int got = next_record(r, rec, &f, policy, err);
+	if (got <= 0)
+		return got;
+	uint64_t index = r->index - 1;
+	if (parse_page(r, index, f[0], "fetched page", &rec->fetched, err) ||
+	    parse_page(r, index, f[1], "evicted page", &rec->evicted, err))
 		return LP_PI_BAD;
-	rec->tag = (char)p[0];
-	rec->dirt = (char)*ev;
-	rec->fetched_image = p + 5;
-	rec->evicted_image = *ev == 'N' ? NULL : ev + 5;
 	return 1;
 }
 
@@ -176,21 +197,67 @@ int lp_pi_writer_write(lp_pi_writer *w, const lp_pi_record *rec, lp_error *err)
 	return st;
 }
 
-/* ---- validation ---- */
+/* ---- validation ----
+ * The rules of lp_pi_check (laplace/lru.h), checked here on records whose
+ * page fields may be unreadable: such a record is still applied as far as
+ * its readable fields go, its tags always, a page only when it is valid
+ * hex (legacy-formats, section 3). */
 
-typedef struct validation_ctx {
+#define PI_PAGES 65536
+
+typedef struct validation {
 	lp_warn_fn report;
 	void *ctx;
 	const char *name;
-	uint64_t index;
-} validation_ctx;
+	uint64_t index;   /* of the record being checked */
+	uint64_t problems;
+	uint64_t fills;
+	bool evicted;
+	bool seen[PI_PAGES];
+	bool resident[PI_PAGES];
+} validation;
 
-static void report_rule(void *ctx, const char *msg)
+static void broken_rule(validation *v, const char *fmt, unsigned page)
 {
-	validation_ctx *v = ctx;
-	char line[1200];
-	snprintf(line, sizeof line, "%s: record %" PRIu64 ": %s", v->name, v->index, msg);
+	char what[128], line[1200];
+	snprintf(what, sizeof what, fmt, page);
+	snprintf(line, sizeof line, "%s: record %" PRIu64 ": %s", v->name, v->index, what);
 	v->report(v->ctx, line);
+	v->problems++;
+}
+
+enum { FETCHED_KNOWN = 1, EVICTED_KNOWN = 2 }; /* bits 1 << field index */
+
+/* Check rec against the records before it, then apply it; known says
+ * which of its page numbers were readable. */
+static void check_record(validation *v, const lp_pi_record *rec, unsigned known)
+{
+	uint16_t p = rec->fetched, e = rec->evicted;
+	if (known & FETCHED_KNOWN) {
+		if (rec->tag == 'C' && v->seen[p])
+			broken_rule(v, "field tag: C on page %x, which was fetched before", p);
+		else if (rec->tag == 'F' && !v->seen[p])
+			broken_rule(v, "field tag: F on page %x, which was never fetched", p);
+		if (v->resident[p])
+			broken_rule(v, "field fetched page: page %x is resident already", p);
+	}
+	if (rec->dirt == 'N') {
+		if (v->evicted)
+			broken_rule(v, "field dirt: N after the first eviction", 0);
+		else
+			v->fills++;
+		if ((known & EVICTED_KNOWN) && e != 0)
+			broken_rule(v, "field evicted page: N with evicted page %x, not 0000", e);
+	} else {
+		if (known & EVICTED_KNOWN) {
+			if (!v->resident[e])
+				broken_rule(v, "field evicted page: page %x is not resident", e);
+			v->resident[e] = false;
+		}
+		v->evicted = true;
+	}
+	if (known & FETCHED_KNOWN)
+		v->resident[p] = v->seen[p] = true;
 }
 
 int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_validation *res,
@@ -198,31 +265,45 @@ int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_vali
 {
 	memset(res, 0, sizeof *res);
 	lp_pi_reader *r = lp_pi_reader_new(src);
-	lp_pi_check *check = lp_pi_check_new();
-	validation_ctx v = {report, ctx, lp_pi_reader_name(r), 0};
+	validation *v = g_new0(validation, 1);
+	v->report = report;
+	v->ctx = ctx;
+	v->name = lp_pi_reader_name(r);
 	/* a torn record is one more broken rule here, never just a warning */
 	lp_torn_policy strict = {.strict = true};
 	lp_pi_record rec;
+	page_fields f;
 	int got, st = 0;
-	while ((got = lp_pi_reader_next(r, &rec, &strict, err)) != 0) {
+	while ((got = next_record(r, &rec, &f, &strict, err)) != 0) {
 		if (got < 0) {
 			if (err->status != LP_EINPUT) {
 				st = err->status;
-				break;
+			} else {
+				report(ctx, err->msg);
+				v->problems++;
 			}
-			report(ctx, err->msg);
-			res->problems++;
-			if (got == LP_PI_FATAL)
-				break;
-			continue;
+			break;
 		}
-		v.index = lp_pi_reader_index(r) - 1;
-		res->problems += lp_pi_check_record(check, &rec, report_rule, &v);
+		v->index = lp_pi_reader_index(r) - 1;
+		static const char *const names[2] = {"fetched page", "evicted page"};
+		uint16_t *pages[2] = {&rec.fetched, &rec.evicted};
+		unsigned known = 0;
+		for (int i = 0; i < 2; i++) {
+			lp_error bad;
+			if (parse_page(r, v->index, f[i], names[i], pages[i], &bad)) {
+				report(ctx, bad.msg);
+				v->problems++;
+			} else {
+				known |= 1u << i;
+			}
+		}
+		check_record(v, &rec, known);
 	}
 	res->records = lp_pi_reader_index(r);
-	res->fills = lp_pi_check_fills(check);
-	res->evicted = lp_pi_check_evicted(check);
-	lp_pi_check_free(check);
+	res->fills = v->fills;
+	res->evicted = v->evicted;
+	res->problems = v->problems;
+	g_free(v);
 	lp_pi_reader_close(r);
 	return st;
 }

@@ -379,6 +379,63 @@ Test(legacy, page_image_torn_before_the_dirt_tag_warns)
 	g_free(path);
 }
 
+/* ---- validation ---- */
+
+/* Validate the trace in a; the report lines, with %s for the file. */
+static lp_pi_validation validate(GByteArray *a, const char *fmt)
+{
+	char *path = pi_file(a);
+	lp_pi_validation res;
+	cr_assert_eq(lp_pi_validate(open_source(path), collect, NULL, &res, &err), 0, "%s", err.msg);
+	char *want = g_strdup_printf(fmt, path, path, path, path, path, path, path);
+	cr_assert_str_eq(warnings->str, want);
+	g_free(want);
+	g_free(path);
+	return res;
+}
+
+Test(legacy, validate_applies_what_a_bad_hex_digit_leaves)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C0001", 'x', "N0000", 0);
+	pi_append(a, "C00g2", 'x', "N0000", 0);  /* a fill all the same: M = 2 */
+	pi_append(a, "C0003", 'x', "W0001", 'e');
+	pi_append(a, "C0004", 'x', "R000x", 'e'); /* 4 is resident now */
+	pi_append(a, "C0005", 'x', "R0004", 'e'); /* so evicting it is right */
+	pi_append(a, "F0001", 'x', "W0003", 'e');
+	pi_append(a, "C0006", 'x', "N0000", 0);  /* a later error, still found */
+	pi_append(a, "C0zz7", 'x', "R00q1", 'e'); /* both fields: two reports */
+	pi_append(a, "C00h8", 'x', "W0009", 'e'); /* its readable field is checked */
+	lp_pi_validation res = validate(a,
+		"%s: record 1: field fetched page: 'g' is not a hex digit\n"
+		"%s: record 3: field evicted page: 'x' is not a hex digit\n"
+		"%s: record 6: field dirt: N after the first eviction\n"
+		"%s: record 7: field fetched page: 'z' is not a hex digit\n"
+		"%s: record 7: field evicted page: 'q' is not a hex digit\n"
+		"%s: record 8: field fetched page: 'h' is not a hex digit\n"
+		"%s: record 8: field evicted page: page 9 is not resident\n");
+	cr_assert_eq(res.records, 9);
+	cr_assert_eq(res.fills, 2);
+	cr_assert(res.evicted);
+	cr_assert_eq(res.problems, 7);
+}
+
+Test(legacy, validate_n_with_an_evicted_page)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C0001", 'x', "N0000", 0);
+	pi_append(a, "C0002", 'x', "N00A5", 0);
+	pi_append(a, "C0003", 'x', "R0001", 'e');
+	pi_append(a, "C0004", 'x', "N0002", 0);
+	lp_pi_validation res = validate(a,
+		"%s: record 1: field evicted page: N with evicted page a5, not 0000\n"
+		"%s: record 3: field dirt: N after the first eviction\n"
+		"%s: record 3: field evicted page: N with evicted page 2, not 0000\n");
+	cr_assert_eq(res.records, 4);
+	cr_assert_eq(res.fills, 2);
+	cr_assert_eq(res.problems, 3);
+}
+
 /* ---- detection ---- */
 
 static int detect(const void *bytes, size_t n)
