@@ -1,5 +1,4 @@
 /* laplace validate: check every rule of a page-image trace. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,10 +7,21 @@
 #include "commands.h"
 #include "laplace/legacy.h"
 
+/* Standard output, through the lp_output every command writes with; the
+ * first write failure is kept and ends the run with status 3. */
+typedef struct report_out {
+	lp_output *out;
+	int status;
+	lp_error err;
+} report_out;
+
 static void print_problem(void *ctx, const char *msg)
 {
-	(void)ctx;
-	printf("%s\n", msg);
+	report_out *r = ctx;
+	if (r->status)
+		return;
+	if (!(r->status = lp_output_write(r->out, msg, strlen(msg), &r->err)))
+		r->status = lp_output_write(r->out, "\n", 1, &r->err);
 }
 
 int cmd_validate(int argc, char **argv)
@@ -45,19 +55,35 @@ int cmd_validate(int argc, char **argv)
 		goto out;
 	}
 	char *name = g_strdup(lp_byte_source_name(src));
+	report_out r = {.out = lp_output_open(NULL, LP_COMPRESS_NONE, &err)};
+	if (!r.out) {
+		lp_byte_source_close(src);
+		rc = cli_fail(&err);
+		g_free(name);
+		goto out;
+	}
 	lp_pi_validation res;
-	rc = lp_pi_validate(src, print_problem, NULL, &res, &err);
+	rc = lp_pi_validate(src, print_problem, &r, &res, &err);
 	if (rc == 0) {
-		printf("%s: %" PRIu64 " records, memory of %s%" PRIu64 " pages, %" PRIu64
-		       " broken rule%s\n", name, res.records, res.evicted ? "" : "at least ",
-		       res.fills, res.problems, res.problems == 1 ? "" : "s");
-		rc = res.problems ? LP_EINPUT : 0;
-		if (fflush(stdout)) {
-			lp_fail(&err, LP_EIO, "cannot write <stdout>: %s", g_strerror(errno));
-			rc = cli_fail(&err);
-		}
-	} else {
+		char *summary = g_strdup_printf("%s: %" PRIu64 " records, memory of %s%" PRIu64
+						" pages, %" PRIu64 " broken rule%s",
+						name, res.records, res.evicted ? "" : "at least ",
+						res.fills, res.problems, res.problems == 1 ? "" : "s");
+		print_problem(&r, summary);
+		g_free(summary);
+	}
+	if (r.status) {
+		lp_output_abort(r.out);
+		rc = cli_fail(&r.err);
+	} else if (rc) {
+		/* the broken rules found before the read failed, no summary */
+		lp_error ignored;
+		lp_output_commit(r.out, &ignored);
 		cli_fail(&err);
+	} else if ((rc = lp_output_commit(r.out, &err))) {
+		cli_fail(&err);
+	} else {
+		rc = res.problems ? LP_EINPUT : 0;
 	}
 	g_free(name);
 out:
