@@ -2,6 +2,8 @@
 #ifndef LAPLACE_ERROR_H
 #define LAPLACE_ERROR_H
 
+#include <stddef.h>
+
 #include <glib.h>
 
 /* Exit statuses of every command (laplace-formats(5), section 7). */
@@ -18,8 +20,18 @@ typedef struct lp_error {
 } lp_error;
 
 /* Record a failure in err (which may be NULL) and return status, so that
- * callers can write `return lp_fail(err, LP_EINPUT, ...)`. */
+ * callers can write `return lp_fail(err, LP_EINPUT, ...)`. Every byte of
+ * the message that is not printable ASCII is written as \xHH (two lowercase
+ * hex digits), so no message carries a raw control byte to a terminal. */
 int lp_fail(lp_error *err, int status, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+/* Input bytes quoted in a message: at most LP_QUOTE_MAX of them, each byte
+ * that is not printable ASCII (NUL included) as \xHH. lp_quote writes
+ * s[0, len) so into buf and returns buf, for "'%s'" in an lp_fail format;
+ * unlike "%.*s" it shows a NUL instead of stopping there. */
+#define LP_QUOTE_MAX 40
+#define LP_QUOTE_SIZE (4 * LP_QUOTE_MAX + 1)
+const char *lp_quote(char buf[LP_QUOTE_SIZE], const char *s, size_t len);
 
 /* Warnings (torn records, D with nothing attached) go through a callback so
  * that the library never prints; the command decides where they go. */
