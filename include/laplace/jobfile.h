@@ -49,7 +49,8 @@ void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job);
 
 /* Read a whole job file of at most max_bytes: a regular file, opened
  * read-only without following a final symbolic link and without blocking
- * on a FIFO. *text is NUL-terminated; free it with g_free. */
+ * on a FIFO, whose lines are at most LP_LINE_MAX bytes long. *text is
+ * NUL-terminated; free it with g_free. */
 int lp_jobfile_read(const char *path, size_t max_bytes, char **text, size_t *len, lp_error *err);
 
 /* Parse one job (a daemon job file). name is used in messages; paths are

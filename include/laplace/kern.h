@@ -11,15 +11,17 @@ typedef struct lp_kern_reader lp_kern_reader;
  * read transparently). */
 lp_kern_reader *lp_kern_reader_open(const char *path, lp_error *err);
 /* Next event: 1 with *ev filled (its strings stay valid until the next
- * call), 0 at the end, -1 on error (err names file, line and field). Blank
- * and '#' lines are skipped. Timestamp order is not checked here. */
+ * call), 0 at the end, -1 on error (err names file, line and field; a line
+ * longer than LP_LINE_MAX bytes is one). Blank and '#' lines are skipped. Timestamp order is not checked here. */
 int lp_kern_reader_next(lp_kern_reader *r, lp_event *ev, lp_error *err);
 const char *lp_kern_reader_name(const lp_kern_reader *r);
 void lp_kern_reader_close(lp_kern_reader *r);
 
 /* Parse one line (without its '\n'; trailing spaces and '\r' allowed, and
  * removed in place; line[len] must be '\0', as ev->name points into line) into
- * ev. Returns 1 for an event, 0 for a blank or comment line, -1 on error
+ * ev. Numbers may be separated by several spaces; an E or M name is all
+ * that follows the one space after the last number, further spaces
+ * included. Returns 1 for an event, 0 for a blank or comment line, -1 on error
  * with a message naming the field (no file or line: the caller adds them). */
 int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err);
 

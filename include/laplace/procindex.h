@@ -34,8 +34,14 @@ typedef struct lp_index {
 	lp_index_file kernel, orphan;
 } lp_index;
 
+/* The largest index.yaml read: about 100000 tasks. libyaml loads a whole
+ * document, about ten times the size of its text. */
+#define LP_INDEX_MAX_BYTES (16u << 20)
+
 /* Read DIR/index.yaml. NULL with err set: LP_EIO when it cannot be read,
- * LP_EINPUT when it is not a per-process index (line and field named). */
+ * LP_EINPUT when it is not a regular file (a FIFO is refused without
+ * blocking), is larger than LP_INDEX_MAX_BYTES or is not a per-process
+ * index (line and field named). */
 lp_index *lp_index_read(const char *dir, lp_error *err);
 void lp_index_free(lp_index *ix);
 

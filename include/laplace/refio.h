@@ -2,6 +2,7 @@
 #ifndef LAPLACE_REFIO_H
 #define LAPLACE_REFIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -22,8 +23,16 @@ int lp_endian_parse(const char *s);
 
 typedef struct lp_ref_reader lp_ref_reader;
 
-/* Open a raw reference trace. LP_REF_AUTO tells text from binary by the
- * content of the first bytes. The reader does not check timestamp order. */
+/* Whether data[0, n), the start of a (decompressed) trace, is text
+ * (laplace-formats(5), 1.3): its first line, the bytes before the first
+ * '\n' and at most LP_REF_SNIFF_BYTES of them, is a valid text record as
+ * the text reader checks it. Nothing after the first line counts. */
+#define LP_REF_SNIFF_BYTES 64
+bool lp_ref_starts_as_text(const char *data, size_t n);
+
+/* Open a raw reference trace. LP_REF_AUTO reads it as text when
+ * lp_ref_starts_as_text says so, else as binary. The reader does not check
+ * timestamp order. */
 lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
 				  enum lp_endian endian, lp_error *err);
 /* Decode up to cap records into out; returns the count, 0 at the end, -1 on

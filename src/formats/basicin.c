@@ -57,6 +57,8 @@ ssize_t lp_basic_reader_read(lp_basic_reader *r, lp_basic_ref *out, size_t cap, 
 		char *line;
 		size_t len;
 		int got = lp_inbuf_line(&r->src->b, &line, &len, err);
+		if (got == LP_INBUF_LONG_LINE)
+			return lp_inbuf_long_line(err, lp_byte_source_name(r->src), r->line_no + 1);
 		if (got < 0)
 			return -1;
 		if (got == 0)

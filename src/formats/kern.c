@@ -1,6 +1,6 @@
 /* Kernel event traces (laplace-formats(5), section 2): one event per line,
  * a one-character tag, then hex fields, then for E and M a name running to
- * the end of the line. */
+ * the end of the line, at most LP_LINE_MAX bytes in all. */
 #include "laplace/kern.h"
 
 #include <stdbool.h>
@@ -11,9 +11,6 @@
 #include "laplace/inbuf.h"
 #include "laplace/io.h"
 #include "laplace/refio.h"
-
-/* Bad tokens are quoted in messages up to this length. */
-#define QUOTE_MAX 40
 
 struct lp_kern_reader {
 	lp_input *in;
@@ -49,13 +46,14 @@ int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err)
 		line[--len] = '\0';
 	if (len == 0 || line[0] == '#')
 		return 0;
+	char q[LP_QUOTE_SIZE];
 	size_t tag_len = token_end(line, len, 0);
 	if (tag_len != 1)
-		return lp_fail(err, LP_EINPUT, "bad tag '%.*s': a tag is one character followed by a space",
-			       (int)MIN(tag_len, (size_t)QUOTE_MAX), line), -1;
+		return lp_fail(err, LP_EINPUT, "bad tag '%s': a tag is one character followed by a space",
+			       lp_quote(q, line, tag_len)), -1;
 	int tag = lp_tag_from_char(line[0]);
 	if (tag < 0)
-		return lp_fail(err, LP_EINPUT, "unknown tag '%c'", line[0]), -1;
+		return lp_fail(err, LP_EINPUT, "unknown tag '%s'", lp_quote(q, line, 1)), -1;
 	const lp_tag_info *info = &lp_tag_table[tag];
 	memset(ev, 0, sizeof *ev);
 	ev->tag = (enum lp_tag)tag;
@@ -71,12 +69,12 @@ int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err)
 		size_t end = token_end(line, len, i);
 		uint64_t v;
 		if (lp_parse_hex(line + i, end - i, &v) < 0) {
-			int shown = (int)MIN(end - i, (size_t)QUOTE_MAX);
+			lp_quote(q, line + i, end - i);
 			if (all_hex_digits(line + i, end - i))
-				return lp_fail(err, LP_EINPUT, "tag %c: field %s: %.*s does not fit 64 bits",
-					       info->tag, field, shown, line + i), -1;
-			return lp_fail(err, LP_EINPUT, "tag %c: field %s: bad hex number '%.*s'",
-				       info->tag, field, shown, line + i), -1;
+				return lp_fail(err, LP_EINPUT, "tag %c: field %s: %s does not fit 64 bits",
+					       info->tag, field, q), -1;
+			return lp_fail(err, LP_EINPUT, "tag %c: field %s: bad hex number '%s'",
+				       info->tag, field, q), -1;
 		}
 		if (f < 0)
 			ev->timestamp = v;
@@ -84,15 +82,19 @@ int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err)
 			ev->f[f] = v;
 		i = end;
 	}
-	i = skip_spaces(line, len, i);
 	if (info->has_name) {
+		/* The name is everything after the one space that ends the last
+		 * number, spaces included (the trailing ones are gone already). */
 		if (i == len)
 			return lp_fail(err, LP_EINPUT, "tag %c: missing field name", info->tag), -1;
-		ev->name = line + i;
-	} else if (i < len) {
+		ev->name = line + i + 1;
+		return 1;
+	}
+	i = skip_spaces(line, len, i);
+	if (i < len) {
 		size_t end = token_end(line, len, i);
-		return lp_fail(err, LP_EINPUT, "tag %c: extra field '%.*s'", info->tag,
-			       (int)MIN(end - i, (size_t)QUOTE_MAX), line + i), -1;
+		return lp_fail(err, LP_EINPUT, "tag %c: extra field '%s'", info->tag,
+			       lp_quote(q, line + i, end - i)), -1;
 	}
 	return 1;
 }
@@ -114,6 +116,8 @@ int lp_kern_reader_next(lp_kern_reader *r, lp_event *ev, lp_error *err)
 		char *line;
 		size_t len;
 		int got = lp_inbuf_line(&r->buf, &line, &len, err);
+		if (got == LP_INBUF_LONG_LINE)
+			return lp_inbuf_long_line(err, lp_input_name(r->in), r->line_no + 1);
 		if (got <= 0)
 			return got;
 		r->line_no++;

@@ -107,32 +107,6 @@ static bool looks_page_image(const unsigned char *p, size_t n)
 	return n == size || p[size] == 'C' || p[size] == 'F';
 }
 
-/* The first line is a raw reference text record: type and four hex
- * fields that fit 64, 8, 32 and 32 bits. */
-static bool looks_ref_text(const unsigned char *p, size_t n)
-{
-	const unsigned char *nl = memchr(p, '\n', n);
-	size_t len = nl ? (size_t)(nl - p) : n;
-	while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' '))
-		len--;
-	if (len < 2 || lp_ref_type_index((char)p[0]) < 0 || p[1] != ' ')
-		return false;
-	static const uint64_t max[4] = {UINT64_MAX, UINT8_MAX, UINT32_MAX, UINT32_MAX};
-	size_t at = 2;
-	for (int f = 0; f < 4; f++) {
-		size_t end = at;
-		while (end < len && p[end] != ' ')
-			end++;
-		uint64_t v;
-		if (lp_parse_hex((const char *)p + at, end - at, &v) < 0 || v > max[f])
-			return false;
-		if (f < 3 && end == len)
-			return false;
-		at = end + 1;
-	}
-	return at >= len;
-}
-
 int lp_legacy_detect(lp_byte_source *s, lp_error *err)
 {
 	ssize_t n = lp_inbuf_fill(&s->b, 2 * LP_PI_LONG_RECORD, err);
@@ -141,7 +115,7 @@ int lp_legacy_detect(lp_byte_source *s, lp_error *err)
 	const unsigned char *p = lp_byte_source_data(s);
 	if (looks_page_image(p, (size_t)n))
 		return LP_LEGACY_PAGE_IMAGE;
-	if (looks_ref_text(p, (size_t)n))
+	if (lp_ref_starts_as_text((const char *)p, (size_t)n))
 		return LP_LEGACY_REF;
 	return LP_LEGACY_UNKNOWN;
 }

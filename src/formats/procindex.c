@@ -10,6 +10,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "laplace/inbuf.h"
 #include "laplace/refio.h"
 
 typedef struct reader {
@@ -175,12 +176,9 @@ lp_index *lp_index_read(const char *dir, lp_error *err)
 {
 	char *name = g_build_filename(dir, "index.yaml", NULL);
 	char *text = NULL;
-	gsize len = 0;
-	GError *gerr = NULL;
-	if (!g_file_get_contents(name, &text, &len, &gerr)) {
-		lp_fail(err, LP_EIO, "cannot read %s: %s", name,
-			gerr->code == G_FILE_ERROR_NOENT ? "No such file or directory" : gerr->message);
-		g_error_free(gerr);
+	size_t len = 0;
+	if (lp_read_small_file(name, true, LP_INDEX_MAX_BYTES, "per-process index", &text, &len,
+			       err)) {
 		g_free(name);
 		return NULL;
 	}

@@ -9,13 +9,9 @@
 
 #include "laplace/inbuf.h"
 
-/* How many leading bytes LP_REF_AUTO looks at. */
-#define SNIFF_SIZE 4096
 /* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n". */
 #define TEXT_RECORD_MAX 40
 #define WRITER_BUFFER_SIZE (256u << 10)
-/* Bad tokens are quoted in messages up to this length. */
-#define QUOTE_MAX 40
 
 int lp_ref_format_parse(const char *s)
 {
@@ -84,24 +80,6 @@ struct lp_ref_reader {
 	size_t torn;
 };
 
-static bool is_text_byte(unsigned char c)
-{
-	return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\r' || c == '\t';
-}
-
-/* Text when the first bytes are all printable ASCII or white space: binary
- * records hold raw counters and addresses, whose bytes almost never are. */
-static enum lp_ref_format sniff_format(const lp_inbuf *b)
-{
-	size_t n = MIN(b->len - b->pos, (size_t)SNIFF_SIZE);
-	if (n == 0)
-		return LP_REF_BIN;
-	for (size_t i = 0; i < n; i++)
-		if (!is_text_byte((unsigned char)b->data[b->pos + i]))
-			return LP_REF_BIN;
-	return LP_REF_TEXT;
-}
-
 lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
 				  enum lp_endian endian, lp_error *err)
 {
@@ -114,11 +92,13 @@ lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
 	r->endian = endian;
 	lp_inbuf_init(&r->buf, in);
 	if (format == LP_REF_AUTO) {
-		if (lp_inbuf_fill(&r->buf, SNIFF_SIZE, err) < 0) {
+		ssize_t avail = lp_inbuf_fill(&r->buf, LP_REF_SNIFF_BYTES, err);
+		if (avail < 0) {
 			lp_ref_reader_close(r);
 			return NULL;
 		}
-		r->format = sniff_format(&r->buf);
+		r->format = lp_ref_starts_as_text(r->buf.data + r->buf.pos, (size_t)avail)
+			? LP_REF_TEXT : LP_REF_BIN;
 	}
 	return r;
 }
@@ -183,13 +163,14 @@ static const char *const text_fields[5] = {"type", "timestamp", "length", "vas",
 static const int text_field_bits[5] = {8, 64, 8, 32, 32};
 
 /* Parse one text record; on error the message lacks the "FILE:LINE: ". */
-static int parse_text_record(char *line, size_t len, lp_ref *ref, lp_error *err)
+static int parse_text_record(const char *line, size_t len, lp_ref *ref, lp_error *err)
 {
 	while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
 		len--;
 	const char *tok[5];
 	size_t tok_len[5];
 	int ntok = 0;
+	char q[LP_QUOTE_SIZE];
 	for (size_t i = 0; i < len;) {
 		if (line[i] == ' ') {
 			i++;
@@ -198,28 +179,29 @@ static int parse_text_record(char *line, size_t len, lp_ref *ref, lp_error *err)
 		size_t start = i;
 		while (i < len && line[i] != ' ')
 			i++;
-		if (ntok < 5) {
-			tok[ntok] = line + start;
-			tok_len[ntok] = i - start;
-		}
+		if (ntok == 5)
+			return lp_fail(err, LP_EINPUT, "extra field '%s' after address",
+				       lp_quote(q, line + start, i - start));
+		tok[ntok] = line + start;
+		tok_len[ntok] = i - start;
 		ntok++;
 	}
-	if (ntok != 5)
-		return lp_fail(err, LP_EINPUT, "expected 5 fields, found %d", ntok);
+	if (ntok < 5)
+		return lp_fail(err, LP_EINPUT, "field %s: missing", text_fields[ntok]);
 	if (tok_len[0] != 1 || lp_ref_type_index(tok[0][0]) < 0)
-		return lp_fail(err, LP_EINPUT, "field type: bad reference type '%.*s'",
-			       (int)MIN(tok_len[0], (size_t)QUOTE_MAX), tok[0]);
+		return lp_fail(err, LP_EINPUT, "field type: bad reference type '%s'",
+			       lp_quote(q, tok[0], tok_len[0]));
 	uint64_t v[5];
 	for (int f = 1; f < 5; f++) {
 		enum hex_result h = parse_hex(tok[f], tok_len[f], &v[f]);
-		int shown = (int)MIN(tok_len[f], (size_t)QUOTE_MAX);
+		lp_quote(q, tok[f], tok_len[f]);
 		if (h == HEX_BAD)
-			return lp_fail(err, LP_EINPUT, "field %s: bad hex number '%.*s'",
-				       text_fields[f], shown, tok[f]);
+			return lp_fail(err, LP_EINPUT, "field %s: bad hex number '%s'",
+				       text_fields[f], q);
 		int bits = text_field_bits[f];
 		if (h == HEX_OVERFLOW || (bits < 64 && v[f] >> bits))
-			return lp_fail(err, LP_EINPUT, "field %s: %.*s does not fit %d bits",
-				       text_fields[f], shown, tok[f], bits);
+			return lp_fail(err, LP_EINPUT, "field %s: %s does not fit %d bits",
+				       text_fields[f], q, bits);
 	}
 	ref->type = tok[0][0];
 	ref->timestamp = v[1];
@@ -229,6 +211,16 @@ static int parse_text_record(char *line, size_t len, lp_ref *ref, lp_error *err)
 	return 0;
 }
 
+bool lp_ref_starts_as_text(const char *data, size_t n)
+{
+	size_t len = MIN(n, (size_t)LP_REF_SNIFF_BYTES);
+	const char *nl = memchr(data, '\n', len);
+	if (nl)
+		len = (size_t)(nl - data);
+	lp_ref ref;
+	return parse_text_record(data, len, &ref, NULL) == 0;
+}
+
 static ssize_t read_text(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err)
 {
 	size_t count = 0;
@@ -236,6 +228,8 @@ static ssize_t read_text(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *er
 		char *line;
 		size_t len;
 		int got = lp_inbuf_line(&r->buf, &line, &len, err);
+		if (got == LP_INBUF_LONG_LINE)
+			return lp_inbuf_long_line(err, lp_input_name(r->in), r->index + 1);
 		if (got < 0)
 			return -1;
 		if (got == 0)

@@ -1,6 +1,11 @@
 #include "laplace/inbuf.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -8,6 +13,8 @@
 #ifndef INBUF_INITIAL_SIZE
 #define INBUF_INITIAL_SIZE (1u << 20)
 #endif
+/* A longest line, its '\n' and the NUL after a last line always fit. */
+_Static_assert(INBUF_INITIAL_SIZE > LP_LINE_MAX + 2, "inbuf too small for a line");
 
 void lp_inbuf_init(lp_inbuf *b, lp_input *in)
 {
@@ -60,7 +67,10 @@ int lp_inbuf_line(lp_inbuf *b, char **line, size_t *len, lp_error *err)
 	for (;;) {
 		char *start = b->data + b->pos;
 		size_t avail = b->len - b->pos;
-		char *nl = memchr(start + b->scanned, '\n', avail - b->scanned);
+		/* Only a '\n' within LP_LINE_MAX bytes ends a line short enough. */
+		size_t window = MIN(avail, (size_t)LP_LINE_MAX + 1);
+		char *nl = b->scanned < window
+			? memchr(start + b->scanned, '\n', window - b->scanned) : NULL;
 		if (nl) {
 			*nl = '\0';
 			*line = start;
@@ -69,6 +79,8 @@ int lp_inbuf_line(lp_inbuf *b, char **line, size_t *len, lp_error *err)
 			b->scanned = 0;
 			return 1;
 		}
+		if (avail > LP_LINE_MAX)
+			return LP_INBUF_LONG_LINE;
 		if (b->eof) {
 			if (avail == 0)
 				return 0;
@@ -80,9 +92,63 @@ int lp_inbuf_line(lp_inbuf *b, char **line, size_t *len, lp_error *err)
 			return 1;
 		}
 		b->scanned = avail;
-		/* A line longer than the buffer makes it grow. */
-		size_t need = avail < b->cap / 2 ? avail : b->cap;
-		if (read_more(b, need, err) < 0)
+		/* The buffer holds far more than a line: it never grows here. */
+		if (read_more(b, avail + 1, err) < 0)
 			return -1;
 	}
+}
+
+int lp_inbuf_long_line(lp_error *err, const char *name, uint64_t line)
+{
+	lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": line longer than %d bytes", name, line, LP_LINE_MAX);
+	return -1;
+}
+
+int lp_read_small_file(const char *path, bool follow_link, size_t max_bytes, const char *kind,
+		       char **text, size_t *len, lp_error *err)
+{
+	/* O_NONBLOCK: a FIFO in the file's place must not hang the reader. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow_link ? 0 : O_NOFOLLOW));
+	if (fd < 0)
+		return lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
+	struct stat st;
+	int r = 0;
+	if (fstat(fd, &st) < 0)
+		r = lp_fail(err, LP_EIO, "cannot read %s: %s", path, g_strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		r = lp_fail(err, LP_EINPUT, "%s: not a regular file", path);
+	else if ((uint64_t)st.st_size > max_bytes)
+		r = lp_fail(err, LP_EINPUT, "%s: %s too large (%jd bytes, at most %zu)", path, kind,
+			    (intmax_t)st.st_size, max_bytes);
+	if (r) {
+		close(fd);
+		return r;
+	}
+	/* The size can change while we read: stop one byte past the limit. */
+	GByteArray *buf = g_byte_array_new();
+	guint8 chunk[16384];
+	while (buf->len <= max_bytes) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = lp_fail(err, LP_EIO, "cannot read %s: %s", path, g_strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		g_byte_array_append(buf, chunk, (guint)n);
+	}
+	close(fd);
+	if (!r && buf->len > max_bytes)
+		r = lp_fail(err, LP_EINPUT, "%s: %s too large (more than %zu bytes)", path, kind,
+			    max_bytes);
+	if (r) {
+		g_byte_array_free(buf, TRUE);
+		return r;
+	}
+	*len = buf->len;
+	g_byte_array_append(buf, (const guint8 *)"", 1);
+	*text = (char *)g_byte_array_free(buf, FALSE);
+	return 0;
 }

@@ -5,12 +5,10 @@
 #include "laplace/jobfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "laplace/inbuf.h"
 #include "laplace/merge.h"
 
 const char *const lp_job_key_names[LP_JOB_KEY_COUNT] = {
@@ -524,48 +522,19 @@ void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job)
 
 int lp_jobfile_read(const char *path, size_t max_bytes, char **text, size_t *len, lp_error *err)
 {
-	/* O_NONBLOCK: a FIFO planted as a job file must not hang the reader. */
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
-	struct stat st;
-	int r = 0;
-	if (fstat(fd, &st) < 0)
-		r = lp_fail(err, LP_EIO, "cannot read %s: %s", path, g_strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		r = lp_fail(err, LP_EINPUT, "%s: not a regular file", path);
-	else if ((uint64_t)st.st_size > max_bytes)
-		r = lp_fail(err, LP_EINPUT, "%s: job file too large (%jd bytes, at most %zu)", path,
-			    (intmax_t)st.st_size, max_bytes);
-	if (r) {
-		close(fd);
+	int r = lp_read_small_file(path, false, max_bytes, "job file", text, len, err);
+	if (r)
 		return r;
-	}
-	/* The size can change while we read: stop one byte past the limit. */
-	GByteArray *buf = g_byte_array_new();
-	guint8 chunk[16384];
-	while (buf->len <= max_bytes) {
-		ssize_t n = read(fd, chunk, sizeof chunk);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = lp_fail(err, LP_EIO, "cannot read %s: %s", path, g_strerror(errno));
-			break;
+	/* Lines are bounded as in every other text input the project reads. */
+	uint64_t line = 1;
+	for (const char *p = *text, *end = *text + *len; p < end; line++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		if (eol - p > LP_LINE_MAX) {
+			g_clear_pointer(text, g_free);
+			return lp_inbuf_long_line(err, path, line), LP_EINPUT;
 		}
-		if (n == 0)
-			break;
-		g_byte_array_append(buf, chunk, (guint)n);
+		p = eol + 1;
 	}
-	close(fd);
-	if (!r && buf->len > max_bytes)
-		r = lp_fail(err, LP_EINPUT, "%s: job file too large (more than %zu bytes)", path,
-			    max_bytes);
-	if (r) {
-		g_byte_array_free(buf, TRUE);
-		return r;
-	}
-	*len = buf->len;
-	g_byte_array_append(buf, (const guint8 *)"", 1);
-	*text = (char *)g_byte_array_free(buf, FALSE);
 	return 0;
 }

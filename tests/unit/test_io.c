@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "scratch.h"
+#include "laplace/inbuf.h"
 #include "laplace/io.h"
 
 static char *dir;
@@ -495,4 +496,135 @@ Test(io, failed_rename_is_an_io_error_and_leaves_nothing)
 	g_free(prefix);
 	g_free(suffix);
 	g_free(p);
+}
+
+/* ---- lines through lp_inbuf ---- */
+
+/* Each line of text through lp_inbuf_line: its length, or -1 for a line
+ * refused as too long (reading stops there). Returns the lines seen. */
+static size_t line_lengths(const char *text, size_t n, long *lens, size_t cap)
+{
+	char *p = scratch_file(dir, "lines", text, n);
+	lp_input *in = lp_input_open(p, &err);
+	cr_assert_not_null(in);
+	lp_inbuf b;
+	lp_inbuf_init(&b, in);
+	size_t count = 0;
+	char *line;
+	size_t len;
+	int got;
+	while (count < cap && (got = lp_inbuf_line(&b, &line, &len, &err)) != 0) {
+		cr_assert_neq(got, -1, "%s", err.msg);
+		if (got == LP_INBUF_LONG_LINE) {
+			lens[count++] = -1;
+			break;
+		}
+		cr_assert_eq(strlen(line), len, "NUL-terminated in place");
+		lens[count++] = (long)len;
+	}
+	lp_inbuf_free(&b);
+	lp_input_close(in);
+	g_free(p);
+	return count;
+}
+
+/* A line of len 'x' bytes starting at offset at (after lines of 63 'y'),
+ * then "z\n"; with_newline false: the line ends the input instead. */
+static GString *text_with_line(size_t at, size_t len, bool with_newline)
+{
+	GString *s = g_string_new(NULL);
+	while (s->len < at)
+		g_string_append(s, "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\n");
+	for (size_t i = 0; i < len; i++)
+		g_string_append_c(s, 'x');
+	if (with_newline)
+		g_string_append(s, "\nz\n");
+	return s;
+}
+
+static void check_line(size_t at, size_t len, bool with_newline)
+{
+	GString *s = text_with_line(at, len, with_newline);
+	size_t before = at / 64;
+	long lens[1 << 15];
+	size_t n = line_lengths(s->str, s->len, lens, G_N_ELEMENTS(lens));
+	bool fits = len <= LP_LINE_MAX;
+	cr_assert_eq(n, before + (fits && with_newline ? 2 : 1), "at %zu len %zu", at, len);
+	cr_assert_eq(lens[before], fits ? (long)len : -1, "at %zu len %zu", at, len);
+	g_string_free(s, TRUE);
+}
+
+Test(io, inbuf_lines_up_to_4096_bytes)
+{
+	cr_assert_eq(LP_LINE_MAX, 4096);
+	check_line(0, 0, true);
+	for (int with_newline = 0; with_newline < 2; with_newline++) {
+		check_line(0, LP_LINE_MAX, with_newline);
+		check_line(0, LP_LINE_MAX + 1, with_newline);
+		/* Straddling the first refill of the 1 MiB buffer. */
+		check_line((1 << 20) - 2048, LP_LINE_MAX, with_newline);
+		check_line((1 << 20) - 2048, LP_LINE_MAX + 1, with_newline);
+		check_line((1 << 20) - 64, LP_LINE_MAX, with_newline);
+		check_line((1 << 20) - 64, LP_LINE_MAX + 1, with_newline);
+	}
+	check_line(0, 5 << 20, true);
+}
+
+Test(io, inbuf_long_line_message)
+{
+	cr_assert_eq(lp_inbuf_long_line(&err, "k.txt", 7), -1);
+	cr_assert_eq(err.status, LP_EINPUT);
+	cr_assert_str_eq(err.msg, "k.txt:7: line longer than 4096 bytes");
+}
+
+Test(io, messages_escape_bytes_that_are_not_printable)
+{
+	cr_assert_eq(lp_fail(&err, LP_EINPUT, "a%sb%cc", "\x1b[2J\x7f\xff\t", '\n'), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "a\\x1b[2J\\x7f\\xff\\x09b\\x0ac");
+	/* A %c of NUL is shown, not taken for the end of the message. */
+	lp_fail(&err, LP_EINPUT, "tag '%c' here", '\0');
+	cr_assert_str_eq(err.msg, "tag '\\x00' here");
+	/* A long message is cut before an escape that would not fit. */
+	char big[2000];
+	memset(big, '\x01', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	lp_fail(&err, LP_EINPUT, "%s", big);
+	cr_assert_eq(strlen(err.msg), 1020);
+	char q[LP_QUOTE_SIZE];
+	cr_assert_str_eq(lp_quote(q, "a\0b", 3), "a\\x00b");
+	char ones[LP_QUOTE_MAX + 10];
+	memset(ones, '\x01', sizeof ones);
+	cr_assert_eq(strlen(lp_quote(q, ones, sizeof ones)), 4 * LP_QUOTE_MAX);
+}
+
+Test(io, small_files_are_regular_and_bounded)
+{
+	char *text;
+	size_t len;
+	char *ok = scratch_file(dir, "ok.yaml", "a: 1\n", 5);
+	cr_assert_eq(lp_read_small_file(ok, true, 5, "index", &text, &len, &err), 0, "%s", err.msg);
+	cr_assert_eq(len, 5);
+	cr_assert_str_eq(text, "a: 1\n");
+	g_free(text);
+	cr_assert_eq(lp_read_small_file(ok, true, 4, "index", &text, &len, &err), LP_EINPUT);
+	char *want = g_strdup_printf("%s: index too large (5 bytes, at most 4)", ok);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	char *fifo = path_of("fifo");
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(lp_read_small_file(fifo, true, 5, "index", &text, &len, &err), LP_EINPUT);
+	want = g_strdup_printf("%s: not a regular file", fifo);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	char *link = path_of("link");
+	cr_assert_eq(symlink(ok, link), 0);
+	cr_assert_eq(lp_read_small_file(link, true, 5, "index", &text, &len, &err), 0);
+	g_free(text);
+	cr_assert_eq(lp_read_small_file(link, false, 5, "index", &text, &len, &err), LP_EIO);
+	want = g_strdup_printf("cannot open %s: Too many levels of symbolic links", link);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(link);
+	g_free(fifo);
+	g_free(ok);
 }

@@ -244,6 +244,8 @@ Test(jobfs, read_limits)
 	char *big = in_dir("big.yaml");
 	char *text = g_malloc(LP_JOBFILE_MAX_BYTES + 1);
 	memset(text, '#', LP_JOBFILE_MAX_BYTES + 1);
+	for (size_t i = 63; i <= LP_JOBFILE_MAX_BYTES; i += 64)
+		text[i] = '\n';
 	cr_assert(g_file_set_contents(big, text, LP_JOBFILE_MAX_BYTES, NULL));
 	char *got;
 	size_t len;

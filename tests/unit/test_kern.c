@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 
 #include "scratch.h"
+#include "laplace/inbuf.h"
 #include "laplace/kern.h"
 
 static char *dir;
@@ -124,7 +125,7 @@ Test(kern, errors)
 	rejected("f 1 2 3", "unknown tag 'f'");
 	rejected(" F 1 2 3", "bad tag '': a tag is one character followed by a space");
 	rejected("FF 1 2 3", "bad tag 'FF': a tag is one character followed by a space");
-	rejected("F\t1 2 3", "bad tag 'F\t1': a tag is one character followed by a space");
+	rejected("F\t1 2 3", "bad tag 'F\\x091': a tag is one character followed by a space");
 	rejected("X", "tag X: missing field timestamp");
 	rejected("X 1", "tag X: missing field task");
 	rejected("K 1 2 3 4 5", "tag K: missing field new_length");
@@ -137,6 +138,29 @@ Test(kern, errors)
 	rejected("S 0x1 2 3", "tag S: field timestamp: bad hex number '0x1'");
 	rejected("C 1 2 -3 4", "tag C: field file: bad hex number '-3'");
 	rejected("G 1 2 10000000000000000", "tag G: field size: 10000000000000000 does not fit 64 bits");
+	rejected("E 1 2 3  ", "tag E: missing field name");
+}
+
+Test(kern, errors_escape_bytes_that_are_not_printable)
+{
+	rejected("S 1 \x1b[2J\x1b[H 3", "tag S: field task: bad hex number '\\x1b[2J\\x1b[H'");
+	rejected("\x1b 1 2", "unknown tag '\\x1b'");
+	rejected("\x9b 1 2", "unknown tag '\\x9b'");
+	rejected("X 1 2 \x7f\x07", "tag X: extra field '\\x7f\\x07'");
+}
+
+Test(kern, name_keeps_its_leading_spaces)
+{
+	lp_event ev;
+	cr_assert_eq(parse("E 1 2 3   two leading", &ev), 1, "%s", err.msg);
+	cr_assert_str_eq(ev.name, "  two leading");
+	cr_assert_eq(parse("M 1 2 3 4 5 6 7 8  lib.so", &ev), 1, "%s", err.msg);
+	cr_assert_str_eq(ev.name, " lib.so");
+	cr_assert_eq(ev.f[6], 8);
+	/* Between numbers, several spaces are still one separator. */
+	cr_assert_eq(parse("E  1   2  3 sh", &ev), 1, "%s", err.msg);
+	cr_assert_eq(ev.f[1], 3);
+	cr_assert_str_eq(ev.name, "sh");
 }
 
 Test(kern, reader_skips_lines_and_counts_them)
@@ -197,29 +221,61 @@ Test(kern, reader_missing_file)
 	g_free(p);
 }
 
-Test(kern, very_long_lines)
+/* Comment lines up to offset `at` (a multiple of 64), then an E line of
+ * line_len bytes, then an X line. */
+static GString *trace_with_long_line(size_t at, size_t line_len)
 {
-	/* A name longer than the read buffer, between ordinary lines. */
-	size_t name_len = 3 << 20;
-	GString *s = g_string_new("S 1 a 1\nE 2 a 1 ");
-	for (size_t i = 0; i < name_len; i++)
-		g_string_append_c(s, (char)('a' + i % 26));
+	GString *s = g_string_new(NULL);
+	while (s->len < at) {
+		g_string_append_c(s, '#');
+		for (int i = 0; i < 62; i++)
+			g_string_append_c(s, ' ');
+		g_string_append_c(s, '\n');
+	}
+	g_string_append(s, "E 2 a 1 ");
+	while (s->len < at + line_len)
+		g_string_append_c(s, (char)('a' + s->len % 26));
 	g_string_append(s, "\nX 3 a\n");
+	return s;
+}
+
+/* The E line of trace_with_long_line is read, or refused as too long. */
+static void read_long_line(size_t at, size_t line_len)
+{
+	GString *s = trace_with_long_line(at, line_len);
 	char *p = scratch_file(dir, "long", s->str, s->len);
 	lp_kern_reader *r = lp_kern_reader_open(p, &err);
 	lp_event ev;
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1, "%s", err.msg);
-	cr_assert_eq(ev.tag, LP_TAG_E);
-	cr_assert_eq(strlen(ev.name), name_len);
-	cr_assert_eq(ev.name[name_len - 1], (char)('a' + (name_len - 1) % 26));
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
-	cr_assert_eq(ev.tag, LP_TAG_X);
-	cr_assert_eq(ev.line_no, 3);
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 0);
+	uint64_t line_no = at / 64 + 1;
+	if (line_len <= LP_LINE_MAX) {
+		cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1, "%s", err.msg);
+		cr_assert_eq(ev.line_no, line_no);
+		cr_assert_eq(strlen(ev.name), line_len - 8);
+		cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+		cr_assert_eq(ev.tag, LP_TAG_X);
+		cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 0);
+	} else {
+		cr_assert_eq(lp_kern_reader_next(r, &ev, &err), -1);
+		cr_assert_eq(err.status, LP_EINPUT);
+		char *want = g_strdup_printf("%s:%" G_GUINT64_FORMAT ": line longer than 4096 bytes",
+					     p, line_no);
+		cr_assert_str_eq(err.msg, want);
+		g_free(want);
+	}
 	lp_kern_reader_close(r);
 	g_string_free(s, TRUE);
 	g_free(p);
+}
+
+Test(kern, line_limit)
+{
+	read_long_line(0, LP_LINE_MAX);
+	read_long_line(0, LP_LINE_MAX + 1);
+	read_long_line(0, 3 << 20);
+	/* The line straddles the first refill of the 1 MiB read buffer. */
+	read_long_line((1 << 20) - 1024, LP_LINE_MAX);
+	read_long_line((1 << 20) - 1024, LP_LINE_MAX + 1);
+	read_long_line((1 << 20) - 64, LP_LINE_MAX + 1);
 }
 
 Test(kern, gzip_compressed_trace)

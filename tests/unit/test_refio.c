@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 
 #include "scratch.h"
+#include "laplace/inbuf.h"
 #include "laplace/refio.h"
 
 static char *dir;
@@ -258,13 +259,34 @@ Test(refio, text_errors)
 	text_rejected("r 10 100 1 0", ":2: field length: 100 does not fit 8 bits");
 	text_rejected("r 10000000000000000 1 1 0",
 		      ":2: field timestamp: 10000000000000000 does not fit 64 bits");
-	text_rejected("r 10 4 1", ":2: expected 5 fields, found 4");
-	text_rejected("r 10 4 1 0 0", ":2: expected 5 fields, found 6");
-	text_rejected("", ":2: expected 5 fields, found 0");
-	text_rejected("   \r", ":2: expected 5 fields, found 0");
 	text_rejected("x 10 4 1 0", ":2: field type: bad reference type 'x'");
 	text_rejected("rw 10 4 1 0", ":2: field type: bad reference type 'rw'");
-	text_rejected("r\t10 4 1 0 0", ":2: field type: bad reference type 'r\t10'");
+}
+
+Test(refio, text_errors_name_the_missing_or_extra_field)
+{
+	text_rejected("", ":2: field type: missing");
+	text_rejected("   \r", ":2: field type: missing");
+	text_rejected("r", ":2: field timestamp: missing");
+	text_rejected("r 10", ":2: field length: missing");
+	text_rejected("r 10 4", ":2: field vas: missing");
+	text_rejected("r 10 4 1", ":2: field address: missing");
+	text_rejected("r 10 4 1 0 xyz", ":2: extra field 'xyz' after address");
+	text_rejected("r 10 4 1 0 0 0", ":2: extra field '0' after address");
+}
+
+Test(refio, text_errors_escape_bytes_that_are_not_printable)
+{
+	text_rejected("r\t10 4 1 0 0", ":2: field type: bad reference type 'r\\x0910'");
+	text_rejected("r 10 \x1b[2J 1 0", ":2: field length: bad hex number '\\x1b[2J'");
+	text_rejected("r 10 4 1 \xc3\xa9", ":2: field address: bad hex number '\\xc3\\xa9'");
+	/* A NUL is shown, not taken for the end of the token. */
+	const char text[] = "r 1 1 1 1\nr 10 4 1 1\0002\n";
+	char *p = scratch_file(dir, "nul.txt", text, sizeof text - 1);
+	lp_ref got[4];
+	cr_assert_eq(read_refs(p, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, NULL), -1);
+	assert_error(LP_EINPUT, p, ":2: field address: bad hex number '1\\x002'");
+	g_free(p);
 }
 
 Test(refio, text_error_quotes_at_most_40_characters)
@@ -290,15 +312,87 @@ Test(refio, auto_detects_text_binary_and_empty)
 	char *e = scratch_file(dir, "e", "", 0);
 	cr_assert_eq(read_refs(e, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), 0);
 	cr_assert_eq(detected, LP_REF_BIN);
-	/* A text file whose first line is bad is still text, and says why. */
-	const char *bad = "r 1 2 3\n";
-	char *x = scratch_file(dir, "x", bad, strlen(bad));
-	cr_assert_eq(read_refs(x, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), -1);
-	assert_error(LP_EINPUT, x, ":1: expected 5 fields, found 4");
 	g_free(t);
 	g_free(b);
 	g_free(e);
-	g_free(x);
+}
+
+static void assert_detected(const char *data, size_t n, bool text)
+{
+	cr_assert_eq(lp_ref_starts_as_text(data, n), text, "'%.*s'", (int)n, data);
+}
+
+Test(refio, detection_looks_at_the_first_line_only)
+{
+	/* Valid first lines, tolerated endings, whatever follows. */
+	assert_detected("r 1 4 1 1000", 12, true);
+	assert_detected("r 1 4 1 1000\n", 13, true);
+	assert_detected("r 1 4 1 1000 \r\n\0\0\0", 18, true);
+	assert_detected("I ffffffffffffffff ff ffffffff ffffffff\n\xff", 41, true);
+	/* Anything else is binary, however printable. */
+	assert_detected("", 0, false);
+	assert_detected("\n", 1, false);
+	assert_detected("r 1 4 1\nr 1 4 1 1000\n", 21, false);
+	assert_detected("r 1 4 1 1000 0\n", 15, false);
+	assert_detected("r 1 100 1 1000\n", 15, false);
+	assert_detected("x 1 4 1 1000\n", 13, false);
+	assert_detected("r 1 4 1 1\0\n", 11, false);
+	/* Only 64 bytes are looked at: a valid start padded with spaces past
+	 * them is text, a valid record starting past them is not. */
+	char padded[100];
+	memset(padded, ' ', sizeof padded);
+	memcpy(padded, "r 1 4 1 1000", 12);
+	assert_detected(padded, sizeof padded, true);
+	memset(padded, ' ', sizeof padded);
+	memcpy(padded + 70, "r 1 4 1 1000", 12);
+	assert_detected(padded, sizeof padded, false);
+}
+
+Test(refio, text_damaged_after_the_first_line_names_line_and_field)
+{
+	/* A NUL on line 3 no longer turns the whole trace binary. */
+	const char text[] = "r 1 4 1 1000\nw 2 4 1 2000\nr 3 4 1 30\00000\n";
+	char *p = scratch_file(dir, "nul", text, sizeof text - 1);
+	lp_ref got[4];
+	enum lp_ref_format detected;
+	cr_assert_eq(read_refs(p, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), -1);
+	cr_assert_eq(detected, LP_REF_TEXT);
+	assert_error(LP_EINPUT, p, ":3: field address: bad hex number '30\\x0000'");
+	g_free(p);
+}
+
+Test(refio, binary_record_that_prints_as_text_is_binary)
+{
+	/* 18 printable bytes, no '\n': type 'r', then digits and spaces. */
+	const char rec[] = "r 1 4 1 1000 5 6 7";
+	char *p = scratch_file(dir, "printable", rec, 18);
+	lp_ref got[2];
+	enum lp_ref_format detected;
+	cr_assert_eq(read_refs(p, LP_REF_AUTO, LP_LITTLE, got, 2, NULL, &detected), 1, "%s", err.msg);
+	cr_assert_eq(detected, LP_REF_BIN);
+	cr_assert_eq(got[0].type, 'r');
+	cr_assert_eq(got[0].length, '0'); /* byte 9 */
+	g_free(p);
+}
+
+Test(refio, text_line_limit)
+{
+	/* A longest line (spaces before the '\n' count) is read; one byte more
+	 * is refused, naming the line. */
+	GString *s = g_string_new("r 1 4 1 1000\nr 2 4 1 2000");
+	while (s->len < 13 + LP_LINE_MAX)
+		g_string_append_c(s, ' ');
+	g_string_append(s, "\nr 3 4 1 3000");
+	char *ok = scratch_file(dir, "ok", s->str, s->len);
+	lp_ref got[4];
+	cr_assert_eq(read_refs(ok, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, NULL), 3, "%s", err.msg);
+	g_string_insert_c(s, 14, ' ');
+	char *bad = scratch_file(dir, "bad", s->str, s->len);
+	cr_assert_eq(read_refs(bad, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, NULL), -1);
+	assert_error(LP_EINPUT, bad, ":2: line longer than 4096 bytes");
+	g_string_free(s, TRUE);
+	g_free(ok);
+	g_free(bad);
 }
 
 Test(refio, auto_detects_inside_gzip)
