@@ -1,7 +1,9 @@
 /* laplace stat: counts of a per-process directory (from its index.yaml), a
  * capture's merge statistics, or a basic merge stream's LRU miss-ratio
  * curve. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -14,14 +16,37 @@
 
 #define STREAM_BATCH 65536
 
-static void print_file(const char *label, const lp_index_file *f)
+/* Write a report on standard output through lp_output, as every command
+ * writes its output; then publish extra (a finished file output, or
+ * NULL), so that either both are written or the file is not left
+ * (laplace-formats(5), section 7). Any failure is reported; returns the
+ * exit status. */
+static int print_report(const char *text, size_t len, lp_output *extra)
 {
-	printf("%s: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " references", label,
-	       f->records, f->references);
+	lp_error err = {0};
+	lp_output *out = lp_output_open(NULL, LP_COMPRESS_NONE, &err);
+	int rc = out ? lp_output_write(out, text, len, &err) : err.status;
+	if (out && rc)
+		lp_output_abort(out);
+	else if (out)
+		rc = lp_output_commit(out, &err);
+	if (rc) {
+		lp_output_abort(extra);
+		return cli_fail(&err);
+	}
+	if (extra && (rc = lp_output_commit(extra, &err)))
+		return cli_fail(&err);
+	return 0;
+}
+
+static void print_file(GString *to, const char *label, const lp_index_file *f)
+{
+	g_string_append_printf(to, "%s: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
+			       " references", label, f->records, f->references);
 	if (f->records)
-		printf(", timestamps %" G_GINT64_MODIFIER "x to %" G_GINT64_MODIFIER "x",
-		       f->first_ts, f->last_ts);
-	putchar('\n');
+		g_string_append_printf(to, ", timestamps %" G_GINT64_MODIFIER "x to %"
+				       G_GINT64_MODIFIER "x", f->first_ts, f->last_ts);
+	g_string_append_c(to, '\n');
 }
 
 static int stat_directory(const char *dir)
@@ -30,6 +55,7 @@ static int stat_directory(const char *dir)
 	lp_index *ix = lp_index_read(dir, &err);
 	if (!ix)
 		return cli_fail(&err);
+	GString *to = g_string_new(NULL);
 	uint64_t tasks = 0, records = 0, refs = 0;
 	for (size_t i = 0; i < ix->nprocesses; i++) {
 		const lp_index_process *p = &ix->processes[i];
@@ -38,50 +64,79 @@ static int stat_directory(const char *dir)
 			precords += p->tasks[t].file.records;
 			prefs += p->tasks[t].file.references;
 		}
-		printf("process %" G_GINT64_MODIFIER "x: %zu task%s, %" G_GUINT64_FORMAT
-		       " records, %" G_GUINT64_FORMAT " references",
-		       p->pid, p->ntasks, p->ntasks == 1 ? "" : "s", precords, prefs);
+		g_string_append_printf(to, "process %" G_GINT64_MODIFIER "x: %zu task%s, %"
+				       G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " references",
+				       p->pid, p->ntasks, p->ntasks == 1 ? "" : "s", precords, prefs);
 		for (size_t k = 0; p->programs[k]; k++)
-			printf("%s%s", k ? ", " : "; programs: ", p->programs[k]);
-		putchar('\n');
+			g_string_append_printf(to, "%s%s", k ? ", " : "; programs: ", p->programs[k]);
+		g_string_append_c(to, '\n');
 		for (size_t t = 0; t < p->ntasks; t++) {
 			char *label = g_strconcat("  ", p->tasks[t].file.path, NULL);
-			print_file(label, &p->tasks[t].file);
+			print_file(to, label, &p->tasks[t].file);
 			g_free(label);
 		}
 		tasks += p->ntasks;
 		records += precords;
 		refs += prefs;
 	}
-	print_file("kernel", &ix->kernel);
+	print_file(to, "kernel", &ix->kernel);
 	if (ix->orphan.path)
-		print_file("orphan", &ix->orphan);
+		print_file(to, "orphan", &ix->orphan);
 	else
-		printf("orphan: none\n");
+		g_string_append(to, "orphan: none\n");
 	records += ix->kernel.records + ix->orphan.records;
 	refs += ix->kernel.references + ix->orphan.references;
-	printf("total: %zu process%s, %" G_GUINT64_FORMAT " tasks, %" G_GUINT64_FORMAT
-	       " records, %" G_GUINT64_FORMAT " references\n",
-	       ix->nprocesses, ix->nprocesses == 1 ? "" : "es", tasks, records, refs);
+	g_string_append_printf(to, "total: %zu process%s, %" G_GUINT64_FORMAT " tasks, %"
+			       G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " references\n",
+			       ix->nprocesses, ix->nprocesses == 1 ? "" : "es", tasks, records, refs);
 	lp_index_free(ix);
-	return 0;
+	int rc = print_report(to->str, to->len, NULL);
+	g_string_free(to, TRUE);
+	return rc;
 }
 
+/* The statistics of a capture's merge; the --stats file is staged here,
+ * not by the job, to be published only once the summary is written. */
 static int stat_capture(lp_merge_job *job, const char *stats_path)
 {
 	lp_error err = {0};
 	lp_stats stats;
 	job->discard = true;
-	job->stats_path = stats_path;
-	int rc = lp_merge_job_run(job, &stats, &err);
+	const char *inputs[] = {job->reference, job->kernel};
+	int rc = lp_check_outputs(inputs, 2, &stats_path, 1, &err);
+	if (!rc)
+		rc = lp_merge_job_run(job, &stats, &err);
 	if (rc)
 		return cli_fail(&err);
-	cli_print_stats(stdout, &stats);
-	return 0;
+	lp_output *yaml = NULL;
+	if (stats_path) {
+		if (!(yaml = lp_output_open(stats_path, LP_COMPRESS_NONE, &err)))
+			return cli_fail(&err);
+		if ((rc = lp_stats_write_yaml(yaml, &stats, &err)) ||
+		    (rc = lp_output_finish(yaml, &err))) {
+			lp_output_abort(yaml);
+			return cli_fail(&err);
+		}
+	}
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem) {
+		lp_output_abort(yaml);
+		lp_fail(&err, LP_EIO, "cannot make the summary: %s", g_strerror(errno));
+		return cli_fail(&err);
+	}
+	cli_print_stats(mem, &stats);
+	fclose(mem);
+	rc = print_report(text, len, yaml);
+	free(text);
+	return rc;
 }
 
+/* Write the whole curve to path and finish it: *done is to be published
+ * (or aborted) by the caller. */
 static int write_mrc_csv(const char *path, const uint64_t *misses, uint64_t distinct, uint64_t refs,
-			 lp_error *err)
+			 lp_output **done, lp_error *err)
 {
 	lp_output *out = lp_output_open(path, LP_COMPRESS_AUTO, err);
 	if (!out)
@@ -100,11 +155,14 @@ static int write_mrc_csv(const char *path, const uint64_t *misses, uint64_t dist
 	if (!rc)
 		rc = lp_output_write(out, buf->str, buf->len, err);
 	g_string_free(buf, TRUE);
+	if (!rc)
+		rc = lp_output_finish(out, err);
 	if (rc) {
 		lp_output_abort(out);
 		return rc;
 	}
-	return lp_output_commit(out, err);
+	*done = out;
+	return 0;
 }
 
 static int stat_stream(const char *path, const char *mrc_path)
@@ -133,19 +191,24 @@ static int stat_stream(const char *path, const char *mrc_path)
 	uint64_t refs = lp_mrc_references(mrc), distinct = lp_mrc_distinct_pages(mrc);
 	uint64_t *misses = g_new(uint64_t, distinct + 1);
 	lp_mrc_misses(mrc, misses);
-	if (mrc_path && (rc = write_mrc_csv(mrc_path, misses, distinct, refs, &err))) {
+	lp_output *curve = NULL;
+	if (mrc_path && (rc = write_mrc_csv(mrc_path, misses, distinct, refs, &curve, &err))) {
 		cli_fail(&err);
 	} else {
-		printf("references: %" G_GUINT64_FORMAT, refs);
+		GString *to = g_string_new(NULL);
+		g_string_append_printf(to, "references: %" G_GUINT64_FORMAT, refs);
 		for (int i = 0; i < 6; i++)
-			printf(" %c=%" G_GUINT64_FORMAT, lp_ref_types[i], by_type[i]);
-		printf("\ndistinct pages: %" G_GUINT64_FORMAT "\n%10s %12s %10s\n", distinct, "frames",
-		       "misses", "miss_ratio");
+			g_string_append_printf(to, " %c=%" G_GUINT64_FORMAT, lp_ref_types[i], by_type[i]);
+		g_string_append_printf(to, "\ndistinct pages: %" G_GUINT64_FORMAT "\n%10s %12s %10s\n",
+				       distinct, "frames", "misses", "miss_ratio");
 		/* Powers of two, and the size that holds every page: the
 		 * whole curve goes to --mrc. */
 		for (uint64_t f = 1; f <= distinct; f = f < distinct && f * 2 > distinct ? distinct : f * 2)
-			printf("%10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT " %10.6f\n", f, misses[f],
-			       (double)misses[f] / (double)refs);
+			g_string_append_printf(to, "%10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
+					       " %10.6f\n", f, misses[f],
+					       (double)misses[f] / (double)refs);
+		rc = print_report(to->str, to->len, curve);
+		g_string_free(to, TRUE);
 	}
 	g_free(misses);
 out:
