@@ -70,7 +70,14 @@ $(BUILD)/unit-tests: $(TEST_OBJS) $(BUILD)/liblaplace.a
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
 
-e2e: $(BUILD)/laplace
+# The I/O fault shim the end-to-end cases preload (tests/faultinject.c);
+# tests/run-cases finds it beside the program. Never sanitized: it only
+# forwards calls.
+$(BUILD)/faultinject.so: tests/faultinject.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $< -ldl
+
+e2e: $(BUILD)/laplace $(BUILD)/faultinject.so
 	tests/run-cases $(BUILD)/laplace
 
 check-plain: unit e2e
@@ -85,32 +92,57 @@ check:
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang against the
 # library instrumented for coverage; each runs FUZZ_SECONDS on its corpus,
-# seeded from tests/fuzz/corpus/TARGET.
+# seeded from tests/fuzz/corpus/TARGET and the saved crashes in
+# tests/fuzz/regress/TARGET, with inputs up to 1 MiB. FUZZ_TARGETS picks
+# some (e.g. FUZZ_TARGETS="fuzz_kern fuzz_merge"). Per target it prints
+# the inputs run, CPU time and peak memory; a crash stops the run with the
+# reproducer's path (move it to tests/fuzz/regress/TARGET/ to keep it).
+# The small buffers make records straddle refills.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR = $(BUILD)/fuzz
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" -g -O1 -Iinclude $(PKG_CFLAGS) \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -DINBUF_INITIAL_SIZE=32768 -DINPUT_BUFFER_SIZE=32768
+FUZZ_OPTIONS = -max_len=1048576 -len_control=0 -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 \
+	-print_final_stats=1
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_DIR)/%.o)
-FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_DIR)/%)
+FUZZ_TARGETS ?= $(FUZZ_SRCS:tests/fuzz/%.c=%)
+FUZZ_NAMES := $(filter fuzz_%,$(FUZZ_TARGETS))
+FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/%)
+FUZZ_HEADERS := $(wildcard tests/fuzz/*.h)
 
 $(FUZZ_DIR)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(FUZZ_LIB_OBJS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(PKG_LIBS)
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HEADERS) $(HEADERS) $(FUZZ_LIB_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(WARNFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(PKG_LIBS)
 
 .SECONDARY: $(FUZZ_LIB_OBJS)
 
 fuzz: $(FUZZ_BINS)
 	@for bin in $(FUZZ_BINS); do \
-		mkdir -p $$bin-corpus; \
-		echo "$$bin: $(FUZZ_SECONDS) s, log in $$bin.log"; \
-		$$bin -max_total_time=$(FUZZ_SECONDS) -max_len=20000 -len_control=0 \
-			-print_final_stats=1 $$bin-corpus tests/fuzz/corpus/$$(basename $$bin) \
-			> $$bin.log 2>&1 || { tail -40 $$bin.log; exit 1; }; \
-		grep -E '^stat::(number_of_executed_units|peak_rss_mb)' $$bin.log; \
+		tests/fuzz/run-fuzzer $$bin $(FUZZ_SECONDS) $(FUZZ_OPTIONS) || exit 1; \
+	done
+
+# The same targets without clang or libFuzzer: each target with the replay
+# driver, built like the rest of the tree (SANFLAGS included), run over its
+# saved crashes and its seed corpus.
+REPLAY_DIR = $(BUILD)/fuzz-replay
+REPLAY_BINS := $(FUZZ_NAMES:%=$(REPLAY_DIR)/%)
+
+$(REPLAY_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(FUZZ_HEADERS) $(HEADERS) $(BUILD)/liblaplace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< tests/fuzz/replay.c $(BUILD)/liblaplace.a $(PKG_LIBS)
+
+.PHONY: fuzz-replay
+fuzz-replay: $(REPLAY_BINS)
+	@for bin in $(REPLAY_BINS); do \
+		name=$$(basename $$bin); dirs=; \
+		for d in tests/fuzz/regress/$$name tests/fuzz/corpus/$$name; do \
+			if [ -d $$d ]; then dirs="$$dirs $$d"; fi; \
+		done; \
+		$$bin $$dirs 2>$$bin.log || { tail -n 40 $$bin.log; echo "$$name: FAILED"; exit 1; }; \
 	done
 
 install: $(BUILD)/laplace

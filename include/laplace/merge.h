@@ -38,6 +38,9 @@ uint64_t lp_stats_total_refs(const lp_stats *st);
 typedef struct lp_task_id {
 	uint64_t pid;
 	uint64_t tid;
+	uint64_t process; /* which process with this pid: a serial number, so
+			   * that a pid reused while the old process lives on
+			   * names a new one */
 } lp_task_id;
 
 /* Where an event belongs in per-process output: up to two tasks (F and T

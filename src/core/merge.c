@@ -74,6 +74,7 @@ typedef struct space {
 typedef struct task {
 	uint64_t tid; /* key in m->tasks */
 	uint64_t pid;
+	uint64_t process; /* serial number of its process */
 	space *space;
 } task;
 
@@ -102,6 +103,7 @@ struct lp_merge {
 	GHashTable *segments; /* shmid -> segment */
 	task *current;
 	uint64_t next_instance;
+	uint64_t next_process;
 
 	uint64_t next_canon;
 	uint32_t *page_refs; /* by canonical number; see the top comment */
@@ -365,11 +367,14 @@ static task *live_task(lp_merge *m, uint64_t tid)
 	return g_hash_table_lookup(m->tasks, &tid);
 }
 
-static task *add_task(lp_merge *m, uint64_t tid, uint64_t pid, space *sp)
+/* A task joining the process of parent, or (parent NULL) the first task of
+ * a new process. */
+static task *add_task(lp_merge *m, uint64_t tid, const task *parent, space *sp)
 {
 	task *t = g_new(task, 1);
 	t->tid = tid;
-	t->pid = pid;
+	t->pid = parent ? parent->pid : tid;
+	t->process = parent ? parent->process : m->next_process++;
 	t->space = sp;
 	sp->ntasks++;
 	g_hash_table_insert(m->tasks, &t->tid, t);
@@ -380,7 +385,7 @@ static task *add_task(lp_merge *m, uint64_t tid, uint64_t pid, space *sp)
 static task *named_task(lp_merge *m, uint64_t tid)
 {
 	task *t = live_task(m, tid);
-	return t ? t : add_task(m, tid, tid, space_new());
+	return t ? t : add_task(m, tid, NULL, space_new());
 }
 
 /* A task leaves its space; a space with no tasks left dies. */
@@ -462,6 +467,7 @@ bool lp_merge_current_task(const lp_merge *m, lp_task_id *who)
 		return false;
 	who->pid = m->current->pid;
 	who->tid = m->current->tid;
+	who->process = m->current->process;
 	return true;
 }
 
@@ -486,6 +492,7 @@ static void route_to(lp_event_route *route, const task *t)
 	if (route) {
 		route->task[route->ntasks].pid = t->pid;
 		route->task[route->ntasks].tid = t->tid;
+		route->task[route->ntasks].process = t->process;
 		route->ntasks++;
 	}
 }
@@ -611,9 +618,9 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 			return lp_fail(err, LP_EINPUT, "field child: task %" PRIx64 " is alive", f[1]);
 		route_to(route, t);
 		if (ev->tag == LP_TAG_F)
-			t = add_task(m, f[1], f[1], space_fork(m, t->space));
+			t = add_task(m, f[1], NULL, space_fork(m, t->space));
 		else
-			t = add_task(m, f[1], t->pid, t->space);
+			t = add_task(m, f[1], t, t->space);
 		route_to(route, t);
 		break;
 	case LP_TAG_E:

@@ -29,24 +29,37 @@
 /* The longest reference line: "t " + 16 + " " + 2 + " " + 5 + " " + 16 + "\n". */
 #define PD_REF_LINE_MAX 64
 
+/* What index.yaml says of a file, or of one task's records in it. */
+typedef struct pd_counts {
+	uint64_t records, references;
+	uint64_t first_ts, last_ts;
+} pd_counts;
+
 typedef struct pd_file {
-	lp_task_id id;      /* for task files: the hash key */
+	lp_task_id id;      /* for task files: the hash key (pid and tid) */
 	char *path;         /* relative to the directory: "1a/1b", "kernel", "orphan" */
 	int fd;             /* -1 while closed */
 	char *buf;          /* PD_BUF_SIZE bytes while open, else NULL */
 	size_t used;
 	bool created;
 	bool in_process_dir; /* a task file, under its process's directory */
-	uint64_t records, references;
-	uint64_t first_ts, last_ts;
+	pd_counts counts;   /* kernel and orphan; task files count by member */
 	struct pd_file *newer, *older; /* the list of open files, newest first */
 } pd_file;
 
+/* A task of one process. A pid reused for a new process while tasks of the
+ * old one live on makes two processes whose tasks may share a file (the
+ * same pid and tid): each counts its own records. */
+typedef struct pd_member {
+	lp_task_id id;      /* the hash key: pid, tid and process */
+	pd_file *file;
+	pd_counts counts;
+} pd_member;
+
 typedef struct pd_process {
-	uint64_t pid;       /* the hash key */
-	bool dir_made;
+	lp_task_id id;      /* the hash key: pid and process (tid 0) */
 	GPtrArray *programs; /* char *, names of its E events in order */
-	GPtrArray *tasks;    /* pd_file *, owned by lp_procdir.tasks */
+	GPtrArray *members;  /* pd_member *, owned by lp_procdir.members */
 } pd_process;
 
 struct lp_procdir {
@@ -55,8 +68,9 @@ struct lp_procdir {
 	int dirfd;      /* the partial directory */
 	bool user_only;
 	char *reference, *kernel_input;
-	GHashTable *tasks;     /* lp_task_id * -> pd_file * (owns the files) */
-	GHashTable *processes; /* uint64_t * -> pd_process * (owns them) */
+	GHashTable *tasks;     /* lp_task_id * (pid, tid) -> pd_file * (owns the files) */
+	GHashTable *members;   /* lp_task_id * -> pd_member * (owns them) */
+	GHashTable *processes; /* lp_task_id * (pid, process) -> pd_process * (owns them) */
 	pd_file kernel, orphan;
 	pd_file *newest, *oldest;
 	unsigned nopen, max_open;
@@ -76,6 +90,18 @@ static gboolean task_id_equal(gconstpointer a, gconstpointer b)
 	return x->pid == y->pid && x->tid == y->tid;
 }
 
+static guint member_hash(gconstpointer p)
+{
+	const lp_task_id *id = p;
+	return task_id_hash(p) ^ (guint)(id->process * 0x9e3779b97f4a7c15u >> 32);
+}
+
+static gboolean member_equal(gconstpointer a, gconstpointer b)
+{
+	const lp_task_id *x = a, *y = b;
+	return task_id_equal(a, b) && x->process == y->process;
+}
+
 static void file_free(gpointer p)
 {
 	pd_file *f = p;
@@ -87,7 +113,7 @@ static void process_free(gpointer p)
 {
 	pd_process *proc = p;
 	g_ptr_array_free(proc->programs, TRUE);
-	g_ptr_array_free(proc->tasks, TRUE);
+	g_ptr_array_free(proc->members, TRUE);
 	g_free(proc);
 }
 
@@ -164,17 +190,15 @@ static int file_close(lp_procdir *pd, pd_file *f, lp_error *err)
 	return rc;
 }
 
+/* The directory of a pid, before its first file; processes that reuse the
+ * pid share it. */
 static int make_process_dir(lp_procdir *pd, uint64_t pid, lp_error *err)
 {
-	pd_process *proc = g_hash_table_lookup(pd->processes, &pid);
-	if (proc->dir_made)
-		return 0;
 	char name[17];
 	name[lp_fmt_hex(name, pid)] = '\0';
-	if (mkdirat(pd->dirfd, name, 0777))
+	if (mkdirat(pd->dirfd, name, 0777) && errno != EEXIST)
 		return lp_fail(err, LP_EIO, "cannot create %s/%s: %s", pd->partial, name,
 			       g_strerror(errno));
-	proc->dir_made = true;
 	return 0;
 }
 
@@ -228,7 +252,7 @@ static pd_file *task_file(lp_procdir *pd, const lp_task_id *id)
 	if (f)
 		return f;
 	f = g_new0(pd_file, 1);
-	f->id = *id;
+	f->id = (lp_task_id){.pid = id->pid, .tid = id->tid};
 	char pid[17], tid[17];
 	pid[lp_fmt_hex(pid, id->pid)] = '\0';
 	tid[lp_fmt_hex(tid, id->tid)] = '\0';
@@ -236,31 +260,50 @@ static pd_file *task_file(lp_procdir *pd, const lp_task_id *id)
 	f->fd = -1;
 	f->in_process_dir = true;
 	g_hash_table_insert(pd->tasks, &f->id, f);
-
-	pd_process *proc = g_hash_table_lookup(pd->processes, &id->pid);
-	if (!proc) {
-		proc = g_new0(pd_process, 1);
-		proc->pid = id->pid;
-		proc->programs = g_ptr_array_new_with_free_func(g_free);
-		proc->tasks = g_ptr_array_new();
-		g_hash_table_insert(pd->processes, &proc->pid, proc);
-	}
-	g_ptr_array_add(proc->tasks, f);
 	return f;
 }
 
-static void count_record(pd_file *f, uint64_t timestamp)
+static pd_process *process_of(lp_procdir *pd, const lp_task_id *id)
 {
-	if (!f->records)
-		f->first_ts = timestamp;
-	f->last_ts = timestamp;
-	f->records++;
+	lp_task_id key = {.pid = id->pid, .process = id->process};
+	pd_process *proc = g_hash_table_lookup(pd->processes, &key);
+	if (!proc) {
+		proc = g_new0(pd_process, 1);
+		proc->id = key;
+		proc->programs = g_ptr_array_new_with_free_func(g_free);
+		proc->members = g_ptr_array_new();
+		g_hash_table_insert(pd->processes, &proc->id, proc);
+	}
+	return proc;
+}
+
+static pd_member *member_of(lp_procdir *pd, const lp_task_id *id)
+{
+	pd_member *m = g_hash_table_lookup(pd->members, id);
+	if (m)
+		return m;
+	m = g_new0(pd_member, 1);
+	m->id = *id;
+	m->file = task_file(pd, id);
+	g_hash_table_insert(pd->members, &m->id, m);
+	g_ptr_array_add(process_of(pd, id)->members, m);
+	return m;
+}
+
+static void count_records(pd_counts *c, uint64_t first_ts, uint64_t last_ts, uint64_t records,
+			  uint64_t references)
+{
+	if (!c->records)
+		c->first_ts = first_ts;
+	c->last_ts = last_ts;
+	c->records += records;
+	c->references += references;
 }
 
 /* ---- the sink ---- */
 
-static int put_line(lp_procdir *pd, pd_file *f, const char *line, size_t len, uint64_t timestamp,
-		    lp_error *err)
+static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, size_t len,
+		    uint64_t timestamp, lp_error *err)
 {
 	int rc = file_open(pd, f, err);
 	if (rc)
@@ -276,14 +319,14 @@ static int put_line(lp_procdir *pd, pd_file *f, const char *line, size_t len, ui
 		f->buf[f->used + len] = '\n';
 		f->used += len + 1;
 	}
-	count_record(f, timestamp);
+	count_records(c, timestamp, timestamp, 1, 0);
 	return 0;
 }
 
 /* Write refs[0, n), all bound for f, as "type timestamp length vpn
  * canonical" lines. The counts are updated once for the whole run. */
-static int put_refs(lp_procdir *pd, pd_file *f, const lp_ref *refs, const uint64_t *canon,
-		    size_t n, lp_error *err)
+static int put_refs(lp_procdir *pd, pd_file *f, pd_counts *c, const lp_ref *refs,
+		    const uint64_t *canon, size_t n, lp_error *err)
 {
 	static const char digits[] = "0123456789abcdef";
 	int rc = file_open(pd, f, err);
@@ -313,11 +356,7 @@ static int put_refs(lp_procdir *pd, pd_file *f, const lp_ref *refs, const uint64
 		*p++ = '\n';
 	}
 	f->used = (size_t)(p - f->buf);
-	if (!f->records)
-		f->first_ts = refs[0].timestamp;
-	f->last_ts = refs[n - 1].timestamp;
-	f->records += n;
-	f->references += n;
+	count_records(c, refs[0].timestamp, refs[n - 1].timestamp, n, n);
 	return 0;
 }
 
@@ -327,7 +366,9 @@ static int procdir_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, si
 			const lp_task_id *who, lp_error *err)
 {
 	lp_procdir *pd = ctx;
-	pd_file *user = who ? task_file(pd, who) : &pd->orphan;
+	pd_member *m = who ? member_of(pd, who) : NULL;
+	pd_file *user = m ? m->file : &pd->orphan;
+	pd_counts *user_counts = m ? &m->counts : &pd->orphan.counts;
 	size_t i = 0;
 	while (i < n) {
 		bool kernel = lp_ref_is_kernel(refs[i].type);
@@ -335,7 +376,9 @@ static int procdir_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, si
 		while (end < n && lp_ref_is_kernel(refs[end].type) == kernel)
 			end++;
 		if (!(kernel && pd->user_only)) {
-			int rc = put_refs(pd, kernel ? &pd->kernel : user, refs + i, canon + i, end - i, err);
+			int rc = kernel ? put_refs(pd, &pd->kernel, &pd->kernel.counts, refs + i,
+						   canon + i, end - i, err)
+					: put_refs(pd, user, user_counts, refs + i, canon + i, end - i, err);
 			if (rc)
 				return rc;
 		}
@@ -348,17 +391,16 @@ static int procdir_event(void *ctx, const lp_event *ev, const lp_event_route *ro
 {
 	lp_procdir *pd = ctx;
 	if (route->ntasks == 0)
-		return put_line(pd, &pd->kernel, ev->line, ev->line_len, ev->timestamp, err);
+		return put_line(pd, &pd->kernel, &pd->kernel.counts, ev->line, ev->line_len,
+				ev->timestamp, err);
 	for (int k = 0; k < route->ntasks; k++) {
-		int rc = put_line(pd, task_file(pd, &route->task[k]), ev->line, ev->line_len,
-				  ev->timestamp, err);
+		pd_member *m = member_of(pd, &route->task[k]);
+		int rc = put_line(pd, m->file, &m->counts, ev->line, ev->line_len, ev->timestamp, err);
 		if (rc)
 			return rc;
 	}
-	if (ev->tag == LP_TAG_E) {
-		pd_process *proc = g_hash_table_lookup(pd->processes, &route->task[0].pid);
-		g_ptr_array_add(proc->programs, g_strdup(ev->name));
-	}
+	if (ev->tag == LP_TAG_E)
+		g_ptr_array_add(process_of(pd, &route->task[0])->programs, g_strdup(ev->name));
 	return 0;
 }
 
@@ -423,12 +465,12 @@ static int emit_end(yaml_emitter_t *em, bool mapping)
 
 /* The counts every file shares: records, references and, when it holds
  * any record, the first and last timestamps. */
-static int emit_file_counts(yaml_emitter_t *em, const pd_file *f)
+static int emit_counts(yaml_emitter_t *em, const pd_counts *c)
 {
-	if (emit_count(em, "records", f->records) || emit_count(em, "references", f->references))
+	if (emit_count(em, "records", c->records) || emit_count(em, "references", c->references))
 		return -1;
-	if (f->records && (emit_hex(em, "first_timestamp", f->first_ts) ||
-			   emit_hex(em, "last_timestamp", f->last_ts)))
+	if (c->records && (emit_hex(em, "first_timestamp", c->first_ts) ||
+			   emit_hex(em, "last_timestamp", c->last_ts)))
 		return -1;
 	return 0;
 }
@@ -439,26 +481,44 @@ static int emit_top_file(yaml_emitter_t *em, const char *key, const pd_file *f)
 		return -1;
 	if (f->created && emit_key(em, "path", f->path))
 		return -1;
-	if (emit_file_counts(em, f))
+	if (emit_counts(em, &f->counts))
 		return -1;
 	return emit_end(em, true);
 }
 
-static int compare_tasks(gconstpointer a, gconstpointer b)
+static int compare_members(gconstpointer a, gconstpointer b)
 {
-	const pd_file *x = *(pd_file *const *)a, *y = *(pd_file *const *)b;
+	const pd_member *x = *(pd_member *const *)a, *y = *(pd_member *const *)b;
 	return x->id.tid < y->id.tid ? -1 : x->id.tid > y->id.tid;
 }
 
+/* By pid, and processes that reused a pid in the order they began. */
 static int compare_processes(gconstpointer a, gconstpointer b)
 {
 	const pd_process *x = *(pd_process *const *)a, *y = *(pd_process *const *)b;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	if (x->id.pid != y->id.pid)
+		return x->id.pid < y->id.pid ? -1 : 1;
+	return x->id.process < y->id.process ? -1 : x->id.process > y->id.process;
+}
+
+/* The processes in index order, their members sorted by tid. */
+static GPtrArray *sorted_processes(lp_procdir *pd)
+{
+	GPtrArray *procs = g_ptr_array_new();
+	GHashTableIter it;
+	gpointer value;
+	g_hash_table_iter_init(&it, pd->processes);
+	while (g_hash_table_iter_next(&it, NULL, &value)) {
+		g_ptr_array_sort(((pd_process *)value)->members, compare_members);
+		g_ptr_array_add(procs, value);
+	}
+	g_ptr_array_sort(procs, compare_processes);
+	return procs;
 }
 
 static int emit_process(yaml_emitter_t *em, pd_process *proc)
 {
-	if (emit_mapping_start(em) || emit_hex(em, "pid", proc->pid))
+	if (emit_mapping_start(em) || emit_hex(em, "pid", proc->id.pid))
 		return -1;
 	if (emit_scalar(em, "programs", YAML_PLAIN_SCALAR_STYLE) ||
 	    emit_sequence_start(em, YAML_FLOW_SEQUENCE_STYLE))
@@ -471,11 +531,11 @@ static int emit_process(yaml_emitter_t *em, pd_process *proc)
 	if (emit_scalar(em, "tasks", YAML_PLAIN_SCALAR_STYLE) ||
 	    emit_sequence_start(em, YAML_BLOCK_SEQUENCE_STYLE))
 		return -1;
-	g_ptr_array_sort(proc->tasks, compare_tasks);
-	for (guint i = 0; i < proc->tasks->len; i++) {
-		const pd_file *f = g_ptr_array_index(proc->tasks, i);
-		if (emit_mapping_start(em) || emit_hex(em, "tid", f->id.tid) ||
-		    emit_key(em, "path", f->path) || emit_file_counts(em, f) || emit_end(em, true))
+	for (guint i = 0; i < proc->members->len; i++) {
+		const pd_member *m = g_ptr_array_index(proc->members, i);
+		if (emit_mapping_start(em) || emit_hex(em, "tid", m->id.tid) ||
+		    emit_key(em, "path", m->file->path) || emit_counts(em, &m->counts) ||
+		    emit_end(em, true))
 			return -1;
 	}
 	return emit_end(em, false) || emit_end(em, true) ? -1 : 0;
@@ -495,13 +555,7 @@ static int emit_index(yaml_emitter_t *em, lp_procdir *pd, const lp_stats *stats)
 	    emit_end(em, true))
 		return -1;
 
-	GPtrArray *procs = g_ptr_array_new();
-	GHashTableIter it;
-	gpointer value;
-	g_hash_table_iter_init(&it, pd->processes);
-	while (g_hash_table_iter_next(&it, NULL, &value))
-		g_ptr_array_add(procs, value);
-	g_ptr_array_sort(procs, compare_processes);
+	GPtrArray *procs = sorted_processes(pd);
 	int rc = emit_scalar(em, "processes", YAML_PLAIN_SCALAR_STYLE) ||
 		 emit_sequence_start(em, YAML_BLOCK_SEQUENCE_STYLE);
 	for (guint i = 0; !rc && i < procs->len; i++)
@@ -570,27 +624,32 @@ static int sync_path(lp_procdir *pd, const char *path, lp_error *err)
 	return rc;
 }
 
-/* Every file, then every process directory, then the tree's top: what the
- * rename into place publishes must already be on disk. Files closed early
- * (the open-file bound) are opened again just to be flushed. */
+/* Every file of a process directory and then the directory, pid by pid;
+ * then kernel, orphan and the top: what the rename into place publishes
+ * must already be on disk. Files closed early (the open-file bound) are
+ * opened again just to be flushed. */
 static int sync_tree(lp_procdir *pd, lp_error *err)
 {
 	int rc = 0;
-	GHashTableIter it;
-	gpointer value;
-	g_hash_table_iter_init(&it, pd->tasks);
-	while (!rc && g_hash_table_iter_next(&it, NULL, &value))
-		rc = sync_path(pd, ((pd_file *)value)->path, err);
+	GPtrArray *procs = sorted_processes(pd);
+	for (guint i = 0; !rc && i < procs->len; i++) {
+		const pd_process *proc = g_ptr_array_index(procs, i);
+		for (guint k = 0; !rc && k < proc->members->len; k++)
+			rc = sync_path(pd, ((pd_member *)g_ptr_array_index(proc->members, k))->file->path,
+				       err);
+		/* Processes that reuse a pid share its directory: once is enough. */
+		const pd_process *next = i + 1 < procs->len ? g_ptr_array_index(procs, i + 1) : NULL;
+		if (!rc && (!next || next->id.pid != proc->id.pid)) {
+			char name[17];
+			name[lp_fmt_hex(name, proc->id.pid)] = '\0';
+			rc = sync_path(pd, name, err);
+		}
+	}
+	g_ptr_array_free(procs, TRUE);
 	if (!rc)
 		rc = sync_path(pd, pd->kernel.path, err);
 	if (!rc && pd->orphan.created)
 		rc = sync_path(pd, pd->orphan.path, err);
-	g_hash_table_iter_init(&it, pd->processes);
-	while (!rc && g_hash_table_iter_next(&it, NULL, &value)) {
-		char name[17];
-		name[lp_fmt_hex(name, ((pd_process *)value)->pid)] = '\0';
-		rc = sync_path(pd, name, err);
-	}
 	return rc ? rc : sync_at(pd, pd->dirfd, ".", err);
 }
 
@@ -665,7 +724,8 @@ lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
 	pd->reference = g_strdup(inputs->reference);
 	pd->kernel_input = g_strdup(inputs->kernel);
 	pd->tasks = g_hash_table_new_full(task_id_hash, task_id_equal, NULL, file_free);
-	pd->processes = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, process_free);
+	pd->members = g_hash_table_new_full(member_hash, member_equal, NULL, g_free);
+	pd->processes = g_hash_table_new_full(member_hash, member_equal, NULL, process_free);
 	pd->kernel = (pd_file){.path = g_strdup("kernel"), .fd = -1};
 	pd->orphan = (pd_file){.path = g_strdup("orphan"), .fd = -1};
 	pd->max_open = open_file_bound();
@@ -701,6 +761,7 @@ void lp_procdir_free(lp_procdir *pd)
 	lp_staged_discard(pd->staged);
 	g_hash_table_destroy(pd->tasks);
 	g_hash_table_destroy(pd->processes);
+	g_hash_table_destroy(pd->members);
 	g_ptr_array_free(pd->spare_bufs, TRUE);
 	g_free(pd->kernel.path);
 	g_free(pd->orphan.path);

@@ -95,14 +95,14 @@ static void finish(lp_procdir *pd, const lp_stats *st)
 	cr_assert_eq(lp_stage_publish(&tree, 1, &err), 0, "%s", err.msg);
 }
 
-static const lp_task_id none = {0, 0};
+static const lp_task_id none = {0, 0, 0};
 
 Test(procdir, routes_every_record_and_writes_the_index)
 {
 	lp_error err = {0};
 	lp_procdir *pd = open_out("out", false, false, &err);
 	cr_assert(pd, "%s", err.msg);
-	lp_task_id t11 = {1, 1}, t22 = {2, 2}, t13 = {1, 3};
+	lp_task_id t11 = {1, 1, 0}, t22 = {2, 2, 0}, t13 = {1, 3, 0};
 
 	event(pd, LP_TAG_F, 1, "F 1 1 2", NULL, 2, t11, t22);
 	event(pd, LP_TAG_T, 1, "T 1 1 3", NULL, 2, t11, t13);
@@ -211,7 +211,7 @@ Test(procdir, user_only_keeps_kernel_references_out)
 	lp_error err = {0};
 	lp_procdir *pd = open_out("out", false, true, &err);
 	cr_assert(pd, "%s", err.msg);
-	lp_task_id t = {5, 6};
+	lp_task_id t = {5, 6, 0};
 	lp_ref run[] = {
 		{.type = 'R', .timestamp = 1, .length = 4, .address = 0xc0000000},
 		{.type = 'r', .timestamp = 2, .length = 4, .address = 0x5000},
@@ -278,7 +278,7 @@ Test(procdir, a_failed_run_leaves_nothing)
 	lp_error err = {0};
 	lp_procdir *pd = open_out("out", false, false, &err);
 	cr_assert(pd, "%s", err.msg);
-	lp_task_id t = {1, 1};
+	lp_task_id t = {1, 1, 0};
 	event(pd, LP_TAG_S, 1, "S 1 1 2", NULL, 1, t, none);
 	/* The pipeline gives up without calling finish(). */
 	lp_procdir_free(pd);
@@ -327,7 +327,7 @@ Test(procdir, many_tasks_with_few_descriptors)
 	char line[64];
 	for (int round = 0; round < 2; round++) {
 		for (uint64_t t = 1; t <= NTASKS; t++) {
-			lp_task_id id = {t % 7 + 1, t};
+			lp_task_id id = {t % 7 + 1, t, 0};
 			snprintf(line, sizeof line, "S %d %" G_GINT64_MODIFIER "x 1", round,
 				 (guint64)t);
 			event(pd, LP_TAG_S, (uint64_t)round, line, NULL, 1, id, none);
@@ -361,7 +361,7 @@ Test(procdir, long_event_lines)
 	memset(line, 'a', n);
 	memcpy(line, "E 1 1 1 ", 8);
 	line[n] = '\0';
-	lp_task_id t = {1, 1};
+	lp_task_id t = {1, 1, 0};
 	event(pd, LP_TAG_S, 1, "S 1 1 1", NULL, 1, t, none);
 	event(pd, LP_TAG_E, 1, line, line + 8, 1, t, none);
 	event(pd, LP_TAG_X, 2, "X 2 1", NULL, 1, t, none);
@@ -378,8 +378,8 @@ Test(procdir, index_reads_back)
 	lp_error err = {0};
 	lp_procdir *pd = open_out("out", false, false, &err);
 	cr_assert(pd, "%s", err.msg);
-	lp_task_id t = {0x1a, 0x1b}, u = {0x1a, 0x2};
-	event(pd, LP_TAG_T, 0x10, "T 10 1a 2", NULL, 2, (lp_task_id){0x1a, 0x1a}, u);
+	lp_task_id t = {0x1a, 0x1b, 0}, u = {0x1a, 0x2, 0};
+	event(pd, LP_TAG_T, 0x10, "T 10 1a 2", NULL, 2, (lp_task_id){0x1a, 0x1a, 0}, u);
 	event(pd, LP_TAG_E, 0x11, "E 11 1b 5 first", "first", 1, t, none);
 	event(pd, LP_TAG_E, 0x12, "E 12 2 6 second: \"quoted\"", "second: \"quoted\"", 1, u, none);
 	lp_ref r = {.type = 'w', .timestamp = 0xffffffffffffffffu, .length = 1, .address = 0x2000};
