@@ -171,6 +171,15 @@ static int sync_parent(const char *path, lp_error *err)
 	return rc;
 }
 
+static bool same_parent(const char *a, const char *b)
+{
+	char *da = g_path_get_dirname(a), *db = g_path_get_dirname(b);
+	bool same = !strcmp(da, db);
+	g_free(da);
+	g_free(db);
+	return same;
+}
+
 static int publish_one(lp_staged *s, lp_error *err)
 {
 	if (!s->dir) {
@@ -237,9 +246,13 @@ int lp_stage_publish(lp_staged **items, size_t n, lp_error *err)
 		if (items[i])
 			untrack(items[i]);
 	g_mutex_unlock(&staged_lock);
-	for (size_t i = 0; i < n && !rc; i++)
-		if (items[i])
-			rc = sync_parent(items[i]->final, err);
+	const char *synced = NULL; /* outputs side by side share one fsync */
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!items[i] || (synced && same_parent(synced, items[i]->final)))
+			continue;
+		rc = sync_parent(items[i]->final, err);
+		synced = items[i]->final;
+	}
 	if (rc) {
 		discard_all(items, n);
 		return rc;

@@ -1,0 +1,93 @@
+/* LD_PRELOAD shim for the end-to-end cases: I/O faults on demand.
+ *
+ *   LP_FAULT_WRITE=K   the K-th write to a regular file (from 1) fails
+ *   LP_FAULT_FSYNC=K   the K-th fsync or fdatasync fails with EIO
+ *   LP_FAULT_ERRNO=E   the write's error: ENOSPC (default) or EIO
+ *   LP_FAULT_COUNT=F   at exit, append "writes N fsyncs M" to file F, so a
+ *                      case can spread K over a whole run
+ *
+ * Writes to pipes, terminals and devices are neither counted nor failed:
+ * the faults are those of a full or failing disk. Counts are per process. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static unsigned long writes, syncs;
+
+static unsigned long env_number(const char *name)
+{
+	const char *s = getenv(name);
+	return s ? strtoul(s, NULL, 10) : 0;
+}
+
+static int is_regular(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Whether this write to fd is the one to fail (counting it if it is a
+ * write to a regular file). */
+static int write_fails(int fd)
+{
+	if (!is_regular(fd))
+		return 0;
+	writes++;
+	if (writes != env_number("LP_FAULT_WRITE"))
+		return 0;
+	const char *e = getenv("LP_FAULT_ERRNO");
+	errno = e && !strcmp(e, "EIO") ? EIO : ENOSPC;
+	return 1;
+}
+
+static int sync_fails(void)
+{
+	syncs++;
+	if (syncs != env_number("LP_FAULT_FSYNC"))
+		return 0;
+	errno = EIO;
+	return 1;
+}
+
+#define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	return write_fails(fd) ? -1 : REAL(write)(fd, buf, n);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	return write_fails(fd) ? -1 : REAL(pwrite)(fd, buf, n, off);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	return write_fails(fd) ? -1 : REAL(writev)(fd, iov, n);
+}
+
+int fsync(int fd)
+{
+	return sync_fails() ? -1 : REAL(fsync)(fd);
+}
+
+int fdatasync(int fd)
+{
+	return sync_fails() ? -1 : REAL(fdatasync)(fd);
+}
+
+__attribute__((destructor)) static void report_counts(void)
+{
+	const char *path = getenv("LP_FAULT_COUNT");
+	FILE *f = path ? fopen(path, "a") : NULL;
+	if (!f)
+		return;
+	fprintf(f, "writes %lu fsyncs %lu\n", writes, syncs);
+	fclose(f);
+}
