@@ -1,0 +1,95 @@
+/* Helpers of the raw reference targets: read a whole trace, and write
+ * references out and read them back. */
+#ifndef LAPLACE_FUZZ_REFS_H
+#define LAPLACE_FUZZ_REFS_H
+
+#include "fuzz_input.h"
+
+#include <stdbool.h>
+
+#include <glib.h>
+
+#include "laplace/refio.h"
+
+/* Every record of the trace at path into refs; returns what the last read
+ * returned (0 at the end, -1 on an error), with *torn the torn bytes. */
+static FUZZ_UNUSED int fuzz_read_refs(const char *path, enum lp_ref_format format,
+				      enum lp_endian endian, GArray *refs,
+				      enum lp_ref_format *detected, size_t *torn)
+{
+	lp_error err;
+	g_array_set_size(refs, 0);
+	*torn = 0;
+	lp_ref_reader *r = lp_ref_reader_open(path, format, endian, &err);
+	if (!r)
+		return -1;
+	*detected = lp_ref_reader_format(r);
+	FUZZ_CHECK(format == LP_REF_AUTO || *detected == format);
+	FUZZ_CHECK(*detected == LP_REF_TEXT || *detected == LP_REF_BIN);
+	lp_ref buf[257];
+	ssize_t n;
+	/* An odd batch size, so that batches and buffer refills do not align. */
+	while ((n = lp_ref_reader_read(r, buf, 257, &err)) > 0) {
+		FUZZ_CHECK(n <= 257);
+		for (ssize_t i = 0; i < n; i++)
+			FUZZ_CHECK(lp_ref_type_index(buf[i].type) >= 0);
+		g_array_append_vals(refs, buf, (guint)n);
+		FUZZ_CHECK(lp_ref_reader_index(r) == refs->len);
+	}
+	if (n < 0)
+		FUZZ_CHECK(err.status == LP_EINPUT || err.status == LP_EIO);
+	if (n == 0 && *detected == LP_REF_BIN) {
+		*torn = lp_ref_reader_torn_bytes(r);
+		FUZZ_CHECK(*torn < LP_REF_RECORD_SIZE);
+	}
+	lp_ref_reader_close(r);
+	return n < 0 ? -1 : 0;
+}
+
+static FUZZ_UNUSED int fuzz_same_refs(const lp_ref *a, const lp_ref *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].type != b[i].type || a[i].timestamp != b[i].timestamp ||
+		    a[i].length != b[i].length || a[i].vas != b[i].vas || a[i].address != b[i].address)
+			return 0;
+	return 1;
+}
+
+/* Write refs with the reference writer (format, endian, compress) into a
+ * file of fuzz_dir(), read it back, and check that the same references
+ * come out; returns the file's path (free it) for further checks. */
+static FUZZ_UNUSED char *fuzz_round_trip(const GArray *refs, enum lp_ref_format format,
+					 enum lp_endian endian, enum lp_compress compress)
+{
+	char *path = fuzz_dir_path_of("round-trip");
+	lp_error err;
+	lp_output *out = lp_output_open(path, compress, &err);
+	FUZZ_CHECK(out);
+	lp_ref_writer *w = lp_ref_writer_new(out, format, endian);
+	/* In uneven pieces, as a converter would write them. */
+	for (size_t at = 0; at < refs->len;) {
+		size_t n = MIN(refs->len - at, (size_t)1 + at % 1000);
+		FUZZ_CHECK(lp_ref_writer_write(w, &g_array_index(refs, lp_ref, at), n, &err) == 0);
+		at += n;
+	}
+	FUZZ_CHECK(lp_ref_writer_finish(w, &err) == 0);
+	FUZZ_CHECK(lp_output_commit(out, &err) == 0);
+
+	GArray *back = g_array_new(FALSE, FALSE, sizeof(lp_ref));
+	enum lp_ref_format detected;
+	size_t torn;
+	/* Text written by the writer is also detected as text. */
+	FUZZ_CHECK(fuzz_read_refs(path, format, endian, back, &detected, &torn) == 0);
+	FUZZ_CHECK(torn == 0);
+	FUZZ_CHECK(back->len == refs->len);
+	FUZZ_CHECK(fuzz_same_refs((const lp_ref *)(void *)back->data,
+				  (const lp_ref *)(void *)refs->data, refs->len));
+	if (format == LP_REF_TEXT && refs->len) {
+		FUZZ_CHECK(fuzz_read_refs(path, LP_REF_AUTO, endian, back, &detected, &torn) == 0);
+		FUZZ_CHECK(detected == LP_REF_TEXT && back->len == refs->len);
+	}
+	g_array_free(back, TRUE);
+	return path;
+}
+
+#endif
