@@ -13,19 +13,28 @@
 #include "laplace/inbuf.h"
 #include "laplace/jobfile.h"
 
+/* The lines of the file as libyaml numbers them (an upper bound): a line
+ * break is '\n', '\r\n', a lone '\r', or NEL, LS or PS in UTF-8. *longest
+ * is the longest run without a '\n', the lines lp_jobfile_read bounds. */
 static size_t count_lines(const uint8_t *data, size_t size, size_t *longest)
 {
-	size_t lines = 1;
+	size_t lines = 1, run = 0;
 	*longest = 0;
-	for (size_t at = 0; at <= size;) {
-		const uint8_t *nl = at < size ? memchr(data + at, '\n', size - at) : NULL;
-		size_t len = (nl ? (size_t)(nl - data) : size) - at;
-		*longest = MAX(*longest, len);
-		if (!nl)
-			break;
-		lines++;
-		at += len + 1;
+	for (size_t i = 0; i < size; i++) {
+		uint8_t c = data[i];
+		if (c == '\n') {
+			*longest = MAX(*longest, run);
+			run = 0;
+		} else {
+			run++;
+		}
+		if (c == '\n' || (c == '\r' && (i + 1 == size || data[i + 1] != '\n')) ||
+		    (c == 0xc2 && i + 1 < size && data[i + 1] == 0x85) ||
+		    (c == 0xe2 && i + 2 < size && data[i + 1] == 0x80 &&
+		     (data[i + 2] == 0xa8 || data[i + 2] == 0xa9)))
+			lines++;
 	}
+	*longest = MAX(*longest, run);
 	return lines;
 }
 
