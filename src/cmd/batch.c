@@ -221,6 +221,13 @@ int cmd_batch(int argc, char **argv)
 	lp_output *report_out = NULL;
 	batch b;
 	memset(&b, 0, sizeof b);
+	/* Before anything is staged: the report's temporary file is removed
+	 * on a signal like the jobs' outputs. */
+	batch_signal signals[] = {{&b, SIGINT}, {&b, SIGTERM}, {&b, SIGHUP}};
+	guint signal_sources[G_N_ELEMENTS(signals)] = {0};
+	for (size_t i = 0; i < G_N_ELEMENTS(signals); i++)
+		if (!lp_signal_ignored(signals[i].sig))
+			signal_sources[i] = g_unix_signal_add(signals[i].sig, on_signal, &signals[i]);
 	if (!cli_parse(ctx, &argc, &argv))
 		goto out;
 	if (argc != 2) {
@@ -275,10 +282,6 @@ int cmd_batch(int argc, char **argv)
 	b.max_running = parallel != -1 ? (size_t)parallel : (size_t)g_get_num_processors();
 	b.show_progress = !quiet && isatty(STDERR_FILENO);
 	b.loop = g_main_loop_new(NULL, FALSE);
-	batch_signal signals[] = {{&b, SIGINT}, {&b, SIGTERM}, {&b, SIGHUP}};
-	guint signal_sources[G_N_ELEMENTS(signals)];
-	for (size_t i = 0; i < G_N_ELEMENTS(signals); i++)
-		signal_sources[i] = g_unix_signal_add(signals[i].sig, on_signal, &signals[i]);
 	start_jobs(&b);
 	if (b.running) {
 		guint redraw = 0;
@@ -288,8 +291,6 @@ int cmd_batch(int argc, char **argv)
 		if (redraw)
 			g_source_remove(redraw);
 	}
-	for (size_t i = 0; i < G_N_ELEMENTS(signals); i++)
-		g_source_remove(signal_sources[i]);
 	g_main_loop_unref(b.loop);
 	erase_progress(&b);
 	if (b.stopped_by) {
@@ -320,6 +321,9 @@ int cmd_batch(int argc, char **argv)
 		}
 	}
 out:
+	for (size_t i = 0; i < G_N_ELEMENTS(signals); i++)
+		if (signal_sources[i])
+			g_source_remove(signal_sources[i]);
 	lp_output_abort(report_out);
 	g_option_context_free(ctx);
 	lp_job_specs_free(specs, nspecs);

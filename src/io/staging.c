@@ -304,12 +304,21 @@ static gpointer wait_for_signal(gpointer data)
 	_exit(128 + sig);
 }
 
+bool lp_signal_ignored(int sig)
+{
+	struct sigaction old;
+	return sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+}
+
 void lp_stage_handle_signals(void)
 {
 	sigemptyset(&ending_signals);
-	sigaddset(&ending_signals, SIGINT);
-	sigaddset(&ending_signals, SIGTERM);
-	sigaddset(&ending_signals, SIGHUP);
+	/* A signal ignored from the start stays ignored (nohup, a shell's
+	 * background jobs): whoever started the run chose so. */
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++)
+		if (!lp_signal_ignored(sigs[i]))
+			sigaddset(&ending_signals, sigs[i]);
 	pthread_sigmask(SIG_BLOCK, &ending_signals, NULL);
 	g_thread_unref(g_thread_new("signals", wait_for_signal, NULL));
 }
