@@ -80,7 +80,7 @@ $(BUILD)/faultinject.so: tests/faultinject.c
 e2e: $(BUILD)/laplace $(BUILD)/faultinject.so
 	tests/run-cases $(BUILD)/laplace
 
-check-plain: unit e2e
+check-plain: unit e2e fuzz-replay
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:

@@ -252,7 +252,7 @@ int cmd_convert(int argc, char **argv)
 	rq.output = output;
 	rq.strict = strict;
 	rq.endian_given = endian != NULL;
-	const char *inputs[] = {rq.input}, *outputs[] = {rq.output};
+	const char *inputs[] = {rq.input}, *outputs[] = {rq.output ? rq.output : "-"};
 	rc = lp_check_outputs(inputs, 1, outputs, 1, &err);
 	if (!rc)
 		rc = source->run(&rq, &err);

@@ -84,6 +84,12 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	}
 	const char *path = argv[1];
+	/* `dump x >> x` would never end. */
+	const char *to_stdout = "-";
+	if (lp_check_outputs(&path, 1, &to_stdout, 1, &err)) {
+		rc = cli_fail(&err);
+		goto out;
+	}
 	if (fmt != LP_LEGACY_REF) {
 		if (!(src = lp_byte_source_open(path, &err))) {
 			rc = cli_fail(&err);

@@ -79,7 +79,7 @@ int cmd_lru(int argc, char **argv)
 				UINT32_MAX);
 		goto out;
 	}
-	const char *inputs[] = {argv[1]}, *outputs[] = {output};
+	const char *inputs[] = {argv[1]}, *outputs[] = {output ? output : "-"};
 	if ((rc = lp_check_outputs(inputs, 1, outputs, 1, &err))) {
 		cli_fail(&err);
 		goto out;

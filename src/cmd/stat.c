@@ -168,6 +168,8 @@ static int write_mrc_csv(const char *path, const uint64_t *misses, uint64_t dist
 static int stat_stream(const char *path, const char *mrc_path)
 {
 	lp_error err = {0};
+	if (lp_check_outputs(&path, 1, &mrc_path, 1, &err))
+		return cli_fail(&err);
 	lp_basic_reader *r = lp_basic_reader_open(path, &err);
 	if (!r)
 		return cli_fail(&err);

@@ -49,7 +49,8 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 	lp_staged *staged[2] = {NULL, NULL};
 
 	const char *inputs[] = {job->reference, job->kernel};
-	const char *outputs[] = {job->discard ? NULL : job->output, job->stats_path};
+	const char *output = job->discard ? NULL : job->output ? job->output : "-";
+	const char *outputs[] = {output, job->stats_path};
 	if ((rc = lp_check_outputs(inputs, 2, outputs, 2, err)))
 		return rc;
 	refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err);
