@@ -2,8 +2,9 @@
  * job leaves behind. */
 #include "laplace/jobfile.h"
 
+#include "laplace/staging.h"
+
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -94,23 +95,12 @@ int lp_job_confine(lp_job_spec *spec, const char *name, const char *root, lp_err
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (type == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
 int lp_job_remove_partials(const char *output)
 {
 	char *dir = g_path_get_dirname(output);
 	char *base = g_path_get_basename(output);
-	char *tmp_prefix = g_strdup_printf(".%s.tmp-", base);
-	char *partial_prefix = g_strdup_printf("%s.partial-", base);
+	char *tmp_prefix = g_strconcat(".", base, LP_TMP_FILE_INFIX, NULL);
+	char *partial_prefix = g_strconcat(base, LP_TMP_DIR_INFIX, NULL);
 	int removed = 0;
 	GDir *d = g_dir_open(dir, 0, NULL);
 	const char *entry;
@@ -119,8 +109,7 @@ int lp_job_remove_partials(const char *output)
 		if (!tmp && !g_str_has_prefix(entry, partial_prefix))
 			continue;
 		char *path = g_build_filename(dir, entry, NULL);
-		/* FTW_PHYS: never follow a symbolic link out of the partial tree. */
-		if (tmp ? unlink(path) == 0 : nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
+		if (tmp ? unlink(path) == 0 : lp_remove_tree(path) == 0)
 			removed++;
 		g_free(path);
 	}
