@@ -37,6 +37,13 @@ void lp_staged_discard(lp_staged *s);
 /* Flush a finished file to stable storage: fsync(fd), reporting failure
  * as an I/O error naming what. */
 int lp_sync_fd(int fd, const char *what, lp_error *err);
+/* fsync(fd), or nothing once syncing is off; 0 or -1 with errno set. */
+int lp_fsync(int fd);
+/* Syncing is on by default; --no-sync turns it off for a process whose
+ * outputs are scratch data (an output is still published only when
+ * complete, but a power cut may lose it). */
+void lp_stage_set_sync(bool on);
+bool lp_stage_syncs(void);
 
 /* Rename every staged item into place, then flush their directories to
  * stable storage. On any failure, what was already published by this call

@@ -210,6 +210,7 @@ int cmd_batch(int argc, char **argv)
 		"With --shard K/N, several machines can share one batch: each runs the\n"
 		"jobs whose index (from 0, in file order) is K modulo N. See laplace-batch(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_add_sync_option(ctx);
 
 	int rc = LP_EUSAGE;
 	size_t shard_k = 0, shard_n = 1;

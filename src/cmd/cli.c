@@ -4,7 +4,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "laplace/staging.h"
+
 static const char *command_name = "laplace";
+static gboolean no_sync;
+
+void cli_add_sync_option(GOptionContext *ctx)
+{
+	static const GOptionEntry entries[] = {
+		{"no-sync", 0, 0, G_OPTION_ARG_NONE, &no_sync,
+		 "Do not flush outputs to disk before putting them in place (faster; a power "
+		 "cut may then lose them)", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	g_option_context_add_main_entries(ctx, entries, NULL);
+}
 
 void cli_set_command(const char *name)
 {
@@ -16,8 +30,10 @@ const char *cli_command(void) { return command_name; }
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv)
 {
 	GError *gerr = NULL;
-	if (g_option_context_parse(ctx, argc, argv, &gerr))
+	if (g_option_context_parse(ctx, argc, argv, &gerr)) {
+		lp_stage_set_sync(!no_sync);
 		return true;
+	}
 	cli_usage_error("%s", gerr->message);
 	g_error_free(gerr);
 	return false;

@@ -14,7 +14,11 @@
 void cli_set_command(const char *name);
 const char *cli_command(void);
 
-/* Parse options; on a usage error print it with a hint and return false. */
+/* Add --no-sync, for commands that write files: outputs are then not
+ * flushed to disk before they are put in place. */
+void cli_add_sync_option(GOptionContext *ctx);
+/* Parse options (and apply --no-sync); on a usage error print it with a
+ * hint and return false. */
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv);
 /* cli_parse, then require exactly one input argument (argv[1]). */
 bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv);

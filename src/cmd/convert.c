@@ -202,6 +202,7 @@ int cmd_convert(int argc, char **argv)
 		"  laplace convert --to text trace.bin > trace.txt\n"
 		"  laplace convert --to bin --endian big -o trace.bin trace.txt\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_add_sync_option(ctx);
 
 	int rc = LP_EUSAGE;
 	convert_request rq = {

@@ -81,6 +81,7 @@ int cmd_gen(int argc, char **argv)
 		"  laplace gen --refs 100000000 -o cap --ref - | laplace merge - cap.kern\n"
 		"Output names ending in .gz or .zst are compressed. See laplace-gen(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_add_sync_option(ctx);
 
 	int rc = LP_EUSAGE;
 	lp_gen_config cfg;

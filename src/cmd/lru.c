@@ -43,6 +43,7 @@ int cmd_lru(int argc, char **argv)
 		"  laplace merge refs.bin kernel.txt | laplace lru --frames 1000 -\n"
 		"  laplace lru --from page-image --frames 4096 -o big.pi small.pi\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_add_sync_option(ctx);
 
 	int rc = LP_EUSAGE;
 	lp_error err = {0};

@@ -37,6 +37,7 @@ int cmd_merge(int argc, char **argv)
 		"every reference its canonical page. Either file may be '-' (standard\n"
 		"input) and may be gzip or zstd compressed. See laplace-merge(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_add_sync_option(ctx);
 	cli_capture_add_options(&capture, ctx);
 
 	int rc = LP_EUSAGE;

@@ -241,6 +241,7 @@ int cmd_stat(int argc, char **argv)
 		"             miss-ratio curve, at powers of two (all sizes with --mrc)");
 	g_option_context_set_description(ctx, "See laplace-stat(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_add_sync_option(ctx);
 	cli_capture_add_options(&capture, ctx);
 
 	int rc = LP_EUSAGE;

@@ -33,6 +33,7 @@ struct lp_staged {
 };
 
 static GMutex staged_lock;
+static bool syncing = true; /* lp_stage_set_sync */
 static GPtrArray *staged_set; /* lp_staged *, not owned */
 
 static void track(lp_staged *s)
@@ -150,9 +151,14 @@ void lp_staged_discard(lp_staged *s)
 	staged_free(s);
 }
 
+void lp_stage_set_sync(bool on) { syncing = on; }
+bool lp_stage_syncs(void) { return syncing; }
+
+int lp_fsync(int fd) { return syncing ? fsync(fd) : 0; }
+
 int lp_sync_fd(int fd, const char *what, lp_error *err)
 {
-	if (fsync(fd) < 0)
+	if (lp_fsync(fd) < 0)
 		return lp_fail(err, LP_EIO, "cannot sync %s to disk: %s", what, g_strerror(errno));
 	return 0;
 }
@@ -161,6 +167,8 @@ int lp_sync_fd(int fd, const char *what, lp_error *err)
  * power cut. */
 static int sync_parent(const char *path, lp_error *err)
 {
+	if (!syncing)
+		return 0;
 	char *dir = g_path_get_dirname(path);
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc = fd < 0 ? lp_fail(err, LP_EIO, "cannot open %s: %s", dir, g_strerror(errno))

@@ -162,7 +162,7 @@ static int write_all(const lp_procdir *pd, int fd, const char *path, const char 
 
 static int sync_at(const lp_procdir *pd, int fd, const char *path, lp_error *err)
 {
-	if (fsync(fd) < 0)
+	if (lp_fsync(fd) < 0)
 		return lp_fail(err, LP_EIO, "cannot sync %s/%s to disk: %s", pd->partial, path,
 			       g_strerror(errno));
 	return 0;
@@ -630,6 +630,8 @@ static int sync_path(lp_procdir *pd, const char *path, lp_error *err)
  * opened again just to be flushed. */
 static int sync_tree(lp_procdir *pd, lp_error *err)
 {
+	if (!lp_stage_syncs())
+		return 0;
 	int rc = 0;
 	GPtrArray *procs = sorted_processes(pd);
 	for (guint i = 0; !rc && i < procs->len; i++) {
