@@ -48,13 +48,13 @@ enum lp_compress {
 lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error *err);
 /* Buffered write; returns 0 or an lp_status with err set. */
 int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err);
-/* Flush everything, end a compressed stream, flush a staged file to disk
- * and close it; the output is then ready to be published. */
-int lp_output_finish(lp_output *out, lp_error *err);
-/* After lp_output_finish: free out and hand back its staged file, to be
- * published with the run's other outputs (NULL when written directly). */
-lp_staged *lp_output_release(lp_output *out);
-/* Finish and publish a run's only output; frees out. */
+/* End an output once the run has written it (rc, the writing's status):
+ * with rc 0, flush everything, end a compressed stream, flush a staged
+ * file to disk, close it and hand it back in *staged, to be published with
+ * the run's other outputs (NULL when written directly); otherwise, or if
+ * that fails, remove it. Frees out; returns the status. */
+int lp_output_stage(lp_output *out, int rc, lp_staged **staged, lp_error *err);
+/* Stage and publish a run's only output; frees out. */
 int lp_output_commit(lp_output *out, lp_error *err);
 /* Give up: remove the temporary file (if any), close, free. */
 void lp_output_abort(lp_output *out);

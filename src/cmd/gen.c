@@ -33,14 +33,7 @@ static int write_trace(const lp_gen_config *cfg, const char *path, bool referenc
 		return err->status;
 	int rc = lp_gen_run(cfg, references ? out : NULL, references ? NULL : out,
 			    pr ? cli_progress_update : NULL, pr, err);
-	if (!rc)
-		rc = lp_output_finish(out, err);
-	if (rc) {
-		lp_output_abort(out);
-		return rc;
-	}
-	*staged = lp_output_release(out);
-	return 0;
+	return lp_output_stage(out, rc, staged, err);
 }
 
 int cmd_gen(int argc, char **argv)

@@ -17,11 +17,11 @@
 #define STREAM_BATCH 65536
 
 /* Write a report on standard output through lp_output, as every command
- * writes its output; then publish extra (a finished file output, or
+ * writes its output; then publish extra (a staged file, or
  * NULL), so that either both are written or the file is not left
  * (laplace-formats(5), section 7). Any failure is reported; returns the
  * exit status. */
-static int print_report(const char *text, size_t len, lp_output *extra)
+static int print_report(const char *text, size_t len, lp_staged *extra)
 {
 	lp_error err = {0};
 	lp_output *out = lp_output_open(NULL, LP_COMPRESS_NONE, &err);
@@ -31,10 +31,10 @@ static int print_report(const char *text, size_t len, lp_output *extra)
 	else if (out)
 		rc = lp_output_commit(out, &err);
 	if (rc) {
-		lp_output_abort(extra);
+		lp_staged_discard(extra);
 		return cli_fail(&err);
 	}
-	if (extra && (rc = lp_output_commit(extra, &err)))
+	if (extra && (rc = lp_stage_publish(&extra, 1, &err)))
 		return cli_fail(&err);
 	return 0;
 }
@@ -108,21 +108,17 @@ static int stat_capture(lp_merge_job *job, const char *stats_path)
 		rc = lp_merge_job_run(job, &stats, &err);
 	if (rc)
 		return cli_fail(&err);
-	lp_output *yaml = NULL;
+	lp_staged *yaml = NULL;
 	if (stats_path) {
-		if (!(yaml = lp_output_open(stats_path, LP_COMPRESS_NONE, &err)))
+		lp_output *out = lp_output_open(stats_path, LP_COMPRESS_NONE, &err);
+		if (!out || lp_output_stage(out, lp_stats_write_yaml(out, &stats, &err), &yaml, &err))
 			return cli_fail(&err);
-		if ((rc = lp_stats_write_yaml(yaml, &stats, &err)) ||
-		    (rc = lp_output_finish(yaml, &err))) {
-			lp_output_abort(yaml);
-			return cli_fail(&err);
-		}
 	}
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&text, &len);
 	if (!mem) {
-		lp_output_abort(yaml);
+		lp_staged_discard(yaml);
 		lp_fail(&err, LP_EIO, "cannot make the summary: %s", g_strerror(errno));
 		return cli_fail(&err);
 	}
@@ -133,10 +129,10 @@ static int stat_capture(lp_merge_job *job, const char *stats_path)
 	return rc;
 }
 
-/* Write the whole curve to path and finish it: *done is to be published
- * (or aborted) by the caller. */
+/* Write the whole curve to path: *done is to be published (or discarded)
+ * by the caller. */
 static int write_mrc_csv(const char *path, const uint64_t *misses, uint64_t distinct, uint64_t refs,
-			 lp_output **done, lp_error *err)
+			 lp_staged **done, lp_error *err)
 {
 	lp_output *out = lp_output_open(path, LP_COMPRESS_AUTO, err);
 	if (!out)
@@ -155,14 +151,7 @@ static int write_mrc_csv(const char *path, const uint64_t *misses, uint64_t dist
 	if (!rc)
 		rc = lp_output_write(out, buf->str, buf->len, err);
 	g_string_free(buf, TRUE);
-	if (!rc)
-		rc = lp_output_finish(out, err);
-	if (rc) {
-		lp_output_abort(out);
-		return rc;
-	}
-	*done = out;
-	return 0;
+	return lp_output_stage(out, rc, done, err);
 }
 
 static int stat_stream(const char *path, const char *mrc_path)
@@ -193,7 +182,7 @@ static int stat_stream(const char *path, const char *mrc_path)
 	uint64_t refs = lp_mrc_references(mrc), distinct = lp_mrc_distinct_pages(mrc);
 	uint64_t *misses = g_new(uint64_t, distinct + 1);
 	lp_mrc_misses(mrc, misses);
-	lp_output *curve = NULL;
+	lp_staged *curve = NULL;
 	if (mrc_path && (rc = write_mrc_csv(mrc_path, misses, distinct, refs, &curve, &err))) {
 		cli_fail(&err);
 	} else {

@@ -28,7 +28,6 @@ struct lp_output {
 	bool own_fd;
 	char *name;      /* the path as given, or "<stdout>" */
 	lp_staged *staged; /* NULL when writing directly */
-	bool finished;   /* everything written and synced: ready to publish */
 	enum lp_compress compress;
 	unsigned char *buf; /* uncompressed bytes waiting */
 	size_t used;
@@ -201,10 +200,8 @@ int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err)
 	return 0;
 }
 
-int lp_output_finish(lp_output *out, lp_error *err)
+static int output_finish(lp_output *out, lp_error *err)
 {
-	if (out->finished)
-		return 0;
 	int r = emit(out, out->buf, out->used, true, err);
 	out->used = 0;
 	if (!r && out->staged)
@@ -215,27 +212,27 @@ int lp_output_finish(lp_output *out, lp_error *err)
 		if (close(fd) < 0)
 			r = write_failed(out, err);
 	}
-	out->finished = !r;
 	return r;
 }
 
-lp_staged *lp_output_release(lp_output *out)
+int lp_output_stage(lp_output *out, int rc, lp_staged **staged, lp_error *err)
 {
-	lp_staged *s = out->staged;
-	out->staged = NULL;
+	if (!rc)
+		rc = output_finish(out, err);
+	*staged = NULL;
+	if (!rc) {
+		*staged = out->staged;
+		out->staged = NULL;
+	}
 	output_free(out);
-	return s;
+	return rc;
 }
 
 int lp_output_commit(lp_output *out, lp_error *err)
 {
-	int r = lp_output_finish(out, err);
-	if (r) {
-		output_free(out);
-		return r;
-	}
-	lp_staged *s = lp_output_release(out);
-	return s ? lp_stage_publish(&s, 1, err) : 0;
+	lp_staged *s;
+	int rc = lp_output_stage(out, 0, &s, err);
+	return rc ? rc : lp_stage_publish(&s, 1, err);
 }
 
 void lp_output_abort(lp_output *out)

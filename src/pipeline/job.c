@@ -22,15 +22,7 @@ static int stage_stats(const char *path, const lp_stats *stats, lp_staged **stag
 	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, err);
 	if (!out)
 		return err->status;
-	int rc = lp_stats_write_yaml(out, stats, err);
-	if (!rc)
-		rc = lp_output_finish(out, err);
-	if (rc) {
-		lp_output_abort(out);
-		return rc;
-	}
-	*staged = lp_output_release(out);
-	return 0;
+	return lp_output_stage(out, lp_stats_write_yaml(out, stats, err), staged, err);
 }
 
 int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
@@ -99,10 +91,10 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 	if ((rc = lp_pipeline_run(&p, err)))
 		goto done;
 	if (out) {
-		if ((rc = lp_output_finish(out, err)))
-			goto done;
-		staged[0] = lp_output_release(out);
+		rc = lp_output_stage(out, 0, &staged[0], err);
 		out = NULL;
+		if (rc)
+			goto done;
 	} else if (procdir) {
 		staged[0] = lp_procdir_release(procdir);
 		procdir = NULL;
