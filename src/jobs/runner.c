@@ -105,16 +105,21 @@ static G_GNUC_NORETURN void child_main(const lp_merge_job *job, int pipe_fd, pid
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(LP_EIO);
-	/* The parent's handlers (GLib's) make no sense here. */
+	/* The parent's handlers (GLib's) make no sense here; what the parent
+	 * ignores stays ignored. The ending signals are still blocked (see
+	 * lp_job_proc_start): one sent already waits for the handling below,
+	 * which removes the job's temporary outputs before it ends the job. */
 	int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGPIPE};
 	for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++)
-		signal(sigs[i], SIG_DFL);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* A signal (the batch passing on an interrupt, the daemon stopping)
-	 * removes the job's temporary outputs before it ends the job. */
+		if (!lp_signal_ignored(sigs[i]))
+			signal(sigs[i], SIG_DFL);
 	lp_stage_handle_signals();
+	sigset_t others;
+	sigfillset(&others);
+	sigdelset(&others, SIGINT);
+	sigdelset(&others, SIGTERM);
+	sigdelset(&others, SIGHUP);
+	sigprocmask(SIG_UNBLOCK, &others, NULL);
 	/* Keep nothing of the parent's open files (its spool lock above all). */
 	if (dup2(pipe_fd, CHILD_PIPE_FD) < 0)
 		_exit(LP_EIO);
@@ -235,7 +240,17 @@ lp_job_proc *lp_job_proc_start(const lp_merge_job *job, const lp_job_proc_ops *o
 		return NULL;
 	}
 	pid_t parent = getpid();
+	/* Until the child handles them itself, a signal for it must wait: the
+	 * parent's own handlers, copied by fork, would swallow it. */
+	sigset_t ending, saved;
+	sigemptyset(&ending);
+	sigaddset(&ending, SIGINT);
+	sigaddset(&ending, SIGTERM);
+	sigaddset(&ending, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &ending, &saved);
 	pid_t pid = fork();
+	if (pid != 0)
+		pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	if (pid < 0) {
 		lp_fail(err, LP_EIO, "cannot fork: %s", g_strerror(errno));
 		close(fds[0]);
