@@ -59,15 +59,15 @@ int lp_stage_publish(lp_staged **items, size_t n, lp_error *err);
 int lp_stage_publish_early(lp_staged *s, lp_error *err);
 void lp_staged_keep(lp_staged *s);
 
-/* From now on SIGINT, SIGTERM and SIGHUP (those not ignored) end the
- * process with status 128 + signal after removing every staged file and
- * directory. Call it
+/* From now on SIGINT, SIGTERM and SIGHUP (unless ignored, as nohup(1)
+ * does) end the process with status 128 + signal after removing every
+ * staged file and directory. Call it
  * before any other thread starts: it blocks them in the calling thread,
  * which every later thread inherits, and waits for them on a thread of
  * its own. */
 void lp_stage_handle_signals(void);
-/* Whether sig is ignored (SIG_IGN), as it may be from the start: commands
- * that handle signals their own way leave such a signal alone too. */
+/* Whether sig is ignored (SIG_IGN), as SIGHUP is under nohup(1): commands
+ * that handle signals their own way leave such a SIGHUP alone too. */
 bool lp_signal_ignored(int sig);
 
 /* Remove a directory tree without following symbolic links; 0, or -1 with

@@ -227,7 +227,7 @@ int cmd_batch(int argc, char **argv)
 	batch_signal signals[] = {{&b, SIGINT}, {&b, SIGTERM}, {&b, SIGHUP}};
 	guint signal_sources[G_N_ELEMENTS(signals)] = {0};
 	for (size_t i = 0; i < G_N_ELEMENTS(signals); i++)
-		if (!lp_signal_ignored(signals[i].sig))
+		if (signals[i].sig != SIGHUP || !lp_signal_ignored(SIGHUP))
 			signal_sources[i] = g_unix_signal_add(signals[i].sig, on_signal, &signals[i]);
 	if (!cli_parse(ctx, &argc, &argv))
 		goto out;

@@ -321,12 +321,16 @@ bool lp_signal_ignored(int sig)
 void lp_stage_handle_signals(void)
 {
 	sigemptyset(&ending_signals);
-	/* A signal ignored from the start stays ignored (nohup, a shell's
-	 * background jobs): whoever started the run chose so. */
-	const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++)
-		if (!lp_signal_ignored(sigs[i]))
-			sigaddset(&ending_signals, sigs[i]);
+	sigaddset(&ending_signals, SIGINT);
+	sigaddset(&ending_signals, SIGTERM);
+	/* SIGHUP ignored from the start stays ignored: nohup(1) asked for it.
+	 * SIGINT and SIGTERM always end the run, even when the shell started
+	 * it in the background with SIGINT ignored; an ignored signal would
+	 * never reach sigwait. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (!lp_signal_ignored(SIGHUP))
+		sigaddset(&ending_signals, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &ending_signals, NULL);
 	g_thread_unref(g_thread_new("signals", wait_for_signal, NULL));
 }

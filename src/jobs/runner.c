@@ -105,8 +105,9 @@ static G_GNUC_NORETURN void child_main(const lp_merge_job *job, int pipe_fd, pid
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(LP_EIO);
-	/* The parent's handlers (GLib's) make no sense here; what the parent
-	 * ignores stays ignored. The ending signals are still blocked (see
+	/* The parent's handlers (GLib's) make no sense here; a SIGHUP or
+	 * SIGPIPE the parent ignores stays ignored. The ending signals are
+	 * still blocked (see
 	 * lp_job_proc_start): one sent already waits for the handling below,
 	 * which removes the job's temporary outputs before it ends the job. */
 	int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGPIPE};

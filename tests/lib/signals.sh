@@ -35,9 +35,7 @@ interrupt() {
 	shift
 	local before
 	before=$(find . -mindepth 1 | sort)
-	# A non-interactive shell starts background commands with SIGINT
-	# ignored, and laplace leaves an ignored signal alone: undo that.
-	env --default-signal=INT "$@" >/dev/null 2>signal.err &
+	"$@" >/dev/null 2>signal.err &
 	local pid=$!
 	wait_for staged || sleep 1
 	kill -s "$sig" "$pid"
