@@ -145,15 +145,33 @@ fuzz-replay: $(REPLAY_BINS)
 		$$bin $$dirs 2>$$bin.log || { tail -n 40 $$bin.log; echo "$$name: FAILED"; exit 1; }; \
 	done
 
+# The daemon's systemd units, its user (sysusers.d) and its spool
+# (tmpfiles.d), from contrib/; see "RUNNING UNDER SYSTEMD" in
+# laplace-daemon(1). The units name the program as /usr/local/bin/laplace,
+# rewritten to $(PREFIX)/bin/laplace on install.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+UNITS := contrib/laplace-daemon.service contrib/laplace-daemon-root.service
+
 install: $(BUILD)/laplace
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BUILD)/laplace $(DESTDIR)$(PREFIX)/bin/laplace
 	for f in $(MAN1); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man1/ || exit; done
 	for f in $(MAN5); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man5/ || exit; done
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
+	for f in $(UNITS); do \
+		sed 's|/usr/local/bin/laplace|$(PREFIX)/bin/laplace|g' $$f > $(DESTDIR)$(SYSTEMDUNITDIR)/$${f##*/} && \
+		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$${f##*/} || exit; \
+	done
+	install -m 644 contrib/sysusers.d/laplace.conf $(DESTDIR)$(SYSUSERSDIR)/laplace.conf
+	install -m 644 contrib/tmpfiles.d/laplace.conf $(DESTDIR)$(TMPFILESDIR)/laplace.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/laplace
 	rm -f $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/man5/%)
+	rm -f $(UNITS:contrib/%=$(DESTDIR)$(SYSTEMDUNITDIR)/%)
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/laplace.conf $(DESTDIR)$(TMPFILESDIR)/laplace.conf
 
 clean:
 	rm -rf build
