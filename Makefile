@@ -3,7 +3,7 @@
 #   make                 build build/laplace
 #   make demo            build and merge the demo capture in fixtures/demo
 #   make check           unit and end-to-end tests, then again under ASan+UBSan
-#   make install         PREFIX=/usr/local DESTDIR= (program and man pages)
+#   make install         PREFIX=/usr/local DESTDIR= (program, man pages, systemd units)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
 #   make bench           see bench/run
 
