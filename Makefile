@@ -39,7 +39,7 @@ TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 MAN1 := $(wildcard man/*.1)
 MAN5 := $(wildcard man/*.5)
 
-.PHONY: all demo check check-plain check-asan unit e2e install uninstall clean fuzz bench
+.PHONY: all demo check check-units check-plain check-asan unit e2e install uninstall clean fuzz bench
 
 all: $(BUILD)/laplace
 
@@ -85,6 +85,13 @@ check-plain: unit e2e fuzz-replay
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
 	$(MAKE) BUILD=build/asan SANFLAGS="$(ASAN)" OPTFLAGS="-O1 -g" check-plain
+
+# The systemd units, sysusers.d and tmpfiles.d files, installed into a
+# scratch tree and checked with systemd-analyze (contrib/check-units).
+check-units: $(BUILD)/laplace
+	rm -rf $(BUILD)/units-inst
+	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(BUILD)/units-inst
+	contrib/check-units $(CURDIR)/$(BUILD)/units-inst /usr
 
 check:
 	$(MAKE) check-plain
