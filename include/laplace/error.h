@@ -25,6 +25,12 @@ typedef struct lp_error {
  * hex digits), so no message carries a raw control byte to a terminal. */
 int lp_fail(lp_error *err, int status, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
+/* Copy src[0, len) into dst (size bytes, NUL-terminated), every byte that
+ * is not printable ASCII as \xHH, stopping before the first byte whose
+ * form would not fit: what lp_fail does to its messages, for other text
+ * bound for a terminal or a log. */
+void lp_escape(char *dst, size_t size, const char *src, size_t len);
+
 /* Input bytes quoted in a message: at most LP_QUOTE_MAX of them, each byte
  * that is not printable ASCII (NUL included) as \xHH. lp_quote writes
  * s[0, len) so into buf and returns buf, for "'%s'" in an lp_fail format;

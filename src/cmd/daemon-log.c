@@ -64,11 +64,15 @@ void daemon_log(enum lp_log_level level, const char *fmt, ...)
 {
 	if (level > log_state.level)
 		return;
-	char msg[2048];
+	char raw[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	g_vsnprintf(msg, sizeof msg, fmt, ap);
+	int n = g_vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	/* Escaped here, whatever the caller passed: job file names and values
+	 * are anyone's text, and a newline in one would forge a log line. */
+	char msg[4 * sizeof raw];
+	lp_escape(msg, sizeof msg, raw, n < 0 ? 0 : MIN((size_t)n, sizeof raw - 1));
 	if (log_state.use_syslog) {
 		syslog(syslog_priority[level], "%s", msg);
 		return;

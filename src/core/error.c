@@ -6,9 +6,7 @@
 
 static bool is_printable(unsigned char c) { return c >= 0x20 && c < 0x7f; }
 
-/* Copy src[0, len) to dst (size bytes, NUL-terminated), non-printable bytes
- * as \xHH, stopping before the first byte whose form would not fit. */
-static void escape(char *dst, size_t size, const char *src, size_t len)
+void lp_escape(char *dst, size_t size, const char *src, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t o = 0;
@@ -41,7 +39,7 @@ int lp_fail(lp_error *err, int status, const char *fmt, ...)
 		int n = vsnprintf(raw, sizeof raw, fmt, ap);
 		va_end(ap);
 		size_t len = n < 0 ? 0 : MIN((size_t)n, sizeof raw - 1);
-		escape(err->msg, sizeof err->msg, raw, len);
+		lp_escape(err->msg, sizeof err->msg, raw, len);
 		err->status = status;
 	}
 	return status;
@@ -49,6 +47,6 @@ int lp_fail(lp_error *err, int status, const char *fmt, ...)
 
 const char *lp_quote(char buf[LP_QUOTE_SIZE], const char *s, size_t len)
 {
-	escape(buf, LP_QUOTE_SIZE, s, MIN(len, (size_t)LP_QUOTE_MAX));
+	lp_escape(buf, LP_QUOTE_SIZE, s, MIN(len, (size_t)LP_QUOTE_MAX));
 	return buf;
 }
