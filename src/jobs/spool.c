@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -67,6 +68,33 @@ static int take_lock(lp_spool *spool, lp_error *err)
 	return r;
 }
 
+/* The spool decides what runs with the daemon's rights: each of its
+ * directories must be a real directory (a symbolic link could send job
+ * files and reports anywhere) of the daemon's user that nobody else can
+ * write to; incoming/ may be writable by all only with the sticky bit, so
+ * that each submitter can rename away only their own job files. */
+static int check_dir(const char *path, bool incoming, lp_error *err)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return lp_fail(err, LP_EIO, "cannot check %s: %s", path, g_strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return lp_fail(err, LP_EUSAGE, "%s is a symbolic link; the spool's directories "
+			       "must be real directories", path);
+	if (!S_ISDIR(st.st_mode))
+		return lp_fail(err, LP_EUSAGE, "%s is not a directory", path);
+	if (st.st_uid != geteuid())
+		return lp_fail(err, LP_EUSAGE, "%s belongs to uid %u, not to the daemon's uid %u; "
+			       "chown it", path, (unsigned)st.st_uid, (unsigned)geteuid());
+	bool shared = st.st_mode & (S_IWGRP | S_IWOTH);
+	if (shared && !incoming)
+		return lp_fail(err, LP_EUSAGE, "%s is writable by others; chmod go-w it", path);
+	if (shared && !(st.st_mode & S_ISVTX))
+		return lp_fail(err, LP_EUSAGE, "%s is writable by others without the sticky bit; "
+			       "chmod +t it (or chmod go-w)", path);
+	return 0;
+}
+
 lp_spool *lp_spool_open(const char *dir, lp_error *err)
 {
 	lp_spool *spool = g_new0(lp_spool, 1);
@@ -84,7 +112,13 @@ lp_spool *lp_spool_open(const char *dir, lp_error *err)
 			return NULL;
 		}
 	}
-	if (take_lock(spool, err)) {
+	int r = check_dir(dir, false, err);
+	for (size_t i = 0; !r && i < G_N_ELEMENTS(spool_dirs); i++) {
+		char *sub = g_build_filename(dir, spool_dirs[i], NULL);
+		r = check_dir(sub, !strcmp(spool_dirs[i], "incoming"), err);
+		g_free(sub);
+	}
+	if (r || take_lock(spool, err)) {
 		lp_spool_close(spool);
 		return NULL;
 	}
