@@ -170,6 +170,11 @@ GPtrArray *lp_spool_incoming(const lp_spool *spool);
 /* Claim a job: rename incoming/NAME into running/. Returns 1 when claimed,
  * 0 when it was gone, -1 with err set on another failure. */
 int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err);
+/* Whether a claimed job file (in running/) may be run: a regular file with
+ * one link, writable by nobody but its owner, and, for a daemon not running
+ * as root, owned by the daemon's own user. 0, or LP_EINPUT with err saying
+ * why. */
+int lp_spool_check_job(const lp_spool *spool, const char *name, lp_error *err);
 /* Put a running job back into incoming/ and remove its status file. */
 int lp_spool_requeue(lp_spool *spool, const char *name, lp_error *err);
 /* Write done/ID.report.yaml (or failed/...), then move the job file there

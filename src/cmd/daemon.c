@@ -188,7 +188,9 @@ static void start_job(daemon_state *d, const char *name)
 	size_t len;
 	lp_error err = {0};
 	running_job *job = g_new0(running_job, 1);
-	int r = lp_jobfile_read(path, LP_JOBFILE_MAX_BYTES, &text, &len, &err);
+	int r = lp_spool_check_job(d->spool, name, &err);
+	if (!r)
+		r = lp_jobfile_read(path, LP_JOBFILE_MAX_BYTES, &text, &len, &err);
 	if (!r)
 		r = lp_jobfile_parse_job(name, text, len, &job->spec, &err);
 	if (!r)

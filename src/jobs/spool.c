@@ -185,6 +185,30 @@ int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err)
 	return r ? -1 : 1;
 }
 
+int lp_spool_check_job(const lp_spool *spool, const char *name, lp_error *err)
+{
+	char *path = lp_spool_path(spool, "running", name);
+	struct stat st;
+	int r = 0;
+	if (lstat(path, &st) < 0)
+		r = lp_fail(err, LP_EIO, "cannot check %s: %s", path, g_strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		r = lp_fail(err, LP_EINPUT, "%s: not a regular file", name);
+	/* Another link could be rewritten by whoever holds it. */
+	else if (st.st_nlink != 1)
+		r = lp_fail(err, LP_EINPUT, "%s: has %ju links; a job file must have one", name,
+			    (uintmax_t)st.st_nlink);
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		r = lp_fail(err, LP_EINPUT, "%s: writable by others than its owner", name);
+	/* Unprivileged, the daemon cannot run a job as its owner: it runs only
+	 * its own user's jobs. */
+	else if (geteuid() != 0 && st.st_uid != geteuid())
+		r = lp_fail(err, LP_EINPUT, "%s: owned by uid %u; this daemon runs only the jobs "
+			    "of uid %u", name, (unsigned)st.st_uid, (unsigned)geteuid());
+	g_free(path);
+	return r;
+}
+
 static void remove_status(const lp_spool *spool, const char *name)
 {
 	char *id = lp_spool_job_id(name);
