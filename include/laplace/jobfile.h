@@ -123,8 +123,12 @@ typedef struct lp_job_proc lp_job_proc;
 
 /* Fork a child that runs job with lp_merge_job_run and reports back through
  * a pipe, watched from the thread-default GLib main context. The child
- * dies with its parent. Returns NULL with err set if it cannot fork. */
-lp_job_proc *lp_job_proc_start(const lp_merge_job *job, const lp_job_proc_ops *ops,
+ * dies with its parent. With owner other than LP_NO_OWNER (a parent running
+ * as root), the child takes that user's groups, gid and uid before it opens
+ * anything, and the job fails if it cannot. Returns NULL with err set if
+ * it cannot fork. */
+#define LP_NO_OWNER ((uid_t)-1)
+lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, const lp_job_proc_ops *ops,
 			       void *ctx, lp_error *err);
 pid_t lp_job_proc_pid(const lp_job_proc *proc);
 /* Kill the child (SIGKILL); done() follows once it has exited. */
@@ -172,9 +176,9 @@ GPtrArray *lp_spool_incoming(const lp_spool *spool);
 int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err);
 /* Whether a claimed job file (in running/) may be run: a regular file with
  * one link, writable by nobody but its owner, and, for a daemon not running
- * as root, owned by the daemon's own user. 0, or LP_EINPUT with err saying
- * why. */
-int lp_spool_check_job(const lp_spool *spool, const char *name, lp_error *err);
+ * as root, owned by the daemon's own user. 0 with *owner set, or LP_EINPUT
+ * with err saying why. */
+int lp_spool_check_job(const lp_spool *spool, const char *name, uid_t *owner, lp_error *err);
 /* Put a running job back into incoming/ and remove its status file. */
 int lp_spool_requeue(lp_spool *spool, const char *name, lp_error *err);
 /* Write done/ID.report.yaml (or failed/...), then move the job file there

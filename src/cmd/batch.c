@@ -109,7 +109,7 @@ static void start_jobs(batch *b)
 		lp_merge_job mj;
 		lp_job_spec_to_merge(&b->specs[job->index], &mj);
 		lp_error err = {0};
-		if ((job->proc = lp_job_proc_start(&mj, &batch_job_ops, job, &err))) {
+		if ((job->proc = lp_job_proc_start(&mj, LP_NO_OWNER, &batch_job_ops, job, &err))) {
 			b->running++;
 			continue;
 		}

@@ -188,7 +188,8 @@ static void start_job(daemon_state *d, const char *name)
 	size_t len;
 	lp_error err = {0};
 	running_job *job = g_new0(running_job, 1);
-	int r = lp_spool_check_job(d->spool, name, &err);
+	uid_t owner;
+	int r = lp_spool_check_job(d->spool, name, &owner, &err);
 	if (!r)
 		r = lp_jobfile_read(path, LP_JOBFILE_MAX_BYTES, &text, &len, &err);
 	if (!r)
@@ -207,7 +208,9 @@ static void start_job(daemon_state *d, const char *name)
 		g_strlcpy(job->started, started, sizeof job->started);
 		lp_merge_job mj;
 		lp_job_spec_to_merge(&job->spec, &mj);
-		job->proc = lp_job_proc_start(&mj, &daemon_job_ops, job, &err);
+		/* As root, each job runs with its job file's owner's rights. */
+		job->proc = lp_job_proc_start(&mj, geteuid() == 0 ? owner : LP_NO_OWNER,
+					      &daemon_job_ops, job, &err);
 		r = job->proc ? 0 : err.status;
 	}
 	if (r) {

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -99,7 +101,26 @@ static void child_warning(void *ctx, const char *msg)
 	send_message(MSG_WARNING, msg, (uint32_t)len);
 }
 
-static G_GNUC_NORETURN void child_main(const lp_merge_job *job, int pipe_fd, pid_t parent)
+/* Take owner's supplementary groups, gid and uid, in that order (each
+ * needs the rights the next one drops), and make sure there is no way back. */
+static int become(uid_t owner, lp_error *err)
+{
+	struct passwd pw, *found = NULL;
+	char buf[16384];
+	if (getpwuid_r(owner, &pw, buf, sizeof buf, &found) != 0 || !found)
+		return lp_fail(err, LP_EIO, "cannot run as uid %u: no such user", (unsigned)owner);
+	if (initgroups(pw.pw_name, pw.pw_gid) < 0 || setgid(pw.pw_gid) < 0 || setuid(owner) < 0)
+		return lp_fail(err, LP_EIO, "cannot run as %s (uid %u): %s", pw.pw_name,
+			       (unsigned)owner, g_strerror(errno));
+	if (getuid() != owner || geteuid() != owner || getgid() != pw.pw_gid ||
+	    getegid() != pw.pw_gid || (owner != 0 && setuid(0) == 0))
+		return lp_fail(err, LP_EIO, "cannot run as %s (uid %u): credentials did not change",
+			       pw.pw_name, (unsigned)owner);
+	return 0;
+}
+
+static G_GNUC_NORETURN void child_main(const lp_merge_job *job, uid_t owner, int pipe_fd,
+				       pid_t parent)
 {
 	/* Die with the daemon, so that a restart never races a leftover job. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -135,7 +156,9 @@ static G_GNUC_NORETURN void child_main(const lp_merge_job *job, int pipe_fd, pid
 	result_message res;
 	memset(&res, 0, sizeof res);
 	lp_error err = {0, ""};
-	res.status = lp_merge_job_run(&j, &res.stats, &err);
+	res.status = owner != LP_NO_OWNER ? become(owner, &err) : 0;
+	if (!res.status)
+		res.status = lp_merge_job_run(&j, &res.stats, &err);
 	g_strlcpy(res.msg, err.msg, sizeof res.msg);
 	send_message(MSG_RESULT, &res, sizeof res);
 	_exit(0);
@@ -232,8 +255,8 @@ static void on_child_exit(GPid pid, gint wait_status, gpointer data)
 	finish_if_over(proc);
 }
 
-lp_job_proc *lp_job_proc_start(const lp_merge_job *job, const lp_job_proc_ops *ops, void *ctx,
-			       lp_error *err)
+lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, const lp_job_proc_ops *ops,
+			       void *ctx, lp_error *err)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0) {
@@ -260,7 +283,7 @@ lp_job_proc *lp_job_proc_start(const lp_merge_job *job, const lp_job_proc_ops *o
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		child_main(job, fds[1], parent);
+		child_main(job, owner, fds[1], parent);
 	}
 	close(fds[1]);
 	g_unix_set_fd_nonblocking(fds[0], TRUE, NULL);

@@ -185,7 +185,7 @@ int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err)
 	return r ? -1 : 1;
 }
 
-int lp_spool_check_job(const lp_spool *spool, const char *name, lp_error *err)
+int lp_spool_check_job(const lp_spool *spool, const char *name, uid_t *owner, lp_error *err)
 {
 	char *path = lp_spool_path(spool, "running", name);
 	struct stat st;
@@ -205,6 +205,8 @@ int lp_spool_check_job(const lp_spool *spool, const char *name, lp_error *err)
 	else if (geteuid() != 0 && st.st_uid != geteuid())
 		r = lp_fail(err, LP_EINPUT, "%s: owned by uid %u; this daemon runs only the jobs "
 			    "of uid %u", name, (unsigned)st.st_uid, (unsigned)geteuid());
+	else
+		*owner = st.st_uid;
 	g_free(path);
 	return r;
 }
