@@ -193,5 +193,9 @@ GPtrArray *lp_spool_leftovers(lp_spool *spool);
 
 /* The job's identifier: NAME without ".yaml" (newly allocated). */
 char *lp_spool_job_id(const char *name);
+/* Whether an output path (symbolic links resolved) would name the spool's
+ * own files: anything in the spool but done/, and in done/ a job file, a
+ * report or a status file. */
+bool lp_spool_holds(const lp_spool *spool, const char *path);
 
 #endif

@@ -196,6 +196,9 @@ static void start_job(daemon_state *d, const char *name)
 		r = lp_jobfile_parse_job(name, text, len, &job->spec, &err);
 	if (!r)
 		r = lp_job_confine(&job->spec, name, d->root, &err);
+	if (!r && lp_spool_holds(d->spool, job->spec.output))
+		r = lp_fail(&err, LP_EINPUT, "%s:%zu: key 'output': %s would overwrite the spool's "
+			    "own files", name, job->spec.key_line[LP_JOB_KEY_OUTPUT], job->spec.output);
 	const running_job *other;
 	if (!r && (other = job_writing(d, job->spec.output)))
 		r = lp_fail(&err, LP_EINPUT, "%s:%zu: key 'output': %s is being written by job %s",

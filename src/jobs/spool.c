@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@ static const char *const spool_dirs[] = {"incoming", "running", "done", "failed"
 
 struct lp_spool {
 	char *dir;
+	char *real_dir; /* symbolic links resolved, for lp_spool_holds */
 	int lock_fd;
 };
 
@@ -113,6 +115,8 @@ lp_spool *lp_spool_open(const char *dir, lp_error *err)
 		}
 	}
 	int r = check_dir(dir, false, err);
+	if (!r && !(spool->real_dir = realpath(dir, NULL)))
+		r = lp_fail(err, LP_EIO, "cannot resolve %s: %s", dir, g_strerror(errno));
 	for (size_t i = 0; !r && i < G_N_ELEMENTS(spool_dirs); i++) {
 		char *sub = g_build_filename(dir, spool_dirs[i], NULL);
 		r = check_dir(sub, !strcmp(spool_dirs[i], "incoming"), err);
@@ -130,6 +134,7 @@ void lp_spool_close(lp_spool *spool)
 	if (spool->lock_fd >= 0)
 		close(spool->lock_fd);
 	g_free(spool->dir);
+	free(spool->real_dir);
 	g_free(spool);
 }
 
@@ -209,6 +214,25 @@ int lp_spool_check_job(const lp_spool *spool, const char *name, uid_t *owner, lp
 		*owner = st.st_uid;
 	g_free(path);
 	return r;
+}
+
+bool lp_spool_holds(const lp_spool *spool, const char *path)
+{
+	char *dir = g_path_get_dirname(path);
+	char *base = g_path_get_basename(path);
+	char *done = g_build_filename(spool->real_dir, "done", NULL);
+	bool bookkeeping;
+	if (!strcmp(dir, done))
+		/* Outputs may go to done/, but not under a job's or a report's name. */
+		bookkeeping = g_str_has_suffix(base, JOB_SUFFIX) || g_str_has_suffix(base, STATUS_SUFFIX);
+	else
+		bookkeeping = !strcmp(dir, spool->real_dir) ||
+			      (g_str_has_prefix(dir, spool->real_dir) &&
+			       dir[strlen(spool->real_dir)] == '/');
+	g_free(done);
+	g_free(base);
+	g_free(dir);
+	return bookkeeping;
 }
 
 static void remove_status(const lp_spool *spool, const char *name)
