@@ -23,7 +23,7 @@
 /* The keys of a job, for the line numbers kept per key. */
 enum lp_job_key {
 	LP_JOB_KEY_REFERENCE, LP_JOB_KEY_KERNEL, LP_JOB_KEY_MODE, LP_JOB_KEY_OUTPUT,
-	LP_JOB_KEY_OPTIONS, LP_JOB_KEY_COUNT
+	LP_JOB_KEY_OPTIONS, LP_JOB_KEY_TIMEOUT, LP_JOB_KEY_COUNT
 };
 extern const char *const lp_job_key_names[LP_JOB_KEY_COUNT];
 
@@ -38,6 +38,7 @@ typedef struct lp_job_spec {
 	uint64_t page_offset;
 	enum lp_endian endian;
 	enum lp_compress compress;
+	unsigned timeout;                /* seconds, or 0: the runner's default */
 	size_t line;                     /* 1-based line where the job starts */
 	size_t key_line[LP_JOB_KEY_COUNT]; /* line of each key given */
 } lp_job_spec;
@@ -125,11 +126,13 @@ typedef struct lp_job_proc lp_job_proc;
  * a pipe, watched from the thread-default GLib main context. The child
  * dies with its parent. With owner other than LP_NO_OWNER (a parent running
  * as root), the child takes that user's groups, gid and uid before it opens
- * anything, and the job fails if it cannot. Returns NULL with err set if
- * it cannot fork. */
+ * anything, and the job fails if it cannot. With a timeout (seconds, 0 for
+ * none), a job still running then gets SIGTERM (it removes its temporary
+ * outputs), SIGKILL a few seconds later, and fails "timed out after N s".
+ * Returns NULL with err set if it cannot fork. */
 #define LP_NO_OWNER ((uid_t)-1)
-lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, const lp_job_proc_ops *ops,
-			       void *ctx, lp_error *err);
+lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, unsigned timeout,
+			       const lp_job_proc_ops *ops, void *ctx, lp_error *err);
 pid_t lp_job_proc_pid(const lp_job_proc *proc);
 /* Kill the child (SIGKILL); done() follows once it has exited. */
 void lp_job_proc_kill(lp_job_proc *proc);

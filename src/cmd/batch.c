@@ -33,6 +33,7 @@ typedef struct batch {
 	size_t running;
 	size_t succeeded, failed;
 	size_t max_running;
+	unsigned job_timeout; /* --job-timeout, 0 for none */
 	bool show_progress;
 	bool progress_shown;
 	int stopped_by;    /* the signal that interrupted the batch, or 0 */
@@ -109,7 +110,9 @@ static void start_jobs(batch *b)
 		lp_merge_job mj;
 		lp_job_spec_to_merge(&b->specs[job->index], &mj);
 		lp_error err = {0};
-		if ((job->proc = lp_job_proc_start(&mj, LP_NO_OWNER, &batch_job_ops, job, &err))) {
+		const lp_job_spec *spec = &b->specs[job->index];
+		unsigned timeout = spec->timeout ? spec->timeout : b->job_timeout;
+		if ((job->proc = lp_job_proc_start(&mj, LP_NO_OWNER, timeout, &batch_job_ops, job, &err))) {
 			b->running++;
 			continue;
 		}
@@ -188,11 +191,15 @@ int cmd_batch(int argc, char **argv)
 {
 	cli_set_command("laplace batch");
 	gint parallel = -1; /* not given */
+	gint job_timeout = 0;
 	gchar *report = NULL, *shard = NULL;
 	gboolean quiet = FALSE;
 	GOptionEntry entries[] = {
 		{"jobs", 'j', 0, G_OPTION_ARG_INT, &parallel,
 		 "Run N jobs at a time (default: the number of processors)", "N"},
+		{"job-timeout", 0, 0, G_OPTION_ARG_INT, &job_timeout,
+		 "Kill and fail a job still running after SECONDS (default: none; a job's own "
+		 "timeout key wins)", "SECONDS"},
 		{"report", 0, 0, G_OPTION_ARG_FILENAME, &report,
 		 "Write each job's status, duration and statistics as YAML to FILE", "FILE"},
 		{"shard", 0, 0, G_OPTION_ARG_STRING, &shard,
@@ -233,6 +240,10 @@ int cmd_batch(int argc, char **argv)
 		goto out;
 	if (argc != 2) {
 		cli_usage_error("expected one batch file, got %d", argc - 1);
+		goto out;
+	}
+	if (job_timeout < 0) {
+		cli_usage_error("--job-timeout must not be negative, not %d", job_timeout);
 		goto out;
 	}
 	if (parallel != -1 && parallel < 1) {
@@ -280,6 +291,7 @@ int cmd_batch(int argc, char **argv)
 		b.jobs[b.njobs].batch = &b;
 		b.jobs[b.njobs++].index = i;
 	}
+	b.job_timeout = (unsigned)job_timeout;
 	b.max_running = parallel != -1 ? (size_t)parallel : (size_t)g_get_num_processors();
 	b.show_progress = !quiet && isatty(STDERR_FILENO);
 	b.loop = g_main_loop_new(NULL, FALSE);

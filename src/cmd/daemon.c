@@ -40,6 +40,7 @@ struct daemon_state {
 	lp_spool *spool;
 	char *root;            /* resolved output root */
 	char *config;          /* --config FILE, reread on SIGHUP */
+	unsigned job_timeout;  /* --job-timeout, 0 for none */
 	lp_daemon_settings cli, active; /* given on the command line; in effect */
 	GHashTable *running;   /* name -> running_job */
 	bool stopping;
@@ -213,6 +214,7 @@ static void start_job(daemon_state *d, const char *name)
 		lp_job_spec_to_merge(&job->spec, &mj);
 		/* As root, each job runs with its job file's owner's rights. */
 		job->proc = lp_job_proc_start(&mj, geteuid() == 0 ? owner : LP_NO_OWNER,
+					      job->spec.timeout ? job->spec.timeout : d->job_timeout,
 					      &daemon_job_ops, job, &err);
 		r = job->proc ? 0 : err.status;
 	}
@@ -395,7 +397,7 @@ int cmd_daemon(int argc, char **argv)
 	cli_set_command("laplace daemon");
 	gchar *spool_dir = NULL, *output_root = NULL, *pid_file = NULL, *log_file = NULL;
 	gchar *log_level = NULL, *config = NULL;
-	gint jobs = -1, grace = -1, rescan = -1;
+	gint jobs = -1, grace = -1, rescan = -1, job_timeout = 0;
 	gboolean use_syslog = FALSE;
 	GOptionEntry entries[] = {
 		{"spool", 0, 0, G_OPTION_ARG_FILENAME, &spool_dir,
@@ -407,6 +409,9 @@ int cmd_daemon(int argc, char **argv)
 		{"grace", 0, 0, G_OPTION_ARG_INT, &grace,
 		 "On SIGTERM, give running jobs SECONDS to finish before requeueing them "
 		 "(default 30)", "SECONDS"},
+		{"job-timeout", 0, 0, G_OPTION_ARG_INT, &job_timeout,
+		 "Kill and fail a job still running after SECONDS (default: none; a job's own "
+		 "timeout key wins)", "SECONDS"},
 		{"rescan", 0, 0, G_OPTION_ARG_INT, &rescan,
 		 "Also look into incoming/ every SECONDS (default 10)", "SECONDS"},
 		{"config", 0, 0, G_OPTION_ARG_FILENAME, &config,
@@ -455,6 +460,11 @@ int cmd_daemon(int argc, char **argv)
 		cli_usage_error("-j must be at least 1, not %d", jobs);
 		goto out;
 	}
+	if (job_timeout < 0) {
+		cli_usage_error("--job-timeout must not be negative, not %d", job_timeout);
+		goto out;
+	}
+	d.job_timeout = (unsigned)job_timeout;
 	if (grace < -1) {
 		cli_usage_error("--grace must not be negative");
 		goto out;

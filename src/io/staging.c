@@ -312,6 +312,14 @@ static gpointer wait_for_signal(gpointer data)
 	_exit(128 + sig);
 }
 
+void lp_stage_forget_inherited(void)
+{
+	/* The items themselves belong to the parent's structures: only the
+	 * references go. */
+	if (staged_set)
+		g_ptr_array_set_size(staged_set, 0);
+}
+
 bool lp_signal_ignored(int sig)
 {
 	struct sigaction old;

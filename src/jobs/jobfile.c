@@ -6,13 +6,14 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "laplace/inbuf.h"
 #include "laplace/merge.h"
 
 const char *const lp_job_key_names[LP_JOB_KEY_COUNT] = {
-	"reference", "kernel", "mode", "output", "options",
+	"reference", "kernel", "mode", "output", "options", "timeout",
 };
 
 enum option_key {
@@ -99,6 +100,19 @@ static int parse_string(parser *p, const char *key, char **out)
 	if (!is_text(p))
 		return wrong_type(p, key, "a path");
 	*out = g_strndup(scalar(p), p->ev.data.scalar.length);
+	return 0;
+}
+
+/* A time limit: a positive decimal number of seconds. */
+static int parse_seconds(parser *p, const char *key, unsigned *out)
+{
+	int r = next_event(p);
+	if (r)
+		return r;
+	guint64 v;
+	if (!is_plain(p) || !g_ascii_string_to_unsigned(scalar(p), 10, 1, UINT_MAX, &v, NULL))
+		return wrong_type(p, key, "a positive number of seconds");
+	*out = (unsigned)v;
 	return 0;
 }
 
@@ -269,6 +283,7 @@ static int parse_job(parser *p, lp_job_spec *spec)
 				spec->per_process = mode == 1;
 			break;
 		case LP_JOB_KEY_OPTIONS: r = parse_options(p, spec); break;
+		case LP_JOB_KEY_TIMEOUT: r = parse_seconds(p, key, &spec->timeout); break;
 		case LP_JOB_KEY_COUNT: break;
 		}
 		if (r)

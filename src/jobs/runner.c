@@ -50,6 +50,9 @@ struct lp_job_proc {
 	bool have_result;
 	result_message result;
 	bool killed;
+	unsigned timeout;    /* seconds, 0 for none */
+	guint timer;         /* the time limit's source, while it runs */
+	bool timed_out;
 	gint64 started;
 	lp_job_proc_ops ops;
 	void *ctx;
@@ -135,6 +138,7 @@ static G_GNUC_NORETURN void child_main(const lp_merge_job *job, uid_t owner, int
 	for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++)
 		if (!lp_signal_ignored(sigs[i]))
 			signal(sigs[i], SIG_DFL);
+	lp_stage_forget_inherited();
 	lp_stage_handle_signals();
 	sigset_t others;
 	sigfillset(&others);
@@ -174,7 +178,12 @@ static void finish_if_over(lp_job_proc *proc)
 	memset(&out, 0, sizeof out);
 	out.seconds = (double)(g_get_monotonic_time() - proc->started) / 1e6;
 	out.killed = proc->killed;
-	if (proc->have_result) {
+	if (proc->timer)
+		g_source_remove(proc->timer);
+	if (proc->timed_out) {
+		out.status = LP_EIO;
+		g_snprintf(out.msg, sizeof out.msg, "timed out after %u s", proc->timeout);
+	} else if (proc->have_result) {
 		out.status = proc->result.status;
 		out.stats = proc->result.stats;
 		g_strlcpy(out.msg, proc->result.msg, sizeof out.msg);
@@ -255,8 +264,26 @@ static void on_child_exit(GPid pid, gint wait_status, gpointer data)
 	finish_if_over(proc);
 }
 
-lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, const lp_job_proc_ops *ops,
-			       void *ctx, lp_error *err)
+/* SIGKILL for a job that outlived its SIGTERM by this long. */
+#define TIMEOUT_KILL_DELAY_S 5
+
+static gboolean on_timeout(gpointer data)
+{
+	lp_job_proc *proc = data;
+	if (!proc->timed_out) {
+		/* First SIGTERM, so that the job removes its temporary outputs. */
+		proc->timed_out = true;
+		kill(proc->pid, SIGTERM);
+		proc->timer = g_timeout_add_seconds(TIMEOUT_KILL_DELAY_S, on_timeout, proc);
+	} else {
+		kill(proc->pid, SIGKILL);
+		proc->timer = 0;
+	}
+	return G_SOURCE_REMOVE;
+}
+
+lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, unsigned timeout,
+			       const lp_job_proc_ops *ops, void *ctx, lp_error *err)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0) {
@@ -293,6 +320,9 @@ lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, const lp_jo
 	proc->started = g_get_monotonic_time();
 	proc->ops = *ops;
 	proc->ctx = ctx;
+	proc->timeout = timeout;
+	if (timeout)
+		proc->timer = g_timeout_add_seconds(timeout, on_timeout, proc);
 	g_unix_fd_add(fds[0], G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, proc);
 	g_child_watch_add(pid, on_child_exit, proc);
 	return proc;
