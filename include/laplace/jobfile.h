@@ -73,13 +73,18 @@ enum lp_log_level { LP_LOG_ERROR, LP_LOG_WARNING, LP_LOG_INFO, LP_LOG_DEBUG, LP_
 extern const char *const lp_log_level_names[LP_LOG_LEVEL_COUNT];
 
 /* Settings a daemon rereads on SIGHUP. Absent keys stay "not set": 0 for
- * jobs and rescan, -1 for grace and log_level. */
+ * jobs, rescan and max_attempts, -1 for grace, log_level and job_timeout. */
 typedef struct lp_daemon_settings {
-	int jobs;      /* jobs run at a time */
-	int grace;     /* seconds running jobs get to finish when stopping */
-	int rescan;    /* seconds between rescans of incoming/ */
-	int log_level; /* an lp_log_level */
+	int jobs;         /* jobs run at a time */
+	int grace;        /* seconds running jobs get to finish when stopping */
+	int rescan;       /* seconds between rescans of incoming/ */
+	int log_level;    /* an lp_log_level */
+	int job_timeout;  /* seconds a job may run (unless its own key says), 0: no limit */
+	int max_attempts; /* runs a job gets when each is interrupted (a stop, a crash) */
 } lp_daemon_settings;
+#define LP_DAEMON_SETTINGS_UNSET \
+	((lp_daemon_settings){.jobs = 0, .grace = -1, .rescan = 0, .log_level = -1, \
+			      .job_timeout = -1, .max_attempts = 0})
 
 int lp_daemon_settings_parse(const char *name, const char *text, size_t len,
 			     lp_daemon_settings *settings, lp_error *err);
@@ -182,16 +187,26 @@ int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err);
  * as root, owned by the daemon's own user. 0 with *owner set, or LP_EINPUT
  * with err saying why. */
 int lp_spool_check_job(const lp_spool *spool, const char *name, uid_t *owner, lp_error *err);
-/* Put a running job back into incoming/ and remove its status file. */
-int lp_spool_requeue(lp_spool *spool, const char *name, lp_error *err);
+/* How many runs of the job file running/NAME were interrupted (by a stop
+ * past the grace period, or a crash of the daemon) and requeued, as kept
+ * in running/ID.attempts by lp_spool_requeue: 0 unless that file was
+ * written for this very job file (same device, inode and modification
+ * time, which renames keep), so a new job of the same name, or the same
+ * file rewritten, starts afresh. */
+unsigned lp_spool_attempts(const lp_spool *spool, const char *name);
+/* Put a running job back into incoming/ after its attempts-th interrupted
+ * run (recorded in running/ID.attempts, which outlives the daemon) and
+ * remove its status file. */
+int lp_spool_requeue(lp_spool *spool, const char *name, unsigned attempts, lp_error *err);
 /* Write done/ID.report.yaml (or failed/...), then move the job file there
- * and remove its status file. ID is NAME without ".yaml". */
+ * and remove its status and attempts files. ID is NAME without ".yaml". */
 int lp_spool_finish(lp_spool *spool, const char *name, bool ok, const char *report,
 		    lp_error *err);
 /* Write running/ID.status. */
 int lp_spool_status(lp_spool *spool, const char *name, const char *text, lp_error *err);
 /* Job names left in running/ by a daemon that died (sorted); their status
- * files are removed. */
+ * files are removed, and so is every attempts file whose job is neither in
+ * running/ nor in incoming/ any more. */
 GPtrArray *lp_spool_leftovers(lp_spool *spool);
 
 /* The job's identifier: NAME without ".yaml" (newly allocated). */

@@ -22,6 +22,7 @@
 
 #define DEFAULT_GRACE 30
 #define DEFAULT_RESCAN 10
+#define DEFAULT_MAX_ATTEMPTS 3
 #define STATUS_INTERVAL_US (1000 * 1000)
 
 typedef struct daemon_state daemon_state;
@@ -40,7 +41,6 @@ struct daemon_state {
 	lp_spool *spool;
 	char *root;            /* resolved output root */
 	char *config;          /* --config FILE, reread on SIGHUP */
-	unsigned job_timeout;  /* --job-timeout, 0 for none */
 	lp_daemon_settings cli, active; /* given on the command line; in effect */
 	GHashTable *running;   /* name -> running_job */
 	bool stopping;
@@ -104,6 +104,35 @@ static void finish_job(daemon_state *d, const char *name, const char *started,
 	g_string_free(text, TRUE);
 }
 
+/* A job whose run was cut short through no fault of its own (the daemon
+ * stopped past the grace period, or died): back into incoming/, unless
+ * that was the last of its --max-attempts runs. why says what cut it short;
+ * note, if not empty, is logged with the requeue. spec is NULL when the job
+ * file could not be read or parsed. */
+static void requeue_or_give_up(daemon_state *d, const char *name, const char *started,
+			       const lp_job_spec *spec, double seconds, const char *why,
+			       const char *note)
+{
+	unsigned attempts = lp_spool_attempts(d->spool, name) + 1;
+	unsigned max = (unsigned)d->active.max_attempts;
+	if (attempts >= max) {
+		lp_job_outcome outcome;
+		memset(&outcome, 0, sizeof outcome);
+		outcome.status = LP_EIO;
+		outcome.seconds = seconds;
+		g_snprintf(outcome.msg, sizeof outcome.msg, "gave up after %u attempt%s: %s", attempts,
+			   attempts == 1 ? "" : "s", why);
+		finish_job(d, name, started, spec, &outcome);
+		return;
+	}
+	lp_error err = {0};
+	if (lp_spool_requeue(d->spool, name, attempts, &err))
+		daemon_log(LP_LOG_ERROR, "job %s: %s", name, err.msg);
+	else
+		daemon_log(LP_LOG_WARNING, "job %s %s: requeued after attempt %u of %u%s", name, why,
+			   attempts, max, note);
+}
+
 static void fail_before_start(daemon_state *d, const char *name, const char *started,
 			      const lp_error *err)
 {
@@ -143,20 +172,15 @@ static void on_done(void *ctx, const lp_job_outcome *outcome)
 {
 	running_job *job = ctx;
 	daemon_state *d = job->d;
-	lp_error err = {0};
 	/* A failed job may have died before cleaning up: its temporary files
 	 * are ours to remove (no other job writes the same output). */
 	if (outcome->status != LP_OK)
 		lp_job_remove_partials(job->spec.output);
-	if (outcome->killed) {
-		if (lp_spool_requeue(d->spool, job->name, &err))
-			daemon_log(LP_LOG_ERROR, "job %s: %s", job->name, err.msg);
-		else
-			daemon_log(LP_LOG_WARNING, "job %s killed after the grace period, requeued",
-				   job->name);
-	} else {
+	if (outcome->killed)
+		requeue_or_give_up(d, job->name, job->started, &job->spec, outcome->seconds,
+				   "killed after the grace period", "");
+	else
 		finish_job(d, job->name, job->started, &job->spec, outcome);
-	}
 	g_hash_table_remove(d->running, job->name);
 	if (d->stopping && g_hash_table_size(d->running) == 0)
 		g_main_loop_quit(d->loop);
@@ -214,7 +238,8 @@ static void start_job(daemon_state *d, const char *name)
 		lp_job_spec_to_merge(&job->spec, &mj);
 		/* As root, each job runs with its job file's owner's rights. */
 		job->proc = lp_job_proc_start(&mj, geteuid() == 0 ? owner : LP_NO_OWNER,
-					      job->spec.timeout ? job->spec.timeout : d->job_timeout,
+					      job->spec.timeout ? job->spec.timeout
+								: (unsigned)d->active.job_timeout,
 					      &daemon_job_ops, job, &err);
 		r = job->proc ? 0 : err.status;
 	}
@@ -280,7 +305,7 @@ static int setting(int cli, int config, int fallback, int unset)
 /* Combine the command line, the --config file and the defaults. */
 static int apply_settings(daemon_state *d, lp_error *err)
 {
-	lp_daemon_settings file = {0, -1, 0, -1};
+	lp_daemon_settings file = LP_DAEMON_SETTINGS_UNSET;
 	if (d->config) {
 		char *text;
 		size_t len;
@@ -295,6 +320,9 @@ static int apply_settings(daemon_state *d, lp_error *err)
 	d->active.jobs = setting(d->cli.jobs, file.jobs, (int)g_get_num_processors(), 0);
 	d->active.grace = setting(d->cli.grace, file.grace, DEFAULT_GRACE, -1);
 	d->active.log_level = setting(d->cli.log_level, file.log_level, LP_LOG_INFO, -1);
+	d->active.job_timeout = setting(d->cli.job_timeout, file.job_timeout, 0, -1);
+	d->active.max_attempts =
+		setting(d->cli.max_attempts, file.max_attempts, DEFAULT_MAX_ATTEMPTS, 0);
 	int rescan = setting(d->cli.rescan, file.rescan, DEFAULT_RESCAN, 0);
 	daemon_log_set_level((enum lp_log_level)d->active.log_level);
 	if (rescan != d->active.rescan) {
@@ -353,7 +381,7 @@ static gboolean on_hangup(gpointer data)
 /* ---- start-up ---- */
 
 /* Jobs left in running/ by a daemon that died: remove their partial
- * outputs and put them back in the queue. */
+ * outputs and put them back in the queue (or fail those out of attempts). */
 static void recover(daemon_state *d)
 {
 	GPtrArray *names = lp_spool_leftovers(d->spool);
@@ -367,20 +395,20 @@ static void recover(daemon_state *d)
 		memset(&spec, 0, sizeof spec);
 		int removed = 0;
 		/* A job that does not parse never started writing anything. */
-		if (!lp_jobfile_read(path, LP_JOBFILE_MAX_BYTES, &text, &len, &err) &&
-		    !lp_jobfile_parse_job(name, text, len, &spec, &err) &&
-		    !lp_job_confine(&spec, name, d->root, &err))
+		bool parsed = !lp_jobfile_read(path, LP_JOBFILE_MAX_BYTES, &text, &len, &err) &&
+			      !lp_jobfile_parse_job(name, text, len, &spec, &err) &&
+			      !lp_job_confine(&spec, name, d->root, &err);
+		if (parsed)
 			removed = lp_job_remove_partials(spec.output);
+		char started[32], note[64];
+		now_iso(started, sizeof started);
+		g_snprintf(note, sizeof note, ", %d partial output%s removed", removed,
+			   removed == 1 ? "" : "s");
+		requeue_or_give_up(d, name, started, parsed ? &spec : NULL, 0,
+				   "left running by a previous daemon", note);
 		lp_job_spec_clear(&spec);
 		g_free(text);
 		g_free(path);
-		err = (lp_error){0};
-		if (lp_spool_requeue(d->spool, name, &err))
-			daemon_log(LP_LOG_ERROR, "%s", err.msg);
-		else
-			daemon_log(LP_LOG_WARNING,
-				   "job %s was left running by a previous daemon: requeued (%d partial output%s removed)",
-				   name, removed, removed == 1 ? "" : "s");
 	}
 	g_ptr_array_unref(names);
 }
@@ -397,7 +425,8 @@ int cmd_daemon(int argc, char **argv)
 	cli_set_command("laplace daemon");
 	gchar *spool_dir = NULL, *output_root = NULL, *pid_file = NULL, *log_file = NULL;
 	gchar *log_level = NULL, *config = NULL;
-	gint jobs = -1, grace = -1, rescan = -1, job_timeout = 0;
+	gint jobs = -1, grace = -1, rescan = -1;
+	gint job_timeout = INT_MIN, max_attempts = INT_MIN; /* not given */
 	gboolean use_syslog = FALSE;
 	GOptionEntry entries[] = {
 		{"spool", 0, 0, G_OPTION_ARG_FILENAME, &spool_dir,
@@ -412,6 +441,9 @@ int cmd_daemon(int argc, char **argv)
 		{"job-timeout", 0, 0, G_OPTION_ARG_INT, &job_timeout,
 		 "Kill and fail a job still running after SECONDS (default: none; a job's own "
 		 "timeout key wins)", "SECONDS"},
+		{"max-attempts", 0, 0, G_OPTION_ARG_INT, &max_attempts,
+		 "Fail a job instead of requeueing it when its Nth run is cut short by a stop "
+		 "or a crash (default 3)", "N"},
 		{"rescan", 0, 0, G_OPTION_ARG_INT, &rescan,
 		 "Also look into incoming/ every SECONDS (default 10)", "SECONDS"},
 		{"config", 0, 0, G_OPTION_ARG_FILENAME, &config,
@@ -454,17 +486,27 @@ int cmd_daemon(int argc, char **argv)
 		cli_usage_error("--spool DIR is required");
 		goto out;
 	}
-	/* -1: not given; lp_daemon_settings says 0 for that. */
-	d.cli = (lp_daemon_settings){jobs == -1 ? 0 : jobs, grace, rescan == -1 ? 0 : rescan, -1};
+	/* Options not given are "not set" in lp_daemon_settings' terms. */
+	d.cli = LP_DAEMON_SETTINGS_UNSET;
+	d.cli.jobs = jobs == -1 ? 0 : jobs;
+	d.cli.grace = grace;
+	d.cli.rescan = rescan == -1 ? 0 : rescan;
+	if (job_timeout != INT_MIN)
+		d.cli.job_timeout = job_timeout;
+	if (max_attempts != INT_MIN)
+		d.cli.max_attempts = max_attempts;
 	if (jobs != -1 && jobs < 1) {
 		cli_usage_error("-j must be at least 1, not %d", jobs);
 		goto out;
 	}
-	if (job_timeout < 0) {
+	if (job_timeout != INT_MIN && job_timeout < 0) {
 		cli_usage_error("--job-timeout must not be negative, not %d", job_timeout);
 		goto out;
 	}
-	d.job_timeout = (unsigned)job_timeout;
+	if (max_attempts != INT_MIN && max_attempts < 1) {
+		cli_usage_error("--max-attempts must be at least 1, not %d", max_attempts);
+		goto out;
+	}
 	if (grace < -1) {
 		cli_usage_error("--grace must not be negative");
 		goto out;

@@ -473,10 +473,11 @@ static int log_level_lookup(const char *s)
 int lp_daemon_settings_parse(const char *name, const char *text, size_t len,
 			     lp_daemon_settings *settings, lp_error *err)
 {
-	static const char *const keys[] = {"jobs", "grace", "rescan", "log_level"};
+	static const char *const keys[] = {"jobs", "grace", "rescan", "log_level", "job_timeout",
+					   "max_attempts"};
 	parser p;
 	parser_init(&p, name, text, len, err);
-	*settings = (lp_daemon_settings){0, -1, 0, -1};
+	*settings = LP_DAEMON_SETTINGS_UNSET;
 	int r = start_document(&p);
 	if (!r)
 		r = top_must_be_mapping(&p, "a mapping of settings");
@@ -492,10 +493,13 @@ int lp_daemon_settings_parse(const char *name, const char *text, size_t len,
 		case 0: r = parse_count(&p, keys[k], 1, 1024, &settings->jobs); break;
 		case 1: r = parse_count(&p, keys[k], 0, 86400, &settings->grace); break;
 		case 2: r = parse_count(&p, keys[k], 1, 86400, &settings->rescan); break;
-		default:
+		case 3:
 			r = parse_word(&p, keys[k], "error, warning, info or debug", log_level_lookup,
 				       &settings->log_level);
 			break;
+		/* A year at most: a larger number is a typo, not a limit. */
+		case 4: r = parse_count(&p, keys[k], 0, 31536000, &settings->job_timeout); break;
+		default: r = parse_count(&p, keys[k], 1, 1000, &settings->max_attempts); break;
 		}
 	}
 	if (r < 0)

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include <glib/gstdio.h>
+
+#include "laplace/inbuf.h"
 
 static const char *const spool_dirs[] = {"incoming", "running", "done", "failed"};
 
@@ -24,6 +27,7 @@ struct lp_spool {
 #define LOCK_NAME "lock"
 #define JOB_SUFFIX ".yaml"
 #define STATUS_SUFFIX ".status"
+#define ATTEMPTS_SUFFIX ".attempts"
 
 char *lp_spool_path(const lp_spool *spool, const char *sub, const char *name)
 {
@@ -235,21 +239,76 @@ bool lp_spool_holds(const lp_spool *spool, const char *path)
 	return bookkeeping;
 }
 
-static void remove_status(const lp_spool *spool, const char *name)
+/* running/ID followed by suffix, newly allocated. */
+static char *running_sidecar(const lp_spool *spool, const char *name, const char *suffix)
 {
 	char *id = lp_spool_job_id(name);
-	char *file = g_strconcat(id, STATUS_SUFFIX, NULL);
+	char *file = g_strconcat(id, suffix, NULL);
 	char *path = lp_spool_path(spool, "running", file);
-	g_unlink(path);
-	g_free(path);
 	g_free(file);
 	g_free(id);
+	return path;
 }
 
-int lp_spool_requeue(lp_spool *spool, const char *name, lp_error *err)
+static void remove_sidecar(const lp_spool *spool, const char *name, const char *suffix)
 {
-	remove_status(spool, name);
-	int r = move(spool, "running", "incoming", name, err);
+	char *path = running_sidecar(spool, name, suffix);
+	g_unlink(path);
+	g_free(path);
+}
+
+/* What tells the job file running/NAME from another of the same name:
+ * renames keep its device, inode and modification time; NULL if it is gone. */
+static char *job_identity(const lp_spool *spool, const char *name)
+{
+	char *path = lp_spool_path(spool, "running", name);
+	struct stat st;
+	char *identity = lstat(path, &st) < 0 ? NULL
+		: g_strdup_printf("%ju:%ju:%jd.%09ld", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
+				  (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+	g_free(path);
+	return identity;
+}
+
+unsigned lp_spool_attempts(const lp_spool *spool, const char *name)
+{
+	char *path = running_sidecar(spool, name, ATTEMPTS_SUFFIX);
+	char *identity = job_identity(spool, name);
+	char *text = NULL;
+	size_t len;
+	unsigned attempts = 0;
+	/* Written by lp_spool_requeue alone: anything else counts as none. */
+	if (identity && !lp_read_small_file(path, false, 256, "attempts file", &text, &len, NULL)) {
+		char *expected = g_strdup_printf("job: %s\n", identity);
+		const char *count = g_str_has_prefix(text, expected) ? text + strlen(expected) : NULL;
+		char *end = NULL;
+		unsigned long n = count && g_str_has_prefix(count, "attempts: ")
+			? strtoul(count + strlen("attempts: "), &end, 10) : 0;
+		if (n && n <= UINT_MAX && !strcmp(end, "\n"))
+			attempts = (unsigned)n;
+		g_free(expected);
+	}
+	g_free(text);
+	g_free(identity);
+	g_free(path);
+	return attempts;
+}
+
+int lp_spool_requeue(lp_spool *spool, const char *name, unsigned attempts, lp_error *err)
+{
+	char *identity = job_identity(spool, name);
+	if (!identity)
+		return lp_fail(err, LP_EIO, "cannot requeue %s: it is gone from running/", name);
+	char *text = g_strdup_printf("job: %s\nattempts: %u\n", identity, attempts);
+	char *path = running_sidecar(spool, name, ATTEMPTS_SUFFIX);
+	int r = lp_write_file_atomic(path, text, strlen(text), err);
+	g_free(path);
+	g_free(text);
+	g_free(identity);
+	if (r)
+		return r;
+	remove_sidecar(spool, name, STATUS_SUFFIX);
+	r = move(spool, "running", "incoming", name, err);
 	if (r < 0)
 		return lp_fail(err, LP_EIO, "cannot requeue %s: it is gone from running/", name);
 	return r;
@@ -267,7 +326,8 @@ int lp_spool_finish(lp_spool *spool, const char *name, bool ok, const char *repo
 	g_free(id);
 	if (r)
 		return r;
-	remove_status(spool, name);
+	remove_sidecar(spool, name, STATUS_SUFFIX);
+	remove_sidecar(spool, name, ATTEMPTS_SUFFIX);
 	r = move(spool, "running", sub, name, err);
 	if (r < 0)
 		return lp_fail(err, LP_EIO, "cannot move %s to %s/: it is gone from running/", name, sub);
@@ -276,25 +336,41 @@ int lp_spool_finish(lp_spool *spool, const char *name, bool ok, const char *repo
 
 int lp_spool_status(lp_spool *spool, const char *name, const char *text, lp_error *err)
 {
-	char *id = lp_spool_job_id(name);
-	char *file = g_strconcat(id, STATUS_SUFFIX, NULL);
-	char *path = lp_spool_path(spool, "running", file);
+	char *path = running_sidecar(spool, name, STATUS_SUFFIX);
 	int r = lp_write_file_atomic(path, text, strlen(text), err);
 	g_free(path);
-	g_free(file);
-	g_free(id);
 	return r;
+}
+
+/* Whether running/ENTRY is the attempts file of a job still in the spool's
+ * queue (in running/ or incoming/). */
+static bool counts_queued_job(const lp_spool *spool, const char *entry)
+{
+	if (entry[0] == '.' || !g_str_has_suffix(entry, ATTEMPTS_SUFFIX))
+		return false;
+	char *id = g_strndup(entry, strlen(entry) - strlen(ATTEMPTS_SUFFIX));
+	char *name = g_strconcat(id, JOB_SUFFIX, NULL);
+	char *running = lp_spool_path(spool, "running", name);
+	char *incoming = lp_spool_path(spool, "incoming", name);
+	bool queued = g_file_test(running, G_FILE_TEST_EXISTS) ||
+		      g_file_test(incoming, G_FILE_TEST_EXISTS);
+	g_free(incoming);
+	g_free(running);
+	g_free(name);
+	g_free(id);
+	return queued;
 }
 
 GPtrArray *lp_spool_leftovers(lp_spool *spool)
 {
-	/* Everything in running/ that is not a job file is a status file or a
-	 * temporary file of one: none of it means anything any more. */
+	/* Everything else in running/ but job files is a status file, the
+	 * attempts file of a job gone from the queue, or a temporary file of
+	 * either: none of it means anything any more. */
 	char *path = g_build_filename(spool->dir, "running", NULL);
 	GDir *d = g_dir_open(path, 0, NULL);
 	const char *entry;
 	while (d && (entry = g_dir_read_name(d))) {
-		if (is_job_name(entry))
+		if (is_job_name(entry) || counts_queued_job(spool, entry))
 			continue;
 		char *file = g_build_filename(path, entry, NULL);
 		g_unlink(file);

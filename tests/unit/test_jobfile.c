@@ -64,6 +64,27 @@ Test(jobfile, defaults)
 	cr_assert_eq(spec.endian, LP_LITTLE);
 	cr_assert_eq(spec.compress, LP_COMPRESS_AUTO);
 	cr_assert_eq(spec.key_line[LP_JOB_KEY_OPTIONS], 0);
+	cr_assert_eq(spec.timeout, 0);
+}
+
+Test(jobfile, timeout)
+{
+	cr_assert_eq(parse("{reference: r, kernel: k, mode: basic, output: o, timeout: 90}"), 0,
+		     "%s", err.msg);
+	cr_assert_eq(spec.timeout, 90);
+	cr_assert_eq(spec.key_line[LP_JOB_KEY_TIMEOUT], 1);
+	clear();
+	expect_error("timeout: 0\n",
+		     "job.yaml:1: key 'timeout': expected a positive number of seconds, found '0'");
+	expect_error("timeout: -5\n",
+		     "job.yaml:1: key 'timeout': expected a positive number of seconds, found '-5'");
+	expect_error("timeout: 1.5\n",
+		     "job.yaml:1: key 'timeout': expected a positive number of seconds, found '1.5'");
+	expect_error("timeout: \"60\"\n",
+		     "job.yaml:1: key 'timeout': expected a positive number of seconds, found '60'");
+	expect_error("timeout: 4294967296\n",
+		     "job.yaml:1: key 'timeout': expected a positive number of seconds, "
+		     "found '4294967296'");
 }
 
 Test(jobfile, hex_page_offset_without_prefix)
@@ -216,6 +237,62 @@ Test(jobfile, batch_errors)
 	expect_batch_error("- {}\n", "b/jobs.yaml:1: expected a mapping with the key 'jobs', found a list");
 	expect_batch_error("jobs: []\njobs: []\n",
 			   "b/jobs.yaml:2: key 'jobs' given twice (first on line 1)");
+}
+
+/* ---- daemon settings ---- */
+
+static lp_daemon_settings settings;
+
+static int parse_settings(const char *text)
+{
+	err = (lp_error){0};
+	return lp_daemon_settings_parse("daemon.yaml", text, strlen(text), &settings, &err);
+}
+
+Test(jobfile, settings)
+{
+	cr_assert_eq(parse_settings("jobs: 4\ngrace: 0\nrescan: 5\nlog_level: debug\n"
+				    "job_timeout: 0\nmax_attempts: 7\n"), 0, "%s", err.msg);
+	cr_assert_eq(settings.jobs, 4);
+	cr_assert_eq(settings.grace, 0);
+	cr_assert_eq(settings.rescan, 5);
+	cr_assert_eq(settings.log_level, LP_LOG_DEBUG);
+	cr_assert_eq(settings.job_timeout, 0);
+	cr_assert_eq(settings.max_attempts, 7);
+	cr_assert_eq(parse_settings("job_timeout: 3600\n"), 0, "%s", err.msg);
+	cr_assert_eq(settings.job_timeout, 3600);
+	/* Absent keys stay "not set". */
+	cr_assert_eq(parse_settings("{}\n"), 0, "%s", err.msg);
+	cr_assert_eq(settings.jobs, 0);
+	cr_assert_eq(settings.grace, -1);
+	cr_assert_eq(settings.rescan, 0);
+	cr_assert_eq(settings.log_level, -1);
+	cr_assert_eq(settings.job_timeout, -1);
+	cr_assert_eq(settings.max_attempts, 0);
+}
+
+Test(jobfile, settings_errors)
+{
+	const struct {
+		const char *text, *msg;
+	} cases[] = {
+		{"max_attempts: 0\n",
+		 "daemon.yaml:1: key 'max_attempts': expected a whole number from 1 to 1000, found '0'"},
+		{"max_attempts: 1001\n",
+		 "daemon.yaml:1: key 'max_attempts': expected a whole number from 1 to 1000, found '1001'"},
+		{"job_timeout: -1\n",
+		 "daemon.yaml:1: key 'job_timeout': expected a whole number from 0 to 31536000, found '-1'"},
+		{"job_timeout: 31536001\n",
+		 "daemon.yaml:1: key 'job_timeout': expected a whole number from 0 to 31536000, "
+		 "found '31536001'"},
+		{"job_timeout: 5\njob_timeout: 6\n",
+		 "daemon.yaml:2: key 'job_timeout' given twice (first on line 1)"},
+		{"timeout: 5\n", "daemon.yaml:1: unknown key 'timeout'"},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		cr_assert_eq(parse_settings(cases[i].text), LP_EINPUT, "accepted:\n%s", cases[i].text);
+		cr_assert_str_eq(err.msg, cases[i].msg);
+	}
 }
 
 /* ---- reading files ---- */
@@ -395,4 +472,78 @@ Test(jobfs, remove_partials)
 	gone = in_dir(".out.tmp-abc123");
 	cr_assert_not(g_file_test(gone, G_FILE_TEST_EXISTS));
 	g_free(gone);
+}
+
+/* ---- the spool's count of attempts ---- */
+
+static lp_spool *spool;
+
+static void submit(const char *name, const char *text)
+{
+	char *tmp = in_dir("job.tmp");
+	char *path = g_build_filename(dir, "sp", "incoming", name, NULL);
+	cr_assert(g_file_set_contents(tmp, text, -1, NULL));
+	cr_assert_eq(rename(tmp, path), 0);
+	g_free(path);
+	g_free(tmp);
+}
+
+static bool in_running(const char *name)
+{
+	char *path = g_build_filename(dir, "sp", "running", name, NULL);
+	bool there = g_file_test(path, G_FILE_TEST_EXISTS);
+	g_free(path);
+	return there;
+}
+
+static void open_spool(void)
+{
+	char *sp = in_dir("sp");
+	spool = lp_spool_open(sp, &err);
+	cr_assert_not_null(spool, "%s", err.msg);
+	g_free(sp);
+}
+
+Test(jobfs, spool_attempts)
+{
+	open_spool();
+	submit("a.yaml", "first\n");
+	cr_assert_eq(lp_spool_claim(spool, "a.yaml", &err), 1);
+	cr_assert_eq(lp_spool_attempts(spool, "a.yaml"), 0);
+	cr_assert_eq(lp_spool_requeue(spool, "a.yaml", 1, &err), 0, "%s", err.msg);
+	cr_assert(in_running("a.attempts"));
+	cr_assert_eq(lp_spool_claim(spool, "a.yaml", &err), 1);
+	cr_assert_eq(lp_spool_attempts(spool, "a.yaml"), 1);
+	cr_assert_eq(lp_spool_requeue(spool, "a.yaml", 2, &err), 0, "%s", err.msg);
+
+	/* A restart keeps the count of a job still queued, and drops that of
+	 * a job gone from the queue. */
+	submit("b.yaml", "other\n");
+	cr_assert_eq(lp_spool_claim(spool, "b.yaml", &err), 1);
+	cr_assert_eq(lp_spool_requeue(spool, "b.yaml", 1, &err), 0, "%s", err.msg);
+	char *b = g_build_filename(dir, "sp", "incoming", "b.yaml", NULL);
+	cr_assert_eq(unlink(b), 0);
+	g_free(b);
+	lp_spool_close(spool);
+	open_spool();
+	GPtrArray *left = lp_spool_leftovers(spool);
+	cr_assert_eq(left->len, 0);
+	g_ptr_array_unref(left);
+	cr_assert(in_running("a.attempts"));
+	cr_assert_not(in_running("b.attempts"));
+	cr_assert_eq(lp_spool_claim(spool, "a.yaml", &err), 1);
+	cr_assert_eq(lp_spool_attempts(spool, "a.yaml"), 2);
+
+	/* Finishing forgets the count. */
+	cr_assert_eq(lp_spool_finish(spool, "a.yaml", false, "x: y\n", &err), 0, "%s", err.msg);
+	cr_assert_not(in_running("a.attempts"));
+
+	/* Another job file of the same name starts afresh. */
+	submit("a.yaml", "first\n");
+	cr_assert_eq(lp_spool_claim(spool, "a.yaml", &err), 1);
+	cr_assert_eq(lp_spool_requeue(spool, "a.yaml", 1, &err), 0, "%s", err.msg);
+	submit("a.yaml", "second\n");
+	cr_assert_eq(lp_spool_claim(spool, "a.yaml", &err), 1);
+	cr_assert_eq(lp_spool_attempts(spool, "a.yaml"), 0);
+	lp_spool_close(spool);
 }
