@@ -112,7 +112,7 @@ typedef struct lp_job_outcome {
 	char msg[1024];
 	lp_stats stats;  /* valid when status is LP_OK */
 	double seconds;  /* wall-clock duration */
-	bool killed;     /* ended by lp_job_proc_kill */
+	bool killed;     /* ended by lp_job_proc_kill, without a result, within its time */
 } lp_job_outcome;
 
 typedef struct lp_job_proc_ops {

@@ -177,16 +177,20 @@ static void finish_if_over(lp_job_proc *proc)
 	lp_job_outcome out;
 	memset(&out, 0, sizeof out);
 	out.seconds = (double)(g_get_monotonic_time() - proc->started) / 1e6;
-	out.killed = proc->killed;
+	/* Killed counts only for a job that had not ended by itself, nor run
+	 * out of time (it fails, even if a stop killed it since). */
+	out.killed = proc->killed && !proc->have_result && !proc->timed_out;
 	if (proc->timer)
 		g_source_remove(proc->timer);
-	if (proc->timed_out) {
-		out.status = LP_EIO;
-		g_snprintf(out.msg, sizeof out.msg, "timed out after %u s", proc->timeout);
-	} else if (proc->have_result) {
+	/* A result sent means the job ended by itself, its outputs published
+	 * or not, whatever signal came after it. */
+	if (proc->have_result) {
 		out.status = proc->result.status;
 		out.stats = proc->result.stats;
 		g_strlcpy(out.msg, proc->result.msg, sizeof out.msg);
+	} else if (proc->timed_out) {
+		out.status = LP_EIO;
+		g_snprintf(out.msg, sizeof out.msg, "timed out after %u s", proc->timeout);
 	} else {
 		out.status = LP_EIO;
 		if (WIFSIGNALED(proc->wait_status))
