@@ -70,7 +70,11 @@ void daemon_log(enum lp_log_level level, const char *fmt, ...)
 	int n = g_vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
 	/* Escaped here, whatever the caller passed: job file names and values
-	 * are anyone's text, and a newline in one would forge a log line. */
+	 * are anyone's text, and a newline in one would forge a log line. One
+	 * place covers every call site, present and future, and syslog too;
+	 * quoting at each call site would leave the next one to forget it.
+	 * Messages from lp_fail, escaped already, pass unchanged: escaped text
+	 * is printable ASCII. */
 	char msg[4 * sizeof raw];
 	lp_escape(msg, sizeof msg, raw, n < 0 ? 0 : MIN((size_t)n, sizeof raw - 1));
 	if (log_state.use_syslog) {
