@@ -1,9 +1,13 @@
 # laplace — build, test and install.
 #
-#   make                 build build/laplace
+#   make                 build build/laplace and the library, build/liblaplace.so.0
+#                        and build/liblaplace.a
 #   make demo            build and merge the demo capture in fixtures/demo
-#   make check           unit and end-to-end tests, then again under ASan+UBSan
-#   make install         PREFIX=/usr/local DESTDIR= (program, man pages, systemd units)
+#   make check           unit and end-to-end tests, the library's exports, its
+#                        installed use from C, C++ and Python, then again under
+#                        ASan+UBSan
+#   make install         PREFIX=/usr/local DESTDIR= (program, library, header,
+#                        laplace.pc, Python module, man pages, systemd units)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
 #   make bench           see bench/run
 
@@ -13,19 +17,27 @@ BUILD ?= build
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 PKGS = glib-2.0 gio-2.0 yaml-0.1 zlib libzstd
+# What the library needs (gio is the daemon's alone).
+LIB_PKGS = glib-2.0 yaml-0.1 zlib libzstd
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
+LIB_PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS))
 CRITERION_CFLAGS := $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
 CRITERION_LIBS := $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
 OPTFLAGS ?= -O2 -g
 WARNFLAGS = -Wall -Wextra -Werror
 VERSION = 0.1.0
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" $(OPTFLAGS) $(WARNFLAGS) $(SANFLAGS) -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" $(OPTFLAGS) $(WARNFLAGS) $(SANFLAGS) -Iinclude $(PKG_CFLAGS) $(OBJ_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
-# The library: everything but the command-line front end.
+# The library: everything but the command-line front end. Its objects are
+# position-independent and hide every symbol but the interface of
+# include/laplace/laplace.h (LP_API), which is all that liblaplace.so.0 and
+# the installed liblaplace.a export. The program, the unit tests and the
+# replayed fuzz targets link the same objects from build/internal.a, where
+# every function stays in reach.
 LIB_SRCS := $(sort $(wildcard src/core/*.c src/io/*.c src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c))
 CMD_SRCS := $(sort $(wildcard src/cmd/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
@@ -33,15 +45,20 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
 HEADERS := $(wildcard include/laplace/*.h src/*/*.h)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+$(LIB_OBJS): OBJ_CFLAGS = -fPIC -fvisibility=hidden
+SONAME = liblaplace.so.0
+LIB_SHARED = $(BUILD)/liblaplace.so.$(VERSION)
 CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 
 MAN1 := $(wildcard man/*.1)
+MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
-.PHONY: all demo check check-units check-plain check-asan unit e2e install uninstall clean fuzz bench
+.PHONY: all demo check check-units check-plain check-asan unit e2e check-exports check-python \
+	check-install install uninstall clean fuzz bench
 
-all: $(BUILD)/laplace
+all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
 
 # The README's first command: merge the bundled demo capture.
 demo: $(BUILD)/laplace
@@ -49,23 +66,42 @@ demo: $(BUILD)/laplace
 	@echo "first lines of $(BUILD)/demo.merge:"
 	@head -n 10 $(BUILD)/demo.merge
 
-$(BUILD)/%.o: %.c $(HEADERS)
+# Objects also depend on this file: it holds their flags.
+$(BUILD)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c -o $@ $<
 
-$(BUILD)/tests/unit/%.o: tests/unit/%.c $(HEADERS)
+$(BUILD)/tests/unit/%.o: tests/unit/%.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(CRITERION_CFLAGS) -c -o $@ $<
 
-$(BUILD)/liblaplace.a: $(LIB_OBJS)
+$(BUILD)/internal.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/laplace: $(CMD_OBJS) $(BUILD)/liblaplace.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CMD_OBJS) $(BUILD)/liblaplace.a $(PKG_LIBS)
+$(LIB_SHARED): $(LIB_OBJS)
+	$(CC) $(LDFLAGS_ALL) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,--as-needed \
+		-o $@ $(LIB_OBJS) $(LIB_PKG_LIBS)
 
-$(BUILD)/unit-tests: $(TEST_OBJS) $(BUILD)/liblaplace.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(TEST_OBJS) $(BUILD)/liblaplace.a $(PKG_LIBS) $(CRITERION_LIBS)
+$(BUILD)/$(SONAME): $(LIB_SHARED)
+	ln -sf $(notdir $<) $@
+
+$(BUILD)/liblaplace.so: $(BUILD)/$(SONAME)
+	ln -sf $(notdir $<) $@
+
+# The static library: the objects linked into one, its hidden symbols made
+# local, so that it exports what the shared library does.
+$(BUILD)/liblaplace.a: $(LIB_OBJS)
+	$(LD) -r -o $(BUILD)/liblaplace.o $(LIB_OBJS)
+	objcopy --localize-hidden $(BUILD)/liblaplace.o
+	@rm -f $@
+	ar rcs $@ $(BUILD)/liblaplace.o
+
+$(BUILD)/laplace: $(CMD_OBJS) $(BUILD)/internal.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CMD_OBJS) $(BUILD)/internal.a $(PKG_LIBS)
+
+$(BUILD)/unit-tests: $(TEST_OBJS) $(BUILD)/internal.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(TEST_OBJS) $(BUILD)/internal.a $(PKG_LIBS) $(CRITERION_LIBS)
 
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
@@ -77,10 +113,55 @@ $(BUILD)/faultinject.so: tests/faultinject.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -o $@ $< -ldl
 
-e2e: $(BUILD)/laplace $(BUILD)/faultinject.so
+# The attacker of the daemon's confinement case (tests/exchange-loop.c).
+$(BUILD)/exchange-loop: tests/exchange-loop.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
+
+e2e: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
 	tests/run-cases $(BUILD)/laplace
 
-check-plain: unit e2e fuzz-replay
+# The shared library exports the functions of include/laplace/laplace.h
+# and nothing else; so does the static one.
+check-exports: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
+	readelf -d $(BUILD)/$(SONAME) | grep -q 'Library soname: \[$(SONAME)\]'
+	nm -D --defined-only $(BUILD)/$(SONAME) | awk '{print $$3}' | sort | diff -u tests/exports -
+	nm -g --defined-only $(BUILD)/liblaplace.a | awk 'NF == 3 {print $$3}' | sort | diff -u tests/exports -
+
+# The Python module from the build tree (tests/python), with Debian's
+# python3 and python3-numpy.
+PYTHON = /usr/bin/python3
+PYTHON_SRCS := $(wildcard python/laplace/*.py)
+PYTHON_BUILT := $(PYTHON_SRCS:%=$(BUILD)/%) $(BUILD)/python/laplace/_library.py
+
+$(BUILD)/python/laplace/%.py: python/laplace/%.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# Where the package finds the library: written by make, here and on install.
+$(BUILD)/python/laplace/_library.py:
+	@mkdir -p $(dir $@)
+	printf "# Generated by make: the library this package loads.\nLIBRARY = '%s'\n" \
+		'$(CURDIR)/$(BUILD)/$(SONAME)' > $@
+
+# Under ASan the interpreter needs the sanitizers' run-time libraries first
+# (and its own allocations are not ours to check for leaks).
+PYTHON_RUN = $(if $(SANFLAGS),env LD_PRELOAD=$(shell $(CC) -print-file-name=libasan.so):$(shell \
+	$(CC) -print-file-name=libubsan.so) ASAN_OPTIONS=detect_leaks=0) $(PYTHON)
+
+check-python: $(PYTHON_BUILT) $(BUILD)/$(SONAME) $(BUILD)/laplace
+	PYTHONPATH=$(BUILD)/python LAPLACE_PROGRAM=$(BUILD)/laplace $(PYTHON_RUN) tests/python/test_laplace.py
+
+# Installed into a scratch prefix, the library is used as a user would:
+# the examples built with pkg-config in C and C++ and run, the Python
+# module imported (tests/check-install).
+check-install: all
+	rm -rf $(CURDIR)/$(BUILD)/inst
+	$(MAKE) install PREFIX=$(CURDIR)/$(BUILD)/inst DESTDIR=
+	PYTHON_RUN='$(PYTHON_RUN)' tests/check-install $(CURDIR)/$(BUILD)/inst $(BUILD)/laplace \
+		"$(SANFLAGS)"
+
+check-plain: unit e2e fuzz-replay check-exports check-python check-install
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
@@ -138,9 +219,9 @@ fuzz: $(FUZZ_BINS)
 REPLAY_DIR = $(BUILD)/fuzz-replay
 REPLAY_BINS := $(FUZZ_NAMES:%=$(REPLAY_DIR)/%)
 
-$(REPLAY_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(FUZZ_HEADERS) $(HEADERS) $(BUILD)/liblaplace.a
+$(REPLAY_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(FUZZ_HEADERS) $(HEADERS) $(BUILD)/internal.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< tests/fuzz/replay.c $(BUILD)/liblaplace.a $(PKG_LIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< tests/fuzz/replay.c $(BUILD)/internal.a $(PKG_LIBS)
 
 .PHONY: fuzz-replay
 fuzz-replay: $(REPLAY_BINS)
@@ -161,11 +242,36 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 UNITS := contrib/laplace-daemon.service contrib/laplace-daemon-root.service
 
-install: $(BUILD)/laplace
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+# The library: shared (with its SONAME link and the link for -llaplace),
+# static, its one header, laplace.pc; the Python package, told where the
+# shared library went (python/laplace/_library.py is generated).
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
+		$(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BUILD)/laplace $(DESTDIR)$(PREFIX)/bin/laplace
 	for f in $(MAN1); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man1/ || exit; done
+	for f in $(MAN3); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man3/ || exit; done
 	for f in $(MAN5); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man5/ || exit; done
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/laplace $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(PYTHONDIR)/laplace
+	install -m 755 $(LIB_SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIB_SHARED)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/liblaplace.so
+	install -m 644 $(BUILD)/liblaplace.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 include/laplace/laplace.h $(DESTDIR)$(INCLUDEDIR)/laplace/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES@|$(LIB_PKGS)|' laplace.pc.in \
+		> $(DESTDIR)$(PKGCONFIGDIR)/laplace.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/laplace.pc
+	for f in $(PYTHON_SRCS); do install -m 644 $$f $(DESTDIR)$(PYTHONDIR)/laplace/ || exit; done
+	printf "# Generated by make install: the library this package loads.\nLIBRARY = '%s'\n" \
+		'$(LIBDIR)/$(SONAME)' > $(DESTDIR)$(PYTHONDIR)/laplace/_library.py
+	chmod 644 $(DESTDIR)$(PYTHONDIR)/laplace/_library.py
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
 	for f in $(UNITS); do \
 		sed 's|/usr/local/bin/laplace|$(PREFIX)/bin/laplace|g' $$f > $(DESTDIR)$(SYSTEMDUNITDIR)/$${f##*/} && \
@@ -177,6 +283,12 @@ install: $(BUILD)/laplace
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/laplace
 	rm -f $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/man5/%)
+	rm -f $(MAN3:man/%=$(DESTDIR)$(PREFIX)/share/man/man3/%)
+	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(LIB_SHARED)) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+		$(DESTDIR)$(LIBDIR)/liblaplace.so $(DESTDIR)$(LIBDIR)/liblaplace.a \
+		$(DESTDIR)$(PKGCONFIGDIR)/laplace.pc $(DESTDIR)$(INCLUDEDIR)/laplace/laplace.h
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/laplace
+	rm -rf $(DESTDIR)$(PYTHONDIR)/laplace
 	rm -f $(UNITS:contrib/%=$(DESTDIR)$(SYSTEMDUNITDIR)/%)
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/laplace.conf $(DESTDIR)$(TMPFILESDIR)/laplace.conf
 

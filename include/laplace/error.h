@@ -6,18 +6,9 @@
 
 #include <glib.h>
 
-/* Exit statuses of every command (laplace-formats(5), section 7). */
-enum lp_status {
-	LP_OK = 0,
-	LP_EUSAGE = 1, /* bad command line */
-	LP_EINPUT = 2, /* malformed or inconsistent input */
-	LP_EIO = 3,    /* cannot open, read or write; disk full */
-};
-
-typedef struct lp_error {
-	int status;     /* an lp_status; LP_OK while nothing failed */
-	char msg[1024]; /* "FILE:LINE: field NAME: what is wrong" style text */
-} lp_error;
+/* enum lp_status (the exit statuses of every command), lp_error and
+ * lp_warn_fn are part of the library's interface. */
+#include "laplace/laplace.h"
 
 /* Record a failure in err (which may be NULL) and return status, so that
  * callers can write `return lp_fail(err, LP_EINPUT, ...)`. Every byte of
@@ -38,9 +29,5 @@ void lp_escape(char *dst, size_t size, const char *src, size_t len);
 #define LP_QUOTE_MAX 40
 #define LP_QUOTE_SIZE (4 * LP_QUOTE_MAX + 1)
 const char *lp_quote(char buf[LP_QUOTE_SIZE], const char *s, size_t len);
-
-/* Warnings (torn records, D with nothing attached) go through a callback so
- * that the library never prints; the command decides where they go. */
-typedef void (*lp_warn_fn)(void *ctx, const char *msg);
 
 #endif

@@ -50,5 +50,8 @@ int lp_inbuf_long_line(lp_error *err, const char *name, uint64_t line);
  * unless follow_link. kind names the file in "PATH: KIND too large" messages. */
 int lp_read_small_file(const char *path, bool follow_link, size_t max_bytes, const char *kind,
 		       char **text, size_t *len, lp_error *err);
+/* The same for a file already open (not closed here); path is for messages. */
+int lp_read_small_fd(int fd, const char *path, size_t max_bytes, const char *kind, char **text,
+		     size_t *len, lp_error *err);
 
 #endif

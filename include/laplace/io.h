@@ -46,6 +46,11 @@ enum lp_compress {
  * committed; anything else (a pipe, a terminal, /dev/null, /dev/full) is
  * written directly and never replaced. */
 lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error *err);
+/* A staged output named by path's last component in directory dir_fd,
+ * already resolved (see lp_stage_file): nothing at that name is followed or
+ * written through, a symbolic link there is replaced. */
+lp_output *lp_output_open_in(int dir_fd, const char *path, enum lp_compress compress,
+			     lp_error *err);
 /* Buffered write; returns 0 or an lp_status with err set. */
 int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err);
 /* End an output once the run has written it (rc, the writing's status):
@@ -68,6 +73,10 @@ const char *lp_output_name(const lp_output *out);
  * /dev/null), cannot overwrite anything. NULL entries are skipped. */
 int lp_check_outputs(const char *const *inputs, size_t nin, const char *const *outputs,
 		     size_t nout, lp_error *err);
+/* The same for one output named by path's last component in the resolved
+ * directory dir_fd (lp_output_open_in), never following it. */
+int lp_check_output_in(int dir_fd, const char *output, const char *const *inputs, size_t nin,
+		       lp_error *err);
 
 /* Parse "gz"/"gzip", "zst"/"zstd", "none" for --compress; -1 if unknown. */
 int lp_compress_parse(const char *s);

@@ -6,7 +6,9 @@
 #include <stdbool.h>
 
 #include "laplace/io.h"
+#include "laplace/forms.h"
 #include "laplace/pipeline.h"
+#include "laplace/procindex.h"
 
 typedef struct lp_merge_job {
 	const char *reference;   /* raw reference trace ("-": standard input) */
@@ -17,10 +19,16 @@ typedef struct lp_merge_job {
 	bool strict;
 	uint64_t page_offset;
 	bool per_process;        /* output is a directory (section 5) */
+	enum lp_layout layout;   /* per-process: a file per task or per process */
 	bool discard;            /* write nothing: only the statistics */
 	const char *output;      /* basic: file, or NULL/"-" for standard output */
+	int output_dir_fd;       /* AT_FDCWD, or output's directory already
+				  * resolved (the daemon's confinement): output's
+				  * last component is created there, never
+				  * followed (laplace/staging.h) */
 	bool force;              /* per-process: replace an existing directory */
 	enum lp_compress compress; /* basic output */
+	enum lp_form form;       /* basic output (section 8) */
 	const char *stats_path;  /* the statistics as YAML, or NULL; published
 				  * with the output, all or nothing */
 	lp_warn_fn warn;         /* may be NULL */

@@ -53,6 +53,8 @@ void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job);
  * on a FIFO, whose lines are at most LP_LINE_MAX bytes long. *text is
  * NUL-terminated; free it with g_free. */
 int lp_jobfile_read(const char *path, size_t max_bytes, char **text, size_t *len, lp_error *err);
+/* Refuse (and free) a read job file's text with a line over LP_LINE_MAX. */
+int lp_jobfile_check_lines(const char *path, char **text, size_t len, lp_error *err);
 
 /* Parse one job (a daemon job file). name is used in messages; paths are
  * kept as written. Errors name the file, the line and the key. */
@@ -91,17 +93,39 @@ int lp_daemon_settings_parse(const char *name, const char *text, size_t len,
 
 /* ---- the daemon's rules ---- */
 
-/* Apply the daemon's rules to a parsed job from file name: inputs must be
- * absolute paths; the output, relative to root (an absolute, resolved
- * directory) or absolute, must stay inside root once its directory is
- * resolved: no "..", no escaping symbolic link, no symbolic link as the
- * output itself. On success spec->output is replaced by the resolved path. */
+/* A job run with the runner's own rights. */
+#define LP_NO_OWNER ((uid_t)-1)
+
+/* Apply the daemon's rules to a parsed job from file name, by its text
+ * alone: inputs must be absolute paths; the output, relative to root (an
+ * absolute, resolved directory) or absolute, must name a file inside root,
+ * without "..". On success spec->output is replaced by the absolute path,
+ * its "." and empty components left out. */
 int lp_job_confine(lp_job_spec *spec, const char *name, const char *root, lp_error *err);
 
+/* Where a daemon's jobs may write: the output root, held open. */
+typedef struct lp_job_confinement {
+	int root_fd;      /* the output root, opened by the daemon at start */
+	const char *root; /* its resolved path */
+	const char *what; /* "FILE:LINE: key 'output'": how messages start */
+} lp_job_confinement;
+
+/* Open the directory of output (as lp_job_confine left it) beneath the
+ * root with openat2(), refusing symbolic links on the way, and check what
+ * is at the output's name (no symbolic link; a directory per process, else
+ * a regular file). Returns the directory's descriptor, or -1 with err set. */
+int lp_job_open_output_dir(const lp_job_confinement *c, const char *output, bool per_process,
+			   lp_error *err);
+
 /* Remove what a killed job may have left beside output: temporary files
- * `.NAME.tmp-*` (basic) and directories `NAME.partial-*` (per-process).
- * The output itself is never touched. Returns how many were removed. */
-int lp_job_remove_partials(const char *output);
+ * `.NAME.tmp-*` (basic) and directories `NAME.partial-*` (per-process),
+ * found as lp_job_open_output_dir finds the directory, in a child running
+ * as owner (unless LP_NO_OWNER). The output itself is never touched.
+ * Returns how many were removed. */
+int lp_job_remove_partials(const lp_job_confinement *c, const char *output, uid_t owner);
+
+/* Take owner's supplementary groups, gid and uid, checked, for good. */
+int lp_job_become(uid_t owner, lp_error *err);
 
 /* ---- running a job in a child process ---- */
 
@@ -131,14 +155,19 @@ typedef struct lp_job_proc lp_job_proc;
  * a pipe, watched from the thread-default GLib main context. The child
  * dies with its parent. With owner other than LP_NO_OWNER (a parent running
  * as root), the child takes that user's groups, gid and uid before it opens
- * anything, and the job fails if it cannot. With a timeout (seconds, 0 for
+ * anything, and the job fails if it cannot. With confine (the daemon), the
+ * output is written only through lp_job_open_output_dir's directory. With a timeout (seconds, 0 for
  * none), a job still running then gets SIGTERM (it removes its temporary
  * outputs), SIGKILL a few seconds later, and fails "timed out after N s".
  * Returns NULL with err set if it cannot fork. */
-#define LP_NO_OWNER ((uid_t)-1)
-lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, unsigned timeout,
+lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner,
+			       const lp_job_confinement *confine, unsigned timeout,
 			       const lp_job_proc_ops *ops, void *ctx, lp_error *err);
 pid_t lp_job_proc_pid(const lp_job_proc *proc);
+/* End the job on request: SIGTERM (it removes its temporary outputs),
+ * SIGKILL a few seconds later; it fails "cancelled" unless it had already
+ * sent its result. */
+void lp_job_proc_cancel(lp_job_proc *proc);
 /* Kill the child (SIGKILL); done() follows once it has exited. */
 void lp_job_proc_kill(lp_job_proc *proc);
 
@@ -161,8 +190,10 @@ int lp_yaml_pair_u64(yaml_emitter_t *em, const char *key, uint64_t value);
 int lp_yaml_begin(yaml_emitter_t *em, bool sequence); /* block mapping or sequence */
 int lp_yaml_end(yaml_emitter_t *em, bool sequence);
 
-/* Write text to path atomically (temporary name, then rename). */
-int lp_write_file_atomic(const char *path, const char *text, size_t len, lp_error *err);
+/* Write text to path atomically (temporary name, then rename); dir_fd as
+ * lp_stage_file takes it. */
+int lp_write_file_atomic(int dir_fd, const char *path, const char *text, size_t len,
+			 lp_error *err);
 
 /* ---- the daemon's spool (laplace-daemon(1)) ---- */
 
@@ -182,11 +213,13 @@ GPtrArray *lp_spool_incoming(const lp_spool *spool);
 /* Claim a job: rename incoming/NAME into running/. Returns 1 when claimed,
  * 0 when it was gone, -1 with err set on another failure. */
 int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err);
-/* Whether a claimed job file (in running/) may be run: a regular file with
- * one link, writable by nobody but its owner, and, for a daemon not running
- * as root, owned by the daemon's own user. 0 with *owner set, or LP_EINPUT
- * with err saying why. */
-int lp_spool_check_job(const lp_spool *spool, const char *name, uid_t *owner, lp_error *err);
+/* Read a claimed job file (running/NAME) if it may be run: a regular file
+ * with one link, writable by nobody but its owner, and, for a daemon not
+ * running as root, owned by the daemon's own user; checked on the file
+ * opened, so that what is checked is what is read. 0 with *owner and the
+ * text set (as lp_jobfile_read), or an lp_status with err saying why. */
+int lp_spool_read_job(const lp_spool *spool, const char *name, uid_t *owner, char **text,
+		      size_t *len, lp_error *err);
 /* How many runs of the job file running/NAME were interrupted (by a stop
  * past the grace period, or a crash of the daemon) and requeued, as kept
  * in running/ID.attempts by lp_spool_requeue: 0 unless that file was
@@ -209,10 +242,51 @@ int lp_spool_status(lp_spool *spool, const char *name, const char *text, lp_erro
  * running/ nor in incoming/ any more. */
 GPtrArray *lp_spool_leftovers(lp_spool *spool);
 
+/* ---- the queue seen from outside (laplace jobs) ---- */
+
+enum lp_job_state { LP_JOB_QUEUED, LP_JOB_RUNNING, LP_JOB_DONE, LP_JOB_FAILED, LP_JOB_STATE_COUNT };
+extern const char *const lp_job_state_names[LP_JOB_STATE_COUNT];
+
+typedef struct lp_queued_job {
+	char *name;                  /* the job file's name */
+	enum lp_job_state state;
+	char *started;               /* running, done, failed: when it started, or NULL */
+	uint64_t references, events; /* running: its progress */
+	double duration;             /* done, failed: seconds, or -1 */
+	char *error;                 /* failed: why, or NULL */
+} lp_queued_job;
+void lp_queued_job_free(gpointer job);
+
+/* Every job of the spool in spool_dir, by state then name, read without
+ * taking the spool (any user who can read it may). *jobs holds
+ * lp_queued_job pointers. LP_EUSAGE when spool_dir is not a spool. */
+int lp_queue_list(const char *spool_dir, GPtrArray **jobs, lp_error *err);
+/* Whether a daemon holds the spool's lock. */
+bool lp_queue_daemon_running(const char *spool_dir);
+
+/* Cancel requests: incoming/.cancel-ID, owned by whoever asks. */
+#define LP_CANCEL_PREFIX ".cancel-"
+char *lp_cancel_request_name(const char *id);
+int lp_queue_request_cancel(const char *spool_dir, const char *id, lp_error *err);
+
+/* A cancel request taken from incoming/ by the daemon. */
+typedef struct lp_cancel_request {
+	char *id;
+	uid_t requester;
+} lp_cancel_request;
+/* Take (remove) every cancel request waiting in incoming/; requests that
+ * are not regular files with one link are dropped. Holds lp_cancel_request
+ * pointers. */
+GPtrArray *lp_spool_take_cancel_requests(lp_spool *spool);
+/* The owner of job file NAME in incoming/ (sub "incoming") or running/;
+ * false if it is not there. */
+bool lp_spool_job_owner(const lp_spool *spool, const char *sub, const char *name, uid_t *owner);
+
 /* The job's identifier: NAME without ".yaml" (newly allocated). */
 char *lp_spool_job_id(const char *name);
-/* Whether an output path (symbolic links resolved) would name the spool's
- * own files: anything in the spool but done/, and in done/ a job file, a
+/* Whether an output path (as lp_job_confine leaves it; it is then written
+ * without following any link) would name the spool's own files: anything
+ * in the spool but in done/ and below, and in done/ itself a job file, a
  * report or a status file. */
 bool lp_spool_holds(const lp_spool *spool, const char *path);
 

@@ -19,8 +19,9 @@ enum lp_legacy_format {
 	LP_LEGACY_BYU,
 	LP_LEGACY_P6,
 	LP_LEGACY_PAGE_IMAGE,
+	LP_LEGACY_BASIC,      /* a basic merge stream, text or binary */
 };
-/* "ref", "byu", "p6", "page-image"; -1 if unknown. */
+/* "ref", "byu", "p6", "page-image", "basic"; -1 if unknown. */
 int lp_legacy_format_parse(const char *s);
 
 /* ---- buffered byte source shared by the readers ---- */
@@ -32,9 +33,11 @@ lp_byte_source *lp_byte_source_open(const char *path, lp_error *err);
 const char *lp_byte_source_name(const lp_byte_source *s);
 void lp_byte_source_close(lp_byte_source *s);
 /* Detect page-image (tags, hex page numbers and the 4106/8202-byte record
- * structure) or raw reference text (the first line parses as one);
- * LP_LEGACY_UNKNOWN when neither holds, -2 on a read error (err set). BYU
- * and p6 records are arbitrary bytes and are never detected. */
+ * structure), raw reference text (the first line parses as one) or a basic
+ * merge stream (the binary form's header, or a first line that parses as
+ * a text record); LP_LEGACY_UNKNOWN when none holds, -2 on a read error
+ * (err set). BYU and p6 records are arbitrary bytes and are never
+ * detected. */
 int lp_legacy_detect(lp_byte_source *s, lp_error *err);
 
 /* What readers of fixed-size records do with a torn last record: warn
@@ -123,9 +126,9 @@ size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_forma
 int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format,
 		      enum lp_endian endian, const lp_torn_policy *policy,
 		      lp_ref_writer *w, lp_legacy_summary *sum, lp_error *err);
-/* Read all of src (closed) in format and write its text dump to out.
- * LP_LEGACY_REF is not handled here (src cannot be handed to the raw
- * reference reader). */
+/* Read all of src (closed) in format and write its text dump to out
+ * (a basic merge stream: its text form). LP_LEGACY_REF is not handled here
+ * (src cannot be handed to the raw reference reader). */
 int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format,
 		   enum lp_endian endian, const lp_torn_policy *policy,
 		   lp_output *out, lp_error *err);
@@ -196,19 +199,17 @@ lp_pi_writer *lp_pi_writer_new(lp_output *out, bool text);
 int lp_pi_writer_write(lp_pi_writer *w, const lp_pi_record *rec, lp_error *err);
 void lp_pi_writer_free(lp_pi_writer *w);
 
-/* ---- basic merge streams read back ("type canonical" lines) ---- */
+/* ---- basic merge streams read back (read with lp_basic_open) ---- */
 
-typedef struct lp_basic_ref {
-	uint64_t page;
-	char type;
-} lp_basic_ref;
+/* The reader of a basic merge stream whose first bytes src may already
+ * hold; it takes src over (and closes it on failure). */
+lp_basic_reader *lp_basic_reader_new(lp_byte_source *src, lp_error *err);
+/* Whether the stream is in the bin form (it began with the LPBASIC header). */
+bool lp_basic_reader_binary(const lp_basic_reader *r);
+/* Whether the first line of data[0, n) (the bytes before the first '\n')
+ * is a text record of a basic merge stream. */
+bool lp_basic_starts_as_text(const char *data, size_t n);
 
-typedef struct lp_basic_reader lp_basic_reader;
-lp_basic_reader *lp_basic_reader_open(const char *path, lp_error *err);
-/* Up to cap references; the count, 0 at the end, -1 on error (file, line
- * and field named). */
-ssize_t lp_basic_reader_read(lp_basic_reader *r, lp_basic_ref *out, size_t cap, lp_error *err);
-void lp_basic_reader_close(lp_basic_reader *r);
 /* The text LRU behaviour sequence of a frames-page memory on the basic
  * merge stream at path (legacy-formats, section 4). */
 int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_error *err);

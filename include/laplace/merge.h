@@ -11,25 +11,10 @@
 #include "laplace/error.h"
 #include "laplace/record.h"
 
-#define LP_DEFAULT_PAGE_OFFSET 0xc0000000u
-
-/* Statistics of laplace-formats(5), section 6. */
-enum lp_page_kind {
-	LP_PAGE_FILE, LP_PAGE_SEGMENT, LP_PAGE_SHARED_ANON, LP_PAGE_PRIVATE_ANON,
-	LP_PAGE_KERNEL, LP_PAGE_KIND_COUNT
-};
+/* LP_DEFAULT_PAGE_OFFSET and the statistics of laplace-formats(5) section
+ * 6 (lp_stats, enum lp_page_kind) are in the library's interface,
+ * laplace/laplace.h. */
 extern const char *const lp_page_kind_names[LP_PAGE_KIND_COUNT];
-
-typedef struct lp_stats {
-	uint64_t refs[6];                  /* by type, in "rwiRWI" order */
-	uint64_t events[LP_TAG_COUNT];     /* by tag, in lp_tag order */
-	uint64_t pages[LP_PAGE_KIND_COUNT];/* canonical pages by kind */
-	uint64_t cow_copies;
-	uint64_t unmapped_pages;
-	uint64_t orphan_spaces;
-	uint64_t mismatches;
-	uint64_t warnings;
-} lp_stats;
 
 uint64_t lp_stats_total_pages(const lp_stats *st);
 uint64_t lp_stats_total_refs(const lp_stats *st);

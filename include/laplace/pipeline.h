@@ -47,4 +47,17 @@ typedef struct lp_pipeline {
 /* Run to the end of both inputs. Returns 0 or an lp_status with err set. */
 int lp_pipeline_run(const lp_pipeline *p, lp_error *err);
 
+/* The same run, driven by its caller one step at a time (lp_capture pulls
+ * references this way). p must outlive the run. */
+typedef struct lp_pipeline_state lp_pipeline_state;
+lp_pipeline_state *lp_pipeline_start(const lp_pipeline *p);
+/* One step: at most one batch of references read, one run of them handed
+ * to the sink and one event applied; at the end, the sink's finish()
+ * called. Returns 1 while
+ * there is more to do, 0 once finish() has been called (and at every
+ * later call), -1 with err set. The arrays a refs() call receives stay
+ * valid until the next step. */
+int lp_pipeline_step(lp_pipeline_state *st, lp_error *err);
+void lp_pipeline_stop(lp_pipeline_state *st);
+
 #endif

@@ -8,6 +8,13 @@
 
 #include "laplace/error.h"
 
+/* How the references of processes are laid out in files (section 5). */
+enum lp_layout {
+	LP_LAYOUT_TASK,    /* PID/TID: one file per task */
+	LP_LAYOUT_PROCESS, /* PID: one file per process, its tasks' records merged */
+};
+extern const char *const lp_layout_names[2]; /* "task", "process" */
+
 typedef struct lp_index_file {
 	char *path;            /* relative to the directory; NULL: no such file */
 	uint64_t records;      /* lines: events and references */
@@ -29,6 +36,7 @@ typedef struct lp_index_process {
 
 typedef struct lp_index {
 	char *reference, *kernel_input; /* the merge's inputs */
+	enum lp_layout layout;
 	lp_index_process *processes;
 	size_t nprocesses;
 	lp_index_file kernel, orphan;

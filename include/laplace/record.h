@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "laplace/laplace.h" /* enum lp_tag */
+
 #define LP_PAGE_SHIFT 12
 
 /* One raw reference (laplace-formats(5), section 1). */
@@ -22,12 +24,6 @@ static inline int lp_ref_is_write(char type) { return type == 'w' || type == 'W'
 int lp_ref_type_index(char type);
 extern const char lp_ref_types[7]; /* "rwiRWI" */
 
-/* Kernel event tags, in the order of the spec's table. */
-enum lp_tag {
-	LP_TAG_F, LP_TAG_T, LP_TAG_E, LP_TAG_S, LP_TAG_X, LP_TAG_M, LP_TAG_U,
-	LP_TAG_B, LP_TAG_K, LP_TAG_G, LP_TAG_H, LP_TAG_D, LP_TAG_Q, LP_TAG_C,
-	LP_TAG_V, LP_TAG_COUNT
-};
 extern const char lp_tag_chars[LP_TAG_COUNT + 1]; /* "FTESXMUBKGHDQCV" */
 
 #define LP_EVENT_MAX_FIELDS 7

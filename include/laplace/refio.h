@@ -14,8 +14,7 @@
 
 #define LP_REF_RECORD_SIZE 18
 
-enum lp_ref_format { LP_REF_AUTO, LP_REF_BIN, LP_REF_TEXT };
-enum lp_endian { LP_LITTLE, LP_BIG };
+/* enum lp_ref_format and enum lp_endian: laplace/laplace.h. */
 
 /* Parse "bin"/"text"/"auto" and "little"/"big"; -1 if unknown. */
 int lp_ref_format_parse(const char *s);

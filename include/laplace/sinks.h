@@ -7,10 +7,13 @@
 
 #include "laplace/io.h"
 #include "laplace/pipeline.h"
+#include "laplace/forms.h"
+#include "laplace/procindex.h"
 
 /* Basic merge (laplace-formats(5), section 4): "type canonical" lines. */
 typedef struct lp_basic_sink lp_basic_sink;
-lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only);
+/* Write the references, in form, to out. */
+lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only, enum lp_form form);
 void lp_basic_sink_free(lp_basic_sink *s);
 extern const lp_sink lp_basic_sink_ops;
 
@@ -27,8 +30,9 @@ typedef struct lp_procdir_inputs {
 	const char *kernel;
 } lp_procdir_inputs;
 typedef struct lp_procdir lp_procdir;
-lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
-			    const lp_procdir_inputs *inputs, lp_error *err);
+/* The directory dir, in parent_fd as lp_stage_dir takes it. */
+lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool user_only,
+			    enum lp_layout layout, const lp_procdir_inputs *inputs, lp_error *err);
 /* After a successful finish(): free pd and hand back the staged tree. */
 lp_staged *lp_procdir_release(lp_procdir *pd);
 /* Free and remove the partial directory. */

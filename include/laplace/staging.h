@@ -19,17 +19,26 @@
 
 typedef struct lp_staged lp_staged;
 
-/* Create a temporary file beside final (a path whose symbolic links the
- * caller has resolved) and start tracking it. Returns the open descriptor
- * (O_WRONLY, mode 0666 less the umask) or -1 with errno set. */
-int lp_stage_file(const char *final, lp_staged **staged);
-/* Create a temporary directory beside final; with replace, publishing
- * swaps it with an existing final directory and removes the old one.
- * Returns NULL with errno set on failure. */
-lp_staged *lp_stage_dir(const char *final, bool replace);
+/* Where an output goes: dir_fd is AT_FDCWD and final a path, whose
+ * directory is opened here; or dir_fd is final's directory, already
+ * resolved (the daemon's confinement), and only final's last component
+ * names the output in it (the rest shows in messages). Either way the item
+ * holds that directory open and does everything through it, never
+ * following a symbolic link at the temporary or the final name. */
+
+/* Create a temporary file beside final and start tracking it. Returns the
+ * open descriptor (O_WRONLY, mode 0666 less the umask) or -1 with errno
+ * set. */
+int lp_stage_file(int dir_fd, const char *final, lp_staged **staged);
+/* Create a temporary directory (mode 0777 less the umask) beside final;
+ * with replace, publishing swaps it with an existing final directory and
+ * removes the old one. Returns NULL with errno set on failure. */
+lp_staged *lp_stage_dir(int dir_fd, const char *final, bool replace);
+/* The temporary directory, opened (O_RDONLY | O_DIRECTORY); -1 with errno
+ * set on failure. */
+int lp_staged_open_dir(const lp_staged *s);
 /* The temporary path, for writing and messages. */
 const char *lp_staged_path(const lp_staged *s);
-const char *lp_staged_final(const lp_staged *s);
 /* Remove the temporary file or tree (or an early-published file) and stop
  * tracking it. NULL is fine. */
 void lp_staged_discard(lp_staged *s);
@@ -75,8 +84,10 @@ void lp_stage_forget_inherited(void);
  * that handle signals their own way leave such a SIGHUP alone too. */
 bool lp_signal_ignored(int sig);
 
-/* Remove a directory tree without following symbolic links; 0, or -1 with
+/* Remove dir_fd's entry name (dir_fd may be AT_FDCWD) and, for a
+ * directory, everything in it, through descriptors opened without
+ * following symbolic links; 0 (also when it is already gone), or -1 with
  * errno set. */
-int lp_remove_tree(const char *path);
+int lp_remove_tree(int dir_fd, const char *name);
 
 #endif

@@ -112,7 +112,7 @@ static void start_jobs(batch *b)
 		lp_error err = {0};
 		const lp_job_spec *spec = &b->specs[job->index];
 		unsigned timeout = spec->timeout ? spec->timeout : b->job_timeout;
-		if ((job->proc = lp_job_proc_start(&mj, LP_NO_OWNER, timeout, &batch_job_ops, job, &err))) {
+		if ((job->proc = lp_job_proc_start(&mj, LP_NO_OWNER, NULL, timeout, &batch_job_ops, job, &err))) {
 			b->running++;
 			continue;
 		}

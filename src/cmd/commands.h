@@ -25,5 +25,6 @@ int cmd_lru(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_jobs(int argc, char **argv);
 
 #endif

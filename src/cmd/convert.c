@@ -9,6 +9,7 @@
 #include "laplace/io.h"
 #include "laplace/legacy.h"
 #include "laplace/refio.h"
+#include "laplace/sinks.h"
 
 /* References decoded and encoded per step: big enough to amortise calls. */
 #define CONVERT_BATCH 65536
@@ -21,7 +22,8 @@ typedef struct convert_request {
 	enum lp_ref_format ref_format; /* form of a raw reference input */
 	enum lp_endian endian;         /* binary input and output byte order */
 	bool endian_given;             /* --endian was given (p6 defaults to big) */
-	bool to_basic;                 /* --to basic: page-image input only */
+	bool to_basic;                 /* --to basic: a basic merge stream */
+	bool from_bin;                 /* --from bin: the input must be one */
 	enum lp_compress compress;
 	bool strict;                   /* a torn last record is an error */
 } convert_request;
@@ -143,6 +145,49 @@ static int convert_page_image(const convert_request *rq, lp_error *err)
 	return rc;
 }
 
+/* A basic merge stream in one form to the other (--to basic or bin). */
+static int convert_basic(const convert_request *rq, lp_error *err)
+{
+	lp_basic_reader *reader = lp_basic_open(rq->input, err);
+	if (!reader)
+		return err->status;
+	if (rq->from_bin && !lp_basic_reader_binary(reader)) {
+		lp_fail(err, LP_EINPUT, "%s: not a bin stream: no LPBASIC header",
+			strcmp(rq->input, "-") ? rq->input : "<stdin>");
+		lp_basic_close(reader);
+		return err->status;
+	}
+	lp_output *out = lp_output_open(rq->output, rq->compress, err);
+	if (!out) {
+		lp_basic_close(reader);
+		return err->status;
+	}
+	lp_basic_sink *sink = lp_basic_sink_new(out, false, rq->to_basic ? LP_FORM_BASIC : LP_FORM_BIN);
+	lp_basic_ref *batch = g_new(lp_basic_ref, CONVERT_BATCH);
+	lp_ref *refs = g_new0(lp_ref, CONVERT_BATCH);
+	uint64_t *canon = g_new(uint64_t, CONVERT_BATCH);
+	ssize_t n;
+	int rc = 0;
+	while (!rc && (n = lp_basic_read(reader, batch, CONVERT_BATCH, err)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			refs[i].type = batch[i].type;
+			canon[i] = batch[i].canonical;
+		}
+		rc = lp_basic_sink_ops.refs(sink, refs, canon, (size_t)n, NULL, err);
+	}
+	if (!rc && n < 0)
+		rc = err->status;
+	if (!rc)
+		rc = lp_basic_sink_ops.finish(sink, NULL, err);
+	rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
+	lp_basic_sink_free(sink);
+	g_free(batch);
+	g_free(refs);
+	g_free(canon);
+	lp_basic_close(reader);
+	return rc;
+}
+
 static const struct convert_source {
 	const char *name;
 	int (*run)(const convert_request *rq, lp_error *err);
@@ -151,6 +196,8 @@ static const struct convert_source {
 	{"byu", convert_byu},
 	{"p6", convert_p6},
 	{"page-image", convert_page_image},
+	{"basic", convert_basic},
+	{"bin", convert_basic},
 };
 
 #define NSOURCES (sizeof sources / sizeof sources[0])
@@ -173,7 +220,8 @@ int cmd_convert(int argc, char **argv)
 		{"to", 0, 0, G_OPTION_ARG_STRING, &to,
 		 "Output form: text or bin (required); basic for page-image input", "FORM"},
 		{"from", 0, 0, G_OPTION_ARG_STRING, &from,
-		 "Input format: ref, a raw reference trace (default), byu, p6 or page-image",
+		 "Input format: ref, a raw reference trace (default), byu, p6, page-image, "
+		 "basic (a basic merge stream, text or bin) or bin",
 		 "FORMAT"},
 		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format,
 		 "Form of the reference input: bin, text or auto (default)", "FORM"},
@@ -227,16 +275,25 @@ int cmd_convert(int argc, char **argv)
 	}
 	rq.to = (enum lp_ref_format)form;
 	if (from && !(source = find_source(from))) {
-		cli_usage_error("--from must be ref, byu, p6 or page-image, not '%s'", from);
+		cli_usage_error("--from must be ref, byu, p6, page-image, basic or bin, not '%s'", from);
 		goto out;
 	}
-	/* a page-image trace holds pages, not addresses: it becomes a basic
-	 * merge stream, and only it does */
-	if (rq.to_basic != (source->run == convert_page_image)) {
-		cli_usage_error(rq.to_basic ? "--to basic needs --from page-image"
-				: "--from page-image converts only --to basic");
+	/* Pages without addresses (a page-image trace, a basic merge stream)
+	 * become a basic merge stream, and only they do; a basic stream may
+	 * also become the bin form. */
+	bool pages = source->run == convert_page_image || source->run == convert_basic;
+	if (rq.to_basic != pages &&
+	    !(source->run == convert_basic && rq.to == LP_REF_BIN)) {
+		cli_usage_error(rq.to_basic ? "--to basic needs --from page-image, basic or bin"
+				: "--from %s converts only --to basic%s", from,
+				source->run == convert_basic ? " or bin" : "");
 		goto out;
 	}
+	if (source->run == convert_basic && !strcmp(from, "bin") && !rq.to_basic) {
+		cli_usage_error("--from bin converts only --to basic");
+		goto out;
+	}
+	rq.from_bin = source->run == convert_basic && !strcmp(from, "bin");
 	if (ref_format && (int)(rq.ref_format = lp_ref_format_parse(ref_format)) < 0) {
 		cli_usage_error("--ref-format must be bin, text or auto, not '%s'", ref_format);
 		goto out;

@@ -3,6 +3,7 @@
  * so a job is always in exactly one place; each job runs in a child process
  * that can be killed without harming the others. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +32,8 @@ typedef struct running_job {
 	daemon_state *d;
 	char *name;         /* the job file's name in running/ */
 	lp_job_spec spec;
+	uid_t owner;        /* whose rights it runs with (LP_NO_OWNER: ours) */
+	uid_t file_owner;   /* its job file's owner, who may cancel it */
 	lp_job_proc *proc;
 	char started[32];   /* wall-clock time, for status and report */
 	uint64_t refs_done, events_done;
@@ -40,6 +43,7 @@ typedef struct running_job {
 struct daemon_state {
 	lp_spool *spool;
 	char *root;            /* resolved output root */
+	int root_fd;           /* the output root, held open from the start */
 	char *config;          /* --config FILE, reread on SIGHUP */
 	lp_daemon_settings cli, active; /* given on the command line; in effect */
 	GHashTable *running;   /* name -> running_job */
@@ -174,8 +178,10 @@ static void on_done(void *ctx, const lp_job_outcome *outcome)
 	daemon_state *d = job->d;
 	/* A failed job may have died before cleaning up: its temporary files
 	 * are ours to remove (no other job writes the same output). */
-	if (outcome->status != LP_OK)
-		lp_job_remove_partials(job->spec.output);
+	if (outcome->status != LP_OK) {
+		lp_job_confinement c = {d->root_fd, d->root, job->name};
+		lp_job_remove_partials(&c, job->spec.output, job->owner);
+	}
 	if (outcome->killed)
 		requeue_or_give_up(d, job->name, job->started, &job->spec, outcome->seconds,
 				   "killed after the grace period", "");
@@ -214,9 +220,7 @@ static void start_job(daemon_state *d, const char *name)
 	lp_error err = {0};
 	running_job *job = g_new0(running_job, 1);
 	uid_t owner;
-	int r = lp_spool_check_job(d->spool, name, &owner, &err);
-	if (!r)
-		r = lp_jobfile_read(path, LP_JOBFILE_MAX_BYTES, &text, &len, &err);
+	int r = lp_spool_read_job(d->spool, name, &owner, &text, &len, &err);
 	if (!r)
 		r = lp_jobfile_parse_job(name, text, len, &job->spec, &err);
 	if (!r)
@@ -237,10 +241,16 @@ static void start_job(daemon_state *d, const char *name)
 		lp_merge_job mj;
 		lp_job_spec_to_merge(&job->spec, &mj);
 		/* As root, each job runs with its job file's owner's rights. */
-		job->proc = lp_job_proc_start(&mj, geteuid() == 0 ? owner : LP_NO_OWNER,
+		job->owner = geteuid() == 0 ? owner : LP_NO_OWNER;
+		job->file_owner = owner;
+		char *what = g_strdup_printf("%s:%zu: key 'output'", name,
+					     job->spec.key_line[LP_JOB_KEY_OUTPUT]);
+		lp_job_confinement c = {d->root_fd, d->root, what};
+		job->proc = lp_job_proc_start(&mj, job->owner, &c,
 					      job->spec.timeout ? job->spec.timeout
 								: (unsigned)d->active.job_timeout,
 					      &daemon_job_ops, job, &err);
+		g_free(what);
 		r = job->proc ? 0 : err.status;
 	}
 	if (r) {
@@ -253,12 +263,51 @@ static void start_job(daemon_state *d, const char *name)
 	daemon_log(LP_LOG_INFO, "job %s started (pid %ld)", name, (long)lp_job_proc_pid(job->proc));
 }
 
+/* A cancel request for job id by requester: a running job is ended (its
+ * done() fails it "cancelled"), a queued one fails at once. Only the job
+ * file's owner, root and the daemon's own user may cancel a job. */
+static void cancel(daemon_state *d, const char *id, uid_t requester)
+{
+	char *name = g_strconcat(id, ".yaml", NULL);
+	running_job *job = g_hash_table_lookup(d->running, name);
+	uid_t owner;
+	bool queued = !job && lp_spool_job_owner(d->spool, "incoming", name, &owner);
+	if (job)
+		owner = job->file_owner;
+	if (!job && !queued)
+		daemon_log(LP_LOG_WARNING, "cancel request for job %s: no such job waits or runs", name);
+	else if (requester != owner && requester != 0 && requester != geteuid())
+		daemon_log(LP_LOG_WARNING, "cancel request for job %s refused: it comes from uid %u, "
+			   "the job belongs to uid %u", name, (unsigned)requester, (unsigned)owner);
+	else if (job) {
+		daemon_log(LP_LOG_INFO, "job %s: cancel requested by uid %u", name, (unsigned)requester);
+		lp_job_proc_cancel(job->proc);
+	} else {
+		daemon_log(LP_LOG_INFO, "job %s: cancel requested by uid %u", name, (unsigned)requester);
+		char started[32];
+		now_iso(started, sizeof started);
+		lp_error err = {0};
+		int claimed = lp_spool_claim(d->spool, name, &err);
+		if (claimed < 0)
+			daemon_log(LP_LOG_ERROR, "%s", err.msg);
+		else if (claimed)
+			fail_before_start(d, name, started, &(lp_error){LP_EIO, "cancelled"});
+	}
+	g_free(name);
+}
+
 static gboolean scan(gpointer data)
 {
 	daemon_state *d = data;
 	d->scan_source = 0;
 	if (d->stopping)
 		return G_SOURCE_REMOVE;
+	GPtrArray *requests = lp_spool_take_cancel_requests(d->spool);
+	for (guint i = 0; i < requests->len; i++) {
+		const lp_cancel_request *rq = requests->pdata[i];
+		cancel(d, rq->id, rq->requester);
+	}
+	g_ptr_array_unref(requests);
 	GPtrArray *names = lp_spool_incoming(d->spool);
 	for (guint i = 0; i < names->len && g_hash_table_size(d->running) < (guint)d->active.jobs; i++) {
 		lp_error err = {0};
@@ -394,12 +443,16 @@ static void recover(daemon_state *d)
 		lp_job_spec spec;
 		memset(&spec, 0, sizeof spec);
 		int removed = 0;
-		/* A job that does not parse never started writing anything. */
-		bool parsed = !lp_jobfile_read(path, LP_JOBFILE_MAX_BYTES, &text, &len, &err) &&
+		/* A job that does not pass the checks never started writing. */
+		uid_t owner;
+		bool parsed = !lp_spool_read_job(d->spool, name, &owner, &text, &len, &err) &&
 			      !lp_jobfile_parse_job(name, text, len, &spec, &err) &&
 			      !lp_job_confine(&spec, name, d->root, &err);
-		if (parsed)
-			removed = lp_job_remove_partials(spec.output);
+		if (parsed) {
+			lp_job_confinement c = {d->root_fd, d->root, name};
+			removed = lp_job_remove_partials(&c, spec.output,
+							 geteuid() == 0 ? owner : LP_NO_OWNER);
+		}
 		char started[32], note[64];
 		now_iso(started, sizeof started);
 		g_snprintf(note, sizeof note, ", %d partial output%s removed", removed,
@@ -417,7 +470,7 @@ static int write_pid_file(const char *path, lp_error *err)
 {
 	char text[32];
 	int len = g_snprintf(text, sizeof text, "%ld\n", (long)getpid());
-	return lp_write_file_atomic(path, text, (size_t)len, err);
+	return lp_write_file_atomic(AT_FDCWD, path, text, (size_t)len, err);
 }
 
 int cmd_daemon(int argc, char **argv)
@@ -472,6 +525,7 @@ int cmd_daemon(int argc, char **argv)
 	int rc = LP_EUSAGE;
 	daemon_state d;
 	memset(&d, 0, sizeof d);
+	d.root_fd = -1;
 	lp_error err = {0};
 	bool log_opened = false;
 	char *default_pid_file = NULL;
@@ -557,6 +611,12 @@ int cmd_daemon(int argc, char **argv)
 		goto out;
 	}
 	d.root = g_strdup(real_root);
+	d.root_fd = open(d.root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d.root_fd < 0) {
+		fprintf(stderr, "%s: output root %s: %s\n", cli_command(), d.root, g_strerror(errno));
+		rc = LP_EIO;
+		goto out;
+	}
 	if (!pid_file)
 		pid_file = default_pid_file = g_build_filename(spool_dir, "daemon.pid", NULL);
 	if ((rc = write_pid_file(pid_file, &err))) {
@@ -603,6 +663,8 @@ out:
 	if (log_opened)
 		daemon_log_close();
 	g_option_context_free(ctx);
+	if (d.root_fd >= 0)
+		close(d.root_fd);
 	g_free(d.root);
 	g_free(spool_dir);
 	g_free(output_root);

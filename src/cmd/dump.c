@@ -45,7 +45,7 @@ int cmd_dump(int argc, char **argv)
 	gboolean strict = FALSE;
 	GOptionEntry entries[] = {
 		{"format", 'f', 0, G_OPTION_ARG_STRING, &format,
-		 "Input format: ref, byu, p6, page-image or auto (default)", "FORMAT"},
+		 "Input format: ref, byu, p6, page-image, basic or auto (default)", "FORMAT"},
 		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
 		 "Byte order of the input: little or big (default: big for p6, else little)",
 		 "ORDER"},
@@ -57,15 +57,17 @@ int cmd_dump(int argc, char **argv)
 	g_option_context_set_summary(ctx,
 		"Print a trace as text on standard output, one line per record: a raw\n"
 		"reference trace (ref, binary or text), a BYU address trace (byu), a\n"
-		"Pentium bus trace (p6, exactly as its original decoder prints it) or a\n"
-		"page-image LRU behaviour sequence (page-image). FILE may be '-' and may\n"
-		"be gzip or zstd compressed. See laplace-dump(1).");
+		"Pentium bus trace (p6, exactly as its original decoder prints it), a\n"
+		"page-image LRU behaviour sequence (page-image) or a basic merge stream\n"
+		"(basic, text or binary). FILE may be '-' and may be gzip or zstd\n"
+		"compressed. See laplace-dump(1).");
 	g_option_context_set_description(ctx,
-		"Auto-detection recognises page-image traces and raw reference text;\n"
-		"BYU, p6 and binary reference traces need --format.\n\n"
+		"Auto-detection recognises page-image traces, raw reference text and\n"
+		"basic merge streams; BYU, p6 and binary reference traces need --format.\n\n"
 		"Examples:\n"
 		"  laplace dump --format byu trace.tr | head\n"
-		"  laplace dump behaviour.pi\n");
+		"  laplace dump behaviour.pi\n"
+		"  laplace dump trace.bin.zst\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 
 	int rc = LP_EUSAGE;
@@ -76,7 +78,8 @@ int cmd_dump(int argc, char **argv)
 	if (!cli_parse_one_input(ctx, &argc, &argv))
 		goto out;
 	if (format && strcmp(format, "auto") && (fmt = lp_legacy_format_parse(format)) < 0) {
-		cli_usage_error("--format must be ref, byu, p6, page-image or auto, not '%s'", format);
+		cli_usage_error("--format must be ref, byu, p6, page-image, basic or auto, not '%s'",
+				format);
 		goto out;
 	}
 	if (endian && (order = lp_endian_parse(endian)) < 0) {
@@ -103,7 +106,8 @@ int cmd_dump(int argc, char **argv)
 			}
 			if (fmt == LP_LEGACY_UNKNOWN) {
 				cli_usage_error("cannot tell the format of %s; give --format "
-						"(ref, byu, p6 or page-image)", lp_byte_source_name(src));
+						"(ref, byu, p6, page-image or basic)",
+						lp_byte_source_name(src));
 				goto out;
 			}
 			if (fmt == LP_LEGACY_REF && !strcmp(path, "-")) {

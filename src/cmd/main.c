@@ -15,6 +15,7 @@ static const lp_command commands[] = {
 	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction", false},
 	{"batch", cmd_batch, "run a list of merge jobs, several at a time", true},
 	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory", true},
+	{"jobs", cmd_jobs, "list or cancel the merge daemon's jobs", false},
 	{"gen", cmd_gen, "generate a synthetic capture (reference and kernel traces)", false},
 };
 

@@ -12,13 +12,18 @@ int cmd_merge(int argc, char **argv)
 {
 	cli_set_command("laplace merge");
 	gchar *stats_path = NULL, *output = NULL, *per_process = NULL, *compress = NULL;
+	gchar *by = NULL, *form = NULL;
 	gboolean user_only = FALSE, quiet = FALSE, force = FALSE;
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
 		 "Write the basic merge to FILE (default: standard output)", "FILE"},
+		{"format", 0, 0, G_OPTION_ARG_STRING, &form,
+		 "The form of the output: basic (the default), addr, din or bin", "FORM"},
 		{"per-process", 0, 0, G_OPTION_ARG_FILENAME, &per_process,
 		 "Write one file per task into directory DIR instead", "DIR"},
+		{"by", 0, 0, G_OPTION_ARG_STRING, &by,
+		 "With --per-process, one file per task (the default) or per process", "task|process"},
 		{"force", 0, 0, G_OPTION_ARG_NONE, &force,
 		 "With --per-process, replace an existing DIR once the new one is complete", NULL},
 		{"user-only", 0, 0, G_OPTION_ARG_NONE, &user_only,
@@ -65,6 +70,25 @@ int cmd_merge(int argc, char **argv)
 		cli_usage_error("--force goes with --per-process");
 		goto out;
 	}
+	if (form && per_process) {
+		cli_usage_error("--format goes with the basic merge; per-process files have their "
+				"own form");
+		goto out;
+	}
+	if (form && (int)(job.form = lp_form_parse(form)) < 0) {
+		cli_usage_error("--format must be basic, addr, din or bin, not '%s'", form);
+		goto out;
+	}
+	if (by && !per_process) {
+		cli_usage_error("--by goes with --per-process");
+		goto out;
+	}
+	if (by && !strcmp(by, lp_layout_names[LP_LAYOUT_PROCESS]))
+		job.layout = LP_LAYOUT_PROCESS;
+	else if (by && strcmp(by, lp_layout_names[LP_LAYOUT_TASK])) {
+		cli_usage_error("--by must be task or process, not '%s'", by);
+		goto out;
+	}
 	job.user_only = user_only;
 	job.per_process = per_process != NULL;
 	job.output = per_process ? per_process : output;
@@ -89,5 +113,7 @@ out:
 	g_free(output);
 	g_free(per_process);
 	g_free(compress);
+	g_free(by);
+	g_free(form);
 	return rc;
 }

@@ -159,21 +159,21 @@ static int stat_stream(const char *path, const char *mrc_path)
 	lp_error err = {0};
 	if (lp_check_outputs(&path, 1, &mrc_path, 1, &err))
 		return cli_fail(&err);
-	lp_basic_reader *r = lp_basic_reader_open(path, &err);
+	lp_basic_reader *r = lp_basic_open(path, &err);
 	if (!r)
 		return cli_fail(&err);
 	lp_mrc *mrc = lp_mrc_new();
 	lp_basic_ref *batch = g_new(lp_basic_ref, STREAM_BATCH);
 	uint64_t by_type[6] = {0};
 	ssize_t n;
-	while ((n = lp_basic_reader_read(r, batch, STREAM_BATCH, &err)) > 0) {
+	while ((n = lp_basic_read(r, batch, STREAM_BATCH, &err)) > 0) {
 		for (ssize_t k = 0; k < n; k++) {
 			by_type[lp_ref_type_index(batch[k].type)]++;
-			lp_mrc_access(mrc, batch[k].page);
+			lp_mrc_access(mrc, batch[k].canonical);
 		}
 	}
 	g_free(batch);
-	lp_basic_reader_close(r);
+	lp_basic_close(r);
 	int rc = 0;
 	if (n < 0) {
 		rc = cli_fail(&err);

@@ -403,14 +403,14 @@ size_t lp_pi_stream_next(lp_pi_stream *s, lp_basic_ref *out, size_t cap)
 			/* touch the pages older than the one to evict: hits for
 			 * every memory of at least M pages */
 			uint32_t old = s->recency.head;
-			out[n++] = (lp_basic_ref){.page = old, .type = 'r'};
+			out[n++] = (lp_basic_ref){.type = 'r', .canonical = old};
 			list_remove(&s->recency, s->links, old);
 			list_append(&s->recency, s->links, old);
 			continue;
 		}
 		if (sr->evicts)
 			list_remove(&s->recency, s->links, sr->evicted);
-		out[n++] = (lp_basic_ref){.page = sr->fetched, .type = sr->written ? 'w' : 'r'};
+		out[n++] = (lp_basic_ref){.type = sr->written ? 'w' : 'r', .canonical = sr->fetched};
 		list_append(&s->recency, s->links, sr->fetched);
 		s->next++;
 	}

@@ -1,28 +1,73 @@
-/* Basic merge streams read back as input ("type canonical" lines), and
- * the LRU behaviour sequence of one. */
+/* Basic merge streams read back (laplace-formats(5), sections 4 and 8):
+ * "type canonical" lines, or the binary form; and the LRU behaviour
+ * sequence of one. */
 #include "bytesrc.h"
 
+#include <endian.h>
 #include <inttypes.h>
 #include <string.h>
 
+#include "laplace/forms.h"
 #include "laplace/lru.h"
+
+/* The binary form (laplace/forms.h): the header, then one little-endian
+ * word a reference. */
+#define BIN_RECORD_SIZE 8
+
+/* The text forms: basic lines, or the lines of a per-process task file
+ * (laplace-formats(5), section 5), told apart by the first line. */
+enum text_form { TEXT_UNKNOWN, TEXT_BASIC, TEXT_TASK };
 
 struct lp_basic_reader {
 	lp_byte_source *src;
-	uint64_t line_no; /* lines read so far */
+	bool binary;
+	enum text_form text;
+	uint64_t done;    /* lines (text) or records (binary) read so far */
+	lp_error failed;  /* once status is set, what every read returns */
 };
 
-lp_basic_reader *lp_basic_reader_open(const char *path, lp_error *err)
+/* Tell the forms apart by the header; check its version. */
+static int read_header(lp_basic_reader *r, lp_error *err)
 {
-	lp_byte_source *src = lp_byte_source_open(path, err);
-	if (!src)
-		return NULL;
+	ssize_t avail = lp_inbuf_fill(&r->src->b, LP_BIN_HEADER_SIZE, err);
+	if (avail < 0)
+		return err->status;
+	const unsigned char *p = lp_byte_source_data(r->src);
+	if (avail < LP_BIN_MAGIC_SIZE || memcmp(p, LP_BIN_HEADER, LP_BIN_MAGIC_SIZE))
+		return 0;
+	const char *name = lp_byte_source_name(r->src);
+	if (avail < LP_BIN_HEADER_SIZE)
+		return lp_fail(err, LP_EINPUT, "%s: header (byte %d): field version: missing", name,
+			       LP_BIN_MAGIC_SIZE);
+	if (p[LP_BIN_MAGIC_SIZE] != LP_BIN_HEADER[LP_BIN_MAGIC_SIZE])
+		return lp_fail(err, LP_EINPUT, "%s: header (byte %d): field version: %u is not %u", name,
+			       LP_BIN_MAGIC_SIZE,
+			       p[LP_BIN_MAGIC_SIZE], (unsigned char)LP_BIN_HEADER[LP_BIN_MAGIC_SIZE]);
+	r->src->b.pos += LP_BIN_HEADER_SIZE;
+	r->binary = true;
+	return 0;
+}
+
+lp_basic_reader *lp_basic_reader_new(lp_byte_source *src, lp_error *err)
+{
 	lp_basic_reader *r = g_new0(lp_basic_reader, 1);
 	r->src = src;
+	if (read_header(r, err)) {
+		lp_basic_close(r);
+		return NULL;
+	}
 	return r;
 }
 
-void lp_basic_reader_close(lp_basic_reader *r)
+bool lp_basic_reader_binary(const lp_basic_reader *r) { return r->binary; }
+
+lp_basic_reader *lp_basic_open(const char *path, lp_error *err)
+{
+	lp_byte_source *src = lp_byte_source_open(path, err);
+	return src ? lp_basic_reader_new(src, err) : NULL;
+}
+
+void lp_basic_close(lp_basic_reader *r)
 {
 	if (!r)
 		return;
@@ -30,50 +75,178 @@ void lp_basic_reader_close(lp_basic_reader *r)
 	g_free(r);
 }
 
-static int parse_line(const lp_basic_reader *r, const char *s, size_t len, lp_basic_ref *ref,
-		      lp_error *err)
+/* Parse the line s[0, len) (its '\n' removed) into *ref; on error the
+ * message names the field but neither file nor line. */
+static int parse_line(const char *s, size_t len, lp_basic_ref *ref, lp_error *err)
 {
-	const char *name = lp_byte_source_name(r->src);
 	while (len > 0 && (s[len - 1] == '\r' || s[len - 1] == ' '))
 		len--;
 	if (len == 0 || lp_ref_type_index(s[0]) < 0 || (len > 1 && s[1] != ' '))
-		return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": field type: not one of r w i R W I",
-			       name, r->line_no);
+		return lp_fail(err, LP_EINPUT, "field type: not one of r w i R W I");
 	if (len < 3)
-		return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": field canonical: missing", name,
-			       r->line_no);
-	if (lp_parse_hex(s + 2, len - 2, &ref->page) < 0)
-		return lp_fail(err, LP_EINPUT,
-			       "%s:%" PRIu64 ": field canonical: not a hex number of at most 64 bits",
-			       name, r->line_no);
+		return lp_fail(err, LP_EINPUT, "field canonical: missing");
+	if (lp_parse_hex(s + 2, len - 2, &ref->canonical) < 0)
+		return lp_fail(err, LP_EINPUT, "field canonical: not a hex number of at most 64 bits");
 	ref->type = s[0];
 	return 0;
 }
 
-ssize_t lp_basic_reader_read(lp_basic_reader *r, lp_basic_ref *out, size_t cap, lp_error *err)
+/* The event tags of the kernel trace, whose lines a task file holds too. */
+static const char event_tags[] = "FTESXMUBKGHDQCV";
+
+/* Parse a line of a task file: a reference "type timestamp length vpn
+ * canonical" into *ref (1), or an event line (0, skipped); -1 with err set
+ * (field named) if it is neither. */
+static int parse_task_line(const char *s, size_t len, lp_basic_ref *ref, lp_error *err)
 {
-	size_t n = 0;
-	while (n < cap) {
+	while (len > 0 && (s[len - 1] == '\r' || s[len - 1] == ' '))
+		len--;
+	if (len >= 2 && s[1] == ' ' && s[0] && strchr(event_tags, s[0]))
+		return 0;
+	static const char *const fields[] = {"timestamp", "length", "vpn", "canonical"};
+	/* A length is a byte, a vpn a 32-bit address's page number. */
+	static const int field_bits[] = {64, 8, 20, 64};
+	if (len == 0 || lp_ref_type_index(s[0]) < 0 || (len > 1 && s[1] != ' '))
+		return lp_fail(err, LP_EINPUT, "field type: not one of r w i R W I, nor an event"), -1;
+	const char *p = s + 1, *end = s + len;
+	uint64_t value = 0;
+	for (size_t f = 0; f < G_N_ELEMENTS(fields); f++) {
+		if (p >= end || *p != ' ' || p + 1 >= end)
+			return lp_fail(err, LP_EINPUT, "field %s: missing", fields[f]), -1;
+		const char *start = ++p;
+		while (p < end && *p != ' ')
+			p++;
+		if (lp_parse_hex(start, (size_t)(p - start), &value) < 0 ||
+		    (field_bits[f] < 64 && value >> field_bits[f]))
+			return lp_fail(err, LP_EINPUT, "field %s: not a hex number of at most %d bits",
+				       fields[f], field_bits[f]), -1;
+	}
+	if (p != end)
+		return lp_fail(err, LP_EINPUT, "more than five fields"), -1;
+	ref->type = s[0];
+	ref->canonical = value;
+	return 1;
+}
+
+/* Which text form the line s[0, len) begins: basic if it is a basic line,
+ * a task file if it is a line of one; a bad line of four fields or more
+ * gets the task file's error, which names the field. */
+static enum text_form text_form_of(const char *s, size_t len)
+{
+	lp_basic_ref ref;
+	if (parse_line(s, len, &ref, NULL) == 0)
+		return TEXT_BASIC;
+	size_t spaces = 0;
+	for (size_t i = 0; i < len; i++)
+		spaces += s[i] == ' ';
+	return parse_task_line(s, len, &ref, NULL) >= 0 || spaces >= 3 ? TEXT_TASK : TEXT_BASIC;
+}
+
+bool lp_basic_starts_as_text(const char *data, size_t n)
+{
+	const char *nl = memchr(data, '\n', n);
+	size_t len = nl ? (size_t)(nl - data) : n;
+	lp_basic_ref ref;
+	return parse_line(data, len, &ref, NULL) == 0 || parse_task_line(data, len, &ref, NULL) >= 0;
+}
+
+/* Up to cap references into out, *count of them; 0 or an lp_status. */
+static int read_text(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t *count,
+		     lp_error *err)
+{
+	while (*count < cap) {
 		char *line;
 		size_t len;
 		int got = lp_inbuf_line(&r->src->b, &line, &len, err);
-		if (got == LP_INBUF_LONG_LINE)
-			return lp_inbuf_long_line(err, lp_byte_source_name(r->src), r->line_no + 1);
+		if (got == LP_INBUF_LONG_LINE) {
+			lp_inbuf_long_line(err, lp_byte_source_name(r->src), r->done + 1);
+			return err->status;
+		}
 		if (got < 0)
-			return -1;
+			return err->status;
 		if (got == 0)
 			break;
-		r->line_no++;
-		if (parse_line(r, line, len, &out[n], err))
-			return -1;
-		n++;
+		r->done++;
+		if (r->text == TEXT_UNKNOWN)
+			r->text = text_form_of(line, len);
+		lp_error why;
+		int got_ref = r->text == TEXT_TASK ? parse_task_line(line, len, &out[*count], &why)
+						   : parse_line(line, len, &out[*count], &why) ? -1 : 1;
+		if (got_ref < 0)
+			return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", lp_byte_source_name(r->src),
+				       r->done, why.msg);
+		*count += (size_t)got_ref;
 	}
-	return (ssize_t)n;
+	return 0;
+}
+
+/* Where record index of the bin form starts in the stream. */
+static uint64_t bin_offset(uint64_t index)
+{
+	return LP_BIN_HEADER_SIZE + index * BIN_RECORD_SIZE;
+}
+
+static int read_binary(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t *count,
+		       lp_error *err)
+{
+	static const lp_torn_policy torn_is_an_error = {.strict = true};
+	while (*count < cap) {
+		ssize_t n = lp_byte_source_records(r->src, BIN_RECORD_SIZE, cap - *count, r->done,
+						   &torn_is_an_error, err);
+		if (n < 0 && err->status == LP_EINPUT) {
+			/* The torn last record: say where it starts. */
+			char torn[sizeof err->msg];
+			g_strlcpy(torn, err->msg, sizeof torn);
+			return lp_fail(err, LP_EINPUT, "%s, at byte %" PRIu64, torn, bin_offset(r->done));
+		}
+		if (n < 0)
+			return err->status;
+		if (n == 0)
+			break;
+		const unsigned char *p = lp_byte_source_data(r->src);
+		for (ssize_t i = 0; i < n; i++, p += BIN_RECORD_SIZE) {
+			uint64_t word;
+			memcpy(&word, p, sizeof word);
+			word = le64toh(word);
+			unsigned type = (unsigned)(word >> LP_BIN_TYPE_SHIFT);
+			if (type >= 6) {
+				r->src->b.pos += (size_t)i * BIN_RECORD_SIZE;
+				return lp_fail(err, LP_EINPUT,
+					       "%s: record %" PRIu64 " (byte %" PRIu64 "): field type: %u is not "
+					       "one of 0 to 5 (r w i R W I)", lp_byte_source_name(r->src),
+					       r->done, bin_offset(r->done), type);
+			}
+			out[*count] = (lp_basic_ref){
+				.type = lp_ref_types[type],
+				.canonical = word & LP_BIN_CANON_MAX,
+			};
+			++*count;
+			r->done++;
+		}
+		r->src->b.pos += (size_t)n * BIN_RECORD_SIZE;
+	}
+	return 0;
+}
+
+ssize_t lp_basic_read(lp_basic_reader *r, lp_basic_ref *refs, size_t n, lp_error *err)
+{
+	if (r->failed.status) {
+		*err = r->failed;
+		return -1;
+	}
+	size_t count = 0;
+	int rc = r->binary ? read_binary(r, refs, n, &count, &r->failed)
+			   : read_text(r, refs, n, &count, &r->failed);
+	if (rc && count == 0) {
+		*err = r->failed;
+		return -1;
+	}
+	return (ssize_t)count;
 }
 
 int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_error *err)
 {
-	lp_basic_reader *r = lp_basic_reader_open(path, err);
+	lp_basic_reader *r = lp_basic_open(path, err);
 	if (!r)
 		return err->status;
 	enum { BATCH = 4096 };
@@ -82,11 +255,11 @@ int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_err
 	lp_lru *lru = lp_lru_new(frames);
 	ssize_t n;
 	int st = 0;
-	while (st == 0 && (n = lp_basic_reader_read(r, refs, BATCH, err)) > 0) {
+	while (st == 0 && (n = lp_basic_read(r, refs, BATCH, err)) > 0) {
 		char *p = text;
 		lp_lru_fault f;
 		for (ssize_t i = 0; i < n; i++)
-			if (lp_lru_ref(lru, refs[i].page, lp_ref_is_write(refs[i].type), &f))
+			if (lp_lru_ref(lru, refs[i].canonical, lp_ref_is_write(refs[i].type), &f))
 				p += lp_behaviour_format(p, f.tag, f.page, f.dirt, f.evicted);
 		st = lp_output_write(out, text, (size_t)(p - text), err);
 	}
@@ -95,6 +268,6 @@ int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_err
 	lp_lru_free(lru);
 	g_free(text);
 	g_free(refs);
-	lp_basic_reader_close(r);
+	lp_basic_close(r);
 	return st;
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "laplace/forms.h"
+
 #define BATCH 4096
 
 #define HEX_ROW(h) \
@@ -21,7 +23,7 @@ int lp_legacy_format_parse(const char *s)
 {
 	static const char *const names[] = {
 		[LP_LEGACY_REF] = "ref", [LP_LEGACY_BYU] = "byu", [LP_LEGACY_P6] = "p6",
-		[LP_LEGACY_PAGE_IMAGE] = "page-image",
+		[LP_LEGACY_PAGE_IMAGE] = "page-image", [LP_LEGACY_BASIC] = "basic",
 	};
 	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
 		if (!strcmp(s, names[i]))
@@ -117,6 +119,9 @@ int lp_legacy_detect(lp_byte_source *s, lp_error *err)
 		return LP_LEGACY_PAGE_IMAGE;
 	if (lp_ref_starts_as_text((const char *)p, (size_t)n))
 		return LP_LEGACY_REF;
+	if (((size_t)n >= 7 && !memcmp(p, LP_BIN_HEADER, LP_BIN_MAGIC_SIZE)) ||
+	    lp_basic_starts_as_text((const char *)p, MIN((size_t)n, (size_t)LP_LINE_MAX)))
+		return LP_LEGACY_BASIC;
 	return LP_LEGACY_UNKNOWN;
 }
 
@@ -193,6 +198,34 @@ static int dump_page_image(lp_byte_source *src, const lp_torn_policy *policy, te
 	return st;
 }
 
+/* A basic merge stream's text form: "type canonical" lines. */
+static int dump_basic(lp_byte_source *src, text_buf *t, lp_error *err)
+{
+	enum { LINE_MAX_LEN = 2 + 16 + 1 };
+	lp_basic_reader *r = lp_basic_reader_new(src, err);
+	if (!r)
+		return err->status;
+	lp_basic_ref *refs = g_new(lp_basic_ref, BATCH);
+	ssize_t n;
+	int st = 0;
+	while (st == 0 && (n = lp_basic_read(r, refs, BATCH, err)) > 0) {
+		char *p = t->buf + t->len;
+		for (ssize_t i = 0; i < n; i++) {
+			*p++ = refs[i].type;
+			*p++ = ' ';
+			p += lp_fmt_hex(p, refs[i].canonical);
+			*p++ = '\n';
+		}
+		t->len = (size_t)(p - t->buf);
+		st = text_flush(t, err);
+	}
+	if (st == 0 && n < 0)
+		st = err->status;
+	g_free(refs);
+	lp_basic_close(r);
+	return st;
+}
+
 int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format, enum lp_endian endian,
 		   const lp_torn_policy *policy, lp_output *out, lp_error *err)
 {
@@ -208,6 +241,9 @@ int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format, enum lp_en
 		break;
 	case LP_LEGACY_PAGE_IMAGE:
 		st = dump_page_image(src, policy, &t, err);
+		break;
+	case LP_LEGACY_BASIC:
+		st = dump_basic(src, &t, err);
 		break;
 	default:
 		lp_byte_source_close(src);

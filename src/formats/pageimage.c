@@ -363,7 +363,7 @@ int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output 
 		for (size_t i = 0; i < n; i++) {
 			*p++ = refs[i].type;
 			*p++ = ' ';
-			p += lp_fmt_hex(p, refs[i].page);
+			p += lp_fmt_hex(p, refs[i].canonical);
 			*p++ = '\n';
 		}
 		st = lp_output_write(out, text, (size_t)(p - text), err);

@@ -127,6 +127,8 @@ static int get_process(reader *r, yaml_node_t *map, lp_index_process *proc)
 	return 0;
 }
 
+const char *const lp_layout_names[2] = {"task", "process"};
+
 static int get_index(reader *r, lp_index *ix)
 {
 	yaml_node_t *root = yaml_document_get_root_node(&r->doc);
@@ -143,6 +145,13 @@ static int get_index(reader *r, lp_index *ix)
 		return -1;
 	if (version != 1)
 		return bad(r, root, "version", "only version 1 is known");
+	yaml_node_t *layout = get(r, root, "layout", YAML_SCALAR_NODE);
+	if (!layout)
+		return -1;
+	if (!strcmp((const char *)layout->data.scalar.value, lp_layout_names[LP_LAYOUT_PROCESS]))
+		ix->layout = LP_LAYOUT_PROCESS;
+	else if (strcmp((const char *)layout->data.scalar.value, lp_layout_names[LP_LAYOUT_TASK]))
+		return bad(r, layout, "layout", "neither task nor process");
 	yaml_node_t *inputs = get(r, root, "inputs", YAML_MAPPING_NODE);
 	const char *reference = inputs ? get_text(r, inputs, "reference") : NULL;
 	const char *kernel = reference ? get_text(r, inputs, "kernel") : NULL;

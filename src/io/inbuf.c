@@ -111,22 +111,26 @@ int lp_read_small_file(const char *path, bool follow_link, size_t max_bytes, con
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow_link ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
+	int r = lp_read_small_fd(fd, path, max_bytes, kind, text, len, err);
+	close(fd);
+	return r;
+}
+
+int lp_read_small_fd(int fd, const char *path, size_t max_bytes, const char *kind, char **text,
+		     size_t *len, lp_error *err)
+{
 	struct stat st;
-	int r = 0;
 	if (fstat(fd, &st) < 0)
-		r = lp_fail(err, LP_EIO, "cannot read %s: %s", path, g_strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		r = lp_fail(err, LP_EINPUT, "%s: not a regular file", path);
-	else if ((uint64_t)st.st_size > max_bytes)
-		r = lp_fail(err, LP_EINPUT, "%s: %s too large (%jd bytes, at most %zu)", path, kind,
-			    (intmax_t)st.st_size, max_bytes);
-	if (r) {
-		close(fd);
-		return r;
-	}
+		return lp_fail(err, LP_EIO, "cannot read %s: %s", path, g_strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return lp_fail(err, LP_EINPUT, "%s: not a regular file", path);
+	if ((uint64_t)st.st_size > max_bytes)
+		return lp_fail(err, LP_EINPUT, "%s: %s too large (%jd bytes, at most %zu)", path, kind,
+			       (intmax_t)st.st_size, max_bytes);
 	/* The size can change while we read: stop one byte past the limit. */
 	GByteArray *buf = g_byte_array_new();
 	guint8 chunk[16384];
+	int r = 0;
 	while (buf->len <= max_bytes) {
 		ssize_t n = read(fd, chunk, sizeof chunk);
 		if (n < 0 && errno == EINTR)
@@ -139,7 +143,6 @@ int lp_read_small_file(const char *path, bool follow_link, size_t max_bytes, con
 			break;
 		g_byte_array_append(buf, chunk, (guint)n);
 	}
-	close(fd);
 	if (!r && buf->len > max_bytes)
 		r = lp_fail(err, LP_EINPUT, "%s: %s too large (more than %zu bytes)", path, kind,
 			    max_bytes);

@@ -72,30 +72,25 @@ static void output_free(lp_output *out)
 	g_free(out);
 }
 
-lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error *err)
+/* The common part of opening: path for messages; fd the descriptor to
+ * write to, or -1 with errno set. */
+static lp_output *output_new(const char *path, int fd, enum lp_compress compress)
 {
-	bool is_stdout = !path || !strcmp(path, "-");
+	int open_errno = errno;
 	lp_output *out = g_new0(lp_output, 1);
-	out->fd = -1;
-	out->name = g_strdup(is_stdout ? "<stdout>" : path);
-	out->compress = compress_for(is_stdout ? NULL : path, compress);
+	out->fd = fd;
+	out->name = g_strdup(path);
+	out->compress = compress;
 	out->buf = g_malloc(OUTPUT_BUFFER_SIZE);
-	struct stat st;
-	if (is_stdout) {
-		out->fd = STDOUT_FILENO;
-	} else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		out->fd = open(path, O_WRONLY | O_CLOEXEC);
-		out->own_fd = true;
-	} else {
-		/* Replace what a symbolic link points to, not the link: renaming
-		 * over /dev/stdout, say, would break the system. */
-		char *resolved = realpath(path, NULL);
-		out->fd = lp_stage_file(resolved ? resolved : path, &out->staged);
-		out->own_fd = true;
-		free(resolved);
-	}
+	errno = open_errno;
+	return out;
+}
+
+/* Check the descriptor and start compressing; frees out on failure. */
+static lp_output *output_start(lp_output *out, lp_error *err)
+{
 	if (out->fd < 0) {
-		lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
+		lp_fail(err, LP_EIO, "cannot open %s: %s", out->name, g_strerror(errno));
 		output_free(out);
 		return NULL;
 	}
@@ -118,6 +113,45 @@ lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error 
 	if (out->compress != LP_COMPRESS_NONE)
 		out->zbuf = g_malloc(OUTPUT_BUFFER_SIZE);
 	return out;
+}
+
+/* A staged output: target names the file (as lp_stage_file takes it),
+ * shown is the name for messages. */
+static lp_output *open_staged(int dir_fd, const char *target, const char *shown,
+			      enum lp_compress compress, lp_error *err)
+{
+	lp_staged *staged = NULL;
+	lp_output *out = output_new(shown, lp_stage_file(dir_fd, target, &staged),
+				    compress_for(shown, compress));
+	out->own_fd = true;
+	out->staged = staged;
+	return output_start(out, err);
+}
+
+lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error *err)
+{
+	if (!path || !strcmp(path, "-"))
+		return output_start(output_new("<stdout>", STDOUT_FILENO, compress_for(NULL, compress)),
+				    err);
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		lp_output *out = output_new(path, open(path, O_WRONLY | O_CLOEXEC),
+					    compress_for(path, compress));
+		out->own_fd = true;
+		return output_start(out, err);
+	}
+	/* Replace what a symbolic link points to, not the link: renaming
+	 * over /dev/stdout, say, would break the system. */
+	char *resolved = realpath(path, NULL);
+	lp_output *out = open_staged(AT_FDCWD, resolved ? resolved : path, path, compress, err);
+	free(resolved);
+	return out;
+}
+
+lp_output *lp_output_open_in(int dir_fd, const char *path, enum lp_compress compress,
+			     lp_error *err)
+{
+	return open_staged(dir_fd, path, path, compress, err);
 }
 
 static int write_failed(lp_output *out, lp_error *err)

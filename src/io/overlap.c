@@ -4,6 +4,7 @@
 #include "laplace/io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,38 +35,51 @@ static char *resolved_target(const char *path)
 	return target;
 }
 
-/* Whether directory dir (resolved) holds path, at any depth. */
-static bool holds(const char *dir, const char *path)
+/* Whether the directory dir holds path at any depth: whether one of the
+ * directories above path, once resolved, is dir. */
+static bool holds(const struct stat *dir, const char *path)
 {
 	char *r = realpath(path, NULL);
-	size_t n = strlen(dir);
-	bool inside = r && !strncmp(r, dir, n) && r[n] == '/';
+	bool inside = false;
+	for (char *slash; r && !inside && (slash = strrchr(r, '/')) && slash != r;) {
+		*slash = '\0';
+		struct stat st;
+		inside = stat(r, &st) == 0 && st.st_dev == dir->st_dev && st.st_ino == dir->st_ino;
+	}
 	free(r);
 	return inside;
 }
 
-static int check_output(const char *out, const char *const *inputs, size_t nin, lp_error *err)
+/* The checks against the inputs of an output whose stat is ost. */
+static int check_output(const char *out, const struct stat *ost, const char *const *inputs,
+			size_t nin, lp_error *err)
 {
-	struct stat ost;
-	if (!stat_of(out, STDOUT_FILENO, &ost) || !(S_ISREG(ost.st_mode) || S_ISDIR(ost.st_mode)))
+	if (!(S_ISREG(ost->st_mode) || S_ISDIR(ost->st_mode)))
 		return 0;
-	char *dir = S_ISDIR(ost.st_mode) && strcmp(out, "-") ? realpath(out, NULL) : NULL;
-	int rc = 0;
-	for (size_t i = 0; i < nin && !rc; i++) {
+	const char *shown_out = strcmp(out, "-") ? out : "<stdout>";
+	for (size_t i = 0; i < nin; i++) {
 		struct stat ist;
 		if (!inputs[i] || !stat_of(inputs[i], STDIN_FILENO, &ist))
 			continue;
-		const char *shown_out = strcmp(out, "-") ? out : "<stdout>";
 		const char *shown_in = strcmp(inputs[i], "-") ? inputs[i] : "<stdin>";
-		if (ist.st_dev == ost.st_dev && ist.st_ino == ost.st_ino)
-			rc = lp_fail(err, LP_EUSAGE, "%s: refusing to overwrite the input %s",
-				     shown_out, shown_in);
-		else if (dir && strcmp(inputs[i], "-") && holds(dir, inputs[i]))
-			rc = lp_fail(err, LP_EUSAGE, "%s: refusing to replace a directory holding the input %s",
-				     shown_out, shown_in);
+		if (ist.st_dev == ost->st_dev && ist.st_ino == ost->st_ino)
+			return lp_fail(err, LP_EUSAGE, "%s: refusing to overwrite the input %s",
+				       shown_out, shown_in);
+		if (S_ISDIR(ost->st_mode) && strcmp(inputs[i], "-") && holds(ost, inputs[i]))
+			return lp_fail(err, LP_EUSAGE, "%s: refusing to replace a directory holding the input %s",
+				       shown_out, shown_in);
 	}
-	free(dir);
-	return rc;
+	return 0;
+}
+
+int lp_check_output_in(int dir_fd, const char *output, const char *const *inputs, size_t nin,
+		       lp_error *err)
+{
+	char *base = g_path_get_basename(output);
+	struct stat ost;
+	int found = fstatat(dir_fd, base, &ost, AT_SYMLINK_NOFOLLOW);
+	g_free(base);
+	return found == 0 ? check_output(output, &ost, inputs, nin, err) : 0;
 }
 
 int lp_check_outputs(const char *const *inputs, size_t nin, const char *const *outputs,
@@ -74,7 +88,9 @@ int lp_check_outputs(const char *const *inputs, size_t nin, const char *const *o
 	for (size_t o = 0; o < nout; o++) {
 		if (!outputs[o])
 			continue;
-		int rc = check_output(outputs[o], inputs, nin, err);
+		struct stat ost;
+		int rc = stat_of(outputs[o], STDOUT_FILENO, &ost)
+				 ? check_output(outputs[o], &ost, inputs, nin, err) : 0;
 		if (rc)
 			return rc;
 		/* Two outputs renamed onto one name would lose one of them. */

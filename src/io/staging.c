@@ -12,7 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +23,14 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+/* Every operation on an item goes through the descriptor of its directory,
+ * held from its creation to its end: a directory renamed or replaced by a
+ * symbolic link meanwhile cannot send the output anywhere else. */
 struct lp_staged {
-	char *tmp;
+	int dir_fd;       /* the directory holding both names */
+	char *tmp_name;   /* names in that directory */
+	char *final_name;
+	char *tmp;        /* the same as paths, for messages */
 	char *final;
 	bool dir;
 	bool replace;   /* dir: swap with an existing final directory */
@@ -49,19 +55,34 @@ static void untrack(lp_staged *s)
 		g_ptr_array_remove_fast(staged_set, s);
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+int lp_remove_tree(int dir_fd, const char *name)
 {
-	(void)sb, (void)flag, (void)ftw;
-	return remove(path) && errno != ENOENT ? -1 : 0;
-}
-
-int lp_remove_tree(const char *path)
-{
+	if (unlinkat(dir_fd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
 	/* A run still writing into the tree may add an entry while it is
 	 * being removed (the signal thread removes it under a running merge):
-	 * walk again until the top is gone. */
+	 * empty it again until it can go. */
 	for (int attempt = 0; attempt < 100; attempt++) {
-		if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 || errno == ENOENT)
+		int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return errno == ENOENT ? 0 : -1;
+		DIR *d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			return -1;
+		}
+		const struct dirent *e;
+		int rc = 0;
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+			    lp_remove_tree(dirfd(d), e->d_name) < 0)
+				rc = -1;
+		closedir(d);
+		if (rc < 0)
+			return -1;
+		if (unlinkat(dir_fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
 			return 0;
 		if (errno != ENOTEMPTY && errno != EEXIST)
 			return -1;
@@ -73,17 +94,29 @@ int lp_remove_tree(const char *path)
  * early, its final name. */
 static void remove_staged(const lp_staged *s)
 {
-	const char *path = s->published ? s->final : s->tmp;
-	if (s->dir)
-		lp_remove_tree(path);
-	else
-		g_unlink(path);
+	lp_remove_tree(s->dir_fd, s->published ? s->final_name : s->tmp_name);
 }
 
-static lp_staged *staged_new(char *tmp, const char *final, bool dir, bool replace)
+/* The directory of final as a descriptor, and final's name in it: with
+ * AT_FDCWD, final's directory is opened here; otherwise dir_fd is that
+ * directory already (duplicated, so that the item holds its own). */
+static int open_parent(int dir_fd, const char *final, char **name)
+{
+	*name = g_path_get_basename(final);
+	if (dir_fd != AT_FDCWD)
+		return fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+	char *dir = g_path_get_dirname(final);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	g_free(dir);
+	return fd;
+}
+
+static lp_staged *staged_new(int dir_fd, char *final_name, const char *final, bool dir,
+			     bool replace)
 {
 	lp_staged *s = g_new0(lp_staged, 1);
-	s->tmp = tmp;
+	s->dir_fd = dir_fd;
+	s->final_name = final_name;
 	s->final = g_strdup(final);
 	s->dir = dir;
 	s->replace = replace;
@@ -92,53 +125,90 @@ static lp_staged *staged_new(char *tmp, const char *final, bool dir, bool replac
 
 static void staged_free(lp_staged *s)
 {
+	close(s->dir_fd);
+	g_free(s->tmp_name);
+	g_free(s->final_name);
 	g_free(s->tmp);
 	g_free(s->final);
 	g_free(s);
 }
 
-int lp_stage_file(const char *final, lp_staged **staged)
+/* Create the temporary: a name from pattern (ending in XXXXXX) that did not
+ * exist, made in the item's directory; a file is returned open. */
+static int create_tmp(lp_staged *s, const char *pattern)
 {
-	char *dir = g_path_get_dirname(final);
-	char *base = g_path_get_basename(final);
-	char *tmp = g_strdup_printf("%s/.%s" LP_TMP_FILE_INFIX "XXXXXX", dir, base);
-	g_free(dir);
-	g_free(base);
-	g_mutex_lock(&staged_lock);
-	/* The mode is 0666 less the umask, as for any new file. */
-	int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, 0666);
-	int saved = errno;
-	if (fd >= 0) {
-		*staged = staged_new(tmp, final, false, false);
-		track(*staged);
+	for (int attempt = 0; attempt < 100; attempt++) {
+		char *name = g_strdup(pattern);
+		char *x = name + strlen(name) - 6;
+		static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+		for (int i = 0; i < 6; i++)
+			x[i] = letters[g_random_int_range(0, (gint32)sizeof letters - 1)];
+		/* Modes are 0666 (file) and 0777 (directory) less the umask, as for
+		 * anything new. */
+		int fd = s->dir ? mkdirat(s->dir_fd, name, 0777)
+				: openat(s->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+							  O_CLOEXEC, 0666);
+		if (fd >= 0) {
+			s->tmp_name = name;
+			char *dir = g_path_get_dirname(s->final);
+			s->tmp = strchr(s->final, '/') ? g_build_filename(dir, name, NULL) : g_strdup(name);
+			g_free(dir);
+			return fd;
+		}
+		g_free(name);
+		if (errno != EEXIST)
+			return -1;
 	}
-	g_mutex_unlock(&staged_lock);
-	if (fd < 0) {
-		g_free(tmp);
-		errno = saved;
-	}
-	return fd;
+	return -1;
 }
 
-lp_staged *lp_stage_dir(const char *final, bool replace)
+static lp_staged *stage(int dir_fd, const char *final, bool dir, bool replace, int *fd)
 {
-	char *tmp = g_strconcat(final, LP_TMP_DIR_INFIX "XXXXXX", NULL);
-	lp_staged *s = NULL;
-	g_mutex_lock(&staged_lock);
-	if (mkdtemp(tmp)) {
-		s = staged_new(tmp, final, true, replace);
-		track(s);
+	char *name;
+	int parent = open_parent(dir_fd, final, &name);
+	if (parent < 0) {
+		int saved = errno;
+		g_free(name);
+		errno = saved;
+		return NULL;
 	}
+	lp_staged *s = staged_new(parent, name, final, dir, replace);
+	char *pattern = dir ? g_strconcat(name, LP_TMP_DIR_INFIX "XXXXXX", NULL)
+			    : g_strconcat(".", name, LP_TMP_FILE_INFIX "XXXXXX", NULL);
+	g_mutex_lock(&staged_lock);
+	*fd = create_tmp(s, pattern);
 	int saved = errno;
+	if (*fd >= 0)
+		track(s);
 	g_mutex_unlock(&staged_lock);
-	if (!s)
-		g_free(tmp);
-	errno = saved;
+	g_free(pattern);
+	if (*fd < 0) {
+		staged_free(s);
+		errno = saved;
+		return NULL;
+	}
 	return s;
 }
 
+int lp_stage_file(int dir_fd, const char *final, lp_staged **staged)
+{
+	int fd;
+	*staged = stage(dir_fd, final, false, false, &fd);
+	return *staged ? fd : -1;
+}
+
+lp_staged *lp_stage_dir(int dir_fd, const char *final, bool replace)
+{
+	int made;
+	return stage(dir_fd, final, true, replace, &made);
+}
+
+int lp_staged_open_dir(const lp_staged *s)
+{
+	return openat(s->dir_fd, s->tmp_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 const char *lp_staged_path(const lp_staged *s) { return s->tmp; }
-const char *lp_staged_final(const lp_staged *s) { return s->final; }
 
 void lp_staged_discard(lp_staged *s)
 {
@@ -163,42 +233,36 @@ int lp_sync_fd(int fd, const char *what, lp_error *err)
 	return 0;
 }
 
-/* fsync the directory that holds path, so that its new entry survives a
- * power cut. */
-static int sync_parent(const char *path, lp_error *err)
+/* Whether two items share a directory, which then needs one fsync. */
+static bool same_parent(const lp_staged *a, const lp_staged *b)
 {
-	if (!syncing)
-		return 0;
-	char *dir = g_path_get_dirname(path);
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = fd < 0 ? lp_fail(err, LP_EIO, "cannot open %s: %s", dir, g_strerror(errno))
-			: lp_sync_fd(fd, dir, err);
-	if (fd >= 0)
-		close(fd);
-	g_free(dir);
-	return rc;
+	struct stat sa, sb;
+	return fstat(a->dir_fd, &sa) == 0 && fstat(b->dir_fd, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-static bool same_parent(const char *a, const char *b)
+/* fsync an item's directory, so that its new entry survives a power cut. */
+static int sync_parent(const lp_staged *s, lp_error *err)
 {
-	char *da = g_path_get_dirname(a), *db = g_path_get_dirname(b);
-	bool same = !strcmp(da, db);
-	g_free(da);
-	g_free(db);
-	return same;
+	if (lp_fsync(s->dir_fd) == 0)
+		return 0;
+	char *dir = g_path_get_dirname(s->final);
+	lp_fail(err, LP_EIO, "cannot sync %s to disk: %s", dir, g_strerror(errno));
+	g_free(dir);
+	return err->status;
 }
 
 static int publish_one(lp_staged *s, lp_error *err)
 {
 	if (!s->dir) {
-		if (g_rename(s->tmp, s->final) < 0)
+		if (renameat(s->dir_fd, s->tmp_name, s->dir_fd, s->final_name) < 0)
 			return lp_fail(err, LP_EIO, "cannot rename %s to %s: %s", s->tmp, s->final,
 				       g_strerror(errno));
 		s->published = true;
 		return 0;
 	}
 	if (s->replace) {
-		if (renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->final, RENAME_EXCHANGE) == 0) {
+		if (renameat2(s->dir_fd, s->tmp_name, s->dir_fd, s->final_name, RENAME_EXCHANGE) == 0) {
 			s->published = s->exchanged = true;
 			return 0;
 		}
@@ -206,7 +270,7 @@ static int publish_one(lp_staged *s, lp_error *err)
 			return lp_fail(err, LP_EIO, "cannot replace %s: %s", s->final, g_strerror(errno));
 	}
 	/* Never replace a directory that appeared since the run started. */
-	if (renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->final, RENAME_NOREPLACE) < 0)
+	if (renameat2(s->dir_fd, s->tmp_name, s->dir_fd, s->final_name, RENAME_NOREPLACE) < 0)
 		return lp_fail(err, LP_EIO, "cannot rename %s to %s: %s", s->tmp, s->final,
 			       g_strerror(errno));
 	s->published = true;
@@ -220,11 +284,9 @@ static void unpublish(lp_staged *s)
 	if (!s->published)
 		return;
 	if (s->exchanged)
-		renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->final, RENAME_EXCHANGE);
-	else if (s->dir)
-		lp_remove_tree(s->final);
+		renameat2(s->dir_fd, s->tmp_name, s->dir_fd, s->final_name, RENAME_EXCHANGE);
 	else
-		g_unlink(s->final);
+		lp_remove_tree(s->dir_fd, s->final_name);
 	s->published = s->exchanged = false;
 }
 
@@ -254,12 +316,12 @@ int lp_stage_publish(lp_staged **items, size_t n, lp_error *err)
 		if (items[i])
 			untrack(items[i]);
 	g_mutex_unlock(&staged_lock);
-	const char *synced = NULL; /* outputs side by side share one fsync */
+	const lp_staged *synced = NULL; /* outputs side by side share one fsync */
 	for (size_t i = 0; i < n && !rc; i++) {
-		if (!items[i] || (synced && same_parent(synced, items[i]->final)))
+		if (!items[i] || (synced && same_parent(synced, items[i])))
 			continue;
-		rc = sync_parent(items[i]->final, err);
-		synced = items[i]->final;
+		rc = sync_parent(items[i], err);
+		synced = items[i];
 	}
 	if (rc) {
 		discard_all(items, n);
@@ -270,7 +332,7 @@ int lp_stage_publish(lp_staged **items, size_t n, lp_error *err)
 		if (!s)
 			continue;
 		/* What tmp holds now is the directory that was replaced. */
-		if (s->exchanged && lp_remove_tree(s->tmp) && !rc)
+		if (s->exchanged && lp_remove_tree(s->dir_fd, s->tmp_name) && !rc)
 			rc = lp_fail(err, LP_EIO, "%s is in place, but the directory it replaced, "
 				     "now %s, could not be removed: %s", s->final, s->tmp,
 				     g_strerror(errno));
@@ -284,7 +346,7 @@ int lp_stage_publish_early(lp_staged *s, lp_error *err)
 	g_mutex_lock(&staged_lock);
 	int rc = publish_one(s, err);
 	g_mutex_unlock(&staged_lock);
-	return rc ? rc : sync_parent(s->final, err);
+	return rc ? rc : sync_parent(s, err);
 }
 
 void lp_staged_keep(lp_staged *s)

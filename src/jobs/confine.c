@@ -1,18 +1,28 @@
 /* The daemon's confinement of job outputs, and the cleanup of what a killed
- * job leaves behind. */
+ * job leaves behind.
+ *
+ * The daemon checks a job's output by its text alone (no "..", inside the
+ * output root). Everything that touches the file system is done by a child
+ * holding the job owner's rights, through the descriptor of the output
+ * root the daemon opened at start: openat2() resolves the output's
+ * directory beneath it refusing every symbolic link, and the output is then
+ * written, renamed and flushed through that directory's descriptor alone
+ * (laplace/staging.h). A directory swapped for a link after the check
+ * cannot send an output elsewhere: nothing is resolved by name again. */
 #include "laplace/jobfile.h"
 
 #include "laplace/staging.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
-
-#include <glib/gstdio.h>
 
 /* "FILE:LINE: key 'KEY': ..." for a key of the job. */
 static int G_GNUC_PRINTF(5, 6) key_error(const lp_job_spec *spec, const char *name,
@@ -27,23 +37,33 @@ static int G_GNUC_PRINTF(5, 6) key_error(const lp_job_spec *spec, const char *na
 		       lp_job_key_names[key], what);
 }
 
-static bool has_dotdot(const char *path)
-{
-	char **parts = g_strsplit(path, "/", -1);
-	bool found = false;
-	for (char **p = parts; *p; p++)
-		if (!strcmp(*p, ".."))
-			found = true;
-	g_strfreev(parts);
-	return found;
-}
-
 static bool is_inside(const char *path, const char *root)
 {
 	size_t n = strlen(root);
 	if (n == 1) /* root is "/" */
-		return true;
-	return !strncmp(path, root, n) && (path[n] == '\0' || path[n] == '/');
+		return path[0] == '/' && path[1] != '\0';
+	return !strncmp(path, root, n) && path[n] == '/';
+}
+
+/* path with its "." and empty components left out, absolute; NULL if one
+ * of them is "..". */
+static char *normalise(const char *path)
+{
+	char **parts = g_strsplit(path, "/", -1);
+	GString *out = g_string_new(NULL);
+	bool dotdot = false;
+	for (char **p = parts; *p; p++) {
+		if (!strcmp(*p, ".."))
+			dotdot = true;
+		else if (**p && strcmp(*p, "."))
+			g_string_append_printf(out, "/%s", *p);
+	}
+	g_strfreev(parts);
+	if (dotdot || !out->len) {
+		g_string_free(out, TRUE);
+		return NULL;
+	}
+	return g_string_free(out, FALSE);
 }
 
 int lp_job_confine(lp_job_spec *spec, const char *name, const char *root, lp_error *err)
@@ -55,69 +75,128 @@ int lp_job_confine(lp_job_spec *spec, const char *name, const char *root, lp_err
 		return key_error(spec, name, LP_JOB_KEY_KERNEL, err,
 				 "'%s' is not an absolute path", spec->kernel);
 	const char *out = spec->output;
-	if (has_dotdot(out))
-		return key_error(spec, name, LP_JOB_KEY_OUTPUT, err,
-				 "'%s': '..' is not allowed", out);
-	char *full = g_path_is_absolute(out) ? g_strdup(out) : g_build_filename(root, out, NULL);
-	char *dir = g_path_get_dirname(full);
-	char *base = g_path_get_basename(full);
-	g_free(full);
-	int r = 0;
-	char real_dir[PATH_MAX];
-	if (!strcmp(base, ".") || !strcmp(base, "/") || g_str_has_suffix(out, "/"))
-		r = key_error(spec, name, LP_JOB_KEY_OUTPUT, err, "'%s' does not name a file", out);
-	else if (!realpath(dir, real_dir))
-		r = key_error(spec, name, LP_JOB_KEY_OUTPUT, err, "directory of '%s': %s", out,
-			      g_strerror(errno));
-	else if (!is_inside(real_dir, root))
-		r = key_error(spec, name, LP_JOB_KEY_OUTPUT, err,
-			      "'%s' is outside the output root %s", out, root);
-	char *resolved = r ? NULL : g_build_filename(real_dir, base, NULL);
-	struct stat st;
-	if (!r && lstat(resolved, &st) == 0) {
-		/* Replacing a symbolic link is harmless, but writing through one to
-		 * a device or a directory elsewhere is not: refuse them all. */
-		if (S_ISLNK(st.st_mode))
-			r = key_error(spec, name, LP_JOB_KEY_OUTPUT, err, "'%s' is a symbolic link", out);
-		else if (spec->per_process && !S_ISDIR(st.st_mode))
-			r = key_error(spec, name, LP_JOB_KEY_OUTPUT, err, "'%s' is not a directory", out);
-		else if (!spec->per_process && !S_ISREG(st.st_mode))
-			r = key_error(spec, name, LP_JOB_KEY_OUTPUT, err, "'%s' is not a regular file", out);
-	}
-	g_free(dir);
+	char *base = g_path_get_basename(out);
+	bool names_file = strcmp(base, ".") && strcmp(base, "/") && !g_str_has_suffix(out, "/");
 	g_free(base);
-	if (r) {
-		g_free(resolved);
-		return r;
+	if (!names_file)
+		return key_error(spec, name, LP_JOB_KEY_OUTPUT, err, "'%s' does not name a file", out);
+	char *full = g_path_is_absolute(out) ? g_strdup(out) : g_build_filename(root, out, NULL);
+	char *normal = normalise(full);
+	g_free(full);
+	if (!normal)
+		return key_error(spec, name, LP_JOB_KEY_OUTPUT, err, "'%s': '..' is not allowed", out);
+	if (!is_inside(normal, root)) {
+		g_free(normal);
+		return key_error(spec, name, LP_JOB_KEY_OUTPUT, err,
+				 "'%s' is outside the output root %s", out, root);
 	}
 	g_free(spec->output);
-	spec->output = resolved;
+	spec->output = normal;
 	return 0;
 }
 
-int lp_job_remove_partials(const char *output)
+/* The directory of output (confined by lp_job_confine), opened beneath the
+ * output root without following any symbolic link; -1 with err set. */
+static int open_output_dir(const lp_job_confinement *c, const char *output, lp_error *err)
 {
-	char *dir = g_path_get_dirname(output);
+	size_t n = strlen(c->root);
+	char *dir = g_path_get_dirname(output + (n == 1 ? 0 : n));
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	/* The root itself is "/" relative to it: openat2 wants "." there. */
+	const char *relative = strcmp(dir, "/") ? dir + 1 : ".";
+	int fd = (int)syscall(SYS_openat2, c->root_fd, relative, &how, sizeof how);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP)
+			lp_fail(err, LP_EINPUT, "%s: '%s': a symbolic link is on its way; outputs are "
+				"written only through real directories", c->what, output);
+		else if (e == EXDEV)
+			lp_fail(err, LP_EINPUT, "%s: '%s' is outside the output root %s", c->what,
+				output, c->root);
+		else if (e == ENOSYS)
+			lp_fail(err, LP_EIO, "%s: confining outputs needs openat2 (Linux 5.6 or later)",
+				c->what);
+		else
+			lp_fail(err, e == ENOENT || e == ENOTDIR ? LP_EINPUT : LP_EIO,
+				"%s: directory of '%s': %s", c->what, output, g_strerror(e));
+	}
+	g_free(dir);
+	return fd;
+}
+
+int lp_job_open_output_dir(const lp_job_confinement *c, const char *output, bool per_process,
+			   lp_error *err)
+{
+	int fd = open_output_dir(c, output, err);
+	if (fd < 0)
+		return -1;
+	/* Nothing at the output's name is ever followed (a link there would be
+	 * replaced), but saying so beats a surprise. */
+	char *base = g_path_get_basename(output);
+	struct stat st;
+	int r = 0;
+	if (fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			r = lp_fail(err, LP_EINPUT, "%s: '%s' is a symbolic link", c->what, output);
+		else if (per_process && !S_ISDIR(st.st_mode))
+			r = lp_fail(err, LP_EINPUT, "%s: '%s' is not a directory", c->what, output);
+		else if (!per_process && !S_ISREG(st.st_mode))
+			r = lp_fail(err, LP_EINPUT, "%s: '%s' is not a regular file", c->what, output);
+	}
+	g_free(base);
+	if (r) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* In the child: remove the leftovers beside output; how many, or -1. */
+static int remove_partials_now(const lp_job_confinement *c, const char *output)
+{
+	lp_error err = {0};
+	int fd = open_output_dir(c, output, &err);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d)
+		return -1;
 	char *base = g_path_get_basename(output);
 	char *tmp_prefix = g_strconcat(".", base, LP_TMP_FILE_INFIX, NULL);
 	char *partial_prefix = g_strconcat(base, LP_TMP_DIR_INFIX, NULL);
 	int removed = 0;
-	GDir *d = g_dir_open(dir, 0, NULL);
-	const char *entry;
-	while (d && (entry = g_dir_read_name(d))) {
-		bool tmp = g_str_has_prefix(entry, tmp_prefix);
-		if (!tmp && !g_str_has_prefix(entry, partial_prefix))
-			continue;
-		char *path = g_build_filename(dir, entry, NULL);
-		if (tmp ? unlink(path) == 0 : lp_remove_tree(path) == 0)
+	const struct dirent *e;
+	while ((e = readdir(d)))
+		if ((g_str_has_prefix(e->d_name, tmp_prefix) ||
+		     g_str_has_prefix(e->d_name, partial_prefix)) &&
+		    lp_remove_tree(dirfd(d), e->d_name) == 0)
 			removed++;
-		g_free(path);
-	}
-	if (d)
-		g_dir_close(d);
-	g_free(dir);
+	closedir(d);
 	g_free(base);
 	g_free(tmp_prefix);
 	g_free(partial_prefix);
 	return removed;
+}
+
+/* The most a child can report in its exit status; more count as this. */
+#define MAX_REPORTED_REMOVALS 250
+
+int lp_job_remove_partials(const lp_job_confinement *c, const char *output, uid_t owner)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		lp_error err = {0};
+		if (owner != LP_NO_OWNER && lp_job_become(owner, &err))
+			_exit(255);
+		int removed = remove_partials_now(c, output);
+		_exit(removed < 0 ? 255 : MIN(removed, MAX_REPORTED_REMOVALS));
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) != 255 ? WEXITSTATUS(status) : 0;
 }

@@ -542,11 +542,14 @@ void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job)
 int lp_jobfile_read(const char *path, size_t max_bytes, char **text, size_t *len, lp_error *err)
 {
 	int r = lp_read_small_file(path, false, max_bytes, "job file", text, len, err);
-	if (r)
-		return r;
+	return r ? r : lp_jobfile_check_lines(path, text, *len, err);
+}
+
+int lp_jobfile_check_lines(const char *path, char **text, size_t len, lp_error *err)
+{
 	/* Lines are bounded as in every other text input the project reads. */
 	uint64_t line = 1;
-	for (const char *p = *text, *end = *text + *len; p < end; line++) {
+	for (const char *p = *text, *end = *text + len; p < end; line++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
 		if (eol - p > LP_LINE_MAX) {

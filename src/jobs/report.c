@@ -2,6 +2,7 @@
  * done/ and failed/ directories. */
 #include "laplace/jobfile.h"
 
+#include <fcntl.h>
 #include <string.h>
 
 #include "laplace/stats.h"
@@ -120,9 +121,11 @@ int lp_job_report_emit(yaml_emitter_t *em, const lp_job_spec *spec, const lp_job
 	return 0;
 }
 
-int lp_write_file_atomic(const char *path, const char *text, size_t len, lp_error *err)
+int lp_write_file_atomic(int dir_fd, const char *path, const char *text, size_t len,
+			 lp_error *err)
 {
-	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, err);
+	lp_output *out = dir_fd == AT_FDCWD ? lp_output_open(path, LP_COMPRESS_NONE, err)
+					    : lp_output_open_in(dir_fd, path, LP_COMPRESS_NONE, err);
 	if (!out)
 		return err->status;
 	int r = lp_output_write(out, text, len, err);

@@ -20,8 +20,10 @@
 /* Warnings beyond this many are counted in the statistics but not sent. */
 #define MAX_FORWARDED_WARNINGS 20
 #define PROGRESS_INTERVAL_US (250 * 1000)
-/* The child's end of the pipe, moved here so everything above can close. */
+/* The child's end of the pipe and the output root, moved here so that
+ * everything above can close. */
 #define CHILD_PIPE_FD 3
+#define CHILD_ROOT_FD 4
 
 enum message_kind { MSG_PROGRESS = 1, MSG_WARNING, MSG_RESULT };
 
@@ -53,6 +55,8 @@ struct lp_job_proc {
 	unsigned timeout;    /* seconds, 0 for none */
 	guint timer;         /* the time limit's source, while it runs */
 	bool timed_out;
+	bool cancelled;      /* lp_job_proc_cancel: ended on request */
+	bool terminating;    /* SIGTERM sent (time limit or cancel): SIGKILL next */
 	gint64 started;
 	lp_job_proc_ops ops;
 	void *ctx;
@@ -104,9 +108,9 @@ static void child_warning(void *ctx, const char *msg)
 	send_message(MSG_WARNING, msg, (uint32_t)len);
 }
 
-/* Take owner's supplementary groups, gid and uid, in that order (each
- * needs the rights the next one drops), and make sure there is no way back. */
-static int become(uid_t owner, lp_error *err)
+/* Supplementary groups, gid and uid in that order: each needs the rights
+ * the next one drops. Then make sure there is no way back. */
+int lp_job_become(uid_t owner, lp_error *err)
 {
 	struct passwd pw, *found = NULL;
 	char buf[16384];
@@ -122,8 +126,8 @@ static int become(uid_t owner, lp_error *err)
 	return 0;
 }
 
-static G_GNUC_NORETURN void child_main(const lp_merge_job *job, uid_t owner, int pipe_fd,
-				       pid_t parent)
+static G_GNUC_NORETURN void child_main(const lp_merge_job *job, uid_t owner,
+				       const lp_job_confinement *confine, int pipe_fd, pid_t parent)
 {
 	/* Die with the daemon, so that a restart never races a leftover job. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -147,9 +151,13 @@ static G_GNUC_NORETURN void child_main(const lp_merge_job *job, uid_t owner, int
 	sigdelset(&others, SIGHUP);
 	sigprocmask(SIG_UNBLOCK, &others, NULL);
 	/* Keep nothing of the parent's open files (its spool lock above all). */
-	if (dup2(pipe_fd, CHILD_PIPE_FD) < 0)
+	/* Through fresh numbers first: either may be the other's target. */
+	int pipe_copy = fcntl(pipe_fd, F_DUPFD, CHILD_ROOT_FD + 1);
+	int root_copy = confine ? fcntl(confine->root_fd, F_DUPFD, CHILD_ROOT_FD + 1) : -1;
+	if (pipe_copy < 0 || dup2(pipe_copy, CHILD_PIPE_FD) < 0 ||
+	    (confine && (root_copy < 0 || dup2(root_copy, CHILD_ROOT_FD) < 0)))
 		_exit(LP_EIO);
-	close_range(CHILD_PIPE_FD + 1, ~0u, 0);
+	close_range(CHILD_ROOT_FD + 1, ~0u, 0);
 
 	child_state st = {0, 0};
 	lp_merge_job j = *job;
@@ -160,7 +168,14 @@ static G_GNUC_NORETURN void child_main(const lp_merge_job *job, uid_t owner, int
 	result_message res;
 	memset(&res, 0, sizeof res);
 	lp_error err = {0, ""};
-	res.status = owner != LP_NO_OWNER ? become(owner, &err) : 0;
+	res.status = owner != LP_NO_OWNER ? lp_job_become(owner, &err) : 0;
+	if (!res.status && confine) {
+		lp_job_confinement held = *confine;
+		held.root_fd = CHILD_ROOT_FD;
+		j.output_dir_fd = lp_job_open_output_dir(&held, j.output, j.per_process, &err);
+		if (j.output_dir_fd < 0)
+			res.status = err.status;
+	}
 	if (!res.status)
 		res.status = lp_merge_job_run(&j, &res.stats, &err);
 	g_strlcpy(res.msg, err.msg, sizeof res.msg);
@@ -179,7 +194,7 @@ static void finish_if_over(lp_job_proc *proc)
 	out.seconds = (double)(g_get_monotonic_time() - proc->started) / 1e6;
 	/* Killed counts only for a job that had not ended by itself, nor run
 	 * out of time (it fails, even if a stop killed it since). */
-	out.killed = proc->killed && !proc->have_result && !proc->timed_out;
+	out.killed = proc->killed && !proc->have_result && !proc->timed_out && !proc->cancelled;
 	if (proc->timer)
 		g_source_remove(proc->timer);
 	/* A result sent means the job ended by itself, its outputs published
@@ -188,6 +203,9 @@ static void finish_if_over(lp_job_proc *proc)
 		out.status = proc->result.status;
 		out.stats = proc->result.stats;
 		g_strlcpy(out.msg, proc->result.msg, sizeof out.msg);
+	} else if (proc->cancelled) {
+		out.status = LP_EIO;
+		g_strlcpy(out.msg, "cancelled", sizeof out.msg);
 	} else if (proc->timed_out) {
 		out.status = LP_EIO;
 		g_snprintf(out.msg, sizeof out.msg, "timed out after %u s", proc->timeout);
@@ -271,22 +289,32 @@ static void on_child_exit(GPid pid, gint wait_status, gpointer data)
 /* SIGKILL for a job that outlived its SIGTERM by this long. */
 #define TIMEOUT_KILL_DELAY_S 5
 
-static gboolean on_timeout(gpointer data)
+static gboolean on_timer(gpointer data);
+
+/* First SIGTERM, so that the job removes its temporary outputs; SIGKILL
+ * if it is still there TIMEOUT_KILL_DELAY_S later. */
+static void terminate(lp_job_proc *proc)
+{
+	proc->terminating = true;
+	kill(proc->pid, SIGTERM);
+	proc->timer = g_timeout_add_seconds(TIMEOUT_KILL_DELAY_S, on_timer, proc);
+}
+
+static gboolean on_timer(gpointer data)
 {
 	lp_job_proc *proc = data;
-	if (!proc->timed_out) {
-		/* First SIGTERM, so that the job removes its temporary outputs. */
-		proc->timed_out = true;
-		kill(proc->pid, SIGTERM);
-		proc->timer = g_timeout_add_seconds(TIMEOUT_KILL_DELAY_S, on_timeout, proc);
-	} else {
+	proc->timer = 0;
+	if (proc->terminating) {
 		kill(proc->pid, SIGKILL);
-		proc->timer = 0;
+	} else {
+		proc->timed_out = true;
+		terminate(proc);
 	}
 	return G_SOURCE_REMOVE;
 }
 
-lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, unsigned timeout,
+lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner,
+			       const lp_job_confinement *confine, unsigned timeout,
 			       const lp_job_proc_ops *ops, void *ctx, lp_error *err)
 {
 	int fds[2];
@@ -314,7 +342,7 @@ lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, unsigned ti
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		child_main(job, owner, fds[1], parent);
+		child_main(job, owner, confine, fds[1], parent);
 	}
 	close(fds[1]);
 	g_unix_set_fd_nonblocking(fds[0], TRUE, NULL);
@@ -326,13 +354,23 @@ lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner, unsigned ti
 	proc->ctx = ctx;
 	proc->timeout = timeout;
 	if (timeout)
-		proc->timer = g_timeout_add_seconds(timeout, on_timeout, proc);
+		proc->timer = g_timeout_add_seconds(timeout, on_timer, proc);
 	g_unix_fd_add(fds[0], G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, proc);
 	g_child_watch_add(pid, on_child_exit, proc);
 	return proc;
 }
 
 pid_t lp_job_proc_pid(const lp_job_proc *proc) { return proc->pid; }
+
+void lp_job_proc_cancel(lp_job_proc *proc)
+{
+	if (proc->terminating)
+		return;
+	proc->cancelled = true;
+	if (proc->timer)
+		g_source_remove(proc->timer);
+	terminate(proc);
+}
 
 void lp_job_proc_kill(lp_job_proc *proc)
 {

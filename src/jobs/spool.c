@@ -1,7 +1,11 @@
 /* The daemon's spool: incoming/, running/, done/ and failed/ in one
- * directory, so that every move of a job file is an atomic rename. */
+ * directory, so that every move of a job file is an atomic rename. The
+ * spool and its directories are opened once, checked on the descriptors,
+ * and every file in them is reached through those descriptors: a directory
+ * replaced by a link after the start changes nothing. */
 #include "laplace/jobfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,12 +21,24 @@
 #include "laplace/inbuf.h"
 
 static const char *const spool_dirs[] = {"incoming", "running", "done", "failed"};
+#define SPOOL_DIRS G_N_ELEMENTS(spool_dirs)
 
 struct lp_spool {
 	char *dir;
 	char *real_dir; /* symbolic links resolved, for lp_spool_holds */
+	int dir_fd;
+	int sub_fd[SPOOL_DIRS]; /* in the order of spool_dirs */
 	int lock_fd;
 };
+
+/* The descriptor of subdirectory sub, one of spool_dirs. */
+static int sub_fd(const lp_spool *spool, const char *sub)
+{
+	for (size_t i = 0; i < SPOOL_DIRS; i++)
+		if (!strcmp(sub, spool_dirs[i]))
+			return spool->sub_fd[i];
+	g_assert_not_reached();
+}
 
 #define LOCK_NAME "lock"
 #define JOB_SUFFIX ".yaml"
@@ -46,7 +62,7 @@ char *lp_spool_job_id(const char *name)
 static int take_lock(lp_spool *spool, lp_error *err)
 {
 	char *path = g_build_filename(spool->dir, LOCK_NAME, NULL);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int fd = openat(spool->dir_fd, LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	int r = 0;
 	if (fd < 0) {
 		r = lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
@@ -79,16 +95,21 @@ static int take_lock(lp_spool *spool, lp_error *err)
  * files and reports anywhere) of the daemon's user that nobody else can
  * write to; incoming/ may be writable by all only with the sticky bit, so
  * that each submitter can rename away only their own job files. */
-static int check_dir(const char *path, bool incoming, lp_error *err)
+static int check_dir(int parent_fd, const char *name, const char *path, bool incoming,
+		     int *fd, lp_error *err)
 {
 	struct stat st;
-	if (lstat(path, &st) < 0)
+	if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return lp_fail(err, LP_EIO, "cannot check %s: %s", path, g_strerror(errno));
 	if (S_ISLNK(st.st_mode))
 		return lp_fail(err, LP_EUSAGE, "%s is a symbolic link; the spool's directories "
 			       "must be real directories", path);
 	if (!S_ISDIR(st.st_mode))
 		return lp_fail(err, LP_EUSAGE, "%s is not a directory", path);
+	/* What is checked from here on is what is kept open. */
+	*fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0 || fstat(*fd, &st) < 0)
+		return lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
 	if (st.st_uid != geteuid())
 		return lp_fail(err, LP_EUSAGE, "%s belongs to uid %u, not to the daemon's uid %u; "
 			       "chown it", path, (unsigned)st.st_uid, (unsigned)geteuid());
@@ -105,25 +126,23 @@ lp_spool *lp_spool_open(const char *dir, lp_error *err)
 {
 	lp_spool *spool = g_new0(lp_spool, 1);
 	spool->dir = g_strdup(dir);
-	spool->lock_fd = -1;
-	for (size_t i = 0; i < G_N_ELEMENTS(spool_dirs); i++) {
-		char *sub = g_build_filename(dir, spool_dirs[i], NULL);
-		int r = g_mkdir_with_parents(sub, 0755);
-		int saved = errno;
-		if (r < 0)
-			lp_fail(err, LP_EIO, "cannot create %s: %s", sub, g_strerror(saved));
-		g_free(sub);
-		if (r < 0) {
-			lp_spool_close(spool);
-			return NULL;
-		}
-	}
-	int r = check_dir(dir, false, err);
+	spool->dir_fd = spool->lock_fd = -1;
+	for (size_t i = 0; i < SPOOL_DIRS; i++)
+		spool->sub_fd[i] = -1;
+	int r = 0;
+	if (g_mkdir_with_parents(dir, 0755) < 0)
+		r = lp_fail(err, LP_EIO, "cannot create %s: %s", dir, g_strerror(errno));
+	if (!r)
+		r = check_dir(AT_FDCWD, dir, dir, false, &spool->dir_fd, err);
 	if (!r && !(spool->real_dir = realpath(dir, NULL)))
 		r = lp_fail(err, LP_EIO, "cannot resolve %s: %s", dir, g_strerror(errno));
-	for (size_t i = 0; !r && i < G_N_ELEMENTS(spool_dirs); i++) {
+	for (size_t i = 0; !r && i < SPOOL_DIRS; i++) {
 		char *sub = g_build_filename(dir, spool_dirs[i], NULL);
-		r = check_dir(sub, !strcmp(spool_dirs[i], "incoming"), err);
+		if (mkdirat(spool->dir_fd, spool_dirs[i], 0755) < 0 && errno != EEXIST)
+			r = lp_fail(err, LP_EIO, "cannot create %s: %s", sub, g_strerror(errno));
+		else
+			r = check_dir(spool->dir_fd, spool_dirs[i], sub,
+				      !strcmp(spool_dirs[i], "incoming"), &spool->sub_fd[i], err);
 		g_free(sub);
 	}
 	if (r || take_lock(spool, err)) {
@@ -137,6 +156,11 @@ void lp_spool_close(lp_spool *spool)
 {
 	if (spool->lock_fd >= 0)
 		close(spool->lock_fd);
+	for (size_t i = 0; i < SPOOL_DIRS; i++)
+		if (spool->sub_fd[i] >= 0)
+			close(spool->sub_fd[i]);
+	if (spool->dir_fd >= 0)
+		close(spool->dir_fd);
 	g_free(spool->dir);
 	free(spool->real_dir);
 	g_free(spool);
@@ -153,18 +177,29 @@ static bool is_job_name(const char *name)
 	       strlen(name) > strlen(JOB_SUFFIX);
 }
 
-static GPtrArray *list_jobs(const lp_spool *spool, const char *sub)
+/* The entries of subdirectory sub, read through its descriptor. */
+static GPtrArray *list_dir(const lp_spool *spool, const char *sub)
 {
 	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	char *path = g_build_filename(spool->dir, sub, NULL);
-	GDir *d = g_dir_open(path, 0, NULL);
-	g_free(path);
-	const char *entry;
-	while (d && (entry = g_dir_read_name(d)))
-		if (is_job_name(entry))
-			g_ptr_array_add(names, g_strdup(entry));
+	int fd = openat(sub_fd(spool, sub), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	const struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			g_ptr_array_add(names, g_strdup(e->d_name));
 	if (d)
-		g_dir_close(d);
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	return names;
+}
+
+static GPtrArray *list_jobs(const lp_spool *spool, const char *sub)
+{
+	GPtrArray *names = list_dir(spool, sub);
+	for (guint i = names->len; i-- > 0;)
+		if (!is_job_name(names->pdata[i]))
+			g_ptr_array_remove_index_fast(names, i);
 	g_ptr_array_sort(names, compare_names);
 	return names;
 }
@@ -174,16 +209,14 @@ GPtrArray *lp_spool_incoming(const lp_spool *spool) { return list_jobs(spool, "i
 static int move(const lp_spool *spool, const char *from, const char *to, const char *name,
 		lp_error *err)
 {
+	if (renameat(sub_fd(spool, from), name, sub_fd(spool, to), name) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return -1;
 	char *src = lp_spool_path(spool, from, name);
-	char *dst = lp_spool_path(spool, to, name);
-	int r = 0;
-	if (rename(src, dst) < 0)
-		r = errno == ENOENT ? -1
-				    : lp_fail(err, LP_EIO, "cannot move %s to %s/: %s", src, to,
-					      g_strerror(errno));
+	lp_fail(err, LP_EIO, "cannot move %s to %s/: %s", src, to, g_strerror(errno));
 	g_free(src);
-	g_free(dst);
-	return r;
+	return err->status;
 }
 
 int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err)
@@ -194,12 +227,18 @@ int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err)
 	return r ? -1 : 1;
 }
 
-int lp_spool_check_job(const lp_spool *spool, const char *name, uid_t *owner, lp_error *err)
+int lp_spool_read_job(const lp_spool *spool, const char *name, uid_t *owner, char **text,
+		      size_t *len, lp_error *err)
 {
 	char *path = lp_spool_path(spool, "running", name);
+	/* O_NONBLOCK: a FIFO in the file's place must not hang the daemon. */
+	int fd = openat(sub_fd(spool, "running"), name,
+			O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	int r = 0;
-	if (lstat(path, &st) < 0)
+	if (fd < 0 && errno == ELOOP)
+		r = lp_fail(err, LP_EINPUT, "%s: not a regular file", name);
+	else if (fd < 0 || fstat(fd, &st) < 0)
 		r = lp_fail(err, LP_EIO, "cannot check %s: %s", path, g_strerror(errno));
 	else if (!S_ISREG(st.st_mode))
 		r = lp_fail(err, LP_EINPUT, "%s: not a regular file", name);
@@ -214,8 +253,11 @@ int lp_spool_check_job(const lp_spool *spool, const char *name, uid_t *owner, lp
 	else if (geteuid() != 0 && st.st_uid != geteuid())
 		r = lp_fail(err, LP_EINPUT, "%s: owned by uid %u; this daemon runs only the jobs "
 			    "of uid %u", name, (unsigned)st.st_uid, (unsigned)geteuid());
-	else
+	else if (!(r = lp_read_small_fd(fd, path, LP_JOBFILE_MAX_BYTES, "job file", text, len, err)) &&
+		 !(r = lp_jobfile_check_lines(path, text, *len, err)))
 		*owner = st.st_uid;
+	if (fd >= 0)
+		close(fd);
 	g_free(path);
 	return r;
 }
@@ -229,6 +271,8 @@ bool lp_spool_holds(const lp_spool *spool, const char *path)
 	if (!strcmp(dir, done))
 		/* Outputs may go to done/, but not under a job's or a report's name. */
 		bookkeeping = g_str_has_suffix(base, JOB_SUFFIX) || g_str_has_suffix(base, STATUS_SUFFIX);
+	else if (g_str_has_prefix(dir, done) && dir[strlen(done)] == '/')
+		bookkeeping = false; /* the daemon keeps nothing below done/ */
 	else
 		bookkeeping = !strcmp(dir, spool->real_dir) ||
 			      (g_str_has_prefix(dir, spool->real_dir) &&
@@ -239,46 +283,54 @@ bool lp_spool_holds(const lp_spool *spool, const char *path)
 	return bookkeeping;
 }
 
-/* running/ID followed by suffix, newly allocated. */
-static char *running_sidecar(const lp_spool *spool, const char *name, const char *suffix)
+/* The name of job NAME's sidecar file in running/: ID followed by suffix. */
+static char *sidecar_name(const char *name, const char *suffix)
 {
 	char *id = lp_spool_job_id(name);
 	char *file = g_strconcat(id, suffix, NULL);
-	char *path = lp_spool_path(spool, "running", file);
-	g_free(file);
 	g_free(id);
-	return path;
+	return file;
+}
+
+/* Write SUB/FILE atomically, through the spool's descriptor of SUB. */
+static int write_in(const lp_spool *spool, const char *sub, const char *file, const char *text,
+		    lp_error *err)
+{
+	char *path = lp_spool_path(spool, sub, file);
+	int r = lp_write_file_atomic(sub_fd(spool, sub), path, text, strlen(text), err);
+	g_free(path);
+	return r;
 }
 
 static void remove_sidecar(const lp_spool *spool, const char *name, const char *suffix)
 {
-	char *path = running_sidecar(spool, name, suffix);
-	g_unlink(path);
-	g_free(path);
+	char *file = sidecar_name(name, suffix);
+	unlinkat(sub_fd(spool, "running"), file, 0);
+	g_free(file);
 }
 
 /* What tells the job file running/NAME from another of the same name:
  * renames keep its device, inode and modification time; NULL if it is gone. */
 static char *job_identity(const lp_spool *spool, const char *name)
 {
-	char *path = lp_spool_path(spool, "running", name);
 	struct stat st;
-	char *identity = lstat(path, &st) < 0 ? NULL
-		: g_strdup_printf("%ju:%ju:%jd.%09ld", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
-				  (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
-	g_free(path);
-	return identity;
+	if (fstatat(sub_fd(spool, "running"), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return NULL;
+	return g_strdup_printf("%ju:%ju:%jd.%09ld", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
+			       (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
 }
 
 unsigned lp_spool_attempts(const lp_spool *spool, const char *name)
 {
-	char *path = running_sidecar(spool, name, ATTEMPTS_SUFFIX);
+	char *file = sidecar_name(name, ATTEMPTS_SUFFIX);
 	char *identity = job_identity(spool, name);
 	char *text = NULL;
 	size_t len;
 	unsigned attempts = 0;
+	int fd = identity ? openat(sub_fd(spool, "running"), file,
+				   O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
 	/* Written by lp_spool_requeue alone: anything else counts as none. */
-	if (identity && !lp_read_small_file(path, false, 256, "attempts file", &text, &len, NULL)) {
+	if (fd >= 0 && !lp_read_small_fd(fd, file, 256, "attempts file", &text, &len, NULL)) {
 		char *expected = g_strdup_printf("job: %s\n", identity);
 		const char *count = g_str_has_prefix(text, expected) ? text + strlen(expected) : NULL;
 		char *end = NULL;
@@ -288,9 +340,11 @@ unsigned lp_spool_attempts(const lp_spool *spool, const char *name)
 			attempts = (unsigned)n;
 		g_free(expected);
 	}
+	if (fd >= 0)
+		close(fd);
 	g_free(text);
 	g_free(identity);
-	g_free(path);
+	g_free(file);
 	return attempts;
 }
 
@@ -300,9 +354,9 @@ int lp_spool_requeue(lp_spool *spool, const char *name, unsigned attempts, lp_er
 	if (!identity)
 		return lp_fail(err, LP_EIO, "cannot requeue %s: it is gone from running/", name);
 	char *text = g_strdup_printf("job: %s\nattempts: %u\n", identity, attempts);
-	char *path = running_sidecar(spool, name, ATTEMPTS_SUFFIX);
-	int r = lp_write_file_atomic(path, text, strlen(text), err);
-	g_free(path);
+	char *file = sidecar_name(name, ATTEMPTS_SUFFIX);
+	int r = write_in(spool, "running", file, text, err);
+	g_free(file);
 	g_free(text);
 	g_free(identity);
 	if (r)
@@ -317,13 +371,9 @@ int lp_spool_requeue(lp_spool *spool, const char *name, unsigned attempts, lp_er
 int lp_spool_finish(lp_spool *spool, const char *name, bool ok, const char *report, lp_error *err)
 {
 	const char *sub = ok ? "done" : "failed";
-	char *id = lp_spool_job_id(name);
-	char *file = g_strconcat(id, ".report.yaml", NULL);
-	char *path = lp_spool_path(spool, sub, file);
-	int r = lp_write_file_atomic(path, report, strlen(report), err);
-	g_free(path);
+	char *file = sidecar_name(name, ".report.yaml");
+	int r = write_in(spool, sub, file, report, err);
 	g_free(file);
-	g_free(id);
 	if (r)
 		return r;
 	remove_sidecar(spool, name, STATUS_SUFFIX);
@@ -336,9 +386,9 @@ int lp_spool_finish(lp_spool *spool, const char *name, bool ok, const char *repo
 
 int lp_spool_status(lp_spool *spool, const char *name, const char *text, lp_error *err)
 {
-	char *path = running_sidecar(spool, name, STATUS_SUFFIX);
-	int r = lp_write_file_atomic(path, text, strlen(text), err);
-	g_free(path);
+	char *file = sidecar_name(name, STATUS_SUFFIX);
+	int r = write_in(spool, "running", file, text, err);
+	g_free(file);
 	return r;
 }
 
@@ -350,12 +400,9 @@ static bool counts_queued_job(const lp_spool *spool, const char *entry)
 		return false;
 	char *id = g_strndup(entry, strlen(entry) - strlen(ATTEMPTS_SUFFIX));
 	char *name = g_strconcat(id, JOB_SUFFIX, NULL);
-	char *running = lp_spool_path(spool, "running", name);
-	char *incoming = lp_spool_path(spool, "incoming", name);
-	bool queued = g_file_test(running, G_FILE_TEST_EXISTS) ||
-		      g_file_test(incoming, G_FILE_TEST_EXISTS);
-	g_free(incoming);
-	g_free(running);
+	struct stat st;
+	bool queued = fstatat(sub_fd(spool, "running"), name, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		      fstatat(sub_fd(spool, "incoming"), name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	g_free(name);
 	g_free(id);
 	return queued;
@@ -366,18 +413,59 @@ GPtrArray *lp_spool_leftovers(lp_spool *spool)
 	/* Everything else in running/ but job files is a status file, the
 	 * attempts file of a job gone from the queue, or a temporary file of
 	 * either: none of it means anything any more. */
-	char *path = g_build_filename(spool->dir, "running", NULL);
-	GDir *d = g_dir_open(path, 0, NULL);
-	const char *entry;
-	while (d && (entry = g_dir_read_name(d))) {
-		if (is_job_name(entry) || counts_queued_job(spool, entry))
-			continue;
-		char *file = g_build_filename(path, entry, NULL);
-		g_unlink(file);
-		g_free(file);
+	GPtrArray *entries = list_dir(spool, "running");
+	for (guint i = 0; i < entries->len; i++) {
+		const char *entry = entries->pdata[i];
+		if (!is_job_name(entry) && !counts_queued_job(spool, entry))
+			unlinkat(sub_fd(spool, "running"), entry, 0);
 	}
-	if (d)
-		g_dir_close(d);
-	g_free(path);
+	g_ptr_array_unref(entries);
 	return list_jobs(spool, "running");
+}
+
+static void cancel_request_free(gpointer p)
+{
+	lp_cancel_request *rq = p;
+	g_free(rq->id);
+	g_free(rq);
+}
+
+static gint compare_requests(gconstpointer a, gconstpointer b)
+{
+	const lp_cancel_request *x = *(lp_cancel_request *const *)a, *y = *(lp_cancel_request *const *)b;
+	return strcmp(x->id, y->id);
+}
+
+GPtrArray *lp_spool_take_cancel_requests(lp_spool *spool)
+{
+	GPtrArray *requests = g_ptr_array_new_with_free_func(cancel_request_free);
+	GPtrArray *entries = list_dir(spool, "incoming");
+	int fd = sub_fd(spool, "incoming");
+	for (guint i = 0; i < entries->len; i++) {
+		const char *entry = entries->pdata[i];
+		struct stat st;
+		if (!g_str_has_prefix(entry, LP_CANCEL_PREFIX) ||
+		    fstatat(fd, entry, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		/* Like a job file: a link could stand for someone else. */
+		if (S_ISREG(st.st_mode) && st.st_nlink == 1 && entry[strlen(LP_CANCEL_PREFIX)]) {
+			lp_cancel_request *rq = g_new(lp_cancel_request, 1);
+			rq->id = g_strdup(entry + strlen(LP_CANCEL_PREFIX));
+			rq->requester = st.st_uid;
+			g_ptr_array_add(requests, rq);
+		}
+		unlinkat(fd, entry, 0);
+	}
+	g_ptr_array_unref(entries);
+	g_ptr_array_sort(requests, compare_requests);
+	return requests;
+}
+
+bool lp_spool_job_owner(const lp_spool *spool, const char *sub, const char *name, uid_t *owner)
+{
+	struct stat st;
+	if (fstatat(sub_fd(spool, sub), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	*owner = st.st_uid;
+	return true;
 }

@@ -3,6 +3,8 @@
  * complete. */
 #include "laplace/job.h"
 
+#include <fcntl.h>
+
 #include "laplace/sinks.h"
 #include "laplace/stats.h"
 
@@ -13,6 +15,7 @@ void lp_merge_job_init(lp_merge_job *job)
 		.endian = LP_LITTLE,
 		.page_offset = LP_DEFAULT_PAGE_OFFSET,
 		.compress = LP_COMPRESS_AUTO,
+		.output_dir_fd = AT_FDCWD,
 	};
 }
 
@@ -42,8 +45,10 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 
 	const char *inputs[] = {job->reference, job->kernel};
 	const char *output = job->discard ? NULL : job->output ? job->output : "-";
-	const char *outputs[] = {output, job->stats_path};
-	if ((rc = lp_check_outputs(inputs, 2, outputs, 2, err)))
+	bool confined = job->output_dir_fd != AT_FDCWD;
+	const char *outputs[] = {confined ? NULL : output, job->stats_path};
+	if ((rc = lp_check_outputs(inputs, 2, outputs, 2, err)) ||
+	    (confined && (rc = lp_check_output_in(job->output_dir_fd, output, inputs, 2, err))))
 		return rc;
 	refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err);
 	if (!refs)
@@ -58,7 +63,8 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 		sink_ctx = NULL;
 	} else if (job->per_process) {
 		lp_procdir_inputs names = {job->reference, job->kernel};
-		procdir = lp_procdir_open(job->output, job->force, job->user_only, &names, err);
+		procdir = lp_procdir_open(job->output_dir_fd, job->output, job->force, job->user_only,
+					  job->layout, &names, err);
 		if (!procdir) {
 			rc = err->status;
 			goto done;
@@ -66,12 +72,13 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 		sink = &lp_procdir_sink_ops;
 		sink_ctx = procdir;
 	} else {
-		out = lp_output_open(job->output, job->compress, err);
+		out = confined ? lp_output_open_in(job->output_dir_fd, output, job->compress, err)
+			       : lp_output_open(job->output, job->compress, err);
 		if (!out) {
 			rc = err->status;
 			goto done;
 		}
-		basic = lp_basic_sink_new(out, job->user_only);
+		basic = lp_basic_sink_new(out, job->user_only, job->form);
 		sink = &lp_basic_sink_ops;
 		sink_ctx = basic;
 	}

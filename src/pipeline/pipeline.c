@@ -1,5 +1,5 @@
 /* Interleave references and kernel events by timestamp and push them
- * through the merge core into a sink.
+ * through the merge core into a sink, one step at a time.
  *
  * References travel in batches: every run of references between two
  * events is translated with one lp_merge_refs call and handed to the sink
@@ -11,20 +11,26 @@
 
 #define BATCH 65536
 
-typedef struct run_state {
+struct lp_pipeline_state {
 	const lp_pipeline *p;
+	bool started;     /* the first event has been read */
+	bool finished;    /* the sink's finish() has been called */
 	lp_event ev;      /* the next event, when have_event */
 	bool have_event;
 	uint64_t prev_event_ts;
 	uint64_t prev_ref_ts;
 	bool any_ref;
 	uint64_t refs_done, events_done;
-} run_state;
+	lp_ref *refs;     /* the batch read last: refs[pos, n) are still to go */
+	uint64_t *canon;  /* their canonical numbers, once translated */
+	size_t pos, n;
+	bool refs_left;   /* the reference input is not exhausted yet */
+};
 
 /* Prefix core warnings (D with nothing attached) with the event's place. */
 static void warn_at_event(void *ctx, const char *msg)
 {
-	run_state *st = ctx;
+	lp_pipeline_state *st = ctx;
 	if (!st->p->warn)
 		return;
 	char *full = g_strdup_printf("%s:%" PRIu64 ": %s", lp_kern_reader_name(st->p->kern),
@@ -33,7 +39,7 @@ static void warn_at_event(void *ctx, const char *msg)
 	g_free(full);
 }
 
-static int next_event(run_state *st, lp_error *err)
+static int next_event(lp_pipeline_state *st, lp_error *err)
 {
 	int rc = lp_kern_reader_next(st->p->kern, &st->ev, err);
 	if (rc < 0)
@@ -52,7 +58,7 @@ static int next_event(run_state *st, lp_error *err)
 }
 
 /* Read the next batch of references and check their order. */
-static ssize_t next_refs(run_state *st, lp_ref *buf, lp_error *err)
+static ssize_t next_refs(lp_pipeline_state *st, lp_ref *buf, lp_error *err)
 {
 	lp_ref_reader *r = st->p->refs;
 	ssize_t n = lp_ref_reader_read(r, buf, BATCH, err);
@@ -94,7 +100,8 @@ static size_t first_at_or_after(const lp_ref *refs, size_t lo, size_t hi, uint64
 	return lo;
 }
 
-static int emit_refs(run_state *st, const lp_ref *refs, uint64_t *canon, size_t n, lp_error *err)
+static int emit_refs(lp_pipeline_state *st, const lp_ref *refs, uint64_t *canon, size_t n,
+		     lp_error *err)
 {
 	if (n == 0)
 		return 0;
@@ -111,7 +118,7 @@ static int emit_refs(run_state *st, const lp_ref *refs, uint64_t *canon, size_t 
 	return 0;
 }
 
-static int apply_event(run_state *st, lp_error *err)
+static int apply_event(lp_pipeline_state *st, lp_error *err)
 {
 	const lp_pipeline *p = st->p;
 	lp_event_route route;
@@ -131,7 +138,7 @@ static int apply_event(run_state *st, lp_error *err)
 
 /* The fraction done is how far the reference input has been read, when it
  * is a regular file. */
-static void report_progress(const run_state *st)
+static void report_progress(const lp_pipeline_state *st)
 {
 	const lp_input *in = lp_ref_reader_input(st->p->refs);
 	int64_t size = lp_input_file_size(in);
@@ -143,7 +150,7 @@ static void report_progress(const run_state *st)
 	st->p->progress(st->p->progress_ctx, &info);
 }
 
-static int torn_record(const run_state *st, lp_error *err)
+static int torn_record(const lp_pipeline_state *st, lp_error *err)
 {
 	const lp_pipeline *p = st->p;
 	size_t torn = lp_ref_reader_torn_bytes(p->refs);
@@ -164,54 +171,77 @@ static int torn_record(const run_state *st, lp_error *err)
 	return rc;
 }
 
+lp_pipeline_state *lp_pipeline_start(const lp_pipeline *p)
+{
+	lp_pipeline_state *st = g_new0(lp_pipeline_state, 1);
+	st->p = p;
+	st->refs = g_new(lp_ref, BATCH);
+	st->canon = g_new(uint64_t, BATCH);
+	st->refs_left = true;
+	lp_merge_set_warn(p->merge, warn_at_event, st);
+	return st;
+}
+
+int lp_pipeline_step(lp_pipeline_state *st, lp_error *err)
+{
+	const lp_pipeline *p = st->p;
+	if (st->finished)
+		return 0;
+	if (!st->started) {
+		st->started = true;
+		if (next_event(st, err))
+			return -1;
+	}
+	if (st->pos == st->n && st->refs_left) {
+		ssize_t got = next_refs(st, st->refs, err);
+		if (got < 0)
+			return -1;
+		st->pos = 0;
+		st->n = (size_t)got;
+		if (got == 0) {
+			st->refs_left = false;
+			if (torn_record(st, err))
+				return -1;
+		}
+		if (p->progress)
+			report_progress(st);
+	}
+	if (!st->have_event) {
+		if (!st->refs_left) {
+			st->finished = true;
+			return p->sink->finish(p->sink_ctx, lp_merge_stats(p->merge), err) ? -1 : 0;
+		}
+		size_t from = st->pos;
+		st->pos = st->n;
+		return emit_refs(st, st->refs + from, st->canon + from, st->n - from, err) ? -1 : 1;
+	}
+	/* References strictly before the event go first; on a tie the event
+	 * comes first. */
+	size_t from = st->pos;
+	st->pos = first_at_or_after(st->refs, from, st->n, st->ev.timestamp);
+	if (emit_refs(st, st->refs + from, st->canon + from, st->pos - from, err))
+		return -1;
+	if ((st->pos < st->n || !st->refs_left) && apply_event(st, err))
+		return -1;
+	return 1;
+}
+
+void lp_pipeline_stop(lp_pipeline_state *st)
+{
+	if (!st)
+		return;
+	lp_merge_set_warn(st->p->merge, NULL, NULL);
+	g_free(st->refs);
+	g_free(st->canon);
+	g_free(st);
+}
+
 int lp_pipeline_run(const lp_pipeline *p, lp_error *err)
 {
-	run_state st = {.p = p};
-	lp_ref *refs = g_new(lp_ref, BATCH);
-	uint64_t *canon = g_new(uint64_t, BATCH);
-	size_t pos = 0, n = 0;
-	bool refs_left = true;
+	lp_pipeline_state *st = lp_pipeline_start(p);
 	int rc;
-
-	lp_merge_set_warn(p->merge, warn_at_event, &st);
-	rc = next_event(&st, err);
-	while (!rc) {
-		if (pos == n && refs_left) {
-			ssize_t got = next_refs(&st, refs, err);
-			if (got < 0) {
-				rc = err->status;
-				break;
-			}
-			pos = 0;
-			n = (size_t)got;
-			if (got == 0) {
-				refs_left = false;
-				rc = torn_record(&st, err);
-				if (rc)
-					break;
-			}
-			if (p->progress)
-				report_progress(&st);
-		}
-		if (!st.have_event) {
-			if (!refs_left)
-				break;
-			rc = emit_refs(&st, refs + pos, canon + pos, n - pos, err);
-			pos = n;
-			continue;
-		}
-		/* References strictly before the event go first; on a tie the
-		 * event comes first. */
-		size_t k = first_at_or_after(refs, pos, n, st.ev.timestamp);
-		rc = emit_refs(&st, refs + pos, canon + pos, k - pos, err);
-		pos = k;
-		if (!rc && (pos < n || !refs_left))
-			rc = apply_event(&st, err);
-	}
-	if (!rc)
-		rc = p->sink->finish(p->sink_ctx, lp_merge_stats(p->merge), err);
-	lp_merge_set_warn(p->merge, NULL, NULL);
-	g_free(refs);
-	g_free(canon);
-	return rc;
+	while ((rc = lp_pipeline_step(st, err)) > 0)
+		;
+	lp_pipeline_stop(st);
+	return rc < 0 ? err->status : 0;
 }

@@ -17,6 +17,7 @@
 
 #include <yaml.h>
 
+#include "laplace/procindex.h"
 #include "laplace/staging.h"
 #include "laplace/stats.h"
 
@@ -67,6 +68,7 @@ struct lp_procdir {
 	const char *partial; /* where it is built: the staged path */
 	int dirfd;      /* the partial directory */
 	bool user_only;
+	enum lp_layout layout;
 	char *reference, *kernel_input;
 	GHashTable *tasks;     /* lp_task_id * (pid, tid) -> pd_file * (owns the files) */
 	GHashTable *members;   /* lp_task_id * -> pd_member * (owns them) */
@@ -246,19 +248,23 @@ static int file_open(lp_procdir *pd, pd_file *f, lp_error *err)
 	return 0;
 }
 
+/* The file of a task: PID/TID, or with the process layout PID, which all
+ * the process's tasks share (keyed then by the pid alone, as tid = pid). */
 static pd_file *task_file(lp_procdir *pd, const lp_task_id *id)
 {
-	pd_file *f = g_hash_table_lookup(pd->tasks, id);
+	bool by_process = pd->layout == LP_LAYOUT_PROCESS;
+	lp_task_id key = {.pid = id->pid, .tid = by_process ? id->pid : id->tid};
+	pd_file *f = g_hash_table_lookup(pd->tasks, &key);
 	if (f)
 		return f;
 	f = g_new0(pd_file, 1);
-	f->id = (lp_task_id){.pid = id->pid, .tid = id->tid};
+	f->id = key;
 	char pid[17], tid[17];
 	pid[lp_fmt_hex(pid, id->pid)] = '\0';
 	tid[lp_fmt_hex(tid, id->tid)] = '\0';
-	f->path = g_strconcat(pid, "/", tid, NULL);
+	f->path = by_process ? g_strdup(pid) : g_strconcat(pid, "/", tid, NULL);
 	f->fd = -1;
-	f->in_process_dir = true;
+	f->in_process_dir = !by_process;
 	g_hash_table_insert(pd->tasks, &f->id, f);
 	return f;
 }
@@ -395,6 +401,15 @@ static int procdir_event(void *ctx, const lp_event *ev, const lp_event_route *ro
 				ev->timestamp, err);
 	for (int k = 0; k < route->ntasks; k++) {
 		pd_member *m = member_of(pd, &route->task[k]);
+		/* A record for two tasks of one process (T) goes once into the
+		 * process's file, yet counts for both tasks. */
+		bool written = false;
+		for (int j = 0; j < k && !written; j++)
+			written = member_of(pd, &route->task[j])->file == m->file;
+		if (written) {
+			count_records(&m->counts, ev->timestamp, ev->timestamp, 1, 0);
+			continue;
+		}
 		int rc = put_line(pd, m->file, &m->counts, ev->line, ev->line_len, ev->timestamp, err);
 		if (rc)
 			return rc;
@@ -548,7 +563,7 @@ static int emit_index(yaml_emitter_t *em, lp_procdir *pd, const lp_stats *stats)
 	    !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || !yaml_emitter_emit(em, &ev))
 		return -1;
 	if (emit_mapping_start(em) || emit_key(em, "format", "laplace-per-process") ||
-	    emit_count(em, "version", 1))
+	    emit_count(em, "version", 1) || emit_key(em, "layout", lp_layout_names[pd->layout]))
 		return -1;
 	if (emit_scalar(em, "inputs", YAML_PLAIN_SCALAR_STYLE) || emit_mapping_start(em) ||
 	    emit_key(em, "reference", pd->reference) || emit_key(em, "kernel", pd->kernel_input) ||
@@ -684,15 +699,19 @@ static unsigned open_file_bound(void)
 					       : (unsigned)(rl.rlim_cur / 2 ? rl.rlim_cur / 2 : 1);
 }
 
-lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
+lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool user_only,
+			    enum lp_layout layout,
 			    const lp_procdir_inputs *inputs, lp_error *err)
 {
 	size_t len = strlen(dir);
 	while (len > 1 && dir[len - 1] == '/')
 		len--;
 	char *name = g_strndup(dir, len);
+	char *base = g_path_get_basename(name);
 	struct stat st;
-	if (lstat(name, &st) == 0) {
+	int found = fstatat(parent_fd, parent_fd == AT_FDCWD ? name : base, &st, AT_SYMLINK_NOFOLLOW);
+	g_free(base);
+	if (found == 0) {
 		if (!force) {
 			lp_fail(err, LP_EUSAGE, "%s: already exists; use --force to replace it", name);
 			g_free(name);
@@ -703,7 +722,7 @@ lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
 		g_free(name);
 		return NULL;
 	}
-	lp_staged *staged = lp_stage_dir(name, force);
+	lp_staged *staged = lp_stage_dir(parent_fd, name, force);
 	if (!staged) {
 		lp_fail(err, LP_EIO, "cannot create %s" LP_TMP_DIR_INFIX "XXXXXX: %s", name,
 			g_strerror(errno));
@@ -711,7 +730,7 @@ lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
 		return NULL;
 	}
 	g_free(name);
-	int dirfd = open(lp_staged_path(staged), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dirfd = lp_staged_open_dir(staged);
 	if (dirfd < 0) {
 		lp_fail(err, LP_EIO, "cannot open %s: %s", lp_staged_path(staged), g_strerror(errno));
 		lp_staged_discard(staged);
@@ -723,6 +742,7 @@ lp_procdir *lp_procdir_open(const char *dir, bool force, bool user_only,
 	pd->partial = lp_staged_path(staged);
 	pd->dirfd = dirfd;
 	pd->user_only = user_only;
+	pd->layout = layout;
 	pd->reference = g_strdup(inputs->reference);
 	pd->kernel_input = g_strdup(inputs->kernel);
 	pd->tasks = g_hash_table_new_full(task_id_hash, task_id_equal, NULL, file_free);

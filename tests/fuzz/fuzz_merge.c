@@ -10,13 +10,15 @@
  * directory, and compare.
  *
  * The pipeline runs into the basic writer (to /dev/null) through a sink
- * that checks, as the stream goes by: references in timestamp order, an
- * event never after a reference of the same timestamp; canonical numbers
- * handed out in order from 0 (3.5); within one run of references (no event
- * between them) the same page reached the same way gets the same number,
- * unless a write may have copied it; the final statistics count what the
- * sink saw. The whole job must agree with the pipeline, statistics and
- * error message alike, and a per-process index must account for every
+ * that records the merged stream and checks, as the stream goes by:
+ * references in timestamp order, an event never after a reference of the
+ * same timestamp; canonical numbers handed out in order from 0 (3.5);
+ * within one run of references (no event between them) the same page
+ * reached the same way gets the same number, unless a write may have
+ * copied it; the final statistics count what the sink saw. The same capture read through lp_capture, a few references
+ * at a time, must give exactly the recorded stream, then the same error
+ * or statistics. The whole job must agree with the pipeline, statistics
+ * and error message alike, and a per-process index must account for every
  * reference. */
 #include "fuzz_input.h"
 
@@ -25,6 +27,7 @@
 #include <glib.h>
 
 #include "laplace/job.h"
+#include "laplace/laplace.h"
 #include "laplace/pipeline.h"
 #include "laplace/procindex.h"
 #include "laplace/sinks.h"
@@ -39,6 +42,8 @@ typedef struct checker {
 	uint64_t last_ref_ts, last_event_ts;
 	bool any_ref, any_event;
 	GHashTable *seen; /* per run: how a page was reached -> canonical */
+	bool user_only;
+	GArray *merged;   /* lp_merged_ref: what lp_capture must give */
 } checker;
 
 static int check_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
@@ -75,6 +80,14 @@ static int check_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size
 		    (by_frame || !lp_ref_is_write(r->type)))
 			FUZZ_CHECK(GPOINTER_TO_SIZE(old) == canon[i]);
 		g_hash_table_insert(c->seen, GSIZE_TO_POINTER(key), GSIZE_TO_POINTER(canon[i]));
+		if (c->user_only && lp_ref_is_kernel(r->type))
+			continue;
+		lp_merged_ref m = {
+			.type = r->type, .length = r->length, .address = r->address,
+			.timestamp = r->timestamp, .canonical = canon[i],
+			.pid = who ? who->pid : LP_NO_TASK, .tid = who ? who->tid : LP_NO_TASK,
+		};
+		g_array_append_val(c->merged, m);
 	}
 	return lp_basic_sink_ops.refs(c->basic, refs, canon, n, who, err);
 }
@@ -134,6 +147,49 @@ static void check_index(const char *dir, const lp_stats *stats, bool user_only)
 	lp_index_free(ix);
 }
 
+/* The capture read through lp_capture, batch references at a time, gives
+ * the stream the pipeline's sink recorded (merged), then the pipeline's
+ * error (rc, err) or its statistics. */
+static void check_capture(const lp_merge_job *job, size_t batch, const GArray *merged, int rc,
+			  const lp_error *err, const lp_stats *stats)
+{
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	opt.ref_format = job->ref_format;
+	opt.endian = job->endian;
+	opt.page_offset = job->page_offset;
+	opt.user_only = job->user_only;
+	opt.strict = job->strict;
+	lp_error cerr = {0};
+	lp_capture *c = lp_capture_open(job->reference, job->kernel, &opt, &cerr);
+	if (!c) {
+		FUZZ_CHECK(rc != 0 && cerr.status == rc && !strcmp(cerr.msg, err->msg));
+		FUZZ_CHECK(merged->len == 0);
+		return;
+	}
+	lp_merged_ref buf[8];
+	size_t at = 0;
+	ssize_t n;
+	while ((n = lp_capture_read(c, buf, batch, &cerr)) > 0) {
+		FUZZ_CHECK((size_t)n <= batch);
+		for (ssize_t i = 0; i < n; i++, at++) {
+			FUZZ_CHECK(at < merged->len);
+			const lp_merged_ref *w = &g_array_index(merged, lp_merged_ref, at);
+			FUZZ_CHECK(buf[i].type == w->type && buf[i].length == w->length &&
+				   buf[i].address == w->address && buf[i].timestamp == w->timestamp &&
+				   buf[i].canonical == w->canonical && buf[i].pid == w->pid &&
+				   buf[i].tid == w->tid);
+		}
+	}
+	FUZZ_CHECK(at == merged->len);
+	if (n < 0)
+		FUZZ_CHECK(cerr.status == rc && !strcmp(cerr.msg, err->msg));
+	else
+		FUZZ_CHECK(rc == 0 && !memcmp(lp_capture_stats(c), stats, sizeof *stats));
+	FUZZ_CHECK(lp_capture_read(c, buf, batch, &cerr) == n);
+	lp_capture_close(c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size == 0)
@@ -164,6 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lp_error err = {0};
 	int rc;
 	lp_stats stats = {0};
+	GArray *merged = g_array_new(FALSE, FALSE, sizeof(lp_merged_ref));
 	lp_ref_reader *refs = lp_ref_reader_open(ref_path, job.ref_format, job.endian, &err);
 	lp_kern_reader *kern = refs ? lp_kern_reader_open(kern_path, &err) : NULL;
 	if (!refs || !kern) {
@@ -172,9 +229,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		lp_merge *merge = lp_merge_new(&(lp_merge_config){.page_offset = job.page_offset});
 		checker c = {
-			.basic = lp_basic_sink_new(fuzz_sink(), job.user_only),
+			.basic = lp_basic_sink_new(fuzz_sink(), job.user_only, LP_FORM_BASIC),
 			.page_offset = job.page_offset,
 			.seen = g_hash_table_new(NULL, NULL),
+			.user_only = job.user_only,
+			.merged = merged,
 		};
 		lp_pipeline p = {
 			.refs = refs,
@@ -194,6 +253,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	lp_kern_reader_close(kern);
 	lp_ref_reader_close(refs);
+	check_capture(&job, 1 + size % 8, merged, rc, &err, &stats);
+	g_array_free(merged, TRUE);
 
 	if (opt & 0x80) {
 		lp_error job_err = {0};

@@ -3,6 +3,8 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <zlib.h>
+#include <zstd.h>
 
 char *scratch_dir_new(void)
 {
@@ -37,4 +39,30 @@ char *scratch_file(const char *dir, const char *name, const void *data, size_t n
 	char *p = g_build_filename(dir, name, NULL);
 	cr_assert(g_file_set_contents(p, data, (gssize)n, NULL));
 	return p;
+}
+
+GByteArray *scratch_gzip(const void *data, size_t n)
+{
+	z_stream zs = {0};
+	cr_assert_eq(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	GByteArray *out = g_byte_array_sized_new((guint)deflateBound(&zs, n));
+	g_byte_array_set_size(out, (guint)deflateBound(&zs, n));
+	zs.next_in = (Bytef *)data;
+	zs.avail_in = (uInt)n;
+	zs.next_out = out->data;
+	zs.avail_out = out->len;
+	cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	g_byte_array_set_size(out, (guint)zs.total_out);
+	deflateEnd(&zs);
+	return out;
+}
+
+GByteArray *scratch_zstd(const void *data, size_t n)
+{
+	GByteArray *out = g_byte_array_sized_new((guint)ZSTD_compressBound(n));
+	g_byte_array_set_size(out, (guint)ZSTD_compressBound(n));
+	size_t z = ZSTD_compress(out->data, out->len, data, n, 3);
+	cr_assert(!ZSTD_isError(z));
+	g_byte_array_set_size(out, (guint)z);
+	return out;
 }

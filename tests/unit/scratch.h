@@ -5,11 +5,16 @@
 
 #include <stddef.h>
 
+#include <glib.h>
+
 /* A new empty directory under the system's temporary directory. */
 char *scratch_dir_new(void);
 /* Remove dir and everything below it, and free the name. */
 void scratch_dir_free(char *dir);
 /* Write data to dir/name; returns the path (g_free it). */
 char *scratch_file(const char *dir, const char *name, const void *data, size_t n);
+/* data[0, n) compressed: one gzip member (zlib), one zstd frame. */
+GByteArray *scratch_gzip(const void *data, size_t n);
+GByteArray *scratch_zstd(const void *data, size_t n);
 
 #endif

@@ -5,8 +5,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -32,33 +30,6 @@ static void teardown(void)
 TestSuite(io, .init = setup, .fini = teardown);
 
 static char *path_of(const char *name) { return g_build_filename(dir, name, NULL); }
-
-/* A gzip member holding data, made with zlib. */
-static GByteArray *gzip_member(const void *data, size_t n)
-{
-	z_stream zs = {0};
-	cr_assert_eq(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-	GByteArray *out = g_byte_array_sized_new((guint)deflateBound(&zs, n));
-	g_byte_array_set_size(out, (guint)deflateBound(&zs, n));
-	zs.next_in = (Bytef *)data;
-	zs.avail_in = (uInt)n;
-	zs.next_out = out->data;
-	zs.avail_out = out->len;
-	cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
-	g_byte_array_set_size(out, (guint)zs.total_out);
-	deflateEnd(&zs);
-	return out;
-}
-
-static GByteArray *zstd_frame(const void *data, size_t n)
-{
-	GByteArray *out = g_byte_array_sized_new((guint)ZSTD_compressBound(n));
-	g_byte_array_set_size(out, (guint)ZSTD_compressBound(n));
-	size_t z = ZSTD_compress(out->data, out->len, data, n, 3);
-	cr_assert(!ZSTD_isError(z));
-	g_byte_array_set_size(out, (guint)z);
-	return out;
-}
 
 /* Everything path holds, read through lp_input in chunks of chunk bytes. */
 static GByteArray *read_all(const char *path, size_t chunk, int *status)
@@ -148,8 +119,8 @@ Test(io, empty_input)
 Test(io, gzip_members_are_concatenated)
 {
 	GByteArray *data = pattern(1500000);
-	GByteArray *gz = gzip_member(data->data, 1000000);
-	GByteArray *gz2 = gzip_member(data->data + 1000000, data->len - 1000000);
+	GByteArray *gz = scratch_gzip(data->data, 1000000);
+	GByteArray *gz2 = scratch_gzip(data->data + 1000000, data->len - 1000000);
 	g_byte_array_append(gz, gz2->data, gz2->len);
 	/* The name says nothing: the magic bytes decide. */
 	char *p = scratch_file(dir, "trace.bin", gz->data, gz->len);
@@ -170,8 +141,8 @@ Test(io, gzip_members_are_concatenated)
 Test(io, zstd_frames_are_concatenated)
 {
 	GByteArray *data = pattern(1500000);
-	GByteArray *z = zstd_frame(data->data, 700000);
-	GByteArray *z2 = zstd_frame(data->data + 700000, data->len - 700000);
+	GByteArray *z = scratch_zstd(data->data, 700000);
+	GByteArray *z2 = scratch_zstd(data->data + 700000, data->len - 700000);
 	g_byte_array_append(z, z2->data, z2->len);
 	char *p = scratch_file(dir, "trace.txt", z->data, z->len);
 	int status;
@@ -208,7 +179,7 @@ static void expect_corrupt(const char *name, const GByteArray *bytes, size_t n, 
 Test(io, truncated_gzip_is_corrupt_input)
 {
 	GByteArray *data = pattern(10000);
-	GByteArray *gz = gzip_member(data->data, data->len);
+	GByteArray *gz = scratch_gzip(data->data, data->len);
 	expect_corrupt("cut.gz", gz, gz->len / 2, "gzip", "unexpected end of file");
 	g_byte_array_unref(gz);
 	g_byte_array_unref(data);
@@ -217,7 +188,7 @@ Test(io, truncated_gzip_is_corrupt_input)
 Test(io, damaged_gzip_is_corrupt_input)
 {
 	GByteArray *data = pattern(10000);
-	GByteArray *gz = gzip_member(data->data, data->len);
+	GByteArray *gz = scratch_gzip(data->data, data->len);
 	/* Spoil the stored CRC-32 in the trailer. */
 	gz->data[gz->len - 6] ^= 0xff;
 	expect_corrupt("bad.gz", gz, gz->len, "gzip", "incorrect data check");
@@ -227,7 +198,7 @@ Test(io, damaged_gzip_is_corrupt_input)
 
 Test(io, trailing_garbage_after_gzip_is_corrupt_input)
 {
-	GByteArray *gz = gzip_member("abc", 3);
+	GByteArray *gz = scratch_gzip("abc", 3);
 	g_byte_array_append(gz, (const guint8 *)"xyz", 3);
 	expect_corrupt("junk.gz", gz, gz->len, "gzip", NULL);
 	g_byte_array_unref(gz);
@@ -236,7 +207,7 @@ Test(io, trailing_garbage_after_gzip_is_corrupt_input)
 Test(io, truncated_zstd_is_corrupt_input)
 {
 	GByteArray *data = pattern(10000);
-	GByteArray *z = zstd_frame(data->data, data->len);
+	GByteArray *z = scratch_zstd(data->data, data->len);
 	expect_corrupt("cut.zst", z, z->len - 3, "zstd", "unexpected end of file");
 	g_byte_array_unref(z);
 	g_byte_array_unref(data);
@@ -244,7 +215,7 @@ Test(io, truncated_zstd_is_corrupt_input)
 
 Test(io, damaged_zstd_is_corrupt_input)
 {
-	GByteArray *z = zstd_frame("hello", 5);
+	GByteArray *z = scratch_zstd("hello", 5);
 	g_byte_array_append(z, (const guint8 *)"not zstd", 8);
 	expect_corrupt("junk.zst", z, z->len, "zstd", NULL);
 	g_byte_array_unref(z);

@@ -2,6 +2,7 @@
  * (file, line, key) for each way they can be wrong; the daemon's
  * confinement of outputs; the cleanup of partial outputs. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -371,10 +372,12 @@ static int confine(const char *output, bool per_process)
 
 Test(jobfs, confine_inside)
 {
-	char *sub = in_dir("root/sub");
-	cr_assert_eq(g_mkdir_with_parents(sub, 0755), 0);
 	cr_assert_eq(confine("sub/out.txt", false), 0, "%s", err.msg);
 	char *want = in_dir("root/sub/out.txt");
+	cr_assert_str_eq(spec.output, want);
+	clear();
+	/* By the text alone: "." and repeated slashes go. */
+	cr_assert_eq(confine("./sub//./out.txt", false), 0, "%s", err.msg);
 	cr_assert_str_eq(spec.output, want);
 	g_free(want);
 	clear();
@@ -382,7 +385,6 @@ Test(jobfs, confine_inside)
 	cr_assert_eq(confine(want, false), 0, "%s", err.msg);
 	cr_assert_str_eq(spec.output, want);
 	g_free(want);
-	g_free(sub);
 }
 
 static void expect_confine_error(const char *output, bool per_process, const char *what)
@@ -402,33 +404,111 @@ Test(jobfs, confine_escapes)
 	char *msg = g_strdup_printf("'/tmp/out.txt' is outside the output root %s", root);
 	expect_confine_error("/tmp/out.txt", false, msg);
 	g_free(msg);
+	msg = g_strdup_printf("'%s' is outside the output root %s", root, root);
+	expect_confine_error(root, true, msg);
+	g_free(msg);
+	char *prefixed = g_strconcat(root, "x/out.txt", NULL);
+	msg = g_strdup_printf("'%s' is outside the output root %s", prefixed, root);
+	expect_confine_error(prefixed, false, msg);
+	g_free(msg);
+	g_free(prefixed);
+	expect_confine_error("sub/", false, "'sub/' does not name a file");
+	expect_confine_error(".", false, "'.' does not name a file");
+	g_free(root);
+}
 
+/* lp_job_open_output_dir on output (relative to the root, confined): the
+ * descriptor, or -1 with err set. */
+static int open_output_dir(const char *output, bool per_process)
+{
+	char *root = in_dir("root");
+	g_mkdir(root, 0755);
+	int root_fd = open(root, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(root_fd, 0);
+	char *full = g_build_filename(root, output, NULL);
+	lp_job_confinement c = {root_fd, root, "job.yaml:4: key 'output'"};
+	int fd = lp_job_open_output_dir(&c, full, per_process, &err);
+	close(root_fd);
+	g_free(full);
+	g_free(root);
+	return fd;
+}
+
+static void expect_output_dir_error(const char *output, bool per_process, int status,
+				    const char *what)
+{
+	cr_assert_eq(open_output_dir(output, per_process), -1, "accepted %s", output);
+	cr_assert_eq(err.status, status);
+	char *full = in_dir("root");
+	char *want = g_strdup_printf("job.yaml:4: key 'output': '%s/%s%s", full, output, what);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(full);
+	clear();
+}
+
+Test(jobfs, output_dir_beneath_root)
+{
+	char *sub = in_dir("root/sub");
+	cr_assert_eq(g_mkdir_with_parents(sub, 0755), 0);
+	int fd = open_output_dir("sub/out.txt", false);
+	cr_assert_geq(fd, 0, "%s", err.msg);
+	struct stat got, want;
+	cr_assert_eq(fstat(fd, &got), 0);
+	cr_assert_eq(stat(sub, &want), 0);
+	cr_assert(got.st_ino == want.st_ino && got.st_dev == want.st_dev);
+	close(fd);
+	fd = open_output_dir("top.txt", false);
+	cr_assert_geq(fd, 0, "%s", err.msg);
+	close(fd);
+	g_free(sub);
+}
+
+Test(jobfs, output_dir_refuses_links)
+{
 	char *outside = in_dir("outside");
 	cr_assert_eq(g_mkdir(outside, 0755), 0);
 	char *link = in_dir("root/escape");
+	cr_assert_eq(g_mkdir_with_parents(link, 0755), 0);
+	cr_assert_eq(rmdir(link), 0);
 	cr_assert_eq(symlink(outside, link), 0);
-	msg = g_strdup_printf("'escape/out.txt' is outside the output root %s", root);
-	expect_confine_error("escape/out.txt", false, msg);
-	g_free(msg);
-	expect_confine_error("escape", true, "'escape' is a symbolic link");
-
+	expect_output_dir_error("escape/out.txt", false, LP_EINPUT,
+				"': a symbolic link is on its way; outputs are written only "
+				"through real directories");
+	/* Even a link that stays inside the root. */
+	char *inner = in_dir("root/inner");
+	cr_assert_eq(symlink(".", inner), 0);
+	expect_output_dir_error("inner/out.txt", false, LP_EINPUT,
+				"': a symbolic link is on its way; outputs are written only "
+				"through real directories");
+	expect_output_dir_error("escape", true, LP_EINPUT, "' is a symbolic link");
 	char *file_link = in_dir("root/null.txt");
 	cr_assert_eq(symlink("/dev/null", file_link), 0);
-	expect_confine_error("null.txt", false, "'null.txt' is a symbolic link");
-	expect_confine_error("missing/out.txt", false,
-			     "directory of 'missing/out.txt': No such file or directory");
-	expect_confine_error("sub/", false, "'sub/' does not name a file");
-
-	char *dirout = in_dir("root/d");
-	cr_assert_eq(g_mkdir(dirout, 0755), 0);
-	expect_confine_error("d", false, "'d' is not a regular file");
-	char *fileout = in_dir("root/f");
-	cr_assert(g_file_set_contents(fileout, "", 0, NULL));
-	expect_confine_error("f", true, "'f' is not a directory");
-	g_free(root);
+	expect_output_dir_error("null.txt", false, LP_EINPUT, "' is a symbolic link");
 	g_free(outside);
 	g_free(link);
+	g_free(inner);
 	g_free(file_link);
+}
+
+Test(jobfs, output_dir_kinds)
+{
+	char *root = in_dir("root");
+	cr_assert_eq(g_mkdir(root, 0755), 0);
+	cr_assert_eq(open_output_dir("missing/out.txt", false), -1);
+	char *want = g_strdup_printf("job.yaml:4: key 'output': directory of '%s/missing/out.txt': "
+				     "No such file or directory", root);
+	cr_assert_str_eq(err.msg, want);
+	cr_assert_eq(err.status, LP_EINPUT);
+	g_free(want);
+	clear();
+	char *dirout = in_dir("root/d");
+	cr_assert_eq(g_mkdir(dirout, 0755), 0);
+	expect_output_dir_error("d", false, LP_EINPUT, "' is not a regular file");
+	char *fileout = in_dir("root/f");
+	cr_assert(g_file_set_contents(fileout, "", 0, NULL));
+	expect_output_dir_error("f", true, LP_EINPUT, "' is not a directory");
+	g_free(root);
 	g_free(dirout);
 	g_free(fileout);
 }
@@ -457,8 +537,11 @@ Test(jobfs, remove_partials)
 		g_free(parent);
 		g_free(path);
 	}
+	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY);
+	lp_job_confinement c = {dir_fd, dir, "job.yaml"};
 	char *out = in_dir("out");
-	cr_assert_eq(lp_job_remove_partials(out), 2);
+	cr_assert_eq(lp_job_remove_partials(&c, out, LP_NO_OWNER), 2);
+	close(dir_fd);
 	g_free(out);
 	const char *kept[] = {"out", ".other.tmp-abc123", "outer.partial-q", "keep"};
 	for (size_t i = 0; i < G_N_ELEMENTS(kept); i++) {

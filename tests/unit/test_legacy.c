@@ -1,6 +1,6 @@
 /* Legacy formats: BYU, p6 and page-image records decoded and printed as
  * legacy-formats 1-3 say, torn records, bad tags and digits, detection,
- * basic streams read back, conversion summaries. */
+ * conversion summaries. (Basic streams read back: test_api.c.) */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -471,6 +471,15 @@ Test(legacy, detection)
 	cr_assert_eq(detect("r 0 1 0 0 0\n", 12), LP_LEGACY_UNKNOWN);   /* a field too many */
 	cr_assert_eq(detect("\x60\xf7\x41\x00\x00\x08\x00\x00", 8), LP_LEGACY_UNKNOWN);
 	cr_assert_eq(detect("", 0), LP_LEGACY_UNKNOWN);
+	/* basic merge streams: a first line that is a basic record, or the
+	 * binary form's header (its version is checked when it is read) */
+	cr_assert_eq(detect("r 1a\nx\n", 7), LP_LEGACY_BASIC);
+	cr_assert_eq(detect("I FFFFFFFFFFFFFFFF \r", 20), LP_LEGACY_BASIC);
+	cr_assert_eq(detect("LPBASIC\x01", 8), LP_LEGACY_BASIC);
+	cr_assert_eq(detect("LPBASIC\x02\x00", 9), LP_LEGACY_BASIC);
+	cr_assert_eq(detect("r 10000000000000000\n", 20), LP_LEGACY_UNKNOWN);
+	cr_assert_eq(detect("x 1\n", 4), LP_LEGACY_UNKNOWN);
+	cr_assert_eq(detect("LPBASI", 6), LP_LEGACY_UNKNOWN);
 }
 
 Test(legacy, format_names)
@@ -479,51 +488,8 @@ Test(legacy, format_names)
 	cr_assert_eq(lp_legacy_format_parse("byu"), LP_LEGACY_BYU);
 	cr_assert_eq(lp_legacy_format_parse("p6"), LP_LEGACY_P6);
 	cr_assert_eq(lp_legacy_format_parse("page-image"), LP_LEGACY_PAGE_IMAGE);
+	cr_assert_eq(lp_legacy_format_parse("basic"), LP_LEGACY_BASIC);
 	cr_assert_eq(lp_legacy_format_parse("auto"), -1);
-}
-
-/* ---- basic streams read back ---- */
-
-Test(legacy, basic_reader)
-{
-	const char text[] = "r 0\nW 1A \r\ni ffffffffffffffff\nw 00002";
-	char *path = file_with("b.txt", text, sizeof text - 1);
-	lp_basic_reader *r = lp_basic_reader_open(path, &err);
-	cr_assert_not_null(r);
-	lp_basic_ref refs[8];
-	cr_assert_eq(lp_basic_reader_read(r, refs, 8, &err), 4);
-	cr_assert(refs[0].type == 'r' && refs[0].page == 0);
-	cr_assert(refs[1].type == 'W' && refs[1].page == 0x1a);
-	cr_assert(refs[2].type == 'i' && refs[2].page == UINT64_MAX);
-	cr_assert(refs[3].type == 'w' && refs[3].page == 2);
-	cr_assert_eq(lp_basic_reader_read(r, refs, 8, &err), 0);
-	lp_basic_reader_close(r);
-	g_free(path);
-}
-
-static void expect_basic_error(const char *text, const char *fmt)
-{
-	char *path = file_with("b.txt", text, strlen(text));
-	lp_basic_reader *r = lp_basic_reader_open(path, &err);
-	lp_basic_ref refs[8];
-	cr_assert_eq(lp_basic_reader_read(r, refs, 8, &err), -1);
-	cr_assert_eq(err.status, LP_EINPUT);
-	char *want = g_strdup_printf(fmt, path);
-	cr_assert_str_eq(err.msg, want);
-	g_free(want);
-	lp_basic_reader_close(r);
-	g_free(path);
-}
-
-Test(legacy, basic_reader_errors)
-{
-	expect_basic_error("r 1\nx 2\n", "%s:2: field type: not one of r w i R W I");
-	expect_basic_error("r 1\n\n", "%s:2: field type: not one of r w i R W I");
-	expect_basic_error("rw 1\n", "%s:1: field type: not one of r w i R W I");
-	expect_basic_error("r\n", "%s:1: field canonical: missing");
-	expect_basic_error("r 1 2\n", "%s:1: field canonical: not a hex number of at most 64 bits");
-	expect_basic_error("r 10000000000000000\n",
-			   "%s:1: field canonical: not a hex number of at most 64 bits");
 }
 
 /* ---- conversion summaries ---- */

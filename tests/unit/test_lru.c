@@ -311,7 +311,7 @@ static char *stream_text(const lp_pi_record *recs, size_t n)
 	while ((got = lp_pi_stream_next(s, refs, 3)) > 0)
 		for (size_t i = 0; i < got; i++)
 			g_string_append_printf(out, "%c %" G_GINT64_MODIFIER "x\n", refs[i].type,
-					       refs[i].page);
+					       refs[i].canonical);
 	lp_pi_stream_free(s);
 	return g_string_free(out, FALSE);
 }
@@ -370,7 +370,7 @@ Test(lru, stream_replays_every_larger_memory)
 			uint16_t *sp = g_new(uint16_t, refs->len);
 			bool *sw = g_new(bool, refs->len);
 			for (guint i = 0; i < refs->len; i++) {
-				sp[i] = (uint16_t)g_array_index(refs, lp_basic_ref, i).page;
+				sp[i] = (uint16_t)g_array_index(refs, lp_basic_ref, i).canonical;
 				sw[i] = g_array_index(refs, lp_basic_ref, i).type == 'w';
 			}
 			for (unsigned m2 = m; m2 <= m + 7; m2++) {

@@ -2,6 +2,7 @@
  * routes and reference runs. */
 #include <criterion/criterion.h>
 
+#include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -66,7 +67,7 @@ static lp_procdir *open_out(const char *rel, bool force, bool user_only, lp_erro
 {
 	char *dir = path_in(rel);
 	lp_procdir_inputs in = {.reference = "r.bin", .kernel = "k.txt"};
-	lp_procdir *pd = lp_procdir_open(dir, force, user_only, &in, err);
+	lp_procdir *pd = lp_procdir_open(AT_FDCWD, dir, force, user_only, LP_LAYOUT_TASK, &in, err);
 	g_free(dir);
 	return pd;
 }
@@ -134,6 +135,7 @@ Test(procdir, routes_every_record_and_writes_the_index)
 	assert_file("out/index.yaml",
 		    "format: laplace-per-process\n"
 		    "version: 1\n"
+		    "layout: task\n"
 		    "inputs:\n"
 		    "  reference: r.bin\n"
 		    "  kernel: k.txt\n"

@@ -1,0 +1,152 @@
+/* liblaplace: merged memory reference traces read from C and C++.
+ *
+ * The installed interface of the library: basic merge streams (text or
+ * binary) read back, and captures (a raw reference trace and its kernel
+ * event trace) merged on the fly. See laplace(3), lp_basic_open(3) and
+ * lp_capture_open(3); the formats are laplace-formats(5).
+ *
+ * Every function that can fail takes an lp_error, zero-initialised by the
+ * caller, and fills it in: a status and a message naming the file, the
+ * record or line, and the field. The library never prints. */
+#ifndef LAPLACE_LAPLACE_H
+#define LAPLACE_LAPLACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the shared library exports: these functions and nothing else. */
+#define LP_API __attribute__((visibility("default")))
+
+/* ---- errors ---- */
+
+/* Statuses of lp_error, and the exit statuses of the laplace program
+ * (laplace-formats(5), section 7). */
+enum lp_status {
+	LP_OK = 0,
+	LP_EUSAGE = 1, /* a bad argument, option or command line */
+	LP_EINPUT = 2, /* malformed or inconsistent input */
+	LP_EIO = 3,    /* cannot open, read or write; disk full */
+};
+
+typedef struct lp_error {
+	int status;     /* an lp_status; LP_OK while nothing failed */
+	char msg[1024]; /* "FILE:LINE: field NAME: what is wrong" style text */
+} lp_error;
+
+/* Where warnings go (a torn last reference record, D with nothing
+ * attached): msg is valid during the call only. */
+typedef void (*lp_warn_fn)(void *ctx, const char *msg);
+
+/* ---- basic merge streams (laplace-formats(5), sections 4 and 8) ---- */
+
+/* One reference: its type (r w i R W I) and its canonical page. */
+typedef struct lp_basic_ref {
+	char type;
+	uint64_t canonical;
+} lp_basic_ref;
+
+typedef struct lp_basic_reader lp_basic_reader;
+
+/* Open a basic merge stream: "type canonical" lines, or the binary form
+ * (the header "LPBASIC\x01", then one 8-byte word per reference), told
+ * apart by the header; either may be gzip or zstd compressed. path "-" is
+ * standard input. NULL on failure, with err set. */
+LP_API lp_basic_reader *lp_basic_open(const char *path, lp_error *err);
+/* Read up to n references into refs: the count (less than n only at the
+ * end or just before an error), 0 at the end, -1 with err set. An error
+ * found after some references were read is returned by the next call;
+ * after an error, every read fails again. */
+LP_API ssize_t lp_basic_read(lp_basic_reader *r, lp_basic_ref *refs, size_t n, lp_error *err);
+/* Close r (NULL is allowed). */
+LP_API void lp_basic_close(lp_basic_reader *r);
+
+/* ---- captures merged on the fly (laplace-formats(5), sections 1-3) ---- */
+
+/* The pid and tid of a reference made while no task is current. */
+#define LP_NO_TASK UINT64_MAX
+
+/* One reference of the merged stream: the raw record's fields, its
+ * canonical page, and the task current when it was made (kernel references
+ * included), or LP_NO_TASK. */
+typedef struct lp_merged_ref {
+	char type;          /* r w i (user) or R W I (kernel) */
+	uint8_t length;     /* bytes touched */
+	uint32_t address;   /* 32-bit virtual address */
+	uint64_t timestamp;
+	uint64_t canonical;
+	uint64_t pid, tid;
+} lp_merged_ref;
+
+enum lp_ref_format { LP_REF_AUTO, LP_REF_BIN, LP_REF_TEXT };
+enum lp_endian { LP_LITTLE, LP_BIG };
+
+#define LP_DEFAULT_PAGE_OFFSET 0xc0000000u
+
+/* What laplace merge's options say. */
+typedef struct lp_capture_options {
+	enum lp_ref_format ref_format; /* LP_REF_AUTO: text if the first line is a record */
+	enum lp_endian endian;         /* of binary references; LP_LITTLE */
+	uint64_t page_offset;          /* start of kernel memory; LP_DEFAULT_PAGE_OFFSET */
+	bool user_only;                /* leave kernel references (R W I) out; still
+					* translated, so numbering is unchanged */
+	bool strict;                   /* a torn last reference record is an error */
+	lp_warn_fn warn;               /* warnings (also counted in the statistics);
+					* NULL: counted only */
+	void *warn_ctx;
+} lp_capture_options;
+
+/* Fill in the defaults, which a NULL lp_capture_options also means. */
+LP_API void lp_capture_options_init(lp_capture_options *opt);
+
+typedef struct lp_capture lp_capture;
+
+/* Open a capture: ref, the raw reference trace, and kern, its kernel event
+ * trace (one of them may be "-", standard input; either may be gzip or
+ * zstd compressed). NULL on failure, with err set. */
+LP_API lp_capture *lp_capture_open(const char *ref, const char *kern,
+				   const lp_capture_options *opt, lp_error *err);
+/* Merge up to n more references into refs: the count (less than n only
+ * at the end or just before an error), 0 at the end, -1 with err set. An
+ * error found after some references were merged is returned by the next
+ * call; after an error, every read fails again. */
+LP_API ssize_t lp_capture_read(lp_capture *c, lp_merged_ref *refs, size_t n, lp_error *err);
+
+/* Statistics (laplace-formats(5), section 6). */
+enum lp_page_kind {
+	LP_PAGE_FILE, LP_PAGE_SEGMENT, LP_PAGE_SHARED_ANON, LP_PAGE_PRIVATE_ANON,
+	LP_PAGE_KERNEL, LP_PAGE_KIND_COUNT
+};
+/* Kernel event tags, in the order of the table of section 2. */
+enum lp_tag {
+	LP_TAG_F, LP_TAG_T, LP_TAG_E, LP_TAG_S, LP_TAG_X, LP_TAG_M, LP_TAG_U,
+	LP_TAG_B, LP_TAG_K, LP_TAG_G, LP_TAG_H, LP_TAG_D, LP_TAG_Q, LP_TAG_C,
+	LP_TAG_V, LP_TAG_COUNT
+};
+typedef struct lp_stats {
+	uint64_t refs[6];                   /* by type, in "rwiRWI" order */
+	uint64_t events[LP_TAG_COUNT];      /* by tag */
+	uint64_t pages[LP_PAGE_KIND_COUNT]; /* canonical pages by kind */
+	uint64_t cow_copies;
+	uint64_t unmapped_pages;
+	uint64_t orphan_spaces;
+	uint64_t mismatches;
+	uint64_t warnings;
+} lp_stats;
+
+/* The statistics of what has been merged so far: final once
+ * lp_capture_read has returned 0. Valid until lp_capture_close. */
+LP_API const lp_stats *lp_capture_stats(const lp_capture *c);
+/* Close c (NULL is allowed). */
+LP_API void lp_capture_close(lp_capture *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,232 @@
+"""Merged memory reference traces as numpy arrays, read with liblaplace.
+
+    read_basic(path)        a basic merge stream (text or binary, gzip or
+                            zstd compressed, "-" for standard input) as one
+                            structured array with fields type, canonical
+    merge(ref, kern, ...)   a capture merged on the fly: an iterator of
+                            structured arrays with the fields of
+                            lp_merged_ref (type, length, address, timestamp,
+                            canonical, pid, tid)
+
+Types are one-byte strings (b"r", b"W", ...); pid and tid are NO_TASK for
+references made while no task was current. A failure raises Error with the
+library's message (file, line or record, field) and status (2: bad input,
+3: cannot read, 1: bad argument). Warnings (a torn last reference record)
+are issued as TraceWarning. See laplace(3) and laplace-formats(5).
+"""
+import ctypes
+import os
+import warnings
+
+import numpy as np
+
+from ._library import LIBRARY
+
+__all__ = ["read_basic", "merge", "Merge", "Error", "TraceWarning", "NO_TASK",
+           "BASIC_REF", "MERGED_REF"]
+
+NO_TASK = 2**64 - 1
+_DEFAULT_PAGE_OFFSET = 0xC0000000
+
+
+class Error(Exception):
+    """A failure reported by liblaplace: str() is its message."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+class TraceWarning(UserWarning):
+    """A warning about an input that was still read (a torn last record)."""
+
+
+# The C structures of <laplace/laplace.h>; the numpy dtypes follow their
+# layout exactly, so the library fills numpy arrays in place.
+class _LpError(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int), ("msg", ctypes.c_char * 1024)]
+
+
+class _LpBasicRef(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_char), ("canonical", ctypes.c_uint64)]
+
+
+class _LpMergedRef(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_char), ("length", ctypes.c_uint8),
+                ("address", ctypes.c_uint32), ("timestamp", ctypes.c_uint64),
+                ("canonical", ctypes.c_uint64), ("pid", ctypes.c_uint64),
+                ("tid", ctypes.c_uint64)]
+
+
+_WARN_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+
+class _LpCaptureOptions(ctypes.Structure):
+    _fields_ = [("ref_format", ctypes.c_int), ("endian", ctypes.c_int),
+                ("page_offset", ctypes.c_uint64), ("user_only", ctypes.c_bool),
+                ("strict", ctypes.c_bool), ("warn", _WARN_FN), ("warn_ctx", ctypes.c_void_p)]
+
+
+_REF_TYPES = "rwiRWI"
+_EVENT_TAGS = "FTESXMUBKGHDQCV"
+_PAGE_KINDS = ("file", "segment", "shared_anon", "private_anon", "kernel")
+
+
+class _LpStats(ctypes.Structure):
+    _fields_ = [("refs", ctypes.c_uint64 * len(_REF_TYPES)),
+                ("events", ctypes.c_uint64 * len(_EVENT_TAGS)),
+                ("pages", ctypes.c_uint64 * len(_PAGE_KINDS)),
+                ("cow_copies", ctypes.c_uint64), ("unmapped_pages", ctypes.c_uint64),
+                ("orphan_spaces", ctypes.c_uint64), ("mismatches", ctypes.c_uint64),
+                ("warnings", ctypes.c_uint64)]
+
+
+BASIC_REF = np.dtype(_LpBasicRef)
+MERGED_REF = np.dtype(_LpMergedRef)
+
+_REF_FORMATS = {"auto": 0, "bin": 1, "text": 2}
+_ENDIANS = {"little": 0, "big": 1}
+
+_lib = ctypes.CDLL(LIBRARY)
+_lib.lp_basic_open.restype = ctypes.c_void_p
+_lib.lp_basic_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(_LpError)]
+_lib.lp_basic_read.restype = ctypes.c_ssize_t
+_lib.lp_basic_read.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                               ctypes.POINTER(_LpError)]
+_lib.lp_basic_close.restype = None
+_lib.lp_basic_close.argtypes = [ctypes.c_void_p]
+_lib.lp_capture_options_init.restype = None
+_lib.lp_capture_options_init.argtypes = [ctypes.POINTER(_LpCaptureOptions)]
+_lib.lp_capture_open.restype = ctypes.c_void_p
+_lib.lp_capture_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                 ctypes.POINTER(_LpCaptureOptions), ctypes.POINTER(_LpError)]
+_lib.lp_capture_read.restype = ctypes.c_ssize_t
+_lib.lp_capture_read.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                 ctypes.POINTER(_LpError)]
+_lib.lp_capture_stats.restype = ctypes.POINTER(_LpStats)
+_lib.lp_capture_stats.argtypes = [ctypes.c_void_p]
+_lib.lp_capture_close.restype = None
+_lib.lp_capture_close.argtypes = [ctypes.c_void_p]
+
+
+def _raise(err):
+    raise Error(err.msg.decode("utf-8", "backslashreplace"), err.status)
+
+
+def _batch_size(batch):
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError("batch must be a positive integer, not %r" % (batch,))
+    return batch
+
+
+def read_basic(path, batch=1 << 20):
+    """Every reference of the basic merge stream at path, as one array with
+    fields type and canonical (read batch references at a time)."""
+    batch = _batch_size(batch)
+    err = _LpError()
+    reader = _lib.lp_basic_open(os.fsencode(path), ctypes.byref(err))
+    if not reader:
+        _raise(err)
+    chunks = []
+    try:
+        while True:
+            buf = np.empty(batch, BASIC_REF)
+            n = _lib.lp_basic_read(reader, buf.ctypes.data, batch, ctypes.byref(err))
+            if n < 0:
+                _raise(err)
+            if n == 0:
+                break
+            chunks.append(buf[:n])
+    finally:
+        _lib.lp_basic_close(reader)
+    return np.concatenate(chunks) if chunks else np.empty(0, BASIC_REF)
+
+
+class Merge:
+    """A capture being merged: iterate for arrays of at most batch merged
+    references (MERGED_REF); close() or a with block ends it early."""
+
+    def __init__(self, ref, kern, user_only=False, batch=1 << 20, page_offset=None,
+                 ref_format="auto", endian="little", strict=False):
+        self._capture = None
+        # Kept here: at interpreter exit, module globals may be gone first.
+        self._close = _lib.lp_capture_close
+        self._batch = _batch_size(batch)
+        opt = _LpCaptureOptions()
+        _lib.lp_capture_options_init(ctypes.byref(opt))
+        if ref_format not in _REF_FORMATS:
+            raise ValueError("ref_format must be auto, bin or text, not %r" % (ref_format,))
+        if endian not in _ENDIANS:
+            raise ValueError("endian must be little or big, not %r" % (endian,))
+        opt.ref_format = _REF_FORMATS[ref_format]
+        opt.endian = _ENDIANS[endian]
+        opt.page_offset = _DEFAULT_PAGE_OFFSET if page_offset is None else page_offset
+        opt.user_only = bool(user_only)
+        opt.strict = bool(strict)
+        # Kept with the capture: the library calls it until the end.
+        self._warn = _WARN_FN(lambda ctx, msg: warnings.warn(
+            msg.decode("utf-8", "backslashreplace"), TraceWarning, stacklevel=3))
+        opt.warn = self._warn
+        err = _LpError()
+        capture = _lib.lp_capture_open(os.fsencode(ref), os.fsencode(kern), ctypes.byref(opt),
+                                       ctypes.byref(err))
+        if not capture:
+            _raise(err)
+        self._capture = capture
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self._capture:
+            raise StopIteration
+        buf = np.empty(self._batch, MERGED_REF)
+        err = _LpError()
+        n = _lib.lp_capture_read(self._capture, buf.ctypes.data, self._batch,
+                                 ctypes.byref(err))
+        if n < 0:
+            _raise(err)
+        if n == 0:
+            raise StopIteration
+        return buf[:n]
+
+    @property
+    def stats(self):
+        """The statistics of what has been merged so far (final at the end),
+        keyed as laplace-formats(5) section 6 and `laplace merge --stats`."""
+        if not self._capture:
+            raise ValueError("the capture is closed")
+        st = _lib.lp_capture_stats(self._capture).contents
+        pages = dict(zip(_PAGE_KINDS, st.pages))
+        return {
+            "references": dict(zip(_REF_TYPES, st.refs)),
+            "events": dict(zip(_EVENT_TAGS, st.events)),
+            "canonical_pages": {"total": sum(pages.values()), **pages},
+            "cow_copies": st.cow_copies,
+            "unmapped_pages": st.unmapped_pages,
+            "orphan_spaces": st.orphan_spaces,
+            "mismatches": st.mismatches,
+            "warnings": st.warnings,
+        }
+
+    def close(self):
+        if self._capture:
+            self._close(self._capture)
+            self._capture = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+def merge(ref, kern, user_only=False, batch=1 << 20, **options):
+    """Merge the capture ref (raw reference trace) and kern (kernel event
+    trace): an iterator (a Merge) of arrays of at most batch references.
+    Options as `laplace merge`'s: page_offset (int), ref_format ("auto",
+    "bin", "text"), endian ("little", "big"), strict (bool)."""
+    return Merge(ref, kern, user_only=user_only, batch=batch, **options)

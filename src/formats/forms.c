@@ -1,0 +1,23 @@
+/* The forms of a merged reference stream (laplace-formats(5), section 8). */
+#include "laplace/forms.h"
+
+#include <string.h>
+
+const char *const lp_form_names[LP_FORM_COUNT] = {"basic", "addr", "din", "bin"};
+
+int lp_form_parse(const char *name)
+{
+	for (int f = 0; f < LP_FORM_COUNT; f++)
+		if (!strcmp(name, lp_form_names[f]))
+			return f;
+	return -1;
+}
+
+char lp_din_label(char type)
+{
+	switch (type | 0x20) {
+	case 'r': return '0';
+	case 'w': return '1';
+	default: return '2'; /* 'i' */
+	}
+}

@@ -1,0 +1,184 @@
+/* lp_capture: the merge pipeline turned inside out, so that its caller
+ * pulls merged references instead of a sink receiving them.
+ *
+ * The capture is the pipeline's sink. Its refs() only notes where the run
+ * of references it is handed lies (the pipeline's own batch, valid until
+ * the next step); lp_capture_read copies from there into the caller's
+ * array and steps the pipeline again once the run is used up. Nothing is
+ * allocated per reference. */
+#include "laplace/laplace.h"
+
+#include <string.h>
+
+#include "laplace/kern.h"
+#include "laplace/merge.h"
+#include "laplace/pipeline.h"
+#include "laplace/refio.h"
+
+struct lp_capture {
+	lp_ref_reader *refs;
+	lp_kern_reader *kern;
+	lp_merge *merge;
+	lp_pipeline pipeline;
+	lp_pipeline_state *run;
+	bool user_only;
+	/* The run handed over last: run_refs[run_pos, run_n) are still to be
+	 * read, all made by one task (or none). */
+	const lp_ref *run_refs;
+	const uint64_t *run_canon;
+	size_t run_pos, run_n;
+	uint64_t run_pid, run_tid;
+	bool finished;   /* the pipeline has nothing more */
+	lp_error failed; /* once status is set, what every read returns */
+};
+
+static int capture_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
+			const lp_task_id *who, lp_error *err)
+{
+	(void)err;
+	lp_capture *c = ctx;
+	c->run_refs = refs;
+	c->run_canon = canon;
+	c->run_pos = 0;
+	c->run_n = n;
+	c->run_pid = who ? who->pid : LP_NO_TASK;
+	c->run_tid = who ? who->tid : LP_NO_TASK;
+	return 0;
+}
+
+static int capture_event(void *ctx, const lp_event *ev, const lp_event_route *route,
+			 lp_error *err)
+{
+	(void)ctx, (void)ev, (void)route, (void)err;
+	return 0; /* the merge core has applied it; nothing to hand on */
+}
+
+static int capture_finish(void *ctx, const lp_stats *stats, lp_error *err)
+{
+	(void)ctx, (void)stats, (void)err;
+	return 0; /* the merge core keeps the statistics */
+}
+
+static const lp_sink capture_sink_ops = {
+	.refs = capture_refs,
+	.event = capture_event,
+	.finish = capture_finish,
+};
+
+void lp_capture_options_init(lp_capture_options *opt)
+{
+	*opt = (lp_capture_options){
+		.ref_format = LP_REF_AUTO,
+		.endian = LP_LITTLE,
+		.page_offset = LP_DEFAULT_PAGE_OFFSET,
+	};
+}
+
+static int check_options(const char *ref, const char *kern, const lp_capture_options *opt,
+			 lp_error *err)
+{
+	if (!strcmp(ref, "-") && !strcmp(kern, "-"))
+		return lp_fail(err, LP_EUSAGE, "the reference and kernel traces cannot both be "
+			       "standard input");
+	if (opt->ref_format != LP_REF_AUTO && opt->ref_format != LP_REF_BIN &&
+	    opt->ref_format != LP_REF_TEXT)
+		return lp_fail(err, LP_EUSAGE, "options: field ref_format: %d is not LP_REF_AUTO, "
+			       "LP_REF_BIN or LP_REF_TEXT", (int)opt->ref_format);
+	if (opt->endian != LP_LITTLE && opt->endian != LP_BIG)
+		return lp_fail(err, LP_EUSAGE, "options: field endian: %d is not LP_LITTLE or LP_BIG",
+			       (int)opt->endian);
+	return 0;
+}
+
+lp_capture *lp_capture_open(const char *ref, const char *kern, const lp_capture_options *opt,
+			    lp_error *err)
+{
+	lp_capture_options defaults;
+	if (!opt) {
+		lp_capture_options_init(&defaults);
+		opt = &defaults;
+	}
+	if (check_options(ref, kern, opt, err))
+		return NULL;
+	lp_capture *c = g_new0(lp_capture, 1);
+	c->user_only = opt->user_only;
+	if (!(c->refs = lp_ref_reader_open(ref, opt->ref_format, opt->endian, err)) ||
+	    !(c->kern = lp_kern_reader_open(kern, err))) {
+		lp_capture_close(c);
+		return NULL;
+	}
+	c->merge = lp_merge_new(&(lp_merge_config){.page_offset = opt->page_offset});
+	c->pipeline = (lp_pipeline){
+		.refs = c->refs,
+		.kern = c->kern,
+		.merge = c->merge,
+		.sink = &capture_sink_ops,
+		.sink_ctx = c,
+		.strict = opt->strict,
+		.warn = opt->warn,
+		.warn_ctx = opt->warn_ctx,
+	};
+	c->run = lp_pipeline_start(&c->pipeline);
+	return c;
+}
+
+/* Copy what is left of the current run into out (room entries at most);
+ * returns how many were written. */
+static size_t take_run(lp_capture *c, lp_merged_ref *out, size_t room)
+{
+	size_t k = 0;
+	while (k < room && c->run_pos < c->run_n) {
+		const lp_ref *r = &c->run_refs[c->run_pos];
+		uint64_t canonical = c->run_canon[c->run_pos];
+		c->run_pos++;
+		if (c->user_only && lp_ref_is_kernel(r->type))
+			continue;
+		out[k++] = (lp_merged_ref){
+			.type = r->type,
+			.length = r->length,
+			.address = r->address,
+			.timestamp = r->timestamp,
+			.canonical = canonical,
+			.pid = c->run_pid,
+			.tid = c->run_tid,
+		};
+	}
+	return k;
+}
+
+ssize_t lp_capture_read(lp_capture *c, lp_merged_ref *refs, size_t n, lp_error *err)
+{
+	size_t count = 0;
+	while (count < n) {
+		/* What the pipeline handed over goes first, also when an error
+		 * came after it in the same step. */
+		if (c->run_pos < c->run_n) {
+			count += take_run(c, refs + count, n - count);
+			continue;
+		}
+		if (c->finished || c->failed.status)
+			break;
+		c->finished = lp_pipeline_step(c->run, &c->failed) == 0;
+	}
+	if (count == 0 && c->failed.status) {
+		*err = c->failed;
+		return -1;
+	}
+	return (ssize_t)count;
+}
+
+const lp_stats *lp_capture_stats(const lp_capture *c)
+{
+	return lp_merge_stats(c->merge);
+}
+
+void lp_capture_close(lp_capture *c)
+{
+	if (!c)
+		return;
+	lp_pipeline_stop(c->run);
+	lp_merge_free(c->merge);
+	lp_kern_reader_close(c->kern);
+	lp_ref_reader_close(c->refs);
+	g_free(c);
+}

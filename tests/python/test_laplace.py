@@ -1,0 +1,193 @@
+"""The Python module laplace, from the build tree: arrays read exactly,
+merged captures equal to `laplace merge`'s output, statistics, warnings
+and errors with the library's messages.
+
+Run by `make check-python`: PYTHONPATH names the built package and
+LAPLACE_PROGRAM the laplace program of the same build."""
+import gzip
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import warnings
+
+import numpy as np
+
+import laplace
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+DEMO_REF = os.path.join(ROOT, "fixtures", "demo", "demo.ref")
+DEMO_KERN = os.path.join(ROOT, "fixtures", "demo", "demo.kern")
+PROGRAM = os.environ["LAPLACE_PROGRAM"]
+
+# The capture of tests/unit/test_api.c: task 1 from 10 (hex), thread 2
+# from 14 to 16; the first and last references while no task is current.
+KERNEL = "S 10 1 a\nT 13 1 2\nS 14 2 a\nX 16 2\n"
+REFERENCES = ("r 5 4 a 1000\nw 11 4 a 1004\nR 12 4 a c0003000\ni 15 2 a 2000\n"
+              "r 17 4 a 1000\n")
+N = laplace.NO_TASK
+MERGED = [(b"r", 4, 0x1000, 0x5, 0, N, N),
+          (b"w", 4, 0x1004, 0x11, 1, 1, 1),
+          (b"R", 4, 0xc0003000, 0x12, 2, 1, 1),
+          (b"i", 2, 0x2000, 0x15, 3, 1, 2),
+          (b"r", 4, 0x1000, 0x17, 1, N, N)]
+
+
+def basic_bin(pairs):
+    """The binary basic form of (type, canonical) pairs."""
+    words = [canonical | "rwiRWI".index(t) << 61 for t, canonical in pairs]
+    return b"LPBASIC\x01" + b"".join(w.to_bytes(8, "little") for w in words)
+
+
+def as_pairs(refs):
+    return [(r["type"].decode(), int(r["canonical"])) for r in refs]
+
+
+def laplace_merge(*args):
+    """The basic merge's lines, from the program."""
+    out = subprocess.run([PROGRAM, "merge", "-q", *args], check=True, stdout=subprocess.PIPE)
+    return [(t, int(c, 16)) for t, c in (line.split() for line in out.stdout.decode().splitlines())]
+
+
+class Scratch(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def file(self, name, data):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        return path
+
+
+class ReadBasic(Scratch):
+    def test_text_and_binary(self):
+        pairs = [("r", 0), ("W", 0x1a), ("i", 2**61 - 1), ("R", 3), ("w", 4), ("I", 5)]
+        text = self.file("s.txt", "r 0\nW 1A\ni 1fffffffffffffff\nR 3\nw 4\nI 5\n")
+        binary = self.file("s.bin.gz", gzip.compress(basic_bin(pairs), mtime=0))
+        for path in (text, binary):
+            refs = laplace.read_basic(path)
+            self.assertEqual(refs.dtype, laplace.BASIC_REF)
+            self.assertEqual(refs.dtype.names, ("type", "canonical"))
+            self.assertEqual(refs.dtype.itemsize, 16)
+            self.assertEqual(as_pairs(refs), pairs)
+            self.assertEqual(as_pairs(laplace.read_basic(path, batch=4)), pairs)
+
+    def test_empty(self):
+        refs = laplace.read_basic(self.file("e.bin", basic_bin([])))
+        self.assertEqual(len(refs), 0)
+        self.assertEqual(refs.dtype, laplace.BASIC_REF)
+
+    def test_equals_the_merge(self):
+        want = laplace_merge(DEMO_REF, DEMO_KERN)
+        self.assertEqual(len(want), 79)
+        self.assertEqual(as_pairs(laplace.read_basic(self.file("demo.bin", basic_bin(want)))), want)
+
+    def test_errors(self):
+        missing = os.path.join(self.dir.name, "absent")
+        cases = [
+            (missing, 3, "cannot open %s: No such file or directory" % missing),
+            (self.file("v2.bin", b"LPBASIC\x02"), 2, "%s: header (byte 7): field version: 2 is not 1"),
+            (self.file("torn.bin", basic_bin([("r", 1)])[:-1]), 2,
+             "%s: torn last record: 7 bytes left over after 0 whole records, at byte 8"),
+            (self.file("bad.txt", "r 1\nr 1 2\n"), 2,
+             "%s:2: field canonical: not a hex number of at most 64 bits"),
+        ]
+        for path, status, message in cases:
+            with self.assertRaises(laplace.Error) as caught:
+                laplace.read_basic(path)
+            self.assertEqual(str(caught.exception), message.replace("%s", path))
+            self.assertEqual(caught.exception.status, status)
+        with self.assertRaises(ValueError):
+            laplace.read_basic(cases[0][0], batch=0)
+
+
+class Merge(Scratch):
+    def capture(self):
+        return self.file("r.txt", REFERENCES), self.file("k.txt", KERNEL)
+
+    def test_merged_references(self):
+        ref, kern = self.capture()
+        m = laplace.merge(ref, kern, batch=2)
+        arrays = list(m)
+        self.assertEqual([len(a) for a in arrays], [2, 2, 1])
+        self.assertEqual(arrays[0].dtype, laplace.MERGED_REF)
+        self.assertEqual(arrays[0].dtype.names,
+                         ("type", "length", "address", "timestamp", "canonical", "pid", "tid"))
+        self.assertEqual(arrays[0].dtype.itemsize, 40)
+        self.assertEqual(np.concatenate(arrays).tolist(), MERGED)
+        self.assertEqual(m.stats, {
+            "references": {"r": 2, "w": 1, "i": 1, "R": 1, "W": 0, "I": 0},
+            "events": {"F": 0, "T": 1, "E": 0, "S": 2, "X": 1, "M": 0, "U": 0, "B": 0, "K": 0,
+                       "G": 0, "H": 0, "D": 0, "Q": 0, "C": 0, "V": 0},
+            "canonical_pages": {"total": 4, "file": 0, "segment": 0, "shared_anon": 0,
+                                "private_anon": 3, "kernel": 1},
+            "cow_copies": 0, "unmapped_pages": 3, "orphan_spaces": 1, "mismatches": 0,
+            "warnings": 0})
+        m.close()
+        with self.assertRaises(ValueError):
+            m.stats
+
+    def test_options(self):
+        ref, kern = self.capture()
+        user = np.concatenate(list(laplace.merge(ref, kern, user_only=True)))
+        self.assertEqual(user.tolist(), [r for r in MERGED if r[0] != b"R"])
+        with laplace.merge(ref, kern, page_offset=0xd0000000) as m:
+            self.assertEqual(np.concatenate(list(m)).tolist(), MERGED)
+            self.assertEqual(m.stats["canonical_pages"]["kernel"], 0)
+        text = np.concatenate(list(laplace.merge(ref, kern, ref_format="text")))
+        self.assertEqual(text.tolist(), MERGED)
+        for bad in ({"endian": "middle"}, {"ref_format": "binary"}, {"batch": -1}):
+            with self.assertRaises(ValueError):
+                laplace.merge(ref, kern, **bad)
+
+    def test_equals_the_merge(self):
+        for args in ((), ("--user-only",)):
+            got = np.concatenate(list(laplace.merge(DEMO_REF, DEMO_KERN,
+                                                    user_only=bool(args), batch=10)))
+            self.assertEqual(as_pairs(got), laplace_merge(*args, DEMO_REF, DEMO_KERN))
+
+    def test_torn_record_warns(self):
+        kern = self.file("k.txt", KERNEL)
+        record = (b"r" + (5).to_bytes(8, "little") + bytes([4]) + (0xa).to_bytes(4, "little")
+                  + (0x1000).to_bytes(4, "little"))
+        ref = self.file("r.bin", record + record[:5])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m = laplace.merge(ref, kern)
+            self.assertEqual(np.concatenate(list(m)).tolist(), [MERGED[0]])
+        self.assertEqual([str(w.message) for w in caught],
+                         ["%s: torn last record: 5 bytes left over after 1 whole records" % ref])
+        self.assertEqual([w.category for w in caught], [laplace.TraceWarning])
+        self.assertEqual(m.stats["warnings"], 1)
+        with self.assertRaises(laplace.Error) as strict:
+            list(laplace.merge(ref, kern, strict=True))
+        self.assertEqual(str(strict.exception), str(caught[0].message))
+        self.assertEqual(strict.exception.status, 2)
+
+    def test_errors(self):
+        ref, kern = self.capture()
+        missing = os.path.join(self.dir.name, "absent")
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.merge(ref, missing)
+        self.assertEqual(str(caught.exception),
+                         "cannot open %s: No such file or directory" % missing)
+        self.assertEqual(caught.exception.status, 3)
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.merge("-", "-")
+        self.assertEqual(caught.exception.status, 1)
+        bad = self.file("bad.txt", "S 10 1 a\nT 13 1\n")
+        m = laplace.merge(ref, bad, batch=100)
+        self.assertEqual(next(m).tolist(), MERGED[:1])
+        with self.assertRaises(laplace.Error) as caught:
+            next(m)
+        self.assertEqual(str(caught.exception), "%s:2: tag T: missing field child" % bad)
+        self.assertEqual(caught.exception.status, 2)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1 if sys.stdout.isatty() else 2)

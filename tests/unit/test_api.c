@@ -1,0 +1,595 @@
+/* The library's interface, <laplace/laplace.h> alone: basic merge streams
+ * (text, binary, compressed, standard input) and captures read through
+ * it, with the exact references, statistics and messages, and every
+ * error path: missing files, bad headers, torn records, bad lines, bad
+ * options, reads after the end and after an error. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "scratch.h"
+#include "laplace/laplace.h"
+
+static char *dir;
+static lp_error err;
+
+static void setup(void)
+{
+	dir = scratch_dir_new();
+	err = (lp_error){0};
+}
+
+static void teardown(void)
+{
+	scratch_dir_free(dir);
+}
+
+TestSuite(api, .init = setup, .fini = teardown);
+
+static char *file_with(const char *name, const void *data, size_t n)
+{
+	return scratch_file(dir, name, data, n);
+}
+
+static char *text_file(const char *name, const char *text)
+{
+	return file_with(name, text, strlen(text));
+}
+
+/* ---- basic merge streams ---- */
+
+/* A binary basic stream: the header, then one word per reference. */
+static GByteArray *bin_stream(const uint64_t *words, size_t n)
+{
+	GByteArray *b = g_byte_array_new();
+	g_byte_array_append(b, (const guint8 *)"LPBASIC\x01", 8);
+	for (size_t i = 0; i < n; i++) {
+		guint8 le[8];
+		for (int k = 0; k < 8; k++)
+			le[k] = (guint8)(words[i] >> (8 * k));
+		g_byte_array_append(b, le, 8);
+	}
+	return b;
+}
+
+#define TYPE(t) ((uint64_t)(t) << 61)
+#define CANON_MAX ((UINT64_C(1) << 61) - 1)
+
+/* Every reference of path, read n at a time, as "type canonical" lines;
+ * the last call's result (0 at the end, -1 on error) in *last. */
+static char *read_basic(const char *path, size_t n, ssize_t *last)
+{
+	lp_basic_reader *r = lp_basic_open(path, &err);
+	cr_assert_not_null(r, "%s", err.msg);
+	lp_basic_ref *refs = g_new(lp_basic_ref, n);
+	GString *out = g_string_new(NULL);
+	ssize_t got;
+	while ((got = lp_basic_read(r, refs, n, &err)) > 0) {
+		cr_assert_leq((size_t)got, n);
+		for (ssize_t i = 0; i < got; i++)
+			g_string_append_printf(out, "%c %" G_GINT64_MODIFIER "x\n", refs[i].type,
+					       refs[i].canonical);
+	}
+	*last = got;
+	g_free(refs);
+	lp_basic_close(r);
+	return g_string_free(out, FALSE);
+}
+
+static void expect_basic(const char *path, const char *want)
+{
+	for (size_t n = 1; n <= 1000; n *= 10) {
+		ssize_t last;
+		char *got = read_basic(path, n, &last);
+		cr_assert_eq(last, 0, "%s", err.msg);
+		cr_assert_str_eq(got, want, "read %zu at a time", n);
+		g_free(got);
+	}
+}
+
+Test(api, basic_text)
+{
+	char *path = text_file("s.txt", "r 0\nW 1A \r\ni ffffffffffffffff\nw 00002\nR 3\nI 4");
+	expect_basic(path, "r 0\nW 1a\ni ffffffffffffffff\nw 2\nR 3\nI 4\n");
+	g_free(path);
+}
+
+Test(api, basic_binary)
+{
+	uint64_t words[] = {
+		TYPE(0) | 0, TYPE(1) | 0x1a, TYPE(2) | CANON_MAX, TYPE(3) | 2, TYPE(4) | 3, TYPE(5) | 4,
+	};
+	GByteArray *b = bin_stream(words, 6);
+	char *path = file_with("s.bin", b->data, b->len);
+	expect_basic(path, "r 0\nw 1a\ni 1fffffffffffffff\nR 2\nW 3\nI 4\n");
+	char *empty = file_with("empty.bin", b->data, 8);
+	expect_basic(empty, "");
+	g_free(empty);
+	g_free(path);
+	g_byte_array_free(b, TRUE);
+}
+
+Test(api, basic_compressed)
+{
+	uint64_t words[] = {TYPE(1) | 7, TYPE(0) | 7};
+	GByteArray *b = bin_stream(words, 2);
+	GByteArray *gz = scratch_gzip(b->data, b->len);
+	GByteArray *zst = scratch_zstd("r 5\nw 6\n", 8);
+	char *p1 = file_with("s.bin.gz", gz->data, gz->len);
+	char *p2 = file_with("s.txt.zst", zst->data, zst->len);
+	expect_basic(p1, "w 7\nr 7\n");
+	expect_basic(p2, "r 5\nw 6\n");
+	g_free(p1);
+	g_free(p2);
+	g_byte_array_free(b, TRUE);
+	g_byte_array_free(gz, TRUE);
+	g_byte_array_free(zst, TRUE);
+}
+
+Test(api, basic_standard_input)
+{
+	uint64_t words[] = {TYPE(2) | 0x10};
+	GByteArray *b = bin_stream(words, 1);
+	char *path = file_with("s.bin", b->data, b->len);
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(dup2(fd, STDIN_FILENO), STDIN_FILENO);
+	close(fd);
+	ssize_t last;
+	char *got = read_basic("-", 4, &last);
+	cr_assert_eq(last, 0, "%s", err.msg);
+	cr_assert_str_eq(got, "i 10\n");
+	g_free(got);
+	g_free(path);
+	g_byte_array_free(b, TRUE);
+}
+
+Test(api, basic_read_after_the_end)
+{
+	char *path = text_file("s.txt", "r 1\n");
+	lp_basic_reader *r = lp_basic_open(path, &err);
+	lp_basic_ref refs[4];
+	cr_assert_eq(lp_basic_read(r, refs, 4, &err), 1);
+	cr_assert_eq(lp_basic_read(r, refs, 4, &err), 0);
+	cr_assert_eq(lp_basic_read(r, refs, 4, &err), 0);
+	cr_assert_eq(err.status, LP_OK);
+	lp_basic_close(r);
+	g_free(path);
+}
+
+Test(api, basic_missing_file)
+{
+	char *path = g_build_filename(dir, "absent", NULL);
+	cr_assert_null(lp_basic_open(path, &err));
+	cr_assert_eq(err.status, LP_EIO);
+	char *want = g_strdup_printf("cannot open %s: No such file or directory", path);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(path);
+}
+
+static void expect_open_error(const char *name, const void *data, size_t n, const char *fmt)
+{
+	char *path = file_with(name, data, n);
+	err = (lp_error){0};
+	cr_assert_null(lp_basic_open(path, &err));
+	cr_assert_eq(err.status, LP_EINPUT);
+	char *want = g_strdup_printf(fmt, path);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(path);
+}
+
+Test(api, basic_bad_header)
+{
+	expect_open_error("v2.bin", "LPBASIC\x02", 8, "%s: header (byte 7): field version: 2 is not 1");
+	expect_open_error("v0.bin", "LPBASIC\x00rest", 12, "%s: header (byte 7): field version: 0 is not 1");
+	expect_open_error("cut.bin", "LPBASIC", 7, "%s: header (byte 7): field version: missing");
+}
+
+/* Read path 8 at a time: the references before the error (as lines), then
+ * the error, which every later read repeats. */
+static void expect_read_error(const char *path, const char *before, const char *fmt)
+{
+	ssize_t last;
+	err = (lp_error){0};
+	char *got = read_basic(path, 8, &last);
+	cr_assert_eq(last, -1);
+	cr_assert_str_eq(got, before);
+	cr_assert_eq(err.status, LP_EINPUT);
+	char *want = g_strdup_printf(fmt, path);
+	cr_assert_str_eq(err.msg, want);
+	g_free(got);
+
+	lp_basic_reader *r = lp_basic_open(path, &err);
+	lp_basic_ref refs[64];
+	while (lp_basic_read(r, refs, 64, &err) > 0)
+		;
+	err = (lp_error){0};
+	cr_assert_eq(lp_basic_read(r, refs, 64, &err), -1, "read after an error");
+	cr_assert_str_eq(err.msg, want);
+	lp_basic_close(r);
+	g_free(want);
+}
+
+Test(api, basic_torn_binary_record)
+{
+	uint64_t words[] = {TYPE(0) | 1, TYPE(1) | 2};
+	GByteArray *b = bin_stream(words, 2);
+	char *path = file_with("torn.bin", b->data, b->len - 3);
+	expect_read_error(path, "r 1\n",
+			  "%s: torn last record: 5 bytes left over after 1 whole records, at byte 16");
+	g_free(path);
+	g_byte_array_free(b, TRUE);
+}
+
+Test(api, basic_bad_binary_type)
+{
+	uint64_t words[] = {TYPE(0) | 1, TYPE(5) | 2, TYPE(6) | 3, TYPE(0) | 4};
+	GByteArray *b = bin_stream(words, 4);
+	char *path = file_with("type.bin", b->data, b->len);
+	expect_read_error(path, "r 1\nI 2\n",
+			  "%s: record 2 (byte 24): field type: 6 is not one of 0 to 5 (r w i R W I)");
+	g_free(path);
+	g_byte_array_free(b, TRUE);
+}
+
+Test(api, basic_bad_text_lines)
+{
+	static const struct {
+		const char *text, *before, *msg;
+	} cases[] = {
+		{"r 1\nx 2\n", "r 1\n", "%s:2: field type: not one of r w i R W I"},
+		{"r 1\n\n", "r 1\n", "%s:2: field type: not one of r w i R W I"},
+		{"rw 1\n", "", "%s:1: field type: not one of r w i R W I"},
+		{"r\n", "", "%s:1: field canonical: missing"},
+		{"r 1 2\n", "", "%s:1: field canonical: not a hex number of at most 64 bits"},
+		{"w 1\nr 10000000000000000\n", "w 1\n",
+		 "%s:2: field canonical: not a hex number of at most 64 bits"},
+		{"LPBASI", "", "%s:1: field type: not one of r w i R W I"},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		char *path = text_file("bad.txt", cases[i].text);
+		expect_read_error(path, cases[i].before, cases[i].msg);
+		g_free(path);
+	}
+	GString *longer = g_string_new("r 1\nr ");
+	for (int i = 0; i < 4096; i++)
+		g_string_append_c(longer, '0');
+	char *path = text_file("long.txt", longer->str);
+	expect_read_error(path, "r 1\n", "%s:2: line longer than 4096 bytes");
+	g_free(path);
+	g_string_free(longer, TRUE);
+}
+
+/* ---- captures ---- */
+
+/* Task 1 runs from 10 (hex) on vas a; thread 2 joins it and runs from 14
+ * until it exits at 16. The first and last references are made while no
+ * task is current; the kernel reference at c0003000 is to the kernel
+ * page c0003 (page offset c0000000) and belongs to task 1. */
+static const char kernel_trace[] = "S 10 1 a\nT 13 1 2\nS 14 2 a\nX 16 2\n";
+static const char reference_trace[] =
+	"r 5 4 a 1000\nw 11 4 a 1004\nR 12 4 a c0003000\ni 15 2 a 2000\nr 17 4 a 1000\n";
+static const char merged[] =
+	"r 5 4 1000 0 - -\n"
+	"w 11 4 1004 1 1 1\n"
+	"R 12 4 c0003000 2 1 1\n"
+	"i 15 2 2000 3 1 2\n"
+	"r 17 4 1000 1 - -\n";
+
+static void put_task(GString *out, uint64_t id)
+{
+	if (id == LP_NO_TASK)
+		g_string_append(out, " -");
+	else
+		g_string_append_printf(out, " %" G_GINT64_MODIFIER "x", id);
+}
+
+/* Every reference of an open capture, read n at a time, one line each:
+ * type timestamp length address canonical pid tid (hex, "-" for
+ * LP_NO_TASK); the last call's result in *last. */
+static char *read_capture(lp_capture *c, size_t n, ssize_t *last)
+{
+	lp_merged_ref *refs = g_new(lp_merged_ref, n);
+	GString *out = g_string_new(NULL);
+	ssize_t got;
+	while ((got = lp_capture_read(c, refs, n, &err)) > 0) {
+		cr_assert_leq((size_t)got, n);
+		for (ssize_t i = 0; i < got; i++) {
+			const lp_merged_ref *m = &refs[i];
+			g_string_append_printf(out, "%c %" G_GINT64_MODIFIER "x %x %x %" G_GINT64_MODIFIER "x",
+					       m->type, m->timestamp, m->length, m->address, m->canonical);
+			put_task(out, m->pid);
+			put_task(out, m->tid);
+			g_string_append_c(out, '\n');
+		}
+	}
+	*last = got;
+	g_free(refs);
+	return g_string_free(out, FALSE);
+}
+
+static char *merge_all(const char *ref, const char *kern, const lp_capture_options *opt,
+		       size_t n, lp_stats *stats)
+{
+	lp_capture *c = lp_capture_open(ref, kern, opt, &err);
+	cr_assert_not_null(c, "%s", err.msg);
+	ssize_t last;
+	char *got = read_capture(c, n, &last);
+	cr_assert_eq(last, 0, "%s", err.msg);
+	if (stats)
+		*stats = *lp_capture_stats(c);
+	lp_capture_close(c);
+	return got;
+}
+
+static void expect_stats(const lp_stats *st, const char *want)
+{
+	char *got = g_strdup_printf(
+		"refs %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
+		" %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "; S %" G_GUINT64_FORMAT " T %" G_GUINT64_FORMAT
+		" X %" G_GUINT64_FORMAT "; private_anon %" G_GUINT64_FORMAT " kernel %" G_GUINT64_FORMAT
+		"; unmapped %" G_GUINT64_FORMAT " orphan %" G_GUINT64_FORMAT " warnings %" G_GUINT64_FORMAT,
+		st->refs[0], st->refs[1], st->refs[2], st->refs[3], st->refs[4], st->refs[5],
+		st->events[LP_TAG_S], st->events[LP_TAG_T], st->events[LP_TAG_X],
+		st->pages[LP_PAGE_PRIVATE_ANON], st->pages[LP_PAGE_KERNEL], st->unmapped_pages,
+		st->orphan_spaces, st->warnings);
+	cr_assert_str_eq(got, want);
+	g_free(got);
+}
+
+Test(api, capture_with_default_options)
+{
+	char *ref = text_file("r.txt", reference_trace);
+	char *kern = text_file("k.txt", kernel_trace);
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	cr_assert_eq(opt.ref_format, LP_REF_AUTO);
+	cr_assert_eq(opt.endian, LP_LITTLE);
+	cr_assert_eq(opt.page_offset, 0xc0000000);
+	cr_assert(!opt.user_only && !opt.strict && !opt.warn && !opt.warn_ctx);
+	for (size_t n = 1; n <= 100; n *= 3) {
+		lp_stats st;
+		char *got = merge_all(ref, kern, NULL, n, &st);
+		cr_assert_str_eq(got, merged, "NULL options, read %zu at a time", n);
+		expect_stats(&st, "refs 2 1 1 1 0 0; S 2 T 1 X 1; private_anon 3 kernel 1; "
+				  "unmapped 3 orphan 1 warnings 0");
+		g_free(got);
+		got = merge_all(ref, kern, &opt, n, NULL);
+		cr_assert_str_eq(got, merged, "default options, read %zu at a time", n);
+		g_free(got);
+	}
+	g_free(ref);
+	g_free(kern);
+}
+
+Test(api, capture_user_only_and_page_offset)
+{
+	char *ref = text_file("r.txt", reference_trace);
+	char *kern = text_file("k.txt", kernel_trace);
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	opt.user_only = true;
+	lp_stats st;
+	char *got = merge_all(ref, kern, &opt, 2, &st);
+	cr_assert_str_eq(got, "r 5 4 1000 0 - -\n"
+			      "w 11 4 1004 1 1 1\n"
+			      "i 15 2 2000 3 1 2\n"
+			      "r 17 4 1000 1 - -\n");
+	expect_stats(&st, "refs 2 1 1 1 0 0; S 2 T 1 X 1; private_anon 3 kernel 1; "
+			  "unmapped 3 orphan 1 warnings 0");
+	g_free(got);
+	/* Below the page offset, the kernel reference is to a page of task
+	 * 1's address space. */
+	lp_capture_options_init(&opt);
+	opt.page_offset = 0xd0000000;
+	got = merge_all(ref, kern, &opt, 2, &st);
+	cr_assert_str_eq(got, merged);
+	expect_stats(&st, "refs 2 1 1 1 0 0; S 2 T 1 X 1; private_anon 4 kernel 0; "
+			  "unmapped 4 orphan 1 warnings 0");
+	g_free(got);
+	g_free(ref);
+	g_free(kern);
+}
+
+/* The binary form of a raw reference in the given byte order. */
+static void put_binary_ref(GByteArray *b, char type, uint64_t ts, uint8_t len, uint32_t vas,
+			   uint32_t addr, bool big)
+{
+	guint8 rec[18];
+	rec[0] = (guint8)type;
+	for (int k = 0; k < 8; k++)
+		rec[1 + k] = (guint8)(ts >> (8 * (big ? 7 - k : k)));
+	rec[9] = len;
+	for (int k = 0; k < 4; k++) {
+		rec[10 + k] = (guint8)(vas >> (8 * (big ? 3 - k : k)));
+		rec[14 + k] = (guint8)(addr >> (8 * (big ? 3 - k : k)));
+	}
+	g_byte_array_append(b, rec, 18);
+}
+
+static GByteArray *binary_references(bool big)
+{
+	GByteArray *b = g_byte_array_new();
+	put_binary_ref(b, 'r', 0x5, 4, 0xa, 0x1000, big);
+	put_binary_ref(b, 'w', 0x11, 4, 0xa, 0x1004, big);
+	put_binary_ref(b, 'R', 0x12, 4, 0xa, 0xc0003000, big);
+	put_binary_ref(b, 'i', 0x15, 2, 0xa, 0x2000, big);
+	put_binary_ref(b, 'r', 0x17, 4, 0xa, 0x1000, big);
+	return b;
+}
+
+Test(api, capture_binary_references_in_either_byte_order)
+{
+	char *kern = text_file("k.txt", kernel_trace);
+	GByteArray *le = binary_references(false), *be = binary_references(true);
+	GByteArray *zst = scratch_zstd(le->data, le->len);
+	char *ref_le = file_with("r.bin.zst", zst->data, zst->len);
+	char *ref_be = file_with("r.be", be->data, be->len);
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	char *got = merge_all(ref_le, kern, &opt, 3, NULL);
+	cr_assert_str_eq(got, merged);
+	g_free(got);
+	opt.endian = LP_BIG;
+	opt.ref_format = LP_REF_BIN;
+	got = merge_all(ref_be, kern, &opt, 3, NULL);
+	cr_assert_str_eq(got, merged);
+	g_free(got);
+	g_free(ref_le);
+	g_free(ref_be);
+	g_free(kern);
+	g_byte_array_free(le, TRUE);
+	g_byte_array_free(be, TRUE);
+	g_byte_array_free(zst, TRUE);
+}
+
+static void collect(void *ctx, const char *msg)
+{
+	g_string_append_printf(ctx, "%s\n", msg);
+}
+
+Test(api, capture_torn_record_warns_or_fails_when_strict)
+{
+	char *kern = text_file("k.txt", kernel_trace);
+	GByteArray *b = binary_references(false);
+	char *ref = file_with("r.bin", b->data, b->len - 13);
+	GString *warnings = g_string_new(NULL);
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	opt.warn = collect;
+	opt.warn_ctx = warnings;
+	lp_stats st;
+	char *got = merge_all(ref, kern, &opt, 10, &st);
+	cr_assert_str_eq(got, "r 5 4 1000 0 - -\n"
+			      "w 11 4 1004 1 1 1\n"
+			      "R 12 4 c0003000 2 1 1\n"
+			      "i 15 2 2000 3 1 2\n");
+	char *want = g_strdup_printf("%s: torn last record: 5 bytes left over after 4 whole records\n",
+				     ref);
+	cr_assert_str_eq(warnings->str, want);
+	cr_assert_eq(st.warnings, 1);
+	g_free(got);
+
+	g_string_truncate(warnings, 0);
+	opt.strict = true;
+	lp_capture *c = lp_capture_open(ref, kern, &opt, &err);
+	lp_merged_ref refs[10];
+	cr_assert_eq(lp_capture_read(c, refs, 10, &err), 4, "what was merged comes first");
+	cr_assert_eq(lp_capture_read(c, refs, 10, &err), -1);
+	cr_assert_eq(err.status, LP_EINPUT);
+	want[strlen(want) - 1] = '\0';
+	cr_assert_str_eq(err.msg, want);
+	cr_assert_str_eq(warnings->str, "");
+	lp_capture_close(c);
+	g_free(want);
+	g_free(ref);
+	g_free(kern);
+	g_byte_array_free(b, TRUE);
+	g_string_free(warnings, TRUE);
+}
+
+Test(api, capture_read_after_the_end)
+{
+	char *ref = text_file("r.txt", reference_trace);
+	char *kern = text_file("k.txt", kernel_trace);
+	lp_capture *c = lp_capture_open(ref, kern, NULL, &err);
+	lp_merged_ref refs[8];
+	cr_assert_eq(lp_capture_read(c, refs, 8, &err), 5);
+	cr_assert_eq(lp_capture_read(c, refs, 8, &err), 0);
+	cr_assert_eq(lp_capture_read(c, refs, 8, &err), 0);
+	cr_assert_eq(err.status, LP_OK);
+	cr_assert_eq(lp_capture_stats(c)->refs[0], 2);
+	lp_capture_close(c);
+	g_free(ref);
+	g_free(kern);
+}
+
+Test(api, capture_missing_files)
+{
+	char *ref = text_file("r.txt", reference_trace);
+	char *kern = text_file("k.txt", kernel_trace);
+	char *absent = g_build_filename(dir, "absent", NULL);
+	char *want = g_strdup_printf("cannot open %s: No such file or directory", absent);
+	cr_assert_null(lp_capture_open(absent, kern, NULL, &err));
+	cr_assert_eq(err.status, LP_EIO);
+	cr_assert_str_eq(err.msg, want);
+	err = (lp_error){0};
+	cr_assert_null(lp_capture_open(ref, absent, NULL, &err));
+	cr_assert_eq(err.status, LP_EIO);
+	cr_assert_str_eq(err.msg, want);
+	g_free(want);
+	g_free(absent);
+	g_free(ref);
+	g_free(kern);
+}
+
+Test(api, capture_bad_options)
+{
+	char *ref = text_file("r.txt", reference_trace);
+	char *kern = text_file("k.txt", kernel_trace);
+	cr_assert_null(lp_capture_open("-", "-", NULL, &err));
+	cr_assert_eq(err.status, LP_EUSAGE);
+	cr_assert_str_eq(err.msg, "the reference and kernel traces cannot both be standard input");
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	opt.ref_format = (enum lp_ref_format)7;
+	cr_assert_null(lp_capture_open(ref, kern, &opt, &err));
+	cr_assert_eq(err.status, LP_EUSAGE);
+	cr_assert_str_eq(err.msg, "options: field ref_format: 7 is not LP_REF_AUTO, LP_REF_BIN "
+				  "or LP_REF_TEXT");
+	lp_capture_options_init(&opt);
+	opt.endian = (enum lp_endian)-1;
+	cr_assert_null(lp_capture_open(ref, kern, &opt, &err));
+	cr_assert_eq(err.status, LP_EUSAGE);
+	cr_assert_str_eq(err.msg, "options: field endian: -1 is not LP_LITTLE or LP_BIG");
+	g_free(ref);
+	g_free(kern);
+}
+
+/* Open ref and kern, read 8 at a time: the references merged before the
+ * error, then the error (fmt names the reference trace, or the kernel
+ * trace when in_kernel), repeated by a read after it. */
+static void expect_capture_error(const char *ref_text, const char *kern_text, const char *before,
+				 bool in_kernel, const char *fmt)
+{
+	char *ref = text_file("r.txt", ref_text);
+	char *kern = text_file("k.txt", kern_text);
+	lp_capture *c = lp_capture_open(ref, kern, NULL, &err);
+	cr_assert_not_null(c, "%s", err.msg);
+	ssize_t last;
+	char *got = read_capture(c, 8, &last);
+	cr_assert_eq(last, -1);
+	cr_assert_str_eq(got, before);
+	cr_assert_eq(err.status, LP_EINPUT);
+	char *want = g_strdup_printf(fmt, in_kernel ? kern : ref);
+	cr_assert_str_eq(err.msg, want);
+	err = (lp_error){0};
+	lp_merged_ref refs[8];
+	cr_assert_eq(lp_capture_read(c, refs, 8, &err), -1, "read after an error");
+	cr_assert_str_eq(err.msg, want);
+	lp_capture_close(c);
+	g_free(want);
+	g_free(got);
+	g_free(ref);
+	g_free(kern);
+}
+
+Test(api, capture_bad_input)
+{
+	/* The references before the bad line's event are merged first. */
+	expect_capture_error(reference_trace, "S 10 1 a\nT 13 1 2\nS 14 2 a q\n",
+			     "r 5 4 1000 0 - -\nw 11 4 1004 1 1 1\nR 12 4 c0003000 2 1 1\n", true,
+			     "%s:3: tag S: extra field 'q'");
+	expect_capture_error(reference_trace, "S 10 1 a\nT 13 1\n", "r 5 4 1000 0 - -\n", true,
+			     "%s:2: tag T: missing field child");
+	/* A batch of references is checked whole when it is read. */
+	expect_capture_error("r 5 4 a 1000\nw 11 4 a 1004\nr 10 4 a 1000\n", kernel_trace, "", false,
+			     "%s:3: field timestamp: 10 is earlier than the previous reference's 11");
+	expect_capture_error("r 5 4 a 1000\nw 11 4 a 100g\n", kernel_trace, "", false,
+			     "%s:2: field address: bad hex number '100g'");
+}

@@ -1,0 +1,94 @@
+/* The forms of a merged reference stream (section 8): names, type codes,
+ * and the basic sink's refusal of canonical numbers a form cannot carry. */
+#include <criterion/criterion.h>
+#include <glib.h>
+
+#include "laplace/forms.h"
+#include "laplace/sinks.h"
+#include "scratch.h"
+
+Test(forms, names)
+{
+	cr_assert_eq(lp_form_parse("basic"), LP_FORM_BASIC);
+	cr_assert_eq(lp_form_parse("addr"), LP_FORM_ADDR);
+	cr_assert_eq(lp_form_parse("din"), LP_FORM_DIN);
+	cr_assert_eq(lp_form_parse("bin"), LP_FORM_BIN);
+	cr_assert_eq(lp_form_parse("Bin"), -1);
+	cr_assert_eq(lp_form_parse(""), -1);
+}
+
+Test(forms, codes_and_labels)
+{
+	const char *types = "rwiRWI";
+	const char labels[] = "012012";
+	for (unsigned code = 0; code < 6; code++) {
+		cr_assert_eq(lp_ref_type_index(types[code]), (int)code, "%c", types[code]);
+		cr_assert_eq(lp_din_label(types[code]), labels[code], "%c", types[code]);
+	}
+}
+
+/* Run the basic sink in form over one user read per canonical number;
+ * returns the status, the file's bytes in *got. */
+static int sink_run(enum lp_form form, const uint64_t *canon, size_t n, GString **got,
+		    lp_error *err)
+{
+	char *dir = scratch_dir_new();
+	char *path = g_build_filename(dir, "out", NULL);
+	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, err);
+	cr_assert(out, "%s", err->msg);
+	lp_basic_sink *s = lp_basic_sink_new(out, false, form);
+	lp_ref refs[4];
+	for (size_t i = 0; i < n; i++)
+		refs[i] = (lp_ref){.type = 'r', .length = 4, .address = 0x123};
+	int rc = lp_basic_sink_ops.refs(s, refs, canon, n, NULL, err);
+	if (!rc)
+		rc = lp_basic_sink_ops.finish(s, NULL, err);
+	lp_basic_sink_free(s);
+	rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
+	gchar *text = NULL;
+	gsize len = 0;
+	*got = g_string_new(NULL);
+	if (g_file_get_contents(path, &text, &len, NULL))
+		g_string_append_len(*got, text, (gssize)len);
+	g_free(text);
+	g_free(path);
+	scratch_dir_free(dir);
+	return rc;
+}
+
+Test(forms, bin_takes_61_bits)
+{
+	lp_error err = {0};
+	GString *got;
+	uint64_t fits[] = {LP_BIN_CANON_MAX};
+	cr_assert_eq(sink_run(LP_FORM_BIN, fits, 1, &got, &err), 0, "%s", err.msg);
+	cr_assert_eq(got->len, 16);
+	cr_assert_eq(memcmp(got->str, "LPBASIC\x01\xff\xff\xff\xff\xff\xff\xff\x1f", 16), 0);
+	g_string_free(got, TRUE);
+
+	uint64_t too_big[] = {0, LP_BIN_CANON_MAX + 1};
+	cr_assert_eq(sink_run(LP_FORM_BIN, too_big, 2, &got, &err), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "reference 1: canonical number 2000000000000000 does not fit "
+				  "the bin form");
+	cr_assert_eq(got->len, 0, "a partial output was left");
+	g_string_free(got, TRUE);
+}
+
+Test(forms, addr_and_din_take_52_bits)
+{
+	lp_error err = {0};
+	GString *got;
+	uint64_t fits[] = {LP_ADDR_CANON_MAX};
+	cr_assert_eq(sink_run(LP_FORM_ADDR, fits, 1, &got, &err), 0, "%s", err.msg);
+	cr_assert_str_eq(got->str, "r fffffffffffff123 4\n");
+	g_string_free(got, TRUE);
+	uint64_t too_big[] = {LP_ADDR_CANON_MAX + 1};
+	for (enum lp_form f = LP_FORM_ADDR; f <= LP_FORM_DIN; f++) {
+		cr_assert_eq(sink_run(f, too_big, 1, &got, &err), LP_EINPUT);
+		char *want = g_strdup_printf("reference 0: canonical number 10000000000000 does not "
+					     "fit the %s form", lp_form_names[f]);
+		cr_assert_str_eq(err.msg, want);
+		g_free(want);
+		g_string_free(got, TRUE);
+	}
+}
