@@ -154,6 +154,93 @@ static int write_mrc_csv(const char *path, const uint64_t *misses, uint64_t dist
 	return lp_output_stage(out, rc, done, err);
 }
 
+/* Per reference type (lp_ref_types order): references, distinct pages, and
+ * stack distances in power-of-two buckets: bucket b holds distances
+ * 2^b .. 2^(b+1)-1; first references are counted apart. */
+#define REUSE_BUCKETS 64
+typedef struct reuse_counts {
+	uint64_t refs[6];
+	uint64_t distinct[6];
+	uint64_t first[6];
+	uint64_t buckets[REUSE_BUCKETS][6];
+	uint8_t *types_of_page; /* page id -> bit per type that referenced it */
+	uint64_t pages_cap;
+} reuse_counts;
+
+static void reuse_count(reuse_counts *c, int type, uint64_t id, uint64_t distance)
+{
+	c->refs[type]++;
+	if (distance)
+		c->buckets[g_bit_nth_msf(distance, -1)][type]++;
+	else
+		c->first[type]++;
+	if (id >= c->pages_cap) {
+		uint64_t cap = c->pages_cap ? c->pages_cap * 2 : 4096;
+		c->types_of_page = g_realloc_n(c->types_of_page, cap, 1);
+		memset(c->types_of_page + c->pages_cap, 0, cap - c->pages_cap);
+		c->pages_cap = cap;
+	}
+	uint8_t bit = (uint8_t)(1u << type);
+	if (!(c->types_of_page[id] & bit)) {
+		c->types_of_page[id] |= bit;
+		c->distinct[type]++;
+	}
+}
+
+/* The reuse-distance table: one row per bucket up to the last non-empty
+ * one, then the first references; a column for all references and one per
+ * type; then the fraction of first references ("-" for a type that never
+ * occurs). */
+static void print_reuse(GString *to, const reuse_counts *c, uint64_t refs, uint64_t distinct)
+{
+	g_string_append(to, "distinct pages by type:");
+	for (int t = 0; t < 6; t++)
+		g_string_append_printf(to, " %c=%" G_GUINT64_FORMAT, lp_ref_types[t], c->distinct[t]);
+	g_string_append(to, "\nreuse distance (LRU stack distance, in pages):\n");
+	g_string_append_printf(to, "%21s %12s", "distance", "all");
+	for (int t = 0; t < 6; t++)
+		g_string_append_printf(to, " %10c", lp_ref_types[t]);
+	g_string_append_c(to, '\n');
+	int last = -1;
+	for (int b = 0; b < REUSE_BUCKETS; b++)
+		for (int t = 0; t < 6; t++)
+			if (c->buckets[b][t])
+				last = b;
+	for (int b = 0; b <= last + 1; b++) {
+		const uint64_t *row = b <= last ? c->buckets[b] : c->first;
+		uint64_t all = 0;
+		for (int t = 0; t < 6; t++)
+			all += row[t];
+		if (b > last)
+			g_string_append_printf(to, "%21s", "first");
+		else if (b == 0)
+			g_string_append_printf(to, "%21s", "1");
+		else {
+			uint64_t low = UINT64_C(1) << b, high = (low << 1) - 1;
+			char *label = g_strdup_printf("%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT,
+						      low, b == 63 ? UINT64_MAX : high);
+			g_string_append_printf(to, "%21s", label);
+			g_free(label);
+		}
+		g_string_append_printf(to, " %12" G_GUINT64_FORMAT, all);
+		for (int t = 0; t < 6; t++)
+			g_string_append_printf(to, " %10" G_GUINT64_FORMAT, row[t]);
+		g_string_append_c(to, '\n');
+	}
+	if (refs)
+		g_string_append_printf(to, "first references: %.6f", (double)distinct / (double)refs);
+	else
+		g_string_append(to, "first references: -");
+	for (int t = 0; t < 6; t++) {
+		if (c->refs[t])
+			g_string_append_printf(to, " %c=%.6f", lp_ref_types[t],
+					       (double)c->first[t] / (double)c->refs[t]);
+		else
+			g_string_append_printf(to, " %c=-", lp_ref_types[t]);
+	}
+	g_string_append_c(to, '\n');
+}
+
 static int stat_stream(const char *path, const char *mrc_path)
 {
 	lp_error err = {0};
@@ -164,12 +251,13 @@ static int stat_stream(const char *path, const char *mrc_path)
 		return cli_fail(&err);
 	lp_mrc *mrc = lp_mrc_new();
 	lp_basic_ref *batch = g_new(lp_basic_ref, STREAM_BATCH);
-	uint64_t by_type[6] = {0};
+	reuse_counts counts = {0};
 	ssize_t n;
 	while ((n = lp_basic_read(r, batch, STREAM_BATCH, &err)) > 0) {
 		for (ssize_t k = 0; k < n; k++) {
-			by_type[lp_ref_type_index(batch[k].type)]++;
-			lp_mrc_access(mrc, batch[k].canonical);
+			uint64_t id;
+			uint64_t distance = lp_mrc_access(mrc, batch[k].canonical, &id);
+			reuse_count(&counts, lp_ref_type_index(batch[k].type), id, distance);
 		}
 	}
 	g_free(batch);
@@ -189,7 +277,8 @@ static int stat_stream(const char *path, const char *mrc_path)
 		GString *to = g_string_new(NULL);
 		g_string_append_printf(to, "references: %" G_GUINT64_FORMAT, refs);
 		for (int i = 0; i < 6; i++)
-			g_string_append_printf(to, " %c=%" G_GUINT64_FORMAT, lp_ref_types[i], by_type[i]);
+			g_string_append_printf(to, " %c=%" G_GUINT64_FORMAT, lp_ref_types[i],
+					       counts.refs[i]);
 		g_string_append_printf(to, "\ndistinct pages: %" G_GUINT64_FORMAT "\n%10s %12s %10s\n",
 				       distinct, "frames", "misses", "miss_ratio");
 		/* Powers of two, and the size that holds every page: the
@@ -198,11 +287,13 @@ static int stat_stream(const char *path, const char *mrc_path)
 			g_string_append_printf(to, "%10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
 					       " %10.6f\n", f, misses[f],
 					       (double)misses[f] / (double)refs);
+		print_reuse(to, &counts, refs, distinct);
 		rc = print_report(to->str, to->len, curve);
 		g_string_free(to, TRUE);
 	}
 	g_free(misses);
 out:
+	g_free(counts.types_of_page);
 	lp_mrc_free(mrc);
 	return rc;
 }
@@ -226,8 +317,9 @@ int cmd_stat(int argc, char **argv)
 		"             and in total, read from DIR/index.yaml alone\n"
 		"  REF KERN   a capture: the statistics its merge would report\n"
 		"  STREAM     a basic merge stream ('-': standard input; gzip or zstd\n"
-		"             allowed): references by type, distinct pages and the LRU\n"
-		"             miss-ratio curve, at powers of two (all sizes with --mrc)");
+		"             allowed): references by type, distinct pages, the LRU\n"
+		"             miss-ratio curve at powers of two (all sizes with --mrc),\n"
+		"             and reuse distances by type in power-of-two buckets");
 	g_option_context_set_description(ctx, "See laplace-stat(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);

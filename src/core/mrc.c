@@ -109,8 +109,9 @@ static uint64_t new_id(lp_mrc *m)
 	return m->distinct++;
 }
 
-void lp_mrc_access(lp_mrc *m, uint64_t page)
+uint64_t lp_mrc_access(lp_mrc *m, uint64_t page, uint64_t *page_id)
 {
+	uint64_t distance = 0;
 	m->refs++;
 	/* Compact first, while every mark is where last_pos says. */
 	if (m->now == m->positions)
@@ -121,7 +122,8 @@ void lp_mrc_access(lp_mrc *m, uint64_t page)
 		id = slot->value - 1;
 		uint64_t prev = m->last_pos[id];
 		/* Every mark is at a position before now, one per distinct page. */
-		m->hist[m->distinct - tree_prefix(m, prev) + 1]++;
+		distance = m->distinct - tree_prefix(m, prev) + 1;
+		m->hist[distance]++;
 		tree_add(m, prev, -1);
 	} else {
 		id = new_id(m);
@@ -133,6 +135,9 @@ void lp_mrc_access(lp_mrc *m, uint64_t page)
 	tree_add(m, m->now, 1);
 	m->owner[m->now] = id;
 	m->last_pos[id] = m->now++;
+	if (page_id)
+		*page_id = id;
+	return distance;
 }
 
 uint64_t lp_mrc_references(const lp_mrc *m) { return m->refs; }

@@ -9,7 +9,7 @@ static lp_mrc *feed(const uint64_t *pages, size_t n)
 {
 	lp_mrc *m = lp_mrc_new();
 	for (size_t i = 0; i < n; i++)
-		lp_mrc_access(m, pages[i]);
+		lp_mrc_access(m, pages[i], NULL);
 	return m;
 }
 
@@ -27,6 +27,23 @@ Test(mrc, hand_checked_stream)
 	lp_mrc_misses(m, misses);
 	uint64_t want[5] = {7, 7, 7, 4, 4};
 	cr_assert_arr_eq(misses, want, sizeof want);
+	lp_mrc_free(m);
+}
+
+/* The same stream, reference by reference: a b c a b d a are at stack
+ * distances -, -, -, 3, 3, -, 3 (0 marks a first reference), and pages are
+ * numbered in order of first reference. */
+Test(mrc, access_returns_distance_and_id)
+{
+	uint64_t pages[] = {0xa, 0xb, 0xc, 0xa, 0xb, 0xd, 0xa};
+	uint64_t want_distance[] = {0, 0, 0, 3, 3, 0, 3};
+	uint64_t want_id[] = {0, 1, 2, 0, 1, 3, 0};
+	lp_mrc *m = lp_mrc_new();
+	for (size_t i = 0; i < 7; i++) {
+		uint64_t id = 99;
+		cr_assert_eq(lp_mrc_access(m, pages[i], &id), want_distance[i], "reference %zu", i);
+		cr_assert_eq(id, want_id[i], "reference %zu", i);
+	}
 	lp_mrc_free(m);
 }
 
@@ -62,7 +79,7 @@ Test(mrc, cyclic_sweep_across_compactions)
 	lp_mrc *m = lp_mrc_new();
 	for (int r = 0; r < ROUNDS; r++)
 		for (uint64_t p = 0; p < PAGES; p++)
-			lp_mrc_access(m, p * 4096);
+			lp_mrc_access(m, p * 4096, NULL);
 	cr_assert_eq(lp_mrc_distinct_pages(m), PAGES);
 	uint64_t *misses = g_new(uint64_t, PAGES + 1);
 	lp_mrc_misses(m, misses);
@@ -85,7 +102,7 @@ Test(mrc, sliding_window_across_compactions)
 	for (uint64_t w = 0; w < WINDOWS; w++)
 		for (int s = 0; s < SWEEPS; s++)
 			for (uint64_t p = w * SLIDE; p < w * SLIDE + WIDTH; p++)
-				lp_mrc_access(m, p);
+				lp_mrc_access(m, p, NULL);
 	uint64_t distinct = (WINDOWS - 1) * SLIDE + WIDTH;
 	cr_assert_eq(lp_mrc_distinct_pages(m), distinct);
 	uint64_t *misses = g_new(uint64_t, distinct + 1);
