@@ -203,7 +203,10 @@ static int read_binary(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t
 			return err->status;
 		if (n == 0)
 			break;
+		/* Locals, not *count and r->done: the stores into out could
+		 * alias them, and reloading them each record halves the rate. */
 		const unsigned char *p = lp_byte_source_data(r->src);
+		lp_basic_ref *to = out + *count;
 		for (ssize_t i = 0; i < n; i++, p += BIN_RECORD_SIZE) {
 			uint64_t word;
 			memcpy(&word, p, sizeof word);
@@ -211,18 +214,20 @@ static int read_binary(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t
 			unsigned type = (unsigned)(word >> LP_BIN_TYPE_SHIFT);
 			if (type >= 6) {
 				r->src->b.pos += (size_t)i * BIN_RECORD_SIZE;
+				*count += (size_t)i;
+				r->done += (uint64_t)i;
 				return lp_fail(err, LP_EINPUT,
 					       "%s: record %" PRIu64 " (byte %" PRIu64 "): field type: %u is not "
 					       "one of 0 to 5 (r w i R W I)", lp_byte_source_name(r->src),
 					       r->done, bin_offset(r->done), type);
 			}
-			out[*count] = (lp_basic_ref){
+			to[i] = (lp_basic_ref){
 				.type = lp_ref_types[type],
 				.canonical = word & LP_BIN_CANON_MAX,
 			};
-			++*count;
-			r->done++;
 		}
+		*count += (size_t)n;
+		r->done += (uint64_t)n;
 		r->src->b.pos += (size_t)n * BIN_RECORD_SIZE;
 	}
 	return 0;
