@@ -183,16 +183,6 @@ typedef struct lp_pi_validation {
 } lp_pi_validation;
 int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_validation *res,
 		   lp_error *err);
-/* Re-reduce a trace of an M-page memory (src is closed) to the trace of a
- * frames-page memory, binary with images or as text. LP_EUSAGE when frames
- * is below M, LP_EINPUT at the first broken rule. */
-int lp_pi_reduce_trace(lp_byte_source *src, uint32_t frames, bool text,
-		       const lp_torn_policy *policy, lp_output *out, lp_error *err);
-/* Write the basic merge stream equivalent to a trace (legacy-formats 3,
- * "To a reference stream"); src is closed. */
-int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output *out,
-		   lp_error *err);
-
 typedef struct lp_pi_writer lp_pi_writer;
 /* Write page-image records to out (not owned), binary or as text dump. */
 lp_pi_writer *lp_pi_writer_new(lp_output *out, bool text);
@@ -209,9 +199,5 @@ bool lp_basic_reader_binary(const lp_basic_reader *r);
 /* Whether the first line of data[0, n) (the bytes before the first '\n')
  * is a text record of a basic merge stream. */
 bool lp_basic_starts_as_text(const char *data, size_t n);
-
-/* The text LRU behaviour sequence of a frames-page memory on the basic
- * merge stream at path (legacy-formats, section 4). */
-int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_error *err);
 
 #endif

@@ -1,7 +1,9 @@
 /* LRU memories (legacy-formats, sections 3 and 4): behaviour sequences of
  * a reference stream, the rules of page-image traces, their re-reduction
- * to larger memories and the reference stream they stand for. Pure logic:
- * no I/O, messages name fields but neither file nor record. */
+ * to larger memories and the reference stream they stand for. The logic
+ * (src/analysis/lru.c) does no I/O, and its messages name fields but
+ * neither file nor record; the drivers at the end run it over whole traces
+ * read and written by the format modules. */
 #ifndef LAPLACE_LRU_H
 #define LAPLACE_LRU_H
 
@@ -63,5 +65,21 @@ int lp_pi_stream_add(lp_pi_stream *s, const lp_pi_record *rec, lp_error *err);
  * cap; 0 at the end. */
 size_t lp_pi_stream_next(lp_pi_stream *s, lp_basic_ref *out, size_t cap);
 void lp_pi_stream_free(lp_pi_stream *s);
+
+/* ---- whole traces: read, analysed, written (src/analysis/drivers.c) ---- */
+
+/* Re-reduce a trace of an M-page memory (src is closed) to the trace of a
+ * frames-page memory, binary with images or as text. LP_EUSAGE when frames
+ * is below M, LP_EINPUT at the first broken rule. */
+int lp_pi_reduce_trace(lp_byte_source *src, uint32_t frames, bool text,
+		       const lp_torn_policy *policy, lp_output *out, lp_error *err);
+/* Write the basic merge stream equivalent to a trace (legacy-formats 3,
+ * "To a reference stream"); src is closed. */
+int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output *out,
+		   lp_error *err);
+
+/* The text LRU behaviour sequence of a frames-page memory on the basic
+ * merge stream at path (legacy-formats, section 4). */
+int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_error *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "laplace/io.h"
 #include "laplace/legacy.h"
+#include "laplace/lru.h"
 #include "laplace/refio.h"
 #include "laplace/sinks.h"
 

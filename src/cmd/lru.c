@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "laplace/legacy.h"
+#include "laplace/lru.h"
 
 int cmd_lru(int argc, char **argv)
 {

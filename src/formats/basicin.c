@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "laplace/forms.h"
-#include "laplace/lru.h"
 
 /* The binary form (laplace/forms.h): the header, then one little-endian
  * word a reference. */
@@ -247,32 +246,4 @@ ssize_t lp_basic_read(lp_basic_reader *r, lp_basic_ref *refs, size_t n, lp_error
 		return -1;
 	}
 	return (ssize_t)count;
-}
-
-int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_error *err)
-{
-	lp_basic_reader *r = lp_basic_open(path, err);
-	if (!r)
-		return err->status;
-	enum { BATCH = 4096 };
-	lp_basic_ref *refs = g_new(lp_basic_ref, BATCH);
-	char *text = g_malloc(BATCH * LP_BEHAVIOUR_LINE_MAX);
-	lp_lru *lru = lp_lru_new(frames);
-	ssize_t n;
-	int st = 0;
-	while (st == 0 && (n = lp_basic_read(r, refs, BATCH, err)) > 0) {
-		char *p = text;
-		lp_lru_fault f;
-		for (ssize_t i = 0; i < n; i++)
-			if (lp_lru_ref(lru, refs[i].canonical, lp_ref_is_write(refs[i].type), &f))
-				p += lp_behaviour_format(p, f.tag, f.page, f.dirt, f.evicted);
-		st = lp_output_write(out, text, (size_t)(p - text), err);
-	}
-	if (st == 0 && n < 0)
-		st = err->status;
-	lp_lru_free(lru);
-	g_free(text);
-	g_free(refs);
-	lp_basic_close(r);
-	return st;
 }

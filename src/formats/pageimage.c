@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "laplace/lru.h"
 
 size_t lp_behaviour_format(char *dst, char tag, uint64_t page, char dirt, uint64_t evicted)
 {
@@ -304,73 +303,6 @@ int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_vali
 	res->evicted = v->evicted;
 	res->problems = v->problems;
 	g_free(v);
-	lp_pi_reader_close(r);
-	return st;
-}
-
-/* Name file and record in a message from the LRU logic. */
-static int record_error(lp_pi_reader *r, lp_error *err)
-{
-	lp_error inner = *err;
-	return lp_fail(err, inner.status, "%s: record %" PRIu64 ": %s", lp_pi_reader_name(r),
-		       lp_pi_reader_index(r) - 1, inner.msg);
-}
-
-int lp_pi_reduce_trace(lp_byte_source *src, uint32_t frames, bool text,
-		       const lp_torn_policy *policy, lp_output *out, lp_error *err)
-{
-	lp_pi_reader *r = lp_pi_reader_new(src);
-	lp_pi_reduce *red = lp_pi_reduce_new(frames);
-	lp_pi_writer *w = lp_pi_writer_new(out, text);
-	lp_pi_record in, rec;
-	int got, st = 0;
-	while (st == 0 && (got = lp_pi_reader_next(r, &in, policy, err)) != 0) {
-		if (got < 0) {
-			st = err->status;
-			break;
-		}
-		int fault = lp_pi_reduce_record(red, &in, &rec, err);
-		if (fault < 0)
-			st = record_error(r, err);
-		else if (fault)
-			st = lp_pi_writer_write(w, &rec, err);
-	}
-	lp_pi_writer_free(w);
-	lp_pi_reduce_free(red);
-	lp_pi_reader_close(r);
-	return st;
-}
-
-int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output *out,
-		   lp_error *err)
-{
-	lp_pi_reader *r = lp_pi_reader_new(src);
-	lp_pi_stream *s = lp_pi_stream_new();
-	lp_pi_record in;
-	int got, st = 0;
-	while ((got = lp_pi_reader_next(r, &in, policy, err)) != 0) {
-		if (got < 0 || lp_pi_stream_add(s, &in, err) < 0) {
-			st = got < 0 ? err->status : record_error(r, err);
-			break;
-		}
-	}
-	enum { BATCH = 4096, LINE_MAX_LEN = 2 + 16 + 1 };
-	lp_basic_ref *refs = g_new(lp_basic_ref, BATCH);
-	char *text = g_malloc(BATCH * LINE_MAX_LEN);
-	size_t n;
-	while (st == 0 && (n = lp_pi_stream_next(s, refs, BATCH)) > 0) {
-		char *p = text;
-		for (size_t i = 0; i < n; i++) {
-			*p++ = refs[i].type;
-			*p++ = ' ';
-			p += lp_fmt_hex(p, refs[i].canonical);
-			*p++ = '\n';
-		}
-		st = lp_output_write(out, text, (size_t)(p - text), err);
-	}
-	g_free(text);
-	g_free(refs);
-	lp_pi_stream_free(s);
 	lp_pi_reader_close(r);
 	return st;
 }

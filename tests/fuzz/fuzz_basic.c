@@ -11,6 +11,7 @@
 
 #include "laplace/inbuf.h"
 #include "laplace/legacy.h"
+#include "laplace/lru.h"
 
 #define BIN_HEADER "LPBASIC\x01"
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "laplace/legacy.h"
+#include "laplace/lru.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "pairmap.h"
+#include "../core/pairmap.h"
 
 #define INITIAL_POSITIONS 1024
 
