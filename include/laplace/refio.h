@@ -59,57 +59,6 @@ int lp_ref_writer_write(lp_ref_writer *w, const lp_ref *refs, size_t n, lp_error
 int lp_ref_writer_finish(lp_ref_writer *w, lp_error *err);
 void lp_ref_writer_free(lp_ref_writer *w);
 
-/* Fast formatting shared by every text writer: lowercase hex, no leading
- * zeros; returns the number of characters written (at most 16). It may
- * store up to 16 bytes at dst whatever the length, so callers leave room
- * for the longest number. Inline: writers call it several times a record. */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* Eight hex digits of v as ASCII, most significant first in memory order:
- * spread the nibbles one to a byte, then add '0' or 'a' - 10 per byte. */
-static inline uint64_t lp_hex8(uint32_t v)
-{
-	uint64_t x = v;
-	x = ((x & 0xffff0000u) << 16) | (x & 0xffffu);
-	x = ((x & 0x0000ff000000ff00u) << 8) | (x & 0x000000ff000000ffu);
-	x = ((x & 0x00f000f000f000f0u) << 4) | (x & 0x000f000f000f000fu);
-	uint64_t letters = ((x + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
-	x += 0x3030303030303030u + letters * ('a' - '0' - 10);
-	return __builtin_bswap64(x);
-}
 
-static inline size_t lp_fmt_hex(char *dst, uint64_t v)
-{
-	size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
-	uint64_t lo = lp_hex8((uint32_t)v);
-	if (n <= 8) {
-		lo >>= 8 * (8 - n); /* shift the leading zeros out */
-		memcpy(dst, &lo, 8);
-		return n;
-	}
-	uint64_t hi = lp_hex8((uint32_t)(v >> 32));
-	size_t skip = 16 - n;
-	uint64_t first = skip ? (hi >> 8 * skip) | (lo << (64 - 8 * skip)) : hi;
-	lo >>= 8 * skip;
-	memcpy(dst, &first, 8);
-	memcpy(dst + 8, &lo, 8);
-	return n;
-}
-#else
-static inline size_t lp_fmt_hex(char *dst, uint64_t v)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t n = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
-	char *p = dst + n;
-	do {
-		*--p = digits[v & 0xf];
-		v >>= 4;
-	} while (v);
-	return n;
-}
-#endif
-
-/* Parse hex (either case, leading zeros allowed) of [s, s+len) into *v;
- * returns 0, or -1 when empty, not hex, or over 64 bits. */
-int lp_parse_hex(const char *s, size_t len, uint64_t *v);
 
 #endif

@@ -4,6 +4,7 @@
  * sections 3 and 4). The format readers and writers do the I/O; the LRU
  * logic (lru.c) knows no files. */
 #include "laplace/lru.h"
+#include "laplace/numbers.h"
 
 #include <inttypes.h>
 

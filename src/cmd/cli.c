@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "laplace/staging.h"
+#include "laplace/numbers.h"
 
 static const char *command_name = "laplace";
 static gboolean no_sync;

@@ -7,17 +7,16 @@
 #include "commands.h"
 #include "laplace/gen.h"
 #include "progress.h"
+#include "laplace/numbers.h"
 
 /* Parse a decimal count for option name into *v. */
 static bool parse_count(const char *name, const char *s, uint64_t max, uint64_t *v)
 {
-	guint64 n;
-	if (!g_ascii_string_to_unsigned(s, 10, 0, max, &n, NULL)) {
+	if (!lp_parse_decimal(s, 0, max, v)) {
 		cli_usage_error("--%s must be a decimal number up to %" G_GUINT64_FORMAT ", not '%s'",
 				name, max, s);
 		return false;
 	}
-	*v = n;
 	return true;
 }
 

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "laplace/legacy.h"
 #include "laplace/lru.h"
+#include "laplace/numbers.h"
 
 int cmd_lru(int argc, char **argv)
 {
@@ -54,10 +55,8 @@ int cmd_lru(int argc, char **argv)
 		cli_usage_error("--frames is required");
 		goto out;
 	}
-	char *end;
-	errno = 0;
-	uint64_t frames = strtoull(frames_arg, &end, 10);
-	if (errno || end == frames_arg || *end || frames == 0 || frames_arg[0] == '-') {
+	uint64_t frames;
+	if (!lp_parse_decimal(frames_arg, 1, UINT64_MAX, &frames)) {
 		cli_usage_error("--frames must be a positive decimal number, not '%s'", frames_arg);
 		goto out;
 	}

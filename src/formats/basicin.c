@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "laplace/forms.h"
+#include "laplace/numbers.h"
 
 /* The binary form (laplace/forms.h): the header, then one little-endian
  * word a reference. */

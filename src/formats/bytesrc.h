@@ -38,34 +38,6 @@ static inline const unsigned char *lp_byte_source_data(const lp_byte_source *s)
 	return (const unsigned char *)s->b.data + s->b.pos;
 }
 
-/* Fixed-width lowercase hex for the text dumps' hot loops: every byte's
- * two digits, looked up rather than computed. */
-extern const char lp_hex_pairs[256][2];
-
-static inline char *lp_put_hex2(char *p, uint8_t v)
-{
-	memcpy(p, lp_hex_pairs[v], 2);
-	return p + 2;
-}
-
-static inline char *lp_put_hex8(char *p, uint32_t v)
-{
-	p = lp_put_hex2(p, (uint8_t)(v >> 24));
-	p = lp_put_hex2(p, (uint8_t)(v >> 16));
-	p = lp_put_hex2(p, (uint8_t)(v >> 8));
-	return lp_put_hex2(p, (uint8_t)v);
-}
-
-/* A byte in hex without leading zeros (one or two digits). */
-static inline char *lp_put_hex_byte(char *p, uint8_t v)
-{
-	if (v < 16) {
-		*p = lp_hex_pairs[v][1];
-		return p + 1;
-	}
-	return lp_put_hex2(p, v);
-}
-
 /* Names copied 16 bytes at a time (the destination needs that much room)
  * and then cut to their length: a fixed-size copy the compiler inlines. */
 typedef struct lp_padded_name {

@@ -1,5 +1,6 @@
 /* BYU address traces: 12-byte records (legacy-formats, section 1). */
 #include "bytesrc.h"
+#include "laplace/numbers.h"
 
 #include <string.h>
 

@@ -11,6 +11,7 @@
 #include "laplace/inbuf.h"
 #include "laplace/io.h"
 #include "laplace/refio.h"
+#include "laplace/numbers.h"
 
 struct lp_kern_reader {
 	lp_input *in;

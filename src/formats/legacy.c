@@ -7,17 +7,9 @@
 #include <string.h>
 
 #include "laplace/forms.h"
+#include "laplace/numbers.h"
 
 #define BATCH 4096
-
-#define HEX_ROW(h) \
-	{h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, \
-	{h, '8'}, {h, '9'}, {h, 'a'}, {h, 'b'}, {h, 'c'}, {h, 'd'}, {h, 'e'}, {h, 'f'}
-const char lp_hex_pairs[256][2] = {
-	HEX_ROW('0'), HEX_ROW('1'), HEX_ROW('2'), HEX_ROW('3'), HEX_ROW('4'), HEX_ROW('5'),
-	HEX_ROW('6'), HEX_ROW('7'), HEX_ROW('8'), HEX_ROW('9'), HEX_ROW('a'), HEX_ROW('b'),
-	HEX_ROW('c'), HEX_ROW('d'), HEX_ROW('e'), HEX_ROW('f'),
-};
 
 int lp_legacy_format_parse(const char *s)
 {

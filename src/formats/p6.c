@@ -1,5 +1,6 @@
 /* Pentium bus traces: 6-byte records (legacy-formats, section 2). */
 #include "bytesrc.h"
+#include "laplace/numbers.h"
 
 #include <string.h>
 

@@ -1,5 +1,6 @@
 /* Page-image LRU behaviour sequences (legacy-formats, section 3). */
 #include "bytesrc.h"
+#include "laplace/numbers.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -12,6 +12,7 @@
 
 #include "laplace/inbuf.h"
 #include "laplace/refio.h"
+#include "laplace/numbers.h"
 
 typedef struct reader {
 	yaml_document_t doc;
@@ -65,8 +66,7 @@ static int get_count(reader *r, yaml_node_t *map, const char *key, uint64_t *out
 	yaml_node_t *v = get(r, map, key, YAML_SCALAR_NODE);
 	if (!v)
 		return -1;
-	if (!g_ascii_string_to_unsigned((const char *)v->data.scalar.value, 10, 0, G_MAXUINT64, out,
-					NULL))
+	if (!lp_parse_decimal((const char *)v->data.scalar.value, 0, UINT64_MAX, out))
 		return bad(r, v, key, "not a decimal count"), -1;
 	return 0;
 }

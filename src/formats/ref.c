@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "laplace/inbuf.h"
+#include "laplace/numbers.h"
 
 /* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n". */
 #define TEXT_RECORD_MAX 40
@@ -31,42 +32,6 @@ int lp_endian_parse(const char *s)
 	if (!strcmp(s, "big"))
 		return LP_BIG;
 	return -1;
-}
-
-enum hex_result { HEX_OK, HEX_BAD, HEX_OVERFLOW };
-
-static int hex_digit(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20; /* fold to lowercase */
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* Like lp_parse_hex, but tells a bad digit from an overflow. */
-static enum hex_result parse_hex(const char *s, size_t len, uint64_t *v)
-{
-	if (len == 0)
-		return HEX_BAD;
-	uint64_t x = 0;
-	bool overflow = false;
-	for (size_t i = 0; i < len; i++) {
-		int d = hex_digit((unsigned char)s[i]);
-		if (d < 0)
-			return HEX_BAD;
-		if (x >> 60)
-			overflow = true;
-		x = x << 4 | (uint64_t)d;
-	}
-	*v = x;
-	return overflow ? HEX_OVERFLOW : HEX_OK;
-}
-
-int lp_parse_hex(const char *s, size_t len, uint64_t *v)
-{
-	return parse_hex(s, len, v) == HEX_OK ? 0 : -1;
 }
 
 /* ---- reader ---- */
@@ -193,13 +158,13 @@ static int parse_text_record(const char *line, size_t len, lp_ref *ref, lp_error
 			       lp_quote(q, tok[0], tok_len[0]));
 	uint64_t v[5];
 	for (int f = 1; f < 5; f++) {
-		enum hex_result h = parse_hex(tok[f], tok_len[f], &v[f]);
+		int h = lp_parse_hex(tok[f], tok_len[f], &v[f]);
 		lp_quote(q, tok[f], tok_len[f]);
-		if (h == HEX_BAD)
+		if (h == -1)
 			return lp_fail(err, LP_EINPUT, "field %s: bad hex number '%s'",
 				       text_fields[f], q);
 		int bits = text_field_bits[f];
-		if (h == HEX_OVERFLOW || (bits < 64 && v[f] >> bits))
+		if (h == LP_HEX_OVERFLOW || (bits < 64 && v[f] >> bits))
 			return lp_fail(err, LP_EINPUT, "field %s: %s does not fit %d bits",
 				       text_fields[f], q, bits);
 	}

@@ -17,6 +17,7 @@
 #include <glib.h>
 
 #include "laplace/refio.h"
+#include "laplace/numbers.h"
 
 /* ---- random numbers: splitmix64 seeds xoshiro256** ---- */
 

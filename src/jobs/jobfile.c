@@ -11,6 +11,7 @@
 
 #include "laplace/inbuf.h"
 #include "laplace/merge.h"
+#include "laplace/numbers.h"
 
 const char *const lp_job_key_names[LP_JOB_KEY_COUNT] = {
 	"reference", "kernel", "mode", "output", "options", "timeout",
@@ -109,8 +110,8 @@ static int parse_seconds(parser *p, const char *key, unsigned *out)
 	int r = next_event(p);
 	if (r)
 		return r;
-	guint64 v;
-	if (!is_plain(p) || !g_ascii_string_to_unsigned(scalar(p), 10, 1, UINT_MAX, &v, NULL))
+	uint64_t v;
+	if (!is_plain(p) || !lp_parse_decimal(scalar(p), 1, UINT_MAX, &v))
 		return wrong_type(p, key, "a positive number of seconds");
 	*out = (unsigned)v;
 	return 0;
@@ -446,14 +447,10 @@ static int parse_count(parser *p, const char *key, int min, int max, int *out)
 	int r = next_event(p);
 	if (r)
 		return r;
-	if (is_plain(p) && is_text(p)) {
-		char *end;
-		errno = 0;
-		long v = strtol(scalar(p), &end, 10);
-		if (!errno && !*end && g_ascii_isdigit(scalar(p)[0]) && v >= min && v <= max) {
-			*out = (int)v;
-			return 0;
-		}
+	uint64_t v;
+	if (is_plain(p) && is_text(p) && lp_parse_decimal(scalar(p), (uint64_t)min, (uint64_t)max, &v)) {
+		*out = (int)v;
+		return 0;
 	}
 	char expected[64];
 	g_snprintf(expected, sizeof expected, "a whole number from %d to %d", min, max);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "laplace/inbuf.h"
+#include "laplace/numbers.h"
 
 const char *const lp_job_state_names[LP_JOB_STATE_COUNT] = {"queued", "running", "done",
 							     "failed"};
@@ -82,8 +83,8 @@ static GHashTable *read_mapping(int dir_fd, const char *file)
 static uint64_t value_u64(GHashTable *values, const char *key)
 {
 	const char *v = values ? g_hash_table_lookup(values, key) : NULL;
-	guint64 n = 0;
-	return v && g_ascii_string_to_unsigned(v, 10, 0, G_MAXUINT64, &n, NULL) ? n : 0;
+	uint64_t n = 0;
+	return v && lp_parse_decimal(v, 0, UINT64_MAX, &n) ? n : 0;
 }
 
 /* The job id of a report or status file name with suffix; NULL if it is

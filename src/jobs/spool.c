@@ -19,6 +19,7 @@
 #include <glib/gstdio.h>
 
 #include "laplace/inbuf.h"
+#include "laplace/numbers.h"
 
 static const char *const spool_dirs[] = {"incoming", "running", "done", "failed"};
 #define SPOOL_DIRS G_N_ELEMENTS(spool_dirs)
@@ -333,11 +334,14 @@ unsigned lp_spool_attempts(const lp_spool *spool, const char *name)
 	if (fd >= 0 && !lp_read_small_fd(fd, file, 256, "attempts file", &text, &len, NULL)) {
 		char *expected = g_strdup_printf("job: %s\n", identity);
 		const char *count = g_str_has_prefix(text, expected) ? text + strlen(expected) : NULL;
-		char *end = NULL;
-		unsigned long n = count && g_str_has_prefix(count, "attempts: ")
-			? strtoul(count + strlen("attempts: "), &end, 10) : 0;
-		if (n && n <= UINT_MAX && !strcmp(end, "\n"))
-			attempts = (unsigned)n;
+		uint64_t n;
+		if (count && g_str_has_prefix(count, "attempts: ") && g_str_has_suffix(count, "\n")) {
+			char *digits = g_strndup(count + strlen("attempts: "),
+						 strlen(count) - strlen("attempts: ") - 1);
+			if (lp_parse_decimal(digits, 1, UINT_MAX, &n))
+				attempts = (unsigned)n;
+			g_free(digits);
+		}
 		g_free(expected);
 	}
 	if (fd >= 0)

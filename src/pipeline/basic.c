@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "laplace/forms.h"
+#include "laplace/numbers.h"
 
 /* Flush before fewer bytes than the longest record remain: addr's type,
  * space, 16 digits, space, 2 digits, newline. */

@@ -20,6 +20,7 @@
 #include "laplace/procindex.h"
 #include "laplace/staging.h"
 #include "laplace/stats.h"
+#include "laplace/numbers.h"
 
 /* Captures may hold far more tasks than a process may open files, so only a
  * bounded set of task files is open (least recently written closed first,

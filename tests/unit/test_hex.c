@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "laplace/refio.h"
+#include "laplace/numbers.h"
 
 static void check(uint64_t v)
 {
@@ -32,4 +33,33 @@ Test(hex, every_length)
 		x ^= x << 17;
 		check(x >> (x & 63));
 	}
+}
+
+/* The one decimal parser: digits only, within the bounds. */
+Test(numbers, parse_decimal)
+{
+	uint64_t v = 0;
+	cr_assert(lp_parse_decimal("0", 0, 10, &v) && v == 0);
+	cr_assert(lp_parse_decimal("18446744073709551615", 0, UINT64_MAX, &v) && v == UINT64_MAX);
+	cr_assert(lp_parse_decimal("007", 1, 7, &v) && v == 7);
+	v = 42;
+	cr_assert_not(lp_parse_decimal("18446744073709551616", 0, UINT64_MAX, &v));
+	cr_assert_not(lp_parse_decimal("8", 1, 7, &v));
+	cr_assert_not(lp_parse_decimal("0", 1, 7, &v));
+	cr_assert_not(lp_parse_decimal("", 0, 7, &v));
+	cr_assert_not(lp_parse_decimal("+1", 0, 7, &v));
+	cr_assert_not(lp_parse_decimal("-1", 0, 7, &v));
+	cr_assert_not(lp_parse_decimal(" 1", 0, 7, &v));
+	cr_assert_not(lp_parse_decimal("1 ", 0, 7, &v));
+	cr_assert_not(lp_parse_decimal("0x1", 0, 7, &v));
+	cr_assert_eq(v, 42, "a refused number leaves *v alone");
+}
+
+/* Hex: a bad digit and an overflow are told apart. */
+Test(numbers, parse_hex_overflow)
+{
+	uint64_t v;
+	cr_assert_eq(lp_parse_hex("10000000000000000", 17, &v), LP_HEX_OVERFLOW);
+	cr_assert_eq(lp_parse_hex("1g", 2, &v), -1);
+	cr_assert_eq(lp_parse_hex("ffffffffffffffff", 16, &v), 0);
 }

@@ -11,6 +11,7 @@
 #include "scratch.h"
 #include "laplace/inbuf.h"
 #include "laplace/refio.h"
+#include "laplace/numbers.h"
 
 static char *dir;
 static lp_error err;
@@ -113,7 +114,7 @@ Test(refio, parse_hex)
 	cr_assert_eq(lp_parse_hex("g", 1, &v), -1);
 	cr_assert_eq(lp_parse_hex("0x1", 3, &v), -1);
 	cr_assert_eq(lp_parse_hex("-1", 2, &v), -1);
-	cr_assert_eq(lp_parse_hex("10000000000000000", 17, &v), -1);
+	cr_assert_eq(lp_parse_hex("10000000000000000", 17, &v), LP_HEX_OVERFLOW);
 }
 
 Test(refio, option_names)

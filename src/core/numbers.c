@@ -1,0 +1,51 @@
+/* Numbers in text (laplace/numbers.h). */
+#include "laplace/numbers.h"
+
+#include <glib.h>
+
+#define HEX_ROW(h) \
+	{h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, \
+	{h, '8'}, {h, '9'}, {h, 'a'}, {h, 'b'}, {h, 'c'}, {h, 'd'}, {h, 'e'}, {h, 'f'}
+const char lp_hex_pairs[256][2] = {
+	HEX_ROW('0'), HEX_ROW('1'), HEX_ROW('2'), HEX_ROW('3'), HEX_ROW('4'), HEX_ROW('5'),
+	HEX_ROW('6'), HEX_ROW('7'), HEX_ROW('8'), HEX_ROW('9'), HEX_ROW('a'), HEX_ROW('b'),
+	HEX_ROW('c'), HEX_ROW('d'), HEX_ROW('e'), HEX_ROW('f'),
+};
+
+static int hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20; /* fold to lowercase */
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int lp_parse_hex(const char *s, size_t len, uint64_t *v)
+{
+	if (len == 0)
+		return -1;
+	uint64_t x = 0;
+	bool overflow = false;
+	for (size_t i = 0; i < len; i++) {
+		int d = hex_digit((unsigned char)s[i]);
+		if (d < 0)
+			return -1;
+		if (x >> 60)
+			overflow = true;
+		x = x << 4 | (uint64_t)d;
+	}
+	*v = x;
+	return overflow ? LP_HEX_OVERFLOW : 0;
+}
+
+bool lp_parse_decimal(const char *s, uint64_t min, uint64_t max, uint64_t *v)
+{
+	guint64 n;
+	/* GLib's parser takes a sign; a count never has one. */
+	if (!g_ascii_isdigit(s[0]) || !g_ascii_string_to_unsigned(s, 10, min, max, &n, NULL))
+		return false;
+	*v = n;
+	return true;
+}
