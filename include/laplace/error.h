@@ -2,7 +2,9 @@
 #ifndef LAPLACE_ERROR_H
 #define LAPLACE_ERROR_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <glib.h>
 
@@ -29,5 +31,19 @@ void lp_escape(char *dst, size_t size, const char *src, size_t len);
 #define LP_QUOTE_MAX 40
 #define LP_QUOTE_SIZE (4 * LP_QUOTE_MAX + 1)
 const char *lp_quote(char buf[LP_QUOTE_SIZE], const char *s, size_t len);
+
+/* What readers of fixed-size records do with a torn last record: warn
+ * through warn (unless NULL), or fail when strict. */
+typedef struct lp_torn_policy {
+	bool strict;
+	lp_warn_fn warn;
+	void *warn_ctx;
+} lp_torn_policy;
+/* Report a torn last record (left bytes after whole_records records of
+ * file name) under policy: 0 after a warning, LP_EINPUT with err set when
+ * strict. The one wording of this message, for every
+ * format of fixed-size records. */
+int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t whole_records,
+		   size_t left, lp_error *err);
 
 #endif

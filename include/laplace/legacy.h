@@ -40,19 +40,6 @@ void lp_byte_source_close(lp_byte_source *s);
  * detected. */
 int lp_legacy_detect(lp_byte_source *s, lp_error *err);
 
-/* What readers of fixed-size records do with a torn last record: warn
- * through warn (unless NULL), or fail when strict. */
-typedef struct lp_torn_policy {
-	bool strict;
-	lp_warn_fn warn;
-	void *warn_ctx;
-} lp_torn_policy;
-/* Report a torn last record (left bytes after whole_records records of
- * file name) under policy: 0 after a warning, LP_EINPUT with err set when
- * strict. Worded as for raw reference traces. */
-int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t whole_records,
-		   size_t left, lp_error *err);
-
 /* ---- BYU address traces, 12-byte records ---- */
 
 #define LP_BYU_RECORD_SIZE 12

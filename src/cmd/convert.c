@@ -46,15 +46,9 @@ static int copy_refs(lp_ref_reader *reader, lp_ref_writer *writer, bool strict, 
 	size_t torn = lp_ref_reader_torn_bytes(reader);
 	if (!torn)
 		return 0;
-	lp_error warning;
-	int status = lp_fail(strict ? err : &warning, LP_EINPUT,
-			     "%s: torn last record: %zu bytes left over after %" G_GUINT64_FORMAT
-			     " whole records",
-			     lp_ref_reader_name(reader), torn, lp_ref_reader_index(reader));
-	if (strict)
-		return status;
-	cli_warn(NULL, warning.msg);
-	return 0;
+	const lp_torn_policy policy = {.strict = strict, .warn = cli_warn};
+	return lp_torn_record(&policy, lp_ref_reader_name(reader), lp_ref_reader_index(reader), torn,
+			      err);
 }
 
 static int convert_ref(const convert_request *rq, lp_error *err)

@@ -1,5 +1,6 @@
 #include "laplace/error.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -49,4 +50,19 @@ const char *lp_quote(char buf[LP_QUOTE_SIZE], const char *s, size_t len)
 {
 	lp_escape(buf, LP_QUOTE_SIZE, s, MIN(len, (size_t)LP_QUOTE_MAX));
 	return buf;
+}
+
+int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t whole_records,
+		   size_t left, lp_error *err)
+{
+	lp_error msg;
+	lp_fail(&msg, LP_EINPUT, "%s: torn last record: %zu bytes left over after %" PRIu64
+		" whole records", name, left, whole_records);
+	if (policy && policy->strict) {
+		*err = msg;
+		return LP_EINPUT;
+	}
+	if (policy && policy->warn)
+		policy->warn(policy->warn_ctx, msg.msg);
+	return 0;
 }

@@ -60,21 +60,6 @@ ssize_t lp_byte_source_records(lp_byte_source *s, size_t size, size_t cap, uint6
 	return 0;
 }
 
-int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t whole_records,
-		   size_t left, lp_error *err)
-{
-	lp_error msg;
-	lp_fail(&msg, LP_EINPUT, "%s: torn last record: %zu bytes left over after %" PRIu64
-		" whole records", name, left, whole_records);
-	if (policy && policy->strict) {
-		*err = msg;
-		return LP_EINPUT;
-	}
-	if (policy && policy->warn)
-		policy->warn(policy->warn_ctx, msg.msg);
-	return 0;
-}
-
 /* ---- detection ---- */
 
 static bool all_hex(const unsigned char *p, size_t n)

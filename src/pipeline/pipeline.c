@@ -156,19 +156,11 @@ static int torn_record(const lp_pipeline_state *st, lp_error *err)
 	size_t torn = lp_ref_reader_torn_bytes(p->refs);
 	if (!torn)
 		return 0;
-	char *msg = g_strdup_printf("%s: torn last record: %zu bytes left over after %" PRIu64
-				    " whole records",
-				    lp_ref_reader_name(p->refs), torn, lp_ref_reader_index(p->refs));
-	int rc = 0;
-	if (p->strict) {
-		rc = lp_fail(err, LP_EINPUT, "%s", msg);
-	} else {
+	if (!p->strict)
 		lp_merge_add_warning(p->merge);
-		if (p->warn)
-			p->warn(p->warn_ctx, msg);
-	}
-	g_free(msg);
-	return rc;
+	const lp_torn_policy policy = {.strict = p->strict, .warn = p->warn, .warn_ctx = p->warn_ctx};
+	return lp_torn_record(&policy, lp_ref_reader_name(p->refs), lp_ref_reader_index(p->refs), torn,
+			      err);
 }
 
 lp_pipeline_state *lp_pipeline_start(const lp_pipeline *p)
