@@ -21,6 +21,7 @@ int lp_form_parse(const char *name);
  * number and bits 61-63 the type's code. */
 #define LP_BIN_HEADER "LPBASIC\x01"
 #define LP_BIN_HEADER_SIZE 8
+#define LP_BIN_WORD_SIZE 8
 #define LP_BIN_TYPE_SHIFT 61
 #define LP_BIN_CANON_MAX ((UINT64_C(1) << LP_BIN_TYPE_SHIFT) - 1)
 /* A type's code is its index in lp_ref_types ("rwiRWI", laplace/record.h);

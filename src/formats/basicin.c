@@ -3,16 +3,12 @@
  * sequence of one. */
 #include "bytesrc.h"
 
-#include <endian.h>
 #include <inttypes.h>
 #include <string.h>
 
+#include "laplace/byteorder.h"
 #include "laplace/forms.h"
 #include "laplace/numbers.h"
-
-/* The binary form (laplace/forms.h): the header, then one little-endian
- * word a reference. */
-#define BIN_RECORD_SIZE 8
 
 /* The text forms: basic lines, or the lines of a per-process task file
  * (laplace-formats(5), section 5), told apart by the first line. */
@@ -183,7 +179,7 @@ static int read_text(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t *
 /* Where record index of the bin form starts in the stream. */
 static uint64_t bin_offset(uint64_t index)
 {
-	return LP_BIN_HEADER_SIZE + index * BIN_RECORD_SIZE;
+	return LP_BIN_HEADER_SIZE + index * LP_BIN_WORD_SIZE;
 }
 
 static int read_binary(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t *count,
@@ -191,7 +187,7 @@ static int read_binary(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t
 {
 	static const lp_torn_policy torn_is_an_error = {.strict = true};
 	while (*count < cap) {
-		ssize_t n = lp_byte_source_records(r->src, BIN_RECORD_SIZE, cap - *count, r->done,
+		ssize_t n = lp_byte_source_records(r->src, LP_BIN_WORD_SIZE, cap - *count, r->done,
 						   &torn_is_an_error, err);
 		if (n < 0 && err->status == LP_EINPUT) {
 			/* The torn last record: say where it starts. */
@@ -207,13 +203,11 @@ static int read_binary(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t
 		 * alias them, and reloading them each record halves the rate. */
 		const unsigned char *p = lp_byte_source_data(r->src);
 		lp_basic_ref *to = out + *count;
-		for (ssize_t i = 0; i < n; i++, p += BIN_RECORD_SIZE) {
-			uint64_t word;
-			memcpy(&word, p, sizeof word);
-			word = le64toh(word);
+		for (ssize_t i = 0; i < n; i++, p += LP_BIN_WORD_SIZE) {
+			uint64_t word = lp_load_u64(p, false);
 			unsigned type = (unsigned)(word >> LP_BIN_TYPE_SHIFT);
 			if (type >= 6) {
-				r->src->b.pos += (size_t)i * BIN_RECORD_SIZE;
+				r->src->b.pos += (size_t)i * LP_BIN_WORD_SIZE;
 				*count += (size_t)i;
 				r->done += (uint64_t)i;
 				return lp_fail(err, LP_EINPUT,
@@ -228,7 +222,7 @@ static int read_binary(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t
 		}
 		*count += (size_t)n;
 		r->done += (uint64_t)n;
-		r->src->b.pos += (size_t)n * BIN_RECORD_SIZE;
+		r->src->b.pos += (size_t)n * LP_BIN_WORD_SIZE;
 	}
 	return 0;
 }

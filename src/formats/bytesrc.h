@@ -24,14 +24,6 @@ struct lp_byte_source {
 ssize_t lp_byte_source_records(lp_byte_source *s, size_t size, size_t cap, uint64_t index,
 			       const lp_torn_policy *policy, lp_error *err);
 
-/* A 32-bit field in the given byte order. */
-static inline uint32_t lp_load_u32(const unsigned char *p, enum lp_endian endian)
-{
-	if (endian == LP_BIG)
-		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
 /* The first unconsumed byte. */
 static inline const unsigned char *lp_byte_source_data(const lp_byte_source *s)
 {

@@ -1,5 +1,7 @@
 /* BYU address traces: 12-byte records (legacy-formats, section 1). */
 #include "bytesrc.h"
+
+#include "laplace/byteorder.h"
 #include "laplace/numbers.h"
 
 #include <string.h>
@@ -79,12 +81,12 @@ ssize_t lp_byu_reader_read(lp_byu_reader *r, lp_byu_record *out, size_t cap,
 		return n;
 	const unsigned char *p = lp_byte_source_data(r->src);
 	for (ssize_t i = 0; i < n; i++, p += LP_BYU_RECORD_SIZE) {
-		out[i].addr = lp_load_u32(p, r->endian);
+		out[i].addr = lp_load_u32(p, r->endian == LP_BIG);
 		out[i].reqtype = p[4];
 		out[i].size = p[5];
 		out[i].attr = p[6];
 		out[i].proc = p[7];
-		out[i].time = lp_load_u32(p + 8, r->endian);
+		out[i].time = lp_load_u32(p + 8, r->endian == LP_BIG);
 	}
 	r->src->b.pos += (size_t)n * LP_BYU_RECORD_SIZE;
 	r->index += (uint64_t)n;

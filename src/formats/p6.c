@@ -1,5 +1,7 @@
 /* Pentium bus traces: 6-byte records (legacy-formats, section 2). */
 #include "bytesrc.h"
+
+#include "laplace/byteorder.h"
 #include "laplace/numbers.h"
 
 #include <string.h>
@@ -71,7 +73,7 @@ ssize_t lp_p6_reader_read(lp_p6_reader *r, lp_p6_record *out, size_t cap,
 		return n;
 	const unsigned char *p = lp_byte_source_data(r->src);
 	for (ssize_t i = 0; i < n; i++, p += LP_P6_RECORD_SIZE) {
-		out[i].addr = lp_load_u32(p, r->endian);
+		out[i].addr = lp_load_u32(p, r->endian == LP_BIG);
 		out[i].be = p[4];
 		out[i].control = p[5];
 	}

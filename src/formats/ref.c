@@ -68,22 +68,6 @@ lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
 	return r;
 }
 
-#define HOST_IS_BIG (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
-
-static inline uint32_t get_u32(const unsigned char *p, bool big)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof v);
-	return big != HOST_IS_BIG ? __builtin_bswap32(v) : v;
-}
-
-static inline uint64_t get_u64(const unsigned char *p, bool big)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof v);
-	return big != HOST_IS_BIG ? __builtin_bswap64(v) : v;
-}
-
 static const bool valid_type[256] = {
 	['r'] = true, ['w'] = true, ['i'] = true, ['R'] = true, ['W'] = true, ['I'] = true,
 };
@@ -112,10 +96,10 @@ static ssize_t read_binary(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *
 					       "%s: record %" G_GUINT64_FORMAT ": field type: bad reference type 0x%02x",
 					       lp_input_name(r->in), r->index + i, p[0]), -1;
 			ref->type = (char)p[0];
-			ref->timestamp = get_u64(p + 1, big);
+			ref->timestamp = lp_load_u64(p + 1, big);
 			ref->length = p[9];
-			ref->vas = get_u32(p + 10, big);
-			ref->address = get_u32(p + 14, big);
+			ref->vas = lp_load_u32(p + 10, big);
+			ref->address = lp_load_u32(p + 14, big);
 		}
 		r->buf.pos += n * LP_REF_RECORD_SIZE;
 		r->index += n;
@@ -249,28 +233,6 @@ lp_ref_writer *lp_ref_writer_new(lp_output *out, enum lp_ref_format format, enum
 	return w;
 }
 
-static void put_u32(unsigned char *p, uint32_t v, bool big)
-{
-	for (int i = 0; i < 4; i++)
-		p[big ? 3 - i : i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v, bool big)
-{
-	put_u32(p + (big ? 4 : 0), (uint32_t)v, big);
-	put_u32(p + (big ? 0 : 4), (uint32_t)(v >> 32), big);
-}
-
-static size_t encode_binary(unsigned char *p, const lp_ref *ref, bool big)
-{
-	p[0] = (unsigned char)ref->type;
-	put_u64(p + 1, ref->timestamp, big);
-	p[9] = ref->length;
-	put_u32(p + 10, ref->vas, big);
-	put_u32(p + 14, ref->address, big);
-	return LP_REF_RECORD_SIZE;
-}
-
 static size_t encode_text(char *p, const lp_ref *ref)
 {
 	char *q = p;
@@ -305,7 +267,7 @@ int lp_ref_writer_write(lp_ref_writer *w, const lp_ref *refs, size_t n, lp_error
 		if (w->format == LP_REF_TEXT)
 			w->used += encode_text(w->buf + w->used, &refs[i]);
 		else
-			w->used += encode_binary((unsigned char *)w->buf + w->used, &refs[i], w->big);
+			w->used += lp_ref_encode_bin((unsigned char *)w->buf + w->used, &refs[i], w->big);
 	}
 	return 0;
 }

@@ -327,20 +327,6 @@ static int event(gen *g, char tag, int nfields, const uint64_t *f, const char *n
 	event((g), (tag), (int)(sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t)), \
 	      (uint64_t[]){__VA_ARGS__}, (name))
 
-static inline void put_le32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-	p[2] = (unsigned char)(v >> 16);
-	p[3] = (unsigned char)(v >> 24);
-}
-
-static inline void put_le64(unsigned char *p, uint64_t v)
-{
-	put_le32(p, (uint32_t)v);
-	put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
 static uint64_t refs_left(const gen *g) { return g->cfg.refs - g->refs_done; }
 
 /* Write n references drawn from b. Reference k of the run has timestamp
@@ -385,11 +371,14 @@ static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
 				addr = b->data[slot] | ((x >> 16) & 0xfff & ~(len - 1));
 				type = kind < 215 ? b->read : b->write[slot];
 			}
-			p[0] = (unsigned char)type;
-			put_le64(p + 1, start + 2 * k + ((x >> 31) & 1));
-			p[9] = (unsigned char)len;
-			put_le32(p + 10, b->vas);
-			put_le32(p + 14, addr);
+			lp_ref ref = {
+				.type = type,
+				.timestamp = start + 2 * k + ((x >> 31) & 1),
+				.length = (uint8_t)len,
+				.vas = b->vas,
+				.address = addr,
+			};
+			lp_ref_encode_bin(p, &ref, false);
 		}
 		g->rcount += chunk;
 		if (g->rcount == REF_BUF_RECORDS) {

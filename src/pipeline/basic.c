@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "laplace/byteorder.h"
 #include "laplace/forms.h"
 #include "laplace/numbers.h"
 
@@ -83,9 +84,8 @@ static size_t put_record(const lp_basic_sink *s, char *p, const lp_ref *ref, uin
 		break;
 	default: { /* LP_FORM_BIN */
 		uint64_t code = (uint64_t)lp_ref_type_index(ref->type);
-		uint64_t word = GUINT64_TO_LE(canon | code << LP_BIN_TYPE_SHIFT);
-		memcpy(p, &word, sizeof word);
-		return sizeof word;
+		lp_store_u64((unsigned char *)p, canon | code << LP_BIN_TYPE_SHIFT, false);
+		return LP_BIN_WORD_SIZE;
 	}
 	}
 	p[len++] = '\n';
