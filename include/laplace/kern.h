@@ -25,4 +25,12 @@ void lp_kern_reader_close(lp_kern_reader *r);
  * with a message naming the field (no file or line: the caller adds them). */
 int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err);
 
+/* The writer's side: one event line at dst, '\n' included, as
+ * lp_kern_parse_line reads it: the tag, the timestamp and the fields in hex,
+ * then name (E, M; NULL for other tags). Returns its length; dst needs
+ * 2 + 17 * (nfields + 1) + strlen(name) + 2 bytes (the hex formatter may
+ * store a few bytes past what it returns). */
+size_t lp_kern_format_line(char *dst, char tag, uint64_t timestamp, const uint64_t *fields,
+			   int nfields, const char *name);
+
 #endif

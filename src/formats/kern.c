@@ -144,3 +144,24 @@ void lp_kern_reader_close(lp_kern_reader *r)
 	lp_input_close(r->in);
 	g_free(r);
 }
+
+size_t lp_kern_format_line(char *dst, char tag, uint64_t timestamp, const uint64_t *fields,
+			   int nfields, const char *name)
+{
+	char *p = dst;
+	*p++ = tag;
+	*p++ = ' ';
+	p += lp_fmt_hex(p, timestamp);
+	for (int i = 0; i < nfields; i++) {
+		*p++ = ' ';
+		p += lp_fmt_hex(p, fields[i]);
+	}
+	if (name) {
+		size_t n = strlen(name);
+		*p++ = ' ';
+		memcpy(p, name, n);
+		p += n;
+	}
+	*p++ = '\n';
+	return (size_t)(p - dst);
+}

@@ -16,8 +16,8 @@
 
 #include <glib.h>
 
+#include "laplace/kern.h"
 #include "laplace/refio.h"
-#include "laplace/numbers.h"
 
 /* ---- random numbers: splitmix64 seeds xoshiro256** ---- */
 
@@ -304,22 +304,7 @@ static int event(gen *g, char tag, int nfields, const uint64_t *f, const char *n
 		if (rc)
 			return rc;
 	}
-	char *p = g->kbuf + g->klen;
-	*p++ = tag;
-	*p++ = ' ';
-	p += lp_fmt_hex(p, ts);
-	for (int i = 0; i < nfields; i++) {
-		*p++ = ' ';
-		p += lp_fmt_hex(p, f[i]);
-	}
-	if (name) {
-		size_t n = strlen(name);
-		*p++ = ' ';
-		memcpy(p, name, n);
-		p += n;
-	}
-	*p++ = '\n';
-	g->klen = (size_t)(p - g->kbuf);
+	g->klen += lp_kern_format_line(g->kbuf + g->klen, tag, ts, f, nfields, name);
 	return 0;
 }
 

@@ -302,3 +302,26 @@ Test(kern, gzip_compressed_trace)
 	lp_kern_reader_close(r);
 	g_free(p);
 }
+
+/* The writer's line is what the reader reads: an M event with a name
+ * holding a space, and an X event with no name. */
+Test(kern, format_line_reads_back)
+{
+	char line[256];
+	uint64_t m[] = {0x100, 0x1a2b3c4d, 0x9000, 0, 0x35, 0x5, UINT64_MAX};
+	size_t n = lp_kern_format_line(line, 'M', 0x123456789abcdefe, m, 7, "my lib.so");
+	cr_assert_eq(n, strlen("M 123456789abcdefe 100 1a2b3c4d 9000 0 35 5 ffffffffffffffff my lib.so\n"));
+	cr_assert_eq(memcmp(line, "M 123456789abcdefe 100 1a2b3c4d 9000 0 35 5 ffffffffffffffff my lib.so\n", n), 0);
+	line[n - 1] = '\0';
+	lp_event ev;
+	lp_error err = {0};
+	cr_assert_eq(lp_kern_parse_line(line, n - 1, &ev, &err), 1, "%s", err.msg);
+	cr_assert_eq(ev.tag, LP_TAG_M);
+	cr_assert_eq(ev.timestamp, 0x123456789abcdefe);
+	cr_assert_arr_eq(ev.f, m, sizeof m);
+	cr_assert_str_eq(ev.name, "my lib.so");
+	uint64_t x[] = {0x2a};
+	n = lp_kern_format_line(line, 'X', 0, x, 1, NULL);
+	cr_assert_eq(n, 7);
+	cr_assert_eq(memcmp(line, "X 0 2a\n", n), 0);
+}
