@@ -14,6 +14,7 @@
 
 #include "laplace/error.h"
 #include "laplace/job.h"
+#include "laplace/yamlout.h"
 
 /* The daemon refuses job files larger than this. */
 #define LP_JOBFILE_MAX_BYTES (64 * 1024)
@@ -178,17 +179,6 @@ void lp_job_proc_kill(lp_job_proc *proc);
  * statistics (when it succeeded). Returns 0 or -1 on an emitter error. */
 int lp_job_report_emit(yaml_emitter_t *em, const lp_job_spec *spec,
 		       const lp_job_outcome *outcome);
-
-/* Helpers for emitting reports. */
-int lp_yaml_start(yaml_emitter_t *em, GString *to);   /* stream, document, mapping */
-int lp_yaml_finish(yaml_emitter_t *em);               /* closes all three */
-int lp_yaml_key(yaml_emitter_t *em, const char *key);
-int lp_yaml_str(yaml_emitter_t *em, const char *value);
-int lp_yaml_pair(yaml_emitter_t *em, const char *key, const char *value);
-int lp_yaml_pair_message(yaml_emitter_t *em, const char *key, const char *message);
-int lp_yaml_pair_u64(yaml_emitter_t *em, const char *key, uint64_t value);
-int lp_yaml_begin(yaml_emitter_t *em, bool sequence); /* block mapping or sequence */
-int lp_yaml_end(yaml_emitter_t *em, bool sequence);
 
 /* Write text to path atomically (temporary name, then rename); dir_fd as
  * lp_stage_file takes it. */

@@ -21,6 +21,7 @@
 #include "laplace/staging.h"
 #include "laplace/stats.h"
 #include "laplace/numbers.h"
+#include "laplace/yamlout.h"
 
 /* Captures may hold far more tasks than a process may open files, so only a
  * bounded set of task files is open (least recently written closed first,
@@ -422,84 +423,27 @@ static int procdir_event(void *ctx, const lp_event *ev, const lp_event_route *ro
 
 /* ---- index.yaml ---- */
 
-static int emit_scalar(yaml_emitter_t *em, const char *s, yaml_scalar_style_t style)
-{
-	yaml_event_t ev;
-	/* libyaml refuses text that is not UTF-8; program names and paths come
-	 * from the trace and the command line, so mend them first. */
-	char *valid = g_utf8_make_valid(s, -1);
-	int ok = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)valid, -1, 1, 1, style) &&
-		 yaml_emitter_emit(em, &ev);
-	g_free(valid);
-	return ok ? 0 : -1;
-}
-
-static int emit_key(yaml_emitter_t *em, const char *key, const char *value)
-{
-	return emit_scalar(em, key, YAML_PLAIN_SCALAR_STYLE) ||
-	       emit_scalar(em, value, YAML_ANY_SCALAR_STYLE);
-}
-
-/* Ids and timestamps are hex, as in file names and trace lines; quoted so
- * that a YAML reader does not take "10" for ten. */
-static int emit_hex(yaml_emitter_t *em, const char *key, uint64_t v)
-{
-	char s[17];
-	s[lp_fmt_hex(s, v)] = '\0';
-	return emit_scalar(em, key, YAML_PLAIN_SCALAR_STYLE) ||
-	       emit_scalar(em, s, YAML_DOUBLE_QUOTED_SCALAR_STYLE);
-}
-
-static int emit_count(yaml_emitter_t *em, const char *key, uint64_t v)
-{
-	char s[24];
-	snprintf(s, sizeof s, "%" G_GUINT64_FORMAT, v);
-	return emit_scalar(em, key, YAML_PLAIN_SCALAR_STYLE) ||
-	       emit_scalar(em, s, YAML_PLAIN_SCALAR_STYLE);
-}
-
-static int emit_mapping_start(yaml_emitter_t *em)
-{
-	yaml_event_t ev;
-	return yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) &&
-	       yaml_emitter_emit(em, &ev) ? 0 : -1;
-}
-
-static int emit_sequence_start(yaml_emitter_t *em, yaml_sequence_style_t style)
-{
-	yaml_event_t ev;
-	return yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, style) &&
-	       yaml_emitter_emit(em, &ev) ? 0 : -1;
-}
-
-static int emit_end(yaml_emitter_t *em, bool mapping)
-{
-	yaml_event_t ev;
-	int ok = mapping ? yaml_mapping_end_event_initialize(&ev) : yaml_sequence_end_event_initialize(&ev);
-	return ok && yaml_emitter_emit(em, &ev) ? 0 : -1;
-}
-
 /* The counts every file shares: records, references and, when it holds
  * any record, the first and last timestamps. */
 static int emit_counts(yaml_emitter_t *em, const pd_counts *c)
 {
-	if (emit_count(em, "records", c->records) || emit_count(em, "references", c->references))
+	if (lp_yaml_pair_u64(em, "records", c->records) || lp_yaml_pair_u64(em, "references", c->references))
 		return -1;
-	if (c->records && (emit_hex(em, "first_timestamp", c->first_ts) ||
-			   emit_hex(em, "last_timestamp", c->last_ts)))
+	if (c->records && (lp_yaml_pair_hex(em, "first_timestamp", c->first_ts) ||
+			   lp_yaml_pair_hex(em, "last_timestamp", c->last_ts)))
 		return -1;
 	return 0;
 }
 
 static int emit_top_file(yaml_emitter_t *em, const char *key, const pd_file *f)
 {
-	if (emit_scalar(em, key, YAML_PLAIN_SCALAR_STYLE) || emit_mapping_start(em))
+	if (lp_yaml_key(em, key) || lp_yaml_begin(em, false))
 		return -1;
-	if (f->created && emit_key(em, "path", f->path))
+	if (f->created && lp_yaml_pair(em, "path", f->path))
 		return -1;
 	if (emit_counts(em, &f->counts))
 		return -1;
-	return emit_end(em, true);
+	return lp_yaml_end(em, false);
 }
 
 static int compare_members(gconstpointer a, gconstpointer b)
@@ -534,82 +478,62 @@ static GPtrArray *sorted_processes(lp_procdir *pd)
 
 static int emit_process(yaml_emitter_t *em, pd_process *proc)
 {
-	if (emit_mapping_start(em) || emit_hex(em, "pid", proc->id.pid))
+	if (lp_yaml_begin(em, false) || lp_yaml_pair_hex(em, "pid", proc->id.pid))
 		return -1;
-	if (emit_scalar(em, "programs", YAML_PLAIN_SCALAR_STYLE) ||
-	    emit_sequence_start(em, YAML_FLOW_SEQUENCE_STYLE))
+	if (lp_yaml_key(em, "programs") || lp_yaml_begin_flow(em, true))
 		return -1;
 	for (guint i = 0; i < proc->programs->len; i++)
-		if (emit_scalar(em, g_ptr_array_index(proc->programs, i), YAML_ANY_SCALAR_STYLE))
+		if (lp_yaml_str(em, g_ptr_array_index(proc->programs, i)))
 			return -1;
-	if (emit_end(em, false))
+	if (lp_yaml_end(em, true))
 		return -1;
-	if (emit_scalar(em, "tasks", YAML_PLAIN_SCALAR_STYLE) ||
-	    emit_sequence_start(em, YAML_BLOCK_SEQUENCE_STYLE))
+	if (lp_yaml_key(em, "tasks") || lp_yaml_begin(em, true))
 		return -1;
 	for (guint i = 0; i < proc->members->len; i++) {
 		const pd_member *m = g_ptr_array_index(proc->members, i);
-		if (emit_mapping_start(em) || emit_hex(em, "tid", m->id.tid) ||
-		    emit_key(em, "path", m->file->path) || emit_counts(em, &m->counts) ||
-		    emit_end(em, true))
+		if (lp_yaml_begin(em, false) || lp_yaml_pair_hex(em, "tid", m->id.tid) ||
+		    lp_yaml_pair(em, "path", m->file->path) || emit_counts(em, &m->counts) ||
+		    lp_yaml_end(em, false))
 			return -1;
 	}
-	return emit_end(em, false) || emit_end(em, true) ? -1 : 0;
+	return lp_yaml_end(em, true) || lp_yaml_end(em, false) ? -1 : 0;
 }
 
 static int emit_index(yaml_emitter_t *em, lp_procdir *pd, const lp_stats *stats)
 {
-	yaml_event_t ev;
-	if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) || !yaml_emitter_emit(em, &ev) ||
-	    !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) || !yaml_emitter_emit(em, &ev))
+	if (lp_yaml_pair(em, "format", "laplace-per-process") || lp_yaml_pair_u64(em, "version", 1) ||
+	    lp_yaml_pair(em, "layout", lp_layout_names[pd->layout]))
 		return -1;
-	if (emit_mapping_start(em) || emit_key(em, "format", "laplace-per-process") ||
-	    emit_count(em, "version", 1) || emit_key(em, "layout", lp_layout_names[pd->layout]))
-		return -1;
-	if (emit_scalar(em, "inputs", YAML_PLAIN_SCALAR_STYLE) || emit_mapping_start(em) ||
-	    emit_key(em, "reference", pd->reference) || emit_key(em, "kernel", pd->kernel_input) ||
-	    emit_end(em, true))
+	if (lp_yaml_key(em, "inputs") || lp_yaml_begin(em, false) ||
+	    lp_yaml_pair(em, "reference", pd->reference) || lp_yaml_pair(em, "kernel", pd->kernel_input) ||
+	    lp_yaml_end(em, false))
 		return -1;
 
 	GPtrArray *procs = sorted_processes(pd);
-	int rc = emit_scalar(em, "processes", YAML_PLAIN_SCALAR_STYLE) ||
-		 emit_sequence_start(em, YAML_BLOCK_SEQUENCE_STYLE);
+	int rc = lp_yaml_key(em, "processes") || lp_yaml_begin(em, true);
 	for (guint i = 0; !rc && i < procs->len; i++)
 		rc = emit_process(em, g_ptr_array_index(procs, i));
 	g_ptr_array_free(procs, TRUE);
-	if (rc || emit_end(em, false))
+	if (rc || lp_yaml_end(em, true))
 		return -1;
 
 	if (emit_top_file(em, "kernel", &pd->kernel) || emit_top_file(em, "orphan", &pd->orphan))
 		return -1;
-	if (emit_scalar(em, "statistics", YAML_PLAIN_SCALAR_STYLE) || emit_mapping_start(em) ||
-	    lp_stats_emit(em, stats) || emit_end(em, true) || emit_end(em, true))
-		return -1;
-	if (!yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(em, &ev) ||
-	    !yaml_stream_end_event_initialize(&ev) || !yaml_emitter_emit(em, &ev))
+	if (lp_yaml_key(em, "statistics") || lp_yaml_begin(em, false) || lp_stats_emit(em, stats) ||
+	    lp_yaml_end(em, false))
 		return -1;
 	return 0;
-}
-
-static int append_to_string(void *data, unsigned char *buffer, size_t size)
-{
-	g_string_append_len(data, (const char *)buffer, (gssize)size);
-	return 1;
 }
 
 static int write_index(lp_procdir *pd, const lp_stats *stats, lp_error *err)
 {
 	GString *text = g_string_new(NULL);
 	yaml_emitter_t em;
-	yaml_emitter_initialize(&em);
-	yaml_emitter_set_output(&em, append_to_string, text);
-	yaml_emitter_set_unicode(&em, 1);
-	yaml_emitter_set_width(&em, -1);
 	int rc = 0;
-	if (emit_index(&em, pd, stats) || !yaml_emitter_flush(&em))
-		rc = lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", pd->partial,
-			     em.problem ? em.problem : "YAML emitter failed");
-	yaml_emitter_delete(&em);
+	bool failed = lp_yaml_start(&em, text) || emit_index(&em, pd, stats);
+	const char *problem = em.problem ? em.problem : "YAML emitter failed"; /* a literal */
+	if (lp_yaml_finish(&em) || failed) /* finish frees the emitter in any case */
+		rc = lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", pd->partial, problem);
 	if (!rc) {
 		int fd = openat(pd->dirfd, "index.yaml", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (fd < 0) {
