@@ -1,5 +1,6 @@
 /* index.yaml of a per-process merge directory (laplace-merge(1), PER-PROCESS
- * OUTPUT) read back, so that counts need not re-read the task files. */
+ * OUTPUT): written by the per-process sink, read back so that counts need
+ * not re-read the task files. */
 #ifndef LAPLACE_PROCINDEX_H
 #define LAPLACE_PROCINDEX_H
 
@@ -7,6 +8,7 @@
 #include <stdint.h>
 
 #include "laplace/error.h"
+#include "laplace/stats.h"
 
 /* How the references of processes are laid out in files (section 5). */
 enum lp_layout {
@@ -52,5 +54,10 @@ typedef struct lp_index {
  * index (line and field named). */
 lp_index *lp_index_read(const char *dir, lp_error *err);
 void lp_index_free(lp_index *ix);
+
+/* The writer's side: the entries of index.yaml, ix and the merge's
+ * statistics, into the top mapping of an lp_yaml_start document (a file's
+ * path NULL: it was not made, and no path is written). */
+int lp_index_emit(yaml_emitter_t *em, const lp_index *ix, const lp_stats *stats);
 
 #endif

@@ -13,6 +13,7 @@
 #include "laplace/inbuf.h"
 #include "laplace/refio.h"
 #include "laplace/numbers.h"
+#include "laplace/yamlout.h"
 
 typedef struct reader {
 	yaml_document_t doc;
@@ -231,4 +232,77 @@ void lp_index_free(lp_index *ix)
 	g_free(ix->reference);
 	g_free(ix->kernel_input);
 	g_free(ix);
+}
+
+/* ---- the writer's side ---- */
+
+/* The counts every file shares: records, references and, when it holds
+ * any record, the first and last timestamps. */
+static int emit_counts(yaml_emitter_t *em, const lp_index_file *f)
+{
+	if (lp_yaml_pair_u64(em, "records", f->records) ||
+	    lp_yaml_pair_u64(em, "references", f->references))
+		return -1;
+	if (f->records && (lp_yaml_pair_hex(em, "first_timestamp", f->first_ts) ||
+			   lp_yaml_pair_hex(em, "last_timestamp", f->last_ts)))
+		return -1;
+	return 0;
+}
+
+static int emit_top_file(yaml_emitter_t *em, const char *key, const lp_index_file *f)
+{
+	if (lp_yaml_key(em, key) || lp_yaml_begin(em, false))
+		return -1;
+	if (f->path && lp_yaml_pair(em, "path", f->path))
+		return -1;
+	if (emit_counts(em, f))
+		return -1;
+	return lp_yaml_end(em, false);
+}
+
+static int emit_process(yaml_emitter_t *em, const lp_index_process *p)
+{
+	if (lp_yaml_begin(em, false) || lp_yaml_pair_hex(em, "pid", p->pid))
+		return -1;
+	if (lp_yaml_key(em, "programs") || lp_yaml_begin_flow(em, true))
+		return -1;
+	for (size_t k = 0; p->programs[k]; k++)
+		if (lp_yaml_str(em, p->programs[k]))
+			return -1;
+	if (lp_yaml_end(em, true))
+		return -1;
+	if (lp_yaml_key(em, "tasks") || lp_yaml_begin(em, true))
+		return -1;
+	for (size_t k = 0; k < p->ntasks; k++) {
+		const lp_index_task *t = &p->tasks[k];
+		if (lp_yaml_begin(em, false) || lp_yaml_pair_hex(em, "tid", t->tid) ||
+		    lp_yaml_pair(em, "path", t->file.path) || emit_counts(em, &t->file) ||
+		    lp_yaml_end(em, false))
+			return -1;
+	}
+	return lp_yaml_end(em, true) || lp_yaml_end(em, false) ? -1 : 0;
+}
+
+int lp_index_emit(yaml_emitter_t *em, const lp_index *ix, const lp_stats *stats)
+{
+	if (lp_yaml_pair(em, "format", "laplace-per-process") || lp_yaml_pair_u64(em, "version", 1) ||
+	    lp_yaml_pair(em, "layout", lp_layout_names[ix->layout]))
+		return -1;
+	if (lp_yaml_key(em, "inputs") || lp_yaml_begin(em, false) ||
+	    lp_yaml_pair(em, "reference", ix->reference) ||
+	    lp_yaml_pair(em, "kernel", ix->kernel_input) || lp_yaml_end(em, false))
+		return -1;
+	if (lp_yaml_key(em, "processes") || lp_yaml_begin(em, true))
+		return -1;
+	for (size_t i = 0; i < ix->nprocesses; i++)
+		if (emit_process(em, &ix->processes[i]))
+			return -1;
+	if (lp_yaml_end(em, true))
+		return -1;
+	if (emit_top_file(em, "kernel", &ix->kernel) || emit_top_file(em, "orphan", &ix->orphan))
+		return -1;
+	if (lp_yaml_key(em, "statistics") || lp_yaml_begin(em, false) || lp_stats_emit(em, stats) ||
+	    lp_yaml_end(em, false))
+		return -1;
+	return 0;
 }

@@ -423,29 +423,6 @@ static int procdir_event(void *ctx, const lp_event *ev, const lp_event_route *ro
 
 /* ---- index.yaml ---- */
 
-/* The counts every file shares: records, references and, when it holds
- * any record, the first and last timestamps. */
-static int emit_counts(yaml_emitter_t *em, const pd_counts *c)
-{
-	if (lp_yaml_pair_u64(em, "records", c->records) || lp_yaml_pair_u64(em, "references", c->references))
-		return -1;
-	if (c->records && (lp_yaml_pair_hex(em, "first_timestamp", c->first_ts) ||
-			   lp_yaml_pair_hex(em, "last_timestamp", c->last_ts)))
-		return -1;
-	return 0;
-}
-
-static int emit_top_file(yaml_emitter_t *em, const char *key, const pd_file *f)
-{
-	if (lp_yaml_key(em, key) || lp_yaml_begin(em, false))
-		return -1;
-	if (f->created && lp_yaml_pair(em, "path", f->path))
-		return -1;
-	if (emit_counts(em, &f->counts))
-		return -1;
-	return lp_yaml_end(em, false);
-}
-
 static int compare_members(gconstpointer a, gconstpointer b)
 {
 	const pd_member *x = *(pd_member *const *)a, *y = *(pd_member *const *)b;
@@ -476,53 +453,57 @@ static GPtrArray *sorted_processes(lp_procdir *pd)
 	return procs;
 }
 
-static int emit_process(yaml_emitter_t *em, pd_process *proc)
+static lp_index_file index_file(const char *path, const pd_counts *c)
 {
-	if (lp_yaml_begin(em, false) || lp_yaml_pair_hex(em, "pid", proc->id.pid))
-		return -1;
-	if (lp_yaml_key(em, "programs") || lp_yaml_begin_flow(em, true))
-		return -1;
-	for (guint i = 0; i < proc->programs->len; i++)
-		if (lp_yaml_str(em, g_ptr_array_index(proc->programs, i)))
-			return -1;
-	if (lp_yaml_end(em, true))
-		return -1;
-	if (lp_yaml_key(em, "tasks") || lp_yaml_begin(em, true))
-		return -1;
-	for (guint i = 0; i < proc->members->len; i++) {
-		const pd_member *m = g_ptr_array_index(proc->members, i);
-		if (lp_yaml_begin(em, false) || lp_yaml_pair_hex(em, "tid", m->id.tid) ||
-		    lp_yaml_pair(em, "path", m->file->path) || emit_counts(em, &m->counts) ||
-		    lp_yaml_end(em, false))
-			return -1;
-	}
-	return lp_yaml_end(em, true) || lp_yaml_end(em, false) ? -1 : 0;
+	return (lp_index_file){
+		.path = (char *)path,
+		.records = c->records,
+		.references = c->references,
+		.first_ts = c->first_ts,
+		.last_ts = c->last_ts,
+	};
 }
 
-static int emit_index(yaml_emitter_t *em, lp_procdir *pd, const lp_stats *stats)
+/* What index.yaml says, as lp_index: a view of the directory's state (its
+ * strings are borrowed; index_view_free frees only the arrays). */
+static lp_index *index_view(lp_procdir *pd)
 {
-	if (lp_yaml_pair(em, "format", "laplace-per-process") || lp_yaml_pair_u64(em, "version", 1) ||
-	    lp_yaml_pair(em, "layout", lp_layout_names[pd->layout]))
-		return -1;
-	if (lp_yaml_key(em, "inputs") || lp_yaml_begin(em, false) ||
-	    lp_yaml_pair(em, "reference", pd->reference) || lp_yaml_pair(em, "kernel", pd->kernel_input) ||
-	    lp_yaml_end(em, false))
-		return -1;
-
+	lp_index *ix = g_new0(lp_index, 1);
+	ix->reference = pd->reference;
+	ix->kernel_input = pd->kernel_input;
+	ix->layout = pd->layout;
 	GPtrArray *procs = sorted_processes(pd);
-	int rc = lp_yaml_key(em, "processes") || lp_yaml_begin(em, true);
-	for (guint i = 0; !rc && i < procs->len; i++)
-		rc = emit_process(em, g_ptr_array_index(procs, i));
+	ix->nprocesses = procs->len;
+	ix->processes = g_new0(lp_index_process, procs->len);
+	for (guint i = 0; i < procs->len; i++) {
+		const pd_process *proc = g_ptr_array_index(procs, i);
+		lp_index_process *p = &ix->processes[i];
+		p->pid = proc->id.pid;
+		p->programs = g_new0(char *, proc->programs->len + 1);
+		for (guint k = 0; k < proc->programs->len; k++)
+			p->programs[k] = g_ptr_array_index(proc->programs, k);
+		p->ntasks = proc->members->len;
+		p->tasks = g_new0(lp_index_task, proc->members->len);
+		for (guint k = 0; k < proc->members->len; k++) {
+			const pd_member *m = g_ptr_array_index(proc->members, k);
+			p->tasks[k].tid = m->id.tid;
+			p->tasks[k].file = index_file(m->file->path, &m->counts);
+		}
+	}
 	g_ptr_array_free(procs, TRUE);
-	if (rc || lp_yaml_end(em, true))
-		return -1;
+	ix->kernel = index_file(pd->kernel.created ? pd->kernel.path : NULL, &pd->kernel.counts);
+	ix->orphan = index_file(pd->orphan.created ? pd->orphan.path : NULL, &pd->orphan.counts);
+	return ix;
+}
 
-	if (emit_top_file(em, "kernel", &pd->kernel) || emit_top_file(em, "orphan", &pd->orphan))
-		return -1;
-	if (lp_yaml_key(em, "statistics") || lp_yaml_begin(em, false) || lp_stats_emit(em, stats) ||
-	    lp_yaml_end(em, false))
-		return -1;
-	return 0;
+static void index_view_free(lp_index *ix)
+{
+	for (size_t i = 0; i < ix->nprocesses; i++) {
+		g_free(ix->processes[i].programs);
+		g_free(ix->processes[i].tasks);
+	}
+	g_free(ix->processes);
+	g_free(ix);
 }
 
 static int write_index(lp_procdir *pd, const lp_stats *stats, lp_error *err)
@@ -530,7 +511,9 @@ static int write_index(lp_procdir *pd, const lp_stats *stats, lp_error *err)
 	GString *text = g_string_new(NULL);
 	yaml_emitter_t em;
 	int rc = 0;
-	bool failed = lp_yaml_start(&em, text) || emit_index(&em, pd, stats);
+	lp_index *ix = index_view(pd);
+	bool failed = lp_yaml_start(&em, text) || lp_index_emit(&em, ix, stats);
+	index_view_free(ix);
 	const char *problem = em.problem ? em.problem : "YAML emitter failed"; /* a literal */
 	if (lp_yaml_finish(&em) || failed) /* finish frees the emitter in any case */
 		rc = lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", pd->partial, problem);

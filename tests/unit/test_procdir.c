@@ -11,6 +11,7 @@
 
 #include "laplace/procindex.h"
 #include "laplace/sinks.h"
+#include "laplace/yamlout.h"
 
 static char *scratch;
 
@@ -418,4 +419,59 @@ Test(procdir, index_reads_back)
 	cr_assert_null(ix->orphan.path);
 	lp_index_free(ix);
 	g_free(dir);
+}
+
+/* The writer's side of index.yaml and its reader agree: an index with a
+ * program name that is not UTF-8 (mended), a file with no records (no
+ * timestamps) and no orphan file reads back as written. */
+Test(procdir, index_emit_reads_back)
+{
+	char *programs[] = {"/bin/sh", "caf\xe9", NULL};
+	lp_index_task tasks[] = {
+		{.tid = 0x1b, .file = {.path = "1a/1b", .records = 3, .references = 2,
+				       .first_ts = 0x10, .last_ts = 0xffffffffffffffff}},
+		{.tid = 0x1c, .file = {.path = "1a/1c"}},
+	};
+	lp_index_process proc = {.pid = 0x1a, .programs = programs, .tasks = tasks, .ntasks = 2};
+	lp_index ix = {
+		.reference = "r.ref", .kernel_input = "k.kern", .layout = LP_LAYOUT_TASK,
+		.processes = &proc, .nprocesses = 1,
+		.kernel = {.path = "kernel", .records = 1, .first_ts = 5, .last_ts = 5},
+	};
+	lp_stats stats;
+	memset(&stats, 0, sizeof stats);
+	GString *text = g_string_new(NULL);
+	yaml_emitter_t em;
+	cr_assert_eq(lp_yaml_start(&em, text), 0);
+	cr_assert_eq(lp_index_emit(&em, &ix, &stats), 0);
+	cr_assert_eq(lp_yaml_finish(&em), 0);
+	char *path = g_build_filename(scratch, "index.yaml", NULL);
+	cr_assert(g_file_set_contents(path, text->str, (gssize)text->len, NULL));
+	lp_error err = {0};
+	lp_index *back = lp_index_read(scratch, &err);
+	cr_assert(back, "%s", err.msg);
+	cr_assert_str_eq(back->reference, "r.ref");
+	cr_assert_str_eq(back->kernel_input, "k.kern");
+	cr_assert_eq(back->layout, LP_LAYOUT_TASK);
+	cr_assert_eq(back->nprocesses, 1);
+	const lp_index_process *p = &back->processes[0];
+	cr_assert_eq(p->pid, 0x1a);
+	cr_assert_str_eq(p->programs[0], "/bin/sh");
+	cr_assert_str_eq(p->programs[1], "caf\xef\xbf\xbd"); /* U+FFFD */
+	cr_assert_null(p->programs[2]);
+	cr_assert_eq(p->ntasks, 2);
+	cr_assert_eq(p->tasks[0].tid, 0x1b);
+	cr_assert_str_eq(p->tasks[0].file.path, "1a/1b");
+	cr_assert_eq(p->tasks[0].file.records, 3);
+	cr_assert_eq(p->tasks[0].file.references, 2);
+	cr_assert_eq(p->tasks[0].file.first_ts, 0x10);
+	cr_assert_eq(p->tasks[0].file.last_ts, 0xffffffffffffffff);
+	cr_assert_eq(p->tasks[1].file.records, 0);
+	cr_assert_str_eq(back->kernel.path, "kernel");
+	cr_assert_eq(back->kernel.first_ts, 5);
+	cr_assert_null(back->orphan.path);
+	cr_assert(strstr(text->str, "pid: \"1a\"\n"), "%s", text->str);
+	lp_index_free(back);
+	g_free(path);
+	g_string_free(text, TRUE);
 }
