@@ -1,5 +1,7 @@
 /* laplace batch: the options; the batch engine (laplace/batch.h) runs the
  * jobs, here, in Slurm array elements, or collects what they reported. */
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,7 +19,7 @@ typedef struct batch_options {
 	gchar *report, *shard, *shard_by, *submit, *collect;
 	gboolean quiet, skip_done, wait;
 	gint index;           /* -1: not given */
-	gint max_running;     /* 0: not given */
+	gint max_running;     /* -1: not given */
 	gchar **sbatch_options;
 } batch_options;
 
@@ -84,10 +86,10 @@ static bool check_options(const batch_options *o, int argc, size_t *shard_k, siz
 		cli_usage_error("--index must not be negative, not %d", o->index);
 	else if (o->submit && strcmp(o->submit, "slurm"))
 		cli_usage_error("--submit must be 'slurm', not '%s'", o->submit);
-	else if (!o->submit && (o->wait || o->max_running || o->sbatch_options))
+	else if (!o->submit && (o->wait || o->max_running != -1 || o->sbatch_options))
 		cli_usage_error("%s needs --submit slurm",
-				o->wait ? "--wait" : o->max_running ? "--max-running" : "--sbatch-option");
-	else if (o->max_running < 0)
+				o->wait ? "--wait" : o->max_running != -1 ? "--max-running" : "--sbatch-option");
+	else if (o->max_running != -1 && o->max_running < 1)
 		cli_usage_error("--max-running must be at least 1, not %d", o->max_running);
 	else if (first)
 		cli_usage_error("%s and %s cannot be combined", first, second);
@@ -124,25 +126,29 @@ static int load_earlier(const char *report, lp_batch_report **earlier, lp_error 
 	return lp_batch_report_load(report, earlier, err);
 }
 
+/* g_ptr_array_sort hands over pointers to the elements. */
+static gint by_name(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* --collect DIR: the reports of DIR (N.yaml, from array elements) first,
  * then the earlier report's entries of jobs done before; a job with
  * neither was interrupted. */
 static int collect(lp_batch *b, const char *dir, const char *report, lp_error *err)
 {
-	GError *gerr = NULL;
-	GDir *d = g_dir_open(dir, 0, &gerr);
+	DIR *d = opendir(dir);
 	if (!d) {
-		lp_fail(err, LP_EIO, "cannot read directory %s: %s", dir, gerr->message);
-		g_error_free(gerr);
+		lp_fail(err, LP_EIO, "cannot read directory %s: %s", dir, g_strerror(errno));
 		return cli_fail(err);
 	}
 	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	const char *name;
-	while ((name = g_dir_read_name(d)))
-		if (name[0] != '.' && g_str_has_suffix(name, ".yaml"))
-			g_ptr_array_add(names, g_strdup(name));
-	g_dir_close(d);
-	g_ptr_array_sort(names, (GCompareFunc)(void (*)(void))g_ascii_strcasecmp);
+	const struct dirent *entry;
+	while ((entry = readdir(d)))
+		if (entry->d_name[0] != '.' && g_str_has_suffix(entry->d_name, ".yaml"))
+			g_ptr_array_add(names, g_strdup(entry->d_name));
+	closedir(d);
+	g_ptr_array_sort(names, by_name);
 	GPtrArray *reports = g_ptr_array_new_with_free_func((GDestroyNotify)lp_batch_report_free);
 	for (guint i = 0; i < names->len; i++) {
 		char *path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
@@ -192,7 +198,7 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 		.program = program ? program : "laplace",
 		.batch_file = b->file,
 		.report = report,
-		.max_running = (size_t)o->max_running,
+		.max_running = o->max_running == -1 ? 0 : (size_t)o->max_running,
 		.sbatch_options = o->sbatch_options,
 		.job_timeout = (unsigned)o->job_timeout,
 		.wait = o->wait,
@@ -236,7 +242,7 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 int cmd_batch(int argc, char **argv)
 {
 	cli_set_command("laplace batch");
-	batch_options o = {.parallel = -1, .index = -1};
+	batch_options o = {.parallel = -1, .index = -1, .max_running = -1};
 	GOptionEntry entries[] = {
 		{"jobs", 'j', 0, G_OPTION_ARG_INT, &o.parallel,
 		 "Run N jobs at a time (default: $SLURM_CPUS_PER_TASK, else $SLURM_CPUS_ON_NODE, "
@@ -322,8 +328,8 @@ int cmd_batch(int argc, char **argv)
 		goto out;
 	}
 	if (o.index != -1 && (size_t)o.index >= nspecs) {
-		rc = cli_usage_error("--index %d is past the last job: %s has %zu", o.index, file,
-				     nspecs);
+		rc = cli_usage_error("--index %d is past the last job of %s (%zu job%s, from 0)",
+				     o.index, file, nspecs, nspecs == 1 ? "" : "s");
 		goto out;
 	}
 	if (o.index != -1)

@@ -135,7 +135,9 @@ static int emit_node(yaml_emitter_t *em, yaml_document_t *doc, yaml_node_t *node
 			return -1;
 		return yaml_emitter_emit(em, &ev) ? 0 : -1;
 	case YAML_SEQUENCE_NODE:
-		if (lp_yaml_begin(em, true))
+		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+							  node->data.sequence.style) ||
+		    !yaml_emitter_emit(em, &ev))
 			return -1;
 		for (yaml_node_item_t *it = node->data.sequence.items.start;
 		     it < node->data.sequence.items.top; it++)
@@ -143,7 +145,9 @@ static int emit_node(yaml_emitter_t *em, yaml_document_t *doc, yaml_node_t *node
 				return -1;
 		return lp_yaml_end(em, true);
 	case YAML_MAPPING_NODE:
-		if (lp_yaml_begin(em, false))
+		if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+							 node->data.mapping.style) ||
+		    !yaml_emitter_emit(em, &ev))
 			return -1;
 		for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
 		     p < node->data.mapping.pairs.top; p++)

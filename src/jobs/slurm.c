@@ -2,6 +2,7 @@
  * job, one element per job, and a collector job that runs after it. */
 #include "laplace/batch.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -48,24 +49,20 @@ static int clear_parts(const char *dir, lp_error *err)
 {
 	if (g_mkdir_with_parents(dir, 0777) < 0)
 		return lp_fail(err, LP_EIO, "cannot create directory %s: %s", dir, g_strerror(errno));
-	GError *gerr = NULL;
-	GDir *d = g_dir_open(dir, 0, &gerr);
-	if (!d) {
-		int r = lp_fail(err, LP_EIO, "cannot read directory %s: %s", dir, gerr->message);
-		g_error_free(gerr);
-		return r;
-	}
+	DIR *d = opendir(dir);
+	if (!d)
+		return lp_fail(err, LP_EIO, "cannot read directory %s: %s", dir, g_strerror(errno));
 	int r = 0;
-	const char *name;
-	while (!r && (name = g_dir_read_name(d))) {
-		if (!is_part(name))
+	const struct dirent *entry;
+	while (!r && (entry = readdir(d))) {
+		if (!is_part(entry->d_name))
 			continue;
-		char *path = g_build_filename(dir, name, NULL);
+		char *path = g_build_filename(dir, entry->d_name, NULL);
 		if (g_unlink(path) < 0 && errno != ENOENT)
 			r = lp_fail(err, LP_EIO, "cannot remove %s: %s", path, g_strerror(errno));
 		g_free(path);
 	}
-	g_dir_close(d);
+	closedir(d);
 	return r;
 }
 
@@ -84,6 +81,10 @@ static int write_script(const char *path, const char *what, const char *command,
 static int run_sbatch(GPtrArray *args, const char *what, bool wait, char **id, lp_error *err)
 {
 	g_ptr_array_add(args, NULL);
+	char *found = g_find_program_in_path("sbatch");
+	if (!found)
+		return lp_fail(err, LP_EIO, "cannot submit %s: no sbatch on PATH (no Slurm here?)", what);
+	g_free(found);
 	char *out = NULL, *errs = NULL;
 	int wait_status = 0;
 	GError *gerr = NULL;
