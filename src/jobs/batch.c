@@ -86,6 +86,7 @@ int lp_batch_report_load(const char *path, lp_batch_report **out, lp_error *err)
 	if (!loaded) {
 		r = lp_fail(err, LP_EINPUT, "%s:%zu: %s", path, parser.problem_mark.line + 1,
 			    parser.problem ? parser.problem : "not YAML");
+		/* An empty document, for lp_batch_report_free to delete. */
 		memset(&report->doc, 0, sizeof report->doc);
 		yaml_document_initialize(&report->doc, NULL, NULL, NULL, 1, 1);
 	}
@@ -520,7 +521,7 @@ static const char *const job_state_names[] = {"succeeded", "failed", "interrupte
 typedef struct job_end {
 	enum job_state state;
 	int exit_status;
-	char msg[1100];
+	char msg[sizeof ((lp_job_outcome *)0)->msg + 64]; /* the job's, or why it did not run */
 } job_end;
 
 static void job_ended(const lp_batch *b, const lp_batch_job *job, job_end *end)
@@ -639,6 +640,7 @@ static int emit_job(yaml_emitter_t *em, const lp_batch *b, const lp_batch_job *j
 	if (lp_yaml_begin(em, false) || lp_yaml_pair_u64(em, "index", job->index) ||
 	    lp_yaml_pair_u64(em, "line", spec->line))
 		return -1;
+	/* A job that never started was run nowhere and read nothing. */
 	if (end.state != JOB_INTERRUPTED || job->finished) {
 		if (emit_slurm_origin(em) || emit_input_state(em, "reference", &job->reference) ||
 		    emit_input_state(em, "kernel", &job->kernel))
