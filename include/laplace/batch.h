@@ -20,7 +20,6 @@
 
 /* A report read back (a --report file): its jobs' entries by index. */
 typedef struct lp_batch_report {
-	char *path;
 	yaml_document_t doc;
 	GHashTable *entries;   /* index (GSIZE_TO_POINTER(index + 1)) -> yaml_node_t * */
 	char *collector_job_id; /* its collector_job_id key, or NULL */
@@ -43,7 +42,6 @@ typedef struct lp_batch_input_state {
 typedef struct lp_batch_job {
 	lp_batch *batch;
 	size_t index;          /* in the batch file */
-	uint64_t input_bytes;  /* reference and kernel, for --shard by size */
 	lp_batch_input_state reference, kernel;
 	lp_job_outcome outcome;
 	lp_job_proc *proc;     /* while it runs */
@@ -146,7 +144,5 @@ typedef struct lp_slurm_submission {
  * collector has ended. */
 int lp_slurm_submit(lp_slurm_submission *s, const lp_batch *b, lp_error *err);
 void lp_slurm_submission_clear(lp_slurm_submission *s);
-/* REPORT.parts, newly allocated. */
-char *lp_slurm_parts_dir(const char *report);
 
 #endif

@@ -65,7 +65,6 @@ void lp_batch_report_free(lp_batch_report *report)
 	yaml_document_delete(&report->doc);
 	g_hash_table_destroy(report->entries);
 	g_free(report->collector_job_id);
-	g_free(report->path);
 	g_free(report);
 }
 
@@ -77,7 +76,6 @@ int lp_batch_report_load(const char *path, lp_batch_report **out, lp_error *err)
 	if (r)
 		return r;
 	lp_batch_report *report = g_new0(lp_batch_report, 1);
-	report->path = g_strdup(path);
 	report->entries = g_hash_table_new(g_direct_hash, g_direct_equal);
 	yaml_parser_t parser;
 	yaml_parser_initialize(&parser);

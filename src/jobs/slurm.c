@@ -12,8 +12,6 @@
 
 #include "laplace/staging.h"
 
-char *lp_slurm_parts_dir(const char *report) { return g_strconcat(report, ".parts", NULL); }
-
 /* Slurm's --array list: "0-3,7,9-11", with "%N" for the throttle. */
 static char *array_indices(const lp_batch *b, size_t max_running)
 {
@@ -125,7 +123,7 @@ static void add_options(GPtrArray *args, char **options)
 
 int lp_slurm_submit(lp_slurm_submission *s, const lp_batch *b, lp_error *err)
 {
-	char *parts = lp_slurm_parts_dir(s->report);
+	char *parts = g_strconcat(s->report, ".parts", NULL);
 	char *array_script = g_strconcat(s->report, ".array.sh", NULL);
 	char *collect_script = g_strconcat(s->report, ".collect.sh", NULL);
 	char *q_program = g_shell_quote(s->program), *q_file = g_shell_quote(s->batch_file);
