@@ -10,6 +10,8 @@
 #                        laplace.pc, Python module, man pages, systemd units)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
 #   make bench           see bench/run
+#   make check-slurm     batch --submit slurm on a one-node Slurm cluster of its
+#                        own (root only: installs slurm-wlm and munge if missing)
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -61,7 +63,7 @@ MAN1 := $(wildcard man/*.1)
 MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
-.PHONY: all demo check check-units check-plain check-asan unit e2e check-exports check-python \
+.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e check-exports check-python \
 	check-install install uninstall clean fuzz bench
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
@@ -186,6 +188,11 @@ check-units: $(BUILD)/laplace
 	rm -rf $(BUILD)/units-inst
 	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(BUILD)/units-inst
 	contrib/check-units $(CURDIR)/$(BUILD)/units-inst /usr
+
+# laplace batch --submit slurm --wait on a real one-node cluster, started
+# and stopped by tests/check-slurm; skipped with a message unless root.
+check-slurm: $(BUILD)/laplace
+	tests/check-slurm $(BUILD)/laplace
 
 check:
 	$(MAKE) WERROR=-Werror check-plain

@@ -1,179 +1,27 @@
-/* laplace batch: run the jobs of a batch file, N at a time, each in its own
- * process; a failed job does not stop the others. */
-#include <signal.h>
+/* laplace batch: the options; the batch engine (laplace/batch.h) runs the
+ * jobs, here, in Slurm array elements, or collects what they reported. */
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <glib-unix.h>
-
 #include "cli.h"
 #include "commands.h"
-#include "laplace/jobfile.h"
+#include "laplace/batch.h"
 
 /* Larger than any sensible list of jobs, small enough to read at once. */
 #define BATCH_FILE_MAX_BYTES (64u << 20)
-#define PROGRESS_REDRAW_MS 200
 
-typedef struct batch_job {
-	struct batch *batch;
-	size_t index;          /* in the batch file */
-	lp_job_outcome outcome;
-	lp_job_proc *proc;     /* while it runs */
-	bool finished;
-	uint64_t refs_done;
-} batch_job;
-
-typedef struct batch {
-	const char *file;
-	lp_job_spec *specs;
-	batch_job *jobs;   /* the ones this shard runs */
-	size_t njobs;
-	size_t next;       /* the next job to start */
-	size_t running;
-	size_t succeeded, failed;
-	size_t max_running;
-	unsigned job_timeout; /* --job-timeout, 0 for none */
-	bool show_progress;
-	bool progress_shown;
-	int stopped_by;    /* the signal that interrupted the batch, or 0 */
-	GMainLoop *loop;
-} batch;
-
-static void erase_progress(batch *b)
-{
-	if (b->progress_shown)
-		fputs("\r\033[K", stderr);
-	b->progress_shown = false;
-}
-
-static void draw_progress(batch *b)
-{
-	uint64_t refs = 0;
-	for (size_t i = 0; i < b->njobs; i++)
-		refs += b->jobs[i].refs_done;
-	fprintf(stderr, "\r\033[K%s: %zu/%zu done, %zu failed, %zu running, %" G_GUINT64_FORMAT
-		" references", cli_command(), b->succeeded + b->failed, b->njobs, b->failed,
-		b->running, refs);
-	fflush(stderr);
-	b->progress_shown = true;
-}
-
-static gboolean on_redraw(gpointer data)
-{
-	draw_progress(data);
-	return G_SOURCE_CONTINUE;
-}
-
-static void on_progress(void *ctx, uint64_t refs_done, uint64_t events_done)
-{
-	batch_job *job = ctx;
-	(void)events_done;
-	job->refs_done = refs_done;
-}
-
-static void on_warning(void *ctx, const char *msg)
-{
-	batch_job *job = ctx;
-	erase_progress(job->batch);
-	fprintf(stderr, "%s: job %zu (%s:%zu): warning: %s\n", cli_command(), job->index,
-		job->batch->file, job->batch->specs[job->index].line, msg);
-}
-
-static void start_jobs(batch *b);
-
-static void on_done(void *ctx, const lp_job_outcome *outcome)
-{
-	batch_job *job = ctx;
-	batch *b = job->batch;
-	job->outcome = *outcome;
-	job->proc = NULL;
-	job->finished = true;
-	b->running--;
-	if (outcome->status == LP_OK)
-		b->succeeded++;
-	else
-		b->failed++;
-	start_jobs(b);
-	if (b->show_progress)
-		draw_progress(b);
-	if (!b->running && b->next == b->njobs)
-		g_main_loop_quit(b->loop);
-}
-
-static const lp_job_proc_ops batch_job_ops = {on_progress, on_warning, on_done};
-
-static void start_jobs(batch *b)
-{
-	while (b->running < b->max_running && b->next < b->njobs) {
-		batch_job *job = &b->jobs[b->next++];
-		lp_merge_job mj;
-		lp_job_spec_to_merge(&b->specs[job->index], &mj);
-		lp_error err = {0};
-		const lp_job_spec *spec = &b->specs[job->index];
-		unsigned timeout = spec->timeout ? spec->timeout : b->job_timeout;
-		if ((job->proc = lp_job_proc_start(&mj, LP_NO_OWNER, NULL, timeout, &batch_job_ops, job, &err))) {
-			b->running++;
-			continue;
-		}
-		job->finished = true;
-		job->outcome.status = err.status;
-		g_strlcpy(job->outcome.msg, err.msg, sizeof job->outcome.msg);
-		b->failed++;
-	}
-}
-
-/* SIGINT, SIGTERM, SIGHUP: start nothing more, pass the signal on to the
- * running jobs (each removes its temporary outputs and ends), and end the
- * batch once they have. */
-typedef struct batch_signal {
-	batch *b;
-	int sig;
-} batch_signal;
-
-static gboolean on_signal(gpointer data)
-{
-	batch_signal *bs = data;
-	batch *b = bs->b;
-	if (!b->stopped_by)
-		b->stopped_by = bs->sig;
-	b->next = b->njobs;
-	for (size_t i = 0; i < b->njobs; i++)
-		if (b->jobs[i].proc)
-			kill(lp_job_proc_pid(b->jobs[i].proc), bs->sig);
-	if (!b->running)
-		g_main_loop_quit(b->loop);
-	return G_SOURCE_CONTINUE;
-}
-
-/* Write the report into out, opened before the jobs ran, and commit it;
- * frees out. */
-static int write_report(lp_output *out, const batch *b, const char *shard, lp_error *err)
-{
-	GString *text = g_string_new(NULL);
-	yaml_emitter_t em;
-	int bad = lp_yaml_start(&em, text) || lp_yaml_pair(&em, "batch", b->file) ||
-		  (shard && lp_yaml_pair(&em, "shard", shard)) ||
-		  lp_yaml_pair_u64(&em, "succeeded", b->succeeded) ||
-		  lp_yaml_pair_u64(&em, "failed", b->failed) || lp_yaml_key(&em, "jobs") ||
-		  lp_yaml_begin(&em, true);
-	for (size_t i = 0; !bad && i < b->njobs; i++) {
-		const batch_job *job = &b->jobs[i];
-		const lp_job_spec *spec = &b->specs[job->index];
-		bad = lp_yaml_begin(&em, false) || lp_yaml_pair_u64(&em, "index", job->index) ||
-		      lp_yaml_pair_u64(&em, "line", spec->line) ||
-		      lp_job_report_emit(&em, spec, &job->outcome) || lp_yaml_end(&em, false);
-	}
-	bad = bad || lp_yaml_end(&em, true) || lp_yaml_finish(&em);
-	int r = bad ? lp_fail(err, LP_EIO, "cannot format the report for %s", lp_output_name(out))
-		    : lp_output_write(out, text->str, text->len, err);
-	g_string_free(text, TRUE);
-	if (r) {
-		lp_output_abort(out);
-		return r;
-	}
-	return lp_output_commit(out, err);
-}
+typedef struct batch_options {
+	gint parallel;        /* -1: not given */
+	gint job_timeout;
+	gchar *report, *shard, *shard_by, *submit, *collect;
+	gboolean quiet, skip_done, wait;
+	gint index;           /* -1: not given */
+	gint max_running;     /* -1: not given */
+	gchar **sbatch_options;
+} batch_options;
 
 static bool parse_shard(const char *s, size_t *k, size_t *n)
 {
@@ -187,35 +35,262 @@ static bool parse_shard(const char *s, size_t *k, size_t *n)
 	return true;
 }
 
+/* The first option of a pair given together that must not be, or NULL. */
+static const char *conflict(const batch_options *o, const char **second)
+{
+	struct {
+		bool given;
+		const char *name;
+	} opts[] = {
+		{o->submit != NULL, "--submit"}, {o->collect != NULL, "--collect"},
+		{o->index != -1, "--index"},     {o->shard != NULL, "--shard"},
+		{o->parallel != -1, "-j"},       {o->skip_done, "--skip-done"},
+	};
+	/* Which pairs may meet: --index with -j and --skip-done, --shard with
+	 * -j and --skip-done, -j with --skip-done; nothing else. */
+	static const bool allowed[6][6] = {
+		/* submit collect index shard  j      skip */
+		{false, false, false, false, false, true},  /* --submit */
+		{false, false, false, false, false, false}, /* --collect */
+		{false, false, false, false, true,  true},  /* --index */
+		{false, false, false, false, true,  true},  /* --shard */
+		{false, false, true,  true,  false, true},  /* -j */
+		{true,  false, true,  true,  true,  false}, /* --skip-done */
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(opts); i++)
+		for (size_t j = i + 1; j < G_N_ELEMENTS(opts); j++)
+			if (opts[i].given && opts[j].given && !allowed[i][j]) {
+				*second = opts[j].name;
+				return opts[i].name;
+			}
+	return NULL;
+}
+
+static bool check_options(const batch_options *o, int argc, size_t *shard_k, size_t *shard_n)
+{
+	const char *second = NULL;
+	const char *first = conflict(o, &second);
+	if (argc != 2)
+		cli_usage_error("expected one batch file, got %d", argc - 1);
+	else if (o->job_timeout < 0)
+		cli_usage_error("--job-timeout must not be negative, not %d", o->job_timeout);
+	else if (o->parallel != -1 && o->parallel < 1)
+		cli_usage_error("-j must be at least 1, not %d", o->parallel);
+	else if (o->shard && !parse_shard(o->shard, shard_k, shard_n))
+		cli_usage_error("--shard must be K/N with 0 <= K < N, not '%s'", o->shard);
+	else if (o->shard_by && strcmp(o->shard_by, "size") && strcmp(o->shard_by, "index"))
+		cli_usage_error("--shard-by must be 'size' or 'index', not '%s'", o->shard_by);
+	else if (o->shard_by && !o->shard)
+		cli_usage_error("--shard-by needs --shard");
+	else if (o->index < -1)
+		cli_usage_error("--index must not be negative, not %d", o->index);
+	else if (o->submit && strcmp(o->submit, "slurm"))
+		cli_usage_error("--submit must be 'slurm', not '%s'", o->submit);
+	else if (!o->submit && (o->wait || o->max_running != -1 || o->sbatch_options))
+		cli_usage_error("%s needs --submit slurm",
+				o->wait ? "--wait" : o->max_running != -1 ? "--max-running" : "--sbatch-option");
+	else if (o->max_running != -1 && o->max_running < 1)
+		cli_usage_error("--max-running must be at least 1, not %d", o->max_running);
+	else if (first)
+		cli_usage_error("%s and %s cannot be combined", first, second);
+	else if (!o->report && (o->submit || o->collect || o->skip_done))
+		cli_usage_error("%s needs --report FILE",
+				o->submit ? "--submit" : o->collect ? "--collect" : "--skip-done");
+	else
+		return true;
+	return false;
+}
+
+/* The report must not replace an input of the batch. */
+static int check_report(const char *report, const char *file, const lp_job_spec *specs,
+			size_t nspecs, lp_error *err)
+{
+	const char **inputs = g_new(const char *, 2 * nspecs + 1);
+	inputs[0] = file;
+	for (size_t i = 0; i < nspecs; i++) {
+		inputs[1 + 2 * i] = specs[i].reference;
+		inputs[2 + 2 * i] = specs[i].kernel;
+	}
+	const char *outputs[] = {report};
+	int r = lp_check_outputs(inputs, 2 * nspecs + 1, outputs, 1, err);
+	g_free(inputs);
+	return r;
+}
+
+/* The report of an earlier run, if there is one (*earlier NULL if not). */
+static int load_earlier(const char *report, lp_batch_report **earlier, lp_error *err)
+{
+	*earlier = NULL;
+	if (!g_file_test(report, G_FILE_TEST_EXISTS))
+		return 0;
+	return lp_batch_report_load(report, earlier, err);
+}
+
+/* g_ptr_array_sort hands over pointers to the elements. */
+static gint by_name(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* --collect DIR: the reports of DIR (N.yaml, from array elements) first,
+ * then the earlier report's entries of jobs done before; a job with
+ * neither was interrupted. */
+static int collect(lp_batch *b, const char *dir, const char *report, lp_error *err)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		lp_fail(err, LP_EIO, "cannot read directory %s: %s", dir, g_strerror(errno));
+		return cli_fail(err);
+	}
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	const struct dirent *entry;
+	while ((entry = readdir(d)))
+		if (entry->d_name[0] != '.' && g_str_has_suffix(entry->d_name, ".yaml"))
+			g_ptr_array_add(names, g_strdup(entry->d_name));
+	closedir(d);
+	g_ptr_array_sort(names, by_name);
+	GPtrArray *reports = g_ptr_array_new_with_free_func((GDestroyNotify)lp_batch_report_free);
+	for (guint i = 0; i < names->len; i++) {
+		char *path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
+		lp_batch_report *part;
+		if (lp_batch_report_load(path, &part, err)) {
+			fprintf(stderr, "%s: warning: ignoring a report: %s\n", cli_command(), err->msg);
+		} else {
+			g_ptr_array_add(reports, part);
+			lp_batch_take_entries(b, part);
+		}
+		g_free(path);
+	}
+	g_ptr_array_free(names, TRUE);
+	lp_batch_report *earlier = NULL;
+	if (load_earlier(report, &earlier, err))
+		fprintf(stderr, "%s: warning: ignoring the earlier report: %s\n", cli_command(), err->msg);
+	else if (earlier) {
+		g_ptr_array_add(reports, earlier);
+		lp_batch_skip_done(b, earlier);
+	}
+	b->missing_why = "no report from its array element";
+	int rc = lp_batch_summarize(b);
+	lp_output *out = lp_output_open(report, LP_COMPRESS_NONE, err);
+	int r = out ? lp_batch_write_report(out, b, NULL, g_getenv("SLURM_JOB_ID"), err) : err->status;
+	g_ptr_array_free(reports, TRUE);
+	if (r) {
+		cli_fail(err);
+		return r > rc ? r : rc;
+	}
+	return rc;
+}
+
+/* --submit slurm: submit, and with --wait read back what the collector
+ * wrote. */
+static int submit(lp_batch *b, const batch_options *o, const char *report, lp_error *err)
+{
+	size_t to_run = 0;
+	for (size_t i = 0; i < b->njobs; i++)
+		to_run += !b->jobs[i].entry;
+	if (!to_run) {
+		fprintf(stderr, "%s: nothing to submit: all %zu jobs are done (%s)\n", cli_command(),
+			b->njobs, report);
+		return 0;
+	}
+	char *program = g_file_read_link("/proc/self/exe", NULL);
+	lp_slurm_submission s = {
+		.program = program ? program : "laplace",
+		.batch_file = b->file,
+		.report = report,
+		.max_running = o->max_running == -1 ? 0 : (size_t)o->max_running,
+		.sbatch_options = o->sbatch_options,
+		.job_timeout = (unsigned)o->job_timeout,
+		.wait = o->wait,
+	};
+	/* Waiting for sbatch: a signal ends this process as it would sbatch. */
+	lp_batch_release_signals(b);
+	int r = lp_slurm_submit(&s, b, err);
+	g_free(program);
+	if (r) {
+		lp_slurm_submission_clear(&s);
+		return cli_fail(err);
+	}
+	printf("%s %s\n", s.array_job_id, s.collector_job_id);
+	fflush(stdout);
+	fprintf(stderr, "%s: %zu job%s submitted as array job %s, collected by job %s into %s\n",
+		cli_command(), to_run, to_run == 1 ? "" : "s", s.array_job_id, s.collector_job_id,
+		report);
+	int rc = 0;
+	if (o->wait) {
+		lp_batch_report *collected;
+		r = lp_batch_report_load(report, &collected, err);
+		if (!r && g_strcmp0(collected->collector_job_id, s.collector_job_id)) {
+			r = lp_fail(err, LP_EIO, "collector job %s ended without writing %s",
+				    s.collector_job_id, report);
+			lp_batch_report_free(collected);
+		}
+		if (r) {
+			rc = cli_fail(err);
+		} else {
+			for (size_t i = 0; i < b->njobs; i++)
+				b->jobs[i].entry = NULL;
+			lp_batch_take_entries(b, collected);
+			rc = lp_batch_summarize(b);
+			lp_batch_report_free(collected);
+		}
+	}
+	lp_slurm_submission_clear(&s);
+	return rc;
+}
+
 int cmd_batch(int argc, char **argv)
 {
 	cli_set_command("laplace batch");
-	gint parallel = -1; /* not given */
-	gint job_timeout = 0;
-	gchar *report = NULL, *shard = NULL;
-	gboolean quiet = FALSE;
+	batch_options o = {.parallel = -1, .index = -1, .max_running = -1};
 	GOptionEntry entries[] = {
-		{"jobs", 'j', 0, G_OPTION_ARG_INT, &parallel,
-		 "Run N jobs at a time (default: the number of processors)", "N"},
-		{"job-timeout", 0, 0, G_OPTION_ARG_INT, &job_timeout,
+		{"jobs", 'j', 0, G_OPTION_ARG_INT, &o.parallel,
+		 "Run N jobs at a time (default: $SLURM_CPUS_PER_TASK, else $SLURM_CPUS_ON_NODE, "
+		 "else the number of processors)", "N"},
+		{"job-timeout", 0, 0, G_OPTION_ARG_INT, &o.job_timeout,
 		 "Kill and fail a job still running after SECONDS (default: none; a job's own "
 		 "timeout key wins)", "SECONDS"},
-		{"report", 0, 0, G_OPTION_ARG_FILENAME, &report,
+		{"report", 0, 0, G_OPTION_ARG_FILENAME, &o.report,
 		 "Write each job's status, duration and statistics as YAML to FILE", "FILE"},
-		{"shard", 0, 0, G_OPTION_ARG_STRING, &shard,
-		 "Run only the jobs whose index is K modulo N (K from 0)", "K/N"},
-		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Show no progress line", NULL},
+		{"skip-done", 0, 0, G_OPTION_ARG_NONE, &o.skip_done,
+		 "Skip the jobs that the report FILE of an earlier run says succeeded, when their "
+		 "output exists and their inputs have the same size and time", NULL},
+		{"shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
+		 "Run only shard K of N (K from 0): N machines given shards 0 to N-1 run every job "
+		 "once", "K/N"},
+		{"shard-by", 0, 0, G_OPTION_ARG_STRING, &o.shard_by,
+		 "Share jobs by input size, largest first to the least loaded shard (size, the "
+		 "default), or by index modulo N (index)", "size|index"},
+		{"index", 0, 0, G_OPTION_ARG_INT, &o.index, "Run only job I (from 0, in file order)",
+		 "I"},
+		{"submit", 0, 0, G_OPTION_ARG_STRING, &o.submit,
+		 "Submit the batch to Slurm as an array job, one element per job, and a job "
+		 "collecting their reports into FILE (--report)", "slurm"},
+		{"wait", 0, 0, G_OPTION_ARG_NONE, &o.wait,
+		 "With --submit: wait until the report is collected; exit as a batch run here would",
+		 NULL},
+		{"max-running", 0, 0, G_OPTION_ARG_INT, &o.max_running,
+		 "With --submit: run at most N array elements at once", "N"},
+		{"sbatch-option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sbatch_options,
+		 "With --submit: pass OPT to sbatch (repeatable), e.g. --sbatch-option=--partition=short",
+		 "OPT"},
+		{"collect", 0, 0, G_OPTION_ARG_FILENAME, &o.collect,
+		 "Run nothing: collect the reports of DIR (one per array element) into FILE "
+		 "(--report); jobs without one are interrupted", "DIR"},
+		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "Show no progress line", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("JOBS.yaml");
 	g_option_context_set_summary(ctx,
 		"Run the merge jobs listed in JOBS.yaml (see laplace-jobs(5)), N at a time,\n"
-		"each in its own process. A failed job does not stop the others; the exit\n"
-		"status is 0 only when every job succeeded.");
+		"each in its own process, or submit them to Slurm. A failed job does not stop\n"
+		"the others; the exit status is 0 only when every job succeeded.");
 	g_option_context_set_description(ctx,
 		"Relative paths in JOBS.yaml are relative to the directory of JOBS.yaml.\n"
-		"With --shard K/N, several machines can share one batch: each runs the\n"
-		"jobs whose index (from 0, in file order) is K modulo N. See laplace-batch(1).");
+		"With --shard K/N, several machines can share one batch. With --submit slurm,\n"
+		"Slurm runs it: scripts and the elements' reports go beside FILE. SIGTERM\n"
+		"writes the report of the jobs that ended, the others interrupted; --skip-done\n"
+		"then runs only those. See laplace-batch(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
 
@@ -223,109 +298,77 @@ int cmd_batch(int argc, char **argv)
 	size_t shard_k = 0, shard_n = 1;
 	lp_job_spec *specs = NULL;
 	size_t nspecs = 0;
-	char *text = NULL;
-	size_t len;
+	char *text = NULL, *file = NULL, *report = NULL;
 	lp_error err = {0};
 	lp_output *report_out = NULL;
-	batch b;
-	memset(&b, 0, sizeof b);
+	lp_batch_report *earlier = NULL;
+	lp_batch b;
+	lp_batch_init(&b, cli_command());
 	/* Before anything is staged: the report's temporary file is removed
 	 * on a signal like the jobs' outputs. */
-	batch_signal signals[] = {{&b, SIGINT}, {&b, SIGTERM}, {&b, SIGHUP}};
-	guint signal_sources[G_N_ELEMENTS(signals)] = {0};
-	for (size_t i = 0; i < G_N_ELEMENTS(signals); i++)
-		if (signals[i].sig != SIGHUP || !lp_signal_ignored(SIGHUP))
-			signal_sources[i] = g_unix_signal_add(signals[i].sig, on_signal, &signals[i]);
-	if (!cli_parse(ctx, &argc, &argv))
+	lp_batch_catch_signals(&b);
+	if (!cli_parse(ctx, &argc, &argv) || !check_options(&o, argc, &shard_k, &shard_n))
 		goto out;
-	if (argc != 2) {
-		cli_usage_error("expected one batch file, got %d", argc - 1);
-		goto out;
-	}
-	if (job_timeout < 0) {
-		cli_usage_error("--job-timeout must not be negative, not %d", job_timeout);
-		goto out;
-	}
-	if (parallel != -1 && parallel < 1) {
-		cli_usage_error("-j must be at least 1, not %d", parallel);
-		goto out;
-	}
-	if (shard && !parse_shard(shard, &shard_k, &shard_n)) {
-		cli_usage_error("--shard must be K/N with 0 <= K < N, not '%s'", shard);
-		goto out;
-	}
-	char *base_dir = g_path_get_dirname(argv[1]);
-	rc = lp_jobfile_read(argv[1], BATCH_FILE_MAX_BYTES, &text, &len, &err);
+	/* Slurm runs the scripts elsewhere: every path absolute. */
+	file = o.submit ? g_canonicalize_filename(argv[1], NULL) : g_strdup(argv[1]);
+	if (o.report)
+		report = o.submit ? g_canonicalize_filename(o.report, NULL) : g_strdup(o.report);
+	char *base_dir = g_path_get_dirname(file);
+	size_t len;
+	rc = lp_jobfile_read(file, BATCH_FILE_MAX_BYTES, &text, &len, &err);
 	if (!rc)
-		rc = lp_jobfile_parse_batch(argv[1], text, len, base_dir, &specs, &nspecs, &err);
+		rc = lp_jobfile_parse_batch(file, text, len, base_dir, &specs, &nspecs, &err);
 	g_free(base_dir);
+	if (!rc)
+		rc = lp_batch_set_jobs(&b, file, specs, nspecs, &err);
+	if (!rc && report)
+		rc = check_report(report, file, specs, nspecs, &err);
 	if (rc) {
 		cli_fail(&err);
 		goto out;
 	}
-
-	if (report) {
-		/* The report must not replace an input of the batch, and a report
-		 * that cannot be written is found before any job runs. */
-		const char **inputs = g_new(const char *, 2 * nspecs + 1);
-		inputs[0] = argv[1];
-		for (size_t i = 0; i < nspecs; i++) {
-			inputs[1 + 2 * i] = specs[i].reference;
-			inputs[2 + 2 * i] = specs[i].kernel;
-		}
-		const char *outputs[] = {report};
-		rc = lp_check_outputs(inputs, 2 * nspecs + 1, outputs, 1, &err);
-		g_free(inputs);
-		if (!rc && !(report_out = lp_output_open(report, LP_COMPRESS_NONE, &err)))
-			rc = err.status;
-		if (rc) {
+	if (o.index != -1 && (size_t)o.index >= nspecs) {
+		rc = cli_usage_error("--index %d is past the last job of %s (%zu job%s, from 0)",
+				     o.index, file, nspecs, nspecs == 1 ? "" : "s");
+		goto out;
+	}
+	if (o.index != -1)
+		lp_batch_select_index(&b, (size_t)o.index);
+	if (o.shard)
+		lp_batch_select_shard(&b, shard_k, shard_n, !o.shard_by || !strcmp(o.shard_by, "size"));
+	if (o.collect) {
+		rc = collect(&b, o.collect, report, &err);
+		goto out;
+	}
+	if (o.skip_done) {
+		if ((rc = load_earlier(report, &earlier, &err))) {
 			cli_fail(&err);
 			goto out;
 		}
+		if (earlier)
+			lp_batch_skip_done(&b, earlier);
 	}
-
-	b.file = argv[1];
-	b.specs = specs;
-	b.jobs = g_new0(batch_job, nspecs);
-	for (size_t i = shard_k; i < nspecs; i += shard_n) {
-		b.jobs[b.njobs].batch = &b;
-		b.jobs[b.njobs++].index = i;
+	if (o.submit) {
+		rc = submit(&b, &o, report, &err);
+		goto out;
 	}
-	b.job_timeout = (unsigned)job_timeout;
-	b.max_running = parallel != -1 ? (size_t)parallel : (size_t)g_get_num_processors();
-	b.show_progress = !quiet && isatty(STDERR_FILENO);
-	b.loop = g_main_loop_new(NULL, FALSE);
-	start_jobs(&b);
-	if (b.running) {
-		guint redraw = 0;
-		if (b.show_progress)
-			redraw = g_timeout_add(PROGRESS_REDRAW_MS, on_redraw, &b);
-		g_main_loop_run(b.loop);
-		if (redraw)
-			g_source_remove(redraw);
-	}
-	g_main_loop_unref(b.loop);
-	erase_progress(&b);
-	if (b.stopped_by) {
-		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(b.stopped_by));
-		rc = 128 + b.stopped_by;
+	if (report && !(report_out = lp_output_open(report, LP_COMPRESS_NONE, &err))) {
+		rc = cli_fail(&err);
 		goto out;
 	}
 
-	rc = LP_OK;
-	for (size_t i = 0; i < b.njobs; i++) {
-		const batch_job *job = &b.jobs[i];
-		if (job->outcome.status == LP_OK)
-			continue;
-		fprintf(stderr, "%s: job %zu (%s:%zu) failed: %s\n", cli_command(), job->index,
-			b.file, specs[job->index].line, job->outcome.msg);
-		if (job->outcome.status > rc)
-			rc = job->outcome.status;
+	b.job_timeout = (unsigned)o.job_timeout;
+	b.max_running = o.parallel != -1 ? (size_t)o.parallel : lp_batch_default_max_running();
+	b.show_progress = !o.quiet && isatty(STDERR_FILENO);
+	lp_batch_run(&b);
+	if (b.stopped_by) {
+		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(b.stopped_by));
+		rc = 128 + b.stopped_by;
+	} else {
+		rc = lp_batch_summarize(&b);
 	}
-	fprintf(stderr, "%s: %zu job%s: %zu succeeded, %zu failed\n", cli_command(), b.njobs,
-		b.njobs == 1 ? "" : "s", b.succeeded, b.failed);
 	if (report_out) {
-		int r = write_report(report_out, &b, shard, &err);
+		int r = lp_batch_write_report(report_out, &b, o.shard, NULL, &err);
 		report_out = NULL;
 		if (r) {
 			cli_fail(&err);
@@ -334,15 +377,19 @@ int cmd_batch(int argc, char **argv)
 		}
 	}
 out:
-	for (size_t i = 0; i < G_N_ELEMENTS(signals); i++)
-		if (signal_sources[i])
-			g_source_remove(signal_sources[i]);
+	lp_batch_clear(&b);
 	lp_output_abort(report_out);
+	lp_batch_report_free(earlier);
 	g_option_context_free(ctx);
 	lp_job_specs_free(specs, nspecs);
-	g_free(b.jobs);
 	g_free(text);
+	g_free(file);
 	g_free(report);
-	g_free(shard);
+	g_free(o.report);
+	g_free(o.shard);
+	g_free(o.shard_by);
+	g_free(o.submit);
+	g_free(o.collect);
+	g_strfreev(o.sbatch_options);
 	return rc;
 }
