@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "laplace/batch.h"
+#include "laplace/numbers.h"
 
 /* Larger than any sensible list of jobs, small enough to read at once. */
 #define BATCH_FILE_MAX_BYTES (64u << 20)
@@ -25,14 +26,19 @@ typedef struct batch_options {
 
 static bool parse_shard(const char *s, size_t *k, size_t *n)
 {
-	unsigned long long a, b;
-	char end;
-	if (sscanf(s, "%llu/%llu%c", &a, &b, &end) != 2 || b == 0 || a >= b ||
-	    strchr(s, '-') || strchr(s, '+') || strchr(s, ' '))
+	const char *slash = strchr(s, '/');
+	if (!slash)
 		return false;
-	*k = (size_t)a;
-	*n = (size_t)b;
-	return true;
+	char *first = g_strndup(s, (size_t)(slash - s));
+	uint64_t a, b;
+	bool ok = lp_parse_decimal(first, 0, SIZE_MAX, &a) && lp_parse_decimal(slash + 1, 1, SIZE_MAX, &b) &&
+		  a < b;
+	g_free(first);
+	if (ok) {
+		*k = (size_t)a;
+		*n = (size_t)b;
+	}
+	return ok;
 }
 
 /* The first option of a pair given together that must not be, or NULL. */

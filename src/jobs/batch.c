@@ -13,6 +13,7 @@
 #include <glib/gstdio.h>
 
 #include "laplace/staging.h"
+#include "laplace/numbers.h"
 
 /* Reports are small: a few hundred bytes a job. */
 #define REPORT_MAX_BYTES (256u << 20)
@@ -47,12 +48,8 @@ static const char *mapping_text(yaml_document_t *doc, yaml_node_t *map, const ch
 
 static bool parse_index(const char *text, size_t *index)
 {
-	if (!text || !g_ascii_isdigit(text[0]))
-		return false;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(text, &end, 10);
-	if (errno || *end || v >= SIZE_MAX)
+	uint64_t v;
+	if (!text || !lp_parse_decimal(text, 0, SIZE_MAX - 1, &v))
 		return false;
 	*index = (size_t)v;
 	return true;
