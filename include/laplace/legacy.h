@@ -1,6 +1,7 @@
-/* Neighbouring legacy trace formats (legacy-formats, sections 1-3): BYU
- * address traces, Pentium bus (p6) traces and page-image LRU behaviour
- * sequences; plus the basic merge stream read back as input for lru. */
+/* Neighbouring legacy trace formats (laplace-formats(5), "NEIGHBOURING
+ * FORMATS"): BYU address traces, Pentium bus (p6) traces and page-image LRU
+ * behaviour sequences; plus the basic merge stream read back as input for
+ * lru. */
 #ifndef LAPLACE_LEGACY_H
 #define LAPLACE_LEGACY_H
 
@@ -188,8 +189,8 @@ int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_vali
  * is below M, LP_EINPUT at the first broken rule. */
 int lp_pi_reduce_trace(lp_byte_source *src, uint32_t frames, bool text,
 		       const lp_torn_policy *policy, lp_output *out, lp_error *err);
-/* Write the basic merge stream equivalent to a trace (legacy-formats 3,
- * "To a reference stream"); src is closed. */
+/* Write the basic merge stream equivalent to a trace (laplace-formats(5),
+ * "Page-image LRU behaviour sequence", its last paragraph); src is closed. */
 int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output *out,
 		   lp_error *err);
 
@@ -210,8 +211,8 @@ bool lp_basic_reader_binary(const lp_basic_reader *r);
  * is a text record of a basic merge stream. */
 bool lp_basic_starts_as_text(const char *data, size_t n);
 
-/* The text LRU behaviour sequence of a frames-page memory on the basic
- * merge stream at path (legacy-formats, section 4). */
+/* The text LRU behaviour sequence of a frames-page memory on the basic merge
+ * stream at path (laplace-lru(1), "From a basic merge stream"). */
 int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_error *err);
 
 #endif

@@ -1,7 +1,8 @@
-/* LRU memories (legacy-formats, sections 3 and 4): behaviour sequences of
- * a reference stream, the rules of page-image traces, their re-reduction
- * to larger memories and the reference stream they stand for. Pure logic:
- * no I/O, messages name fields but neither file nor record. */
+/* LRU memories (laplace-formats(5), "Page-image LRU behaviour sequence", and
+ * laplace-lru(1)): behaviour sequences of a reference stream, the rules of
+ * page-image traces, their re-reduction to larger memories and the reference
+ * stream they stand for. Pure logic: no I/O, messages name fields but neither
+ * file nor record. */
 #ifndef LAPLACE_LRU_H
 #define LAPLACE_LRU_H
 
@@ -12,7 +13,8 @@
 #include "laplace/error.h"
 #include "laplace/legacy.h"
 
-/* ---- an LRU memory of M pages on a stream of references (section 4) ---- */
+/* ---- an LRU memory of M pages on a stream of references (laplace-lru(1),
+ * "From a basic merge stream") ---- */
 
 typedef struct lp_lru_fault {
 	char tag;         /* 'C' first reference to the page, 'F' otherwise */
@@ -27,7 +29,8 @@ lp_lru *lp_lru_new(uint64_t frames); /* frames >= 1 */
 bool lp_lru_ref(lp_lru *l, uint64_t page, bool write, lp_lru_fault *fault);
 void lp_lru_free(lp_lru *l);
 
-/* ---- the rules of a page-image trace (section 3) ---- */
+/* ---- the rules of a page-image trace (laplace-formats(5),
+ * "Page-image LRU behaviour sequence") ---- */
 
 typedef struct lp_pi_check lp_pi_check;
 lp_pi_check *lp_pi_check_new(void);
