@@ -1,7 +1,8 @@
-/* The daemon's engine: run merge jobs dropped into a spool directory.
- * Every step of a job is a rename between incoming/, running/, done/ and
- * failed/, so a job is always in exactly one place; each job runs in a
- * child process that can be killed without harming the others. */
+/* The daemon's engine: run merge jobs dropped into a spool directory,
+ * each in a child process that can be killed without harming the others.
+ * How jobs move through the spool is written down once, as numbered
+ * invariants, at the top of src/jobs/spool.c; comments here cite them as
+ * "spool invariant (N)". */
 #include "laplace/daemon.h"
 
 #include <errno.h>
@@ -93,8 +94,8 @@ static void write_status(running_job *job)
 	job->last_status = g_get_monotonic_time();
 }
 
-/* Move a job to done/ or failed/ with its report. spec is NULL when the job
- * file could not be read or parsed. */
+/* Move a job to done/ or failed/ with its report (spool invariants (8) and
+ * (9)). spec is NULL when the job file could not be read or parsed. */
 static void finish_job(daemon_state *d, const char *name, const char *started,
 		       const lp_job_spec *spec, const lp_job_outcome *outcome)
 {
@@ -122,11 +123,10 @@ static void finish_job(daemon_state *d, const char *name, const char *started,
 	g_string_free(text, TRUE);
 }
 
-/* A job whose run was cut short through no fault of its own (the daemon
- * stopped past the grace period, or died): back into incoming/, unless
- * that was the last of its --max-attempts runs. why says what cut it short;
- * note, if not empty, is logged with the requeue. spec is NULL when the job
- * file could not be read or parsed. */
+/* A job whose run was cut short through no fault of its own: back into
+ * incoming/, or failed after its last run (spool invariant (13)). why says
+ * what cut it short; note, if not empty, is logged with the requeue. spec is
+ * NULL when the job file could not be read or parsed. */
 static void requeue_or_give_up(daemon_state *d, const char *name, const char *started,
 			       const lp_job_spec *spec, double seconds, const char *why,
 			       const char *note)
@@ -190,8 +190,7 @@ static void on_done(void *ctx, const lp_job_outcome *outcome)
 {
 	running_job *job = ctx;
 	daemon_state *d = job->d;
-	/* A failed job may have died before cleaning up: its temporary files
-	 * are ours to remove (no other job writes the same output). */
+	/* Spool invariant (10); no other job writes the same output (7). */
 	if (outcome->status != LP_OK) {
 		lp_job_confinement c = {d->root_fd, d->root, job->name};
 		lp_job_remove_partials(&c, job->spec.output, job->owner);
@@ -223,7 +222,8 @@ static const running_job *job_writing(daemon_state *d, const char *output)
 	return NULL;
 }
 
-/* Start a job just claimed into running/. */
+/* Start a job just claimed into running/, once its outputs pass spool
+ * invariant (7). */
 static void start_job(daemon_state *d, const char *name)
 {
 	char started[32];
@@ -443,8 +443,8 @@ static gboolean on_hangup(gpointer data)
 
 /* ---- start-up ---- */
 
-/* Jobs left in running/ by a daemon that died: remove their partial
- * outputs and put them back in the queue (or fail those out of attempts). */
+/* Jobs left in running/ by a daemon that died (spool invariants (10) and
+ * (13)). */
 static void recover(daemon_state *d)
 {
 	GPtrArray *names = lp_spool_leftovers(d->spool);
