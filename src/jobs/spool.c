@@ -9,20 +9,21 @@
  *
  * (1) A job file is in exactly one of incoming/, running/, done/ and
  *     failed/. It moves only by one renameat() between two of them,
- *     subdirectories of one directory (move), as a submitter drops it into
- *     incoming/ by a rename: no one ever sees it half written or in two
- *     places.
+ *     subdirectories of one directory (move), as submitters are told to
+ *     drop it into incoming/ (laplace-daemon(1)): no one sees it half
+ *     written or in two places.
  *
  * (2) One daemon at a time: only the holder of the spool's lock (flock on
  *     DIR/lock, its pid inside) moves job files or writes in running/,
  *     done/ and failed/; a second one refuses to start (take_lock). Readers
- *     such as `laplace jobs` take no lock (lp_queue_list).
+ *     such as `laplace jobs` only read (lp_queue_list).
  *
- * (3) Nothing is looked up by path after start-up: the spool and each of its
- *     directories are checked (real directories of the daemon's user,
- *     writable by others only incoming/, with the sticky bit) and opened
- *     once, and every file is reached through those descriptors (check_dir,
- *     sub_fd). A directory replaced by a link later changes nothing.
+ * (3) No file of the spool is reached by path after start-up: the spool
+ *     and each of its directories are checked (real directories of the
+ *     daemon's user, writable by others only incoming/, with the sticky
+ *     bit) and opened once, and every file is reached through those
+ *     descriptors (check_dir, sub_fd). A directory replaced by a link later
+ *     changes nothing.
  *
  * (4) A job runs only from running/, claimed there by one rename, which
  *     succeeds for one claimant only; a job file gone meanwhile is simply
