@@ -41,19 +41,23 @@ CFLAGS_ALL = $(COMMON_CFLAGS) $(OBJ_CFLAGS)
 DEPFLAGS = -MMD -MP
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
-# The library: everything but the command-line front end. Its objects are
+# The library: everything but the command-line front end and the daemon's
+# engine (src/jobs/daemon.c, the one part that needs gio). Its objects are
 # position-independent and hide every symbol but the interface of
 # include/laplace/laplace.h (LP_API), which is all that liblaplace.so.0 and
 # the installed liblaplace.a export. The program, the unit tests and the
-# replayed fuzz targets link the same objects from build/internal.a, where
-# every function stays in reach.
-LIB_SRCS := $(sort $(wildcard src/core/*.c src/analysis/*.c src/io/*.c src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c))
+# replayed fuzz targets link the same objects and the engine's from
+# build/internal.a, where every function stays in reach.
+DAEMON_SRCS := src/jobs/daemon.c
+LIB_SRCS := $(filter-out $(DAEMON_SRCS),$(sort $(wildcard src/core/*.c src/analysis/*.c src/io/*.c \
+	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c)))
 CMD_SRCS := $(sort $(wildcard src/cmd/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 $(LIB_OBJS): OBJ_CFLAGS = -fPIC -fvisibility=hidden
+DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
 SONAME = liblaplace.so.0
 LIB_SHARED = $(BUILD)/liblaplace.so.$(VERSION)
 CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
@@ -90,7 +94,7 @@ $(BUILD)/tests/unit/%.o: tests/unit/%.c $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(CRITERION_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/internal.a: $(LIB_OBJS)
+$(BUILD)/internal.a: $(LIB_OBJS) $(DAEMON_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 

@@ -60,3 +60,28 @@ sizes = [1 << k for k in range(distinct.bit_length()) if 1 << k < distinct] + [d
 print("%10s %12s %10s" % ("frames", "misses", "miss_ratio"))
 for f in sizes if distinct else []:
     print("%10d %12d %10.6f" % (f, misses[f], misses[f] / n))
+
+# %% [markdown]
+# Reuse: the distinct pages of each reference type, the stack distances in
+# power-of-two buckets (bucket `b` holds distances 2^b to 2^(b+1)-1) per
+# type, the first references last; then the fraction of first references.
+
+# %%
+types = [t.encode() for t in "rwiRWI"]
+of_type = [refs["type"] == t for t in types]
+print("distinct pages by type: %s" % " ".join(
+    "%s=%d" % (t.decode(), len(np.unique(pages[m]))) for t, m in zip(types, of_type)))
+print("reuse distance (LRU stack distance, in pages):")
+print("%21s %12s" % ("distance", "all") + "".join(" %10s" % t.decode() for t in types))
+reused = prev >= 0
+bucket = np.zeros(n, dtype=np.int64)
+bucket[reused] = np.log2(depth[reused]).astype(np.int64)
+last = int(bucket[reused].max()) if reused.any() else -1
+for b in range(last + 2):
+    row = [np.count_nonzero(m & (reused & (bucket == b) if b <= last else ~reused))
+           for m in of_type]
+    label = "first" if b > last else "1" if b == 0 else "%d-%d" % (1 << b, (2 << b) - 1)
+    print("%21s %12d" % (label, sum(row)) + "".join(" %10d" % c for c in row))
+print("first references: %s" % ("%.6f" % (distinct / n) if n else "-") + "".join(
+    " %s=%s" % (t.decode(), "%.6f" % (np.count_nonzero(m & ~reused) / np.count_nonzero(m))
+                if m.any() else "-") for t, m in zip(types, of_type)))

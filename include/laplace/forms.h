@@ -1,6 +1,6 @@
-/* The forms of a merged reference stream (laplace-formats(5), section 8):
- * the basic merge's "type canonical" lines and the three forms simulators
- * read, which carry the same references in the same order. */
+/* The forms of a merged reference stream (laplace-formats(5), "FORMS FOR
+ * SIMULATORS"): the basic merge's "type canonical" lines and the three
+ * forms simulators read, which carry the same references in the same order. */
 #ifndef LAPLACE_FORMS_H
 #define LAPLACE_FORMS_H
 

@@ -28,7 +28,7 @@ void lp_inbuf_free(lp_inbuf *b);
  * with err set. */
 ssize_t lp_inbuf_fill(lp_inbuf *b, size_t want, lp_error *err);
 
-/* The longest line of any text format (laplace-formats(5), section 1.4),
+/* The longest line of any text format (laplace-formats(5), "DESCRIPTION"),
  * in bytes before its '\n'. */
 #define LP_LINE_MAX 4096
 /* lp_inbuf_line's result for a longer line. */

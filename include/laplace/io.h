@@ -41,10 +41,10 @@ enum lp_compress {
 };
 
 /* Open path for writing (NULL or "-" is standard output). A regular file
- * (or a path that does not exist yet) is staged (laplace/staging.h): written
- * under a temporary name in the same directory and renamed into place when
+ * (or a path that does not exist yet) is staged, and published when
  * committed; anything else (a pipe, a terminal, /dev/null, /dev/full) is
- * written directly and never replaced. */
+ * written directly and never replaced (staging invariants (1) and (9),
+ * src/io/staging.c). */
 lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error *err);
 /* A staged output named by path's last component in directory dir_fd,
  * already resolved (see lp_stage_file): nothing at that name is followed or

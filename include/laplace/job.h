@@ -18,7 +18,8 @@ typedef struct lp_merge_job {
 	bool user_only;
 	bool strict;
 	uint64_t page_offset;
-	bool per_process;        /* output is a directory (section 5) */
+	bool per_process;        /* output is a directory (laplace-formats(5),
+				  * "PER-PROCESS MERGE OUTPUT") */
 	enum lp_layout layout;   /* per-process: a file per task or per process */
 	bool discard;            /* write nothing: only the statistics */
 	const char *output;      /* basic: file, or NULL/"-" for standard output */
@@ -28,7 +29,8 @@ typedef struct lp_merge_job {
 				  * followed (laplace/staging.h) */
 	bool force;              /* per-process: replace an existing directory */
 	enum lp_compress compress; /* basic output */
-	enum lp_form form;       /* basic output (section 8) */
+	enum lp_form form;       /* basic output (laplace-formats(5), "FORMS
+				  * FOR SIMULATORS") */
 	const char *stats_path;  /* the statistics as YAML, or NULL; published
 				  * with the output, all or nothing */
 	lp_warn_fn warn;         /* may be NULL */

@@ -180,18 +180,20 @@ void lp_job_proc_kill(lp_job_proc *proc);
 int lp_job_report_emit(yaml_emitter_t *em, const lp_job_spec *spec,
 		       const lp_job_outcome *outcome);
 
-/* Write text to path atomically (temporary name, then rename); dir_fd as
- * lp_stage_file takes it. */
+/* Write text to path whole or not at all (the staging invariants,
+ * src/io/staging.c); dir_fd as lp_stage_file takes it. */
 int lp_write_file_atomic(int dir_fd, const char *path, const char *text, size_t len,
 			 lp_error *err);
 
-/* ---- the daemon's spool (laplace-daemon(1)) ---- */
+/* ---- the daemon's spool (laplace-daemon(1)) ----
+ *
+ * The spool invariants, numbered, are at the top of src/jobs/spool.c. */
 
 typedef struct lp_spool lp_spool;
 
-/* Open the spool: create incoming/, running/, done/ and failed/ if needed
- * and lock it (flock on DIR/lock) so that a second daemon refuses to start.
- * A held lock fails with LP_EIO and a message naming the holder's pid file. */
+/* Open the spool: create incoming/, running/, done/ and failed/ if needed,
+ * check and open them (spool invariant (3)) and lock the spool (2). A held
+ * lock fails with LP_EIO and a message naming the holder's pid. */
 lp_spool *lp_spool_open(const char *dir, lp_error *err);
 void lp_spool_close(lp_spool *spool);
 /* DIR/SUB/NAME, newly allocated. */
@@ -200,36 +202,36 @@ char *lp_spool_path(const lp_spool *spool, const char *sub, const char *name);
 /* Job files waiting in incoming/ (names ending in ".yaml", not starting
  * with "."), sorted by name. */
 GPtrArray *lp_spool_incoming(const lp_spool *spool);
-/* Claim a job: rename incoming/NAME into running/. Returns 1 when claimed,
- * 0 when it was gone, -1 with err set on another failure. */
+/* Claim a job: rename incoming/NAME into running/ (spool invariant (4)).
+ * Returns 1 when claimed, 0 when it was gone, -1 with err set on another
+ * failure. */
 int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err);
 /* Read a claimed job file (running/NAME) if it may be run: a regular file
  * with one link, writable by nobody but its owner, and, for a daemon not
  * running as root, owned by the daemon's own user; checked on the file
- * opened, so that what is checked is what is read. 0 with *owner and the
- * text set (as lp_jobfile_read), or an lp_status with err saying why. */
+ * opened (spool invariant (4)). 0 with *owner and the text set (as
+ * lp_jobfile_read), or an lp_status with err saying why. */
 int lp_spool_read_job(const lp_spool *spool, const char *name, uid_t *owner, char **text,
 		      size_t *len, lp_error *err);
 /* How many runs of the job file running/NAME were interrupted (by a stop
  * past the grace period, or a crash of the daemon) and requeued, as kept
- * in running/ID.attempts by lp_spool_requeue: 0 unless that file was
- * written for this very job file (same device, inode and modification
- * time, which renames keep), so a new job of the same name, or the same
+ * in running/ID.attempts: 0 unless that file was written for this very job
+ * file (spool invariant (12)), so a new job of the same name, or the same
  * file rewritten, starts afresh. */
 unsigned lp_spool_attempts(const lp_spool *spool, const char *name);
 /* Put a running job back into incoming/ after its attempts-th interrupted
- * run (recorded in running/ID.attempts, which outlives the daemon) and
- * remove its status file. */
+ * run, recorded in running/ID.attempts, which outlives the daemon (spool
+ * invariants (11) and (12)). */
 int lp_spool_requeue(lp_spool *spool, const char *name, unsigned attempts, lp_error *err);
-/* Write done/ID.report.yaml (or failed/...), then move the job file there
- * and remove its status and attempts files. ID is NAME without ".yaml". */
+/* Write done/ID.report.yaml (or failed/...), remove the job's status and
+ * attempts files, then move the job file beside its report (spool
+ * invariants (9) and (11)). ID is NAME without ".yaml". */
 int lp_spool_finish(lp_spool *spool, const char *name, bool ok, const char *report,
 		    lp_error *err);
 /* Write running/ID.status. */
 int lp_spool_status(lp_spool *spool, const char *name, const char *text, lp_error *err);
-/* Job names left in running/ by a daemon that died (sorted); their status
- * files are removed, and so is every attempts file whose job is neither in
- * running/ nor in incoming/ any more. */
+/* Job names left in running/ by a daemon that died (sorted), once the
+ * rest of running/ is cleaned up (spool invariant (11)). */
 GPtrArray *lp_spool_leftovers(lp_spool *spool);
 
 /* ---- the queue seen from outside (laplace jobs) ---- */

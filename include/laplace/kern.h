@@ -1,4 +1,4 @@
-/* Kernel event traces (laplace-formats(5), section 2). */
+/* Kernel event traces (laplace-formats(5), "KERNEL EVENT TRACE"). */
 #ifndef LAPLACE_KERN_H
 #define LAPLACE_KERN_H
 

@@ -26,7 +26,7 @@ extern "C" {
 /* ---- errors ---- */
 
 /* Statuses of lp_error, and the exit statuses of the laplace program
- * (laplace-formats(5), section 7). */
+ * (laplace(1), "EXIT STATUS"). */
 enum lp_status {
 	LP_OK = 0,
 	LP_EUSAGE = 1, /* a bad argument, option or command line */
@@ -43,7 +43,8 @@ typedef struct lp_error {
  * attached): msg is valid during the call only. */
 typedef void (*lp_warn_fn)(void *ctx, const char *msg);
 
-/* ---- basic merge streams (laplace-formats(5), sections 4 and 8) ---- */
+/* ---- basic merge streams (laplace-formats(5), "BASIC MERGE OUTPUT" and
+ * "FORMS FOR SIMULATORS") ---- */
 
 /* One reference: its type (r w i R W I) and its canonical page. */
 typedef struct lp_basic_ref {
@@ -66,7 +67,8 @@ LP_API ssize_t lp_basic_read(lp_basic_reader *r, lp_basic_ref *refs, size_t n, l
 /* Close r (NULL is allowed). */
 LP_API void lp_basic_close(lp_basic_reader *r);
 
-/* ---- captures merged on the fly (laplace-formats(5), sections 1-3) ---- */
+/* ---- captures merged on the fly (laplace-formats(5), "RAW REFERENCE
+ * TRACE", "KERNEL EVENT TRACE" and "MERGE SEMANTICS") ---- */
 
 /* The pid and tid of a reference made while no task is current. */
 #define LP_NO_TASK UINT64_MAX
@@ -117,12 +119,13 @@ LP_API lp_capture *lp_capture_open(const char *ref, const char *kern,
  * call; after an error, every read fails again. */
 LP_API ssize_t lp_capture_read(lp_capture *c, lp_merged_ref *refs, size_t n, lp_error *err);
 
-/* Statistics (laplace-formats(5), section 6). */
+/* Statistics (laplace-formats(5), "STATISTICS"). */
 enum lp_page_kind {
 	LP_PAGE_FILE, LP_PAGE_SEGMENT, LP_PAGE_SHARED_ANON, LP_PAGE_PRIVATE_ANON,
 	LP_PAGE_KERNEL, LP_PAGE_KIND_COUNT
 };
-/* Kernel event tags, in the order of the table of section 2. */
+/* Kernel event tags, in the order of the table of laplace-formats(5),
+ * "KERNEL EVENT TRACE". */
 enum lp_tag {
 	LP_TAG_F, LP_TAG_T, LP_TAG_E, LP_TAG_S, LP_TAG_X, LP_TAG_M, LP_TAG_U,
 	LP_TAG_B, LP_TAG_K, LP_TAG_G, LP_TAG_H, LP_TAG_D, LP_TAG_Q, LP_TAG_C,

@@ -1,6 +1,7 @@
-/* Neighbouring legacy trace formats (legacy-formats, sections 1-3): BYU
- * address traces, Pentium bus (p6) traces and page-image LRU behaviour
- * sequences; plus the basic merge stream read back as input for lru. */
+/* Neighbouring legacy trace formats (laplace-formats(5), "NEIGHBOURING
+ * FORMATS"): BYU address traces, Pentium bus (p6) traces and page-image LRU
+ * behaviour sequences; plus the basic merge stream read back as input for
+ * lru. */
 #ifndef LAPLACE_LEGACY_H
 #define LAPLACE_LEGACY_H
 

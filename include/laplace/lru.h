@@ -1,9 +1,9 @@
-/* LRU memories (legacy-formats, sections 3 and 4): behaviour sequences of
- * a reference stream, the rules of page-image traces, their re-reduction
- * to larger memories and the reference stream they stand for. The logic
- * (src/analysis/lru.c) does no I/O, and its messages name fields but
- * neither file nor record; the drivers at the end run it over whole traces
- * read and written by the format modules. */
+/* LRU memories (laplace-formats(5), "Page-image LRU behaviour sequence", and
+ * laplace-lru(1)): behaviour sequences of a reference stream, the rules of
+ * page-image traces, their re-reduction to larger memories and the reference
+ * stream they stand for. The logic (src/analysis/lru.c) does no I/O, and its
+ * messages name fields but neither file nor record; the drivers at the end
+ * run it over whole traces read and written by the format modules. */
 #ifndef LAPLACE_LRU_H
 #define LAPLACE_LRU_H
 
@@ -14,7 +14,8 @@
 #include "laplace/error.h"
 #include "laplace/legacy.h"
 
-/* ---- an LRU memory of M pages on a stream of references (section 4) ---- */
+/* ---- an LRU memory of M pages on a stream of references (laplace-lru(1),
+ * "From a basic merge stream") ---- */
 
 typedef struct lp_lru_fault {
 	char tag;         /* 'C' first reference to the page, 'F' otherwise */
@@ -29,7 +30,8 @@ lp_lru *lp_lru_new(uint64_t frames); /* frames >= 1 */
 bool lp_lru_ref(lp_lru *l, uint64_t page, bool write, lp_lru_fault *fault);
 void lp_lru_free(lp_lru *l);
 
-/* ---- the rules of a page-image trace (section 3) ---- */
+/* ---- the rules of a page-image trace (laplace-formats(5),
+ * "Page-image LRU behaviour sequence") ---- */
 
 typedef struct lp_pi_check lp_pi_check;
 lp_pi_check *lp_pi_check_new(void);
@@ -73,13 +75,13 @@ void lp_pi_stream_free(lp_pi_stream *s);
  * is below M, LP_EINPUT at the first broken rule. */
 int lp_pi_reduce_trace(lp_byte_source *src, uint32_t frames, bool text,
 		       const lp_torn_policy *policy, lp_output *out, lp_error *err);
-/* Write the basic merge stream equivalent to a trace (legacy-formats 3,
- * "To a reference stream"); src is closed. */
+/* Write the basic merge stream equivalent to a trace (laplace-formats(5),
+ * "Page-image LRU behaviour sequence", its last paragraph); src is closed. */
 int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output *out,
 		   lp_error *err);
 
-/* The text LRU behaviour sequence of a frames-page memory on the basic
- * merge stream at path (legacy-formats, section 4). */
+/* The text LRU behaviour sequence of a frames-page memory on the basic merge
+ * stream at path (laplace-lru(1), "From a basic merge stream"). */
 int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_error *err);
 
 #endif

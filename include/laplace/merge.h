@@ -1,5 +1,6 @@
-/* The merge core (laplace-formats(5), section 3): replays kernel events to
- * rebuild every address space and gives each reference its canonical page.
+/* The merge core (laplace-formats(5), "MERGE SEMANTICS"): replays kernel
+ * events to rebuild every address space and gives each reference its
+ * canonical page.
  * It does no I/O: callers feed it events and batches of references in
  * merged order, and it hands back canonical numbers and routing facts. */
 #ifndef LAPLACE_MERGE_H

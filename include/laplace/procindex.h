@@ -10,7 +10,8 @@
 #include "laplace/error.h"
 #include "laplace/stats.h"
 
-/* How the references of processes are laid out in files (section 5). */
+/* How the references of processes are laid out in files (laplace-formats(5),
+ * "PER-PROCESS MERGE OUTPUT"). */
 enum lp_layout {
 	LP_LAYOUT_TASK,    /* PID/TID: one file per task */
 	LP_LAYOUT_PROCESS, /* PID: one file per process, its tasks' records merged */

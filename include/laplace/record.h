@@ -9,7 +9,7 @@
 
 #define LP_PAGE_SHIFT 12
 
-/* One raw reference (laplace-formats(5), section 1). */
+/* One raw reference (laplace-formats(5), "RAW REFERENCE TRACE"). */
 typedef struct lp_ref {
 	uint64_t timestamp;
 	uint32_t vas;     /* address-space id: the page-directory frame */
@@ -28,9 +28,9 @@ extern const char lp_tag_chars[LP_TAG_COUNT + 1]; /* "FTESXMUBKGHDQCV" */
 
 #define LP_EVENT_MAX_FIELDS 7
 
-/* One kernel event (laplace-formats(5), section 2). Numeric fields follow
- * the timestamp in table order; for E and M the last field, the name, is
- * text and is not in f[]. */
+/* One kernel event (laplace-formats(5), "KERNEL EVENT TRACE"). Numeric fields
+ * follow the timestamp in table order; for E and M the last field, the name,
+ * is text and is not in f[]. */
 typedef struct lp_event {
 	enum lp_tag tag;
 	uint64_t timestamp;

@@ -1,4 +1,5 @@
-/* Raw reference traces (laplace-formats(5), section 1): binary and text. */
+/* Raw reference traces (laplace-formats(5), "RAW REFERENCE TRACE"): binary
+ * and text. */
 #ifndef LAPLACE_REFIO_H
 #define LAPLACE_REFIO_H
 

@@ -10,7 +10,8 @@
 #include "laplace/forms.h"
 #include "laplace/procindex.h"
 
-/* Basic merge (laplace-formats(5), section 4): "type canonical" lines. */
+/* Basic merge (laplace-formats(5), "BASIC MERGE OUTPUT"): "type canonical"
+ * lines. */
 typedef struct lp_basic_sink lp_basic_sink;
 /* Write the references, in form, to out. */
 lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only, enum lp_form form);
@@ -21,10 +22,10 @@ extern const lp_sink lp_basic_sink_ops;
  * (the merge core keeps them). */
 extern const lp_sink lp_null_sink_ops;
 
-/* Per-process directory (laplace-formats(5), section 5). The directory is
- * staged as DIR.partial-XXXXXX; finish() writes index.yaml and flushes the
- * tree to disk; lp_procdir_release() hands it over for publication
- * (replacing an existing DIR only when force was given). */
+/* Per-process directory (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"). The
+ * directory is staged as DIR.partial-XXXXXX; finish() writes index.yaml and
+ * flushes the tree to disk; lp_procdir_release() hands it over for
+ * publication (replacing an existing DIR only when force was given). */
 typedef struct lp_procdir_inputs {
 	const char *reference; /* input names recorded in index.yaml */
 	const char *kernel;

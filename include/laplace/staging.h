@@ -1,8 +1,8 @@
 /* Outputs are staged: written under a temporary name beside their final
  * name, flushed to stable storage, and published (renamed into place) only
- * when the whole run succeeded. A run's outputs are published together, so
- * that a failure or a signal leaves all of them or none
- * (laplace-formats(5): Exit status). */
+ * when the whole run succeeded, all of a run's outputs or none (laplace(1),
+ * "OUTPUTS"). The protocol is written down once, as numbered invariants, at
+ * the top of src/io/staging.c. */
 #ifndef LAPLACE_STAGING_H
 #define LAPLACE_STAGING_H
 
@@ -11,9 +11,8 @@
 
 #include "laplace/error.h"
 
-/* Temporary names, the one place they are made (the daemon recognises
- * them when it cleans up after a killed job): ".BASE.tmp-XXXXXX" for a
- * file, "BASE.partial-XXXXXX" for a directory, beside the final name. */
+/* Temporary names (staging invariant (1)), which the daemon recognises
+ * when it cleans up after a killed job. */
 #define LP_TMP_FILE_INFIX ".tmp-"
 #define LP_TMP_DIR_INFIX ".partial-"
 

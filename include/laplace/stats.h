@@ -1,4 +1,4 @@
-/* Statistics as YAML (laplace-formats(5), section 6). */
+/* Statistics as YAML (laplace-formats(5), "STATISTICS"). */
 #ifndef LAPLACE_STATS_H
 #define LAPLACE_STATS_H
 

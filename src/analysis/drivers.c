@@ -1,7 +1,7 @@
 /* The LRU analyses run over whole traces: the behaviour sequence of a
  * basic merge stream, a page-image trace re-reduced to a larger memory, and
- * the reference stream a page-image trace stands for (legacy-formats,
- * sections 3 and 4). The format readers and writers do the I/O; the LRU
+ * the reference stream a page-image trace stands for (laplace-lru(1);
+ * laplace-formats(5), "Page-image LRU behaviour sequence"). The format readers and writers do the I/O; the LRU
  * logic (lru.c) knows no files. */
 #include "laplace/lru.h"
 #include "laplace/numbers.h"

@@ -1,19 +1,19 @@
 #include "daemon-log.h"
 
-#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "laplace/daemon.h"
 
 static struct {
 	char *file;
 	FILE *to; /* NULL with syslog */
 	bool use_syslog;
-	enum lp_log_level level;
-} log_state = {NULL, NULL, false, LP_LOG_INFO};
+} log_state = {NULL, NULL, false};
 
 static const int syslog_priority[LP_LOG_LEVEL_COUNT] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
 
@@ -44,11 +44,10 @@ static void close_target(void)
 	log_state.to = NULL;
 }
 
-bool daemon_log_open(const char *file, bool use_syslog, enum lp_log_level level)
+bool daemon_log_open(const char *file, bool use_syslog)
 {
 	log_state.file = g_strdup(file);
 	log_state.use_syslog = use_syslog;
-	log_state.level = level;
 	return open_target();
 }
 
@@ -58,32 +57,23 @@ bool daemon_log_reopen(void)
 	return open_target();
 }
 
-void daemon_log_set_level(enum lp_log_level level) { log_state.level = level; }
-
-void daemon_log(enum lp_log_level level, const char *fmt, ...)
+void daemon_log_write(enum lp_log_level level, const char *msg)
 {
-	if (level > log_state.level)
-		return;
-	char raw[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = g_vsnprintf(raw, sizeof raw, fmt, ap);
-	va_end(ap);
-	/* Escaped here, whatever the caller passed: job file names and values
+	/* Escaped here, whatever the engine passed: job file names and values
 	 * are anyone's text, and a newline in one would forge a log line. One
 	 * place covers every call site, present and future, and syslog too;
 	 * quoting at each call site would leave the next one to forget it.
 	 * Messages from lp_fail, escaped already, pass unchanged: escaped text
 	 * is printable ASCII. */
-	char msg[4 * sizeof raw];
-	lp_escape(msg, sizeof msg, raw, n < 0 ? 0 : MIN((size_t)n, sizeof raw - 1));
+	char escaped[4 * (LP_DAEMON_MESSAGE_MAX + 1)];
+	lp_escape(escaped, sizeof escaped, msg, strnlen(msg, LP_DAEMON_MESSAGE_MAX));
 	if (log_state.use_syslog) {
-		syslog(syslog_priority[level], "%s", msg);
+		syslog(syslog_priority[level], "%s", escaped);
 		return;
 	}
 	FILE *to = log_state.to ? log_state.to : stderr;
 	if (to == stderr) {
-		fprintf(to, "%s: %s: %s\n", cli_command(), lp_log_level_names[level], msg);
+		fprintf(to, "%s: %s: %s\n", cli_command(), lp_log_level_names[level], escaped);
 		return;
 	}
 	/* A log file has no journal to stamp it. */
@@ -92,7 +82,7 @@ void daemon_log(enum lp_log_level level, const char *fmt, ...)
 	struct tm tm;
 	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S%z", localtime_r(&now, &tm));
 	fprintf(to, "%s %s[%ld]: %s: %s\n", stamp, cli_command(), (long)getpid(),
-		lp_log_level_names[level], msg);
+		lp_log_level_names[level], escaped);
 }
 
 void daemon_log_close(void)

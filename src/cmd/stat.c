@@ -19,7 +19,7 @@
 /* Write a report on standard output through lp_output, as every command
  * writes its output; then publish extra (a staged file, or
  * NULL), so that either both are written or the file is not left
- * (laplace-formats(5), section 7). Any failure is reported; returns the
+ * (laplace(1), "OUTPUTS"). Any failure is reported; returns the
  * exit status. */
 static int print_report(const char *text, size_t len, lp_staged *extra)
 {

@@ -1,5 +1,5 @@
 /* The merge core: address spaces, regions, translations and canonical
- * pages, exactly as laplace-formats(5) section 3 defines them.
+ * pages, exactly as laplace-formats(5), "MERGE SEMANTICS" defines them.
  *
  * Representation, chosen for the per-reference path:
  * - Every identity is numbered the moment it is first referenced, and a

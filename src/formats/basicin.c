@@ -1,6 +1,6 @@
-/* Basic merge streams read back (laplace-formats(5), sections 4 and 8):
- * "type canonical" lines, or the binary form; and the LRU behaviour
- * sequence of one. */
+/* Basic merge streams read back (laplace-formats(5), "BASIC MERGE OUTPUT" and
+ * "FORMS FOR SIMULATORS"): "type canonical" lines, or the binary form; and
+ * the LRU behaviour sequence of one. */
 #include "bytesrc.h"
 
 #include <inttypes.h>
@@ -11,7 +11,8 @@
 #include "laplace/numbers.h"
 
 /* The text forms: basic lines, or the lines of a per-process task file
- * (laplace-formats(5), section 5), told apart by the first line. */
+ * (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"), told apart by the first
+ * line. */
 enum text_form { TEXT_UNKNOWN, TEXT_BASIC, TEXT_TASK };
 
 struct lp_basic_reader {

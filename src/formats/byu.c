@@ -1,4 +1,5 @@
-/* BYU address traces: 12-byte records (legacy-formats, section 1). */
+/* BYU address traces: 12-byte records (laplace-formats(5), "BYU address
+ * trace"). */
 #include "bytesrc.h"
 
 #include "laplace/byteorder.h"

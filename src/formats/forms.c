@@ -1,4 +1,5 @@
-/* The forms of a merged reference stream (laplace-formats(5), section 8). */
+/* The forms of a merged reference stream (laplace-formats(5), "FORMS FOR
+ * SIMULATORS"). */
 #include "laplace/forms.h"
 
 #include <string.h>

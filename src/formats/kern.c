@@ -1,6 +1,6 @@
-/* Kernel event traces (laplace-formats(5), section 2): one event per line,
- * a one-character tag, then hex fields, then for E and M a name running to
- * the end of the line, at most LP_LINE_MAX bytes in all. */
+/* Kernel event traces (laplace-formats(5), "KERNEL EVENT TRACE"): one event
+ * per line, a one-character tag, then hex fields, then for E and M a name
+ * running to the end of the line, at most LP_LINE_MAX bytes in all. */
 #include "laplace/kern.h"
 
 #include <stdbool.h>

@@ -1,4 +1,5 @@
-/* Pentium bus traces: 6-byte records (legacy-formats, section 2). */
+/* Pentium bus traces: 6-byte records (laplace-formats(5), "Pentium bus trace
+ * (p6)"). */
 #include "bytesrc.h"
 
 #include "laplace/byteorder.h"

@@ -1,4 +1,5 @@
-/* Page-image LRU behaviour sequences (legacy-formats, section 3). */
+/* Page-image LRU behaviour sequences (laplace-formats(5), "Page-image LRU
+ * behaviour sequence"). */
 #include "bytesrc.h"
 #include "laplace/numbers.h"
 
@@ -201,7 +202,7 @@ int lp_pi_writer_write(lp_pi_writer *w, const lp_pi_record *rec, lp_error *err)
  * The rules of lp_pi_check (laplace/lru.h), checked here on records whose
  * page fields may be unreadable: such a record is still applied as far as
  * its readable fields go, its tags always, a page only when it is valid
- * hex (legacy-formats, section 3). */
+ * hex (laplace-formats(5), "Page-image LRU behaviour sequence"). */
 
 #define PI_PAGES 65536
 

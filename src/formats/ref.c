@@ -1,5 +1,5 @@
-/* Raw reference traces (laplace-formats(5), section 1): 18-byte binary
- * records in either byte order, or their text form. */
+/* Raw reference traces (laplace-formats(5), "RAW REFERENCE TRACE"): 18-byte
+ * binary records in either byte order, or their text form. */
 #include "laplace/refio.h"
 
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* Statistics as YAML, laid out as laplace-formats(5) section 6 shows:
+/* Statistics as YAML, laid out as laplace-formats(5), "STATISTICS" shows:
  * one line a key, groups as flow mappings, numbers in decimal. */
 #include "laplace/stats.h"
 

@@ -1,8 +1,6 @@
-/* Output byte streams. A regular file is staged: written under a temporary
- * name in its directory, flushed to disk, and renamed into place only when
- * everything was written, so a failed run never leaves a file that looks
- * complete. Pipes, terminals and devices are written directly: they cannot
- * be replaced. */
+/* Output byte streams. A regular file is staged (the staging invariants at
+ * the top of src/io/staging.c; (3) is upheld here, in output_finish); pipes,
+ * terminals and devices are written directly (staging invariant (9)). */
 #include "laplace/io.h"
 
 #include "laplace/staging.h"

@@ -1,13 +1,60 @@
 /* Staged outputs: temporary names, durable publication, and removal when a
  * signal ends the run.
  *
- * Every temporary file or directory a run creates is tracked here until it
- * is published or discarded. One mutex guards the set, and it is held
- * while a temporary is created, while one is removed, and while a run's
- * outputs are renamed into place. The signal thread takes the same mutex
- * before it removes what is tracked, so a signal sees a run either before
- * its publication (everything is removed) or after it (everything is in
- * place): never half of a run's outputs. */
+ * The commit protocol of an output, written down once (laplace(1),
+ * "OUTPUTS", says it for users): each invariant names the functions that
+ * uphold it; other comments cite them as "staging invariant (N)".
+ *
+ * (1) An output that is a regular file or a directory is created only
+ *     under a temporary name beside its final one, ".NAME.tmp-XXXXXX" for a
+ *     file and "NAME.partial-XXXXXX" for a directory, a name that did not
+ *     exist (O_EXCL, mkdir), made here alone (stage, create_tmp): a final
+ *     name never shows an output being written.
+ *
+ * (2) Everything is done through the descriptor of the output's directory,
+ *     held from the temporary's creation to the end, never following a
+ *     symbolic link at either name (open_parent, and every *at() call
+ *     here): a directory renamed or replaced by a link meanwhile cannot
+ *     send the output elsewhere.
+ *
+ * (3) Data reach stable storage before their name does: a finished file is
+ *     fsynced before it is renamed (output_finish in src/io/output.c,
+ *     through lp_sync_fd), a per-process tree file by file, then each
+ *     directory, then the top (sync_tree in src/pipeline/procdir.c).
+ *
+ * (4) The rename into place is one renameat() in that directory
+ *     (publish_one): a file replaces an old one atomically; a directory is
+ *     swapped with the old one (RENAME_EXCHANGE) only when replacing was
+ *     asked for, and otherwise never replaces one that appeared since
+ *     (RENAME_NOREPLACE).
+ *
+ * (5) A run succeeds only once each directory that received a new entry
+ *     is fsynced too, once per directory (sync_parent from
+ *     lp_stage_publish and lp_stage_publish_early); a failing fsync, like
+ *     any failure, is an I/O error and leaves nothing published.
+ *
+ * (6) A run's outputs are published together or not at all: they are
+ *     renamed under staged_lock, and a failure puts back what this call
+ *     published, swapping a replaced directory back (unpublish,
+ *     discard_all, from lp_stage_publish).
+ *
+ * (7) Every temporary is tracked from its creation, under staged_lock,
+ *     until it is published or removed (track, untrack); when a signal
+ *     ends the run, the signal thread takes staged_lock and removes what is
+ *     tracked (wait_for_signal), so it sees the run's outputs all in place
+ *     or none of them. A forked child leaves its parent's to the parent
+ *     (lp_stage_forget_inherited).
+ *
+ * (8) A file published early (lp_stage_publish_early) stays tracked, and is
+ *     removed by a failure or a signal as a temporary is, until
+ *     lp_staged_keep.
+ *
+ * (9) An output that is not a regular file (standard output, a pipe, a
+ *     device) is written directly and never staged (lp_output_open in
+ *     src/io/output.c): there the exit status alone tells of a failure.
+ *
+ * --no-sync (lp_stage_set_sync) drops the fsyncs of (3) and (5), and
+ * nothing else. */
 #include "laplace/staging.h"
 
 #include <errno.h>
@@ -23,9 +70,8 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-/* Every operation on an item goes through the descriptor of its directory,
- * held from its creation to its end: a directory renamed or replaced by a
- * symbolic link meanwhile cannot send the output anywhere else. */
+/* An item: one output on its way, through its directory's descriptor
+ * (staging invariant (2)). */
 struct lp_staged {
 	int dir_fd;       /* the directory holding both names */
 	char *tmp_name;   /* names in that directory */
@@ -241,7 +287,8 @@ static bool same_parent(const lp_staged *a, const lp_staged *b)
 	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* fsync an item's directory, so that its new entry survives a power cut. */
+/* fsync an item's directory, so that its new entry survives a power cut
+ * (staging invariant (5)). */
 static int sync_parent(const lp_staged *s, lp_error *err)
 {
 	if (lp_fsync(s->dir_fd) == 0)
@@ -367,7 +414,8 @@ static gpointer wait_for_signal(gpointer data)
 	int sig = 0;
 	while (sigwait(&ending_signals, &sig) != 0)
 		;
-	/* Held until the end: nothing is created or published any more. */
+	/* Held until the end: nothing is created or published any more
+	 * (staging invariant (7)). */
 	g_mutex_lock(&staged_lock);
 	for (guint i = 0; staged_set && i < staged_set->len; i++)
 		remove_staged(g_ptr_array_index(staged_set, i));

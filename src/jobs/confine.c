@@ -7,8 +7,7 @@
  * root the daemon opened at start: openat2() resolves the output's
  * directory beneath it refusing every symbolic link, and the output is then
  * written, renamed and flushed through that directory's descriptor alone
- * (laplace/staging.h). A directory swapped for a link after the check
- * cannot send an output elsewhere: nothing is resolved by name again. */
+ * (staging invariant (2), src/io/staging.c). */
 #include "laplace/jobfile.h"
 
 #include "laplace/staging.h"

@@ -2,8 +2,8 @@
  * run, succeeded or failed, read from the spool without taking it; and
  * cancel requests, which any user who may drop a job may drop too.
  *
- * A cancel request is a file incoming/.cancel-ID. Its name starts with a
- * dot, so the job scan never takes it for a job; its owner is who asks.
+ * A cancel request is a file incoming/.cancel-ID, never taken for a job
+ * (spool invariant (6), src/jobs/spool.c); its owner is who asks.
  * The daemon honours it only for the job file's owner, root or its own
  * user (lp_spool_take_cancel_requests and the daemon's scan), and removes
  * it either way. */
@@ -97,7 +97,7 @@ static char *id_of(const char *entry, const char *suffix)
 }
 
 /* The jobs of one state, sorted by name. Done and failed jobs are those
- * with a report (their job files sit beside them). */
+ * with a report (spool invariant (9), src/jobs/spool.c). */
 static void list_state(int dir_fd, enum lp_job_state state, GPtrArray *jobs)
 {
 	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

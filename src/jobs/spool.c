@@ -1,8 +1,85 @@
 /* The daemon's spool: incoming/, running/, done/ and failed/ in one
- * directory, so that every move of a job file is an atomic rename. The
- * spool and its directories are opened once, checked on the descriptors,
- * and every file in them is reached through those descriptors: a directory
- * replaced by a link after the start changes nothing. */
+ * directory, and the protocol by which the daemon (src/jobs/daemon.c) moves
+ * jobs through it.
+ *
+ * The spool protocol, written down once: each invariant names the
+ * functions that uphold it; other comments cite them as "spool invariant
+ * (N)". A job file is DIR/SUB/ID.yaml; its report, status and attempts
+ * files are ID.report.yaml, ID.status and ID.attempts.
+ *
+ * (1) A job file is in exactly one of incoming/, running/, done/ and
+ *     failed/. It moves only by one renameat() between two of them,
+ *     subdirectories of one directory (move), as submitters are told to
+ *     drop it into incoming/ (laplace-daemon(1)): no one sees it half
+ *     written or in two places.
+ *
+ * (2) One daemon at a time: only the holder of the spool's lock (flock on
+ *     DIR/lock, its pid inside) moves job files or writes in running/,
+ *     done/ and failed/; a second one refuses to start (take_lock). Readers
+ *     such as `laplace jobs` only read (lp_queue_list).
+ *
+ * (3) No file of the spool is reached by path after start-up: the spool
+ *     and each of its directories are checked (real directories of the
+ *     daemon's user, writable by others only incoming/, with the sticky
+ *     bit) and opened once, and every file is reached through those
+ *     descriptors (check_dir, sub_fd). A directory replaced by a link later
+ *     changes nothing.
+ *
+ * (4) A job runs only from running/, claimed there by one rename, which
+ *     succeeds for one claimant only; a job file gone meanwhile is simply
+ *     not claimed (lp_spool_claim). What runs is the text read from the
+ *     descriptor whose file was checked (regular, one link, written only
+ *     by its owner, lp_spool_read_job).
+ *
+ * (5) Every file the daemon writes in the spool appears whole or not at
+ *     all: written under a temporary name beside it, flushed, renamed
+ *     (write_in through lp_write_file_atomic; staging invariants,
+ *     src/io/staging.c).
+ *
+ * (6) A name that starts with "." is never a job: the temporaries of (5)
+ *     and the cancel requests incoming/.cancel-ID are skipped by the scan
+ *     (is_job_name); cancel requests are taken, and removed, by
+ *     lp_spool_take_cancel_requests alone.
+ *
+ * (7) A job's outputs are neither the spool's own files nor another running
+ *     job's outputs (lp_spool_holds and job_writing, checked by start_job
+ *     before the job starts).
+ *
+ * (8) A job file reaches done/ only after its outputs are in place: the
+ *     job's child publishes them (lp_merge_job_run) before it sends its
+ *     result, and only a result of success writes the report in done/
+ *     (on_done, finish_job).
+ *
+ * (9) A job file reaches done/ or failed/ only after its report is in place
+ *     beside it (lp_spool_finish), so a report there means the job ended,
+ *     even while its job file is still in running/; lp_queue_list counts
+ *     finished jobs by their reports.
+ *
+ * (10) No temporary of a job's outputs outlives the job: the job removes
+ *     its own when it fails or is signalled (staging invariant (7)), and
+ *     since it may have died first, after any failure the daemon removes
+ *     what is left before it writes the report or requeues the job
+ *     (lp_job_remove_partials, from on_done and recover).
+ *
+ * (11) running/ID.status exists only while the job file is in running/,
+ *     running/ID.attempts only while it is in running/ or incoming/: both
+ *     go before the job file leaves running/ for done/ or failed/
+ *     (lp_spool_finish), the status file before a requeue
+ *     (lp_spool_requeue). What a submitter leaves by taking a queued job
+ *     back, and whatever else running/ holds at start-up, is removed then
+ *     (lp_spool_leftovers).
+ *
+ * (12) ID.attempts counts the interrupted runs of one job file and no
+ *     other: it is written before the job file goes back to incoming/ and
+ *     names that file's device, inode and modification time, which renames
+ *     keep (lp_spool_requeue); a file that does not name the job file now
+ *     in running/ counts as none (lp_spool_attempts).
+ *
+ * (13) A job file in running/ at start-up was left by a daemon that died,
+ *     and a job still running when a stop's grace period ends is killed:
+ *     either is requeued into incoming/, or after its --max-attempts-th
+ *     such run fails (recover, on_done and requeue_or_give_up). A timeout
+ *     or a cancel fails a job at once. */
 #include "laplace/jobfile.h"
 
 #include <dirent.h>
@@ -293,7 +370,8 @@ static char *sidecar_name(const char *name, const char *suffix)
 	return file;
 }
 
-/* Write SUB/FILE atomically, through the spool's descriptor of SUB. */
+/* Write SUB/FILE through the spool's descriptor of SUB (spool invariant
+ * (5)). */
 static int write_in(const lp_spool *spool, const char *sub, const char *file, const char *text,
 		    lp_error *err)
 {
@@ -330,7 +408,7 @@ unsigned lp_spool_attempts(const lp_spool *spool, const char *name)
 	unsigned attempts = 0;
 	int fd = identity ? openat(sub_fd(spool, "running"), file,
 				   O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
-	/* Written by lp_spool_requeue alone: anything else counts as none. */
+	/* Spool invariant (12). */
 	if (fd >= 0 && !lp_read_small_fd(fd, file, 256, "attempts file", &text, &len, NULL)) {
 		char *expected = g_strdup_printf("job: %s\n", identity);
 		const char *count = g_str_has_prefix(text, expected) ? text + strlen(expected) : NULL;
@@ -414,9 +492,8 @@ static bool counts_queued_job(const lp_spool *spool, const char *entry)
 
 GPtrArray *lp_spool_leftovers(lp_spool *spool)
 {
-	/* Everything else in running/ but job files is a status file, the
-	 * attempts file of a job gone from the queue, or a temporary file of
-	 * either: none of it means anything any more. */
+	/* Spool invariant (11): only job files and the attempts files of
+	 * queued jobs mean anything here any more. */
 	GPtrArray *entries = list_dir(spool, "running");
 	for (guint i = 0; i < entries->len; i++) {
 		const char *entry = entries->pdata[i];

@@ -1,6 +1,7 @@
-/* The basic merge writer, in any form of laplace-formats(5), section 8:
- * "type canonical" lines (basic), "type address length" lines (addr),
- * Dinero's "label address" (din), or 8-byte words after a header (bin). */
+/* The basic merge writer, in any form of laplace-formats(5), "FORMS FOR
+ * SIMULATORS": "type canonical" lines (basic), "type address length" lines
+ * (addr), Dinero's "label address" (din), or 8-byte words after a header
+ * (bin). */
 #include "laplace/sinks.h"
 
 #include <string.h>

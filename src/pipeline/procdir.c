@@ -1,9 +1,9 @@
-/* The per-process merge output (laplace-formats(5), section 5): one file per
- * task under the directory of its process, plus kernel, orphan and an
- * index.yaml manifest. The tree is staged (laplace/staging.h): built in
- * DIR.partial-XXXXXX beside DIR, every file and directory of it flushed to
- * disk, and renamed into place by the caller with the run's other outputs,
- * so no DIR ever looks finished when it is not. */
+/* The per-process merge output (laplace-formats(5), "PER-PROCESS MERGE
+ * OUTPUT"): one file per task under the directory of its process, plus
+ * kernel, orphan and an index.yaml manifest. The tree is staged: built in
+ * DIR.partial-XXXXXX beside DIR and published by the caller with the run's
+ * other outputs (staging invariants, src/io/staging.c); sync_tree upholds
+ * staging invariant (3) for it. */
 #include "laplace/sinks.h"
 
 #include <errno.h>
