@@ -11,10 +11,13 @@
 
 #include "laplace/error.h"
 
-/* Temporary names (staging invariant (1)), which the daemon recognises
- * when it cleans up after a killed job. */
-#define LP_TMP_FILE_INFIX ".tmp-"
-#define LP_TMP_DIR_INFIX ".partial-"
+/* Temporary names (staging invariant (1)): ".NAME.tmp-XXXXXX" for a file,
+ * "NAME.partial-XXXXXX" for a directory, made only by these two functions.
+ * lp_tmp_pattern: the mkstemp/mkdtemp pattern for final name (its last
+ * component); lp_is_tmp_of: whether entry is a temporary of name, as the
+ * daemon asks when it cleans up after a killed job. */
+char *lp_tmp_pattern(const char *name, bool dir);
+bool lp_is_tmp_of(const char *entry, const char *name);
 
 typedef struct lp_staged lp_staged;
 

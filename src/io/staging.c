@@ -181,6 +181,23 @@ static void staged_free(lp_staged *s)
 
 /* Create the temporary: a name from pattern (ending in XXXXXX) that did not
  * exist, made in the item's directory; a file is returned open. */
+#define TMP_FILE_INFIX ".tmp-"
+#define TMP_DIR_INFIX ".partial-"
+
+char *lp_tmp_pattern(const char *name, bool dir)
+{
+	return dir ? g_strconcat(name, TMP_DIR_INFIX "XXXXXX", NULL)
+		   : g_strconcat(".", name, TMP_FILE_INFIX "XXXXXX", NULL);
+}
+
+bool lp_is_tmp_of(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+	if (entry[0] == '.' && !strncmp(entry + 1, name, n))
+		return g_str_has_prefix(entry + 1 + n, TMP_FILE_INFIX);
+	return !strncmp(entry, name, n) && g_str_has_prefix(entry + n, TMP_DIR_INFIX);
+}
+
 static int create_tmp(lp_staged *s, const char *pattern)
 {
 	for (int attempt = 0; attempt < 100; attempt++) {
@@ -219,8 +236,7 @@ static lp_staged *stage(int dir_fd, const char *final, bool dir, bool replace, i
 		return NULL;
 	}
 	lp_staged *s = staged_new(parent, name, final, dir, replace);
-	char *pattern = dir ? g_strconcat(name, LP_TMP_DIR_INFIX "XXXXXX", NULL)
-			    : g_strconcat(".", name, LP_TMP_FILE_INFIX "XXXXXX", NULL);
+	char *pattern = lp_tmp_pattern(name, dir);
 	g_mutex_lock(&staged_lock);
 	*fd = create_tmp(s, pattern);
 	int saved = errno;

@@ -162,19 +162,13 @@ static int remove_partials_now(const lp_job_confinement *c, const char *output)
 	if (!d)
 		return -1;
 	char *base = g_path_get_basename(output);
-	char *tmp_prefix = g_strconcat(".", base, LP_TMP_FILE_INFIX, NULL);
-	char *partial_prefix = g_strconcat(base, LP_TMP_DIR_INFIX, NULL);
 	int removed = 0;
 	const struct dirent *e;
 	while ((e = readdir(d)))
-		if ((g_str_has_prefix(e->d_name, tmp_prefix) ||
-		     g_str_has_prefix(e->d_name, partial_prefix)) &&
-		    lp_remove_tree(dirfd(d), e->d_name) == 0)
+		if (lp_is_tmp_of(e->d_name, base) && lp_remove_tree(dirfd(d), e->d_name) == 0)
 			removed++;
 	closedir(d);
 	g_free(base);
-	g_free(tmp_prefix);
-	g_free(partial_prefix);
 	return removed;
 }
 

@@ -632,8 +632,10 @@ lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool use
 	}
 	lp_staged *staged = lp_stage_dir(parent_fd, name, force);
 	if (!staged) {
-		lp_fail(err, LP_EIO, "cannot create %s" LP_TMP_DIR_INFIX "XXXXXX: %s", name,
-			g_strerror(errno));
+		int saved = errno;
+		char *pattern = lp_tmp_pattern(name, true);
+		lp_fail(err, LP_EIO, "cannot create %s: %s", pattern, g_strerror(saved));
+		g_free(pattern);
 		g_free(name);
 		return NULL;
 	}

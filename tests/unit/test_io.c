@@ -12,6 +12,7 @@
 #include "scratch.h"
 #include "laplace/inbuf.h"
 #include "laplace/io.h"
+#include "laplace/staging.h"
 
 static char *dir;
 static lp_error err;
@@ -598,4 +599,22 @@ Test(io, small_files_are_regular_and_bounded)
 	g_free(link);
 	g_free(fifo);
 	g_free(ok);
+}
+
+/* Temporary names: the patterns staging creates, and only those, are
+ * recognised as a name's temporaries. */
+Test(staging, temporary_names)
+{
+	char *file = lp_tmp_pattern("out.basic", false), *dir = lp_tmp_pattern("pp", true);
+	cr_assert_str_eq(file, ".out.basic.tmp-XXXXXX");
+	cr_assert_str_eq(dir, "pp.partial-XXXXXX");
+	cr_assert(lp_is_tmp_of(".out.basic.tmp-a1B2c3", "out.basic"));
+	cr_assert(lp_is_tmp_of("pp.partial-a1B2c3", "pp"));
+	cr_assert_not(lp_is_tmp_of("out.basic", "out.basic"));
+	cr_assert_not(lp_is_tmp_of(".out.basic2.tmp-a1B2c3", "out.basic"));
+	cr_assert_not(lp_is_tmp_of("pp2.partial-a1B2c3", "pp"));
+	cr_assert_not(lp_is_tmp_of(".pp.partial-a1B2c3", "pp"));
+	cr_assert_not(lp_is_tmp_of("out.basic.tmp-a1B2c3", "out.basic"));
+	g_free(file);
+	g_free(dir);
 }
