@@ -4,7 +4,12 @@
 #ifndef LAPLACE_FORMS_H
 #define LAPLACE_FORMS_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "laplace/byteorder.h"
+#include "laplace/numbers.h"
+#include "laplace/record.h"
 
 enum lp_form {
 	LP_FORM_BASIC, /* type canonical */
@@ -32,6 +37,85 @@ int lp_form_parse(const char *name);
  * offset in the page; the largest canonical number that has one. */
 #define LP_ADDR_CANON_MAX (UINT64_MAX >> 12)
 /* din's label of a reference type: 0 read, 1 write, 2 instruction fetch. */
-char lp_din_label(char type);
+static inline char lp_din_label(char type)
+{
+	switch (type | 0x20) {
+	case 'r': return '0';
+	case 'w': return '1';
+	default: return '2'; /* 'i' */
+	}
+}
+
+/* The longest record of any form: addr's type, space, 16 digits, space,
+ * 2 digits, newline. Every store falls within it, the hex formatter's
+ * (16 bytes at each number, whatever its length) included. */
+#define LP_FORM_RECORD_MAX 22
+
+/* A length byte in hex without leading zeros: one or two digits. */
+static inline char *lp_form_put_length(char *p, uint8_t length)
+{
+	static const char digits[] = "0123456789abcdef";
+	if (length > 0xf)
+		*p++ = digits[length >> 4];
+	*p++ = digits[length & 0xf];
+	return p;
+}
+
+/* One merged reference in form at p: its type, canonical number, and (for
+ * addr and din) the raw address and length. Returns its length. Inline:
+ * the basic merge writes a hundred million a second. */
+static inline size_t lp_form_encode(enum lp_form form, char *p, char type, uint64_t canon,
+				    uint32_t address, uint8_t length)
+{
+	char *q = p;
+	switch (form) {
+	case LP_FORM_BASIC:
+		*q++ = type;
+		*q++ = ' ';
+		q += lp_fmt_hex(q, canon);
+		break;
+	case LP_FORM_ADDR:
+		*q++ = type;
+		*q++ = ' ';
+		q += lp_fmt_hex(q, canon << LP_PAGE_SHIFT | (address & ((1u << LP_PAGE_SHIFT) - 1)));
+		*q++ = ' ';
+		q = lp_form_put_length(q, length);
+		break;
+	case LP_FORM_DIN:
+		*q++ = lp_din_label(type);
+		*q++ = ' ';
+		q += lp_fmt_hex(q, canon << LP_PAGE_SHIFT | (address & ((1u << LP_PAGE_SHIFT) - 1)));
+		break;
+	default: { /* LP_FORM_BIN */
+		uint64_t code = (uint64_t)lp_ref_type_index(type);
+		lp_store_u64((unsigned char *)p, canon | code << LP_BIN_TYPE_SHIFT, false);
+		return LP_BIN_WORD_SIZE;
+	}
+	}
+	*q++ = '\n';
+	return (size_t)(q - p);
+}
+
+/* A reference line of a per-process task file (laplace-formats(5),
+ * "PER-PROCESS MERGE OUTPUT"): type, timestamp, length, virtual page and
+ * canonical page, read back by the basic stream reader. At most 45 bytes
+ * are stored (the virtual page has at most 5 digits, but the formatter
+ * stores 16 at it). */
+#define LP_TASK_LINE_MAX 48
+static inline size_t lp_task_line_encode(char *p, const lp_ref *ref, uint64_t canon)
+{
+	char *q = p;
+	*q++ = ref->type;
+	*q++ = ' ';
+	q += lp_fmt_hex(q, ref->timestamp);
+	*q++ = ' ';
+	q = lp_form_put_length(q, ref->length);
+	*q++ = ' ';
+	q += lp_fmt_hex(q, ref->address >> LP_PAGE_SHIFT);
+	*q++ = ' ';
+	q += lp_fmt_hex(q, canon);
+	*q++ = '\n';
+	return (size_t)(q - p);
+}
 
 #endif

@@ -4,6 +4,8 @@
  * laplace-formats(5), "Page-image LRU behaviour sequence"). The format readers and writers do the I/O; the LRU
  * logic (lru.c) knows no files. */
 #include "laplace/lru.h"
+
+#include "laplace/forms.h"
 #include "laplace/numbers.h"
 
 #include <inttypes.h>
@@ -54,17 +56,14 @@ int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output 
 			break;
 		}
 	}
-	enum { BATCH = 4096, LINE_MAX_LEN = 2 + 16 + 1 };
+	enum { BATCH = 4096, LINE_MAX_LEN = LP_FORM_RECORD_MAX };
 	lp_basic_ref *refs = g_new(lp_basic_ref, BATCH);
 	char *text = g_malloc(BATCH * LINE_MAX_LEN);
 	size_t n;
 	while (st == 0 && (n = lp_pi_stream_next(s, refs, BATCH)) > 0) {
 		char *p = text;
 		for (size_t i = 0; i < n; i++) {
-			*p++ = refs[i].type;
-			*p++ = ' ';
-			p += lp_fmt_hex(p, refs[i].canonical);
-			*p++ = '\n';
+			p += lp_form_encode(LP_FORM_BASIC, p, refs[i].type, refs[i].canonical, 0, 0);
 		}
 		st = lp_output_write(out, text, (size_t)(p - text), err);
 	}

@@ -13,12 +13,3 @@ int lp_form_parse(const char *name)
 			return f;
 	return -1;
 }
-
-char lp_din_label(char type)
-{
-	switch (type | 0x20) {
-	case 'r': return '0';
-	case 'w': return '1';
-	default: return '2'; /* 'i' */
-	}
-}

@@ -10,10 +10,9 @@
 #include "laplace/forms.h"
 #include "laplace/numbers.h"
 
-/* Flush before fewer bytes than the longest record remain: addr's type,
- * space, 16 digits, space, 2 digits, newline. */
+/* Flushed before fewer bytes than the longest record remain. */
 #define BUF_SIZE (1u << 20)
-#define MAX_RECORD 22
+#define MAX_RECORD LP_FORM_RECORD_MAX
 
 struct lp_basic_sink {
 	lp_output *out;
@@ -51,48 +50,6 @@ static int flush(lp_basic_sink *s, lp_error *err)
 	return rc;
 }
 
-/* The byte address of addr and din, in hex at p: the canonical page's
- * address and the offset of the raw address in its page. */
-static size_t put_byte_address(char *p, uint64_t canon, uint32_t address)
-{
-	return lp_fmt_hex(p, canon << LP_PAGE_SHIFT | (address & ((1u << LP_PAGE_SHIFT) - 1)));
-}
-
-/* One reference in the sink's form at p; returns its length. */
-static size_t put_record(const lp_basic_sink *s, char *p, const lp_ref *ref, uint64_t canon)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t len = 0;
-	switch (s->form) {
-	case LP_FORM_BASIC:
-		p[len++] = ref->type;
-		p[len++] = ' ';
-		len += lp_fmt_hex(p + len, canon);
-		break;
-	case LP_FORM_ADDR:
-		p[len++] = ref->type;
-		p[len++] = ' ';
-		len += put_byte_address(p + len, canon, ref->address);
-		p[len++] = ' ';
-		if (ref->length > 0xf)
-			p[len++] = digits[ref->length >> 4];
-		p[len++] = digits[ref->length & 0xf];
-		break;
-	case LP_FORM_DIN:
-		p[len++] = lp_din_label(ref->type);
-		p[len++] = ' ';
-		len += put_byte_address(p + len, canon, ref->address);
-		break;
-	default: { /* LP_FORM_BIN */
-		uint64_t code = (uint64_t)lp_ref_type_index(ref->type);
-		lp_store_u64((unsigned char *)p, canon | code << LP_BIN_TYPE_SHIFT, false);
-		return LP_BIN_WORD_SIZE;
-	}
-	}
-	p[len++] = '\n';
-	return len;
-}
-
 /* The largest canonical number each form can carry. */
 static const uint64_t canon_max[LP_FORM_COUNT] = {
 	[LP_FORM_BASIC] = UINT64_MAX,
@@ -101,27 +58,41 @@ static const uint64_t canon_max[LP_FORM_COUNT] = {
 	[LP_FORM_BIN] = LP_BIN_CANON_MAX,
 };
 
-static int basic_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
-		      const lp_task_id *who, lp_error *err)
+/* The references in one form; inline and called with a constant form, so
+ * that each form gets a loop of its own with no switch inside. */
+static inline int encode_refs(lp_basic_sink *s, const enum lp_form form, const lp_ref *refs,
+			      const uint64_t *canon, size_t n, lp_error *err)
 {
-	(void)who;
-	lp_basic_sink *s = ctx;
 	for (size_t i = 0; i < n; i++) {
 		if (s->user_only && lp_ref_is_kernel(refs[i].type))
 			continue;
-		if (canon[i] > canon_max[s->form])
+		if (canon[i] > canon_max[form])
 			return lp_fail(err, LP_EINPUT, "reference %" G_GUINT64_FORMAT ": canonical "
 				       "number %" G_GINT64_MODIFIER "x does not fit the %s form",
-				       s->written, canon[i], lp_form_names[s->form]);
+				       s->written, canon[i], lp_form_names[form]);
 		if (s->used > BUF_SIZE - MAX_RECORD) {
 			int rc = flush(s, err);
 			if (rc)
 				return rc;
 		}
-		s->used += put_record(s, s->buf + s->used, &refs[i], canon[i]);
+		s->used += lp_form_encode(form, s->buf + s->used, refs[i].type, canon[i],
+					  refs[i].address, refs[i].length);
 		s->written++;
 	}
 	return 0;
+}
+
+static int basic_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
+		      const lp_task_id *who, lp_error *err)
+{
+	(void)who;
+	lp_basic_sink *s = ctx;
+	switch (s->form) {
+	case LP_FORM_BASIC: return encode_refs(s, LP_FORM_BASIC, refs, canon, n, err);
+	case LP_FORM_ADDR: return encode_refs(s, LP_FORM_ADDR, refs, canon, n, err);
+	case LP_FORM_DIN: return encode_refs(s, LP_FORM_DIN, refs, canon, n, err);
+	default: return encode_refs(s, LP_FORM_BIN, refs, canon, n, err);
+	}
 }
 
 static int basic_event(void *ctx, const lp_event *ev, const lp_event_route *route, lp_error *err)

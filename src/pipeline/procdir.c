@@ -22,6 +22,7 @@
 #include "laplace/stats.h"
 #include "laplace/numbers.h"
 #include "laplace/yamlout.h"
+#include "laplace/forms.h"
 
 /* Captures may hold far more tasks than a process may open files, so only a
  * bounded set of task files is open (least recently written closed first,
@@ -29,8 +30,6 @@
 #define PD_MAX_OPEN 256
 #define PD_FD_RESERVE 32 /* descriptors left for inputs and the rest */
 #define PD_BUF_SIZE (64 * 1024)
-/* The longest reference line: "t " + 16 + " " + 2 + " " + 5 + " " + 16 + "\n". */
-#define PD_REF_LINE_MAX 64
 
 /* What index.yaml says of a file, or of one task's records in it. */
 typedef struct pd_counts {
@@ -336,32 +335,18 @@ static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, 
 static int put_refs(lp_procdir *pd, pd_file *f, pd_counts *c, const lp_ref *refs,
 		    const uint64_t *canon, size_t n, lp_error *err)
 {
-	static const char digits[] = "0123456789abcdef";
 	int rc = file_open(pd, f, err);
 	if (rc)
 		return rc;
 	char *p = f->buf + f->used;
 	for (size_t i = 0; i < n; i++) {
-		if ((size_t)(f->buf + PD_BUF_SIZE - p) < PD_REF_LINE_MAX) {
+		if ((size_t)(f->buf + PD_BUF_SIZE - p) < LP_TASK_LINE_MAX) {
 			f->used = (size_t)(p - f->buf);
 			if ((rc = file_flush(pd, f, err)))
 				return rc;
 			p = f->buf;
 		}
-		const lp_ref *ref = &refs[i];
-		*p++ = ref->type;
-		*p++ = ' ';
-		p += lp_fmt_hex(p, ref->timestamp);
-		*p++ = ' ';
-		/* The length is one byte: one or two digits. */
-		if (ref->length > 0xf)
-			*p++ = digits[ref->length >> 4];
-		*p++ = digits[ref->length & 0xf];
-		*p++ = ' ';
-		p += lp_fmt_hex(p, ref->address >> LP_PAGE_SHIFT);
-		*p++ = ' ';
-		p += lp_fmt_hex(p, canon[i]);
-		*p++ = '\n';
+		p += lp_task_line_encode(p, &refs[i], canon[i]);
 	}
 	f->used = (size_t)(p - f->buf);
 	count_records(c, refs[0].timestamp, refs[n - 1].timestamp, n, n);
