@@ -38,7 +38,7 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 # the installed liblaplace.a export. The program, the unit tests and the
 # replayed fuzz targets link the same objects from build/internal.a, where
 # every function stays in reach.
-LIB_SRCS := $(sort $(wildcard src/core/*.c src/io/*.c src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c))
+LIB_SRCS := $(sort $(wildcard src/core/*.c src/io/*.c src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c))
 CMD_SRCS := $(sort $(wildcard src/cmd/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
