@@ -125,6 +125,49 @@ static int parse_record(char *line, size_t len, lp_sched_ref *ref, lp_sched_even
 	return 0;
 }
 
+/* One more than the value of each hex digit (either case); 0 for any
+ * other byte. */
+static const uint8_t hex_value_plus_one[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+/* The hot path: a well-formed reference line "type ts length vpn
+ * canonical\n" lying whole in [p, end). Returns the byte after its '\n'
+ * with *ref set, or NULL for anything else (another record, a line not
+ * yet read whole, a line with an error, trailing spaces), which the
+ * careful path (next_record) then reads and, if need be, explains. */
+static inline const char *fast_reference(const char *p, const char *end, lp_sched_ref *ref)
+{
+	const char *line = p;
+	if (end - p < 10 || lp_ref_type_index(p[0]) < 0 || p[1] != ' ')
+		return NULL;
+	uint64_t value[4];
+	p += 2;
+	for (int f = 0; f < 4; f++) {
+		uint64_t x = 0;
+		const char *digits = p;
+		unsigned d;
+		while (p < end && (d = hex_value_plus_one[(unsigned char)*p])) {
+			if (x >> 60)
+				return NULL; /* past 64 bits */
+			x = x << 4 | (d - 1);
+			p++;
+		}
+		if (p == digits || p == end || *p != (f < 3 ? ' ' : '\n'))
+			return NULL;
+		p++;
+		value[f] = x;
+	}
+	if (value[1] >> 8 || value[2] >> 20 || p - line > LP_LINE_MAX + 1)
+		return NULL;
+	ref->type = line[0];
+	ref->timestamp = value[0];
+	ref->canonical = value[3];
+	return p;
+}
+
 /* ---- the open set ---- */
 
 static void list_unlink(lp_taskdir *t, td_reader *r)
@@ -234,10 +277,6 @@ static int stream_fill(lp_taskdir *t, td_stream *s, lp_error *err)
 {
 	if (!s->reader && stream_open(t, s, err))
 		return -1;
-	if (t->newest != s->reader) {
-		list_unlink(t, s->reader);
-		list_push_newest(t, s->reader);
-	}
 	enum record_kind kind = next_record(t, s, &s->pending_ref, &s->pending_event, err);
 	if (kind == RECORD_ERROR)
 		return -1;
@@ -255,8 +294,26 @@ static ssize_t stream_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t 
 {
 	lp_taskdir *t = ctx;
 	td_stream *s = &t->streams[stream];
+	if (s->reader && t->newest != s->reader) {
+		list_unlink(t, s->reader);
+		list_push_newest(t, s->reader);
+	}
 	size_t n = 0;
 	for (;;) {
+		if (s->pending == PENDING_NONE && s->reader) {
+			lp_inbuf *b = &s->reader->buf;
+			const char *line = b->data + b->pos;
+			const char *next = fast_reference(line, b->data + b->len, &s->pending_ref);
+			if (next && s->pending_ref.timestamp >= s->prev_ts) {
+				b->pos += (size_t)(next - line);
+				s->line++;
+				s->offset += (uint64_t)(next - line);
+				s->prev_ts = s->pending_ref.timestamp;
+				if (!t->opt.user_only || !lp_ref_is_kernel(s->pending_ref.type))
+					s->pending = PENDING_REF;
+				continue;
+			}
+		}
 		if (s->pending == PENDING_NONE && !s->ended && stream_fill(t, s, err))
 			return -1;
 		if (s->pending == PENDING_REF) {
@@ -322,8 +379,55 @@ static int check_listed(const char *path, const char *index, lp_error *err)
 	return lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
 }
 
+/* Newlines in [p, end), eight bytes at a time: a byte of w ^ ONES('\n')
+ * is zero where w holds a newline, and a zero byte is one whose low seven
+ * bits plus 0x7f do not carry into its high bit, which is clear too. */
+static uint64_t count_newlines(const char *p, const char *end)
+{
+	const uint64_t newlines = 0x0a0a0a0a0a0a0a0aull, low7 = 0x7f7f7f7f7f7f7f7full;
+	uint64_t n = 0;
+	for (; end - p >= 8; p += 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		uint64_t x = w ^ newlines;
+		n += (uint64_t)__builtin_popcountll(~(((x & low7) + low7) | x) & ~low7);
+	}
+	for (; p < end; p++)
+		n += *p == '\n';
+	return n;
+}
+
+/* Skip ahead to the next line that begins with 'X' (or to the end of the
+ * file), counting the lines and bytes passed in s. Returns 0 or -1. */
+static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
+{
+	lp_inbuf *b = &s->reader->buf;
+	for (;;) {
+		char *p = b->data + b->pos, *end = b->data + b->len;
+		for (char *x = p; (x = memchr(x, 'X', (size_t)(end - x))); x++) {
+			if (x == p ? !*at_line_start : x[-1] != '\n')
+				continue; /* an X inside a name */
+			s->line += count_newlines(p, x);
+			s->offset += (uint64_t)(x - p);
+			b->pos += (size_t)(x - p);
+			return 0;
+		}
+		if (p < end) {
+			s->line += count_newlines(p, end);
+			s->offset += (uint64_t)(end - p);
+			*at_line_start = end[-1] == '\n';
+			b->pos = b->len;
+		}
+		ssize_t avail = lp_inbuf_fill(b, 1, err);
+		if (avail <= 0)
+			return (int)avail;
+	}
+}
+
 /* Read task file f once: a unit begins at its first record and after each
- * X of its task that more records follow. */
+ * X of its task that more records follow. Only the lines that begin
+ * with X, and the first of each unit, are parsed here: the rest are read
+ * when the schedule runs. */
 static int find_units(lp_taskdir *t, size_t f, lp_error *err)
 {
 	td_stream s = {.file = f};
@@ -333,10 +437,14 @@ static int find_units(lp_taskdir *t, size_t f, lp_error *err)
 	td_reader r = {.in = in, .stream = &s};
 	lp_inbuf_init(&r.buf, in);
 	s.reader = &r;
-	bool unit_starts = true;
+	bool unit_starts = true, at_line_start = true;
 	uint64_t incarnation = 0;
 	int rc = 0;
 	for (;;) {
+		if (!unit_starts && skip_to_exit_line(&s, &at_line_start, err)) {
+			rc = err->status;
+			break;
+		}
 		uint64_t offset = s.offset;
 		char *line;
 		size_t len;
@@ -345,9 +453,7 @@ static int find_units(lp_taskdir *t, size_t f, lp_error *err)
 			rc = got < 0 ? err->status : 0;
 			break;
 		}
-		bool exit_line = len >= 2 && line[0] == 'X' && line[1] == ' ';
-		if (!unit_starts && !exit_line)
-			continue;
+		at_line_start = true;
 		lp_sched_ref ref;
 		lp_sched_event ev;
 		lp_error why;
@@ -371,10 +477,8 @@ static int find_units(lp_taskdir *t, size_t f, lp_error *err)
 			td_stream start = {.file = f, .offset = offset, .line = s.line - 1};
 			g_array_append_val(t->units, u);
 			g_array_append_val(t->unit_starts, start);
-			unit_starts = false;
 		}
-		if (exit_line && !kind && ev.task == t->files[f].tid)
-			unit_starts = true;
+		unit_starts = !kind && ev.tag == 'X' && ev.task == t->files[f].tid;
 	}
 	lp_inbuf_free(&r.buf);
 	lp_input_close(in);
