@@ -251,12 +251,15 @@ static int schedule_run(const schedule_request *rq, lp_error *err)
 	};
 	if (!topt.max_open)
 		return lp_fail(err, LP_EUSAGE, "too few file descriptors (ulimit -n) for %u outputs", nout);
+	struct stat st;
+	if (stat(rq->dir, &st) < 0)
+		return lp_fail(err, LP_EIO, "cannot open %s: %s", rq->dir, g_strerror(errno));
 	char *index = g_build_filename(rq->dir, "index.yaml", NULL);
-	bool no_index = g_file_test(rq->dir, G_FILE_TEST_IS_DIR) && access(index, F_OK) < 0 &&
-			errno == ENOENT;
+	bool no_index = !S_ISDIR(st.st_mode) || (access(index, F_OK) < 0 && errno == ENOENT);
 	g_free(index);
 	if (no_index)
-		return lp_fail(err, LP_EINPUT, "%s: not a per-process directory: no index.yaml", rq->dir);
+		return lp_fail(err, LP_EINPUT, "%s: not a per-process directory: %s", rq->dir,
+			       S_ISDIR(st.st_mode) ? "no index.yaml" : "not a directory");
 	lp_taskdir *t = lp_taskdir_open(rq->dir, &topt, err);
 	if (!t)
 		return err->status;

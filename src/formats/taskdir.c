@@ -431,11 +431,16 @@ static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
 static int find_units(lp_taskdir *t, size_t f, lp_error *err)
 {
 	td_stream s = {.file = f};
-	lp_input *in = lp_input_open(t->files[f].path, err);
+	/* Buffers as large as the file, up to the default 1 MiB: most task
+	 * files are small, and a large buffer is costly to map in. */
+	struct stat st;
+	size_t size = stat(t->files[f].path, &st) == 0 && st.st_size < (1 << 20)
+		? (size_t)st.st_size + 1 : 1 << 20;
+	lp_input *in = lp_input_open_sized(t->files[f].path, MAX(size, (size_t)STREAM_INPUT_BUFFER), err);
 	if (!in)
 		return err->status;
 	td_reader r = {.in = in, .stream = &s};
-	lp_inbuf_init(&r.buf, in);
+	lp_inbuf_init_sized(&r.buf, in, MAX(size, (size_t)STREAM_LINE_BUFFER));
 	s.reader = &r;
 	bool unit_starts = true, at_line_start = true;
 	uint64_t incarnation = 0;
