@@ -36,7 +36,8 @@ typedef struct td_reader td_reader;
 typedef struct td_stream {
 	size_t file;
 	uint64_t offset;   /* bytes of the (decompressed) file before the next line */
-	uint64_t line;     /* number of the last line read */
+	uint64_t line_base_offset; /* where line counting began: a unit's start */
+	uint64_t line;     /* lines read since then */
 	uint64_t prev_ts;  /* timestamp of the last record read */
 	bool ended;        /* its file's end, or a unit stream's X, was read */
 	enum { PENDING_NONE, PENDING_REF, PENDING_EVENT } pending; /* read, not yet taken */
@@ -133,6 +134,25 @@ static const uint8_t hex_value_plus_one[256] = {
 	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 };
 
+/* One hex field of at most 16 digits at *p, ended by the byte stop:
+ * its value, *p moved past the stop; false for anything else (more
+ * digits, leading zeros included, are left to the careful path). */
+static inline bool fast_hex_field(const char **p, const char *end, char stop, uint64_t *value)
+{
+	const char *s = *p, *limit = end - s > 17 ? s + 17 : end;
+	uint64_t x = 0;
+	unsigned d;
+	while (s < limit && (d = hex_value_plus_one[(unsigned char)*s])) {
+		x = x << 4 | (d - 1);
+		s++;
+	}
+	if (s == *p || s == limit || *s != stop)
+		return false;
+	*value = x;
+	*p = s + 1;
+	return true;
+}
+
 /* The hot path: a well-formed reference line "type ts length vpn
  * canonical\n" lying whole in [p, end). Returns the byte after its '\n'
  * with *ref set, or NULL for anything else (another record, a line not
@@ -140,32 +160,19 @@ static const uint8_t hex_value_plus_one[256] = {
  * careful path (next_record) then reads and, if need be, explains. */
 static inline const char *fast_reference(const char *p, const char *end, lp_sched_ref *ref)
 {
-	const char *line = p;
 	if (end - p < 10 || lp_ref_type_index(p[0]) < 0 || p[1] != ' ')
 		return NULL;
-	uint64_t value[4];
-	p += 2;
-	for (int f = 0; f < 4; f++) {
-		uint64_t x = 0;
-		const char *digits = p;
-		unsigned d;
-		while (p < end && (d = hex_value_plus_one[(unsigned char)*p])) {
-			if (x >> 60)
-				return NULL; /* past 64 bits */
-			x = x << 4 | (d - 1);
-			p++;
-		}
-		if (p == digits || p == end || *p != (f < 3 ? ' ' : '\n'))
-			return NULL;
-		p++;
-		value[f] = x;
-	}
-	if (value[1] >> 8 || value[2] >> 20 || p - line > LP_LINE_MAX + 1)
+	char type = p[0];
+	const char *q = p + 2;
+	uint64_t timestamp, length, vpn, canonical;
+	if (!fast_hex_field(&q, end, ' ', &timestamp) || !fast_hex_field(&q, end, ' ', &length) ||
+	    !fast_hex_field(&q, end, ' ', &vpn) || !fast_hex_field(&q, end, '\n', &canonical) ||
+	    length >> 8 || vpn >> 20)
 		return NULL;
-	ref->type = line[0];
-	ref->timestamp = value[0];
-	ref->canonical = value[3];
-	return p;
+	ref->type = type;
+	ref->timestamp = timestamp;
+	ref->canonical = canonical;
+	return q;
 }
 
 /* ---- the open set ---- */
@@ -228,13 +235,35 @@ static int stream_open(lp_taskdir *t, td_stream *s, lp_error *err)
 	return 0;
 }
 
+static uint64_t count_newlines(const char *p, const char *end);
+
+/* The number of the line s read last, for a message. Streams that begin
+ * within a file count from there; the lines before are counted only
+ * now, that an error needs them. */
+static uint64_t line_number(const lp_taskdir *t, const td_stream *s)
+{
+	uint64_t before = 0, left = s->line_base_offset;
+	lp_error ignored;
+	lp_input *in = left ? lp_input_open_sized(t->files[s->file].path, STREAM_INPUT_BUFFER, &ignored)
+			    : NULL;
+	char buf[16384];
+	ssize_t got;
+	while (in && left && (got = lp_input_read(in, buf, (size_t)MIN(left, (uint64_t)sizeof buf),
+						   &ignored)) > 0) {
+		before += count_newlines(buf, buf + got);
+		left -= (uint64_t)got;
+	}
+	lp_input_close(in);
+	return before + s->line;
+}
+
 /* The next line of s: 1 with *line and *len set, 0 at the end of its
  * file, -1 with err set. */
 static int next_line(lp_taskdir *t, td_stream *s, char **line, size_t *len, lp_error *err)
 {
 	int got = lp_inbuf_line(&s->reader->buf, line, len, err);
 	if (got == LP_INBUF_LONG_LINE)
-		return lp_inbuf_long_line(err, t->files[s->file].path, s->line + 1);
+		return lp_inbuf_long_line(err, t->files[s->file].path, line_number(t, s) + 1);
 	if (got > 0) {
 		s->line++;
 		s->offset += *len + 1;
@@ -258,13 +287,13 @@ static enum record_kind next_record(lp_taskdir *t, td_stream *s, lp_sched_ref *r
 		lp_error why;
 		int kind = parse_record(line, len, ref, ev, &why);
 		if (kind < 0)
-			return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", t->files[s->file].path, s->line,
-				       why.msg), RECORD_ERROR;
+			return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", t->files[s->file].path,
+				       line_number(t, s), why.msg), RECORD_ERROR;
 		uint64_t ts = kind ? ref->timestamp : ev->timestamp;
 		if (ts < s->prev_ts)
 			return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": timestamp %" PRIx64 " is earlier "
 				       "than the previous record's, %" PRIx64, t->files[s->file].path,
-				       s->line, ts, s->prev_ts), RECORD_ERROR;
+				       line_number(t, s), ts, s->prev_ts), RECORD_ERROR;
 		s->prev_ts = ts;
 		if (kind && t->opt.user_only && lp_ref_is_kernel(ref->type))
 			continue;
@@ -390,7 +419,8 @@ static uint64_t count_newlines(const char *p, const char *end)
 		uint64_t w;
 		memcpy(&w, p, 8);
 		uint64_t x = w ^ newlines;
-		n += (uint64_t)__builtin_popcountll(~(((x & low7) + low7) | x) & ~low7);
+		uint64_t found = (~(((x & low7) + low7) | x) & ~low7) >> 7; /* 1 per newline byte */
+		n += found * 0x0101010101010101ull >> 56;                     /* their sum */
 	}
 	for (; p < end; p++)
 		n += *p == '\n';
@@ -398,7 +428,7 @@ static uint64_t count_newlines(const char *p, const char *end)
 }
 
 /* Skip ahead to the next line that begins with 'X' (or to the end of the
- * file), counting the lines and bytes passed in s. Returns 0 or -1. */
+ * file); line numbers in s count from there. Returns 0 or -1. */
 static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
 {
 	lp_inbuf *b = &s->reader->buf;
@@ -407,13 +437,13 @@ static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
 		for (char *x = p; (x = memchr(x, 'X', (size_t)(end - x))); x++) {
 			if (x == p ? !*at_line_start : x[-1] != '\n')
 				continue; /* an X inside a name */
-			s->line += count_newlines(p, x);
 			s->offset += (uint64_t)(x - p);
+			s->line_base_offset = s->offset;
+			s->line = 0;
 			b->pos += (size_t)(x - p);
 			return 0;
 		}
 		if (p < end) {
-			s->line += count_newlines(p, end);
 			s->offset += (uint64_t)(end - p);
 			*at_line_start = end[-1] == '\n';
 			b->pos = b->len;
@@ -431,16 +461,13 @@ static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
 static int find_units(lp_taskdir *t, size_t f, lp_error *err)
 {
 	td_stream s = {.file = f};
-	/* Buffers as large as the file, up to the default 1 MiB: most task
-	 * files are small, and a large buffer is costly to map in. */
-	struct stat st;
-	size_t size = stat(t->files[f].path, &st) == 0 && st.st_size < (1 << 20)
-		? (size_t)st.st_size + 1 : 1 << 20;
-	lp_input *in = lp_input_open_sized(t->files[f].path, MAX(size, (size_t)STREAM_INPUT_BUFFER), err);
+	/* Small buffers: the heap hands the same ones back file after file,
+	 * where large ones would be mapped in afresh for each. */
+	lp_input *in = lp_input_open_sized(t->files[f].path, STREAM_INPUT_BUFFER, err);
 	if (!in)
 		return err->status;
 	td_reader r = {.in = in, .stream = &s};
-	lp_inbuf_init_sized(&r.buf, in, MAX(size, (size_t)STREAM_LINE_BUFFER));
+	lp_inbuf_init_sized(&r.buf, in, STREAM_LINE_BUFFER);
 	s.reader = &r;
 	bool unit_starts = true, at_line_start = true;
 	uint64_t incarnation = 0;
@@ -464,7 +491,8 @@ static int find_units(lp_taskdir *t, size_t f, lp_error *err)
 		lp_error why;
 		int kind = parse_record(line, len, &ref, &ev, &why);
 		if (kind < 0) {
-			rc = lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", t->files[f].path, s.line, why.msg);
+			rc = lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", t->files[f].path,
+				     line_number(t, &s), why.msg);
 			break;
 		}
 		if (unit_starts) {
@@ -479,7 +507,7 @@ static int find_units(lp_taskdir *t, size_t f, lp_error *err)
 				u.creator = ev.tag;
 				u.creator_parent = ev.parent;
 			}
-			td_stream start = {.file = f, .offset = offset, .line = s.line - 1};
+			td_stream start = {.file = f, .offset = offset, .line_base_offset = offset};
 			g_array_append_val(t->units, u);
 			g_array_append_val(t->unit_starts, start);
 		}
