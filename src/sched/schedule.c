@@ -485,11 +485,10 @@ static int run_as_traced(engine *e)
 
 /* ---- setup and report ---- */
 
-static const lp_sched_unit *sort_units;
-
-static int unit_order_cmp(const void *a, const void *b)
+static int unit_order_cmp(const void *a, const void *b, void *units)
 {
-	const lp_sched_unit *x = &sort_units[*(const size_t *)a], *y = &sort_units[*(const size_t *)b];
+	const lp_sched_unit *x = (const lp_sched_unit *)units + *(const size_t *)a;
+	const lp_sched_unit *y = (const lp_sched_unit *)units + *(const size_t *)b;
 	if (x->first_ts != y->first_ts)
 		return x->first_ts < y->first_ts ? -1 : 1;
 	if (x->pid != y->pid)
@@ -552,8 +551,8 @@ static void report_init(lp_sched_report *rep, const lp_sched_input *in, const lp
 	rep->unit_order = g_new(size_t, in->nunits);
 	for (size_t i = 0; i < in->nunits; i++)
 		rep->unit_order[i] = i;
-	sort_units = in->units;
-	qsort(rep->unit_order, in->nunits, sizeof *rep->unit_order, unit_order_cmp);
+	qsort_r(rep->unit_order, in->nunits, sizeof *rep->unit_order, unit_order_cmp,
+		(void *)in->units);
 }
 
 void lp_sched_report_free(lp_sched_report *rep)
