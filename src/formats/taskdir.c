@@ -160,7 +160,8 @@ static inline bool fast_hex_field(const char **p, const char *end, char stop, ui
  * careful path (next_record) then reads and, if need be, explains. */
 static inline const char *fast_reference(const char *p, const char *end, lp_sched_ref *ref)
 {
-	if (end - p < 10 || lp_ref_type_index(p[0]) < 0 || p[1] != ' ')
+	static const bool is_type[256] = {['r'] = 1, ['w'] = 1, ['i'] = 1, ['R'] = 1, ['W'] = 1, ['I'] = 1};
+	if (end - p < 10 || !is_type[(unsigned char)p[0]] || p[1] != ' ')
 		return NULL;
 	char type = p[0];
 	const char *q = p + 2;
