@@ -50,7 +50,7 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 # build/internal.a, where every function stays in reach.
 DAEMON_SRCS := src/jobs/daemon.c
 LIB_SRCS := $(filter-out $(DAEMON_SRCS),$(sort $(wildcard src/core/*.c src/analysis/*.c src/io/*.c \
-	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c)))
+	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c)))
 CMD_SRCS := $(sort $(wildcard src/cmd/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))

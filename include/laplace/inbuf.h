@@ -22,6 +22,8 @@ typedef struct lp_inbuf {
 } lp_inbuf;
 
 void lp_inbuf_init(lp_inbuf *b, lp_input *in);
+/* With an initial buffer of size bytes (at least a longest line's room). */
+void lp_inbuf_init_sized(lp_inbuf *b, lp_input *in, size_t size);
 void lp_inbuf_free(lp_inbuf *b);
 /* Make at least want bytes available at data + pos (fewer only at the end
  * of input), reading as much as fits. Returns the bytes available, or -1

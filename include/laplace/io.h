@@ -17,6 +17,12 @@ typedef struct lp_input lp_input;
 /* Open path for reading ("-" is standard input). gzip and zstd content is
  * decompressed transparently, detected by its magic bytes, never by name. */
 lp_input *lp_input_open(const char *path, lp_error *err);
+/* The same with a raw read buffer of buffer_size bytes rather than the
+ * default 1 MiB, for readers that keep many inputs open. */
+lp_input *lp_input_open_sized(const char *path, size_t buffer_size, lp_error *err);
+/* Skip the next n bytes of (decompressed) input: a seek for a plain
+ * file, decompressing them otherwise. Returns 0 or an lp_status. */
+int lp_input_skip(lp_input *in, uint64_t n, lp_error *err);
 /* Read up to n bytes; returns the count, 0 at end of input, -1 on error
  * (err set, LP_EIO or LP_EINPUT for corrupt compressed data). Short reads
  * happen only at end of input. */

@@ -18,9 +18,14 @@ _Static_assert(INBUF_INITIAL_SIZE > LP_LINE_MAX + 2, "inbuf too small for a line
 
 void lp_inbuf_init(lp_inbuf *b, lp_input *in)
 {
+	lp_inbuf_init_sized(b, in, INBUF_INITIAL_SIZE);
+}
+
+void lp_inbuf_init_sized(lp_inbuf *b, lp_input *in, size_t size)
+{
 	memset(b, 0, sizeof *b);
 	b->in = in;
-	b->cap = INBUF_INITIAL_SIZE;
+	b->cap = MAX(size, (size_t)LP_LINE_MAX + 3);
 	b->data = g_malloc(b->cap);
 }
 

@@ -27,6 +27,7 @@ struct lp_input {
 	enum input_codec codec;
 	/* Raw (possibly compressed) bytes read from fd but not consumed yet. */
 	unsigned char *raw;
+	size_t raw_size;      /* the buffer's size */
 	size_t raw_pos, raw_len;
 	bool raw_eof;
 	uint64_t raw_total;   /* bytes read from fd so far */
@@ -67,13 +68,13 @@ static int refill_raw(lp_input *in, lp_error *err)
 {
 	if (in->raw_pos < in->raw_len || in->raw_eof)
 		return 0;
-	ssize_t r = read_full(in->fd, in->raw, INPUT_BUFFER_SIZE);
+	ssize_t r = read_full(in->fd, in->raw, in->raw_size);
 	if (r < 0)
 		return read_failed(in, err), -1;
 	in->raw_pos = 0;
 	in->raw_len = (size_t)r;
 	in->raw_total += (uint64_t)r;
-	if ((size_t)r < INPUT_BUFFER_SIZE)
+	if ((size_t)r < in->raw_size)
 		in->raw_eof = true;
 	return 0;
 }
@@ -85,6 +86,11 @@ static int corrupt(lp_input *in, const char *codec, const char *what, lp_error *
 
 lp_input *lp_input_open(const char *path, lp_error *err)
 {
+	return lp_input_open_sized(path, INPUT_BUFFER_SIZE, err);
+}
+
+lp_input *lp_input_open_sized(const char *path, size_t buffer_size, lp_error *err)
+{
 	bool is_stdin = !strcmp(path, "-");
 	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -95,7 +101,8 @@ lp_input *lp_input_open(const char *path, lp_error *err)
 	in->fd = fd;
 	in->own_fd = !is_stdin;
 	in->name = g_strdup(is_stdin ? "<stdin>" : path);
-	in->raw = g_malloc(INPUT_BUFFER_SIZE);
+	in->raw_size = buffer_size;
+	in->raw = g_malloc(buffer_size);
 	struct stat st;
 	in->file_size = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
 	if (refill_raw(in, err) < 0) {
@@ -215,6 +222,33 @@ ssize_t lp_input_read(lp_input *in, void *buf, size_t n, lp_error *err)
 	if (r >= 0 && (size_t)r < n)
 		in->done = true;
 	return r;
+}
+
+int lp_input_skip(lp_input *in, uint64_t n, lp_error *err)
+{
+	if (in->codec == CODEC_NONE && in->own_fd) {
+		size_t buffered = in->raw_len - in->raw_pos;
+		if (n <= buffered) {
+			in->raw_pos += (size_t)n;
+			return 0;
+		}
+		n -= buffered;
+		in->raw_pos = in->raw_len;
+		if (lseek(in->fd, (off_t)n, SEEK_CUR) < 0)
+			return read_failed(in, err);
+		in->raw_total += n;
+		return 0;
+	}
+	unsigned char scratch[16384];
+	while (n > 0) {
+		ssize_t r = lp_input_read(in, scratch, (size_t)MIN(n, (uint64_t)sizeof scratch), err);
+		if (r < 0)
+			return err->status;
+		if (r == 0)
+			break;
+		n -= (uint64_t)r;
+	}
+	return 0;
 }
 
 const char *lp_input_name(const lp_input *in) { return in->name; }

@@ -1,0 +1,151 @@
+/* Re-scheduling the tasks of a per-process merge (laplace-formats(5),
+ * section 9): the engine. It does no I/O: a source hands it the records
+ * of its streams (a unit's, or for as-traced a whole file's), a sink takes
+ * the references in emission order, and the run's figures end up in a
+ * report. */
+#ifndef LAPLACE_SCHEDULE_H
+#define LAPLACE_SCHEDULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "laplace/error.h"
+
+enum lp_sched_policy { LP_SCHED_AS_TRACED, LP_SCHED_RR, LP_SCHED_RANDOM, LP_SCHED_POLICY_COUNT };
+extern const char *const lp_sched_policy_names[LP_SCHED_POLICY_COUNT];
+/* The policy named name; -1 if there is none. */
+int lp_sched_policy_parse(const char *name);
+
+#define LP_SCHED_DEFAULT_QUANTUM 10000
+
+/* A unit (9.1): one incarnation of a task, a run of its file's records. */
+typedef struct lp_sched_unit {
+	uint64_t pid, tid;
+	uint64_t incarnation; /* from 0, in its file */
+	uint64_t first_ts;    /* timestamp of its first record */
+	size_t file;          /* its file, an index into lp_sched_input.files */
+	char creator;         /* 'F' or 'T' when its first record creates it, else 0 */
+	uint64_t creator_parent;
+} lp_sched_unit;
+
+/* A file of the directory. as-traced reads every file as one stream, in
+ * this order, which is also the order of equal timestamps: kernel, orphan,
+ * then task files by pid and tid. */
+typedef struct lp_sched_file {
+	const char *name;  /* for messages */
+	size_t first_unit; /* its units are first_unit, first_unit + 1, ...; SIZE_MAX: none (kernel, orphan) */
+	uint64_t tid;      /* a task file's task */
+} lp_sched_file;
+
+typedef struct lp_sched_ref {
+	uint64_t canonical;
+	uint64_t timestamp;
+	char type;
+} lp_sched_ref;
+
+/* What a read returned instead of references. */
+enum {
+	LP_SCHED_END = 0,    /* the stream has no more records */
+	LP_SCHED_MORE = '+', /* a reference is next (and was not taken) */
+};
+
+/* An event record a stream consumed, or one of the codes above. */
+typedef struct lp_sched_event {
+	char tag;            /* 'F' 'T' 'X' ... or LP_SCHED_END, LP_SCHED_MORE */
+	uint64_t timestamp;
+	uint64_t parent, child; /* F, T */
+	uint64_t task;          /* X */
+} lp_sched_event;
+
+/* The records of a stream: with unit_streams, stream u is unit u, which
+ * ends after its X; otherwise stream f is file f, whole.
+ * read() takes up to cap references (whose timestamp is at most last_ts)
+ * and returns their count; it stops before an event record. When it takes
+ * none (0), *ev says why: the next record was an event, now consumed
+ * (its tag); LP_SCHED_MORE, a reference is next but cap is 0 or its
+ * timestamp is past last_ts; LP_SCHED_END. -1 with err set on error. */
+typedef struct lp_sched_source {
+	void *ctx;
+	ssize_t (*read)(void *ctx, size_t stream, lp_sched_ref *refs, size_t cap, uint64_t last_ts,
+			lp_sched_event *ev, lp_error *err);
+} lp_sched_source;
+
+/* A reference as emitted: in emission order, tick by tick, processor 0
+ * first; cpu says which processor emitted it. */
+typedef struct lp_sched_out {
+	uint64_t canonical;
+	uint32_t cpu;
+	char type;
+} lp_sched_out;
+
+typedef struct lp_sched_sink {
+	void *ctx;
+	int (*refs)(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err);
+} lp_sched_sink;
+
+typedef struct lp_sched_options {
+	enum lp_sched_policy policy;
+	uint64_t quantum;  /* >= 1; rr and random */
+	unsigned cpus;     /* >= 1; rr and random */
+	uint64_t seed;     /* random */
+	bool renumber;     /* new canonical numbers in emission order */
+} lp_sched_options;
+
+typedef struct lp_sched_input {
+	const lp_sched_unit *units; /* in file order, each file's in incarnation order */
+	size_t nunits;
+	const lp_sched_file *files;
+	size_t nfiles;
+	lp_sched_source source;
+} lp_sched_input;
+
+/* The report (9.3). */
+typedef struct lp_sched_cpu_stats {
+	uint64_t references, idle_ticks, slices;
+} lp_sched_cpu_stats;
+
+typedef struct lp_sched_unit_stats {
+	uint64_t references, slices;
+	uint64_t first_tick, last_tick; /* meaningful when references > 0 */
+} lp_sched_unit_stats;
+
+/* The first slices of each processor, for a picture of the schedule. */
+#define LP_SCHED_PICTURE_SLICES 64
+typedef struct lp_sched_slice {
+	size_t unit;
+	uint64_t first_tick, last_tick;
+} lp_sched_slice;
+
+typedef struct lp_sched_report {
+	enum lp_sched_policy policy;
+	uint64_t quantum;  /* 0 for as-traced */
+	unsigned cpus;     /* 1 for as-traced */
+	uint64_t ticks;
+	lp_sched_cpu_stats *cpu;   /* cpus entries */
+	lp_sched_unit_stats *unit; /* parallel to the input's units */
+	size_t *unit_order;        /* unit indexes in report order (9.3) */
+	lp_sched_slice (*slices)[LP_SCHED_PICTURE_SLICES]; /* per cpu */
+	size_t *nslices;           /* per cpu, at most LP_SCHED_PICTURE_SLICES kept */
+	size_t nunits;
+} lp_sched_report;
+
+/* The splitmix64 generator of the random policy (9.2). */
+static inline uint64_t lp_splitmix64_next(uint64_t *state)
+{
+	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* Run the schedule to its end. Returns 0 with *report filled (free it with
+ * lp_sched_report_free), or an lp_status with err set: the source's or
+ * sink's error, or a unit whose creating record its parent's file does not
+ * hold (LP_EINPUT, both files named). */
+int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const lp_sched_sink *sink,
+		    lp_sched_report *report, lp_error *err);
+void lp_sched_report_free(lp_sched_report *report);
+
+#endif

@@ -1,0 +1,36 @@
+/* A per-process merge directory (laplace-formats(5), section 5) read for
+ * re-scheduling (section 9): its files, its units, and their records as
+ * the streams of an lp_sched_source. Task files are streamed with small
+ * buffers, and at most a fixed number of them is open at once: a stream
+ * whose file was closed is reopened where it stopped. */
+#ifndef LAPLACE_TASKDIR_H
+#define LAPLACE_TASKDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "laplace/error.h"
+#include "laplace/schedule.h"
+
+typedef struct lp_taskdir lp_taskdir;
+
+typedef struct lp_taskdir_options {
+	bool unit_streams; /* stream u is unit u (rr, random); else file f (as-traced) */
+	bool user_only;    /* leave kernel references (R W I) out */
+	unsigned max_open; /* files open at once, at least 1 */
+} lp_taskdir_options;
+
+/* Read dir/index.yaml (layout task only), check that every listed file
+ * exists, and find the units of every task file by reading it once
+ * (its first record and the records after each X of its task). NULL with
+ * err set: LP_EINPUT for a directory that is not a complete per-process
+ * merge (file and line named), LP_EIO when a file cannot be read. */
+lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_error *err);
+/* The engine's input: units, files and the source of their records. */
+const lp_sched_input *lp_taskdir_input(lp_taskdir *t);
+/* Every file the run reads, index.yaml included (to refuse an output
+ * that would overwrite one); NULL-terminated. */
+const char *const *lp_taskdir_paths(const lp_taskdir *t);
+void lp_taskdir_close(lp_taskdir *t);
+
+#endif

@@ -1,0 +1,633 @@
+/* The re-scheduling engine (laplace-formats(5), section 9). No I/O: it
+ * pulls records from a source and pushes references to a sink.
+ *
+ * rr and random move in blocks of ticks rather than tick by tick: every
+ * processor holds a batch of the references its unit will emit next (read
+ * ahead no further than the end of its slice, and never past an event
+ * record), and nothing but emission happens until some processor's batch
+ * runs out. So a block lasts as many ticks as the shortest batch, and
+ * everything the rules say happens at a tick (consuming events, making
+ * units ready, ending slices, dispatching) happens at the ends of blocks. */
+#include "laplace/schedule.h"
+
+#include <glib.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CPU_BATCH 4096   /* references read ahead per processor */
+#define OUT_BATCH 16384  /* references handed to the sink at once */
+#define NONE SIZE_MAX
+
+const char *const lp_sched_policy_names[LP_SCHED_POLICY_COUNT] = {"as-traced", "rr", "random"};
+
+int lp_sched_policy_parse(const char *name)
+{
+	for (int p = 0; p < LP_SCHED_POLICY_COUNT; p++)
+		if (!strcmp(name, lp_sched_policy_names[p]))
+			return p;
+	return -1;
+}
+
+/* ---- renumbering: canonical -> new number, open addressing ---- */
+
+typedef struct renumber_slot {
+	uint64_t canonical;
+	uint64_t number_plus_one; /* 0: empty slot */
+} renumber_slot;
+
+typedef struct renumber_map {
+	renumber_slot *slots;
+	uint64_t mask, count;
+} renumber_map;
+
+static uint64_t mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+static renumber_slot *renumber_probe(renumber_slot *slots, uint64_t mask, uint64_t canonical)
+{
+	for (uint64_t i = mix64(canonical) & mask;; i = (i + 1) & mask)
+		if (!slots[i].number_plus_one || slots[i].canonical == canonical)
+			return &slots[i];
+}
+
+static uint64_t renumber(renumber_map *m, uint64_t canonical)
+{
+	renumber_slot *s = renumber_probe(m->slots, m->mask, canonical);
+	if (s->number_plus_one)
+		return s->number_plus_one - 1;
+	if ((m->count + 1) * 4 > (m->mask + 1) * 3) {
+		uint64_t cap = (m->mask + 1) * 2;
+		renumber_slot *slots = g_new0(renumber_slot, cap);
+		for (uint64_t i = 0; i <= m->mask; i++)
+			if (m->slots[i].number_plus_one)
+				*renumber_probe(slots, cap - 1, m->slots[i].canonical) = m->slots[i];
+		g_free(m->slots);
+		m->slots = slots;
+		m->mask = cap - 1;
+		s = renumber_probe(slots, m->mask, canonical);
+	}
+	s->canonical = canonical;
+	s->number_plus_one = ++m->count;
+	return m->count - 1;
+}
+
+/* ---- the run ---- */
+
+typedef struct cpu_state {
+	size_t unit;         /* running, or NONE: idle */
+	uint64_t slice_left; /* references this slice may still emit */
+	bool slice_counted;  /* the slice has emitted a reference */
+	size_t picture;      /* its entry in the report's slices, or NONE */
+	lp_sched_ref *batch; /* the unit's next references */
+	size_t pos, len;
+} cpu_state;
+
+/* The record that creates a unit, as the waiting table's key. */
+typedef struct creation_key {
+	uint64_t timestamp, parent, child;
+	char tag;
+} creation_key;
+
+typedef struct engine {
+	const lp_sched_input *in;
+	const lp_sched_options *opt;
+	const lp_sched_sink *sink;
+	lp_sched_report *rep;
+	lp_error *err;
+	cpu_state *cpu;
+	size_t *queue; /* ring buffer of units */
+	size_t qhead, qlen, qcap;
+	GArray *ready_now;   /* units made ready during this tick, in order */
+	GArray *slice_ended; /* units whose slice ended this tick, by processor */
+	GHashTable *waiting; /* creation_key * -> unit + 1 */
+	uint64_t rng;
+	bool renumbering;
+	renumber_map numbers;
+	lp_sched_out *out;
+	size_t nout;
+} engine;
+
+static guint creation_hash(gconstpointer p)
+{
+	const creation_key *k = p;
+	return (guint)mix64(k->timestamp ^ k->parent * 31 ^ k->child * 1009 ^ (uint64_t)k->tag);
+}
+
+static gboolean creation_equal(gconstpointer a, gconstpointer b)
+{
+	const creation_key *x = a, *y = b;
+	return x->timestamp == y->timestamp && x->parent == y->parent && x->child == y->child &&
+	       x->tag == y->tag;
+}
+
+static int flush_out(engine *e)
+{
+	int rc = e->nout ? e->sink->refs(e->sink->ctx, e->out, e->nout, e->err) : 0;
+	e->nout = 0;
+	return rc;
+}
+
+static int put_out(engine *e, const lp_sched_ref *ref, unsigned cpu)
+{
+	if (e->nout == OUT_BATCH && flush_out(e))
+		return -1;
+	lp_sched_out *o = &e->out[e->nout++];
+	o->canonical = e->renumbering ? renumber(&e->numbers, ref->canonical) : ref->canonical;
+	o->cpu = cpu;
+	o->type = ref->type;
+	return 0;
+}
+
+static void queue_push(engine *e, size_t unit)
+{
+	if (e->qlen == e->qcap) {
+		size_t cap = e->qcap ? e->qcap * 2 : 64;
+		size_t *q = g_new(size_t, cap);
+		for (size_t i = 0; i < e->qlen; i++)
+			q[i] = e->queue[(e->qhead + i) % e->qcap];
+		g_free(e->queue);
+		e->queue = q;
+		e->qcap = cap;
+		e->qhead = 0;
+	}
+	e->queue[(e->qhead + e->qlen++) % e->qcap] = unit;
+}
+
+/* Take the queue's entry at index i; the others keep their order. */
+static size_t queue_take(engine *e, size_t i)
+{
+	size_t unit = e->queue[(e->qhead + i) % e->qcap];
+	for (size_t k = i; k > 0; k--)
+		e->queue[(e->qhead + k) % e->qcap] = e->queue[(e->qhead + k - 1) % e->qcap];
+	e->qhead = (e->qhead + 1) % e->qcap;
+	e->qlen--;
+	return unit;
+}
+
+/* A unit consumed an event record: its parent's copy of an F or T makes
+ * the child's unit ready. */
+static void consume_event(engine *e, size_t unit, const lp_sched_event *ev)
+{
+	if ((ev->tag != 'F' && ev->tag != 'T') || ev->parent != e->in->units[unit].tid)
+		return;
+	creation_key key = {ev->timestamp, ev->parent, ev->child, ev->tag};
+	gpointer child;
+	if (!g_hash_table_lookup_extended(e->waiting, &key, NULL, &child))
+		return;
+	g_hash_table_remove(e->waiting, &key);
+	size_t u = GPOINTER_TO_SIZE(child) - 1;
+	g_array_append_val(e->ready_now, u);
+}
+
+/* Processor c's unit has emitted its batch (or was just dispatched):
+ * consume the event records that follow at once and read the next batch,
+ * no longer than the slice. Sets the unit done (cpu unit kept; *done true)
+ * when nothing is left. Returns 0 or -1. */
+static int refill(engine *e, cpu_state *c, bool *done)
+{
+	*done = false;
+	c->pos = c->len = 0;
+	for (;;) {
+		size_t cap = (size_t)MIN(c->slice_left, (uint64_t)CPU_BATCH);
+		lp_sched_event ev;
+		ssize_t n = e->in->source.read(e->in->source.ctx, c->unit, c->batch, cap, UINT64_MAX,
+					       &ev, e->err);
+		if (n < 0)
+			return -1;
+		if (n > 0) {
+			c->len = (size_t)n;
+			return 0;
+		}
+		if (ev.tag == LP_SCHED_END) {
+			*done = true;
+			return 0;
+		}
+		if (ev.tag == LP_SCHED_MORE)
+			return 0;
+		consume_event(e, c->unit, &ev);
+	}
+}
+
+/* An idle processor takes units from the queue until one has a reference
+ * to emit (or the queue is empty). */
+static int dispatch(engine *e, unsigned index)
+{
+	cpu_state *c = &e->cpu[index];
+	while (e->qlen) {
+		size_t at = 0;
+		if (e->opt->policy == LP_SCHED_RANDOM)
+			at = (size_t)(lp_splitmix64_next(&e->rng) % e->qlen);
+		c->unit = queue_take(e, at);
+		c->slice_left = e->opt->quantum;
+		c->slice_counted = false;
+		bool done;
+		if (refill(e, c, &done))
+			return -1;
+		if (!done)
+			return 0;
+		c->unit = NONE; /* only events were left: it leaves */
+	}
+	return 0;
+}
+
+/* The references of ticks [tick, tick + m), every busy processor one a
+ * tick, in processor order. */
+static int emit_block(engine *e, uint64_t tick, uint64_t m)
+{
+	unsigned ncpus = e->opt->cpus;
+	lp_sched_report *rep = e->rep;
+	for (unsigned i = 0; i < ncpus; i++) {
+		cpu_state *c = &e->cpu[i];
+		if (c->unit == NONE)
+			continue;
+		lp_sched_unit_stats *us = &rep->unit[c->unit];
+		if (!c->slice_counted) {
+			c->slice_counted = true;
+			rep->cpu[i].slices++;
+			us->slices++;
+			c->picture = NONE;
+			if (rep->nslices[i] < LP_SCHED_PICTURE_SLICES) {
+				c->picture = rep->nslices[i]++;
+				rep->slices[i][c->picture] = (lp_sched_slice){c->unit, tick, tick};
+			}
+		}
+		if (!us->references)
+			us->first_tick = tick;
+		us->references += m;
+		us->last_tick = tick + m - 1;
+		rep->cpu[i].references += m;
+		c->slice_left -= m;
+		if (c->picture != NONE)
+			rep->slices[i][c->picture].last_tick = tick + m - 1;
+	}
+	if (ncpus == 1) {
+		cpu_state *c = &e->cpu[0];
+		for (uint64_t t = 0; t < m; t++)
+			if (put_out(e, &c->batch[c->pos + t], 0))
+				return -1;
+		c->pos += m;
+	} else {
+		for (uint64_t t = 0; t < m; t++)
+			for (unsigned i = 0; i < ncpus; i++)
+				if (e->cpu[i].unit != NONE && put_out(e, &e->cpu[i].batch[e->cpu[i].pos + t], i))
+					return -1;
+		for (unsigned i = 0; i < ncpus; i++)
+			e->cpu[i].pos += e->cpu[i].unit != NONE ? m : 0;
+	}
+	rep->ticks = tick + m;
+	return 0;
+}
+
+/* The end of a tick: units made ready join the queue, then those whose
+ * slice ended. */
+static void end_tick(engine *e)
+{
+	for (guint i = 0; i < e->ready_now->len; i++)
+		queue_push(e, g_array_index(e->ready_now, size_t, i));
+	for (guint i = 0; i < e->slice_ended->len; i++)
+		queue_push(e, g_array_index(e->slice_ended, size_t, i));
+	g_array_set_size(e->ready_now, 0);
+	g_array_set_size(e->slice_ended, 0);
+}
+
+static int run_dynamic(engine *e)
+{
+	unsigned ncpus = e->opt->cpus;
+	uint64_t tick = 0;
+	for (;;) {
+		bool any_idle = false, any_busy = false;
+		uint64_t m = UINT64_MAX;
+		for (unsigned i = 0; i < ncpus; i++) {
+			cpu_state *c = &e->cpu[i];
+			if (c->unit == NONE && dispatch(e, i))
+				return -1;
+			if (c->unit == NONE) {
+				any_idle = true;
+				continue;
+			}
+			any_busy = true;
+			m = MIN(m, (uint64_t)(c->len - c->pos));
+		}
+		if (!any_busy) {
+			if (!e->ready_now->len)
+				return 0; /* nothing runs, nothing is queued or ready */
+			end_tick(e);
+			tick++;
+			continue;
+		}
+		/* A unit made ready now could be dispatched at the next tick. */
+		if (any_idle && e->ready_now->len)
+			m = 1;
+		if (emit_block(e, tick, m))
+			return -1;
+		tick += m - 1; /* the block's last tick, whose end follows */
+		for (unsigned i = 0; i < ncpus; i++) {
+			cpu_state *c = &e->cpu[i];
+			if (c->unit == NONE || c->pos < c->len)
+				continue;
+			bool done;
+			if (refill(e, c, &done))
+				return -1;
+			if (!done && c->slice_left)
+				continue;
+			if (!done)
+				g_array_append_val(e->slice_ended, c->unit);
+			c->unit = NONE;
+		}
+		end_tick(e);
+		tick++;
+	}
+}
+
+/* ---- as-traced: the files merged by timestamp ---- */
+
+typedef struct file_head {
+	lp_sched_ref ref;  /* its next reference */
+	size_t unit;       /* the unit being read, NONE for kernel and orphan */
+} file_head;
+
+/* Heap order: timestamp, then file order. */
+static bool head_before(const file_head *heads, size_t a, size_t b)
+{
+	return heads[a].ref.timestamp < heads[b].ref.timestamp ||
+	       (heads[a].ref.timestamp == heads[b].ref.timestamp && a < b);
+}
+
+static void heap_push(size_t *heap, size_t *n, const file_head *heads, size_t f)
+{
+	size_t i = (*n)++;
+	while (i > 0 && head_before(heads, f, heap[(i - 1) / 2])) {
+		heap[i] = heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	heap[i] = f;
+}
+
+static size_t heap_pop(size_t *heap, size_t *n, const file_head *heads)
+{
+	size_t top = heap[0], last = heap[--*n], i = 0;
+	for (;;) {
+		size_t child = 2 * i + 1;
+		if (child >= *n)
+			break;
+		if (child + 1 < *n && head_before(heads, heap[child + 1], heap[child]))
+			child++;
+		if (!head_before(heads, heap[child], last))
+			break;
+		heap[i] = heap[child];
+		i = child;
+	}
+	if (*n)
+		heap[i] = last;
+	return top;
+}
+
+/* What read_file returns when the next reference is past last_ts. */
+#define NEXT_IS_LATER (-2)
+
+/* File f's next references, at most cap with timestamps up to last_ts,
+ * into refs; an X of the file's own task on the way ends its unit (what
+ * follows is the next). Returns their count, 0 at the file's end,
+ * NEXT_IS_LATER, or -1 on error. */
+static ssize_t read_file(engine *e, size_t f, file_head *h, lp_sched_ref *refs, size_t cap,
+			 uint64_t last_ts)
+{
+	for (;;) {
+		lp_sched_event ev;
+		ssize_t n = e->in->source.read(e->in->source.ctx, f, refs, cap, last_ts, &ev, e->err);
+		if (n != 0)
+			return n;
+		if (ev.tag == LP_SCHED_END)
+			return 0;
+		if (ev.tag == LP_SCHED_MORE)
+			return NEXT_IS_LATER;
+		if (ev.tag == 'X' && h->unit != NONE && ev.task == e->in->files[f].tid)
+			h->unit++;
+	}
+}
+
+/* Emit one reference of file head h at *tick; a unit's slice is its run
+ * of consecutive references in the output. */
+static int emit_traced(engine *e, const file_head *h, const lp_sched_ref *ref, size_t *last_unit,
+		       uint64_t *tick)
+{
+	lp_sched_report *rep = e->rep;
+	if (h->unit != NONE) {
+		lp_sched_unit_stats *us = &rep->unit[h->unit];
+		if (*last_unit != h->unit) {
+			us->slices++;
+			rep->cpu[0].slices++;
+			if (rep->nslices[0] < LP_SCHED_PICTURE_SLICES)
+				rep->slices[0][rep->nslices[0]++] = (lp_sched_slice){h->unit, *tick, *tick};
+		}
+		if (!us->references)
+			us->first_tick = *tick;
+		us->references++;
+		us->last_tick = *tick;
+		lp_sched_slice *last = rep->nslices[0] ? &rep->slices[0][rep->nslices[0] - 1] : NULL;
+		if (last && last->unit == h->unit)
+			last->last_tick = *tick;
+	}
+	*last_unit = h->unit;
+	rep->cpu[0].references++;
+	++*tick;
+	return put_out(e, ref, 0);
+}
+
+static int run_as_traced(engine *e)
+{
+	size_t nfiles = e->in->nfiles;
+	file_head *heads = g_new0(file_head, nfiles);
+	size_t *heap = g_new(size_t, nfiles + 1), nheap = 0;
+	lp_sched_ref *batch = g_new(lp_sched_ref, CPU_BATCH);
+	size_t last_unit = NONE;
+	uint64_t tick = 0;
+	int rc = 0;
+	for (size_t f = 0; f < nfiles && !rc; f++) {
+		heads[f].unit = e->in->files[f].first_unit;
+		ssize_t got = read_file(e, f, &heads[f], &heads[f].ref, 1, UINT64_MAX);
+		if (got < 0)
+			rc = -1;
+		else if (got)
+			heap_push(heap, &nheap, heads, f);
+	}
+	while (!rc && nheap) {
+		size_t f = heap_pop(heap, &nheap, heads);
+		file_head *h = &heads[f];
+		/* Its head, then what comes before the next file's head (an
+		 * equal timestamp too when f comes first in file order). */
+		uint64_t last_ts = UINT64_MAX;
+		if (nheap)
+			last_ts = heads[heap[0]].ref.timestamp - (f < heap[0] ? 0 : 1);
+		rc = emit_traced(e, h, &h->ref, &last_unit, &tick);
+		ssize_t got = 0;
+		while (!rc && (got = read_file(e, f, h, batch, CPU_BATCH, last_ts)) > 0)
+			for (ssize_t i = 0; i < got && !rc; i++)
+				rc = emit_traced(e, h, &batch[i], &last_unit, &tick);
+		if (!rc && got == NEXT_IS_LATER)
+			got = read_file(e, f, h, &h->ref, 1, UINT64_MAX);
+		if (!rc && got < 0)
+			rc = -1;
+		else if (!rc && got)
+			heap_push(heap, &nheap, heads, f);
+	}
+	e->rep->ticks = tick;
+	g_free(batch);
+	g_free(heap);
+	g_free(heads);
+	return rc;
+}
+
+/* ---- setup and report ---- */
+
+static int unit_order_cmp(const void *a, const void *b, void *units)
+{
+	const lp_sched_unit *x = (const lp_sched_unit *)units + *(const size_t *)a;
+	const lp_sched_unit *y = (const lp_sched_unit *)units + *(const size_t *)b;
+	if (x->first_ts != y->first_ts)
+		return x->first_ts < y->first_ts ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->incarnation != y->incarnation)
+		return x->incarnation < y->incarnation ? -1 : 1;
+	return 0;
+}
+
+/* The file that should hold unit u's creating record: the parent's task
+ * file in the same process for T; for F, the parent task's file whose
+ * unit began last before the record. NULL when there is none. */
+static const char *parent_file(const lp_sched_input *in, const lp_sched_unit *u)
+{
+	const lp_sched_unit *best = NULL;
+	for (size_t i = 0; i < in->nunits; i++) {
+		const lp_sched_unit *p = &in->units[i];
+		if (p->tid != u->creator_parent || (u->creator == 'T' && p->pid != u->pid) ||
+		    p->first_ts > u->first_ts)
+			continue;
+		if (!best || p->first_ts >= best->first_ts)
+			best = p;
+	}
+	return best ? in->files[best->file].name : NULL;
+}
+
+static int missing_creator(engine *e)
+{
+	const lp_sched_input *in = e->in;
+	const lp_sched_unit *u = NULL;
+	for (size_t i = 0; i < in->nunits && !u; i++) {
+		const lp_sched_unit *v = &in->units[e->rep->unit_order[i]];
+		creation_key key = {v->first_ts, v->creator_parent, v->tid, v->creator};
+		if (v->creator && g_hash_table_contains(e->waiting, &key))
+			u = v;
+	}
+	const char *parent = parent_file(in, u);
+	return lp_fail(e->err, LP_EINPUT,
+		       "%s: incarnation %" PRIu64 " of task %" PRIx64 " is created by '%c %" PRIx64
+		       " %" PRIx64 " %" PRIx64 "', which its parent's file %s%s does not hold",
+		       in->files[u->file].name, u->incarnation, u->tid, u->creator, u->first_ts,
+		       u->creator_parent, u->tid, parent ? parent : "(none: no task file of task ",
+		       parent ? "" : ")");
+}
+
+static void report_init(lp_sched_report *rep, const lp_sched_input *in, const lp_sched_options *opt)
+{
+	bool traced = opt->policy == LP_SCHED_AS_TRACED;
+	memset(rep, 0, sizeof *rep);
+	rep->policy = opt->policy;
+	rep->quantum = traced ? 0 : opt->quantum;
+	rep->cpus = traced ? 1 : opt->cpus;
+	rep->cpu = g_new0(lp_sched_cpu_stats, rep->cpus);
+	rep->slices = g_malloc0(sizeof *rep->slices * rep->cpus);
+	rep->nslices = g_new0(size_t, rep->cpus);
+	rep->nunits = in->nunits;
+	rep->unit = g_new0(lp_sched_unit_stats, in->nunits);
+	rep->unit_order = g_new(size_t, in->nunits);
+	for (size_t i = 0; i < in->nunits; i++)
+		rep->unit_order[i] = i;
+	qsort_r(rep->unit_order, in->nunits, sizeof *rep->unit_order, unit_order_cmp,
+		(void *)in->units);
+}
+
+void lp_sched_report_free(lp_sched_report *rep)
+{
+	g_free(rep->cpu);
+	g_free(rep->unit);
+	g_free(rep->unit_order);
+	g_free(rep->slices);
+	g_free(rep->nslices);
+	memset(rep, 0, sizeof *rep);
+}
+
+int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const lp_sched_sink *sink,
+		    lp_sched_report *rep, lp_error *err)
+{
+	report_init(rep, in, opt);
+	engine e = {
+		.in = in,
+		.opt = opt,
+		.sink = sink,
+		.rep = rep,
+		.err = err,
+		.ready_now = g_array_new(FALSE, FALSE, sizeof(size_t)),
+		.slice_ended = g_array_new(FALSE, FALSE, sizeof(size_t)),
+		.waiting = g_hash_table_new_full(creation_hash, creation_equal, g_free, NULL),
+		.rng = opt->seed,
+		.renumbering = opt->renumber,
+		.out = g_new(lp_sched_out, OUT_BATCH),
+	};
+	if (opt->renumber) {
+		e.numbers.slots = g_new0(renumber_slot, 1024);
+		e.numbers.mask = 1023;
+	}
+	int rc;
+	if (opt->policy == LP_SCHED_AS_TRACED) {
+		rc = run_as_traced(&e);
+	} else {
+		e.cpu = g_new0(cpu_state, opt->cpus);
+		for (unsigned i = 0; i < opt->cpus; i++) {
+			e.cpu[i].unit = NONE;
+			e.cpu[i].batch = g_new(lp_sched_ref, CPU_BATCH);
+		}
+		/* The tick-0 queue: units not created by a record, in report order. */
+		for (size_t i = 0; i < in->nunits; i++) {
+			size_t u = rep->unit_order[i];
+			const lp_sched_unit *unit = &in->units[u];
+			if (!unit->creator) {
+				queue_push(&e, u);
+				continue;
+			}
+			creation_key *key = g_new(creation_key, 1);
+			*key = (creation_key){unit->first_ts, unit->creator_parent, unit->tid, unit->creator};
+			g_hash_table_insert(e.waiting, key, GSIZE_TO_POINTER(u + 1));
+		}
+		rc = run_dynamic(&e);
+		if (!rc && g_hash_table_size(e.waiting))
+			rc = missing_creator(&e);
+		for (unsigned i = 0; i < opt->cpus; i++)
+			g_free(e.cpu[i].batch);
+		g_free(e.cpu);
+	}
+	if (!rc)
+		rc = flush_out(&e);
+	if (!rc)
+		for (unsigned i = 0; i < rep->cpus; i++)
+			rep->cpu[i].idle_ticks = rep->ticks - rep->cpu[i].references;
+	g_free(e.out);
+	g_free(e.queue);
+	g_free(e.numbers.slots);
+	g_array_free(e.ready_now, TRUE);
+	g_array_free(e.slice_ended, TRUE);
+	g_hash_table_destroy(e.waiting);
+	if (rc) {
+		lp_sched_report_free(rep);
+		return err->status ? err->status : LP_EIO;
+	}
+	return 0;
+}
