@@ -1,5 +1,5 @@
 /* Re-scheduling the tasks of a per-process merge (laplace-formats(5),
- * section 9): the engine. It does no I/O: a source hands it the records
+ * "RE-SCHEDULING"): the engine. It does no I/O: a source hands it the records
  * of its streams (a unit's, or for as-traced a whole file's), a sink takes
  * the references in emission order, and the run's figures end up in a
  * report. */

@@ -1,5 +1,5 @@
-/* A per-process merge directory (laplace-formats(5), section 5) read for
- * re-scheduling (section 9): its files, its units, and their records as
+/* A per-process merge directory (laplace-formats(5), "PER-PROCESS MERGE
+ * OUTPUT") read for re-scheduling ("RE-SCHEDULING"): its files, its units, and their records as
  * the streams of an lp_sched_source. Task files are streamed with small
  * buffers, and at most a fixed number of them is open at once: a stream
  * whose file was closed is reopened where it stopped. */

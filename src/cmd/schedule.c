@@ -1,5 +1,5 @@
 /* laplace schedule: the tasks of a per-process directory under another
- * schedule (laplace-formats(5), section 9). The engine is
+ * schedule (laplace-formats(5), "RE-SCHEDULING"). The engine is
  * src/sched/schedule.c, the directory's reader src/formats/taskdir.c; here
  * are options, outputs and the report. */
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include "laplace/sinks.h"
 #include "laplace/taskdir.h"
 #include "laplace/numbers.h"
+#include "laplace/yamlout.h"
 
 #define MAX_CPUS 1024
 #define MAX_OPEN_TASK_FILES 64
@@ -142,28 +143,51 @@ static void outputs_free(outputs *o)
 
 /* ---- the report ---- */
 
-static GString *report_yaml(const lp_sched_report *rep, const lp_sched_input *in)
+static int emit_report(yaml_emitter_t *em, const lp_sched_report *rep, const lp_sched_input *in)
 {
-	GString *y = g_string_new(NULL);
-	g_string_append_printf(y, "policy: %s\nquantum: %" PRIu64 "\ncpus: %u\nticks: %" PRIu64
-			       "\ncpu_stats:\n", lp_sched_policy_names[rep->policy], rep->quantum,
-			       rep->cpus, rep->ticks);
+	if (lp_yaml_pair(em, "policy", lp_sched_policy_names[rep->policy]) ||
+	    lp_yaml_pair_u64(em, "quantum", rep->quantum) || lp_yaml_pair_u64(em, "cpus", rep->cpus) ||
+	    lp_yaml_pair_u64(em, "ticks", rep->ticks) || lp_yaml_key(em, "cpu_stats") ||
+	    lp_yaml_begin(em, true))
+		return -1;
 	for (unsigned i = 0; i < rep->cpus; i++)
-		g_string_append_printf(y, "- {cpu: %u, references: %" PRIu64 ", idle_ticks: %" PRIu64
-				       ", slices: %" PRIu64 "}\n", i, rep->cpu[i].references,
-				       rep->cpu[i].idle_ticks, rep->cpu[i].slices);
-	g_string_append(y, rep->nunits ? "units:\n" : "units: []\n");
+		if (lp_yaml_begin_flow(em, false) || lp_yaml_pair_u64(em, "cpu", i) ||
+		    lp_yaml_pair_u64(em, "references", rep->cpu[i].references) ||
+		    lp_yaml_pair_u64(em, "idle_ticks", rep->cpu[i].idle_ticks) ||
+		    lp_yaml_pair_u64(em, "slices", rep->cpu[i].slices) || lp_yaml_end(em, false))
+			return -1;
+	if (lp_yaml_end(em, true) || lp_yaml_key(em, "units") ||
+	    (rep->nunits ? lp_yaml_begin(em, true) : lp_yaml_begin_flow(em, true)))
+		return -1;
 	for (size_t k = 0; k < rep->nunits; k++) {
 		size_t u = rep->unit_order[k];
 		const lp_sched_unit *unit = &in->units[u];
 		const lp_sched_unit_stats *us = &rep->unit[u];
-		g_string_append_printf(y, "- {pid: %" PRIu64 ", tid: %" PRIu64 ", incarnation: %" PRIu64
-				       ", references: %" PRIu64 ", slices: %" PRIu64, unit->pid, unit->tid,
-				       unit->incarnation, us->references, us->slices);
-		if (us->references)
-			g_string_append_printf(y, ", first_tick: %" PRIu64 ", last_tick: %" PRIu64,
-					       us->first_tick, us->last_tick);
-		g_string_append(y, "}\n");
+		if (lp_yaml_begin_flow(em, false) || lp_yaml_pair_u64(em, "pid", unit->pid) ||
+		    lp_yaml_pair_u64(em, "tid", unit->tid) ||
+		    lp_yaml_pair_u64(em, "incarnation", unit->incarnation) ||
+		    lp_yaml_pair_u64(em, "references", us->references) ||
+		    lp_yaml_pair_u64(em, "slices", us->slices))
+			return -1;
+		if (us->references && (lp_yaml_pair_u64(em, "first_tick", us->first_tick) ||
+				       lp_yaml_pair_u64(em, "last_tick", us->last_tick)))
+			return -1;
+		if (lp_yaml_end(em, false))
+			return -1;
+	}
+	return lp_yaml_end(em, true);
+}
+
+/* The report (laplace-formats(5), "RE-SCHEDULING"), through the one YAML emitter. */
+static GString *report_yaml(const lp_sched_report *rep, const lp_sched_input *in, lp_error *err)
+{
+	GString *y = g_string_new(NULL);
+	yaml_emitter_t em;
+	bool failed = lp_yaml_start(&em, y) || emit_report(&em, rep, in);
+	if (lp_yaml_finish(&em) || failed) { /* finish frees the emitter in any case */
+		g_string_free(y, TRUE);
+		lp_fail(err, LP_EIO, "cannot write the report: YAML emitter failed");
+		return NULL;
 	}
 	return y;
 }
@@ -289,12 +313,13 @@ static int schedule_run(const schedule_request *rq, lp_error *err)
 	lp_staged **staged = g_new0(lp_staged *, o.nstreams + 2);
 	rc = outputs_finish(&o, rc, staged, err);
 	if (!rc && rq->report) {
-		GString *yaml = report_yaml(&rep, in);
-		lp_output *out = lp_output_open(rq->report, LP_COMPRESS_NONE, err);
+		GString *yaml = report_yaml(&rep, in, err);
+		lp_output *out = yaml ? lp_output_open(rq->report, LP_COMPRESS_NONE, err) : NULL;
 		rc = out ? lp_output_stage(out, lp_output_write(out, yaml->str, yaml->len, err),
 					   &staged[o.nstreams + 1], err)
 			 : err->status;
-		g_string_free(yaml, TRUE);
+		if (yaml)
+			g_string_free(yaml, TRUE);
 	}
 	if (!rc)
 		rc = lp_stage_publish(staged, o.nstreams + 2, err);
@@ -354,7 +379,7 @@ int cmd_schedule(int argc, char **argv)
 		"a basic merge stream, interleaved as traced or under another schedule:\n"
 		"round robin or random over K processors with a quantum of Q references.\n"
 		"Page numbers are those of DIR's files (--renumber: new ones).\n"
-		"See laplace-schedule(1) and laplace-formats(5), section 9.");
+		"See laplace-schedule(1) and laplace-formats(5), RE-SCHEDULING.");
 	g_option_context_set_description(ctx,
 		"Examples:\n"
 		"  laplace schedule pp > as-traced.basic\n"

@@ -1,4 +1,4 @@
-/* The re-scheduling engine (laplace-formats(5), section 9). No I/O: it
+/* The re-scheduling engine (laplace-formats(5), "RE-SCHEDULING"). No I/O: it
  * pulls records from a source and pushes references to a sink.
  *
  * rr and random move in blocks of ticks rather than tick by tick: every
