@@ -25,11 +25,37 @@ static const lp_command commands[] = {
 static void usage(FILE *to)
 {
 	fprintf(to, "Usage: laplace COMMAND [OPTIONS] [ARGS]\n"
-		    "       laplace --help | --version\n\nCommands:\n");
+		    "       laplace help [COMMAND] | --help | --version\n\nCommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(to, "\nRun 'laplace COMMAND --help' for a command's options; "
+	fprintf(to, "\nRun 'laplace help COMMAND' for a command's options; "
 		    "see laplace(1) and laplace-formats(5).\n");
+}
+
+static const lp_command *find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/* laplace help COMMAND: the command's own --help. */
+static int help(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "laplace help: expected one COMMAND, got %d arguments\n"
+				"Try 'laplace --help' for the commands.\n", argc - 2);
+		return LP_EUSAGE;
+	}
+	const lp_command *c = find(argv[2]);
+	if (!c) {
+		fprintf(stderr, "laplace help: '%s' is not a laplace command; see 'laplace --help'\n",
+			argv[2]);
+		return LP_EUSAGE;
+	}
+	char *args[] = {argv[2], "--help", NULL};
+	return c->run(2, args);
 }
 
 int main(int argc, char **argv)
@@ -38,20 +64,22 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return LP_EUSAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    (!strcmp(argv[1], "help") && argc == 2)) {
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "help"))
+		return help(argc, argv);
 	if (!strcmp(argv[1], "--version")) {
 		printf("laplace %s\n", LP_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < NCOMMANDS; i++) {
-		if (strcmp(argv[1], commands[i].name))
-			continue;
-		if (!commands[i].own_signals)
+	const lp_command *c = find(argv[1]);
+	if (c) {
+		if (!c->own_signals)
 			lp_stage_handle_signals();
-		return commands[i].run(argc - 1, argv + 1);
+		return c->run(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "laplace: '%s' is not a laplace command; see 'laplace --help'\n", argv[1]);
 	return LP_EUSAGE;
