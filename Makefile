@@ -275,6 +275,9 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
+# Where bash-completion looks for a command's completion when it is first
+# typed (bash-completion's own completionsdir under /usr).
+BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
@@ -305,6 +308,8 @@ install: all
 	done
 	install -m 644 contrib/sysusers.d/laplace.conf $(DESTDIR)$(SYSUSERSDIR)/laplace.conf
 	install -m 644 contrib/tmpfiles.d/laplace.conf $(DESTDIR)$(TMPFILESDIR)/laplace.conf
+	install -d $(DESTDIR)$(BASHCOMPLETIONDIR)
+	install -m 644 contrib/bash-completion/laplace $(DESTDIR)$(BASHCOMPLETIONDIR)/laplace
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/laplace
@@ -317,6 +322,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(PYTHONDIR)/laplace
 	rm -f $(UNITS:contrib/%=$(DESTDIR)$(SYSTEMDUNITDIR)/%)
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/laplace.conf $(DESTDIR)$(TMPFILESDIR)/laplace.conf
+	rm -f $(DESTDIR)$(BASHCOMPLETIONDIR)/laplace
 
 clean:
 	rm -rf build
