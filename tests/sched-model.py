@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A second, deliberately naive reading of laplace-formats(5) section 9,
+"""A second, deliberately naive reading of laplace-formats(5), "RE-SCHEDULING",
 tick by tick, to cross-check `laplace schedule` on real directories.
 
 Usage: tests/sched-model.py DIR POLICY Q K SEED > stream

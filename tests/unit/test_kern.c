@@ -1,5 +1,5 @@
 /* Kernel event traces: every tag's fields, names with spaces, skipped
- * lines, and each rejection message (laplace-formats(5), section 2). */
+ * lines, and each rejection message (laplace-formats(5), "KERNEL EVENT TRACE"). */
 #include <criterion/criterion.h>
 #include <string.h>
 #include <zlib.h>

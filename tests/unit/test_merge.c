@@ -1,6 +1,6 @@
 /* The merge core fed directly, without readers: each test replays a few
  * events and references and checks the canonical numbers derived by hand
- * from laplace-formats(5) section 3. */
+ * from laplace-formats(5), "MERGE SEMANTICS". */
 #include <criterion/criterion.h>
 #include <stdarg.h>
 

@@ -1,6 +1,6 @@
 /* Raw reference traces: hex helpers, binary and text readers and writers,
  * format detection, torn records and every rejection message. Expected
- * bytes and lines are worked out by hand from laplace-formats(5) section 1. */
+ * bytes and lines are worked out by hand from laplace-formats(5), "RAW REFERENCE TRACE". */
 #include <criterion/criterion.h>
 #include <string.h>
 #include <zlib.h>
