@@ -13,21 +13,7 @@
 #include "scratch.h"
 #include "laplace/laplace.h"
 
-static char *dir;
-static lp_error err;
-
-static void setup(void)
-{
-	dir = scratch_dir_new();
-	err = (lp_error){0};
-}
-
-static void teardown(void)
-{
-	scratch_dir_free(dir);
-}
-
-TestSuite(api, .init = setup, .fini = teardown);
+SCRATCH_SUITE(api);
 
 static char *file_with(const char *name, const void *data, size_t n)
 {

@@ -14,21 +14,7 @@
 #include "laplace/io.h"
 #include "laplace/staging.h"
 
-static char *dir;
-static lp_error err;
-
-static void setup(void)
-{
-	dir = scratch_dir_new();
-	err = (lp_error){0};
-}
-
-static void teardown(void)
-{
-	scratch_dir_free(dir);
-}
-
-TestSuite(io, .init = setup, .fini = teardown);
+SCRATCH_SUITE(io);
 
 static char *path_of(const char *name) { return g_build_filename(dir, name, NULL); }
 

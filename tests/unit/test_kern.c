@@ -11,21 +11,7 @@
 #include "laplace/inbuf.h"
 #include "laplace/kern.h"
 
-static char *dir;
-static lp_error err;
-
-static void setup(void)
-{
-	dir = scratch_dir_new();
-	err = (lp_error){0};
-}
-
-static void teardown(void)
-{
-	scratch_dir_free(dir);
-}
-
-TestSuite(kern, .init = setup, .fini = teardown);
+SCRATCH_SUITE(kern);
 
 /* Parse a copy of text; returns lp_kern_parse_line's result. */
 static char linebuf[4096];

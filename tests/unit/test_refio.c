@@ -13,21 +13,7 @@
 #include "laplace/refio.h"
 #include "laplace/numbers.h"
 
-static char *dir;
-static lp_error err;
-
-static void setup(void)
-{
-	dir = scratch_dir_new();
-	err = (lp_error){0};
-}
-
-static void teardown(void)
-{
-	scratch_dir_free(dir);
-}
-
-TestSuite(refio, .init = setup, .fini = teardown);
+SCRATCH_SUITE(refio);
 
 /* The first record of the spec's example, in both byte orders. */
 static const unsigned char example_le[18] = {
