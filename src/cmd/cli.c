@@ -147,4 +147,10 @@ void cli_print_stats(FILE *to, const lp_stats *st)
 		    ", orphan spaces: %" G_GUINT64_FORMAT ", mismatches: %" G_GUINT64_FORMAT
 		    ", warnings: %" G_GUINT64_FORMAT "\n",
 		st->cow_copies, st->unmapped_pages, st->orphan_spaces, st->mismatches, st->warnings);
+	/* A legacy trace merged with an empty kernel trace: every user page is
+	 * outside any region, which is expected, not a problem to chase. */
+	if (nev == 0 && st->unmapped_pages)
+		fprintf(to, "no kernel events: a trace without them (a legacy trace, say) has no "
+			    "regions, so each of its %" G_GUINT64_FORMAT " user pages is private "
+			    "to its address space and counted as unmapped\n", st->unmapped_pages);
 }
