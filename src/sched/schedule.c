@@ -528,12 +528,13 @@ static int missing_creator(engine *e)
 			u = v;
 	}
 	const char *parent = parent_file(in, u);
+	char none[64];
+	g_snprintf(none, sizeof none, "(none: no task file of task %" PRIx64 ")", u->creator_parent);
 	return lp_fail(e->err, LP_EINPUT,
 		       "%s: incarnation %" PRIu64 " of task %" PRIx64 " is created by '%c %" PRIx64
-		       " %" PRIx64 " %" PRIx64 "', which its parent's file %s%s does not hold",
+		       " %" PRIx64 " %" PRIx64 "', which its parent's file %s does not hold",
 		       in->files[u->file].name, u->incarnation, u->tid, u->creator, u->first_ts,
-		       u->creator_parent, u->tid, parent ? parent : "(none: no task file of task ",
-		       parent ? "" : ")");
+		       u->creator_parent, u->tid, parent ? parent : none);
 }
 
 static void report_init(lp_sched_report *rep, const lp_sched_input *in, const lp_sched_options *opt)
@@ -551,8 +552,9 @@ static void report_init(lp_sched_report *rep, const lp_sched_input *in, const lp
 	rep->unit_order = g_new(size_t, in->nunits);
 	for (size_t i = 0; i < in->nunits; i++)
 		rep->unit_order[i] = i;
-	qsort_r(rep->unit_order, in->nunits, sizeof *rep->unit_order, unit_order_cmp,
-		(void *)in->units);
+	if (in->nunits) /* g_new of 0 is NULL, which qsort_r may not take */
+		qsort_r(rep->unit_order, in->nunits, sizeof *rep->unit_order, unit_order_cmp,
+			(void *)in->units);
 }
 
 void lp_sched_report_free(lp_sched_report *rep)
