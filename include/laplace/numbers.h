@@ -86,6 +86,10 @@ static inline char *lp_put_hex_byte(char *p, uint8_t v)
 	return lp_put_hex2(p, v);
 }
 
+/* Each byte's value as a hex digit (either case), or -1: for parsers' own
+ * hot loops. */
+extern const int8_t lp_hex_value[256];
+
 /* Parse hex (either case, leading zeros allowed) of [s, s+len) into *v;
  * returns 0, -1 when empty or not hex, or LP_HEX_OVERFLOW (also below 0)
  * when over 64 bits. */

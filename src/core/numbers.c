@@ -12,15 +12,27 @@ const char lp_hex_pairs[256][2] = {
 	HEX_ROW('c'), HEX_ROW('d'), HEX_ROW('e'), HEX_ROW('f'),
 };
 
-static int hex_digit(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20; /* fold to lowercase */
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
+/* Each byte's value as a hex digit, or -1 (N). */
+#define N (-1)
+const int8_t lp_hex_value[256] = {
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, N, N, N, N, N, N,
+	N, 10, 11, 12, 13, 14, 15, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, 10, 11, 12, 13, 14, 15, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+	N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+};
+#undef N
 
 int lp_parse_hex(const char *s, size_t len, uint64_t *v)
 {
@@ -29,7 +41,7 @@ int lp_parse_hex(const char *s, size_t len, uint64_t *v)
 	uint64_t x = 0;
 	bool overflow = false;
 	for (size_t i = 0; i < len; i++) {
-		int d = hex_digit((unsigned char)s[i]);
+		int d = lp_hex_value[(unsigned char)s[i]];
 		if (d < 0)
 			return -1;
 		if (x >> 60)

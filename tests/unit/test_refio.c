@@ -223,6 +223,65 @@ Test(refio, text_records)
 	g_free(p);
 }
 
+/* Lines as writers write them take a one-pass parser, any other line the
+ * general one: mixed, across many refills of the read buffer, each line
+ * must read the same. Irregular lines: leading zeros beyond a field's
+ * width, two spaces, CRLF, upper case, trailing blanks. */
+Test(refio, text_plain_and_irregular_lines_across_buffer_boundaries)
+{
+	size_t n = 200000;
+	GString *text = g_string_new(NULL);
+	for (size_t i = 0; i < n; i++) {
+		char type = "rwiRWI"[i % 6];
+		uint64_t ts = (uint64_t)i * 0x100000001ull;
+		unsigned length = (unsigned)(i % 256), vas = (unsigned)(i * 7), address = (unsigned)(i << 12);
+		switch (i % 7) {
+		case 3:
+			g_string_append_printf(text, "%c %017" G_GINT64_MODIFIER "x %03x %x %x\n", type,
+					       ts, length, vas, address);
+			break;
+		case 4:
+			g_string_append_printf(text, "%c  %" G_GINT64_MODIFIER "X %X %X %X\r\n", type,
+					       ts, length, vas, address);
+			break;
+		case 5:
+			g_string_append_printf(text, "%c %" G_GINT64_MODIFIER "x %x %09x %x  \n", type,
+					       ts, length, vas, address);
+			break;
+		default:
+			g_string_append_printf(text, "%c %" G_GINT64_MODIFIER "x %x %x %x\n", type,
+					       ts, length, vas, address);
+		}
+	}
+	char *path = scratch_file(dir, "mixed.txt", text->str, text->len);
+	lp_ref *got = g_new(lp_ref, n);
+	cr_assert_eq(read_refs(path, LP_REF_TEXT, LP_LITTLE, got, n, NULL, NULL), (ssize_t)n, "%s",
+		     err.msg);
+	for (size_t i = 0; i < n; i++)
+		assert_ref(&got[i], &(lp_ref){.type = "rwiRWI"[i % 6],
+					      .timestamp = (uint64_t)i * 0x100000001ull,
+					      .length = (uint8_t)(i % 256), .vas = (uint32_t)(i * 7),
+					      .address = (uint32_t)(i << 12)});
+	g_free(path);
+
+	/* A damaged line far in (line 100003, a plain one: 100002 % 7 == 0): its
+	 * number and field, whichever parser met it. */
+	char *at = text->str;
+	for (size_t i = 0; i < 100002; i++)
+		at = strchr(at, '\n') + 1;
+	strchr(at, '\n')[-1] = 'z';
+	size_t line = 100003;
+	path = scratch_file(dir, "damaged.txt", text->str, text->len);
+	cr_assert_eq(read_refs(path, LP_REF_TEXT, LP_LITTLE, got, n, NULL, NULL), -1);
+	cr_assert_eq(err.status, LP_EINPUT);
+	char *want = g_strdup_printf("%s:%zu: field address: bad hex number", path, line);
+	cr_assert(g_str_has_prefix(err.msg, want), "%s", err.msg);
+	g_free(want);
+	g_free(path);
+	g_free(got);
+	g_string_free(text, TRUE);
+}
+
 /* A one-line text trace must fail with message "PATH" + suffix. */
 static void text_rejected(const char *line, const char *suffix)
 {
