@@ -37,6 +37,7 @@ typedef struct lp_merge_job {
 	void *warn_ctx;
 	lp_progress_fn progress; /* may be NULL */
 	void *progress_ctx;
+	unsigned threads;        /* lp_pipeline.threads */
 } lp_merge_job;
 
 /* Fill in the defaults (auto format, little endian, default page offset). */

@@ -42,6 +42,9 @@ typedef struct lp_pipeline {
 	void *warn_ctx;
 	lp_progress_fn progress; /* may be NULL */
 	void *progress_ctx;
+	/* More than 1: lp_pipeline_run reads, merges and writes in three
+	 * threads (the same output, the same failures). */
+	unsigned threads;
 } lp_pipeline;
 
 /* Run to the end of both inputs. Returns 0 or an lp_status with err set. */

@@ -14,6 +14,7 @@ int cmd_merge(int argc, char **argv)
 	gchar *stats_path = NULL, *output = NULL, *per_process = NULL, *compress = NULL;
 	gchar *by = NULL, *form = NULL;
 	gboolean user_only = FALSE, quiet = FALSE, force = FALSE;
+	gint threads = -1;
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
@@ -32,6 +33,9 @@ int cmd_merge(int argc, char **argv)
 		 "Write the statistics as YAML to FILE", "FILE"},
 		{"compress", 0, 0, G_OPTION_ARG_STRING, &compress,
 		 "Compress the output: gzip, zstd or none (default: by the name's suffix)", "METHOD"},
+		{"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
+		 "Read, merge and write in N threads; 1: all in one (default: the processors "
+		 "available)", "N"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
 		 "Do not print the statistics summary", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -60,6 +64,10 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	if (compress && (int)(job.compress = lp_compress_parse(compress)) < 0) {
 		cli_usage_error("--compress must be gzip, zstd or none, not '%s'", compress);
+		goto out;
+	}
+	if (threads != -1 && threads < 1) {
+		cli_usage_error("-j must be at least 1, not %d", threads);
 		goto out;
 	}
 	if (per_process && output) {
@@ -94,6 +102,7 @@ int cmd_merge(int argc, char **argv)
 	job.output = per_process ? per_process : output;
 	job.force = force;
 	job.stats_path = stats_path;
+	job.threads = threads != -1 ? (unsigned)threads : g_get_num_processors();
 
 	cli_progress *progress = cli_progress_new(quiet);
 	job.progress = progress ? cli_progress_update : NULL;

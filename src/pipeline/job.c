@@ -94,6 +94,7 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 		.warn_ctx = job->warn_ctx,
 		.progress = job->progress,
 		.progress_ctx = job->progress_ctx,
+		.threads = job->threads,
 	};
 	if ((rc = lp_pipeline_run(&p, err)))
 		goto done;

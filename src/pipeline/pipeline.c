@@ -3,13 +3,70 @@
  *
  * References travel in batches: every run of references between two
  * events is translated with one lp_merge_refs call and handed to the sink
- * with one call, since the current task cannot change inside it. */
+ * with one call, since the current task cannot change inside it.
+ *
+ * With threads (lp_pipeline.threads > 1, lp_pipeline_run only) the same
+ * steps run in three stages: a reader thread reads and checks batches of
+ * references into a fixed ring of SLOTS batches, this thread merges them,
+ * and a writer thread hands the runs and events to the sink (formatting,
+ * compression, writing). Each stage sees the records in the same order as
+ * the single-threaded path, so the output is the same bytes; and a failure
+ * is reported as the single-threaded path would: the reader's failures
+ * arrive in stream order with its batches, and before this thread reports
+ * one of its own it lets the writer finish what came earlier, whose
+ * failure, if any, came first. */
 #include "laplace/pipeline.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
 #define BATCH 65536
+/* Batches in flight between the reader and the writer: enough to keep the
+ * stages busy through each other's bursts, little enough to keep memory
+ * (SLOTS * 2 MiB) and latency small. */
+#define SLOTS 4
+/* Runs and events queued for the writer at most: events carry no batch,
+ * so without a bound a long stretch of events could queue without end. */
+#define MAX_QUEUED 4096
+
+/* A batch of references read, with what the reader found. */
+typedef struct ref_batch {
+	lp_ref *refs;
+	uint64_t *canon; /* their canonical numbers, once translated */
+	size_t n;        /* 0: the end of the input, or a failure */
+	int status;      /* the reader's failure, with err */
+	lp_error err;
+	double fraction; /* of the reference input read, or -1 */
+} ref_batch;
+
+/* What the merging thread queues for the writer thread. */
+enum item_kind { ITEM_REFS, ITEM_EVENT, ITEM_RELEASE, ITEM_FINISH, ITEM_STOP };
+typedef struct writer_item {
+	enum item_kind kind;
+	ref_batch *batch;       /* REFS: its refs[from, from + n); RELEASE */
+	size_t from, n;
+	bool have_who;
+	lp_task_id who;
+	lp_event ev;            /* EVENT, with its line copied into text */
+	lp_event_route route;
+	char *text;
+	const lp_stats *stats;  /* FINISH */
+} writer_item;
+
+typedef struct stages {
+	GThread *reader, *writer;
+	GAsyncQueue *free_batches; /* writer -> reader; stop_reader ends it */
+	GAsyncQueue *read_batches; /* reader -> merger */
+	GAsyncQueue *items;        /* merger -> writer */
+	GAsyncQueue *tokens;       /* MAX_QUEUED of them: one per queued item */
+	ref_batch slots[SLOTS];
+	int write_failed;          /* atomic: the writer's sink failed */
+	int write_status;          /* the writer's own; read after joining it */
+	lp_error write_err;
+} stages;
+
+/* Pushed into free_batches to end the reader. */
+static ref_batch stop_reader;
 
 struct lp_pipeline_state {
 	const lp_pipeline *p;
@@ -18,13 +75,14 @@ struct lp_pipeline_state {
 	lp_event ev;      /* the next event, when have_event */
 	bool have_event;
 	uint64_t prev_event_ts;
-	uint64_t prev_ref_ts;
+	uint64_t prev_ref_ts; /* the reader's alone */
 	bool any_ref;
 	uint64_t refs_done, events_done;
-	lp_ref *refs;     /* the batch read last: refs[pos, n) are still to go */
-	uint64_t *canon;  /* their canonical numbers, once translated */
-	size_t pos, n;
+	ref_batch *batch; /* read last: refs[pos, n) are still to go */
+	ref_batch own_batch; /* the single-threaded path's one batch */
+	size_t pos;
 	bool refs_left;   /* the reference input is not exhausted yet */
+	stages *stages;   /* NULL: single-threaded */
 };
 
 /* Prefix core warnings (D with nothing attached) with the event's place. */
@@ -57,33 +115,175 @@ static int next_event(lp_pipeline_state *st, lp_error *err)
 	return 0;
 }
 
-/* Read the next batch of references and check their order. */
-static ssize_t next_refs(lp_pipeline_state *st, lp_ref *buf, lp_error *err)
+/* Read the next batch of references into b and check their order; the
+ * reader thread's work when there is one. */
+static void read_batch(lp_pipeline_state *st, ref_batch *b)
 {
 	lp_ref_reader *r = st->p->refs;
-	ssize_t n = lp_ref_reader_read(r, buf, BATCH, err);
-	if (n <= 0)
-		return n;
+	lp_ref *buf = b->refs;
+	b->n = 0;
+	b->status = 0;
+	ssize_t n = lp_ref_reader_read(r, buf, BATCH, &b->err);
+	const lp_input *in = lp_ref_reader_input(r);
+	int64_t size = lp_input_file_size(in);
+	b->fraction = size > 0 ? (double)lp_input_file_offset(in) / (double)size : -1;
+	if (n < 0) {
+		b->status = b->err.status;
+		return;
+	}
+	if (n == 0)
+		return;
 	uint64_t prev = st->any_ref ? st->prev_ref_ts : buf[0].timestamp;
 	for (size_t k = 0; k < (size_t)n; k++) {
 		if (buf[k].timestamp < prev) {
+			lp_error *err = &b->err;
 			uint64_t index = lp_ref_reader_index(r) - (uint64_t)n + k;
 			if (lp_ref_reader_format(r) == LP_REF_TEXT)
 				lp_fail(err, LP_EINPUT, "%s:%" PRIu64, lp_ref_reader_name(r), index + 1);
 			else
 				lp_fail(err, LP_EINPUT, "%s: record %" PRIu64, lp_ref_reader_name(r), index);
 			char *where = g_strdup(err->msg);
-			lp_fail(err, LP_EINPUT,
-				"%s: field timestamp: %" PRIx64 " is earlier than the previous reference's %" PRIx64,
-				where, buf[k].timestamp, prev);
+			b->status = lp_fail(err, LP_EINPUT,
+					    "%s: field timestamp: %" PRIx64 " is earlier than the previous reference's %" PRIx64,
+					    where, buf[k].timestamp, prev);
 			g_free(where);
-			return -1;
+			return;
 		}
 		prev = buf[k].timestamp;
 	}
 	st->prev_ref_ts = prev;
 	st->any_ref = true;
-	return n;
+	b->n = (size_t)n;
+}
+
+static gpointer reader_main(gpointer data)
+{
+	lp_pipeline_state *st = data;
+	for (;;) {
+		ref_batch *b = g_async_queue_pop(st->stages->free_batches);
+		if (b == &stop_reader)
+			return NULL;
+		read_batch(st, b);
+		g_async_queue_push(st->stages->read_batches, b);
+		if (b->n == 0)
+			return NULL;
+	}
+}
+
+/* Queue an item for the writer, waiting while MAX_QUEUED are queued. */
+static void queue_item(stages *sg, writer_item *it)
+{
+	g_async_queue_pop(sg->tokens);
+	g_async_queue_push(sg->items, it);
+}
+
+static int writer_do(const lp_pipeline *p, const writer_item *it, lp_error *err)
+{
+	switch (it->kind) {
+	case ITEM_REFS:
+		return p->sink->refs(p->sink_ctx, it->batch->refs + it->from, it->batch->canon + it->from,
+				     it->n, it->have_who ? &it->who : NULL, err);
+	case ITEM_EVENT:
+		return p->sink->event(p->sink_ctx, &it->ev, &it->route, err);
+	case ITEM_FINISH:
+		return p->sink->finish(p->sink_ctx, it->stats, err);
+	default:
+		return 0;
+	}
+}
+
+/* After a failure the writer goes on taking items, without the sink, so
+ * that the other stages never wait on it. */
+static gpointer writer_main(gpointer data)
+{
+	lp_pipeline_state *st = data;
+	stages *sg = st->stages;
+	for (;;) {
+		writer_item *it = g_async_queue_pop(sg->items);
+		enum item_kind kind = it->kind;
+		if (!sg->write_status && (sg->write_status = writer_do(st->p, it, &sg->write_err)))
+			g_atomic_int_set(&sg->write_failed, 1);
+		if (kind == ITEM_RELEASE)
+			g_async_queue_push(sg->free_batches, it->batch);
+		g_free(it->text);
+		g_free(it);
+		if (kind == ITEM_FINISH || kind == ITEM_STOP)
+			return NULL;
+		g_async_queue_push(sg->tokens, GINT_TO_POINTER(1));
+	}
+}
+
+static void start_stages(lp_pipeline_state *st)
+{
+	stages *sg = g_new0(stages, 1);
+	st->stages = sg;
+	sg->free_batches = g_async_queue_new();
+	sg->read_batches = g_async_queue_new();
+	sg->items = g_async_queue_new();
+	sg->tokens = g_async_queue_new();
+	for (int i = 0; i < MAX_QUEUED; i++)
+		g_async_queue_push(sg->tokens, GINT_TO_POINTER(1));
+	for (int i = 0; i < SLOTS; i++) {
+		sg->slots[i].refs = g_new(lp_ref, BATCH);
+		sg->slots[i].canon = g_new(uint64_t, BATCH);
+		g_async_queue_push(sg->free_batches, &sg->slots[i]);
+	}
+	sg->reader = g_thread_new("laplace-read", reader_main, st);
+	sg->writer = g_thread_new("laplace-write", writer_main, st);
+}
+
+/* End both threads. With finish, the writer calls the sink's finish()
+ * last; else it stops where it is, after what was queued. Returns the
+ * writer's failure (with err set), or 0. */
+static int stop_stages(lp_pipeline_state *st, bool finish, lp_error *err)
+{
+	stages *sg = st->stages;
+	writer_item *last = g_new0(writer_item, 1);
+	last->kind = finish ? ITEM_FINISH : ITEM_STOP;
+	last->stats = lp_merge_stats(st->p->merge);
+	g_async_queue_push(sg->items, last);
+	g_thread_join(sg->writer);
+	/* The reader has ended at the end of its input or a failure, or waits
+	 * for a free batch, or is reading one. */
+	g_async_queue_push_front(sg->free_batches, &stop_reader);
+	g_thread_join(sg->reader);
+	g_async_queue_unref(sg->free_batches);
+	g_async_queue_unref(sg->read_batches);
+	g_async_queue_unref(sg->items);
+	g_async_queue_unref(sg->tokens);
+	for (int i = 0; i < SLOTS; i++) {
+		g_free(sg->slots[i].refs);
+		g_free(sg->slots[i].canon);
+	}
+	int rc = sg->write_status;
+	if (rc)
+		*err = sg->write_err;
+	g_free(sg);
+	st->stages = NULL;
+	return rc;
+}
+
+/* The next batch, from the reader thread or read here. Returns its count
+ * (0 at the end), or -1 with err set. */
+static ssize_t next_refs(lp_pipeline_state *st, lp_error *err)
+{
+	stages *sg = st->stages;
+	if (!sg) {
+		read_batch(st, st->batch);
+	} else {
+		if (st->batch) {
+			writer_item *it = g_new0(writer_item, 1);
+			it->kind = ITEM_RELEASE;
+			it->batch = st->batch;
+			queue_item(sg, it);
+		}
+		st->batch = g_async_queue_pop(sg->read_batches);
+	}
+	if (st->batch->status) {
+		*err = st->batch->err;
+		return -1;
+	}
+	return (ssize_t)st->batch->n;
 }
 
 /* The first of refs[lo, hi) whose timestamp is at least ts; next_refs has
@@ -100,22 +300,43 @@ static size_t first_at_or_after(const lp_ref *refs, size_t lo, size_t hi, uint64
 	return lo;
 }
 
-static int emit_refs(lp_pipeline_state *st, const lp_ref *refs, uint64_t *canon, size_t n,
-		     lp_error *err)
+static int emit_refs(lp_pipeline_state *st, size_t from, size_t n, lp_error *err)
 {
 	if (n == 0)
 		return 0;
 	const lp_pipeline *p = st->p;
+	const lp_ref *refs = st->batch->refs + from;
+	uint64_t *canon = st->batch->canon + from;
 	int rc = lp_merge_refs(p->merge, refs, n, canon, err);
 	if (rc)
 		return rc;
 	lp_task_id who;
 	bool have = lp_merge_current_task(p->merge, &who);
-	rc = p->sink->refs(p->sink_ctx, refs, canon, n, have ? &who : NULL, err);
-	if (rc)
+	if (st->stages) {
+		writer_item *it = g_new0(writer_item, 1);
+		*it = (writer_item){.kind = ITEM_REFS, .batch = st->batch, .from = from, .n = n,
+				    .have_who = have, .who = who};
+		queue_item(st->stages, it);
+	} else if ((rc = p->sink->refs(p->sink_ctx, refs, canon, n, have ? &who : NULL, err))) {
 		return rc;
+	}
 	st->refs_done += n;
 	return 0;
+}
+
+/* The event for the writer: its line lives in the kernel reader's buffer,
+ * which the next event overwrites. */
+static void queue_event(lp_pipeline_state *st, const lp_event_route *route)
+{
+	writer_item *it = g_new0(writer_item, 1);
+	it->kind = ITEM_EVENT;
+	it->ev = st->ev;
+	it->route = *route;
+	it->text = g_strndup(st->ev.line, st->ev.line_len);
+	it->ev.line = it->text;
+	if (st->ev.name)
+		it->ev.name = it->text + (st->ev.name - st->ev.line);
+	queue_item(st->stages, it);
 }
 
 static int apply_event(lp_pipeline_state *st, lp_error *err)
@@ -129,8 +350,9 @@ static int apply_event(lp_pipeline_state *st, lp_error *err)
 		g_free(what);
 		return rc;
 	}
-	rc = p->sink->event(p->sink_ctx, &st->ev, &route, err);
-	if (rc)
+	if (st->stages)
+		queue_event(st, &route);
+	else if ((rc = p->sink->event(p->sink_ctx, &st->ev, &route, err)))
 		return rc;
 	st->events_done++;
 	return next_event(st, err);
@@ -140,12 +362,10 @@ static int apply_event(lp_pipeline_state *st, lp_error *err)
  * is a regular file. */
 static void report_progress(const lp_pipeline_state *st)
 {
-	const lp_input *in = lp_ref_reader_input(st->p->refs);
-	int64_t size = lp_input_file_size(in);
 	lp_progress_info info = {
 		.records = st->refs_done,
 		.events = st->events_done,
-		.fraction = size > 0 ? (double)lp_input_file_offset(in) / (double)size : -1,
+		.fraction = st->batch->fraction,
 	};
 	st->p->progress(st->p->progress_ctx, &info);
 }
@@ -163,18 +383,28 @@ static int torn_record(const lp_pipeline_state *st, lp_error *err)
 			      err);
 }
 
-lp_pipeline_state *lp_pipeline_start(const lp_pipeline *p)
+static lp_pipeline_state *new_state(const lp_pipeline *p, bool threaded)
 {
 	lp_pipeline_state *st = g_new0(lp_pipeline_state, 1);
 	st->p = p;
-	st->refs = g_new(lp_ref, BATCH);
-	st->canon = g_new(uint64_t, BATCH);
 	st->refs_left = true;
 	lp_merge_set_warn(p->merge, warn_at_event, st);
+	if (threaded) {
+		start_stages(st);
+	} else {
+		st->own_batch.refs = g_new(lp_ref, BATCH);
+		st->own_batch.canon = g_new(uint64_t, BATCH);
+		st->batch = &st->own_batch;
+	}
 	return st;
 }
 
-int lp_pipeline_step(lp_pipeline_state *st, lp_error *err)
+lp_pipeline_state *lp_pipeline_start(const lp_pipeline *p)
+{
+	return new_state(p, false);
+}
+
+static int step(lp_pipeline_state *st, lp_error *err)
 {
 	const lp_pipeline *p = st->p;
 	if (st->finished)
@@ -184,12 +414,11 @@ int lp_pipeline_step(lp_pipeline_state *st, lp_error *err)
 		if (next_event(st, err))
 			return -1;
 	}
-	if (st->pos == st->n && st->refs_left) {
-		ssize_t got = next_refs(st, st->refs, err);
+	if ((!st->batch || st->pos == st->batch->n) && st->refs_left) {
+		ssize_t got = next_refs(st, err);
 		if (got < 0)
 			return -1;
 		st->pos = 0;
-		st->n = (size_t)got;
 		if (got == 0) {
 			st->refs_left = false;
 			if (torn_record(st, err))
@@ -201,36 +430,53 @@ int lp_pipeline_step(lp_pipeline_state *st, lp_error *err)
 	if (!st->have_event) {
 		if (!st->refs_left) {
 			st->finished = true;
+			if (st->stages)
+				return stop_stages(st, true, err) ? -1 : 0;
 			return p->sink->finish(p->sink_ctx, lp_merge_stats(p->merge), err) ? -1 : 0;
 		}
 		size_t from = st->pos;
-		st->pos = st->n;
-		return emit_refs(st, st->refs + from, st->canon + from, st->n - from, err) ? -1 : 1;
+		st->pos = st->batch->n;
+		return emit_refs(st, from, st->batch->n - from, err) ? -1 : 1;
 	}
 	/* References strictly before the event go first; on a tie the event
 	 * comes first. */
 	size_t from = st->pos;
-	st->pos = first_at_or_after(st->refs, from, st->n, st->ev.timestamp);
-	if (emit_refs(st, st->refs + from, st->canon + from, st->pos - from, err))
+	st->pos = first_at_or_after(st->batch->refs, from, st->batch->n, st->ev.timestamp);
+	if (emit_refs(st, from, st->pos - from, err))
 		return -1;
-	if ((st->pos < st->n || !st->refs_left) && apply_event(st, err))
+	if ((st->pos < st->batch->n || !st->refs_left) && apply_event(st, err))
 		return -1;
 	return 1;
+}
+
+int lp_pipeline_step(lp_pipeline_state *st, lp_error *err)
+{
+	int rc = step(st, err);
+	/* A failure of the writer came earlier in the stream than anything
+	 * this thread is doing: it is the one to report. */
+	if (st->stages && (rc < 0 || g_atomic_int_get(&st->stages->write_failed))) {
+		if (stop_stages(st, false, err))
+			return -1;
+	}
+	return rc;
 }
 
 void lp_pipeline_stop(lp_pipeline_state *st)
 {
 	if (!st)
 		return;
+	lp_error ignored;
+	if (st->stages)
+		stop_stages(st, false, &ignored);
 	lp_merge_set_warn(st->p->merge, NULL, NULL);
-	g_free(st->refs);
-	g_free(st->canon);
+	g_free(st->own_batch.refs);
+	g_free(st->own_batch.canon);
 	g_free(st);
 }
 
 int lp_pipeline_run(const lp_pipeline *p, lp_error *err)
 {
-	lp_pipeline_state *st = lp_pipeline_start(p);
+	lp_pipeline_state *st = new_state(p, p->threads > 1);
 	int rc;
 	while ((rc = lp_pipeline_step(st, err)) > 0)
 		;
