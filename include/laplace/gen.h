@@ -14,6 +14,9 @@
 #define LP_GEN_MAX_PROCESSES 64
 #define LP_GEN_MAX_THREADS 16
 #define LP_GEN_MAX_FILES 4096
+/* The most pages of one program's footprint region (256 MiB: the room its
+ * 32-bit address space has for it). */
+#define LP_GEN_MAX_FOOTPRINT_PAGES 65536
 
 typedef struct lp_gen_config {
 	uint64_t seed;
@@ -21,6 +24,10 @@ typedef struct lp_gen_config {
 	unsigned processes;  /* programs the shell keeps running at once */
 	unsigned threads;    /* most tasks in one threaded program */
 	unsigned files;      /* data files read, written and mapped */
+	/* Pages of anonymous memory that the programs running at once touch in
+	 * random order, over their footprint regions (footprint / processes
+	 * pages each); 0: none, every program keeps to a few hot pages. */
+	uint64_t footprint;
 } lp_gen_config;
 
 /* The defaults: seed 1, 1000000 references, 4 processes, 4 threads,

@@ -39,6 +39,7 @@ int cmd_gen(int argc, char **argv)
 {
 	cli_set_command("laplace gen");
 	gchar *seed = NULL, *refs = NULL, *processes = NULL, *threads = NULL, *files = NULL;
+	gchar *footprint = NULL;
 	gchar *prefix = NULL, *ref_path = NULL, *kern_path = NULL;
 	gboolean quiet = FALSE;
 	GOptionEntry entries[] = {
@@ -58,6 +59,9 @@ int cmd_gen(int argc, char **argv)
 		 "Most tasks in a threaded program, 1-16 (default 4)", "N"},
 		{"files", 0, 0, G_OPTION_ARG_STRING, &files,
 		 "Data files read, written and mapped, 1-4096 (default 64)", "N"},
+		{"footprint", 0, 0, G_OPTION_ARG_STRING, &footprint,
+		 "Anonymous pages the programs touch in random order, at most 65536 per "
+		 "process (default 0: none)", "PAGES"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
 		 "Show no progress display", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -100,6 +104,8 @@ int cmd_gen(int argc, char **argv)
 	if (files && !parse_count("files", files, UINT32_MAX, &v))
 		goto out;
 	cfg.files = files ? (unsigned)v : cfg.files;
+	if (footprint && !parse_count("footprint", footprint, UINT64_MAX, &cfg.footprint))
+		goto out;
 	if (lp_gen_config_check(&cfg, &err)) {
 		cli_usage_error("--%s", err.msg);
 		goto out;
@@ -156,6 +162,7 @@ out:
 	g_free(processes);
 	g_free(threads);
 	g_free(files);
+	g_free(footprint);
 	g_free(prefix);
 	g_free(ref_path);
 	g_free(kern_path);

@@ -845,15 +845,43 @@ static uint64_t kernel_page(lp_merge *m, uint32_t address)
 	return *k - 1;
 }
 
-int lp_merge_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon, lp_error *err)
+/* How far ahead lp_merge_refs fetches translations into the cache. Over a
+ * footprint larger than the caches nearly every reference's translation
+ * is a cache (and TLB) miss; asked for this many references early, the
+ * misses overlap instead of stalling one after another. */
+#define PREFETCH_AHEAD 16
+/* Below this many pages numbered so far the translations fit the caches
+ * and prefetching only costs (9% more instructions on a gen capture of
+ * 5,000 pages). 2^17 pages' translations take 1 MiB. */
+#define PREFETCH_FROM_PAGES (1u << 17)
+
+/* Where the translation of r would lie in the address space last looked
+ * up (r's own nearly always, inside a batch), if that part of the space
+ * has translations; else NULL. Only a hint for a prefetch: for a kernel
+ * address or another space it is a useless but harmless one. (The caller
+ * prefetches: GCC 12 drops a prefetch that is a function's only effect.) */
+static inline const xlat *translation_hint(const lp_merge *m, const lp_ref *r)
 {
-	/* Each reference creates at most one identity. */
-	if (m->next_canon > CANON_LIMIT - n)
-		return lp_fail(err, LP_EINPUT, "the canonical page space is exhausted");
+	if (!m->cache_valid)
+		return NULL;
+	uint32_t vpn = r->address >> LP_PAGE_SHIFT;
+	const xlat *leaf = m->cache_space->leaf[vpn >> LEAF_BITS];
+	return leaf ? &leaf[vpn & LEAF_MASK] : NULL;
+}
+
+/* The translation loop; inline and called with a constant prefetch, so
+ * that a small footprint runs a loop without the prefetching's cost. */
+static G_ALWAYS_INLINE inline void translate_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon,
+				  const bool prefetch)
+{
 	const space *current = m->current ? m->current->space : NULL;
 	uint64_t by_type[128] = {0}; /* reference counts by type character */
 	for (size_t i = 0; i < n; i++) {
 		const lp_ref *r = &refs[i];
+		const xlat *ahead;
+		if (prefetch && i + PREFETCH_AHEAD < n &&
+		    (ahead = translation_hint(m, &refs[i + PREFETCH_AHEAD])))
+			__builtin_prefetch(ahead);
 		by_type[r->type & 0x7f]++;
 		/* 'w' and 'W' differ only in the case bit, as do kernel and user. */
 		bool write = (r->type | 0x20) == 'w';
@@ -872,5 +900,16 @@ int lp_merge_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon, lp
 	}
 	for (int t = 0; t < 6; t++)
 		m->stats.refs[t] += by_type[(unsigned char)lp_ref_types[t]];
+}
+
+int lp_merge_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon, lp_error *err)
+{
+	/* Each reference creates at most one identity. */
+	if (m->next_canon > CANON_LIMIT - n)
+		return lp_fail(err, LP_EINPUT, "the canonical page space is exhausted");
+	if (m->next_canon > PREFETCH_FROM_PAGES)
+		translate_refs(m, refs, n, canon, true);
+	else
+		translate_refs(m, refs, n, canon, false);
 	return 0;
 }

@@ -85,6 +85,7 @@ static bool rng_chance(rng *r, unsigned num) { return (rng_next(r) >> 56) < num;
 #define ANON_BASE 0x50000000u   /* anonymous mmap slots */
 #define FILEMAP_BASE 0x70000000u
 #define SHM_BASE 0x90000000u
+#define FOOTPRINT_BASE 0x60000000u /* free between the anonymous and file slots */
 #define SHARED_ANON_BASE 0xa0000000u
 #define TSTACK_BASE 0xb0000000u /* thread stacks */
 #define SLOT_SIZE 0x01000000u   /* 16 MiB between slots */
@@ -118,7 +119,8 @@ static bool rng_chance(rng *r, unsigned num) { return (rng_next(r) >> 56) < num;
 enum kcall { KC_TIMER, KC_READ, KC_WRITE, KC_MMAP, KC_BRK, KC_FORK, KC_EXEC, KC_EXIT,
 	     KC_CLONE, KC_SHM };
 
-enum region_kind { RK_TEXT, RK_DATA, RK_HEAP, RK_STACK, RK_ANON, RK_FILE, RK_SHM, RK_SHARED_ANON };
+enum region_kind { RK_TEXT, RK_DATA, RK_HEAP, RK_STACK, RK_ANON, RK_FILE, RK_SHM, RK_SHARED_ANON,
+		   RK_FOOTPRINT };
 
 typedef struct region {
 	uint32_t start; /* page aligned */
@@ -227,6 +229,9 @@ typedef struct burst {
 	uint32_t code[NCODE];
 	uint32_t data[NDATA];
 	char write[NDATA]; /* the letter a write to data[k] uses: w/W or r/R */
+	/* A writable region whose pages half the data references pick at
+	 * random; footprint_pages 0: none. */
+	uint32_t footprint_base, footprint_pages;
 } burst;
 
 #define REF_BUF_RECORDS 65536
@@ -318,7 +323,8 @@ static uint64_t refs_left(const gen *g) { return g->cfg.refs - g->refs_done; }
  * start + 2k or start + 2k + 1, so the run is ordered and the next record
  * (at start + 2n) comes after all of it. The bit layout of each random word:
  * 0-7 kind, 8-11 jump or first index, 12-15 target or second index, 16-27
- * offset, 28-30 length, 31 timestamp jitter. */
+ * offset, 28-30 length, 31 timestamp jitter; with a footprint region, 63
+ * sends a data reference there and 32-62 pick its page. */
 static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
 {
 	if (n > refs_left(g))
@@ -349,6 +355,13 @@ static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
 				addr = ip;
 				ip = (ip & ~0xfffu) | ((ip + len) & 0xfff);
 				type = b->fetch;
+			} else if (b->footprint_pages && (x >> 63)) {
+				/* Bits 32-62: the page (multiply-shift), uniform. */
+				uint64_t page = (((x >> 32) & 0x7fffffff) * b->footprint_pages) >> 31;
+				len = 1u << ((x >> 28) & 3);
+				addr = b->footprint_base + (uint32_t)(page << 12) +
+				       ((x >> 16) & 0xfff & ~(len - 1));
+				type = kind < 215 ? b->read : 'w';
 			} else {
 				unsigned i1 = (x >> 8) & (NDATA - 1), i2 = (x >> 12) & (NDATA - 1);
 				unsigned slot = i1 < i2 ? i1 : i2; /* favours the first slots */
@@ -625,6 +638,11 @@ static int user_work(gen *g, task *t, uint64_t n)
 	memcpy(b.data, t->data, sizeof b.data);
 	for (int i = 0; i < NDATA; i++)
 		b.write[i] = t->data_writable[i] ? 'w' : 'r';
+	const region *fp = region_find(p, RK_FOOTPRINT, -1);
+	if (fp) {
+		b.footprint_base = fp->start;
+		b.footprint_pages = fp->pages;
+	}
 	uint64_t before = g->refs_done;
 	int rc = emit_burst(g, &b, &t->pc, n);
 	p->age += g->refs_done - before;
@@ -697,6 +715,12 @@ static int map_binary(gen *g, task *t, int fi, uint32_t base, uint32_t text_page
 	return kernel_work(g, t, KC_MMAP, 96, extra, extra_write, n);
 }
 
+/* Each program's share of the footprint, in pages. */
+static uint32_t footprint_pages(const lp_gen_config *cfg)
+{
+	return (uint32_t)((cfg->footprint + cfg->processes - 1) / cfg->processes);
+}
+
 /* The current task t replaces its image with program prog: E, then the
  * loader's mappings, a stack and a first heap. */
 static int sys_exec(gen *g, task *t, int prog)
@@ -717,6 +741,13 @@ static int sys_exec(gen *g, task *t, int prog)
 		     MAP_PRIVATE_ | MAP_FIXED_ | MAP_ANON_, PROT_R | PROT_W, 0)))
 		return rc;
 	region_add(p, STACK_START, STACK_PAGES, RK_STACK, true, -1);
+	uint32_t footprint = footprint_pages(&g->cfg);
+	if (footprint) {
+		if ((rc = EV(g, 'M', "-", t->tid, FOOTPRINT_BASE, footprint * PAGE, 0,
+			     MAP_PRIVATE_ | MAP_FIXED_ | MAP_ANON_, PROT_R | PROT_W, 0)))
+			return rc;
+		region_add(p, FOOTPRINT_BASE, footprint, RK_FOOTPRINT, true, -1);
+	}
 	uint32_t lib = LIB_BASE;
 	for (int i = 0; i < NLIBS; i++) {
 		if (!(pr->libs & (1u << i)))
@@ -1252,6 +1283,10 @@ int lp_gen_config_check(const lp_gen_config *cfg, lp_error *err)
 	if (cfg->files < 1 || cfg->files > LP_GEN_MAX_FILES)
 		return lp_fail(err, LP_EUSAGE, "files must be between 1 and %d, not %u",
 			       LP_GEN_MAX_FILES, cfg->files);
+	if (footprint_pages(cfg) > LP_GEN_MAX_FOOTPRINT_PAGES)
+		return lp_fail(err, LP_EUSAGE, "footprint: %" G_GUINT64_FORMAT " pages are more than "
+			       "%d processes can hold (%d pages each); add --processes",
+			       cfg->footprint, cfg->processes, LP_GEN_MAX_FOOTPRINT_PAGES);
 	return 0;
 }
 
