@@ -50,6 +50,26 @@ const char *lp_ref_reader_name(const lp_ref_reader *r);
 lp_input *lp_ref_reader_input(lp_ref_reader *r);
 void lp_ref_reader_close(lp_ref_reader *r);
 
+/* Text references in chunks of whole lines, parsed elsewhere (by several
+ * threads at once) with the same results, line for line and error for
+ * error, as lp_ref_reader_read. */
+typedef struct lp_text_chunk {
+	char *text;          /* its lines, each ended by '\n' */
+	size_t len, cap;
+	uint64_t first_line; /* the first one's number, from 1 */
+	size_t lines;
+	bool long_line;      /* the line after them is longer than LP_LINE_MAX */
+} lp_text_chunk;
+void lp_text_chunk_free(lp_text_chunk *c);
+/* Move the next lines, at most max_lines, of a text reader into c
+ * (replacing what it held). Returns how many (0 at the end, or when the
+ * next line is too long), or -1 with err set. */
+ssize_t lp_ref_reader_take_lines(lp_ref_reader *r, lp_text_chunk *c, size_t max_lines,
+				 lp_error *err);
+/* Parse c's lines into refs[0, c->lines); name is the reader's. Returns
+ * c->lines, or -1 with err set as lp_ref_reader_read would set it. */
+ssize_t lp_ref_parse_lines(const char *name, const lp_text_chunk *c, lp_ref *refs, lp_error *err);
+
 typedef struct lp_ref_writer lp_ref_writer;
 
 /* Write references to out (not owned) as binary (in the given byte order)

@@ -249,6 +249,76 @@ static ssize_t read_text(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *er
 	return (ssize_t)count;
 }
 
+void lp_text_chunk_free(lp_text_chunk *c)
+{
+	g_free(c->text);
+	*c = (lp_text_chunk){0};
+}
+
+/* Room for size more bytes, and for the fast parser's look past the last
+ * line (zeroed, so it never reads uninitialised bytes). */
+static void chunk_reserve(lp_text_chunk *c, size_t size)
+{
+	if (c->len + size + TEXT_RECORD_MAX <= c->cap)
+		return;
+	size_t old = c->cap;
+	c->cap = MAX(2 * c->cap, c->len + size + TEXT_RECORD_MAX);
+	c->text = g_realloc(c->text, c->cap);
+	memset(c->text + old, 0, c->cap - old);
+}
+
+ssize_t lp_ref_reader_take_lines(lp_ref_reader *r, lp_text_chunk *c, size_t max_lines,
+				 lp_error *err)
+{
+	c->len = 0;
+	c->lines = 0;
+	c->long_line = false;
+	c->first_line = r->index + 1;
+	while (c->lines < max_lines) {
+		char *line;
+		size_t len;
+		int got = lp_inbuf_line(&r->buf, &line, &len, err);
+		if (got == LP_INBUF_LONG_LINE) {
+			c->long_line = true;
+			break;
+		}
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			break;
+		chunk_reserve(c, len + 1);
+		memcpy(c->text + c->len, line, len);
+		c->text[c->len + len] = '\n';
+		c->len += len + 1;
+		c->lines++;
+		r->index++;
+	}
+	if (c->cap > c->len)
+		memset(c->text + c->len, 0, MIN(c->cap - c->len, (size_t)TEXT_RECORD_MAX));
+	return (ssize_t)c->lines;
+}
+
+ssize_t lp_ref_parse_lines(const char *name, const lp_text_chunk *c, lp_ref *refs, lp_error *err)
+{
+	const char *p = c->text;
+	for (size_t i = 0; i < c->lines; i++) {
+		size_t used = parse_plain_text_record((const unsigned char *)p, &refs[i]);
+		if (used) {
+			p += used;
+			continue;
+		}
+		const char *nl = memchr(p, '\n', (size_t)(c->text + c->len - p));
+		lp_error why;
+		if (parse_text_record(p, (size_t)(nl - p), &refs[i], &why))
+			return lp_fail(err, LP_EINPUT, "%s:%" G_GUINT64_FORMAT ": %s", name,
+				       c->first_line + i, why.msg), -1;
+		p = nl + 1;
+	}
+	if (c->long_line)
+		return lp_inbuf_long_line(err, name, c->first_line + c->lines);
+	return (ssize_t)c->lines;
+}
+
 ssize_t lp_ref_reader_read(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err)
 {
 	return r->format == LP_REF_TEXT ? read_text(r, out, cap, err) : read_binary(r, out, cap, err);
