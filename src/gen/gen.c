@@ -336,55 +336,59 @@ static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
 		return 0;
 	uint64_t k = 0;
 	uint32_t ip = *pc;
+	/* Locals, not b and g's fields: the records are written through a
+	 * char pointer, which may alias anything, so fields would be loaded
+	 * and stored again for every record. */
+	rng r = g->ref;
+	const burst bl = *b;
 	while (k < n) {
 		size_t room = REF_BUF_RECORDS - g->rcount;
 		size_t chunk = n - k < room ? (size_t)(n - k) : room;
 		unsigned char *p = g->rbuf + g->rcount * LP_REF_RECORD_SIZE;
 		for (size_t j = 0; j < chunk; j++, k++, p += LP_REF_RECORD_SIZE) {
-			uint64_t x = rng_next(&g->ref);
+			uint64_t x = rng_next(&r);
 			unsigned kind = x & 0xff;
-			uint32_t addr;
-			unsigned len;
-			char type;
-			if (kind < 120) {
-				/* Instruction fetch: straight-line code within a page,
-				 * with a jump one time in sixteen. */
-				len = 1 + ((x >> 28) & 7);
-				if (((x >> 8) & 15) == 0)
-					ip = b->code[(x >> 12) & (NCODE - 1)] | ((x >> 16) & 0xfff);
-				addr = ip;
-				ip = (ip & ~0xfffu) | ((ip + len) & 0xfff);
-				type = b->fetch;
-			} else if (b->footprint_pages && (x >> 63)) {
-				/* Bits 32-62: the page (multiply-shift), uniform. */
-				uint64_t page = (((x >> 32) & 0x7fffffff) * b->footprint_pages) >> 31;
-				len = 1u << ((x >> 28) & 3);
-				addr = b->footprint_base + (uint32_t)(page << 12) +
-				       ((x >> 16) & 0xfff & ~(len - 1));
-				type = kind < 215 ? b->read : 'w';
-			} else {
-				unsigned i1 = (x >> 8) & (NDATA - 1), i2 = (x >> 12) & (NDATA - 1);
-				unsigned slot = i1 < i2 ? i1 : i2; /* favours the first slots */
-				len = 1u << ((x >> 28) & 3);
-				addr = b->data[slot] | ((x >> 16) & 0xfff & ~(len - 1));
-				type = kind < 215 ? b->read : b->write[slot];
-			}
+			/* Both kinds are worked out and one is chosen without a
+			 * branch: kind is random, and a branch on it would be
+			 * mispredicted half the time. */
+			/* Instruction fetch: straight-line code within a page,
+			 * with a jump one time in sixteen. */
+			unsigned fetch_len = 1 + ((x >> 28) & 7);
+			uint32_t jump_to = bl.code[(x >> 12) & (NCODE - 1)] | ((x >> 16) & 0xfff);
+			uint32_t fetch_addr = ((x >> 8) & 15) == 0 ? jump_to : ip;
+			uint32_t next_ip = (fetch_addr & ~0xfffu) | ((fetch_addr + fetch_len) & 0xfff);
+			/* Data: a hot page, or (with a footprint region, bit 63)
+			 * a page of the region picked by bits 32-62. */
+			unsigned i1 = (x >> 8) & (NDATA - 1), i2 = (x >> 12) & (NDATA - 1);
+			unsigned slot = i1 < i2 ? i1 : i2; /* favours the first slots */
+			unsigned data_len = 1u << ((x >> 28) & 3);
+			uint32_t offset = (x >> 16) & 0xfff & ~(data_len - 1);
+			uint64_t page = (((x >> 32) & 0x7fffffff) * bl.footprint_pages) >> 31;
+			bool in_region = bl.footprint_pages && (x >> 63);
+			uint32_t data_base = in_region ? bl.footprint_base + (uint32_t)(page << 12)
+						       : bl.data[slot];
+			char write = in_region ? 'w' : bl.write[slot];
+			bool fetch = kind < 120;
+			uint32_t addr = fetch ? fetch_addr : data_base + offset;
+			ip = fetch ? next_ip : ip;
 			lp_ref ref = {
-				.type = type,
+				.type = fetch ? bl.fetch : kind < 215 ? bl.read : write,
 				.timestamp = start + 2 * k + ((x >> 31) & 1),
-				.length = (uint8_t)len,
-				.vas = b->vas,
+				.length = (uint8_t)(fetch ? fetch_len : data_len),
+				.vas = bl.vas,
 				.address = addr,
 			};
 			lp_ref_encode_bin(p, &ref, false);
 		}
 		g->rcount += chunk;
 		if (g->rcount == REF_BUF_RECORDS) {
+			g->ref = r;
 			int rc = flush_refs(g);
 			if (rc)
 				return rc;
 		}
 	}
+	g->ref = r;
 	*pc = ip;
 	return 0;
 }
