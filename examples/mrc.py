@@ -16,11 +16,25 @@ import numpy as np
 
 import laplace
 
+
+def table(rows):
+    """Print rows (a label, then cells) as laplace does: the labels
+    left-aligned, each column of cells right-aligned to its widest, two
+    spaces apart, no trailing spaces."""
+    widths = [max(len(row[c]) for row in rows if c < len(row))
+              for c in range(max(map(len, rows)))]
+    for row in rows:
+        print((row[0].ljust(widths[0]) + "".join(
+            "  " + cell.rjust(w) for cell, w in zip(row[1:], widths[1:]))).rstrip())
+
+
+def percent(part, whole):
+    return "%.2f%%" % (100 * part / whole) if whole else "-"
+
+
 refs = laplace.read_basic(sys.argv[1] if len(sys.argv) > 1 else "trace.basic")
 pages = refs["canonical"]
 n = len(pages)
-print("references: %d %s" % (n, " ".join(
-    "%s=%d" % (t, np.count_nonzero(refs["type"] == t.encode())) for t in "rwiRWI")))
 
 # %% [markdown]
 # Link every reference to the previous and the next reference to its page
@@ -36,7 +50,25 @@ prev[order[1:][same]] = order[:-1][same]
 nxt = np.full(n, n)
 nxt[order[:-1][same]] = order[1:][same]
 distinct = np.count_nonzero(prev < 0)
-print("distinct pages: %d" % distinct)
+
+# %% [markdown]
+# Per reference type: references, distinct pages, and first references
+# (of that type's references); the first row for all types.
+
+# %%
+types = [t.encode() for t in "rwiRWI"]
+names = ["read (r)", "write (w)", "instruction fetch (i)", "kernel read (R)",
+         "kernel write (W)", "kernel instruction fetch (I)"]
+of_type = [refs["type"] == t for t in types]
+reused = prev >= 0
+rows = [["type", "references", "(% of all)", "distinct pages", "first references",
+         "(% of type)"],
+        ["all", str(n), "", str(distinct), str(distinct), percent(distinct, n)]]
+for name, m in zip(names, of_type):
+    k, first = np.count_nonzero(m), np.count_nonzero(m & ~reused)
+    rows.append([name, str(k), percent(k, n), str(len(np.unique(pages[m]))), str(first),
+                 percent(first, k)])
+table(rows)
 
 # %% [markdown]
 # A reference's stack distance is its page's depth in the LRU stack: one
@@ -57,23 +89,19 @@ misses = n - hits  # misses[f]: the misses of a memory of f frames
 
 # %%
 sizes = [1 << k for k in range(distinct.bit_length()) if 1 << k < distinct] + [distinct]
-print("%10s %12s %10s" % ("frames", "misses", "miss_ratio"))
-for f in sizes if distinct else []:
-    print("%10d %12d %10.6f" % (f, misses[f], misses[f] / n))
+print("\nLRU miss-ratio curve (misses of an LRU memory of each size):")
+table([["", "frames", "misses", "miss ratio"]] +
+      [["", str(f), str(misses[f]), percent(misses[f], n)] for f in (sizes if distinct else [])])
 
 # %% [markdown]
-# Reuse: the distinct pages of each reference type, the stack distances in
-# power-of-two buckets (bucket `b` holds distances 2^b to 2^(b+1)-1) per
-# type, the first references last; then the fraction of first references.
+# Reuse: the stack distances in power-of-two buckets (bucket `b` holds
+# distances 2^b to 2^(b+1)-1), of all references and per type, the first
+# references last.
 
 # %%
-types = [t.encode() for t in "rwiRWI"]
-of_type = [refs["type"] == t for t in types]
-print("distinct pages by type: %s" % " ".join(
-    "%s=%d" % (t.decode(), len(np.unique(pages[m]))) for t, m in zip(types, of_type)))
-print("reuse distance (LRU stack distance, in pages):")
-print("%21s %12s" % ("distance", "all") + "".join(" %10s" % t.decode() for t in types))
-reused = prev >= 0
+print("\nreuse distance (LRU stack distance, in pages), references by type:")
+rows = [["", "", ""] + ["", "", "", "kernel", "kernel", "kernel"],
+        ["distance", "all", "(% of all)"] + ["read", "write", "fetch"] * 2]
 bucket = np.zeros(n, dtype=np.int64)
 bucket[reused] = np.log2(depth[reused]).astype(np.int64)
 last = int(bucket[reused].max()) if reused.any() else -1
@@ -81,7 +109,5 @@ for b in range(last + 2):
     row = [np.count_nonzero(m & (reused & (bucket == b) if b <= last else ~reused))
            for m in of_type]
     label = "first" if b > last else "1" if b == 0 else "%d-%d" % (1 << b, (2 << b) - 1)
-    print("%21s %12d" % (label, sum(row)) + "".join(" %10d" % c for c in row))
-print("first references: %s" % ("%.6f" % (distinct / n) if n else "-") + "".join(
-    " %s=%s" % (t.decode(), "%.6f" % (np.count_nonzero(m & ~reused) / np.count_nonzero(m))
-                if m.any() else "-") for t, m in zip(types, of_type)))
+    rows.append([label, str(sum(row)), percent(sum(row), n)] + [str(c) for c in row])
+table(rows)

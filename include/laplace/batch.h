@@ -109,10 +109,15 @@ size_t lp_batch_default_max_running(void);
  * all have ended or a caught signal stopped the batch. Each job's output
  * directory is created first. */
 void lp_batch_run(lp_batch *b);
-/* List the jobs that did not succeed, in index order, and the summary line
- * on standard error; returns the highest exit status among them (0 when
- * all succeeded). */
-int lp_batch_summarize(const lp_batch *b);
+/* List the jobs that did not succeed, in index order, on standard error;
+ * returns the highest exit status among them (0 when all succeeded). */
+int lp_batch_list_failures(const lp_batch *b);
+/* How the selected jobs ended. */
+typedef struct lp_batch_counts {
+	size_t succeeded, failed, interrupted;
+	size_t done_before; /* of the succeeded: an earlier run's (--skip-done) */
+} lp_batch_counts;
+void lp_batch_count(const lp_batch *b, lp_batch_counts *c);
 /* The YAML report (laplace-batch(1), --report) into out, opened before the
  * jobs ran, committed; frees out. shard is the --shard text or NULL;
  * collector_job_id names the Slurm job that collected it, or NULL. */

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "laplace/batch.h"
 #include "laplace/numbers.h"
+#include "table.h"
 
 /* Larger than any sensible list of jobs, small enough to read at once. */
 #define BATCH_FILE_MAX_BYTES (64u << 20)
@@ -107,6 +108,38 @@ static bool check_options(const batch_options *o, int argc, size_t *shard_k, siz
 	return false;
 }
 
+/* The jobs that did not succeed, then how many ended how (laplace-batch(1),
+ * SUMMARY); returns the highest exit status of a job. */
+static int summarize(const lp_batch *b)
+{
+	int rc = lp_batch_list_failures(b);
+	lp_batch_counts c;
+	lp_batch_count(b, &c);
+	cli_table *t = cli_table_new();
+	cli_table_row(t, "  succeeded");
+	cli_table_count(t, c.succeeded);
+	cli_table_percent(t, c.succeeded, b->njobs);
+	if (c.done_before) {
+		cli_table_row(t, "    done before");
+		cli_table_count(t, c.done_before);
+		cli_table_percent(t, c.done_before, b->njobs);
+	}
+	cli_table_row(t, "  failed");
+	cli_table_count(t, c.failed);
+	cli_table_percent(t, c.failed, b->njobs);
+	if (c.interrupted) {
+		cli_table_row(t, "  interrupted");
+		cli_table_count(t, c.interrupted);
+		cli_table_percent(t, c.interrupted, b->njobs);
+	}
+	GString *summary = g_string_new(NULL);
+	g_string_printf(summary, "%s: %zu job%s\n", cli_command(), b->njobs, b->njobs == 1 ? "" : "s");
+	cli_table_finish(t, summary);
+	fputs(summary->str, stderr);
+	g_string_free(summary, TRUE);
+	return rc;
+}
+
 /* The report must not replace an input of the batch. */
 static int check_report(const char *report, const char *file, const lp_job_spec *specs,
 			size_t nspecs, lp_error *err)
@@ -176,7 +209,7 @@ static int collect(lp_batch *b, const char *dir, const char *report, lp_error *e
 		lp_batch_skip_done(b, earlier);
 	}
 	b->missing_why = "no report from its array element";
-	int rc = lp_batch_summarize(b);
+	int rc = summarize(b);
 	lp_output *out = lp_output_open(report, LP_COMPRESS_NONE, err);
 	int r = out ? lp_batch_write_report(out, b, NULL, g_getenv("SLURM_JOB_ID"), err) : err->status;
 	g_ptr_array_free(reports, TRUE);
@@ -237,7 +270,7 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 			for (size_t i = 0; i < b->njobs; i++)
 				b->jobs[i].entry = NULL;
 			lp_batch_take_entries(b, collected);
-			rc = lp_batch_summarize(b);
+			rc = summarize(b);
 			lp_batch_report_free(collected);
 		}
 	}
@@ -371,7 +404,7 @@ int cmd_batch(int argc, char **argv)
 		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(b.stopped_by));
 		rc = 128 + b.stopped_by;
 	} else {
-		rc = lp_batch_summarize(&b);
+		rc = summarize(&b);
 	}
 	if (report_out) {
 		int r = lp_batch_write_report(report_out, &b, o.shard, NULL, &err);

@@ -6,6 +6,7 @@
 
 #include "laplace/staging.h"
 #include "laplace/numbers.h"
+#include "table.h"
 
 static const char *command_name = "laplace";
 static gboolean no_sync;
@@ -128,29 +129,57 @@ void cli_capture_free(cli_capture *c)
 	g_free(c->page_offset);
 }
 
-void cli_print_stats(FILE *to, const lp_stats *st)
+void cli_print_stats(GString *to, const lp_stats *st)
 {
-	fprintf(to, "references: %" G_GUINT64_FORMAT, lp_stats_total_refs(st));
-	for (int i = 0; i < 6; i++)
-		fprintf(to, " %c=%" G_GUINT64_FORMAT, lp_ref_types[i], st->refs[i]);
-	uint64_t nev = 0;
-	for (int t = 0; t < LP_TAG_COUNT; t++)
-		nev += st->events[t];
-	fprintf(to, "\nevents: %" G_GUINT64_FORMAT, nev);
-	for (int t = 0; t < LP_TAG_COUNT; t++)
-		if (st->events[t])
-			fprintf(to, " %c=%" G_GUINT64_FORMAT, lp_tag_chars[t], st->events[t]);
-	fprintf(to, "\ncanonical pages: %" G_GUINT64_FORMAT, lp_stats_total_pages(st));
-	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++)
-		fprintf(to, " %s=%" G_GUINT64_FORMAT, lp_page_kind_names[k], st->pages[k]);
-	fprintf(to, "\ncow copies: %" G_GUINT64_FORMAT ", unmapped pages: %" G_GUINT64_FORMAT
-		    ", orphan spaces: %" G_GUINT64_FORMAT ", mismatches: %" G_GUINT64_FORMAT
-		    ", warnings: %" G_GUINT64_FORMAT "\n",
-		st->cow_copies, st->unmapped_pages, st->orphan_spaces, st->mismatches, st->warnings);
-	/* A legacy trace merged with an empty kernel trace: every user page is
-	 * outside any region, which is expected, not a problem to chase. */
-	if (nev == 0 && st->unmapped_pages)
-		fprintf(to, "no kernel events: a trace without them (a legacy trace, say) has no "
-			    "regions, so each of its %" G_GUINT64_FORMAT " user pages is private "
-			    "to its address space and counted as unmapped\n", st->unmapped_pages);
+	cli_table *t = cli_table_new();
+	uint64_t refs = lp_stats_total_refs(st);
+	cli_table_row(t, "references");
+	cli_table_count(t, refs);
+	for (int i = 0; i < 6; i++) {
+		cli_table_row(t, "  %s", cli_ref_type_names[i]);
+		cli_table_count(t, st->refs[i]);
+		cli_table_percent(t, st->refs[i], refs);
+	}
+	uint64_t events = 0;
+	for (int k = 0; k < LP_TAG_COUNT; k++)
+		events += st->events[k];
+	cli_table_row(t, "kernel events");
+	cli_table_count(t, events);
+	for (int k = 0; k < LP_TAG_COUNT; k++) {
+		if (!st->events[k])
+			continue;
+		cli_table_row(t, "  %s", cli_event_names[k]);
+		cli_table_count(t, st->events[k]);
+		cli_table_percent(t, st->events[k], events);
+	}
+	if (!events) {
+		cli_table_note(t, "  none, as in a legacy trace: with no regions, each of the %"
+			       G_GUINT64_FORMAT " vas is", st->orphan_spaces);
+		cli_table_note(t, "  an address space of its own and each of the %" G_GUINT64_FORMAT
+			       " user pages is private to it", st->unmapped_pages);
+	}
+	uint64_t pages = lp_stats_total_pages(st);
+	cli_table_row(t, "canonical pages");
+	cli_table_count(t, pages);
+	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++) {
+		cli_table_row(t, "  %s", cli_page_kind_names[k]);
+		cli_table_count(t, st->pages[k]);
+		cli_table_percent(t, st->pages[k], pages);
+	}
+	cli_table_row(t, "copy-on-write copies");
+	cli_table_count(t, st->cow_copies);
+	/* Without kernel events (a legacy trace merged with an empty kernel
+	 * trace) there are no regions: every vas is an orphan space and every
+	 * user page unmapped, which is expected, not a problem to chase. */
+	if (events) {
+		cli_table_row(t, "unmapped pages");
+		cli_table_count(t, st->unmapped_pages);
+		cli_table_row(t, "orphan address spaces");
+		cli_table_count(t, st->orphan_spaces);
+	}
+	cli_table_row(t, "mismatches");
+	cli_table_count(t, st->mismatches);
+	cli_table_row(t, "warnings");
+	cli_table_count(t, st->warnings);
+	cli_table_finish(t, to);
 }

@@ -45,7 +45,8 @@ bool cli_capture_given(const cli_capture *c);
 bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, lp_merge_job *job);
 void cli_capture_free(cli_capture *c);
 
-/* The statistics summary printed on stderr after a merge. */
-void cli_print_stats(FILE *to, const lp_stats *st);
+/* The statistics summary of a merge (printed on stderr by merge, on
+ * stdout by stat), an aligned table appended to `to`. */
+void cli_print_stats(GString *to, const lp_stats *st);
 
 #endif

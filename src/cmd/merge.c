@@ -113,8 +113,12 @@ int cmd_merge(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
-	if (!quiet)
-		cli_print_stats(stderr, &stats);
+	if (!quiet) {
+		GString *summary = g_string_new(NULL);
+		cli_print_stats(summary, &stats);
+		fputs(summary->str, stderr);
+		g_string_free(summary, TRUE);
+	}
 out:
 	g_option_context_free(ctx);
 	cli_capture_free(&capture);

@@ -1,9 +1,7 @@
 /* laplace stat: counts of a per-process directory (from its index.yaml), a
  * capture's merge statistics, or a basic merge stream's LRU miss-ratio
  * curve. */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -13,6 +11,7 @@
 #include "laplace/mrc.h"
 #include "laplace/procindex.h"
 #include "laplace/stats.h"
+#include "table.h"
 
 #define STREAM_BATCH 65536
 
@@ -39,57 +38,92 @@ static int print_report(const char *text, size_t len, lp_staged *extra)
 	return 0;
 }
 
-static void print_file(GString *to, const char *label, const lp_index_file *f)
+/* A row of the directory's table: records, references and their share of
+ * all references, first and last timestamps (none for an empty file). */
+static void file_row(cli_table *t, const lp_index_file *f, uint64_t all_refs)
 {
-	g_string_append_printf(to, "%s: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
-			       " references", label, f->records, f->references);
-	if (f->records)
-		g_string_append_printf(to, ", timestamps %" G_GINT64_MODIFIER "x to %"
-				       G_GINT64_MODIFIER "x", f->first_ts, f->last_ts);
-	g_string_append_c(to, '\n');
+	cli_table_count(t, f->records);
+	cli_table_count(t, f->references);
+	cli_table_percent(t, f->references, all_refs);
+	if (f->records) {
+		cli_table_text(t, "0x%" G_GINT64_MODIFIER "x", f->first_ts);
+		cli_table_text(t, "0x%" G_GINT64_MODIFIER "x", f->last_ts);
+	}
 }
 
+static void sum_tasks(const lp_index_process *p, uint64_t *records, uint64_t *refs)
+{
+	*records = *refs = 0;
+	for (size_t k = 0; k < p->ntasks; k++) {
+		*records += p->tasks[k].file.records;
+		*refs += p->tasks[k].file.references;
+	}
+}
+
+/* Pids and tids in decimal, as ps shows them, and in hex, as the traces
+ * and the file names have them. */
 static int stat_directory(const char *dir)
 {
 	lp_error err = {0};
 	lp_index *ix = lp_index_read(dir, &err);
 	if (!ix)
 		return cli_fail(&err);
-	GString *to = g_string_new(NULL);
-	uint64_t tasks = 0, records = 0, refs = 0;
+	uint64_t tasks = 0, records = ix->kernel.records + ix->orphan.records;
+	uint64_t refs = ix->kernel.references + ix->orphan.references;
 	for (size_t i = 0; i < ix->nprocesses; i++) {
-		const lp_index_process *p = &ix->processes[i];
-		uint64_t precords = 0, prefs = 0;
-		for (size_t t = 0; t < p->ntasks; t++) {
-			precords += p->tasks[t].file.records;
-			prefs += p->tasks[t].file.references;
-		}
-		g_string_append_printf(to, "process %" G_GINT64_MODIFIER "x: %zu task%s, %"
-				       G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " references",
-				       p->pid, p->ntasks, p->ntasks == 1 ? "" : "s", precords, prefs);
-		for (size_t k = 0; p->programs[k]; k++)
-			g_string_append_printf(to, "%s%s", k ? ", " : "; programs: ", p->programs[k]);
-		g_string_append_c(to, '\n');
-		for (size_t t = 0; t < p->ntasks; t++) {
-			char *label = g_strconcat("  ", p->tasks[t].file.path, NULL);
-			print_file(to, label, &p->tasks[t].file);
-			g_free(label);
-		}
-		tasks += p->ntasks;
+		uint64_t precords, prefs;
+		sum_tasks(&ix->processes[i], &precords, &prefs);
+		tasks += ix->processes[i].ntasks;
 		records += precords;
 		refs += prefs;
 	}
-	print_file(to, "kernel", &ix->kernel);
-	if (ix->orphan.path)
-		print_file(to, "orphan", &ix->orphan);
-	else
-		g_string_append(to, "orphan: none\n");
-	records += ix->kernel.records + ix->orphan.records;
-	refs += ix->kernel.references + ix->orphan.references;
-	g_string_append_printf(to, "total: %zu process%s, %" G_GUINT64_FORMAT " tasks, %"
-			       G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " references\n",
-			       ix->nprocesses, ix->nprocesses == 1 ? "" : "es", tasks, records, refs);
+	cli_table *t = cli_table_new();
+	cli_table_row(t, "%s", "");
+	cli_table_text(t, "tasks");
+	cli_table_text(t, "records");
+	cli_table_text(t, "references");
+	cli_table_text(t, "(%% of all)");
+	cli_table_text(t, "first timestamp");
+	cli_table_text(t, "last timestamp");
+	for (size_t i = 0; i < ix->nprocesses; i++) {
+		const lp_index_process *p = &ix->processes[i];
+		uint64_t precords, prefs;
+		sum_tasks(p, &precords, &prefs);
+		cli_table_row(t, "pid %" G_GUINT64_FORMAT " (0x%" G_GINT64_MODIFIER "x)", p->pid, p->pid);
+		cli_table_count(t, p->ntasks);
+		cli_table_count(t, precords);
+		cli_table_count(t, prefs);
+		cli_table_percent(t, prefs, refs);
+		if (p->programs[0]) {
+			char *programs = g_strjoinv(", ", p->programs);
+			cli_table_note(t, "  programs: %s", programs);
+			g_free(programs);
+		}
+		for (size_t k = 0; k < p->ntasks; k++) {
+			const lp_index_task *task = &p->tasks[k];
+			cli_table_row(t, "  tid %" G_GUINT64_FORMAT " (0x%" G_GINT64_MODIFIER "x), file %s",
+				      task->tid, task->tid, task->file.path);
+			cli_table_empty(t);
+			file_row(t, &task->file, refs);
+		}
+	}
+	cli_table_row(t, "kernel");
+	cli_table_empty(t);
+	file_row(t, &ix->kernel, refs);
+	if (ix->orphan.path) {
+		cli_table_row(t, "orphan (no task current)");
+		cli_table_empty(t);
+		file_row(t, &ix->orphan, refs);
+	} else {
+		cli_table_note(t, "orphan: none (every user reference had a current task)");
+	}
+	cli_table_row(t, "total: %zu process%s", ix->nprocesses, ix->nprocesses == 1 ? "" : "es");
+	cli_table_count(t, tasks);
+	cli_table_count(t, records);
+	cli_table_count(t, refs);
 	lp_index_free(ix);
+	GString *to = g_string_new(NULL);
+	cli_table_finish(t, to);
 	int rc = print_report(to->str, to->len, NULL);
 	g_string_free(to, TRUE);
 	return rc;
@@ -114,18 +148,10 @@ static int stat_capture(lp_merge_job *job, const char *stats_path)
 		if (!out || lp_output_stage(out, lp_stats_write_yaml(out, &stats, &err), &yaml, &err))
 			return cli_fail(&err);
 	}
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&text, &len);
-	if (!mem) {
-		lp_staged_discard(yaml);
-		lp_fail(&err, LP_EIO, "cannot make the summary: %s", g_strerror(errno));
-		return cli_fail(&err);
-	}
-	cli_print_stats(mem, &stats);
-	fclose(mem);
-	rc = print_report(text, len, yaml);
-	free(text);
+	GString *summary = g_string_new(NULL);
+	cli_print_stats(summary, &stats);
+	rc = print_report(summary->str, summary->len, yaml);
+	g_string_free(summary, TRUE);
 	return rc;
 }
 
@@ -187,58 +213,97 @@ static void reuse_count(reuse_counts *c, int type, uint64_t id, uint64_t distanc
 	}
 }
 
-/* The reuse-distance table: one row per bucket up to the last non-empty
- * one, then the first references; a column for all references and one per
- * type; then the fraction of first references ("-" for a type that never
- * occurs). */
-static void print_reuse(GString *to, const reuse_counts *c, uint64_t refs, uint64_t distinct)
+/* Per reference type: references, distinct pages, and first references
+ * (of that type's references); the first row for all types. */
+static void print_types(GString *to, const reuse_counts *c, uint64_t refs, uint64_t distinct)
 {
-	g_string_append(to, "distinct pages by type:");
-	for (int t = 0; t < 6; t++)
-		g_string_append_printf(to, " %c=%" G_GUINT64_FORMAT, lp_ref_types[t], c->distinct[t]);
-	g_string_append(to, "\nreuse distance (LRU stack distance, in pages):\n");
-	g_string_append_printf(to, "%21s %12s", "distance", "all");
-	for (int t = 0; t < 6; t++)
-		g_string_append_printf(to, " %10c", lp_ref_types[t]);
-	g_string_append_c(to, '\n');
+	cli_table *t = cli_table_new();
+	cli_table_row(t, "type");
+	cli_table_text(t, "references");
+	cli_table_text(t, "(%% of all)");
+	cli_table_text(t, "distinct pages");
+	cli_table_text(t, "first references");
+	cli_table_text(t, "(%% of type)");
+	cli_table_row(t, "all");
+	cli_table_count(t, refs);
+	cli_table_empty(t);
+	cli_table_count(t, distinct);
+	cli_table_count(t, distinct); /* one first reference a distinct page */
+	cli_table_percent(t, distinct, refs);
+	for (int k = 0; k < 6; k++) {
+		cli_table_row(t, "%s", cli_ref_type_names[k]);
+		cli_table_count(t, c->refs[k]);
+		cli_table_percent(t, c->refs[k], refs);
+		cli_table_count(t, c->distinct[k]);
+		cli_table_count(t, c->first[k]);
+		cli_table_percent(t, c->first[k], c->refs[k]);
+	}
+	cli_table_finish(t, to);
+}
+
+/* The miss-ratio curve at powers of two, and at the size that holds every
+ * page: the whole curve goes to --mrc. */
+static void print_curve(GString *to, const uint64_t *misses, uint64_t refs, uint64_t distinct)
+{
+	g_string_append(to, "\nLRU miss-ratio curve (misses of an LRU memory of each size):\n");
+	cli_table *t = cli_table_new();
+	cli_table_row(t, "%s", "");
+	cli_table_text(t, "frames");
+	cli_table_text(t, "misses");
+	cli_table_text(t, "miss ratio");
+	for (uint64_t f = 1; f <= distinct; f = f < distinct && f * 2 > distinct ? distinct : f * 2) {
+		cli_table_row(t, "%s", "");
+		cli_table_count(t, f);
+		cli_table_count(t, misses[f]);
+		cli_table_percent(t, misses[f], refs);
+	}
+	cli_table_finish(t, to);
+}
+
+/* The reuse-distance table: one row per bucket up to the last non-empty
+ * one, then the first references; a column for all references, their
+ * share, and one per type. */
+static void print_reuse(GString *to, const reuse_counts *c, uint64_t refs)
+{
+	g_string_append(to, "\nreuse distance (LRU stack distance, in pages), references by type:\n");
+	static const char *const user_or_kernel[6] = {"", "", "", "kernel", "kernel", "kernel"};
+	static const char *const access[6] = {"read", "write", "fetch", "read", "write", "fetch"};
+	cli_table *t = cli_table_new();
+	cli_table_row(t, "%s", "");
+	cli_table_empty(t);
+	cli_table_empty(t);
+	for (int k = 0; k < 6; k++)
+		cli_table_text(t, "%s", user_or_kernel[k]);
+	cli_table_row(t, "distance");
+	cli_table_text(t, "all");
+	cli_table_text(t, "(%% of all)");
+	for (int k = 0; k < 6; k++)
+		cli_table_text(t, "%s", access[k]);
 	int last = -1;
 	for (int b = 0; b < REUSE_BUCKETS; b++)
-		for (int t = 0; t < 6; t++)
-			if (c->buckets[b][t])
+		for (int k = 0; k < 6; k++)
+			if (c->buckets[b][k])
 				last = b;
 	for (int b = 0; b <= last + 1; b++) {
 		const uint64_t *row = b <= last ? c->buckets[b] : c->first;
 		uint64_t all = 0;
-		for (int t = 0; t < 6; t++)
-			all += row[t];
+		for (int k = 0; k < 6; k++)
+			all += row[k];
 		if (b > last)
-			g_string_append_printf(to, "%21s", "first");
+			cli_table_row(t, "first");
 		else if (b == 0)
-			g_string_append_printf(to, "%21s", "1");
+			cli_table_row(t, "1");
 		else {
 			uint64_t low = UINT64_C(1) << b, high = (low << 1) - 1;
-			char *label = g_strdup_printf("%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT,
-						      low, b == 63 ? UINT64_MAX : high);
-			g_string_append_printf(to, "%21s", label);
-			g_free(label);
+			cli_table_row(t, "%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT, low,
+				      b == 63 ? UINT64_MAX : high);
 		}
-		g_string_append_printf(to, " %12" G_GUINT64_FORMAT, all);
-		for (int t = 0; t < 6; t++)
-			g_string_append_printf(to, " %10" G_GUINT64_FORMAT, row[t]);
-		g_string_append_c(to, '\n');
+		cli_table_count(t, all);
+		cli_table_percent(t, all, refs);
+		for (int k = 0; k < 6; k++)
+			cli_table_count(t, row[k]);
 	}
-	if (refs)
-		g_string_append_printf(to, "first references: %.6f", (double)distinct / (double)refs);
-	else
-		g_string_append(to, "first references: -");
-	for (int t = 0; t < 6; t++) {
-		if (c->refs[t])
-			g_string_append_printf(to, " %c=%.6f", lp_ref_types[t],
-					       (double)c->first[t] / (double)c->refs[t]);
-		else
-			g_string_append_printf(to, " %c=-", lp_ref_types[t]);
-	}
-	g_string_append_c(to, '\n');
+	cli_table_finish(t, to);
 }
 
 static int stat_stream(const char *path, const char *mrc_path)
@@ -275,19 +340,9 @@ static int stat_stream(const char *path, const char *mrc_path)
 		cli_fail(&err);
 	} else {
 		GString *to = g_string_new(NULL);
-		g_string_append_printf(to, "references: %" G_GUINT64_FORMAT, refs);
-		for (int i = 0; i < 6; i++)
-			g_string_append_printf(to, " %c=%" G_GUINT64_FORMAT, lp_ref_types[i],
-					       counts.refs[i]);
-		g_string_append_printf(to, "\ndistinct pages: %" G_GUINT64_FORMAT "\n%10s %12s %10s\n",
-				       distinct, "frames", "misses", "miss_ratio");
-		/* Powers of two, and the size that holds every page: the
-		 * whole curve goes to --mrc. */
-		for (uint64_t f = 1; f <= distinct; f = f < distinct && f * 2 > distinct ? distinct : f * 2)
-			g_string_append_printf(to, "%10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
-					       " %10.6f\n", f, misses[f],
-					       (double)misses[f] / (double)refs);
-		print_reuse(to, &counts, refs, distinct);
+		print_types(to, &counts, refs, distinct);
+		print_curve(to, misses, refs, distinct);
+		print_reuse(to, &counts, refs);
 		rc = print_report(to->str, to->len, curve);
 		g_string_free(to, TRUE);
 	}

@@ -523,7 +523,7 @@ static int event_mremap(lp_merge *m, task *t, const lp_event *ev, lp_error *err)
 	const region *found = find_region(sp, os);
 	if (!found || found->end < oe)
 		return lp_fail(err, LP_EINPUT,
-			       "field old_start: range %" PRIx64 "+%" PRIx64 " of task %" PRIx64
+			       "field old_start: range 0x%" PRIx64 "+0x%" PRIx64 " of task 0x%" PRIx64
 			       " is not inside one region",
 			       old_start, old_length, t->tid);
 	region moved = *found;
@@ -615,7 +615,7 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 	case LP_TAG_T:
 		t = named_task(m, f[0]);
 		if (live_task(m, f[1]))
-			return lp_fail(err, LP_EINPUT, "field child: task %" PRIx64 " is alive", f[1]);
+			return lp_fail(err, LP_EINPUT, "field child: task 0x%" PRIx64 " is alive", f[1]);
 		route_to(route, t);
 		if (ev->tag == LP_TAG_F)
 			t = add_task(m, f[1], NULL, space_fork(m, t->space));
@@ -692,7 +692,7 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 	}
 	case LP_TAG_G:
 		if (g_hash_table_contains(m->segments, &f[0]))
-			return lp_fail(err, LP_EINPUT, "field shmid: segment %" PRIx64 " already exists", f[0]);
+			return lp_fail(err, LP_EINPUT, "field shmid: segment 0x%" PRIx64 " already exists", f[0]);
 		seg = g_new(segment, 1);
 		seg->shmid = f[0];
 		seg->instance = m->next_instance++;
@@ -704,7 +704,7 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 		route_to(route, t);
 		seg = g_hash_table_lookup(m->segments, &f[1]);
 		if (!seg)
-			return lp_fail(err, LP_EINPUT, "field shmid: no segment %" PRIx64, f[1]);
+			return lp_fail(err, LP_EINPUT, "field shmid: no segment 0x%" PRIx64, f[1]);
 		region r = {.kind = REGION_SEGMENT, .backing = seg->instance};
 		r.start = f[2] >> LP_PAGE_SHIFT;
 		r.end = r.start + seg->npages;
@@ -715,11 +715,11 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 		t = named_task(m, f[0]);
 		route_to(route, t);
 		if (!detach(m, t->space, f[1] >> LP_PAGE_SHIFT))
-			warn(m, "D: no segment attached at %" PRIx64 " in task %" PRIx64, f[1], f[0]);
+			warn(m, "D: no segment attached at 0x%" PRIx64 " in task 0x%" PRIx64, f[1], f[0]);
 		break;
 	case LP_TAG_Q:
 		if (!g_hash_table_remove(m->segments, &f[0]))
-			return lp_fail(err, LP_EINPUT, "field shmid: no segment %" PRIx64, f[0]);
+			return lp_fail(err, LP_EINPUT, "field shmid: no segment 0x%" PRIx64, f[0]);
 		break;
 	case LP_TAG_C: {
 		frame_entry *fe = frame_slot(m, f[0], true);

@@ -556,23 +556,23 @@ static void job_ended(const lp_batch *b, const lp_batch_job *job, job_end *end)
 	}
 }
 
-typedef struct batch_counts {
-	size_t of[3];       /* by job_state */
-	size_t done_before;
-} batch_counts;
-
-static void count_jobs(const lp_batch *b, batch_counts *c)
+void lp_batch_count(const lp_batch *b, lp_batch_counts *c)
 {
 	memset(c, 0, sizeof *c);
 	for (size_t i = 0; i < b->njobs; i++) {
 		job_end end;
 		job_ended(b, &b->jobs[i], &end);
-		c->of[end.state]++;
+		if (end.state == JOB_SUCCEEDED)
+			c->succeeded++;
+		else if (end.state == JOB_FAILED)
+			c->failed++;
+		else
+			c->interrupted++;
 		c->done_before += b->jobs[i].done_before;
 	}
 }
 
-int lp_batch_summarize(const lp_batch *b)
+int lp_batch_list_failures(const lp_batch *b)
 {
 	int rc = 0;
 	for (size_t i = 0; i < b->njobs; i++) {
@@ -586,15 +586,6 @@ int lp_batch_summarize(const lp_batch *b)
 		if (end.exit_status > rc)
 			rc = end.exit_status;
 	}
-	batch_counts c;
-	count_jobs(b, &c);
-	fprintf(stderr, "%s: %zu job%s: %zu succeeded, %zu failed", b->command, b->njobs,
-		b->njobs == 1 ? "" : "s", c.of[JOB_SUCCEEDED], c.of[JOB_FAILED]);
-	if (c.of[JOB_INTERRUPTED])
-		fprintf(stderr, ", %zu interrupted", c.of[JOB_INTERRUPTED]);
-	if (c.done_before)
-		fprintf(stderr, " (%zu done before)", c.done_before);
-	fputc('\n', stderr);
 	return rc;
 }
 
@@ -659,16 +650,16 @@ static int emit_job(yaml_emitter_t *em, const lp_batch *b, const lp_batch_job *j
 int lp_batch_write_report(lp_output *out, const lp_batch *b, const char *shard,
 			  const char *collector_job_id, lp_error *err)
 {
-	batch_counts c;
-	count_jobs(b, &c);
+	lp_batch_counts c;
+	lp_batch_count(b, &c);
 	GString *text = g_string_new(NULL);
 	yaml_emitter_t em;
 	int bad = lp_yaml_start(&em, text) || lp_yaml_pair(&em, "batch", b->file) ||
 		  (shard && lp_yaml_pair(&em, "shard", shard)) ||
 		  (collector_job_id && lp_yaml_pair(&em, "collector_job_id", collector_job_id)) ||
-		  lp_yaml_pair_u64(&em, "succeeded", c.of[JOB_SUCCEEDED]) ||
-		  lp_yaml_pair_u64(&em, "failed", c.of[JOB_FAILED]) ||
-		  lp_yaml_pair_u64(&em, "interrupted", c.of[JOB_INTERRUPTED]) ||
+		  lp_yaml_pair_u64(&em, "succeeded", c.succeeded) ||
+		  lp_yaml_pair_u64(&em, "failed", c.failed) ||
+		  lp_yaml_pair_u64(&em, "interrupted", c.interrupted) ||
 		  lp_yaml_key(&em, "jobs") || lp_yaml_begin(&em, true);
 	for (size_t i = 0; !bad && i < b->njobs; i++)
 		bad = emit_job(&em, b, &b->jobs[i]);

@@ -227,19 +227,20 @@ Test(merge, inconsistent_events_are_errors_naming_the_field)
 {
 	EV('T', U64(1), U64(2));
 	cr_assert_eq(event_route(NULL, 'F', U64(1), U64(2)), LP_EINPUT);
-	cr_assert_str_eq(err.msg, "field child: task 2 is alive");
+	cr_assert_str_eq(err.msg, "field child: task 0x2 is alive");
 	cr_assert_eq(event_route(NULL, 'H', U64(1), U64(8), U64(0)), LP_EINPUT);
-	cr_assert_str_eq(err.msg, "field shmid: no segment 8");
+	cr_assert_str_eq(err.msg, "field shmid: no segment 0x8");
 	cr_assert_eq(event_route(NULL, 'Q', U64(8)), LP_EINPUT);
-	cr_assert_str_eq(err.msg, "field shmid: no segment 8");
+	cr_assert_str_eq(err.msg, "field shmid: no segment 0x8");
 	EV('G', U64(8), U64(1));
 	cr_assert_eq(event_route(NULL, 'G', U64(8), U64(1)), LP_EINPUT);
-	cr_assert_str_eq(err.msg, "field shmid: segment 8 already exists");
+	cr_assert_str_eq(err.msg, "field shmid: segment 0x8 already exists");
 	EV('B', U64(1), U64(0x1000), U64(0x3000));
 	EV('B', U64(1), U64(0x3000), U64(0x4000));
 	cr_assert_eq(event_route(NULL, 'K', U64(1), U64(0x2000), U64(0x2000), U64(0x9000), U64(0x2000)),
 		     LP_EINPUT);
-	cr_assert_str_eq(err.msg, "field old_start: range 2000+2000 of task 1 is not inside one region");
+	cr_assert_str_eq(err.msg,
+			 "field old_start: range 0x2000+0x2000 of task 0x1 is not inside one region");
 	cr_assert_eq(event_route(NULL, 'K', U64(1), U64(0x1000), U64(0), U64(0x9000), U64(0x1000)),
 		     LP_EINPUT);
 	cr_assert_str_eq(err.msg, "field old_length: mremap of an empty range");
