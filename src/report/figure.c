@@ -43,7 +43,7 @@ static double ratio_at(const uint64_t *misses, uint64_t distinct, uint64_t refs,
 }
 
 /* The rule of laplace-report(1), "KNEES": sizes on a grid of 16 a decade;
- * at each, the drop of the miss ratio over the quarter decade below (L)
+ * from 10^(1/4) pages up, the drop of the miss ratio over the quarter decade below (L)
  * and above (R); a size is a candidate when L >= 0.05 and R <= L / 4, and
  * each run of neighbouring candidates gives one knee, where L - R is
  * largest. The largest such differences are kept. */
@@ -62,7 +62,9 @@ size_t lp_mrc_knees(const uint64_t *misses, uint64_t distinct, uint64_t refs, ui
 	uint64_t *size = g_new(uint64_t, cap);
 	double *score = g_new(double, cap);
 	bool in_run = false;
-	for (int i = 0;; i++) {
+	/* From the first size with a whole window below it: the step from
+	 * no memory at all to one page is no knee. */
+	for (int i = WINDOW_STEPS;; i++) {
 		double x = pow(10, (double)i / GRID_PER_DECADE);
 		if (x > (double)distinct * window)
 			break;

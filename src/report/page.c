@@ -243,7 +243,7 @@ static void time_axis(GString *s, const plot *p, double span, uint64_t first, co
 		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
 		    (p->left + p->right) / 2, p->bottom + 40, unit);
 	else
-		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time since timestamp %" PRIx64
+		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time since timestamp 0x%" PRIx64
 		       " (trace units)</text>\n", (p->left + p->right) / 2, p->bottom + 40, first);
 	add(s, "<path class=\"frame\" d=\"M%.1f %.1fV%.1fH%.1f\"/>\n</g>\n", p->left, p->top,
 	    p->bottom, p->right);
@@ -321,7 +321,7 @@ static void figure_timeline(GString *s, const lp_report *r)
 	}
 	/* Rows share about 330 units, each between 2 and 16; a gap between
 	 * processes; labels only where a row or group is tall enough. */
-	double row_h = fmin(16, fmax(2, 330.0 / (double)ntasks));
+	double row_h = fmin(22, fmax(2, 330.0 / (double)ntasks));
 	double gap = row_h >= 6 ? 5 : 2;
 	double rows_h = row_h * (double)ntasks + gap * (double)(nproc - 1);
 	size_t *rank = program_ranks(r);
@@ -520,9 +520,11 @@ static void total_row(GString *s, const char *label, const char *key, uint64_t v
 	    key, value);
 }
 
+/* Three small tables side by side (one under another on a phone). */
 static void totals(GString *s, const lp_report *r)
 {
-	g_string_append(s, "<section id=\"totals\">\n<h2>Totals</h2>\n<div class=\"scroll\"><table>\n");
+	g_string_append(s, "<section id=\"totals\">\n<h2>Totals</h2>\n<div class=\"totals\">\n"
+			   "<table>\n");
 	uint64_t refs = 0;
 	const uint64_t *by_type = r->has_stats ? r->stats.refs : r->refs_by_type;
 	for (int t = 0; t < 6; t++)
@@ -536,20 +538,11 @@ static void totals(GString *s, const lp_report *r)
 	}
 	if (!r->has_stats) {
 		total_row(s, "distinct pages", "distinct-pages", r->distinct);
-		g_string_append(s, "</table></div>\n</section>\n");
+		g_string_append(s, "</table>\n</div>\n</section>\n");
 		return;
 	}
 	const lp_stats *st = &r->stats;
-	uint64_t events = 0;
-	for (int t = 0; t < LP_TAG_COUNT; t++)
-		events += st->events[t];
-	total_row(s, "kernel events", "events", events);
-	for (int t = 0; t < LP_TAG_COUNT; t++) {
-		char label[32], key[32];
-		g_snprintf(label, sizeof label, "&#160;&#160;%c", lp_tag_chars[t]);
-		g_snprintf(key, sizeof key, "events-%c", lp_tag_chars[t]);
-		total_row(s, label, key, st->events[t]);
-	}
+	g_string_append(s, "</table>\n<table>\n");
 	total_row(s, "canonical pages", "canonical-pages", lp_stats_total_pages(st));
 	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++) {
 		char label[48], key[48];
@@ -562,7 +555,19 @@ static void totals(GString *s, const lp_report *r)
 	total_row(s, "orphan address spaces", "orphan-spaces", st->orphan_spaces);
 	total_row(s, "mismatches", "mismatches", st->mismatches);
 	total_row(s, "warnings", "warnings", st->warnings);
-	g_string_append(s, "</table></div>\n</section>\n");
+	g_string_append(s, "</table>\n<table>\n");
+	uint64_t events = 0;
+	for (int t = 0; t < LP_TAG_COUNT; t++)
+		events += st->events[t];
+	total_row(s, "kernel events", "events", events);
+	for (int t = 0; t < LP_TAG_COUNT; t++) {
+		char label[32], key[32];
+		g_snprintf(label, sizeof label, "&#160;&#160;%c", lp_tag_chars[t]);
+		g_snprintf(key, sizeof key, "events-%c", lp_tag_chars[t]);
+		total_row(s, label, key, st->events[t]);
+	}
+	g_string_append(s, "</table>\n</div>\n<p class=\"note\">The merge statistics "
+			   "(laplace-formats(5), \"STATISTICS\").</p>\n</section>\n");
 }
 
 static void processes(GString *s, const lp_report *r)
@@ -594,8 +599,8 @@ static const char style[] =
 	"background:#fff;margin:0 auto;max-width:52rem;padding:1rem;line-height:1.45}"
 	"h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.2rem;margin:1.6rem 0 .5rem}"
 	".input{color:#444;word-break:break-all}"
-	"figure{margin:1.6rem 0}figcaption{font-size:.9rem;color:#333;margin-top:.3rem}"
-	"svg{display:block;width:100%;height:auto;font-family:inherit;font-size:13px}"
+	"figure{margin:1.6rem 0;overflow-x:auto}figcaption{font-size:.9rem;color:#333;margin-top:.3rem}"
+	"svg{display:block;width:100%;min-width:32rem;height:auto;font-family:inherit;font-size:14px}"
 	"svg .bg{fill:#fff}svg .grid .major{stroke:#e3e3e3;stroke-width:1}"
 	"svg .grid .minor{stroke:#f1f1f1;stroke-width:1}svg .frame{fill:none;stroke:#444}"
 	"svg .axis text,svg .labels text,svg .legend text{fill:#222}"
@@ -606,6 +611,8 @@ static const char style[] =
 	".scroll{overflow-x:auto}table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
 	"th,td{padding:.2rem .7rem;border-bottom:1px solid #e3e3e3;text-align:right;vertical-align:top}"
 	"th{font-weight:600}#totals th{text-align:left;font-weight:normal}"
+	".totals{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:0 2rem;"
+	"align-items:start}.totals table{width:100%}"
 	"td.programs{text-align:left;word-break:break-all;min-width:8rem}"
 	".note,footer{font-size:.85rem;color:#555}"
 	"@media (max-width:30rem){body{padding:.5rem}th,td{padding:.2rem .35rem}}";
