@@ -480,30 +480,26 @@ static int directory_file(collector *c, const lp_sched_input *in, size_t f, lp_s
 	}
 }
 
-lp_report *lp_report_from_directory(const char *dir, lp_error *err)
+/* The processes and tasks of index.yaml, in its order. */
+static void directory_tasks(collector *c, const lp_index *ix)
 {
-	lp_index *ix = lp_index_read(dir, err);
-	if (!ix)
-		return NULL;
-	lp_report *r = report_new(LP_REPORT_DIRECTORY, dir);
-	collector c;
-	collector_init(&c, r);
+	lp_report *r = c->r;
 	if (ix->has_stats) {
 		r->stats = ix->stats;
 		r->has_stats = true;
 	}
 	for (size_t p = 0; p < ix->nprocesses; p++) {
 		const lp_index_process *ip = &ix->processes[p];
-		size_t proc = add_process(&c, ip->pid);
+		size_t proc = add_process(c, ip->pid);
 		for (size_t k = 0; ip->programs[k]; k++)
 			g_ptr_array_add(g_array_index(r->processes, lp_report_process, proc).programs,
 					g_strdup(ip->programs[k]));
 		for (size_t t = 0; t < ip->ntasks; t++) {
 			char *key = g_strdup_printf("%" PRIx64 "/%" PRIx64, ip->pid, ip->tasks[t].tid);
-			if (g_hash_table_contains(c.task_ids, key))
+			if (g_hash_table_contains(c->task_ids, key))
 				g_free(key); /* a reused pid: its files are shared */
 			else
-				add_task(&c, key, ip->pid, ip->tasks[t].tid, proc);
+				add_task(c, key, ip->pid, ip->tasks[t].tid, proc);
 			if (ip->tasks[t].file.records) {
 				note_time(r, ip->tasks[t].file.first_ts);
 				note_time(r, ip->tasks[t].file.last_ts);
@@ -516,9 +512,22 @@ lp_report *lp_report_from_directory(const char *dir, lp_error *err)
 			note_time(r, others[i]->first_ts);
 			note_time(r, others[i]->last_ts);
 		}
-	lp_index_free(ix);
+}
 
+lp_report *lp_report_from_directory(const char *dir, lp_error *err)
+{
+	lp_report *r = report_new(LP_REPORT_DIRECTORY, dir);
+	collector c;
+	collector_init(&c, r);
+	/* The curve first: the directory's reader says best what is wrong
+	 * with one that is not a complete per-process merge. */
 	int rc = directory_curve(&c, dir, err);
+	lp_index *ix = NULL;
+	if (!rc && !(ix = lp_index_read(dir, err)))
+		rc = err->status;
+	if (!rc)
+		directory_tasks(&c, ix);
+	lp_index_free(ix);
 	lp_taskdir *t = NULL;
 	if (!rc) {
 		lp_taskdir_options topt = {.max_open = 1};
