@@ -467,7 +467,7 @@ static void figure_kinds(GString *s, const lp_report *r)
 	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++)
 		most = r->stats.pages[k] > most ? r->stats.pages[k] : most;
 	const double row = 34;
-	plot p = {.left = 136, .right = VIEW_W - 60, .top = 10};
+	plot p = {.left = 160, .right = VIEW_W - 60, .top = 10};
 	p.bottom = p.top + row * LP_PAGE_KIND_COUNT;
 	GString *desc = g_string_new(NULL);
 	add(desc, "%" PRIu64 " canonical pages:", lp_stats_total_pages(&r->stats));
@@ -574,6 +574,11 @@ static void processes(GString *s, const lp_report *r)
 {
 	if (r->source == LP_REPORT_STREAM)
 		return;
+	if (!r->processes->len) {
+		g_string_append(s, "<section id=\"processes\">\n<h2>Processes</h2>\n<p>None: no "
+				   "kernel event named a task.</p>\n</section>\n");
+		return;
+	}
 	g_string_append(s, "<section id=\"processes\">\n<h2>Processes</h2>\n<div class=\"scroll\">"
 			   "<table class=\"processes\">\n<thead><tr><th>pid (hex)</th><th>programs</th>"
 			   "<th>tasks</th><th>references</th><th>pages touched</th></tr></thead>\n"
@@ -600,7 +605,7 @@ static const char style[] =
 	"h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.2rem;margin:1.6rem 0 .5rem}"
 	".input{color:#444;word-break:break-all}"
 	"figure{margin:1.6rem 0;overflow-x:auto}figcaption{font-size:.9rem;color:#333;margin-top:.3rem}"
-	"svg{display:block;width:100%;min-width:32rem;height:auto;font-family:inherit;font-size:14px}"
+	"svg{display:block;width:100%;min-width:30rem;height:auto;font-family:inherit;font-size:14px}"
 	"svg .bg{fill:#fff}svg .grid .major{stroke:#e3e3e3;stroke-width:1}"
 	"svg .grid .minor{stroke:#f1f1f1;stroke-width:1}svg .frame{fill:none;stroke:#444}"
 	"svg .axis text,svg .labels text,svg .legend text{fill:#222}"
