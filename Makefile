@@ -23,8 +23,8 @@ PKGS = glib-2.0 gio-2.0 yaml-0.1 zlib libzstd
 LIB_PKGS = glib-2.0 yaml-0.1 zlib libzstd
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
-PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
-LIB_PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS))
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS)) -lm
+LIB_PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) -lm
 CRITERION_CFLAGS := $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
 CRITERION_LIBS := $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
@@ -50,7 +50,7 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 # build/internal.a, where every function stays in reach.
 DAEMON_SRCS := src/jobs/daemon.c
 LIB_SRCS := $(filter-out $(DAEMON_SRCS),$(sort $(wildcard src/core/*.c src/analysis/*.c src/io/*.c \
-	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c)))
+	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c src/report/*.c)))
 CMD_SRCS := $(sort $(wildcard src/cmd/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))

@@ -4,6 +4,7 @@
 #ifndef LAPLACE_PROCINDEX_H
 #define LAPLACE_PROCINDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,8 @@ typedef struct lp_index {
 	lp_index_process *processes;
 	size_t nprocesses;
 	lp_index_file kernel, orphan;
+	bool has_stats;        /* the statistics entry was there */
+	lp_stats stats;
 } lp_index;
 
 /* The largest index.yaml read: about 100000 tasks. libyaml loads a whole

@@ -13,6 +13,7 @@ static const lp_command commands[] = {
 	{"dump", cmd_dump, "print a trace of any format as text", false},
 	{"validate", cmd_validate, "check the rules of a page-image trace", false},
 	{"schedule", cmd_schedule, "replay a per-process directory's tasks under another schedule", false},
+	{"report", cmd_report, "an HTML page of figures and tables for a capture, directory or stream", false},
 	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction", false},
 	{"batch", cmd_batch, "run a list of merge jobs, several at a time", true},
 	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory", true},

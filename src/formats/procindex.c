@@ -128,6 +128,48 @@ static int get_process(reader *r, yaml_node_t *map, lp_index_process *proc)
 	return 0;
 }
 
+static bool has_key(reader *r, yaml_node_t *map, const char *key)
+{
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+		if (k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, key))
+			return true;
+	}
+	return false;
+}
+
+/* The statistics entry (laplace-formats(5), "STATISTICS"), as
+ * lp_stats_emit writes it. */
+static int get_stats(reader *r, yaml_node_t *map, lp_stats *st)
+{
+	char key[2] = {0, 0};
+	yaml_node_t *group = get(r, map, "references", YAML_MAPPING_NODE);
+	for (int i = 0; group && i < 6; i++) {
+		key[0] = lp_ref_types[i];
+		if (get_count(r, group, key, &st->refs[i]))
+			return -1;
+	}
+	group = group ? get(r, map, "events", YAML_MAPPING_NODE) : NULL;
+	for (int t = 0; group && t < LP_TAG_COUNT; t++) {
+		key[0] = lp_tag_chars[t];
+		if (get_count(r, group, key, &st->events[t]))
+			return -1;
+	}
+	group = group ? get(r, map, "canonical_pages", YAML_MAPPING_NODE) : NULL;
+	for (int k = 0; group && k < LP_PAGE_KIND_COUNT; k++)
+		if (get_count(r, group, lp_page_kind_names[k], &st->pages[k]))
+			return -1;
+	if (!group)
+		return -1;
+	if (get_count(r, map, "cow_copies", &st->cow_copies) ||
+	    get_count(r, map, "unmapped_pages", &st->unmapped_pages) ||
+	    get_count(r, map, "orphan_spaces", &st->orphan_spaces) ||
+	    get_count(r, map, "mismatches", &st->mismatches) ||
+	    get_count(r, map, "warnings", &st->warnings))
+		return -1;
+	return 0;
+}
+
 const char *const lp_layout_names[2] = {"task", "process"};
 
 static int get_index(reader *r, lp_index *ix)
@@ -179,6 +221,12 @@ static int get_index(reader *r, lp_index *ix)
 	yaml_node_t *orphan = get(r, root, "orphan", YAML_MAPPING_NODE);
 	if (!orphan || get_file(r, orphan, false, &ix->orphan))
 		return -1;
+	if (has_key(r, root, "statistics")) {
+		yaml_node_t *stats = get(r, root, "statistics", YAML_MAPPING_NODE);
+		if (!stats || get_stats(r, stats, &ix->stats))
+			return -1;
+		ix->has_stats = true;
+	}
 	return 0;
 }
 

@@ -1,0 +1,106 @@
+/* laplace report (laplace-report(1)): what a capture, a per-process
+ * directory or a basic merge stream holds, gathered once (collect.c) and
+ * drawn as one self-contained HTML page with inline SVG figures (page.c,
+ * with the axes, colours and knees of figure.c). */
+#ifndef LAPLACE_REPORT_H
+#define LAPLACE_REPORT_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "laplace/io.h"
+#include "laplace/job.h"
+
+enum lp_report_source { LP_REPORT_CAPTURE, LP_REPORT_DIRECTORY, LP_REPORT_STREAM };
+
+typedef struct lp_report_process {
+	uint64_t pid;
+	GPtrArray *programs;  /* names, in the order they ran (exec) */
+	size_t first_task;    /* its tasks are rows first_task .. + ntasks - 1 */
+	size_t ntasks;
+	uint64_t references;  /* user references of its tasks */
+	uint64_t pages;       /* distinct canonical pages they touched */
+} lp_report_process;
+
+/* A row of the task timeline. */
+typedef struct lp_report_task {
+	uint64_t pid, tid;
+	size_t process;
+} lp_report_task;
+
+/* A stretch of time a task was the current one, running one program. */
+typedef struct lp_report_run {
+	size_t task;
+	size_t program; /* index into programs; LP_REPORT_NO_PROGRAM: unknown */
+	uint64_t start, end;
+} lp_report_run;
+#define LP_REPORT_NO_PROGRAM SIZE_MAX
+
+/* laplace schedule --report (laplace-formats(5), "Output and report"). */
+typedef struct lp_report_cpu {
+	uint64_t references, idle_ticks, slices;
+} lp_report_cpu;
+typedef struct lp_report_unit {
+	uint64_t pid, tid, incarnation, references, slices;
+	uint64_t first_tick, last_tick; /* meaningful when references > 0 */
+} lp_report_unit;
+typedef struct lp_report_schedule {
+	char *policy;
+	uint64_t quantum, ticks;
+	lp_report_cpu *cpu;
+	size_t ncpus;
+	lp_report_unit *unit;
+	size_t nunits;
+} lp_report_schedule;
+
+typedef struct lp_report {
+	enum lp_report_source source;
+	char *title;                /* the input as named on the command line */
+	bool has_stats;             /* a capture's or directory's merge statistics */
+	lp_stats stats;
+	uint64_t refs_by_type[6];   /* as read, "rwiRWI" order */
+	uint64_t references, distinct;
+	uint64_t *misses;           /* LRU misses with f frames, f = 0 .. distinct */
+	GArray *processes;          /* lp_report_process, in order of creation */
+	GArray *tasks;              /* lp_report_task, grouped by process */
+	GArray *runs;               /* lp_report_run, in time order */
+	GPtrArray *programs;        /* distinct program names, first run first */
+	bool has_time;              /* first_ts and last_ts are known */
+	uint64_t first_ts, last_ts;
+	lp_report_schedule *schedule;
+} lp_report;
+
+/* Gather a report. NULL with err set: the status and message of the
+ * reader or merge that failed. */
+lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp_error *err);
+lp_report *lp_report_from_directory(const char *dir, lp_error *err);
+lp_report *lp_report_from_stream(const char *path, lp_error *err);
+/* Add laplace schedule's report, the YAML file at path (LP_EINPUT naming
+ * file, line and field when it is not one). */
+int lp_report_read_schedule(lp_report *r, const char *path, lp_error *err);
+void lp_report_free(lp_report *r);
+
+/* The page, written to out. */
+int lp_report_write_html(const lp_report *r, lp_output *out, lp_error *err);
+
+/* ---- what the figures are computed with (figure.c) ---- */
+
+/* Up to max ticks at round values (1, 2 or 5 times a power of ten) that
+ * cover [lo, hi], the first at or below lo and the last at or above hi.
+ * Returns how many were stored in ticks (at least 2 when hi > lo). */
+size_t lp_axis_ticks(double lo, double hi, size_t max, double *ticks);
+/* The working-set knees of a miss-ratio curve (laplace-report(1),
+ * "KNEES"): up to max memory sizes, in increasing order; returns how many. */
+size_t lp_mrc_knees(const uint64_t *misses, uint64_t distinct, uint64_t refs, uint64_t *knees,
+		    size_t max);
+/* A short number for an axis: 1, 20, 500, 1k, 2.5M... */
+void lp_format_short(GString *to, double v);
+/* Append text with & < > " ' escaped. */
+void lp_html_escape(GString *to, const char *text);
+/* The colour of item i of n, as "#rrggbb": hues spread by the golden
+ * angle so that neighbours differ. */
+void lp_report_colour(size_t i, char out[8]);
+
+#endif

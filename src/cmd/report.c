@@ -1,0 +1,104 @@
+/* laplace report: one self-contained HTML page of figures and tables for
+ * a capture, a per-process directory or a basic merge stream. The work is
+ * src/report/; here are options and the output. */
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "laplace/report.h"
+
+int cmd_report(int argc, char **argv)
+{
+	cli_set_command("laplace report");
+	gchar *output = NULL, *schedule = NULL;
+	cli_capture capture = {0};
+	GOptionEntry entries[] = {
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+		 "Write the page to FILE.html (default: standard output)", "FILE"},
+		{"schedule", 0, 0, G_OPTION_ARG_FILENAME, &schedule,
+		 "Add the per-CPU rows of a laplace schedule --report file", "REPORT.yaml"},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GOptionContext *ctx = g_option_context_new("REF KERN | DIR | STREAM");
+	g_option_context_set_summary(ctx,
+		"Write one self-contained HTML page (no script, nothing fetched) with\n"
+		"inline SVG figures: the LRU miss-ratio curve with its working-set\n"
+		"knees; for a capture or a per-process directory also the task\n"
+		"timeline, canonical pages by kind, the totals of the merge statistics\n"
+		"and a table of processes.\n\n"
+		"  REF KERN   a capture, merged on the way (nothing else is written)\n"
+		"  DIR        a per-process merge directory (one file per task)\n"
+		"  STREAM     a basic merge stream, any form, gzip or zstd allowed");
+	g_option_context_set_description(ctx,
+		"Examples:\n"
+		"  laplace report -o demo.html fixtures/demo/demo.ref fixtures/demo/demo.kern\n"
+		"  laplace schedule --policy rr --cpus 2 --report rr.yaml -o /dev/null pp\n"
+		"  laplace report --schedule rr.yaml -o pp.html pp\n"
+		"See laplace-report(1).");
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_add_sync_option(ctx);
+	cli_capture_add_options(&capture, ctx);
+
+	int rc = LP_EUSAGE;
+	lp_error err = {0};
+	lp_report *report = NULL;
+	lp_merge_job job;
+	lp_merge_job_init(&job);
+	job.warn = cli_warn;
+	if (!cli_parse(ctx, &argc, &argv))
+		goto out;
+	if (argc != 2 && argc != 3) {
+		cli_usage_error("expected REF KERN, DIR or STREAM, got %d arguments", argc - 1);
+		goto out;
+	}
+	bool is_dir = argc == 2 && g_file_test(argv[1], G_FILE_TEST_IS_DIR);
+	if (argc == 2 && cli_capture_given(&capture)) {
+		cli_usage_error("--ref-format, --endian, --page-offset and --strict go with a "
+				"capture (REF KERN)");
+		goto out;
+	}
+	if (schedule && !is_dir) {
+		cli_usage_error("--schedule goes with a per-process directory, the one scheduled");
+		goto out;
+	}
+	if (argc == 3 && !cli_capture_apply(&capture, argv[1], argv[2], &job))
+		goto out;
+	const char *inputs[] = {argv[1], argc == 3 ? argv[2] : schedule};
+	const char *outputs[] = {output ? output : "-"};
+	if ((rc = lp_check_outputs(inputs, (size_t)(argc == 3 || schedule ? 2 : 1), outputs, 1, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
+	if (argc == 3) {
+		char *title = g_strconcat(argv[1], " ", argv[2], NULL);
+		report = lp_report_from_capture(&job, title, &err);
+		g_free(title);
+	} else if (is_dir) {
+		report = lp_report_from_directory(argv[1], &err);
+	} else {
+		report = lp_report_from_stream(argv[1], &err);
+	}
+	if (!report || (schedule && lp_report_read_schedule(report, schedule, &err))) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	lp_output *out = lp_output_open(output, LP_COMPRESS_NONE, &err);
+	if (!out) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	rc = lp_report_write_html(report, out, &err);
+	if (rc)
+		lp_output_abort(out);
+	else
+		rc = lp_output_commit(out, &err);
+	if (rc)
+		cli_fail(&err);
+out:
+	lp_report_free(report);
+	g_option_context_free(ctx);
+	cli_capture_free(&capture);
+	g_free(output);
+	g_free(schedule);
+	return rc;
+}

@@ -1,0 +1,581 @@
+/* What a report shows, gathered in one pass over a capture's merge, two
+ * over a per-process directory (its references in traced order for the
+ * miss-ratio curve, then file by file for processes and the timeline), or
+ * one over a basic merge stream. */
+#include "laplace/report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "laplace/kern.h"
+#include "laplace/legacy.h"
+#include "laplace/mrc.h"
+#include "laplace/pipeline.h"
+#include "laplace/procindex.h"
+#include "laplace/refio.h"
+#include "laplace/schedule.h"
+#include "laplace/taskdir.h"
+
+#define READ_BATCH 4096
+#define MAX_OPEN_TASK_FILES 64
+/* An E whose program is the next one its process's index entry lists. */
+#define PROGRAM_FROM_INDEX (SIZE_MAX - 1)
+
+/* What changes who runs what: S, X, E and F, replayed in time order once
+ * everything is read. */
+typedef struct switch_event {
+	uint64_t ts;
+	char tag;
+	size_t task;
+	size_t arg; /* E: program (or PROGRAM_FROM_INDEX); F: the child's task */
+} switch_event;
+
+typedef struct collector {
+	lp_report *r;
+	lp_mrc *mrc;
+	GArray *events;          /* switch_event */
+	GPtrArray *page_sets;    /* per process: canonical pages touched */
+	GHashTable *program_ids; /* name -> index + 1 */
+	GHashTable *task_ids;    /* "pid/tid/serial" (capture) or "pid/tid" -> row + 1 */
+	GHashTable *process_ids; /* capture: "pid/serial" -> index + 1 */
+} collector;
+
+static lp_report *report_new(enum lp_report_source source, const char *title)
+{
+	lp_report *r = g_new0(lp_report, 1);
+	r->source = source;
+	r->title = g_strdup(title);
+	r->processes = g_array_new(FALSE, TRUE, sizeof(lp_report_process));
+	r->tasks = g_array_new(FALSE, TRUE, sizeof(lp_report_task));
+	r->runs = g_array_new(FALSE, TRUE, sizeof(lp_report_run));
+	r->programs = g_ptr_array_new_with_free_func(g_free);
+	return r;
+}
+
+void lp_report_free(lp_report *r)
+{
+	if (!r)
+		return;
+	for (guint i = 0; i < r->processes->len; i++)
+		g_ptr_array_free(g_array_index(r->processes, lp_report_process, i).programs, TRUE);
+	g_array_free(r->processes, TRUE);
+	g_array_free(r->tasks, TRUE);
+	g_array_free(r->runs, TRUE);
+	g_ptr_array_free(r->programs, TRUE);
+	if (r->schedule) {
+		g_free(r->schedule->policy);
+		g_free(r->schedule->cpu);
+		g_free(r->schedule->unit);
+		g_free(r->schedule);
+	}
+	g_free(r->misses);
+	g_free(r->title);
+	g_free(r);
+}
+
+static void collector_init(collector *c, lp_report *r)
+{
+	*c = (collector){
+		.r = r,
+		.mrc = lp_mrc_new(),
+		.events = g_array_new(FALSE, FALSE, sizeof(switch_event)),
+		.page_sets = g_ptr_array_new_with_free_func((GDestroyNotify)g_hash_table_destroy),
+		.program_ids = g_hash_table_new(g_str_hash, g_str_equal),
+		.task_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+		.process_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+	};
+}
+
+static void collector_free(collector *c)
+{
+	lp_mrc_free(c->mrc);
+	g_array_free(c->events, TRUE);
+	g_ptr_array_free(c->page_sets, TRUE);
+	g_hash_table_destroy(c->program_ids);
+	g_hash_table_destroy(c->task_ids);
+	g_hash_table_destroy(c->process_ids);
+}
+
+static void note_time(lp_report *r, uint64_t ts)
+{
+	if (!r->has_time || ts < r->first_ts)
+		r->first_ts = ts;
+	if (!r->has_time || ts > r->last_ts)
+		r->last_ts = ts;
+	r->has_time = true;
+}
+
+static void count_reference(collector *c, char type, uint64_t canonical)
+{
+	int t = lp_ref_type_index(type);
+	if (t >= 0)
+		c->r->refs_by_type[t]++;
+	lp_mrc_access(c->mrc, canonical, NULL);
+}
+
+static size_t intern_program(collector *c, const char *name)
+{
+	gpointer id = g_hash_table_lookup(c->program_ids, name);
+	if (id)
+		return GPOINTER_TO_SIZE(id) - 1;
+	g_ptr_array_add(c->r->programs, g_strdup(name));
+	size_t index = c->r->programs->len - 1;
+	g_hash_table_insert(c->program_ids, g_ptr_array_index(c->r->programs, index),
+			    GSIZE_TO_POINTER(index + 1));
+	return index;
+}
+
+static size_t add_process(collector *c, uint64_t pid)
+{
+	lp_report_process p = {.pid = pid, .programs = g_ptr_array_new_with_free_func(g_free)};
+	g_array_append_val(c->r->processes, p);
+	g_ptr_array_add(c->page_sets, g_hash_table_new(g_direct_hash, g_direct_equal));
+	return c->r->processes->len - 1;
+}
+
+static size_t add_task(collector *c, char *key, uint64_t pid, uint64_t tid, size_t process)
+{
+	lp_report_task t = {.pid = pid, .tid = tid, .process = process};
+	g_array_append_val(c->r->tasks, t);
+	g_hash_table_insert(c->task_ids, key, GSIZE_TO_POINTER(c->r->tasks->len));
+	g_array_index(c->r->processes, lp_report_process, process).ntasks++;
+	return c->r->tasks->len - 1;
+}
+
+static void touch_page(collector *c, size_t process, uint64_t canonical)
+{
+	lp_report_process *p = &g_array_index(c->r->processes, lp_report_process, process);
+	p->references++;
+	/* Canonical numbers are dense from 0 and fit a pointer on the 64-bit
+	 * machines laplace is built for. */
+	g_hash_table_add(g_ptr_array_index(c->page_sets, process), GSIZE_TO_POINTER(canonical));
+}
+
+static void push_event(collector *c, uint64_t ts, char tag, size_t task, size_t arg)
+{
+	switch_event ev = {.ts = ts, .tag = tag, .task = task, .arg = arg};
+	g_array_append_val(c->events, ev);
+}
+
+static int by_time(gconstpointer a, gconstpointer b)
+{
+	const switch_event *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static void add_run(lp_report *r, size_t task, size_t program, uint64_t start, uint64_t end)
+{
+	if (end <= start)
+		return; /* nothing to draw */
+	lp_report_run run = {.task = task, .program = program, .start = start, .end = end};
+	g_array_append_val(r->runs, run);
+}
+
+/* Replay the switches in time order: a task runs from its S to the next
+ * S, its own X or the end of the trace; an E splits its run, the program
+ * changing; a forked process runs its parent's program until its E. */
+static void build_timeline(collector *c)
+{
+	lp_report *r = c->r;
+	/* GLib's array sort is stable: events of one timestamp keep the order
+	 * they were read in. */
+	g_array_sort(c->events, by_time);
+	size_t nproc = r->processes->len;
+	size_t *program = g_new(size_t, nproc), *execs = g_new0(size_t, nproc);
+	for (size_t p = 0; p < nproc; p++)
+		program[p] = LP_REPORT_NO_PROGRAM;
+	size_t current = SIZE_MAX, running = LP_REPORT_NO_PROGRAM;
+	uint64_t since = 0;
+	for (guint i = 0; i < c->events->len; i++) {
+		const switch_event *ev = &g_array_index(c->events, switch_event, i);
+		size_t proc = g_array_index(r->tasks, lp_report_task, ev->task).process;
+		if (ev->tag == 'F') {
+			size_t child = g_array_index(r->tasks, lp_report_task, ev->arg).process;
+			if (program[child] == LP_REPORT_NO_PROGRAM)
+				program[child] = program[proc];
+		} else if (ev->tag == 'E') {
+			size_t prog = ev->arg;
+			if (prog == PROGRAM_FROM_INDEX) {
+				GPtrArray *names = g_array_index(r->processes, lp_report_process,
+								 proc).programs;
+				prog = execs[proc] < names->len
+					       ? intern_program(c, g_ptr_array_index(names, execs[proc]))
+					       : LP_REPORT_NO_PROGRAM;
+			}
+			execs[proc]++;
+			program[proc] = prog;
+			if (current == ev->task) {
+				add_run(r, current, running, since, ev->ts);
+				running = prog;
+				since = ev->ts;
+			}
+		} else if (ev->tag == 'S') {
+			if (current != SIZE_MAX)
+				add_run(r, current, running, since, ev->ts);
+			current = ev->task;
+			running = program[proc];
+			since = ev->ts;
+		} else if (ev->tag == 'X' && current == ev->task) {
+			add_run(r, current, running, since, ev->ts);
+			current = SIZE_MAX;
+		}
+	}
+	if (current != SIZE_MAX)
+		add_run(r, current, running, since, r->last_ts);
+	g_free(program);
+	g_free(execs);
+}
+
+/* Rows grouped by process (in the order processes were created), tasks
+ * in the order they appeared; the runs follow their rows. */
+static void group_tasks(lp_report *r)
+{
+	size_t n = r->tasks->len, nproc = r->processes->len;
+	size_t *first = g_new0(size_t, nproc + 1), *row = g_new(size_t, n);
+	for (size_t t = 0; t < n; t++)
+		first[g_array_index(r->tasks, lp_report_task, t).process + 1]++;
+	for (size_t p = 0; p < nproc; p++) {
+		first[p + 1] += first[p];
+		g_array_index(r->processes, lp_report_process, p).first_task = first[p];
+	}
+	GArray *grouped = g_array_sized_new(FALSE, FALSE, sizeof(lp_report_task), (guint)n);
+	g_array_set_size(grouped, (guint)n);
+	for (size_t t = 0; t < n; t++) {
+		lp_report_task *task = &g_array_index(r->tasks, lp_report_task, t);
+		row[t] = first[task->process]++;
+		g_array_index(grouped, lp_report_task, row[t]) = *task;
+	}
+	for (guint i = 0; i < r->runs->len; i++) {
+		lp_report_run *run = &g_array_index(r->runs, lp_report_run, i);
+		run->task = row[run->task];
+	}
+	g_array_free(r->tasks, TRUE);
+	r->tasks = grouped;
+	g_free(first);
+	g_free(row);
+}
+
+static void finish(collector *c)
+{
+	lp_report *r = c->r;
+	r->references = lp_mrc_references(c->mrc);
+	r->distinct = lp_mrc_distinct_pages(c->mrc);
+	r->misses = g_new(uint64_t, r->distinct + 1);
+	lp_mrc_misses(c->mrc, r->misses);
+	for (guint p = 0; p < r->processes->len; p++)
+		g_array_index(r->processes, lp_report_process, p).pages =
+			g_hash_table_size(g_ptr_array_index(c->page_sets, p));
+	build_timeline(c);
+	group_tasks(r);
+}
+
+/* ---- a capture, merged here with a sink of our own ---- */
+
+static size_t capture_task(collector *c, const lp_task_id *id)
+{
+	char *key = g_strdup_printf("%" PRIx64 "/%" PRIx64 "/%" PRIu64, id->pid, id->tid, id->process);
+	gpointer row = g_hash_table_lookup(c->task_ids, key);
+	if (row) {
+		g_free(key);
+		return GPOINTER_TO_SIZE(row) - 1;
+	}
+	char *pkey = g_strdup_printf("%" PRIx64 "/%" PRIu64, id->pid, id->process);
+	gpointer proc = g_hash_table_lookup(c->process_ids, pkey);
+	size_t process;
+	if (proc) {
+		process = GPOINTER_TO_SIZE(proc) - 1;
+		g_free(pkey);
+	} else {
+		process = add_process(c, id->pid);
+		g_hash_table_insert(c->process_ids, pkey, GSIZE_TO_POINTER(process + 1));
+	}
+	return add_task(c, key, id->pid, id->tid, process);
+}
+
+static int capture_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
+			const lp_task_id *who, lp_error *err)
+{
+	(void)err;
+	collector *c = ctx;
+	if (!n)
+		return 0;
+	note_time(c->r, refs[0].timestamp);
+	note_time(c->r, refs[n - 1].timestamp);
+	size_t process = who ? g_array_index(c->r->tasks, lp_report_task, capture_task(c, who)).process
+			     : SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		count_reference(c, refs[i].type, canon[i]);
+		/* Kernel references belong to the kernel, whoever is current
+		 * (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"). */
+		if (process != SIZE_MAX && !lp_ref_is_kernel(refs[i].type))
+			touch_page(c, process, canon[i]);
+	}
+	return 0;
+}
+
+static int capture_event(void *ctx, const lp_event *ev, const lp_event_route *route, lp_error *err)
+{
+	(void)err;
+	collector *c = ctx;
+	note_time(c->r, ev->timestamp);
+	if (route->ntasks == 0)
+		return 0;
+	size_t task = capture_task(c, &route->task[0]);
+	switch (ev->tag) {
+	case LP_TAG_F:
+	case LP_TAG_T: {
+		size_t child = capture_task(c, &route->task[1]);
+		if (ev->tag == LP_TAG_F)
+			push_event(c, ev->timestamp, 'F', task, child);
+		break;
+	}
+	case LP_TAG_E: {
+		size_t proc = g_array_index(c->r->tasks, lp_report_task, task).process;
+		g_ptr_array_add(g_array_index(c->r->processes, lp_report_process, proc).programs,
+				g_strdup(ev->name));
+		push_event(c, ev->timestamp, 'E', task, intern_program(c, ev->name));
+		break;
+	}
+	case LP_TAG_S:
+		push_event(c, ev->timestamp, 'S', task, 0);
+		break;
+	case LP_TAG_X:
+		push_event(c, ev->timestamp, 'X', task, 0);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int capture_finish(void *ctx, const lp_stats *stats, lp_error *err)
+{
+	(void)err;
+	collector *c = ctx;
+	c->r->stats = *stats;
+	c->r->has_stats = true;
+	return 0;
+}
+
+static const lp_sink report_sink_ops = {
+	.refs = capture_refs,
+	.event = capture_event,
+	.finish = capture_finish,
+};
+
+lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp_error *err)
+{
+	lp_ref_reader *refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err);
+	if (!refs)
+		return NULL;
+	lp_kern_reader *kern = lp_kern_reader_open(job->kernel, err);
+	if (!kern) {
+		lp_ref_reader_close(refs);
+		return NULL;
+	}
+	lp_report *r = report_new(LP_REPORT_CAPTURE, title);
+	collector c;
+	collector_init(&c, r);
+	lp_merge *merge = lp_merge_new(&(lp_merge_config){.page_offset = job->page_offset});
+	lp_pipeline p = {
+		.refs = refs,
+		.kern = kern,
+		.merge = merge,
+		.sink = &report_sink_ops,
+		.sink_ctx = &c,
+		.strict = job->strict,
+		.warn = job->warn,
+		.warn_ctx = job->warn_ctx,
+	};
+	int rc = lp_pipeline_run(&p, err);
+	if (!rc)
+		finish(&c);
+	collector_free(&c);
+	lp_merge_free(merge);
+	lp_kern_reader_close(kern);
+	lp_ref_reader_close(refs);
+	if (rc) {
+		lp_report_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* ---- a per-process directory ---- */
+
+static int mrc_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err)
+{
+	(void)err;
+	collector *c = ctx;
+	for (size_t i = 0; i < n; i++)
+		count_reference(c, refs[i].type, refs[i].canonical);
+	return 0;
+}
+
+/* Every reference in traced order (the as-traced schedule, which is the
+ * merge's order), for the miss-ratio curve. */
+static int directory_curve(collector *c, const char *dir, lp_error *err)
+{
+	lp_taskdir_options topt = {.max_open = MAX_OPEN_TASK_FILES};
+	lp_taskdir *t = lp_taskdir_open(dir, &topt, err);
+	if (!t)
+		return err->status;
+	lp_sched_options opt = {.policy = LP_SCHED_AS_TRACED, .cpus = 1};
+	lp_sched_sink sink = {.ctx = c, .refs = mrc_refs};
+	lp_sched_report rep;
+	int rc = lp_schedule_run(lp_taskdir_input(t), &opt, &sink, &rep, err);
+	if (!rc)
+		lp_sched_report_free(&rep);
+	lp_taskdir_close(t);
+	return rc;
+}
+
+static size_t task_by_tid(collector *c, uint64_t pid, uint64_t tid)
+{
+	char key[48];
+	g_snprintf(key, sizeof key, "%" PRIx64 "/%" PRIx64, pid, tid);
+	return GPOINTER_TO_SIZE(g_hash_table_lookup(c->task_ids, key)) - 1;
+}
+
+/* One task file: its task's pages and its switches. */
+static int directory_file(collector *c, const lp_sched_input *in, size_t f, lp_sched_ref *buf,
+			  lp_error *err)
+{
+	const lp_sched_file *file = &in->files[f];
+	uint64_t pid = in->units[file->first_unit].pid;
+	size_t task = task_by_tid(c, pid, file->tid);
+	if (task == SIZE_MAX)
+		return lp_fail(err, LP_EINPUT, "%s: task %" PRIx64 " of process %" PRIx64
+			       " is not in index.yaml", file->name, file->tid, pid);
+	size_t process = g_array_index(c->r->tasks, lp_report_task, task).process;
+	for (;;) {
+		lp_sched_event ev;
+		ssize_t n = in->source.read(in->source.ctx, f, buf, READ_BATCH, UINT64_MAX, &ev, err);
+		if (n < 0)
+			return err->status;
+		for (ssize_t i = 0; i < n; i++)
+			touch_page(c, process, buf[i].canonical);
+		if (n > 0)
+			continue;
+		if (ev.tag == LP_SCHED_END)
+			return 0;
+		if (ev.tag == 'S' || ev.tag == 'E' || (ev.tag == 'X' && ev.task == file->tid))
+			push_event(c, ev.timestamp, ev.tag, task, PROGRAM_FROM_INDEX);
+		else if (ev.tag == 'F' && ev.child == file->tid) {
+			/* The child's copy: its parent is a task of another process,
+			 * found by tid alone (the last one listed with it). */
+			GHashTableIter it;
+			gpointer key, value;
+			size_t parent = SIZE_MAX;
+			g_hash_table_iter_init(&it, c->task_ids);
+			while (g_hash_table_iter_next(&it, &key, &value)) {
+				const lp_report_task *t = &g_array_index(c->r->tasks, lp_report_task,
+									 GPOINTER_TO_SIZE(value) - 1);
+				if (t->tid == ev.parent && t->process != process)
+					parent = GPOINTER_TO_SIZE(value) - 1;
+			}
+			if (parent != SIZE_MAX)
+				push_event(c, ev.timestamp, 'F', parent, task);
+		}
+	}
+}
+
+/* The processes and tasks of index.yaml, in its order. */
+static void directory_tasks(collector *c, const lp_index *ix)
+{
+	lp_report *r = c->r;
+	if (ix->has_stats) {
+		r->stats = ix->stats;
+		r->has_stats = true;
+	}
+	for (size_t p = 0; p < ix->nprocesses; p++) {
+		const lp_index_process *ip = &ix->processes[p];
+		size_t proc = add_process(c, ip->pid);
+		for (size_t k = 0; ip->programs[k]; k++)
+			g_ptr_array_add(g_array_index(r->processes, lp_report_process, proc).programs,
+					g_strdup(ip->programs[k]));
+		for (size_t t = 0; t < ip->ntasks; t++) {
+			char *key = g_strdup_printf("%" PRIx64 "/%" PRIx64, ip->pid, ip->tasks[t].tid);
+			if (g_hash_table_contains(c->task_ids, key))
+				g_free(key); /* a reused pid: its files are shared */
+			else
+				add_task(c, key, ip->pid, ip->tasks[t].tid, proc);
+			if (ip->tasks[t].file.records) {
+				note_time(r, ip->tasks[t].file.first_ts);
+				note_time(r, ip->tasks[t].file.last_ts);
+			}
+		}
+	}
+	const lp_index_file *others[] = {&ix->kernel, &ix->orphan};
+	for (size_t i = 0; i < 2; i++)
+		if (others[i]->records) {
+			note_time(r, others[i]->first_ts);
+			note_time(r, others[i]->last_ts);
+		}
+}
+
+lp_report *lp_report_from_directory(const char *dir, lp_error *err)
+{
+	lp_report *r = report_new(LP_REPORT_DIRECTORY, dir);
+	collector c;
+	collector_init(&c, r);
+	/* The curve first: the directory's reader says best what is wrong
+	 * with one that is not a complete per-process merge. */
+	int rc = directory_curve(&c, dir, err);
+	lp_index *ix = NULL;
+	if (!rc && !(ix = lp_index_read(dir, err)))
+		rc = err->status;
+	if (!rc)
+		directory_tasks(&c, ix);
+	lp_index_free(ix);
+	lp_taskdir *t = NULL;
+	if (!rc) {
+		lp_taskdir_options topt = {.max_open = 1};
+		t = lp_taskdir_open(dir, &topt, err);
+		rc = t ? 0 : err->status;
+	}
+	if (!rc) {
+		const lp_sched_input *in = lp_taskdir_input(t);
+		lp_sched_ref *buf = g_new(lp_sched_ref, READ_BATCH);
+		for (size_t f = 0; f < in->nfiles && !rc; f++)
+			if (in->files[f].first_unit != SIZE_MAX)
+				rc = directory_file(&c, in, f, buf, err);
+		g_free(buf);
+	}
+	lp_taskdir_close(t);
+	if (!rc)
+		finish(&c);
+	collector_free(&c);
+	if (rc) {
+		lp_report_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* ---- a basic merge stream ---- */
+
+lp_report *lp_report_from_stream(const char *path, lp_error *err)
+{
+	lp_basic_reader *in = lp_basic_open(path, err);
+	if (!in)
+		return NULL;
+	lp_report *r = report_new(LP_REPORT_STREAM, path);
+	collector c;
+	collector_init(&c, r);
+	lp_basic_ref *buf = g_new(lp_basic_ref, READ_BATCH);
+	ssize_t n;
+	while ((n = lp_basic_read(in, buf, READ_BATCH, err)) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			count_reference(&c, buf[i].type, buf[i].canonical);
+	g_free(buf);
+	lp_basic_close(in);
+	if (n == 0)
+		finish(&c);
+	collector_free(&c);
+	if (n < 0) {
+		lp_report_free(r);
+		return NULL;
+	}
+	return r;
+}

@@ -1,0 +1,652 @@
+/* The report as one HTML page: no script, no file or address outside it;
+ * the figures are inline SVG drawn in a fixed coordinate system (VIEW_W
+ * units wide) that the browser scales to the page's width, so the same
+ * page serves a wide screen and a phone. */
+#include "laplace/report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "laplace/merge.h"
+#include "laplace/record.h"
+
+#define VIEW_W 640.0
+#define MAX_TICKS 7
+#define MAX_KNEES 4
+#define CURVE_POINTS 480
+#define MAX_LEGEND 24
+#define PROGRAM_LABEL_MAX 26
+#define UNKNOWN_COLOUR "#a0a0a0"
+
+typedef struct plot {
+	double left, right, top, bottom; /* the plotting area, in view units */
+} plot;
+
+static void add(GString *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void add(GString *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_string_append_vprintf(s, fmt, ap);
+	va_end(ap);
+}
+
+static void add_short(GString *s, double v)
+{
+	lp_format_short(s, v);
+}
+
+/* A name from the input, escaped and cut to max characters (UTF-8 aware). */
+static void add_name(GString *s, const char *name, size_t max)
+{
+	if (g_utf8_validate(name, -1, NULL) && g_utf8_strlen(name, -1) > (glong)max) {
+		char *cut = g_utf8_substring(name, 0, (glong)max - 1);
+		lp_html_escape(s, cut);
+		g_string_append(s, "\u2026");
+		g_free(cut);
+	} else if (g_utf8_validate(name, -1, NULL)) {
+		lp_html_escape(s, name);
+	} else {
+		char *valid = g_utf8_make_valid(name, -1);
+		add_name(s, valid, max);
+		g_free(valid);
+	}
+}
+
+static void svg_open(GString *s, const char *id, double height, const char *title, const char *desc)
+{
+	add(s, "<svg id=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
+	       "aria-labelledby=\"%s-title %s-desc\">\n"
+	       "<title id=\"%s-title\">%s</title>\n<desc id=\"%s-desc\">",
+	    id, VIEW_W, ceil(height), id, id, id, title, id);
+	g_string_append(s, desc);
+	g_string_append(s, "</desc>\n<rect class=\"bg\" width=\"100%\" height=\"100%\"/>\n");
+}
+
+/* ---- the miss-ratio curve ---- */
+
+static double log_x(const plot *p, double decades, double f)
+{
+	return p->left + (p->right - p->left) * log10(f) / decades;
+}
+
+static double lin_y(const plot *p, double top_value, double v)
+{
+	return p->bottom - (p->bottom - p->top) * v / top_value;
+}
+
+static void figure_mrc(GString *s, const lp_report *r)
+{
+	add(s, "<figure id=\"figure-mrc\">\n");
+	if (!r->references) {
+		add(s, "<p>No references: no miss-ratio curve.</p></figure>\n");
+		return;
+	}
+	const uint64_t *m = r->misses;
+	double refs = (double)r->references;
+	uint64_t knees[MAX_KNEES];
+	size_t nknees = lp_mrc_knees(m, r->distinct, r->references, knees, MAX_KNEES);
+	GString *desc = g_string_new(NULL);
+	add(desc, "LRU miss ratio of %" PRIu64 " references to %" PRIu64
+	    " distinct pages against memory size in pages, log scale; knees at", r->references,
+	    r->distinct);
+	for (size_t k = 0; k < nknees; k++)
+		add(desc, "%s %" PRIu64, k ? "," : "", knees[k]);
+	g_string_append(desc, nknees ? " pages." : " no size.");
+	svg_open(s, "mrc", 420, "Miss-ratio curve", desc->str);
+	g_string_free(desc, TRUE);
+
+	plot p = {.left = 70, .right = VIEW_W - 18, .top = 38, .bottom = 360};
+	/* x from 1 page to the power of ten at or above every page. */
+	double decades = fmax(1, ceil(log10(fmax(2, (double)r->distinct))));
+	double y_ticks[MAX_TICKS];
+	size_t ny = lp_axis_ticks(0, (double)m[1] / refs, 6, y_ticks);
+	double top_value = y_ticks[ny - 1] > 0 ? y_ticks[ny - 1] : 1;
+
+	/* Grid and ticks: every decade labelled, 2..9 between them while
+	 * they are far enough apart. */
+	g_string_append(s, "<g class=\"grid\">\n");
+	bool minor = (p.right - p.left) / decades >= 60;
+	for (int d = 0; d <= (int)decades; d++)
+		for (int k = 1; k <= (d < (int)decades && minor ? 9 : 1); k++) {
+			double x = log_x(&p, decades, k * pow(10, d));
+			add(s, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			    k == 1 ? "major" : "minor", x, p.top, x, p.bottom);
+		}
+	for (size_t i = 0; i < ny; i++) {
+		double y = lin_y(&p, top_value, y_ticks[i]);
+		add(s, "<line class=\"major\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", p.left,
+		    y, p.right, y);
+	}
+	g_string_append(s, "</g>\n<g class=\"axis\">\n");
+	for (int d = 0; d <= (int)decades; d++) {
+		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+		    log_x(&p, decades, pow(10, d)), p.bottom + 18);
+		add_short(s, pow(10, d));
+		g_string_append(s, "</text>\n");
+	}
+	for (size_t i = 0; i < ny; i++)
+		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", p.left - 6,
+		    lin_y(&p, top_value, y_ticks[i]) + 4.5, y_ticks[i]);
+	add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">memory size (pages, log scale)</text>\n",
+	    (p.left + p.right) / 2, p.bottom + 44);
+	add(s, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\">LRU miss ratio</text>\n",
+	    (p.top + p.bottom) / 2);
+	add(s, "<path class=\"frame\" d=\"M%.1f %.1fV%.1fH%.1f\"/>\n", p.left, p.top, p.bottom, p.right);
+	g_string_append(s, "</g>\n");
+
+	/* The curve at log-spaced sizes, every size where it is steep
+	 * enough not to matter; flat beyond the last page. */
+	g_string_append(s, "<path class=\"curve\" d=\"");
+	uint64_t last = 0;
+	for (int i = 0; i <= CURVE_POINTS; i++) {
+		double f = pow((double)r->distinct, (double)i / CURVE_POINTS);
+		uint64_t frames = i == CURVE_POINTS ? r->distinct : (uint64_t)f;
+		if (frames < 1 || frames == last)
+			continue;
+		add(s, "%s%.2f %.2f", last ? "L" : "M", log_x(&p, decades, (double)frames),
+		    lin_y(&p, top_value, (double)m[frames] / refs));
+		last = frames;
+	}
+	add(s, "H%.2f\"/>\n", p.right);
+	double all_x = log_x(&p, decades, (double)r->distinct);
+	double all_y = lin_y(&p, top_value, (double)m[r->distinct] / refs);
+	add(s, "<circle class=\"end\" cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"/>\n", all_x, all_y);
+
+	for (size_t k = 0; k < nknees; k++) {
+		double x = log_x(&p, decades, (double)knees[k]);
+		double y = lin_y(&p, top_value, (double)m[knees[k]] / refs);
+		/* Labels above the plot, staggered so that neighbours do not
+		 * overlap; anchored inward at the edges. */
+		double label_y = p.top - 8 - (k % 2) * 14;
+		const char *anchor = x > p.right - 60 ? "end" : x < p.left + 60 ? "start" : "middle";
+		add(s, "<g class=\"knee\"><line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\"/>"
+		       "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\"/><text x=\"%.2f\" y=\"%.1f\" "
+		       "text-anchor=\"%s\">knee ", x, label_y + 4, x, p.bottom, x, y, x, label_y, anchor);
+		add_short(s, (double)knees[k]);
+		g_string_append(s, "</text></g>\n");
+	}
+	g_string_append(s, "</svg>\n<figcaption>LRU miss ratio against memory size: ");
+	add(s, "%" PRIu64 " references, %" PRIu64 " distinct pages (all of them fit in %" PRIu64
+	       " pages, where only first references miss: ratio %.4f). ",
+	    r->references, r->distinct, r->distinct, (double)m[r->distinct] / refs);
+	if (nknees) {
+		g_string_append(s, "Working-set knees (dashed), where the curve flattens: ");
+		for (size_t k = 0; k < nknees; k++)
+			add(s, "%s%" PRIu64 " pages (miss ratio %.4f)", k ? ", " : "", knees[k],
+			    (double)m[knees[k]] / refs);
+		g_string_append(s, ".");
+	} else {
+		g_string_append(s, "No working-set knee: the curve never flattens sharply.");
+	}
+	g_string_append(s, "</figcaption>\n</figure>\n");
+}
+
+/* ---- the task timeline ---- */
+
+/* Programs ranked by time run (longest first): the colour of each. */
+static size_t *program_ranks(const lp_report *r)
+{
+	size_t n = r->programs->len;
+	double *time = g_new0(double, n);
+	size_t *order = g_new(size_t, n), *rank = g_new(size_t, n);
+	for (guint i = 0; i < r->runs->len; i++) {
+		const lp_report_run *run = &g_array_index(r->runs, lp_report_run, i);
+		if (run->program != LP_REPORT_NO_PROGRAM)
+			time[run->program] += (double)(run->end - run->start);
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	for (size_t a = 1; a < n; a++) /* insertion sort: stable, few programs */
+		for (size_t b = a; b > 0 && time[order[b - 1]] < time[order[b]]; b--) {
+			size_t z = order[b];
+			order[b] = order[b - 1];
+			order[b - 1] = z;
+		}
+	for (size_t i = 0; i < n; i++)
+		rank[order[i]] = i;
+	g_free(time);
+	g_free(order);
+	return rank;
+}
+
+static void run_colour(const size_t *rank, size_t program, char out[8])
+{
+	if (program == LP_REPORT_NO_PROGRAM || rank[program] >= MAX_LEGEND)
+		g_strlcpy(out, UNKNOWN_COLOUR, 8);
+	else
+		lp_report_colour(rank[program], out);
+}
+
+/* The time axis under a plot of [0, span] timestamp units from first. */
+static void time_axis(GString *s, const plot *p, double span, uint64_t first, const char *unit)
+{
+	double ticks[MAX_TICKS];
+	size_t n = lp_axis_ticks(0, span, MAX_TICKS, ticks);
+	double scale = ticks[n - 1] > 0 ? ticks[n - 1] : 1;
+	g_string_append(s, "<g class=\"grid\">\n");
+	for (size_t i = 0; i < n; i++) {
+		double x = p->left + (p->right - p->left) * ticks[i] / scale;
+		add(s, "<line class=\"major\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x,
+		    p->top, x, p->bottom);
+	}
+	g_string_append(s, "</g>\n<g class=\"axis\">\n");
+	for (size_t i = 0; i < n; i++) {
+		double x = p->left + (p->right - p->left) * ticks[i] / scale;
+		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x, p->bottom + 18);
+		add_short(s, ticks[i]);
+		g_string_append(s, "</text>\n");
+	}
+	if (unit)
+		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+		    (p->left + p->right) / 2, p->bottom + 40, unit);
+	else
+		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time since timestamp 0x%" PRIx64
+		       " (trace units)</text>\n", (p->left + p->right) / 2, p->bottom + 40, first);
+	add(s, "<path class=\"frame\" d=\"M%.1f %.1fV%.1fH%.1f\"/>\n</g>\n", p->left, p->top,
+	    p->bottom, p->right);
+}
+
+/* Bars of one row, merged where they touch at this scale, so that a
+ * long trace draws at most a few rectangles a pixel. */
+typedef struct bar_row {
+	double x0, x1, y, h;
+	char colour[8];
+	bool open;
+} bar_row;
+
+static void bar_flush(GString *s, bar_row *b)
+{
+	if (b->open)
+		add(s, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n", b->x0,
+		    b->y, fmax(b->x1 - b->x0, 0.6), b->h, b->colour);
+	b->open = false;
+}
+
+static void bar_add(GString *s, bar_row *b, double x0, double x1, const char *colour)
+{
+	if (b->open && x0 <= b->x1 + 0.3 && !strcmp(colour, b->colour)) {
+		b->x1 = fmax(b->x1, x1);
+		return;
+	}
+	bar_flush(s, b);
+	*b = (bar_row){.x0 = x0, .x1 = x1, .y = b->y, .h = b->h, .open = true};
+	g_strlcpy(b->colour, colour, sizeof b->colour);
+}
+
+static double legend(GString *s, const lp_report *r, const size_t *rank, double y)
+{
+	size_t n = r->programs->len, shown = n < MAX_LEGEND ? n : MAX_LEGEND;
+	const double item_w = 200, left = 16;
+	size_t per_row = (size_t)((VIEW_W - left) / item_w);
+	size_t *by_rank = g_new(size_t, n);
+	for (size_t i = 0; i < n; i++)
+		by_rank[rank[i]] = i;
+	g_string_append(s, "<g class=\"legend\">\n");
+	size_t items = shown + (n > shown);
+	for (size_t k = 0; k < items; k++) {
+		double x = left + (double)(k % per_row) * item_w, iy = y + (double)(k / per_row) * 20;
+		char colour[8];
+		if (k < shown)
+			lp_report_colour(k, colour);
+		else
+			g_strlcpy(colour, UNKNOWN_COLOUR, sizeof colour);
+		add(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+		       "<text x=\"%.1f\" y=\"%.1f\">", x, iy, colour, x + 17, iy + 11);
+		if (k < shown)
+			add_name(s, g_ptr_array_index(r->programs, by_rank[k]), PROGRAM_LABEL_MAX);
+		else
+			add(s, "%zu other programs, unknown", n - shown);
+		g_string_append(s, "</text>\n");
+	}
+	g_string_append(s, "</g>\n");
+	g_free(by_rank);
+	return y + (double)((items + per_row - 1) / per_row) * 20;
+}
+
+static void figure_timeline(GString *s, const lp_report *r)
+{
+	add(s, "<figure id=\"figure-timeline\">\n");
+	if (r->source == LP_REPORT_STREAM) {
+		add(s, "<p>Task timeline: a basic merge stream has no kernel events, so no "
+		       "record of which task ran when.</p>\n</figure>\n");
+		return;
+	}
+	size_t ntasks = r->tasks->len, nproc = r->processes->len;
+	if (!r->runs->len || !r->has_time) {
+		add(s, "<p>Task timeline: no task ever ran (no S event).</p>\n</figure>\n");
+		return;
+	}
+	/* Rows share about 330 units, each between 2 and 16; a gap between
+	 * processes; labels only where a row or group is tall enough. */
+	double row_h = fmin(22, fmax(2, 330.0 / (double)ntasks));
+	double gap = row_h >= 6 ? 5 : 2;
+	double rows_h = row_h * (double)ntasks + gap * (double)(nproc - 1);
+	size_t *rank = program_ranks(r);
+	size_t legend_rows = ((r->programs->len < MAX_LEGEND ? r->programs->len : MAX_LEGEND + 1) + 2) / 3;
+	plot p = {.left = 104, .right = VIEW_W - 18, .top = 12, .bottom = 12 + rows_h};
+	double height = p.bottom + 56 + (double)legend_rows * 20 + 8;
+	GString *desc = g_string_new(NULL);
+	add(desc, "Which task ran when: %zu tasks of %zu processes, one row per task grouped by "
+		  "process, coloured by program (%u programs).", ntasks, nproc, r->programs->len);
+	svg_open(s, "timeline", height, "Task timeline", desc->str);
+	g_string_free(desc, TRUE);
+
+	double span = (double)(r->last_ts - r->first_ts);
+	double ticks[MAX_TICKS];
+	size_t n = lp_axis_ticks(0, span, MAX_TICKS, ticks);
+	double scale = ticks[n - 1] > 0 ? ticks[n - 1] : 1;
+	time_axis(s, &p, span, r->first_ts, NULL);
+
+	double *row_y = g_new(double, ntasks);
+	g_string_append(s, "<g class=\"labels\">\n");
+	for (size_t pi = 0; pi < nproc; pi++) {
+		const lp_report_process *proc = &g_array_index(r->processes, lp_report_process, pi);
+		double group_top = p.top + (double)proc->first_task * row_h + (double)pi * gap;
+		for (size_t t = 0; t < proc->ntasks; t++) {
+			size_t row = proc->first_task + t;
+			row_y[row] = group_top + (double)t * row_h;
+			const lp_report_task *task = &g_array_index(r->tasks, lp_report_task, row);
+			if (row_h >= 11)
+				add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIx64 "/%" PRIx64
+				       "</text>\n", p.left - 6, row_y[row] + row_h * 0.5 + 4, task->pid,
+				    task->tid);
+		}
+		double group_h = row_h * (double)proc->ntasks;
+		if (row_h < 11 && group_h >= 11)
+			add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">pid %" PRIx64 "</text>\n",
+			    p.left - 6, group_top + group_h * 0.5 + 4, proc->pid);
+		if (pi)
+			add(s, "<line class=\"sep\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			    p.left, group_top - gap / 2, p.right, group_top - gap / 2);
+	}
+	if (row_h < 11)
+		add(s, "<text transform=\"translate(16 %.1f) rotate(-90)\" text-anchor=\"middle\">"
+		       "tasks by process</text>\n", (p.top + p.bottom) / 2);
+	g_string_append(s, "</g>\n<g class=\"runs\">\n");
+
+	/* Runs are in time order; a bar per row is kept open. */
+	bar_row *bars = g_new0(bar_row, ntasks);
+	double inner = row_h >= 6 ? row_h - 2 : row_h;
+	for (size_t t = 0; t < ntasks; t++) {
+		bars[t].y = row_y[t] + (row_h - inner) / 2;
+		bars[t].h = inner;
+	}
+	double width = p.right - p.left;
+	for (guint i = 0; i < r->runs->len; i++) {
+		const lp_report_run *run = &g_array_index(r->runs, lp_report_run, i);
+		char colour[8];
+		run_colour(rank, run->program, colour);
+		double x0 = p.left + width * (double)(run->start - r->first_ts) / scale;
+		double x1 = p.left + width * (double)(run->end - r->first_ts) / scale;
+		bar_add(s, &bars[run->task], x0, x1, colour);
+	}
+	for (size_t t = 0; t < ntasks; t++)
+		bar_flush(s, &bars[t]);
+	g_string_append(s, "</g>\n");
+	legend(s, r, rank, p.bottom + 56);
+	g_string_append(s, "</svg>\n");
+	add(s, "<figcaption>Which task was current (from its <code>S</code> event to the next "
+	       "switch or its exit), one row per task labelled pid/tid in hex, grouped by process; "
+	       "colour: the program the task ran. %u runs of %zu tasks.</figcaption>\n",
+	    r->runs->len, ntasks);
+	g_free(bars);
+	g_free(row_y);
+	g_free(rank);
+
+	if (r->schedule) {
+		const lp_report_schedule *sc = r->schedule;
+		double srow = fmin(16, fmax(3, 200.0 / (double)(sc->ncpus + sc->nunits)));
+		plot q = {.left = 104, .right = VIEW_W - 18, .top = 12};
+		q.bottom = q.top + srow * (double)(sc->ncpus + sc->nunits) + 8;
+		GString *d = g_string_new(NULL);
+		add(d, "laplace schedule, policy %s: one row per CPU (busy share of %" PRIu64
+		       " ticks), then the span of each unit from its first to its last reference.",
+		    sc->policy, sc->ticks);
+		svg_open(s, "schedule", q.bottom + 52, "Task timeline per CPU", d->str);
+		g_string_free(d, TRUE);
+		time_axis(s, &q, (double)sc->ticks, 0, "ticks of the schedule");
+		double sticks[MAX_TICKS];
+		size_t sn = lp_axis_ticks(0, (double)sc->ticks, MAX_TICKS, sticks);
+		double sscale = sticks[sn - 1] > 0 ? sticks[sn - 1] : 1;
+		double w = q.right - q.left;
+		for (size_t c = 0; c < sc->ncpus; c++) {
+			double y = q.top + srow * (double)c;
+			char colour[8];
+			lp_report_colour(c, colour);
+			if (srow >= 11)
+				add(s, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">cpu %zu"
+				       "</text>\n", q.left - 6, y + srow * 0.5 + 4, c);
+			/* The busy ticks as one bar: the report keeps counts, not
+			 * when each tick was busy. */
+			add(s, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n",
+			    q.left, y + 1, w * (double)sc->cpu[c].references / sscale, srow - 2, colour);
+		}
+		for (size_t u = 0; u < sc->nunits; u++) {
+			const lp_report_unit *unit = &sc->unit[u];
+			if (!unit->references)
+				continue;
+			double y = q.top + srow * (double)(sc->ncpus + u) + 8;
+			add(s, "<rect class=\"unit\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n",
+			    q.left + w * (double)unit->first_tick / sscale, y + 1,
+			    fmax(0.6, w * (double)(unit->last_tick + 1 - unit->first_tick) / sscale),
+			    srow - 2);
+		}
+		g_string_append(s, "</svg>\n<figcaption>");
+		add(s, "The schedule of <code>laplace schedule --report</code> (policy %s, quantum %"
+		       PRIu64 ", %zu CPUs, %" PRIu64 " ticks): one row per CPU, its bar as long as the "
+		       "ticks it was busy; below, one row per unit (a task's run between exits) from "
+		       "its first to its last reference. CPUs:", sc->policy, sc->quantum, sc->ncpus,
+		    sc->ticks);
+		for (size_t c = 0; c < sc->ncpus; c++)
+			add(s, "%s cpu %zu %" PRIu64 " references, %" PRIu64 " idle ticks, %" PRIu64
+			       " slices", c ? ";" : "", c, sc->cpu[c].references, sc->cpu[c].idle_ticks,
+			    sc->cpu[c].slices);
+		g_string_append(s, ".</figcaption>\n");
+	}
+	g_string_append(s, "</figure>\n");
+}
+
+/* ---- canonical pages by kind ---- */
+
+static const char *const kind_labels[LP_PAGE_KIND_COUNT] = {
+	"file", "segment", "shared anonymous", "private anonymous", "kernel",
+};
+
+static void figure_kinds(GString *s, const lp_report *r)
+{
+	add(s, "<figure id=\"figure-kinds\">\n");
+	if (!r->has_stats) {
+		add(s, "<p>Canonical pages by kind: a basic merge stream does not say what kind "
+		       "of page each is.</p>\n</figure>\n");
+		return;
+	}
+	uint64_t most = 0;
+	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++)
+		most = r->stats.pages[k] > most ? r->stats.pages[k] : most;
+	const double row = 34;
+	plot p = {.left = 160, .right = VIEW_W - 60, .top = 10};
+	p.bottom = p.top + row * LP_PAGE_KIND_COUNT;
+	GString *desc = g_string_new(NULL);
+	add(desc, "%" PRIu64 " canonical pages:", lp_stats_total_pages(&r->stats));
+	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++)
+		add(desc, "%s %s %" PRIu64, k ? "," : "", kind_labels[k], r->stats.pages[k]);
+	svg_open(s, "kinds", p.bottom + 52, "Canonical pages by kind", desc->str);
+	g_string_free(desc, TRUE);
+	double ticks[MAX_TICKS];
+	size_t n = lp_axis_ticks(0, (double)(most ? most : 1), 6, ticks);
+	double scale = ticks[n - 1];
+	g_string_append(s, "<g class=\"grid\">\n");
+	for (size_t i = 0; i < n; i++) {
+		double x = p.left + (p.right - p.left) * ticks[i] / scale;
+		add(s, "<line class=\"major\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x,
+		    p.top, x, p.bottom);
+	}
+	g_string_append(s, "</g>\n<g class=\"axis\">\n");
+	for (size_t i = 0; i < n; i++) {
+		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+		    p.left + (p.right - p.left) * ticks[i] / scale, p.bottom + 18);
+		add_short(s, ticks[i]);
+		g_string_append(s, "</text>\n");
+	}
+	add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">canonical pages</text>\n",
+	    (p.left + p.right) / 2, p.bottom + 40);
+	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++) {
+		double y = p.top + row * k;
+		char colour[8];
+		lp_report_colour((size_t)k, colour);
+		double w = (p.right - p.left) * (double)r->stats.pages[k] / scale;
+		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", p.left - 8,
+		    y + row / 2 + 5, kind_labels[k]);
+		add(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"/>\n",
+		    p.left, y + 6, w, row - 12, colour);
+		add(s, "<text x=\"%.1f\" y=\"%.1f\">%" PRIu64 "</text>\n", p.left + w + 5,
+		    y + row / 2 + 5, r->stats.pages[k]);
+	}
+	add(s, "<path class=\"frame\" d=\"M%.1f %.1fV%.1fH%.1f\"/>\n</g>\n</svg>\n", p.left, p.top,
+	    p.bottom, p.right);
+	add(s, "<figcaption>Canonical pages (distinct page identities referenced) by kind, as the "
+	       "merge counted them: %" PRIu64 " in all.</figcaption>\n</figure>\n",
+	    lp_stats_total_pages(&r->stats));
+}
+
+/* ---- tables ---- */
+
+static void total_row(GString *s, const char *label, const char *key, uint64_t value)
+{
+	add(s, "<tr><th scope=\"row\">%s</th><td data-total=\"%s\">%" PRIu64 "</td></tr>\n", label,
+	    key, value);
+}
+
+/* Three small tables side by side (one under another on a phone). */
+static void totals(GString *s, const lp_report *r)
+{
+	g_string_append(s, "<section id=\"totals\">\n<h2>Totals</h2>\n<div class=\"totals\">\n"
+			   "<table>\n");
+	uint64_t refs = 0;
+	const uint64_t *by_type = r->has_stats ? r->stats.refs : r->refs_by_type;
+	for (int t = 0; t < 6; t++)
+		refs += by_type[t];
+	total_row(s, "references", "references", refs);
+	for (int t = 0; t < 6; t++) {
+		char label[32], key[32];
+		g_snprintf(label, sizeof label, "&#160;&#160;type %c", lp_ref_types[t]);
+		g_snprintf(key, sizeof key, "references-%c", lp_ref_types[t]);
+		total_row(s, label, key, by_type[t]);
+	}
+	if (!r->has_stats) {
+		total_row(s, "distinct pages", "distinct-pages", r->distinct);
+		g_string_append(s, "</table>\n</div>\n</section>\n");
+		return;
+	}
+	const lp_stats *st = &r->stats;
+	g_string_append(s, "</table>\n<table>\n");
+	total_row(s, "canonical pages", "canonical-pages", lp_stats_total_pages(st));
+	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++) {
+		char label[48], key[48];
+		g_snprintf(label, sizeof label, "&#160;&#160;%s", kind_labels[k]);
+		g_snprintf(key, sizeof key, "canonical-pages-%s", lp_page_kind_names[k]);
+		total_row(s, label, key, st->pages[k]);
+	}
+	total_row(s, "copy-on-write copies", "cow-copies", st->cow_copies);
+	total_row(s, "unmapped pages", "unmapped-pages", st->unmapped_pages);
+	total_row(s, "orphan address spaces", "orphan-spaces", st->orphan_spaces);
+	total_row(s, "mismatches", "mismatches", st->mismatches);
+	total_row(s, "warnings", "warnings", st->warnings);
+	g_string_append(s, "</table>\n<table>\n");
+	uint64_t events = 0;
+	for (int t = 0; t < LP_TAG_COUNT; t++)
+		events += st->events[t];
+	total_row(s, "kernel events", "events", events);
+	for (int t = 0; t < LP_TAG_COUNT; t++) {
+		char label[32], key[32];
+		g_snprintf(label, sizeof label, "&#160;&#160;%c", lp_tag_chars[t]);
+		g_snprintf(key, sizeof key, "events-%c", lp_tag_chars[t]);
+		total_row(s, label, key, st->events[t]);
+	}
+	g_string_append(s, "</table>\n</div>\n<p class=\"note\">The merge statistics "
+			   "(laplace-formats(5), \"STATISTICS\").</p>\n</section>\n");
+}
+
+static void processes(GString *s, const lp_report *r)
+{
+	if (r->source == LP_REPORT_STREAM)
+		return;
+	if (!r->processes->len) {
+		g_string_append(s, "<section id=\"processes\">\n<h2>Processes</h2>\n<p>None: no "
+				   "kernel event named a task.</p>\n</section>\n");
+		return;
+	}
+	g_string_append(s, "<section id=\"processes\">\n<h2>Processes</h2>\n<div class=\"scroll\">"
+			   "<table class=\"processes\">\n<thead><tr><th>pid (hex)</th><th>programs</th>"
+			   "<th>tasks</th><th>references</th><th>pages touched</th></tr></thead>\n"
+			   "<tbody>\n");
+	for (guint i = 0; i < r->processes->len; i++) {
+		const lp_report_process *p = &g_array_index(r->processes, lp_report_process, i);
+		add(s, "<tr><td>%" PRIx64 "</td><td class=\"programs\">", p->pid);
+		for (guint k = 0; k < p->programs->len; k++) {
+			if (k)
+				g_string_append(s, ", ");
+			add_name(s, g_ptr_array_index(p->programs, k), 200);
+		}
+		add(s, "</td><td>%zu</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td></tr>\n", p->ntasks,
+		    p->references, p->pages);
+	}
+	g_string_append(s, "</tbody></table></div>\n<p class=\"note\">References and pages of "
+			   "user references only: a task's kernel references are the kernel's "
+			   "(laplace-formats(5), \"PER-PROCESS MERGE OUTPUT\").</p>\n</section>\n");
+}
+
+static const char style[] =
+	"body{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;color:#1a1a1a;"
+	"background:#fff;margin:0 auto;max-width:52rem;padding:1rem;line-height:1.45}"
+	"h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.2rem;margin:1.6rem 0 .5rem}"
+	".input{color:#444;word-break:break-all}"
+	"figure{margin:1.6rem 0;overflow-x:auto}figcaption{font-size:.9rem;color:#333;margin-top:.3rem}"
+	"svg{display:block;width:100%;min-width:30rem;height:auto;font-family:inherit;font-size:14px}"
+	"svg .bg{fill:#fff}svg .grid .major{stroke:#e3e3e3;stroke-width:1}"
+	"svg .grid .minor{stroke:#f1f1f1;stroke-width:1}svg .frame{fill:none;stroke:#444}"
+	"svg .axis text,svg .labels text,svg .legend text{fill:#222}"
+	"svg .curve{fill:none;stroke:#1f5fa8;stroke-width:2.2;stroke-linejoin:round}"
+	"svg .end{fill:#1f5fa8}svg .knee line{stroke:#c0392b;stroke-width:1.3;stroke-dasharray:5 4}"
+	"svg .knee circle{fill:#fff;stroke:#c0392b;stroke-width:2}svg .knee text{fill:#c0392b;"
+	"font-size:12px}svg .sep{stroke:#bbb;stroke-width:.6}svg .unit{fill:#777}"
+	".scroll{overflow-x:auto}table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
+	"th,td{padding:.2rem .7rem;border-bottom:1px solid #e3e3e3;text-align:right;vertical-align:top}"
+	"th{font-weight:600}#totals th{text-align:left;font-weight:normal}"
+	".totals{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:0 2rem;"
+	"align-items:start}.totals table{width:100%}"
+	"td.programs{text-align:left;word-break:break-all;min-width:8rem}"
+	".note,footer{font-size:.85rem;color:#555}"
+	"@media (max-width:30rem){body{padding:.5rem}th,td{padding:.2rem .35rem}}";
+
+static const char *const source_names[] = {
+	[LP_REPORT_CAPTURE] = "capture (reference and kernel event traces)",
+	[LP_REPORT_DIRECTORY] = "per-process merge directory",
+	[LP_REPORT_STREAM] = "basic merge stream",
+};
+
+int lp_report_write_html(const lp_report *r, lp_output *out, lp_error *err)
+{
+	GString *s = g_string_sized_new(1 << 16);
+	g_string_append(s, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+			   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+			   "<title>laplace report: ");
+	add_name(s, r->title, 200);
+	add(s, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>laplace report</h1>\n"
+	       "<p class=\"input\"><code>", style);
+	add_name(s, r->title, 400);
+	add(s, "</code>: a %s.</p>\n", source_names[r->source]);
+	figure_mrc(s, r);
+	figure_timeline(s, r);
+	figure_kinds(s, r);
+	totals(s, r);
+	processes(s, r);
+	add(s, "<footer><p>Made by laplace %s report; see laplace-report(1) for how each figure "
+	       "is computed.</p></footer>\n</body>\n</html>\n", LP_VERSION);
+	int rc = lp_output_write(out, s->str, s->len, err);
+	g_string_free(s, TRUE);
+	return rc;
+}
