@@ -16,6 +16,8 @@
  * 6 (lp_stats, enum lp_page_kind) are in the library's interface,
  * laplace/laplace.h. */
 extern const char *const lp_page_kind_names[LP_PAGE_KIND_COUNT];
+/* The kinds as readers are shown them ("shared-memory segment"). */
+extern const char *const lp_page_kind_words[LP_PAGE_KIND_COUNT];
 
 uint64_t lp_stats_total_pages(const lp_stats *st);
 uint64_t lp_stats_total_refs(const lp_stats *st);

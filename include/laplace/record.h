@@ -25,6 +25,12 @@ int lp_ref_type_index(char type);
 extern const char lp_ref_types[7]; /* "rwiRWI" */
 
 extern const char lp_tag_chars[LP_TAG_COUNT + 1]; /* "FTESXMUBKGHDQCV" */
+/* What readers are shown: the reference types in lp_ref_types order
+ * ("read", ..., "kernel instruction fetch") and the kernel events in
+ * lp_tag_chars order ("fork", ..., "page cache drop"; the event table of
+ * laplace-formats(5)). */
+extern const char *const lp_ref_type_words[6];
+extern const char *const lp_tag_words[LP_TAG_COUNT];
 
 #define LP_EVENT_MAX_FIELDS 7
 

@@ -136,7 +136,7 @@ void cli_print_stats(GString *to, const lp_stats *st)
 	cli_table_row(t, "references");
 	cli_table_count(t, refs);
 	for (int i = 0; i < 6; i++) {
-		cli_table_row(t, "  %s", cli_ref_type_names[i]);
+		cli_table_row(t, "  %s (%c)", lp_ref_type_words[i], lp_ref_types[i]);
 		cli_table_count(t, st->refs[i]);
 		cli_table_percent(t, st->refs[i], refs);
 	}
@@ -148,7 +148,7 @@ void cli_print_stats(GString *to, const lp_stats *st)
 	for (int k = 0; k < LP_TAG_COUNT; k++) {
 		if (!st->events[k])
 			continue;
-		cli_table_row(t, "  %s", cli_event_names[k]);
+		cli_table_row(t, "  %s (%c)", lp_tag_words[k], lp_tag_chars[k]);
 		cli_table_count(t, st->events[k]);
 		cli_table_percent(t, st->events[k], events);
 	}
@@ -162,7 +162,7 @@ void cli_print_stats(GString *to, const lp_stats *st)
 	cli_table_row(t, "canonical pages");
 	cli_table_count(t, pages);
 	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++) {
-		cli_table_row(t, "  %s", cli_page_kind_names[k]);
+		cli_table_row(t, "  %s", lp_page_kind_words[k]);
 		cli_table_count(t, st->pages[k]);
 		cli_table_percent(t, st->pages[k], pages);
 	}

@@ -231,7 +231,7 @@ static void print_types(GString *to, const reuse_counts *c, uint64_t refs, uint6
 	cli_table_count(t, distinct); /* one first reference a distinct page */
 	cli_table_percent(t, distinct, refs);
 	for (int k = 0; k < 6; k++) {
-		cli_table_row(t, "%s", cli_ref_type_names[k]);
+		cli_table_row(t, "%s (%c)", lp_ref_type_words[k], lp_ref_types[k]);
 		cli_table_count(t, c->refs[k]);
 		cli_table_percent(t, c->refs[k], refs);
 		cli_table_count(t, c->distinct[k]);

@@ -3,37 +3,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-const char *const cli_ref_type_names[6] = {
-	"read (r)",
-	"write (w)",
-	"instruction fetch (i)",
-	"kernel read (R)",
-	"kernel write (W)",
-	"kernel instruction fetch (I)",
-};
-
-const char *const cli_event_names[LP_TAG_COUNT] = {
-	"fork (F)",
-	"thread (T)",
-	"exec (E)",
-	"switch (S)",
-	"exit (X)",
-	"mmap (M)",
-	"munmap (U)",
-	"brk (B)",
-	"mremap (K)",
-	"shmget (G)",
-	"shmat (H)",
-	"shmdt (D)",
-	"shm remove (Q)",
-	"page cache add (C)",
-	"page cache drop (V)",
-};
-
-const char *const cli_page_kind_names[LP_PAGE_KIND_COUNT] = {
-	"file", "shared-memory segment", "shared anonymous", "private anonymous", "kernel",
-};
-
 typedef struct table_row {
 	bool note;
 	GPtrArray *cells; /* the label first; a note's text alone */

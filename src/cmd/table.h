@@ -28,11 +28,4 @@ void cli_table_note(cli_table *t, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Append the table to `to` and free it. */
 void cli_table_finish(cli_table *t, GString *to);
 
-/* Readable names: of the reference types, in lp_ref_types order
- * ("rwiRWI"); of the kernel event tags, in lp_tag_chars order (the event
- * table of laplace-formats(5)); of the canonical page kinds. */
-extern const char *const cli_ref_type_names[6];
-extern const char *const cli_event_names[LP_TAG_COUNT];
-extern const char *const cli_page_kind_names[LP_PAGE_KIND_COUNT];
-
 #endif

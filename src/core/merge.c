@@ -44,6 +44,10 @@ const char *const lp_page_kind_names[LP_PAGE_KIND_COUNT] = {
 	"file", "segment", "shared_anon", "private_anon", "kernel",
 };
 
+const char *const lp_page_kind_words[LP_PAGE_KIND_COUNT] = {
+	"file", "shared-memory segment", "shared anonymous", "private anonymous", "kernel",
+};
+
 enum region_kind {
 	REGION_PRIVATE_ANON,
 	REGION_SHARED_ANON,

@@ -3,6 +3,16 @@
 const char lp_ref_types[7] = "rwiRWI";
 const char lp_tag_chars[LP_TAG_COUNT + 1] = "FTESXMUBKGHDQCV";
 
+const char *const lp_ref_type_words[6] = {
+	"read", "write", "instruction fetch", "kernel read", "kernel write",
+	"kernel instruction fetch",
+};
+
+const char *const lp_tag_words[LP_TAG_COUNT] = {
+	"fork", "thread", "exec", "switch", "exit", "mmap", "munmap", "brk", "mremap", "shmget",
+	"shmat", "shmdt", "shm remove", "page cache add", "page cache drop",
+};
+
 const lp_tag_info lp_tag_table[LP_TAG_COUNT] = {
 	[LP_TAG_F] = {'F', 2, 0, {"parent", "child"}},
 	[LP_TAG_T] = {'T', 2, 0, {"parent", "child"}},

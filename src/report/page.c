@@ -451,10 +451,6 @@ static void figure_timeline(GString *s, const lp_report *r)
 
 /* ---- canonical pages by kind ---- */
 
-static const char *const kind_labels[LP_PAGE_KIND_COUNT] = {
-	"file", "segment", "shared anonymous", "private anonymous", "kernel",
-};
-
 static void figure_kinds(GString *s, const lp_report *r)
 {
 	add(s, "<figure id=\"figure-kinds\">\n");
@@ -467,12 +463,16 @@ static void figure_kinds(GString *s, const lp_report *r)
 	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++)
 		most = r->stats.pages[k] > most ? r->stats.pages[k] : most;
 	const double row = 34;
-	plot p = {.left = 160, .right = VIEW_W - 60, .top = 10};
+	/* Room for the longest label: about 0.6 em a character at 14 px. */
+	size_t longest = 0;
+	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++)
+		longest = MAX(longest, strlen(lp_page_kind_words[k]));
+	plot p = {.left = 16 + 8.5 * (double)longest, .right = VIEW_W - 60, .top = 10};
 	p.bottom = p.top + row * LP_PAGE_KIND_COUNT;
 	GString *desc = g_string_new(NULL);
 	add(desc, "%" PRIu64 " canonical pages:", lp_stats_total_pages(&r->stats));
 	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++)
-		add(desc, "%s %s %" PRIu64, k ? "," : "", kind_labels[k], r->stats.pages[k]);
+		add(desc, "%s %s %" PRIu64, k ? "," : "", lp_page_kind_words[k], r->stats.pages[k]);
 	svg_open(s, "kinds", p.bottom + 52, "Canonical pages by kind", desc->str);
 	g_string_free(desc, TRUE);
 	double ticks[MAX_TICKS];
@@ -499,7 +499,7 @@ static void figure_kinds(GString *s, const lp_report *r)
 		lp_report_colour((size_t)k, colour);
 		double w = (p.right - p.left) * (double)r->stats.pages[k] / scale;
 		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", p.left - 8,
-		    y + row / 2 + 5, kind_labels[k]);
+		    y + row / 2 + 5, lp_page_kind_words[k]);
 		add(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"/>\n",
 		    p.left, y + 6, w, row - 12, colour);
 		add(s, "<text x=\"%.1f\" y=\"%.1f\">%" PRIu64 "</text>\n", p.left + w + 5,
@@ -531,8 +531,9 @@ static void totals(GString *s, const lp_report *r)
 		refs += by_type[t];
 	total_row(s, "references", "references", refs);
 	for (int t = 0; t < 6; t++) {
-		char label[32], key[32];
-		g_snprintf(label, sizeof label, "&#160;&#160;type %c", lp_ref_types[t]);
+		char label[64], key[32];
+		g_snprintf(label, sizeof label, "&#160;&#160;%s (%c)", lp_ref_type_words[t],
+			   lp_ref_types[t]);
 		g_snprintf(key, sizeof key, "references-%c", lp_ref_types[t]);
 		total_row(s, label, key, by_type[t]);
 	}
@@ -546,7 +547,7 @@ static void totals(GString *s, const lp_report *r)
 	total_row(s, "canonical pages", "canonical-pages", lp_stats_total_pages(st));
 	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++) {
 		char label[48], key[48];
-		g_snprintf(label, sizeof label, "&#160;&#160;%s", kind_labels[k]);
+		g_snprintf(label, sizeof label, "&#160;&#160;%s", lp_page_kind_words[k]);
 		g_snprintf(key, sizeof key, "canonical-pages-%s", lp_page_kind_names[k]);
 		total_row(s, label, key, st->pages[k]);
 	}
@@ -561,8 +562,8 @@ static void totals(GString *s, const lp_report *r)
 		events += st->events[t];
 	total_row(s, "kernel events", "events", events);
 	for (int t = 0; t < LP_TAG_COUNT; t++) {
-		char label[32], key[32];
-		g_snprintf(label, sizeof label, "&#160;&#160;%c", lp_tag_chars[t]);
+		char label[64], key[32];
+		g_snprintf(label, sizeof label, "&#160;&#160;%s (%c)", lp_tag_words[t], lp_tag_chars[t]);
 		g_snprintf(key, sizeof key, "events-%c", lp_tag_chars[t]);
 		total_row(s, label, key, st->events[t]);
 	}
