@@ -31,7 +31,8 @@ int cmd_merge(int argc, char **argv)
 		{"stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_path,
 		 "Write the statistics as YAML to FILE", "FILE"},
 		{"compress", 0, 0, G_OPTION_ARG_STRING, &compress,
-		 "Compress the output: gzip, zstd or none (default: by the name's suffix)", "METHOD"},
+		 "Compress the output, or with --per-process every task file: gzip, zstd or none "
+		 "(default: by the output's suffix)", "METHOD"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
 		 "Do not print the statistics summary", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
