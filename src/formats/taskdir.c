@@ -206,11 +206,14 @@ static inline const char *fast_reference(const char *p, const char *end, lp_sche
 	if (!digits || q[digits] != ' ')
 		return NULL;
 	q += digits + 1;
-	digits = hex_digit_run(lp_load_u64(q, false));
+	/* The length and the vpn from one word, unless the vpn ends past it. */
+	uint64_t others = ~hex_digit_bytes(lp_load_u64(q, false)) & BYTES(0x80);
+	digits = others ? (unsigned)__builtin_ctzll(others) / 8 : 8;
 	if (digits - 1 > 1 || q[digits] != ' ') /* unsigned: 0 digits fails too */
 		return NULL;
 	q += digits + 1;
-	digits = hex_digit_run(lp_load_u64(q, false));
+	others >>= 8 * (digits + 1);
+	digits = others ? (unsigned)__builtin_ctzll(others) / 8 : hex_digit_run(lp_load_u64(q, false));
 	if (digits - 1 > 4 || q[digits] != ' ')
 		return NULL;
 	q += digits + 1;
