@@ -31,9 +31,12 @@ typedef struct lp_procdir_inputs {
 	const char *kernel;
 } lp_procdir_inputs;
 typedef struct lp_procdir lp_procdir;
-/* The directory dir, in parent_fd as lp_stage_dir takes it. */
+/* The directory dir, in parent_fd as lp_stage_dir takes it. With compress
+ * LP_COMPRESS_GZIP or LP_COMPRESS_ZSTD every file but index.yaml is
+ * compressed and named with the suffix .gz or .zst; otherwise plain. */
 lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool user_only,
-			    enum lp_layout layout, const lp_procdir_inputs *inputs, lp_error *err);
+			    enum lp_layout layout, enum lp_compress compress,
+			    const lp_procdir_inputs *inputs, lp_error *err);
 /* After a successful finish(): free pd and hand back the staged tree. */
 lp_staged *lp_procdir_release(lp_procdir *pd);
 /* Free and remove the partial directory. */

@@ -32,7 +32,8 @@ int cmd_merge(int argc, char **argv)
 		{"stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_path,
 		 "Write the statistics as YAML to FILE", "FILE"},
 		{"compress", 0, 0, G_OPTION_ARG_STRING, &compress,
-		 "Compress the output: gzip, zstd or none (default: by the name's suffix)", "METHOD"},
+		 "Compress the output, or with --per-process every task file: gzip, zstd or none "
+		 "(default: by the output's suffix)", "METHOD"},
 		{"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
 		 "Read, merge and write in N threads; 1: all in one (default: the processors "
 		 "available)", "N"},

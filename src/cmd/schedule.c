@@ -55,8 +55,25 @@ static int stream_flush(stream_out *s, lp_error *err)
 static int outputs_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err)
 {
 	outputs *o = ctx;
+	if (o->nstreams == 1) {
+		/* All to one stream: a batch at a time, no test per reference. */
+		stream_out *s = &o->streams[0];
+		while (n) {
+			if (s->n == SINK_BATCH && stream_flush(s, err))
+				return err->status;
+			size_t k = MIN(n, (size_t)SINK_BATCH - s->n);
+			for (size_t i = 0; i < k; i++) {
+				s->refs[s->n + i].type = refs[i].type;
+				s->canon[s->n + i] = refs[i].canonical;
+			}
+			s->n += k;
+			refs += k;
+			n -= k;
+		}
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
-		stream_out *s = &o->streams[o->nstreams > 1 ? refs[i].cpu : 0];
+		stream_out *s = &o->streams[refs[i].cpu];
 		if (s->n == SINK_BATCH && stream_flush(s, err))
 			return err->status;
 		s->refs[s->n].type = refs[i].type;

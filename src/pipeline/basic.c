@@ -63,23 +63,35 @@ static const uint64_t canon_max[LP_FORM_COUNT] = {
 static inline int encode_refs(lp_basic_sink *s, const enum lp_form form, const lp_ref *refs,
 			      const uint64_t *canon, size_t n, lp_error *err)
 {
+	/* In locals: the compiler must assume that every store into s->buf
+	 * may change s's other fields, and would reload them each time. */
+	size_t used = s->used;
+	uint64_t written = s->written;
+	bool user_only = s->user_only;
+	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (s->user_only && lp_ref_is_kernel(refs[i].type))
+		if (user_only && lp_ref_is_kernel(refs[i].type))
 			continue;
-		if (canon[i] > canon_max[form])
-			return lp_fail(err, LP_EINPUT, "reference %" G_GUINT64_FORMAT ": canonical "
-				       "number %" G_GINT64_MODIFIER "x does not fit the %s form",
-				       s->written, canon[i], lp_form_names[form]);
-		if (s->used > BUF_SIZE - MAX_RECORD) {
-			int rc = flush(s, err);
-			if (rc)
-				return rc;
+		if (canon[i] > canon_max[form]) {
+			rc = lp_fail(err, LP_EINPUT, "reference %" G_GUINT64_FORMAT ": canonical "
+				     "number %" G_GINT64_MODIFIER "x does not fit the %s form",
+				     written, canon[i], lp_form_names[form]);
+			break;
 		}
-		s->used += lp_form_encode(form, s->buf + s->used, refs[i].type, canon[i],
-					  refs[i].address, refs[i].length);
-		s->written++;
+		if (used > BUF_SIZE - MAX_RECORD) {
+			s->used = used;
+			rc = flush(s, err);
+			used = 0;
+			if (rc)
+				break;
+		}
+		used += lp_form_encode(form, s->buf + used, refs[i].type, canon[i], refs[i].address,
+				       refs[i].length);
+		written++;
 	}
-	return 0;
+	s->used = used;
+	s->written = written;
+	return rc;
 }
 
 static int basic_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,

@@ -20,13 +20,18 @@
 #include "laplace/procindex.h"
 #include "laplace/staging.h"
 #include "laplace/stats.h"
+#include "laplace/taskcodec.h"
 #include "laplace/numbers.h"
 #include "laplace/yamlout.h"
 #include "laplace/forms.h"
 
 /* Captures may hold far more tasks than a process may open files, so only a
  * bounded set of task files is open (least recently written closed first,
- * reopened in append mode); only open files own a write buffer. */
+ * reopened in append mode); only open files own a write buffer.
+ * Compressed, every flush of a buffer is one gzip member or zstd frame
+ * (src/io/taskcodec.c), appended like plain bytes: a closed file keeps no
+ * compressor state, one coder serves them all, and memory stays one buffer
+ * per open file whatever the number of tasks. */
 #define PD_MAX_OPEN 256
 #define PD_FD_RESERVE 32 /* descriptors left for inputs and the rest */
 #define PD_BUF_SIZE (64 * 1024)
@@ -44,6 +49,7 @@ typedef struct pd_file {
 	char *buf;          /* PD_BUF_SIZE bytes while open, else NULL */
 	size_t used;
 	bool created;
+	bool compressed_any; /* a member or frame was written (compressed output) */
 	bool in_process_dir; /* a task file, under its process's directory */
 	pd_counts counts;   /* kernel and orphan; task files count by member */
 	struct pd_file *newer, *older; /* the list of open files, newest first */
@@ -78,6 +84,8 @@ struct lp_procdir {
 	pd_file *newest, *oldest;
 	unsigned nopen, max_open;
 	GPtrArray *spare_bufs; /* buffers of closed files, for reuse */
+	const char *suffix;    /* of every file but index.yaml: "", ".gz", ".zst" */
+	lp_piece_coder *coder; /* NULL: plain files */
 };
 
 static guint task_id_hash(gconstpointer p)
@@ -171,9 +179,27 @@ static int sync_at(const lp_procdir *pd, int fd, const char *path, lp_error *err
 	return 0;
 }
 
+/* Bytes for f as they go to disk: as they are, or as one member or frame
+ * (an empty one too, so that a compressed file is never empty). */
+static int write_piece(lp_procdir *pd, pd_file *f, const char *data, size_t n, lp_error *err)
+{
+	if (!pd->coder)
+		return write_all(pd, f->fd, f->path, data, n, err);
+	if (!n && f->compressed_any)
+		return 0;
+	char *path = g_strconcat(pd->partial, "/", f->path, NULL);
+	const void *piece;
+	ssize_t len = lp_piece_encode(pd->coder, data, n, path, &piece, err);
+	g_free(path);
+	if (len < 0)
+		return err->status;
+	f->compressed_any = true;
+	return write_all(pd, f->fd, f->path, piece, (size_t)len, err);
+}
+
 static int file_flush(lp_procdir *pd, pd_file *f, lp_error *err)
 {
-	int rc = write_all(pd, f->fd, f->path, f->buf, f->used, err);
+	int rc = write_piece(pd, f, f->buf, f->used, err);
 	f->used = 0;
 	return rc;
 }
@@ -263,7 +289,8 @@ static pd_file *task_file(lp_procdir *pd, const lp_task_id *id)
 	char pid[17], tid[17];
 	pid[lp_fmt_hex(pid, id->pid)] = '\0';
 	tid[lp_fmt_hex(tid, id->tid)] = '\0';
-	f->path = by_process ? g_strdup(pid) : g_strconcat(pid, "/", tid, NULL);
+	f->path = by_process ? g_strconcat(pid, pd->suffix, NULL)
+			     : g_strconcat(pid, "/", tid, pd->suffix, NULL);
 	f->fd = -1;
 	f->in_process_dir = !by_process;
 	g_hash_table_insert(pd->tasks, &f->id, f);
@@ -318,8 +345,7 @@ static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, 
 	if (len + 1 > PD_BUF_SIZE - f->used && (rc = file_flush(pd, f, err)))
 		return rc;
 	if (len + 1 > PD_BUF_SIZE) {
-		if ((rc = write_all(pd, f->fd, f->path, line, len, err)) ||
-		    (rc = write_all(pd, f->fd, f->path, "\n", 1, err)))
+		if ((rc = write_piece(pd, f, line, len, err)) || (rc = write_piece(pd, f, "\n", 1, err)))
 			return rc;
 	} else {
 		memcpy(f->buf + f->used, line, len);
@@ -547,9 +573,10 @@ static int sync_tree(lp_procdir *pd, lp_error *err)
 		for (guint k = 0; !rc && k < proc->members->len; k++)
 			rc = sync_path(pd, ((pd_member *)g_ptr_array_index(proc->members, k))->file->path,
 				       err);
-		/* Processes that reuse a pid share its directory: once is enough. */
+		/* Processes that reuse a pid share its directory: once is enough.
+		 * (By process there is none: the file PID, synced above.) */
 		const pd_process *next = i + 1 < procs->len ? g_ptr_array_index(procs, i + 1) : NULL;
-		if (!rc && (!next || next->id.pid != proc->id.pid)) {
+		if (!rc && pd->layout == LP_LAYOUT_TASK && (!next || next->id.pid != proc->id.pid)) {
 			char name[17];
 			name[lp_fmt_hex(name, proc->id.pid)] = '\0';
 			rc = sync_path(pd, name, err);
@@ -593,7 +620,7 @@ static unsigned open_file_bound(void)
 }
 
 lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool user_only,
-			    enum lp_layout layout,
+			    enum lp_layout layout, enum lp_compress compress,
 			    const lp_procdir_inputs *inputs, lp_error *err)
 {
 	size_t len = strlen(dir);
@@ -643,10 +670,16 @@ lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool use
 	pd->tasks = g_hash_table_new_full(task_id_hash, task_id_equal, NULL, file_free);
 	pd->members = g_hash_table_new_full(member_hash, member_equal, NULL, g_free);
 	pd->processes = g_hash_table_new_full(member_hash, member_equal, NULL, process_free);
-	pd->kernel = (pd_file){.path = g_strdup("kernel"), .fd = -1};
-	pd->orphan = (pd_file){.path = g_strdup("orphan"), .fd = -1};
+	pd->suffix = lp_compress_suffix(compress);
+	pd->kernel = (pd_file){.path = g_strconcat("kernel", pd->suffix, NULL), .fd = -1};
+	pd->orphan = (pd_file){.path = g_strconcat("orphan", pd->suffix, NULL), .fd = -1};
 	pd->max_open = open_file_bound();
 	pd->spare_bufs = g_ptr_array_new_with_free_func(g_free);
+	if (*pd->suffix && !(pd->coder = lp_piece_coder_new(compress, PD_BUF_SIZE))) {
+		lp_fail(err, LP_EIO, "cannot start %s compression for %s", pd->suffix + 1, pd->partial);
+		lp_procdir_free(pd);
+		return NULL;
+	}
 	/* The kernel file exists even when nothing goes to it. */
 	if (file_open(pd, &pd->kernel, err)) {
 		lp_procdir_free(pd);
@@ -680,6 +713,7 @@ void lp_procdir_free(lp_procdir *pd)
 	g_hash_table_destroy(pd->processes);
 	g_hash_table_destroy(pd->members);
 	g_ptr_array_free(pd->spare_bufs, TRUE);
+	lp_piece_coder_free(pd->coder);
 	g_free(pd->kernel.path);
 	g_free(pd->orphan.path);
 	g_free(pd->reference);

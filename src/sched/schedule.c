@@ -143,6 +143,28 @@ static int put_out(engine *e, const lp_sched_ref *ref, unsigned cpu)
 	return 0;
 }
 
+/* Processor 0's run of n references, as emit_block's single processor
+ * gives them: copied a chunk at a time, with no test per reference. */
+static int put_run(engine *e, const lp_sched_ref *refs, size_t n)
+{
+	while (n) {
+		if (e->nout == OUT_BATCH && flush_out(e))
+			return -1;
+		size_t k = MIN(n, OUT_BATCH - e->nout);
+		lp_sched_out *o = e->out + e->nout;
+		if (e->renumbering)
+			for (size_t i = 0; i < k; i++)
+				o[i] = (lp_sched_out){renumber(&e->numbers, refs[i].canonical), 0, refs[i].type};
+		else
+			for (size_t i = 0; i < k; i++)
+				o[i] = (lp_sched_out){refs[i].canonical, 0, refs[i].type};
+		e->nout += k;
+		refs += k;
+		n -= k;
+	}
+	return 0;
+}
+
 static void queue_push(engine *e, size_t unit)
 {
 	if (e->qlen == e->qcap) {
@@ -267,9 +289,8 @@ static int emit_block(engine *e, uint64_t tick, uint64_t m)
 	}
 	if (ncpus == 1) {
 		cpu_state *c = &e->cpu[0];
-		for (uint64_t t = 0; t < m; t++)
-			if (put_out(e, &c->batch[c->pos + t], 0))
-				return -1;
+		if (put_run(e, c->batch + c->pos, (size_t)m))
+			return -1;
 		c->pos += m;
 	} else {
 		for (uint64_t t = 0; t < m; t++)

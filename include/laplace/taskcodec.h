@@ -1,0 +1,30 @@
+/* Compression for files written in pieces, as the per-process merge writes
+ * its task files (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"): each
+ * piece becomes a complete gzip member or zstd frame. Concatenated, they
+ * are one valid stream of either format (RFC 1952 allows members one after
+ * another; zstd decoders read frame after frame), so no compressor state
+ * outlives a piece: one coder serves any number of files, whichever of
+ * them are open. */
+#ifndef LAPLACE_TASKCODEC_H
+#define LAPLACE_TASKCODEC_H
+
+#include <stddef.h>
+
+#include "laplace/error.h"
+#include "laplace/io.h"
+
+typedef struct lp_piece_coder lp_piece_coder;
+
+/* A coder for method (LP_COMPRESS_GZIP or LP_COMPRESS_ZSTD), for pieces
+ * of at most max_piece bytes. NULL if the compressor cannot start. */
+lp_piece_coder *lp_piece_coder_new(enum lp_compress method, size_t max_piece);
+void lp_piece_coder_free(lp_piece_coder *c);
+/* data[0, n) (n <= max_piece; 0 gives an empty member or frame) as one
+ * member or frame in *out, valid until the next call: its length, or -1
+ * with err set (LP_EIO, naming path). */
+ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const char *path,
+			const void **out, lp_error *err);
+/* The file name suffix of method: ".gz", ".zst", or "" for none. */
+const char *lp_compress_suffix(enum lp_compress method);
+
+#endif

@@ -1,0 +1,143 @@
+/* The per-process directory reader of laplace schedule: its reference
+ * lines, read eight bytes at a time on the hot path and byte by byte on
+ * the careful one, give the same records whatever the digits' number and
+ * case. Expected values are the numbers the test itself formatted. */
+#include <criterion/criterion.h>
+#include <glib.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "laplace/error.h"
+#include "laplace/taskdir.h"
+#include "scratch.h"
+
+SCRATCH_SUITE(taskdir);
+
+static const char index_yaml[] =
+	"format: laplace-per-process\nversion: 1\nlayout: task\n"
+	"inputs:\n  reference: ref.txt\n  kernel: kern.txt\n"
+	"processes:\n- pid: \"1\"\n  programs: []\n  tasks:\n  - tid: \"1\"\n    path: 1/1\n"
+	"    records: 0\n    references: 0\n    first_timestamp: \"0\"\n    last_timestamp: \"0\"\n"
+	"kernel:\n  path: kernel\n  records: 0\n  references: 0\n"
+	"orphan:\n  records: 0\n  references: 0\n";
+
+/* A directory whose one task file is text; its references read back. */
+static GArray *read_back(const char *text, lp_error *e)
+{
+	char *sub = g_build_filename(dir, "d", "1", NULL);
+	g_mkdir_with_parents(sub, 0755);
+	g_free(sub);
+	g_free(scratch_file(dir, "d/index.yaml", index_yaml, sizeof index_yaml - 1));
+	g_free(scratch_file(dir, "d/kernel", "", 0));
+	g_free(scratch_file(dir, "d/1/1", text, strlen(text)));
+	char *d = g_build_filename(dir, "d", NULL);
+	lp_taskdir_options opt = {.max_open = 4};
+	lp_taskdir *t = lp_taskdir_open(d, &opt, e);
+	g_free(d);
+	if (!t)
+		return NULL;
+	const lp_sched_input *in = lp_taskdir_input(t);
+	GArray *refs = g_array_new(FALSE, FALSE, sizeof(lp_sched_ref));
+	lp_sched_ref batch[64];
+	for (;;) {
+		lp_sched_event ev;
+		ssize_t n = in->source.read(in->source.ctx, 1, batch, 64, UINT64_MAX, &ev, e);
+		if (n < 0) {
+			g_array_free(refs, TRUE);
+			refs = NULL;
+			break;
+		}
+		g_array_append_vals(refs, batch, (guint)n);
+		if (!n && ev.tag == LP_SCHED_END)
+			break;
+	}
+	lp_taskdir_close(t);
+	return refs;
+}
+
+/* Numbers of every width from 1 to 16 hex digits, in either case, in the
+ * timestamp and canonical fields; lengths of one and two digits, vpns of
+ * one to five; and lines only the careful path takes (more digits through
+ * leading zeros, trailing spaces, '\r'). The first round has timestamps of
+ * every width; the file is larger than the reader's buffer, so that lines
+ * fall both inside it and near its end. */
+Test(taskdir, reference_lines_of_every_width)
+{
+	GString *text = g_string_new("S 0 1 100\n");
+	GArray *want = g_array_new(FALSE, FALSE, sizeof(lp_sched_ref));
+	uint64_t ts = 0;
+	static const char *const tails[] = {"", "", "", " ", "\r", " \r"};
+	for (int round = 0; round < 200; round++)
+		for (int digits = 1; digits <= 16; digits++) {
+			/* A value of exactly that many digits, growing past ts. */
+			uint64_t canonical = (UINT64_C(0x9a3c5e7f1b2d4f60) | 1) >> (64 - 4 * digits);
+			canonical |= UINT64_C(1) << (4 * digits - 1);
+			uint64_t next = MAX(ts + 1, (UINT64_C(1) << (4 * digits - 1)) + (uint64_t)round);
+			ts = next;
+			bool upper = (round + digits) % 2;
+			char type = "rwiRWI"[(round + digits) % 6];
+			char line[128];
+			const char *fmt = upper ? "%c %" PRIX64 " %s %s %" PRIX64 "%s\n"
+					       : "%c %" PRIx64 " %s %s %" PRIx64 "%s\n";
+			static const char *const lengths[] = {"4", "a", "Ff", "00a", "08"};
+			static const char *const vpns[] = {"0", "1f", "abc", "Fffff", "12345", "00001", "000fffff"};
+			snprintf(line, sizeof line, fmt, type, ts, lengths[(round + digits) % 5],
+				 vpns[(round * 3 + digits) % 7], canonical, tails[(round + 2 * digits) % 6]);
+			/* A seventeen-digit number with a leading zero. */
+			if (digits == 16 && round % 4 == 0)
+				snprintf(line, sizeof line, "%c 0%016" PRIx64 " 4 1 0%016" PRIx64 "\n", type, ts,
+					 canonical);
+			g_string_append(text, line);
+			lp_sched_ref r = {.canonical = canonical, .timestamp = ts, .type = type};
+			g_array_append_val(want, r);
+		}
+	GArray *got = read_back(text->str, &err);
+	cr_assert_not_null(got, "%s", err.msg);
+	cr_assert_eq(got->len, want->len);
+	for (guint i = 0; i < got->len; i++) {
+		lp_sched_ref *g = &g_array_index(got, lp_sched_ref, i), *w = &g_array_index(want, lp_sched_ref, i);
+		cr_assert(g->type == w->type && g->timestamp == w->timestamp && g->canonical == w->canonical,
+			  "reference %u: got %c %" PRIx64 " %" PRIx64 ", want %c %" PRIx64 " %" PRIx64, i,
+			  g->type, g->timestamp, g->canonical, w->type, w->timestamp, w->canonical);
+	}
+	g_array_free(got, TRUE);
+	g_array_free(want, TRUE);
+	g_string_free(text, TRUE);
+}
+
+/* Lines that look like references but are not: each is the careful
+ * path's error, naming the file, line and field, whether it lies amid
+ * others (the hot path looked at it first) or not. */
+Test(taskdir, malformed_reference_lines)
+{
+	static const struct {
+		const char *line, *message;
+	} bad[] = {
+		{"r 10 4 1 g", "field canonical: not a hex number of at most 64 bits"},
+		{"r 10 100 1 2", "field length: not a hex number of at most 8 bits"},
+		{"r 10 4 100000 2", "field vpn: not a hex number of at most 20 bits"},
+		{"r 1g 4 1 2", "field timestamp: not a hex number of at most 64 bits"},
+		{"r 10 4 1 10000000000000000", "field canonical: not a hex number of at most 64 bits"},
+		{"r 10 4  1 2", "field vpn: not a hex number of at most 20 bits"},
+		{"r 10 4 1", "field canonical: missing"},
+		{"r 10 4 1 2 3", "more than five fields"},
+		{"x 10 4 1 2", "field type: not one of r w i R W I, nor an event tag"},
+		{"r 10 4 1 \xff", "field canonical: not a hex number of at most 64 bits"},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		GString *text = g_string_new("S 0 1 100\n");
+		for (int k = 0; k < 20; k++)
+			g_string_append(text, "r f 4 1 2\n");
+		g_string_append_printf(text, "%s\n", bad[i].line);
+		for (int k = 0; k < 20; k++)
+			g_string_append(text, "r 10 4 1 2\n");
+		err = (lp_error){0};
+		GArray *got = read_back(text->str, &err);
+		cr_assert_null(got, "line %zu was read", i);
+		char *want = g_strdup_printf("%s/d/1/1:22: %s", dir, bad[i].message);
+		cr_assert_str_eq(err.msg, want);
+		cr_assert_eq(err.status, LP_EINPUT);
+		g_free(want);
+		g_string_free(text, TRUE);
+	}
+}
