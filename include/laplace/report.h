@@ -46,6 +46,10 @@ typedef struct lp_report_unit {
 	uint64_t pid, tid, incarnation, references, slices;
 	uint64_t first_tick, last_tick; /* meaningful when references > 0 */
 } lp_report_unit;
+/* Columns of the per-CPU timeline: which task each processor ran in tick
+ * c * ticks / LP_REPORT_SCHEDULE_COLUMNS (rounded down) of column c, a
+ * picture as fine as a figure shows, whatever the schedule's length. */
+#define LP_REPORT_SCHEDULE_COLUMNS 1024
 typedef struct lp_report_schedule {
 	char *policy;
 	uint64_t quantum, ticks;
@@ -53,6 +57,9 @@ typedef struct lp_report_schedule {
 	size_t ncpus;
 	lp_report_unit *unit;
 	size_t nunits;
+	/* From lp_report_replay_schedule, else NULL: per cpu, per column, the
+	 * task row (index into lp_report.tasks) + 1, 0 when idle. */
+	uint32_t (*columns)[LP_REPORT_SCHEDULE_COLUMNS];
 } lp_report_schedule;
 
 typedef struct lp_report {
@@ -80,6 +87,12 @@ lp_report *lp_report_from_stream(const char *path, lp_error *err);
 /* Add laplace schedule's report, the YAML file at path (LP_EINPUT naming
  * file, line and field when it is not one). */
 int lp_report_read_schedule(lp_report *r, const char *path, lp_error *err);
+/* Run again the schedule read by lp_report_read_schedule (its policy,
+ * quantum and processors, and seed for random) over the directory the
+ * report is of, to know which task ran on which processor when. LP_EINPUT
+ * when the run does not give the report's ticks and references: the
+ * report is not of this directory, or not with this seed. */
+int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_error *err);
 void lp_report_free(lp_report *r);
 
 /* The page, written to out. */

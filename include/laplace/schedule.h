@@ -83,6 +83,9 @@ typedef struct lp_sched_out {
 typedef struct lp_sched_sink {
 	void *ctx;
 	int (*refs)(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err);
+	/* May be NULL. Unit `unit` ran on processor cpu in ticks [tick, tick +
+	 * n); a slice may come in several calls. In tick order for each cpu. */
+	void (*ran)(void *ctx, unsigned cpu, size_t unit, uint64_t tick, uint64_t n);
 } lp_sched_sink;
 
 typedef struct lp_sched_options {

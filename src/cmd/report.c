@@ -5,18 +5,22 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "laplace/numbers.h"
 #include "laplace/report.h"
 
 int cmd_report(int argc, char **argv)
 {
 	cli_set_command("laplace report");
-	gchar *output = NULL, *schedule = NULL;
+	gchar *output = NULL, *schedule = NULL, *seed = NULL;
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
 		 "Write the page to FILE.html (default: standard output)", "FILE"},
 		{"schedule", 0, 0, G_OPTION_ARG_FILENAME, &schedule,
-		 "Add the per-CPU rows of a laplace schedule --report file", "REPORT.yaml"},
+		 "Add the per-CPU timeline of a laplace schedule --report file (the schedule is "
+		 "run again)", "REPORT.yaml"},
+		{"seed", 0, 0, G_OPTION_ARG_STRING, &seed,
+		 "With --schedule of a random schedule: its --seed (default 0)", "N"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("REF KERN | DIR | STREAM");
@@ -61,6 +65,15 @@ int cmd_report(int argc, char **argv)
 		cli_usage_error("--schedule goes with a per-process directory, the one scheduled");
 		goto out;
 	}
+	uint64_t seed_value = 0;
+	if (seed && !schedule) {
+		cli_usage_error("--seed goes with --schedule");
+		goto out;
+	}
+	if (seed && !lp_parse_decimal(seed, 0, UINT64_MAX, &seed_value)) {
+		cli_usage_error("--seed must be a decimal number, not '%s'", seed);
+		goto out;
+	}
 	if (argc == 3 && !cli_capture_apply(&capture, argv[1], argv[2], &job))
 		goto out;
 	const char *inputs[] = {argv[1], argc == 3 ? argv[2] : schedule};
@@ -78,7 +91,8 @@ int cmd_report(int argc, char **argv)
 	} else {
 		report = lp_report_from_stream(argv[1], &err);
 	}
-	if (!report || (schedule && lp_report_read_schedule(report, schedule, &err))) {
+	if (!report || (schedule && (lp_report_read_schedule(report, schedule, &err) ||
+				     lp_report_replay_schedule(report, argv[1], seed_value, &err)))) {
 		rc = cli_fail(&err);
 		goto out;
 	}
@@ -100,5 +114,6 @@ out:
 	cli_capture_free(&capture);
 	g_free(output);
 	g_free(schedule);
+	g_free(seed);
 	return rc;
 }

@@ -324,7 +324,7 @@ static int schedule_run(const schedule_request *rq, lp_error *err)
 	const lp_sched_input *in = lp_taskdir_input(t);
 	rc = outputs_open(&o, rq->output, rq->per_cpu, rq->opt.cpus, rq->force, rq->form, err);
 	if (!rc) {
-		lp_sched_sink sink = {&o, outputs_refs};
+		lp_sched_sink sink = {.ctx = &o, .refs = outputs_refs};
 		rc = lp_schedule_run(in, &rq->opt, &sink, &rep, err);
 	}
 	lp_staged **staged = g_new0(lp_staged *, o.nstreams + 2);

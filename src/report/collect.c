@@ -66,6 +66,7 @@ void lp_report_free(lp_report *r)
 		g_free(r->schedule->policy);
 		g_free(r->schedule->cpu);
 		g_free(r->schedule->unit);
+		g_free(r->schedule->columns);
 		g_free(r->schedule);
 	}
 	g_free(r->misses);
@@ -427,6 +428,98 @@ static int directory_curve(collector *c, const char *dir, lp_error *err)
 	if (!rc)
 		lp_sched_report_free(&rep);
 	lp_taskdir_close(t);
+	return rc;
+}
+
+typedef struct replay {
+	lp_report_schedule *sc;
+	uint32_t *unit_task; /* per unit of the run: its task row + 1, 0: none */
+} replay;
+
+static int replay_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err)
+{
+	(void)ctx, (void)refs, (void)n, (void)err;
+	return 0;
+}
+
+/* The columns that show a tick of [tick, tick + n) get the unit's task. */
+static void replay_ran(void *ctx, unsigned cpu, size_t unit, uint64_t tick, uint64_t n)
+{
+	replay *rp = ctx;
+	const uint64_t cols = LP_REPORT_SCHEDULE_COLUMNS, ticks = rp->sc->ticks;
+	/* Column c shows tick floor(c * ticks / cols): the columns from
+	 * ceil(tick * cols / ticks) on, up to ceil((tick + n) * cols / ticks). */
+	uint64_t from = (tick * cols + ticks - 1) / ticks;
+	uint64_t to = ((tick + n) * cols + ticks - 1) / ticks;
+	for (uint64_t c = from; c < to && c < cols; c++)
+		rp->sc->columns[cpu][c] = rp->unit_task[unit];
+}
+
+/* One run of the schedule; *same: whether it gives the report's ticks and
+ * references. */
+static int replay_once(lp_report *r, const char *dir, const lp_sched_options *opt,
+		       bool user_only, bool *same, lp_error *err)
+{
+	lp_report_schedule *sc = r->schedule;
+	lp_taskdir_options topt = {.unit_streams = opt->policy != LP_SCHED_AS_TRACED,
+				   .user_only = user_only, .max_open = MAX_OPEN_TASK_FILES};
+	lp_taskdir *t = lp_taskdir_open(dir, &topt, err);
+	if (!t)
+		return err->status;
+	const lp_sched_input *in = lp_taskdir_input(t);
+	GHashTable *rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	for (guint i = 0; i < r->tasks->len; i++) {
+		const lp_report_task *task = &g_array_index(r->tasks, lp_report_task, i);
+		g_hash_table_insert(rows, g_strdup_printf("%" PRIx64 "/%" PRIx64, task->pid, task->tid),
+				    GSIZE_TO_POINTER(i + 1));
+	}
+	replay rp = {.sc = sc, .unit_task = g_new0(uint32_t, in->nunits)};
+	for (size_t u = 0; u < in->nunits; u++) {
+		char key[48];
+		g_snprintf(key, sizeof key, "%" PRIx64 "/%" PRIx64, in->units[u].pid, in->units[u].tid);
+		rp.unit_task[u] = (uint32_t)GPOINTER_TO_SIZE(g_hash_table_lookup(rows, key));
+	}
+	memset(sc->columns, 0, sc->ncpus * sizeof *sc->columns);
+	lp_sched_sink sink = {.ctx = &rp, .refs = replay_refs, .ran = replay_ran};
+	lp_sched_report rep;
+	int rc = lp_schedule_run(in, opt, &sink, &rep, err);
+	if (!rc) {
+		*same = rep.ticks == sc->ticks && rep.cpus == sc->ncpus;
+		for (size_t c = 0; *same && c < sc->ncpus; c++)
+			*same = rep.cpu[c].references == sc->cpu[c].references;
+		lp_sched_report_free(&rep);
+	}
+	g_free(rp.unit_task);
+	g_hash_table_destroy(rows);
+	lp_taskdir_close(t);
+	return rc;
+}
+
+int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_error *err)
+{
+	lp_report_schedule *sc = r->schedule;
+	int policy = lp_sched_policy_parse(sc->policy);
+	if (policy < 0)
+		return lp_fail(err, LP_EINPUT, "schedule report: no policy %s", sc->policy);
+	if (!sc->ticks)
+		return 0;
+	sc->columns = g_malloc0_n(sc->ncpus, sizeof *sc->columns);
+	lp_sched_options opt = {.policy = policy, .quantum = sc->quantum, .cpus = (unsigned)sc->ncpus,
+				.seed = seed};
+	/* The report does not say whether the schedule left out kernel
+	 * references (--user-only): the run that gives its counts did. */
+	bool same = false;
+	int rc = replay_once(r, dir, &opt, false, &same, err);
+	if (!rc && !same)
+		rc = replay_once(r, dir, &opt, true, &same, err);
+	if (!rc && !same)
+		rc = lp_fail(err, LP_EINPUT, "the schedule report is not of %s%s: run again, the schedule "
+			     "does not give its %" G_GUINT64_FORMAT " ticks and references per CPU", dir,
+			     policy == LP_SCHED_RANDOM ? " with this --seed" : "", sc->ticks);
+	if (rc) {
+		g_free(sc->columns);
+		sc->columns = NULL;
+	}
 	return rc;
 }
 

@@ -249,6 +249,72 @@ static void time_axis(GString *s, const plot *p, double span, uint64_t first, co
 	    p->bottom, p->right);
 }
 
+/* The replayed schedule, one row per processor: which task it ran when
+ * (laplace-report(1), "--schedule"), coloured as in the task timeline. */
+static void figure_schedule(GString *s, const lp_report *r, const size_t *rank)
+{
+	const lp_report_schedule *sc = r->schedule;
+	/* A task's colour: the program of its last run. */
+	size_t *program = g_new(size_t, r->tasks->len);
+	for (guint t = 0; t < r->tasks->len; t++)
+		program[t] = LP_REPORT_NO_PROGRAM;
+	for (guint i = 0; i < r->runs->len; i++) {
+		const lp_report_run *run = &g_array_index(r->runs, lp_report_run, i);
+		program[run->task] = run->program;
+	}
+	const double row = 22;
+	plot q = {.left = 70, .right = VIEW_W - 18, .top = 12};
+	q.bottom = q.top + row * (double)sc->ncpus;
+	GString *d = g_string_new(NULL);
+	add(d, "laplace schedule, policy %s, quantum %" PRIu64 ", on %zu processors: which task each "
+	       "ran in each of %" PRIu64 " ticks.", sc->policy, sc->quantum, sc->ncpus, sc->ticks);
+	svg_open(s, "schedule", q.bottom + 52, "Task timeline per CPU", d->str);
+	g_string_free(d, TRUE);
+	time_axis(s, &q, (double)sc->ticks, 0, "ticks of the schedule");
+	double ticks[MAX_TICKS];
+	size_t n = lp_axis_ticks(0, (double)sc->ticks, MAX_TICKS, ticks);
+	double scale = ticks[n - 1] > 0 ? ticks[n - 1] : 1;
+	const uint64_t cols = LP_REPORT_SCHEDULE_COLUMNS;
+	for (size_t c = 0; c < sc->ncpus; c++) {
+		double y = q.top + row * (double)c;
+		add(s, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">cpu %zu</text>\n",
+		    q.left - 6, y + row * 0.5 + 4, c);
+		/* Runs of columns with the same task, one rectangle each. */
+		for (uint64_t a = 0; a < cols;) {
+			uint64_t b = a + 1;
+			while (b < cols && sc->columns[c][b] == sc->columns[c][a])
+				b++;
+			uint32_t task = sc->columns[c][a];
+			if (task) {
+				char colour[8];
+				run_colour(rank, program[task - 1], colour);
+				/* Column c shows tick c * ticks / cols (rounded down). */
+				uint64_t t0 = a * sc->ticks / cols, t1 = (b - 1) * sc->ticks / cols + 1;
+				const lp_report_task *rt = &g_array_index(r->tasks, lp_report_task, task - 1);
+				/* data-: what the rectangle stands for, for scripts and tests. */
+				add(s, "<rect data-cpu=\"%zu\" data-task=\"%" PRIx64 "/%" PRIx64 "\" "
+				       "data-ticks=\"%" PRIu64 "-%" PRIu64 "\" x=\"%.2f\" y=\"%.1f\" "
+				       "width=\"%.2f\" height=\"%.1f\" fill=\"%s\"/>\n", c, rt->pid, rt->tid,
+				    t0, t1 - 1, q.left + (q.right - q.left) * (double)t0 / scale, y + 2,
+				    (q.right - q.left) * (double)(t1 - t0) / scale, row - 4, colour);
+			}
+			a = b;
+		}
+	}
+	g_string_append(s, "</svg>\n<figcaption>");
+	add(s, "The tasks re-scheduled by <code>laplace schedule</code> (policy %s, quantum %" PRIu64
+	       ", %zu CPUs), run again to see which task each CPU ran when: one row per CPU, "
+	       "coloured by program as above; blank where it was idle. CPUs:", sc->policy,
+	    sc->quantum, sc->ncpus);
+	for (size_t c = 0; c < sc->ncpus; c++)
+		add(s, "%s cpu %zu %" PRIu64 " references, %" PRIu64 " idle ticks, %" PRIu64
+		       " slices", c ? ";" : "", c, sc->cpu[c].references, sc->cpu[c].idle_ticks,
+		    sc->cpu[c].slices);
+	g_string_append(s, ".</figcaption>\n");
+	g_free(program);
+}
+
+
 /* Bars of one row, merged where they touch at this scale, so that a
  * long trace draws at most a few rectangles a pixel. */
 typedef struct bar_row {
@@ -394,58 +460,10 @@ static void figure_timeline(GString *s, const lp_report *r)
 	    r->runs->len, ntasks);
 	g_free(bars);
 	g_free(row_y);
-	g_free(rank);
 
-	if (r->schedule) {
-		const lp_report_schedule *sc = r->schedule;
-		double srow = fmin(16, fmax(3, 200.0 / (double)(sc->ncpus + sc->nunits)));
-		plot q = {.left = 104, .right = VIEW_W - 18, .top = 12};
-		q.bottom = q.top + srow * (double)(sc->ncpus + sc->nunits) + 8;
-		GString *d = g_string_new(NULL);
-		add(d, "laplace schedule, policy %s: one row per CPU (busy share of %" PRIu64
-		       " ticks), then the span of each unit from its first to its last reference.",
-		    sc->policy, sc->ticks);
-		svg_open(s, "schedule", q.bottom + 52, "Task timeline per CPU", d->str);
-		g_string_free(d, TRUE);
-		time_axis(s, &q, (double)sc->ticks, 0, "ticks of the schedule");
-		double sticks[MAX_TICKS];
-		size_t sn = lp_axis_ticks(0, (double)sc->ticks, MAX_TICKS, sticks);
-		double sscale = sticks[sn - 1] > 0 ? sticks[sn - 1] : 1;
-		double w = q.right - q.left;
-		for (size_t c = 0; c < sc->ncpus; c++) {
-			double y = q.top + srow * (double)c;
-			char colour[8];
-			lp_report_colour(c, colour);
-			if (srow >= 11)
-				add(s, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">cpu %zu"
-				       "</text>\n", q.left - 6, y + srow * 0.5 + 4, c);
-			/* The busy ticks as one bar: the report keeps counts, not
-			 * when each tick was busy. */
-			add(s, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n",
-			    q.left, y + 1, w * (double)sc->cpu[c].references / sscale, srow - 2, colour);
-		}
-		for (size_t u = 0; u < sc->nunits; u++) {
-			const lp_report_unit *unit = &sc->unit[u];
-			if (!unit->references)
-				continue;
-			double y = q.top + srow * (double)(sc->ncpus + u) + 8;
-			add(s, "<rect class=\"unit\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n",
-			    q.left + w * (double)unit->first_tick / sscale, y + 1,
-			    fmax(0.6, w * (double)(unit->last_tick + 1 - unit->first_tick) / sscale),
-			    srow - 2);
-		}
-		g_string_append(s, "</svg>\n<figcaption>");
-		add(s, "The schedule of <code>laplace schedule --report</code> (policy %s, quantum %"
-		       PRIu64 ", %zu CPUs, %" PRIu64 " ticks): one row per CPU, its bar as long as the "
-		       "ticks it was busy; below, one row per unit (a task's run between exits) from "
-		       "its first to its last reference. CPUs:", sc->policy, sc->quantum, sc->ncpus,
-		    sc->ticks);
-		for (size_t c = 0; c < sc->ncpus; c++)
-			add(s, "%s cpu %zu %" PRIu64 " references, %" PRIu64 " idle ticks, %" PRIu64
-			       " slices", c ? ";" : "", c, sc->cpu[c].references, sc->cpu[c].idle_ticks,
-			    sc->cpu[c].slices);
-		g_string_append(s, ".</figcaption>\n");
-	}
+	if (r->schedule && r->schedule->columns)
+		figure_schedule(s, r, rank);
+	g_free(rank);
 	g_string_append(s, "</figure>\n");
 }
 

@@ -283,6 +283,8 @@ static int emit_block(engine *e, uint64_t tick, uint64_t m)
 		us->references += m;
 		us->last_tick = tick + m - 1;
 		rep->cpu[i].references += m;
+		if (e->sink->ran)
+			e->sink->ran(e->sink->ctx, i, c->unit, tick, m);
 		c->slice_left -= m;
 		if (c->picture != NONE)
 			rep->slices[i][c->picture].last_tick = tick + m - 1;
@@ -453,6 +455,8 @@ static int emit_traced(engine *e, const file_head *h, const lp_sched_ref *ref, s
 		lp_sched_slice *last = rep->nslices[0] ? &rep->slices[0][rep->nslices[0] - 1] : NULL;
 		if (last && last->unit == h->unit)
 			last->last_tick = *tick;
+		if (e->sink->ran)
+			e->sink->ran(e->sink->ctx, 0, h->unit, *tick, 1);
 	}
 	*last_unit = h->unit;
 	rep->cpu[0].references++;

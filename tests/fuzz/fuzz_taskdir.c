@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	uint64_t emitted = 0;
-	lp_sched_sink sink = {&emitted, count_refs};
+	lp_sched_sink sink = {.ctx = &emitted, .refs = count_refs};
 	lp_sched_report rep = {0};
 	int rc = lp_schedule_run(lp_taskdir_input(t), &opt, &sink, &rep, &err);
 	if (rc) {

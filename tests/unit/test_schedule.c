@@ -76,7 +76,7 @@ static char *run_units(const lp_sched_unit *units, size_t n, const char *const *
 	}
 	lp_sched_input in = {units, n, files, n, {&m, mem_read}};
 	collected c = {g_string_new(NULL)};
-	lp_sched_sink sink = {&c, collect};
+	lp_sched_sink sink = {.ctx = &c, .refs = collect};
 	lp_error err = {0};
 	int rc = lp_schedule_run(&in, opt, &sink, rep, &err);
 	cr_assert_eq(rc, 0, "%s", err.msg);
@@ -176,7 +176,7 @@ Test(schedule, missing_creator)
 	lp_sched_file files[] = {{"d/1/2", 0, 2}};
 	lp_sched_input in = {units, 1, files, 1, {&m, mem_read}};
 	collected c = {g_string_new(NULL)};
-	lp_sched_sink sink = {&c, collect};
+	lp_sched_sink sink = {.ctx = &c, .refs = collect};
 	lp_sched_options opt = {.policy = LP_SCHED_RR, .quantum = 2, .cpus = 1};
 	lp_sched_report rep;
 	lp_error err = {0};
@@ -204,7 +204,7 @@ Test(schedule, as_traced_ties_and_units)
 	lp_sched_file files[] = {{"kernel", SIZE_MAX, 0}, {"1/1", 0, 1}, {"3/3", 2, 3}};
 	lp_sched_input in = {units, 3, files, 3, {&m, mem_read}};
 	collected c = {g_string_new(NULL)};
-	lp_sched_sink sink = {&c, collect};
+	lp_sched_sink sink = {.ctx = &c, .refs = collect};
 	lp_sched_options opt = {.policy = LP_SCHED_AS_TRACED};
 	lp_sched_report rep;
 	lp_error err = {0};
