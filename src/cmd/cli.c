@@ -65,8 +65,7 @@ bool cli_level_apply(const char *text, const char *output, enum lp_compress comp
 	enum lp_compress codec = lp_compress_for(output, compress);
 	int lowest, highest;
 	if (!lp_compress_levels(codec, &lowest, &highest)) {
-		cli_usage_error("--level goes with a compressed output (a name ending in .gz or "
-				".zst, or --compress gzip or zstd)");
+		cli_usage_error("--level goes with a compressed output (gzip or zstd)");
 		return false;
 	}
 	if (v < lowest || v > highest) {
