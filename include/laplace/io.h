@@ -3,6 +3,7 @@
 #ifndef LAPLACE_IO_H
 #define LAPLACE_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -57,6 +58,13 @@ lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error 
  * written through, a symbolic link there is replaced. */
 lp_output *lp_output_open_in(int dir_fd, const char *path, enum lp_compress compress,
 			     lp_error *err);
+/* The compression level the two above leave to the codec's default (chosen
+ * for speed); the _level forms take one in lp_compress_levels's range. */
+#define LP_LEVEL_DEFAULT (-1)
+lp_output *lp_output_open_level(const char *path, enum lp_compress compress, int level,
+				lp_error *err);
+lp_output *lp_output_open_in_level(int dir_fd, const char *path, enum lp_compress compress,
+				   int level, lp_error *err);
 /* Buffered write; returns 0 or an lp_status with err set. */
 int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err);
 /* End an output once the run has written it (rc, the writing's status):
@@ -86,5 +94,10 @@ int lp_check_output_in(int dir_fd, const char *output, const char *const *inputs
 
 /* Parse "gz"/"gzip", "zst"/"zstd", "none" for --compress; -1 if unknown. */
 int lp_compress_parse(const char *s);
+/* The codec an output named path (NULL: standard output) gets under
+ * compress: compress itself, or under LP_COMPRESS_AUTO the suffix's. */
+enum lp_compress lp_compress_for(const char *path, enum lp_compress compress);
+/* The levels codec accepts, in [*lowest, *highest]; false for no codec. */
+bool lp_compress_levels(enum lp_compress codec, int *lowest, int *highest);
 
 #endif

@@ -29,6 +29,7 @@ typedef struct lp_merge_job {
 				  * followed (laplace/staging.h) */
 	bool force;              /* per-process: replace an existing directory */
 	enum lp_compress compress; /* basic output */
+	int level;               /* its compression level, or LP_LEVEL_DEFAULT */
 	enum lp_form form;       /* basic output (laplace-formats(5), "FORMS
 				  * FOR SIMULATORS") */
 	const char *stats_path;  /* the statistics as YAML, or NULL; published

@@ -52,6 +52,32 @@ bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv)
 	return true;
 }
 
+bool cli_level_apply(const char *text, const char *output, enum lp_compress compress,
+		     int *level)
+{
+	*level = LP_LEVEL_DEFAULT;
+	if (!text)
+		return true;
+	gint64 v;
+	if (!g_ascii_string_to_signed(text, 10, G_MININT, G_MAXINT, &v, NULL)) {
+		cli_usage_error("--level must be a number, not '%s'", text);
+		return false;
+	}
+	enum lp_compress codec = lp_compress_for(output, compress);
+	int lowest, highest;
+	if (!lp_compress_levels(codec, &lowest, &highest)) {
+		cli_usage_error("--level goes with a compressed output (gzip or zstd)");
+		return false;
+	}
+	if (v < lowest || v > highest) {
+		cli_usage_error("--level must be %d to %d for %s, not %s", lowest, highest,
+				codec == LP_COMPRESS_GZIP ? "gzip" : "zstd", text);
+		return false;
+	}
+	*level = (int)v;
+	return true;
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;

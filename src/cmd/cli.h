@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "laplace/error.h"
+#include "laplace/io.h"
 #include "laplace/job.h"
 #include "laplace/merge.h"
 
@@ -22,6 +23,12 @@ void cli_add_sync_option(GOptionContext *ctx);
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv);
 /* cli_parse, then require exactly one input argument (argv[1]). */
 bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv);
+/* --level TEXT (NULL when not given) for the output named output (NULL:
+ * standard output) under compress: the level into *level, LP_LEVEL_DEFAULT
+ * without one; on a usage error (not a number, no codec, out of the
+ * codec's range) print it and return false. */
+bool cli_level_apply(const char *text, const char *output, enum lp_compress compress,
+		     int *level);
 /* "laplace CMD: message" on stderr, then a hint to --help; returns LP_EUSAGE. */
 int cli_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Report err on stderr and return its status. */

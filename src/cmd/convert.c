@@ -26,6 +26,7 @@ typedef struct convert_request {
 	bool to_basic;                 /* --to basic: a basic merge stream */
 	bool from_bin;                 /* --from bin: the input must be one */
 	enum lp_compress compress;
+	int level;
 	bool strict;                   /* a torn last record is an error */
 } convert_request;
 
@@ -56,7 +57,7 @@ static int convert_ref(const convert_request *rq, lp_error *err)
 	lp_ref_reader *reader = lp_ref_reader_open(rq->input, rq->ref_format, rq->endian, err);
 	if (!reader)
 		return err->status;
-	lp_output *out = lp_output_open(rq->output, rq->compress, err);
+	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
 	if (!out) {
 		lp_ref_reader_close(reader);
 		return err->status;
@@ -83,7 +84,7 @@ static int convert_legacy(const convert_request *rq, enum lp_legacy_format forma
 	lp_byte_source *src = lp_byte_source_open(rq->input, err);
 	if (!src)
 		return err->status;
-	lp_output *out = lp_output_open(rq->output, rq->compress, err);
+	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
 	if (!out) {
 		lp_byte_source_close(src);
 		return err->status;
@@ -126,7 +127,7 @@ static int convert_page_image(const convert_request *rq, lp_error *err)
 	lp_byte_source *src = lp_byte_source_open(rq->input, err);
 	if (!src)
 		return err->status;
-	lp_output *out = lp_output_open(rq->output, rq->compress, err);
+	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
 	if (!out) {
 		lp_byte_source_close(src);
 		return err->status;
@@ -152,7 +153,7 @@ static int convert_basic(const convert_request *rq, lp_error *err)
 		lp_basic_close(reader);
 		return err->status;
 	}
-	lp_output *out = lp_output_open(rq->output, rq->compress, err);
+	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
 	if (!out) {
 		lp_basic_close(reader);
 		return err->status;
@@ -209,7 +210,7 @@ int cmd_convert(int argc, char **argv)
 {
 	cli_set_command("laplace convert");
 	gchar *from = NULL, *to = NULL, *ref_format = NULL, *endian = NULL;
-	gchar *output = NULL, *compress = NULL;
+	gchar *output = NULL, *compress = NULL, *level = NULL;
 	gboolean strict = FALSE;
 	GOptionEntry entries[] = {
 		{"to", 0, 0, G_OPTION_ARG_STRING, &to,
@@ -226,6 +227,8 @@ int cmd_convert(int argc, char **argv)
 		 "Write to FILE (default: standard output)", "FILE"},
 		{"compress", 0, 0, G_OPTION_ARG_STRING, &compress,
 		 "Compress the output: gzip, zstd or none (default: by the name's suffix)", "METHOD"},
+		{"level", 0, 0, G_OPTION_ARG_STRING, &level,
+		 "Compression level: gzip 0-3 (default 1), zstd 1-19 (default 1)", "N"},
 		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
 		 "Treat a torn last binary record as an error", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -301,6 +304,8 @@ int cmd_convert(int argc, char **argv)
 		cli_usage_error("--compress must be gzip, zstd or none, not '%s'", compress);
 		goto out;
 	}
+	if (!cli_level_apply(level, output, rq.compress, &rq.level))
+		goto out;
 	rq.input = argv[1];
 	rq.output = output;
 	rq.strict = strict;
@@ -319,5 +324,6 @@ out:
 	g_free(endian);
 	g_free(output);
 	g_free(compress);
+	g_free(level);
 	return rc;
 }

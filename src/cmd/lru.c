@@ -14,7 +14,7 @@
 int cmd_lru(int argc, char **argv)
 {
 	cli_set_command("laplace lru");
-	gchar *frames_arg = NULL, *from = NULL, *to = NULL, *output = NULL;
+	gchar *frames_arg = NULL, *from = NULL, *to = NULL, *output = NULL, *level_arg = NULL;
 	gboolean strict = FALSE;
 	GOptionEntry entries[] = {
 		{"frames", 'm', 0, G_OPTION_ARG_STRING, &frames_arg,
@@ -26,6 +26,8 @@ int cmd_lru(int argc, char **argv)
 		 "or text", "FORM"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
 		 "Write to FILE (default: standard output)", "FILE"},
+		{"level", 0, 0, G_OPTION_ARG_STRING, &level_arg,
+		 "Compression level of FILE.gz (0-3, default 1) or FILE.zst (1-19, default 1)", "N"},
 		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
 		 "Treat a torn last page-image record as an error", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -75,6 +77,9 @@ int cmd_lru(int argc, char **argv)
 				"does not have; use --to text");
 		goto out;
 	}
+	int level;
+	if (!cli_level_apply(level_arg, output, LP_COMPRESS_AUTO, &level))
+		goto out;
 	if (page_image && frames > UINT32_MAX) {
 		cli_usage_error("--frames must be at most %" PRIu32 " for page-image traces",
 				UINT32_MAX);
@@ -90,7 +95,7 @@ int cmd_lru(int argc, char **argv)
 		rc = cli_fail(&err);
 		goto out;
 	}
-	lp_output *out = lp_output_open(output, LP_COMPRESS_AUTO, &err);
+	lp_output *out = lp_output_open_level(output, LP_COMPRESS_AUTO, level, &err);
 	if (!out) {
 		lp_byte_source_close(src);
 		rc = cli_fail(&err);
@@ -115,5 +120,6 @@ out:
 	g_free(from);
 	g_free(to);
 	g_free(output);
+	g_free(level_arg);
 	return rc;
 }

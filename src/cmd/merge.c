@@ -12,7 +12,7 @@ int cmd_merge(int argc, char **argv)
 {
 	cli_set_command("laplace merge");
 	gchar *stats_path = NULL, *output = NULL, *per_process = NULL, *compress = NULL;
-	gchar *by = NULL, *form = NULL;
+	gchar *by = NULL, *form = NULL, *level = NULL;
 	gboolean user_only = FALSE, quiet = FALSE, force = FALSE;
 	gint threads = -1;
 	cli_capture capture = {0};
@@ -37,6 +37,8 @@ int cmd_merge(int argc, char **argv)
 		{"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
 		 "Read, merge and write in N threads; 1: all in one (default: the processors "
 		 "available)", "N"},
+		{"level", 0, 0, G_OPTION_ARG_STRING, &level,
+		 "Compression level: gzip 0-3 (default 1), zstd 1-19 (default 1)", "N"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
 		 "Do not print the statistics summary", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -71,6 +73,8 @@ int cmd_merge(int argc, char **argv)
 		cli_usage_error("-j must be at least 1, not %d", threads);
 		goto out;
 	}
+	if (!cli_level_apply(level, per_process ? NULL : output, job.compress, &job.level))
+		goto out;
 	if (per_process && output) {
 		cli_usage_error("-o and --per-process exclude each other");
 		goto out;
@@ -129,5 +133,6 @@ out:
 	g_free(compress);
 	g_free(by);
 	g_free(form);
+	g_free(level);
 	return rc;
 }

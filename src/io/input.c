@@ -1,6 +1,13 @@
 /* Input byte streams: a file or standard input, with gzip and zstd content
  * decompressed on the fly. The compression is told by magic bytes, so a
- * renamed or piped file is read correctly. */
+ * renamed or piped file is read correctly.
+ *
+ * An input opened with the default buffer decompresses on a thread of its
+ * own, a chunk ahead of its reader: a small fixed ring of chunks goes to
+ * the reader full and comes back empty. The thread decodes exactly as the
+ * reader would (decode below); a chunk whose decoding failed carries the
+ * error instead of its bytes, so the reader sees the same bytes, then the
+ * same error, as without the thread. */
 #include "laplace/io.h"
 
 #include <errno.h>
@@ -9,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 #include <zstd.h>
 
 #include <glib.h>
@@ -18,7 +25,20 @@
 #define INPUT_BUFFER_SIZE (1u << 20)
 #endif
 
+/* Chunks between the decompressing thread and the reader: one being
+ * read, one being filled, one spare. */
+#define INPUT_RING 3
+
 enum input_codec { CODEC_NONE, CODEC_GZIP, CODEC_ZSTD };
+
+/* Decompressed bytes on their way to the reader. last: nothing follows,
+ * the input ended or failed (failed: the error is in err_thread). */
+typedef struct in_chunk {
+	unsigned char *data;
+	size_t len, pos;
+	uint64_t file_offset; /* compressed bytes consumed once it was full */
+	bool last, failed;
+} in_chunk;
 
 struct lp_input {
 	int fd;
@@ -32,12 +52,24 @@ struct lp_input {
 	bool raw_eof;
 	uint64_t raw_total;   /* bytes read from fd so far */
 	int64_t file_size;
-	/* gzip: a member is in progress (between its header and its end). */
-	z_stream zs;
+	/* gzip, through ISA-L's inflate (faster than zlib's): a member is in
+	 * progress (between its header and its end). */
+	struct inflate_state *gz;
 	bool gz_in_member;
 	ZSTD_DStream *zds;
 	size_t zstd_pending;  /* last ZSTD_decompressStream result: 0 between frames */
 	bool done;
+	/* The decompressing thread, when there is one: chunks go to the reader
+	 * through full and come back through empty; current is the one being
+	 * read. Once the reader has the last chunk, the thread has ended. */
+	GThread *decoder;
+	GAsyncQueue *full, *empty;
+	in_chunk chunks[INPUT_RING];
+	in_chunk *current;
+	bool decoder_ended;
+	gint stop;            /* the reader closes early: the thread ends */
+	lp_error err_thread;
+	uint64_t offset_read; /* lp_input_file_offset under the thread */
 };
 
 static int read_failed(lp_input *in, lp_error *err)
@@ -84,12 +116,11 @@ static int corrupt(lp_input *in, const char *codec, const char *what, lp_error *
 	return lp_fail(err, LP_EINPUT, "%s: corrupt %s data: %s", in->name, codec, what);
 }
 
-lp_input *lp_input_open(const char *path, lp_error *err)
-{
-	return lp_input_open_sized(path, INPUT_BUFFER_SIZE, err);
-}
+static void start_decoder(lp_input *in);
 
-lp_input *lp_input_open_sized(const char *path, size_t buffer_size, lp_error *err)
+/* Open path with a raw buffer of buffer_size bytes; threaded: compressed
+ * content is decompressed on a thread of its own. */
+static lp_input *open_input(const char *path, size_t buffer_size, bool threaded, lp_error *err)
 {
 	bool is_stdin = !strcmp(path, "-");
 	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
@@ -118,12 +149,8 @@ lp_input *lp_input_open_sized(const char *path, size_t buffer_size, lp_error *er
 	const unsigned char *m = in->raw;
 	if (in->raw_len >= 2 && m[0] == 0x1f && m[1] == 0x8b) {
 		in->codec = CODEC_GZIP;
-		/* 15 + 16: a gzip wrapper, not zlib or raw deflate. */
-		if (inflateInit2(&in->zs, 15 + 16) != Z_OK) {
-			lp_fail(err, LP_EIO, "%s: cannot start gzip decompression", in->name);
-			lp_input_close(in);
-			return NULL;
-		}
+		in->gz = g_new(struct inflate_state, 1);
+		isal_inflate_init(in->gz);
 	} else if (in->raw_len >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd) {
 		in->codec = CODEC_ZSTD;
 		in->zds = ZSTD_createDStream();
@@ -133,7 +160,23 @@ lp_input *lp_input_open_sized(const char *path, size_t buffer_size, lp_error *er
 			return NULL;
 		}
 	}
+	if (threaded && in->codec != CODEC_NONE)
+		start_decoder(in);
 	return in;
+}
+
+/* The one input of a reader (a capture's REF or KERN, a file converted):
+ * worth a thread. */
+lp_input *lp_input_open(const char *path, lp_error *err)
+{
+	return open_input(path, INPUT_BUFFER_SIZE, true, err);
+}
+
+/* One of many inputs open at once (a directory of task files): a thread
+ * each, and its chunks, would cost more than they give. */
+lp_input *lp_input_open_sized(const char *path, size_t buffer_size, lp_error *err)
+{
+	return open_input(path, buffer_size, false, err);
 }
 
 static ssize_t read_plain(lp_input *in, unsigned char *buf, size_t n, lp_error *err)
@@ -158,8 +201,25 @@ static ssize_t read_plain(lp_input *in, unsigned char *buf, size_t n, lp_error *
 	return (ssize_t)got;
 }
 
+/* What is wrong with gzip data, by isal_inflate's status; the wording is
+ * zlib's where it has one. */
+static const char *gzip_fault(int status)
+{
+	switch (status) {
+	case ISAL_INVALID_BLOCK: return "invalid block";
+	case ISAL_INVALID_SYMBOL: return "invalid code";
+	case ISAL_INVALID_LOOKBACK: return "invalid distance too far back";
+	case ISAL_INVALID_WRAPPER: return "incorrect header check";
+	case ISAL_UNSUPPORTED_METHOD: return "unknown compression method";
+	case ISAL_INCORRECT_CHECKSUM: return "incorrect data check";
+	case ISAL_NEED_DICT: return "needs a dictionary";
+	default: return "cannot decompress";
+	}
+}
+
 static ssize_t read_gzip(lp_input *in, unsigned char *buf, size_t n, lp_error *err)
 {
+	struct inflate_state *gz = in->gz;
 	size_t got = 0;
 	while (got < n) {
 		if (refill_raw(in, err) < 0)
@@ -172,22 +232,23 @@ static ssize_t read_gzip(lp_input *in, unsigned char *buf, size_t n, lp_error *e
 		}
 		if (!in->gz_in_member) {
 			/* Another member follows (gzip allows concatenation). */
-			if (inflateReset(&in->zs) != Z_OK)
-				return corrupt(in, "gzip", "cannot restart", err), -1;
+			isal_inflate_reset(gz);
+			gz->crc_flag = ISAL_GZIP;
 			in->gz_in_member = true;
 		}
-		in->zs.next_in = in->raw + in->raw_pos;
-		in->zs.avail_in = (uInt)avail;
-		in->zs.next_out = buf + got;
-		in->zs.avail_out = (uInt)MIN(n - got, (size_t)UINT32_MAX);
-		uInt out_before = in->zs.avail_out;
-		int zr = inflate(&in->zs, Z_NO_FLUSH);
-		in->raw_pos += avail - in->zs.avail_in;
-		got += out_before - in->zs.avail_out;
-		if (zr == Z_STREAM_END)
+		gz->next_in = in->raw + in->raw_pos;
+		gz->avail_in = (uint32_t)avail; /* the raw buffer is far smaller */
+		gz->next_out = buf + got;
+		gz->avail_out = (uint32_t)MIN(n - got, (size_t)UINT32_MAX);
+		uint32_t out_before = gz->avail_out;
+		int status = isal_inflate(gz);
+		if (status < 0 || status == ISAL_NEED_DICT)
+			return corrupt(in, "gzip", gzip_fault(status), err), -1;
+		/* At a member's end, bytes read ahead are handed back in avail_in. */
+		in->raw_pos += avail - gz->avail_in;
+		got += out_before - gz->avail_out;
+		if (gz->block_state == ISAL_BLOCK_FINISH)
 			in->gz_in_member = false;
-		else if (zr != Z_OK && zr != Z_BUF_ERROR)
-			return corrupt(in, "gzip", in->zs.msg ? in->zs.msg : zError(zr), err), -1;
 	}
 	return (ssize_t)got;
 }
@@ -215,16 +276,94 @@ static ssize_t read_zstd(lp_input *in, unsigned char *buf, size_t n, lp_error *e
 	return (ssize_t)out.pos;
 }
 
+/* Up to n bytes of content, short only at the end: the decoding itself. */
+static ssize_t decode(lp_input *in, void *buf, size_t n, lp_error *err)
+{
+	switch (in->codec) {
+	case CODEC_GZIP: return read_gzip(in, buf, n, err);
+	case CODEC_ZSTD: return read_zstd(in, buf, n, err);
+	default: return read_plain(in, buf, n, err);
+	}
+}
+
+static gpointer decoder_main(gpointer data)
+{
+	lp_input *in = data;
+	for (;;) {
+		in_chunk *c = g_async_queue_pop(in->empty);
+		ssize_t r = g_atomic_int_get(&in->stop) ? 0
+			  : decode(in, c->data, in->raw_size, &in->err_thread);
+		c->failed = r < 0;
+		c->len = r < 0 ? 0 : (size_t)r;
+		c->pos = 0;
+		c->file_offset = in->raw_total - (in->raw_len - in->raw_pos);
+		c->last = c->failed || c->len < in->raw_size;
+		g_async_queue_push(in->full, c);
+		if (c->last)
+			return NULL;
+	}
+}
+
+static void start_decoder(lp_input *in)
+{
+	in->full = g_async_queue_new();
+	in->empty = g_async_queue_new();
+	for (size_t i = 0; i < INPUT_RING; i++) {
+		in->chunks[i].data = g_malloc(in->raw_size);
+		g_async_queue_push(in->empty, &in->chunks[i]);
+	}
+	in->decoder = g_thread_new("laplace-input", decoder_main, in);
+}
+
+/* lp_input_read from the decompressing thread's chunks. */
+static ssize_t read_chunks(lp_input *in, unsigned char *buf, size_t n, lp_error *err)
+{
+	size_t got = 0;
+	while (got < n) {
+		if (!in->current) {
+			in->current = g_async_queue_pop(in->full);
+			in->decoder_ended = in->current->last;
+			in->offset_read = in->current->file_offset;
+		}
+		in_chunk *c = in->current;
+		if (c->failed) {
+			if (err)
+				*err = in->err_thread;
+			return -1;
+		}
+		size_t take = MIN(n - got, c->len - c->pos);
+		memcpy(buf + got, c->data + c->pos, take);
+		c->pos += take;
+		got += take;
+		if (c->pos < c->len)
+			continue;
+		if (c->last)
+			break;
+		g_async_queue_push(in->empty, c);
+		in->current = NULL;
+	}
+	return (ssize_t)got;
+}
+
+/* Stop the decompressing thread: hand back every chunk until the last. */
+static void stop_decoder(lp_input *in)
+{
+	g_atomic_int_set(&in->stop, 1);
+	while (!in->decoder_ended) {
+		if (in->current)
+			g_async_queue_push(in->empty, in->current);
+		in->current = g_async_queue_pop(in->full);
+		in->decoder_ended = in->current->last;
+	}
+	g_thread_join(in->decoder);
+	in->decoder = NULL;
+}
+
 ssize_t lp_input_read(lp_input *in, void *buf, size_t n, lp_error *err)
 {
 	if (in->done || n == 0)
 		return 0;
-	ssize_t r;
-	switch (in->codec) {
-	case CODEC_GZIP: r = read_gzip(in, buf, n, err); break;
-	case CODEC_ZSTD: r = read_zstd(in, buf, n, err); break;
-	default: r = read_plain(in, buf, n, err); break;
-	}
+	ssize_t r = in->decoder ? read_chunks(in, buf, n, err) : decode(in, buf, n, err);
 	if (r >= 0 && (size_t)r < n)
 		in->done = true;
 	return r;
@@ -263,6 +402,8 @@ int64_t lp_input_file_size(const lp_input *in) { return in->file_size; }
 
 uint64_t lp_input_file_offset(const lp_input *in)
 {
+	if (in->decoder)
+		return in->offset_read;
 	return in->raw_total - (in->raw_len - in->raw_pos);
 }
 
@@ -270,8 +411,15 @@ void lp_input_close(lp_input *in)
 {
 	if (!in)
 		return;
-	if (in->codec == CODEC_GZIP)
-		inflateEnd(&in->zs);
+	if (in->decoder)
+		stop_decoder(in);
+	if (in->full) {
+		g_async_queue_unref(in->full);
+		g_async_queue_unref(in->empty);
+	}
+	for (size_t i = 0; i < INPUT_RING; i++)
+		g_free(in->chunks[i].data);
+	g_free(in->gz);
 	ZSTD_freeDStream(in->zds);
 	if (in->own_fd)
 		close(in->fd);

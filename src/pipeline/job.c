@@ -15,6 +15,7 @@ void lp_merge_job_init(lp_merge_job *job)
 		.endian = LP_LITTLE,
 		.page_offset = LP_DEFAULT_PAGE_OFFSET,
 		.compress = LP_COMPRESS_AUTO,
+		.level = LP_LEVEL_DEFAULT,
 		.output_dir_fd = AT_FDCWD,
 	};
 }
@@ -72,8 +73,9 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 		sink = &lp_procdir_sink_ops;
 		sink_ctx = procdir;
 	} else {
-		out = confined ? lp_output_open_in(job->output_dir_fd, output, job->compress, err)
-			       : lp_output_open(job->output, job->compress, err);
+		out = confined ? lp_output_open_in_level(job->output_dir_fd, output, job->compress,
+							 job->level, err)
+			       : lp_output_open_level(job->output, job->compress, job->level, err);
 		if (!out) {
 			rc = err->status;
 			goto done;

@@ -604,3 +604,74 @@ Test(staging, temporary_names)
 	g_free(file);
 	g_free(dir);
 }
+
+/* A compressed output to /dev/full: the write fails on the compressing
+ * thread, and the caller hears of it (at a later write or at the commit),
+ * with the device's error. */
+static void compressed_dev_full(enum lp_compress compress)
+{
+	GByteArray *data = pattern(4000000); /* mostly random: > 1 MiB compressed */
+	lp_output *out = lp_output_open("/dev/full", compress, &err);
+	cr_assert_not_null(out, "%s", err.msg);
+	int rc = 0;
+	for (size_t i = 0; !rc && i < data->len; i += 100000)
+		rc = lp_output_write(out, data->data + i, MIN(100000, data->len - i), &err);
+	if (rc)
+		lp_output_abort(out);
+	else
+		rc = lp_output_commit(out, &err);
+	cr_assert_eq(rc, LP_EIO);
+	cr_assert_str_eq(err.msg, "cannot write /dev/full: No space left on device");
+	g_byte_array_unref(data);
+}
+
+Test(io, gzip_output_thread_failure_reaches_caller) { compressed_dev_full(LP_COMPRESS_GZIP); }
+Test(io, zstd_output_thread_failure_reaches_caller) { compressed_dev_full(LP_COMPRESS_ZSTD); }
+
+/* Closing a compressed input long before its end stops its decompressing
+ * thread, which is chunks ahead (ASan and the test's end would show a
+ * leak or a hang). */
+Test(io, compressed_input_closed_early)
+{
+	GByteArray *data = pattern(6000000);
+	GByteArray *z = scratch_zstd(data->data, data->len);
+	char *p = scratch_file(dir, "early.zst", z->data, z->len);
+	lp_input *in = lp_input_open(p, &err);
+	cr_assert_not_null(in, "%s", err.msg);
+	unsigned char buf[100];
+	cr_assert_eq(lp_input_read(in, buf, sizeof buf, &err), (ssize_t)sizeof buf);
+	cr_assert(memcmp(buf, data->data, sizeof buf) == 0);
+	lp_input_close(in);
+	g_byte_array_unref(z);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+/* An output's level reaches the codec: gzip level 0 (igzip's fastest)
+ * writes a larger file of text than level 3, and both read back. */
+Test(io, gzip_levels_differ)
+{
+	GString *text = g_string_new(NULL);
+	for (int i = 0; i < 200000; i++)
+		g_string_append_printf(text, "%d %x\n", i % 97, i * 7919);
+	gsize sizes[2];
+	int levels[2] = {0, 3};
+	for (int k = 0; k < 2; k++) {
+		char *p = path_of(k ? "l3.gz" : "l0.gz");
+		lp_output *out = lp_output_open_level(p, LP_COMPRESS_AUTO, levels[k], &err);
+		cr_assert_not_null(out, "%s", err.msg);
+		cr_assert_eq(lp_output_write(out, text->str, text->len, &err), 0);
+		cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+		int status;
+		GByteArray *got = read_all(p, 65536, &status);
+		cr_assert_eq(status, 0, "%s", err.msg);
+		assert_bytes(got, text->str, text->len);
+		g_byte_array_unref(got);
+		struct stat st;
+		cr_assert_eq(stat(p, &st), 0);
+		sizes[k] = (gsize)st.st_size;
+		g_free(p);
+	}
+	cr_assert_gt(sizes[0], sizes[1], "level 0: %zu bytes, level 3: %zu", sizes[0], sizes[1]);
+	g_string_free(text, TRUE);
+}
