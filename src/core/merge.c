@@ -853,7 +853,7 @@ static uint64_t kernel_page(lp_merge *m, uint32_t address)
  * footprint larger than the caches nearly every reference's translation
  * is a cache (and TLB) miss; asked for this many references early, the
  * misses overlap instead of stalling one after another. */
-#define PREFETCH_AHEAD 16
+#define PREFETCH_AHEAD 64
 /* Below this many pages numbered so far the translations fit the caches
  * and prefetching only costs (9% more instructions on a gen capture of
  * 5,000 pages). 2^17 pages' translations take 1 MiB. */
