@@ -3,8 +3,10 @@
  * to the end has one record per line and no line over 4096 bytes; auto
  * detection agrees with the text reader on a short first line; what was
  * read survives the writer in either form and byte order, compressed or
- * not. The input's size picks the form, byte order and compression of the
- * round trip, so that the input itself stays plain text. */
+ * not; cut into chunks of lines and parsed apart (merge -j's way), it
+ * reads the same references and fails with the same message. The input's
+ * size picks the form, byte order and compression of the round trip, so
+ * that the input itself stays plain text. */
 #include "fuzz_refs.h"
 
 #include "laplace/inbuf.h"
@@ -35,6 +37,60 @@ static void check_lines(const uint8_t *data, size_t size, size_t records)
 	FUZZ_CHECK(longest <= LP_LINE_MAX);
 }
 
+/* The reader's failure message, or NULL when it reads to the end. */
+static char *reader_failure(const char *path)
+{
+	lp_error err;
+	lp_ref_reader *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
+	FUZZ_CHECK(r);
+	lp_ref buf[64];
+	ssize_t n;
+	while ((n = lp_ref_reader_read(r, buf, 64, &err)) > 0)
+		;
+	lp_ref_reader_close(r);
+	return n < 0 ? g_strdup(err.msg) : NULL;
+}
+
+/* Chunks of 7 lines, parsed apart: the same references, the same end. */
+static void check_chunks(const char *path, const GArray *refs, bool read_whole)
+{
+	lp_error err;
+	lp_ref_reader *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
+	if (!r) {
+		/* A compressed input that does not start right. */
+		FUZZ_CHECK(!read_whole);
+		return;
+	}
+	lp_text_chunk c = {0};
+	lp_ref buf[7];
+	size_t total = 0;
+	bool failed = false;
+	for (;;) {
+		ssize_t n = lp_ref_reader_take_lines(r, &c, 7, &err);
+		if (n < 0 || (n == 0 && !c.long_line)) {
+			failed = n < 0;
+			break;
+		}
+		if (lp_ref_parse_lines(lp_ref_reader_name(r), &c, buf, &err) < 0) {
+			failed = true;
+			break;
+		}
+		size_t common = MIN((size_t)n, refs->len > total ? refs->len - total : 0);
+		FUZZ_CHECK(!common || fuzz_same_refs(buf, &g_array_index(refs, lp_ref, total), common));
+		total += (size_t)n;
+	}
+	FUZZ_CHECK(failed == !read_whole);
+	if (read_whole) {
+		FUZZ_CHECK(total == refs->len);
+	} else {
+		char *msg = reader_failure(path);
+		FUZZ_CHECK(msg && !strcmp(msg, err.msg));
+		g_free(msg);
+	}
+	lp_text_chunk_free(&c);
+	lp_ref_reader_close(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = fuzz_file(data, size);
@@ -45,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = fuzz_read_refs(path, LP_REF_TEXT, LP_LITTLE, refs, &detected, &torn);
 	if (rc == 0 && plain)
 		check_lines(data, size, refs->len);
+	check_chunks(path, refs, rc == 0);
 
 	/* 1.3: the first line, when it ends within 64 bytes, decides alone. */
 	if (plain) {
