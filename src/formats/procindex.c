@@ -14,6 +14,7 @@
 #include "laplace/refio.h"
 #include "laplace/numbers.h"
 #include "laplace/yamlout.h"
+#include "laplace/yamlload.h"
 
 typedef struct reader {
 	yaml_document_t doc;
@@ -240,20 +241,10 @@ lp_index *lp_index_read(const char *dir, lp_error *err)
 		g_free(name);
 		return NULL;
 	}
-	yaml_parser_t parser;
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	reader r = {.name = name, .err = err};
 	lp_index *ix = g_new0(lp_index, 1);
-	int rc;
-	if (!yaml_parser_load(&parser, &r.doc)) {
-		rc = lp_fail(err, LP_EINPUT, "%s:%zu: not YAML: %s", name, parser.problem_mark.line + 1,
-			     parser.problem ? parser.problem : "parse error");
-	} else {
-		rc = get_index(&r, ix);
-		yaml_document_delete(&r.doc);
-	}
-	yaml_parser_delete(&parser);
+	int rc = lp_yaml_load(name, text, len, &r.doc, err) ? -1 : get_index(&r, ix);
+	yaml_document_delete(&r.doc);
 	g_free(text);
 	g_free(name);
 	if (rc) {

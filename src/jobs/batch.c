@@ -14,6 +14,7 @@
 
 #include "laplace/staging.h"
 #include "laplace/numbers.h"
+#include "laplace/yamlload.h"
 
 /* Reports are small: a few hundred bytes a job. */
 #define REPORT_MAX_BYTES (256u << 20)
@@ -74,18 +75,8 @@ int lp_batch_report_load(const char *path, lp_batch_report **out, lp_error *err)
 		return r;
 	lp_batch_report *report = g_new0(lp_batch_report, 1);
 	report->entries = g_hash_table_new(g_direct_hash, g_direct_equal);
-	yaml_parser_t parser;
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	bool loaded = yaml_parser_load(&parser, &report->doc);
-	if (!loaded) {
-		r = lp_fail(err, LP_EINPUT, "%s:%zu: %s", path, parser.problem_mark.line + 1,
-			    parser.problem ? parser.problem : "not YAML");
-		/* An empty document, for lp_batch_report_free to delete. */
-		memset(&report->doc, 0, sizeof report->doc);
-		yaml_document_initialize(&report->doc, NULL, NULL, NULL, 1, 1);
-	}
-	yaml_parser_delete(&parser);
+	r = lp_yaml_load(path, text, len, &report->doc, err);
+	bool loaded = !r;
 	g_free(text);
 	yaml_document_t *doc = &report->doc;
 	yaml_node_t *top = loaded ? yaml_document_get_root_node(doc) : NULL;

@@ -19,6 +19,7 @@
 
 #include "laplace/inbuf.h"
 #include "laplace/numbers.h"
+#include "laplace/yamlload.h"
 
 const char *const lp_job_state_names[LP_JOB_STATE_COUNT] = {"queued", "running", "done",
 							     "failed"};
@@ -58,11 +59,8 @@ static GHashTable *read_mapping(int dir_fd, const char *file)
 	if (r)
 		return NULL;
 	GHashTable *values = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-	yaml_parser_t parser;
 	yaml_document_t doc;
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (yaml_parser_load(&parser, &doc)) {
+	if (!lp_yaml_load(file, text, len, &doc, NULL)) {
 		yaml_node_t *root = yaml_document_get_root_node(&doc);
 		for (yaml_node_pair_t *p = root && root->type == YAML_MAPPING_NODE
 						   ? root->data.mapping.pairs.start : NULL;
@@ -73,9 +71,8 @@ static GHashTable *read_mapping(int dir_fd, const char *file)
 				g_hash_table_insert(values, g_strdup((char *)k->data.scalar.value),
 						    g_strdup((char *)v->data.scalar.value));
 		}
-		yaml_document_delete(&doc);
 	}
-	yaml_parser_delete(&parser);
+	yaml_document_delete(&doc);
 	g_free(text);
 	return values;
 }

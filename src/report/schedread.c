@@ -8,6 +8,7 @@
 
 #include "laplace/inbuf.h"
 #include "laplace/numbers.h"
+#include "laplace/yamlload.h"
 
 /* A schedule report has a line per unit; a directory of 100000 tasks
  * writes about 10 MB. */
@@ -136,20 +137,10 @@ int lp_report_read_schedule(lp_report *rep, const char *path, lp_error *err)
 	size_t len = 0;
 	if (lp_read_small_file(path, true, SCHEDULE_MAX_BYTES, "schedule report", &text, &len, err))
 		return err->status;
-	yaml_parser_t parser;
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	reader r = {.name = path, .err = err};
 	lp_report_schedule *sc = g_new0(lp_report_schedule, 1);
-	int rc;
-	if (!yaml_parser_load(&parser, &r.doc)) {
-		rc = lp_fail(err, LP_EINPUT, "%s:%zu: not YAML: %s", path, parser.problem_mark.line + 1,
-			     parser.problem ? parser.problem : "parse error");
-	} else {
-		rc = get_schedule(&r, sc) ? err->status : 0;
-		yaml_document_delete(&r.doc);
-	}
-	yaml_parser_delete(&parser);
+	int rc = lp_yaml_load(path, text, len, &r.doc, err) || get_schedule(&r, sc) ? err->status : 0;
+	yaml_document_delete(&r.doc);
 	g_free(text);
 	if (rc) {
 		g_free(sc->policy);
