@@ -117,20 +117,16 @@ static int summarize(const lp_batch *b)
 	lp_batch_count(b, &c);
 	cli_table *t = cli_table_new();
 	cli_table_row(t, "  succeeded");
-	cli_table_count(t, c.succeeded);
-	cli_table_percent(t, c.succeeded, b->njobs);
+	cli_table_share(t, c.succeeded, b->njobs);
 	if (c.done_before) {
 		cli_table_row(t, "    done before");
-		cli_table_count(t, c.done_before);
-		cli_table_percent(t, c.done_before, b->njobs);
+		cli_table_share(t, c.done_before, b->njobs);
 	}
 	cli_table_row(t, "  failed");
-	cli_table_count(t, c.failed);
-	cli_table_percent(t, c.failed, b->njobs);
+	cli_table_share(t, c.failed, b->njobs);
 	if (c.interrupted) {
 		cli_table_row(t, "  interrupted");
-		cli_table_count(t, c.interrupted);
-		cli_table_percent(t, c.interrupted, b->njobs);
+		cli_table_share(t, c.interrupted, b->njobs);
 	}
 	GString *summary = g_string_new(NULL);
 	g_string_printf(summary, "%s: %zu job%s\n", cli_command(), b->njobs, b->njobs == 1 ? "" : "s");

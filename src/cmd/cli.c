@@ -163,8 +163,7 @@ void cli_print_stats(GString *to, const lp_stats *st)
 	cli_table_count(t, refs);
 	for (int i = 0; i < 6; i++) {
 		cli_table_row(t, "  %s (%c)", lp_ref_type_words[i], lp_ref_types[i]);
-		cli_table_count(t, st->refs[i]);
-		cli_table_percent(t, st->refs[i], refs);
+		cli_table_share(t, st->refs[i], refs);
 	}
 	uint64_t events = 0;
 	for (int k = 0; k < LP_TAG_COUNT; k++)
@@ -175,8 +174,7 @@ void cli_print_stats(GString *to, const lp_stats *st)
 		if (!st->events[k])
 			continue;
 		cli_table_row(t, "  %s (%c)", lp_tag_words[k], lp_tag_chars[k]);
-		cli_table_count(t, st->events[k]);
-		cli_table_percent(t, st->events[k], events);
+		cli_table_share(t, st->events[k], events);
 	}
 	if (!events) {
 		cli_table_note(t, "  none, as in a legacy trace: with no regions, each of the %"
@@ -189,8 +187,7 @@ void cli_print_stats(GString *to, const lp_stats *st)
 	cli_table_count(t, pages);
 	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++) {
 		cli_table_row(t, "  %s", lp_page_kind_words[k]);
-		cli_table_count(t, st->pages[k]);
-		cli_table_percent(t, st->pages[k], pages);
+		cli_table_share(t, st->pages[k], pages);
 	}
 	cli_table_row(t, "copy-on-write copies");
 	cli_table_count(t, st->cow_copies);

@@ -43,8 +43,7 @@ static int print_report(const char *text, size_t len, lp_staged *extra)
 static void file_row(cli_table *t, const lp_index_file *f, uint64_t all_refs)
 {
 	cli_table_count(t, f->records);
-	cli_table_count(t, f->references);
-	cli_table_percent(t, f->references, all_refs);
+	cli_table_share(t, f->references, all_refs);
 	if (f->records) {
 		cli_table_text(t, "0x%" G_GINT64_MODIFIER "x", f->first_ts);
 		cli_table_text(t, "0x%" G_GINT64_MODIFIER "x", f->last_ts);
@@ -92,8 +91,7 @@ static int stat_directory(const char *dir)
 		cli_table_row(t, "pid %" G_GUINT64_FORMAT " (0x%" G_GINT64_MODIFIER "x)", p->pid, p->pid);
 		cli_table_count(t, p->ntasks);
 		cli_table_count(t, precords);
-		cli_table_count(t, prefs);
-		cli_table_percent(t, prefs, refs);
+		cli_table_share(t, prefs, refs);
 		if (p->programs[0]) {
 			char *programs = g_strjoinv(", ", p->programs);
 			cli_table_note(t, "  programs: %s", programs);
@@ -232,11 +230,9 @@ static void print_types(GString *to, const reuse_counts *c, uint64_t refs, uint6
 	cli_table_percent(t, distinct, refs);
 	for (int k = 0; k < 6; k++) {
 		cli_table_row(t, "%s (%c)", lp_ref_type_words[k], lp_ref_types[k]);
-		cli_table_count(t, c->refs[k]);
-		cli_table_percent(t, c->refs[k], refs);
+		cli_table_share(t, c->refs[k], refs);
 		cli_table_count(t, c->distinct[k]);
-		cli_table_count(t, c->first[k]);
-		cli_table_percent(t, c->first[k], c->refs[k]);
+		cli_table_share(t, c->first[k], c->refs[k]);
 	}
 	cli_table_finish(t, to);
 }
@@ -254,8 +250,7 @@ static void print_curve(GString *to, const uint64_t *misses, uint64_t refs, uint
 	for (uint64_t f = 1; f <= distinct; f = f < distinct && f * 2 > distinct ? distinct : f * 2) {
 		cli_table_row(t, "%s", "");
 		cli_table_count(t, f);
-		cli_table_count(t, misses[f]);
-		cli_table_percent(t, misses[f], refs);
+		cli_table_share(t, misses[f], refs);
 	}
 	cli_table_finish(t, to);
 }
@@ -298,8 +293,7 @@ static void print_reuse(GString *to, const reuse_counts *c, uint64_t refs)
 			cli_table_row(t, "%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT, low,
 				      b == 63 ? UINT64_MAX : high);
 		}
-		cli_table_count(t, all);
-		cli_table_percent(t, all, refs);
+		cli_table_share(t, all, refs);
 		for (int k = 0; k < 6; k++)
 			cli_table_count(t, row[k]);
 	}

@@ -78,6 +78,12 @@ void cli_table_percent(cli_table *t, uint64_t part, uint64_t whole)
 			  : g_strdup("-"));
 }
 
+void cli_table_share(cli_table *t, uint64_t part, uint64_t whole)
+{
+	cli_table_count(t, part);
+	cli_table_percent(t, part, whole);
+}
+
 void cli_table_finish(cli_table *t, GString *to)
 {
 	GArray *widths = g_array_new(FALSE, TRUE, sizeof(size_t));

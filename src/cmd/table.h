@@ -18,6 +18,8 @@ cli_table *cli_table_new(void);
 void cli_table_row(cli_table *t, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 void cli_table_text(cli_table *t, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 void cli_table_count(cli_table *t, uint64_t n);
+/* A count and, in the next cell, its share of whole (cli_table_percent). */
+void cli_table_share(cli_table *t, uint64_t part, uint64_t whole);
 /* A cell left blank. */
 void cli_table_empty(cli_table *t);
 /* part as a percentage of whole, two decimals ("57.14%"); "-" when whole
