@@ -16,93 +16,48 @@
 #include "laplace/yamlout.h"
 #include "laplace/yamlload.h"
 
-typedef struct reader {
-	yaml_document_t doc;
-	const char *name; /* DIR/index.yaml, for messages */
-	lp_error *err;
-} reader;
-
-static int bad(reader *r, const yaml_node_t *node, const char *field, const char *what)
+static const char *get_text(lp_yaml_doc *r, yaml_node_t *map, const char *key)
 {
-	return lp_fail(r->err, LP_EINPUT, "%s:%zu: field %s: %s", r->name,
-		       node->start_mark.line + 1, field, what);
-}
-
-/* The value of key in mapping node; NULL (err set) when it is missing. */
-static yaml_node_t *get(reader *r, yaml_node_t *map, const char *key, yaml_node_type_t type)
-{
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
-		if (k->type != YAML_SCALAR_NODE || strcmp((char *)k->data.scalar.value, key))
-			continue;
-		yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
-		if (v->type != type) {
-			bad(r, v, key, type == YAML_SCALAR_NODE ? "not a single value"
-				       : type == YAML_MAPPING_NODE ? "not a mapping" : "not a list");
-			return NULL;
-		}
-		return v;
-	}
-	bad(r, map, key, "missing");
-	return NULL;
-}
-
-static const char *get_text(reader *r, yaml_node_t *map, const char *key)
-{
-	yaml_node_t *v = get(r, map, key, YAML_SCALAR_NODE);
+	yaml_node_t *v = lp_yaml_get(r, map, key, YAML_SCALAR_NODE);
 	return v ? (const char *)v->data.scalar.value : NULL;
 }
 
-static int get_hex(reader *r, yaml_node_t *map, const char *key, uint64_t *out)
+static int get_hex(lp_yaml_doc *r, yaml_node_t *map, const char *key, uint64_t *out)
 {
-	yaml_node_t *v = get(r, map, key, YAML_SCALAR_NODE);
+	yaml_node_t *v = lp_yaml_get(r, map, key, YAML_SCALAR_NODE);
 	if (!v)
 		return -1;
 	if (lp_parse_hex((char *)v->data.scalar.value, v->data.scalar.length, out))
-		return bad(r, v, key, "not a hex number"), -1;
-	return 0;
-}
-
-static int get_count(reader *r, yaml_node_t *map, const char *key, uint64_t *out)
-{
-	yaml_node_t *v = get(r, map, key, YAML_SCALAR_NODE);
-	if (!v)
-		return -1;
-	if (!lp_parse_decimal((const char *)v->data.scalar.value, 0, UINT64_MAX, out))
-		return bad(r, v, key, "not a decimal count"), -1;
+		return lp_yaml_bad(r, v, key, "not a hex number");
 	return 0;
 }
 
 /* records, references, and the timestamps when there are records; the
  * path when required (task files) or present (kernel, orphan). */
-static int get_file(reader *r, yaml_node_t *map, bool need_path, lp_index_file *f)
+static int get_file(lp_yaml_doc *r, yaml_node_t *map, bool need_path, lp_index_file *f)
 {
-	bool has_path = need_path;
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; !has_path && p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
-		has_path = k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, "path");
-	}
-	if (has_path) {
+	if (need_path || lp_yaml_find(r, map, "path")) {
 		const char *path = get_text(r, map, "path");
 		if (!path)
 			return -1;
 		f->path = g_strdup(path);
 	}
-	if (get_count(r, map, "records", &f->records) || get_count(r, map, "references", &f->references))
+	if (lp_yaml_get_count(r, map, "records", &f->records) ||
+	    lp_yaml_get_count(r, map, "references", &f->references))
 		return -1;
 	if (f->references > f->records)
-		return bad(r, map, "references", "more than records"), -1;
+		return lp_yaml_bad(r, map, "references", "more than records");
 	if (f->records && (get_hex(r, map, "first_timestamp", &f->first_ts) ||
 			   get_hex(r, map, "last_timestamp", &f->last_ts)))
 		return -1;
 	return 0;
 }
 
-static int get_process(reader *r, yaml_node_t *map, lp_index_process *proc)
+static int get_process(lp_yaml_doc *r, yaml_node_t *map, lp_index_process *proc)
 {
 	if (get_hex(r, map, "pid", &proc->pid))
 		return -1;
-	yaml_node_t *programs = get(r, map, "programs", YAML_SEQUENCE_NODE);
+	yaml_node_t *programs = lp_yaml_get(r, map, "programs", YAML_SEQUENCE_NODE);
 	if (!programs)
 		return -1;
 	size_t n = (size_t)(programs->data.sequence.items.top - programs->data.sequence.items.start);
@@ -110,10 +65,10 @@ static int get_process(reader *r, yaml_node_t *map, lp_index_process *proc)
 	for (size_t i = 0; i < n; i++) {
 		yaml_node_t *v = yaml_document_get_node(&r->doc, programs->data.sequence.items.start[i]);
 		if (v->type != YAML_SCALAR_NODE)
-			return bad(r, v, "programs", "not a program name"), -1;
+			return lp_yaml_bad(r, v, "programs", "not a program name");
 		proc->programs[i] = g_strdup((const char *)v->data.scalar.value);
 	}
-	yaml_node_t *tasks = get(r, map, "tasks", YAML_SEQUENCE_NODE);
+	yaml_node_t *tasks = lp_yaml_get(r, map, "tasks", YAML_SEQUENCE_NODE);
 	if (!tasks)
 		return -1;
 	size_t nt = (size_t)(tasks->data.sequence.items.top - tasks->data.sequence.items.start);
@@ -121,7 +76,7 @@ static int get_process(reader *r, yaml_node_t *map, lp_index_process *proc)
 	for (size_t i = 0; i < nt; i++) {
 		yaml_node_t *t = yaml_document_get_node(&r->doc, tasks->data.sequence.items.start[i]);
 		if (t->type != YAML_MAPPING_NODE)
-			return bad(r, t, "tasks", "not a task mapping"), -1;
+			return lp_yaml_bad(r, t, "tasks", "not a task mapping");
 		proc->ntasks = i + 1;
 		if (get_hex(r, t, "tid", &proc->tasks[i].tid) || get_file(r, t, true, &proc->tasks[i].file))
 			return -1;
@@ -129,51 +84,41 @@ static int get_process(reader *r, yaml_node_t *map, lp_index_process *proc)
 	return 0;
 }
 
-static bool has_key(reader *r, yaml_node_t *map, const char *key)
-{
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
-		if (k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, key))
-			return true;
-	}
-	return false;
-}
-
 /* The statistics entry (laplace-formats(5), "STATISTICS"), as
  * lp_stats_emit writes it. */
-static int get_stats(reader *r, yaml_node_t *map, lp_stats *st)
+static int get_stats(lp_yaml_doc *r, yaml_node_t *map, lp_stats *st)
 {
 	char key[2] = {0, 0};
-	yaml_node_t *group = get(r, map, "references", YAML_MAPPING_NODE);
+	yaml_node_t *group = lp_yaml_get(r, map, "references", YAML_MAPPING_NODE);
 	for (int i = 0; group && i < 6; i++) {
 		key[0] = lp_ref_types[i];
-		if (get_count(r, group, key, &st->refs[i]))
+		if (lp_yaml_get_count(r, group, key, &st->refs[i]))
 			return -1;
 	}
-	group = group ? get(r, map, "events", YAML_MAPPING_NODE) : NULL;
+	group = group ? lp_yaml_get(r, map, "events", YAML_MAPPING_NODE) : NULL;
 	for (int t = 0; group && t < LP_TAG_COUNT; t++) {
 		key[0] = lp_tag_chars[t];
-		if (get_count(r, group, key, &st->events[t]))
+		if (lp_yaml_get_count(r, group, key, &st->events[t]))
 			return -1;
 	}
-	group = group ? get(r, map, "canonical_pages", YAML_MAPPING_NODE) : NULL;
+	group = group ? lp_yaml_get(r, map, "canonical_pages", YAML_MAPPING_NODE) : NULL;
 	for (int k = 0; group && k < LP_PAGE_KIND_COUNT; k++)
-		if (get_count(r, group, lp_page_kind_names[k], &st->pages[k]))
+		if (lp_yaml_get_count(r, group, lp_page_kind_names[k], &st->pages[k]))
 			return -1;
 	if (!group)
 		return -1;
-	if (get_count(r, map, "cow_copies", &st->cow_copies) ||
-	    get_count(r, map, "unmapped_pages", &st->unmapped_pages) ||
-	    get_count(r, map, "orphan_spaces", &st->orphan_spaces) ||
-	    get_count(r, map, "mismatches", &st->mismatches) ||
-	    get_count(r, map, "warnings", &st->warnings))
+	if (lp_yaml_get_count(r, map, "cow_copies", &st->cow_copies) ||
+	    lp_yaml_get_count(r, map, "unmapped_pages", &st->unmapped_pages) ||
+	    lp_yaml_get_count(r, map, "orphan_spaces", &st->orphan_spaces) ||
+	    lp_yaml_get_count(r, map, "mismatches", &st->mismatches) ||
+	    lp_yaml_get_count(r, map, "warnings", &st->warnings))
 		return -1;
 	return 0;
 }
 
 const char *const lp_layout_names[2] = {"task", "process"};
 
-static int get_index(reader *r, lp_index *ix)
+static int get_index(lp_yaml_doc *r, lp_index *ix)
 {
 	yaml_node_t *root = yaml_document_get_root_node(&r->doc);
 	if (!root || root->type != YAML_MAPPING_NODE)
@@ -183,27 +128,27 @@ static int get_index(reader *r, lp_index *ix)
 	if (!format)
 		return -1;
 	if (strcmp(format, "laplace-per-process"))
-		return bad(r, root, "format", "not laplace-per-process");
+		return lp_yaml_bad(r, root, "format", "not laplace-per-process");
 	uint64_t version;
-	if (get_count(r, root, "version", &version))
+	if (lp_yaml_get_count(r, root, "version", &version))
 		return -1;
 	if (version != 1)
-		return bad(r, root, "version", "only version 1 is known");
-	yaml_node_t *layout = get(r, root, "layout", YAML_SCALAR_NODE);
+		return lp_yaml_bad(r, root, "version", "only version 1 is known");
+	yaml_node_t *layout = lp_yaml_get(r, root, "layout", YAML_SCALAR_NODE);
 	if (!layout)
 		return -1;
 	if (!strcmp((const char *)layout->data.scalar.value, lp_layout_names[LP_LAYOUT_PROCESS]))
 		ix->layout = LP_LAYOUT_PROCESS;
 	else if (strcmp((const char *)layout->data.scalar.value, lp_layout_names[LP_LAYOUT_TASK]))
-		return bad(r, layout, "layout", "neither task nor process");
-	yaml_node_t *inputs = get(r, root, "inputs", YAML_MAPPING_NODE);
+		return lp_yaml_bad(r, layout, "layout", "neither task nor process");
+	yaml_node_t *inputs = lp_yaml_get(r, root, "inputs", YAML_MAPPING_NODE);
 	const char *reference = inputs ? get_text(r, inputs, "reference") : NULL;
 	const char *kernel = reference ? get_text(r, inputs, "kernel") : NULL;
 	if (!kernel)
 		return -1;
 	ix->reference = g_strdup(reference);
 	ix->kernel_input = g_strdup(kernel);
-	yaml_node_t *procs = get(r, root, "processes", YAML_SEQUENCE_NODE);
+	yaml_node_t *procs = lp_yaml_get(r, root, "processes", YAML_SEQUENCE_NODE);
 	if (!procs)
 		return -1;
 	size_t n = (size_t)(procs->data.sequence.items.top - procs->data.sequence.items.start);
@@ -211,19 +156,19 @@ static int get_index(reader *r, lp_index *ix)
 	for (size_t i = 0; i < n; i++) {
 		yaml_node_t *p = yaml_document_get_node(&r->doc, procs->data.sequence.items.start[i]);
 		if (p->type != YAML_MAPPING_NODE)
-			return bad(r, p, "processes", "not a process mapping");
+			return lp_yaml_bad(r, p, "processes", "not a process mapping");
 		ix->nprocesses = i + 1;
 		if (get_process(r, p, &ix->processes[i]))
 			return -1;
 	}
-	yaml_node_t *kern = get(r, root, "kernel", YAML_MAPPING_NODE);
+	yaml_node_t *kern = lp_yaml_get(r, root, "kernel", YAML_MAPPING_NODE);
 	if (!kern || get_file(r, kern, true, &ix->kernel))
 		return -1;
-	yaml_node_t *orphan = get(r, root, "orphan", YAML_MAPPING_NODE);
+	yaml_node_t *orphan = lp_yaml_get(r, root, "orphan", YAML_MAPPING_NODE);
 	if (!orphan || get_file(r, orphan, false, &ix->orphan))
 		return -1;
-	if (has_key(r, root, "statistics")) {
-		yaml_node_t *stats = get(r, root, "statistics", YAML_MAPPING_NODE);
+	if (lp_yaml_find(r, root, "statistics")) {
+		yaml_node_t *stats = lp_yaml_get(r, root, "statistics", YAML_MAPPING_NODE);
 		if (!stats || get_stats(r, stats, &ix->stats))
 			return -1;
 		ix->has_stats = true;
@@ -241,7 +186,7 @@ lp_index *lp_index_read(const char *dir, lp_error *err)
 		g_free(name);
 		return NULL;
 	}
-	reader r = {.name = name, .err = err};
+	lp_yaml_doc r = {.name = name, .err = err};
 	lp_index *ix = g_new0(lp_index, 1);
 	int rc = lp_yaml_load(name, text, len, &r.doc, err) ? -1 : get_index(&r, ix);
 	yaml_document_delete(&r.doc);

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "laplace/numbers.h"
+
 int lp_yaml_load(const char *name, const char *text, size_t len, yaml_document_t *doc,
 		 lp_error *err)
 {
@@ -18,4 +20,46 @@ int lp_yaml_load(const char *name, const char *text, size_t len, yaml_document_t
 	}
 	yaml_parser_delete(&parser);
 	return rc;
+}
+
+int lp_yaml_bad(lp_yaml_doc *d, const yaml_node_t *node, const char *field, const char *what)
+{
+	lp_fail(d->err, LP_EINPUT, "%s:%zu: field %s: %s", d->name, node->start_mark.line + 1, field,
+		what);
+	return -1;
+}
+
+yaml_node_t *lp_yaml_find(lp_yaml_doc *d, yaml_node_t *map, const char *key)
+{
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&d->doc, p->key);
+		if (k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, key))
+			return yaml_document_get_node(&d->doc, p->value);
+	}
+	return NULL;
+}
+
+yaml_node_t *lp_yaml_get(lp_yaml_doc *d, yaml_node_t *map, const char *key, yaml_node_type_t type)
+{
+	yaml_node_t *v = lp_yaml_find(d, map, key);
+	if (!v) {
+		lp_yaml_bad(d, map, key, "missing");
+		return NULL;
+	}
+	if (v->type != type) {
+		lp_yaml_bad(d, v, key, type == YAML_SCALAR_NODE ? "not a single value"
+				       : type == YAML_MAPPING_NODE ? "not a mapping" : "not a list");
+		return NULL;
+	}
+	return v;
+}
+
+int lp_yaml_get_count(lp_yaml_doc *d, yaml_node_t *map, const char *key, uint64_t *out)
+{
+	yaml_node_t *v = lp_yaml_get(d, map, key, YAML_SCALAR_NODE);
+	if (!v)
+		return -1;
+	if (!lp_parse_decimal((const char *)v->data.scalar.value, 0, UINT64_MAX, out))
+		return lp_yaml_bad(d, v, key, "not a decimal count");
+	return 0;
 }
