@@ -213,12 +213,14 @@ check:
 # some (e.g. FUZZ_TARGETS="fuzz_kern fuzz_merge"). Per target it prints
 # the inputs run, CPU time and peak memory; a crash stops the run with the
 # reproducer's path (move it to tests/fuzz/regress/TARGET/ to keep it).
-# The small buffers make records straddle refills.
+# The small buffers make records straddle refills (and the schedule's
+# read-ahead blocks many a stream).
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR = $(BUILD)/fuzz
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" -g -O1 -Iinclude $(PKG_CFLAGS) \
-	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -DINBUF_INITIAL_SIZE=32768 -DINPUT_BUFFER_SIZE=32768
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -DINBUF_INITIAL_SIZE=32768 -DINPUT_BUFFER_SIZE=32768 \
+	-DBLOCK_REFS_MAX=3
 FUZZ_OPTIONS = -max_len=1048576 -len_control=0 -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 \
 	-print_final_stats=1
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_DIR)/%.o)

@@ -70,6 +70,10 @@ typedef struct lp_sched_source {
 	void *ctx;
 	ssize_t (*read)(void *ctx, size_t stream, lp_sched_ref *refs, size_t cap, uint64_t last_ts,
 			lp_sched_event *ev, lp_error *err);
+	/* May be NULL. A hint for reading ahead: stream will be read after
+	 * those named before it (rr and random name each unit as it joins
+	 * the ready queue). */
+	void (*soon)(void *ctx, size_t stream);
 } lp_sched_source;
 
 /* A reference as emitted: in emission order, tick by tick, processor 0

@@ -18,6 +18,10 @@ typedef struct lp_taskdir_options {
 	bool unit_streams; /* stream u is unit u (rr, random); else file f (as-traced) */
 	bool user_only;    /* leave kernel references (R W I) out */
 	unsigned max_open; /* files open at once, at least 1 */
+	unsigned threads;  /* > 1: files parsed ahead of the engine by this many
+			      threads (and searched for units in parallel) */
+	uint64_t slice;    /* with threads, references to parse ahead of a
+			      stream the engine will read soon: the quantum */
 } lp_taskdir_options;
 
 /* Read dir/index.yaml (layout task only), check that every listed file

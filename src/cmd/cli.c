@@ -52,6 +52,16 @@ bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv)
 	return true;
 }
 
+bool cli_threads_apply(gint given, unsigned *threads)
+{
+	if (given != -1 && given < 1) {
+		cli_usage_error("-j must be at least 1, not %d", given);
+		return false;
+	}
+	*threads = given != -1 ? (unsigned)given : g_get_num_processors();
+	return true;
+}
+
 bool cli_level_apply(const char *text, const char *output, enum lp_compress compress,
 		     int *level)
 {

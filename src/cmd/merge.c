@@ -69,10 +69,8 @@ int cmd_merge(int argc, char **argv)
 		cli_usage_error("--compress must be gzip, zstd or none, not '%s'", compress);
 		goto out;
 	}
-	if (threads != -1 && threads < 1) {
-		cli_usage_error("-j must be at least 1, not %d", threads);
+	if (!cli_threads_apply(threads, &job.threads))
 		goto out;
-	}
 	if (!cli_level_apply(level, per_process ? NULL : output, job.compress, &job.level))
 		goto out;
 	if (per_process && output) {
@@ -107,7 +105,6 @@ int cmd_merge(int argc, char **argv)
 	job.output = per_process ? per_process : output;
 	job.force = force;
 	job.stats_path = stats_path;
-	job.threads = threads != -1 ? (unsigned)threads : g_get_num_processors();
 
 	cli_progress *progress = cli_progress_new(quiet);
 	job.progress = progress ? cli_progress_update : NULL;

@@ -273,6 +273,7 @@ typedef struct schedule_request {
 	lp_sched_options opt;
 	enum lp_form form;
 	bool user_only, force, picture;
+	unsigned threads;
 } schedule_request;
 
 /* How many task files may be open at once beside the run's outputs. */
@@ -294,6 +295,8 @@ static int schedule_run(const schedule_request *rq, lp_error *err)
 		.unit_streams = rq->opt.policy != LP_SCHED_AS_TRACED,
 		.user_only = rq->user_only,
 		.max_open = open_file_budget(nout),
+		.threads = rq->threads,
+		.slice = rq->opt.quantum,
 	};
 	if (!topt.max_open)
 		return lp_fail(err, LP_EUSAGE, "too few file descriptors (ulimit -n) for %u outputs", nout);
@@ -362,6 +365,7 @@ int cmd_schedule(int argc, char **argv)
 	gchar *policy = NULL, *quantum = NULL, *cpus = NULL, *seed = NULL, *format = NULL;
 	gchar *output = NULL, *per_cpu = NULL, *report = NULL;
 	gboolean renumber = FALSE, user_only = FALSE, force = FALSE, picture = FALSE;
+	gint threads = -1;
 	GOptionEntry entries[] = {
 		{"policy", 0, 0, G_OPTION_ARG_STRING, &policy,
 		 "as-traced (default), rr or random", "POLICY"},
@@ -387,6 +391,9 @@ int cmd_schedule(int argc, char **argv)
 		 "Write the schedule's report as YAML to FILE", "FILE"},
 		{"picture", 0, 0, G_OPTION_ARG_NONE, &picture,
 		 "Draw the schedule on standard error (the default when it is a terminal)", NULL},
+		{"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
+		 "Parse task files in N threads ahead of the schedule; 1: all in one (default: the "
+		 "processors available)", "N"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("DIR");
@@ -434,6 +441,8 @@ int cmd_schedule(int argc, char **argv)
 		cli_usage_error("--format must be basic or bin, not '%s'", format);
 		goto out;
 	}
+	if (!cli_threads_apply(threads, &rq.threads))
+		goto out;
 	if (output && per_cpu) {
 		cli_usage_error("-o and --per-cpu exclude each other");
 		goto out;

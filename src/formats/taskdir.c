@@ -5,11 +5,16 @@
  * previous timestamp); only the streams being read hold an open file, at
  * most max_open of them, the least recently read closed first. A plain
  * file is reopened with a seek; a compressed one is decompressed again up
- * to the offset. */
+ * to the offset.
+ *
+ * With threads, worker threads parse the streams ahead of the engine, a
+ * block at a time (see "read-ahead" below), and the files are searched
+ * for units in parallel; the records, and any error, are the same. */
 #include "laplace/taskdir.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -27,6 +32,19 @@
 /* Buffers of an open stream: small, as many streams may be open. */
 #define STREAM_INPUT_BUFFER (64 * 1024)
 #define STREAM_LINE_BUFFER (64 * 1024)
+
+/* Read-ahead (see below): the most blocks parsed ahead of a stream, the
+ * fewest blocks workers may fill, references all blocks may hold at once
+ * (with few streams), and a block's size. */
+#define AHEAD_BLOCKS_MAX 16
+#define AHEAD_LOW 2 /* blocks left when a stream being read is parsed next */
+#define AHEAD_POOL_MIN 32
+#define AHEAD_BUDGET_REFS (512 * 1024) /* 12 MiB of lp_sched_ref */
+/* Fuzz builds make blocks tiny, so that streams cross many. */
+#ifndef BLOCK_REFS_MAX
+#define BLOCK_REFS_MAX 4096
+#endif
+#define BLOCK_REFS_MIN MIN(64, BLOCK_REFS_MAX)
 
 typedef struct td_file {
 	char *path;   /* dir/relative path */
@@ -46,6 +64,15 @@ typedef struct td_stream {
 	lp_sched_ref pending_ref;
 	lp_sched_event pending_event;
 	td_reader *reader; /* NULL while closed */
+	/* Read-ahead (threads > 1), under lp_taskdir.lock. */
+	struct td_block *head, *tail; /* parsed, not yet taken */
+	struct td_block *reading;     /* head, once the engine reads it (the engine's) */
+	unsigned nblocks;
+	bool busy;        /* a thread is parsing it (and may use its reader) */
+	bool queued;      /* in the workers' queue */
+	bool parsed_all;  /* its end or an error has been parsed: no more blocks */
+	bool at_end;      /* the engine has taken its end */
+	lp_error *error;  /* the engine has taken this error */
 } td_stream;
 
 struct td_reader {
@@ -68,7 +95,36 @@ struct lp_taskdir {
 	unsigned nopen;
 	char **paths;           /* lp_taskdir_paths */
 	lp_sched_input input;
+	/* Read-ahead (threads > 1). */
+	bool threaded;
+	GMutex lock;            /* the open set and every stream's read-ahead fields */
+	GCond changed;          /* a block parsed, a stream no longer busy */
+	unsigned waiting;       /* threads waiting for changed */
+	GCond work_ready;       /* a stream queued, a block back in the pool */
+	unsigned idle_workers;  /* workers waiting for work_ready */
+	GQueue work;            /* streams to parse ahead (index + 1) */
+	struct td_block *free_blocks;
+	size_t blocks_in_use;
+	size_t pool;            /* blocks in use before workers wait */
+	size_t block_refs;      /* references a block holds */
+	unsigned ahead_blocks;  /* blocks parsed ahead of a stream */
+	bool stopping;
+	GThread **workers;
+	unsigned nworkers;
 };
+
+/* The open set is shared by the threads of the read-ahead. */
+static void td_lock(lp_taskdir *t)
+{
+	if (t->threaded)
+		g_mutex_lock(&t->lock);
+}
+
+static void td_unlock(lp_taskdir *t)
+{
+	if (t->threaded)
+		g_mutex_unlock(&t->lock);
+}
 
 /* ---- lines ---- */
 
@@ -262,18 +318,64 @@ static void reader_close(lp_taskdir *t, td_reader *r)
 	t->nopen--;
 }
 
+/* Wake-ups cost a system call each (and more in a virtual machine):
+ * a thread is woken only if one waits. Under the lock. */
+static void wait_for_change(lp_taskdir *t)
+{
+	t->waiting++;
+	g_cond_wait(&t->changed, &t->lock);
+	t->waiting--;
+}
+
+static void announce_change(lp_taskdir *t)
+{
+	if (t->waiting)
+		g_cond_broadcast(&t->changed);
+}
+
+/* Workers wait while the pool is full and are woken only when a quarter
+ * of it is free again, not block by block. */
+static void announce_work(lp_taskdir *t)
+{
+	if (t->idle_workers && t->blocks_in_use <= t->pool - t->pool / 4 && !g_queue_is_empty(&t->work))
+		g_cond_signal(&t->work_ready);
+}
+
+/* The least recently read open file whose stream no thread is parsing;
+ * NULL if there is none. */
+static td_reader *closable_reader(lp_taskdir *t)
+{
+	td_reader *r = t->oldest;
+	while (r && r->stream->busy)
+		r = r->newer;
+	return r;
+}
+
 /* Open s's file (closing the least recently read one if need be) and
- * skip to where s stands. Returns 0 or an lp_status. */
+ * skip to where s stands. Returns 0 or an lp_status. With threads, every
+ * open file may belong to a stream being parsed: then wait for one. */
 static int stream_open(lp_taskdir *t, td_stream *s, lp_error *err)
 {
-	if (t->nopen >= t->opt.max_open)
-		reader_close(t, t->oldest);
+	td_lock(t);
+	while (t->nopen >= t->opt.max_open) {
+		td_reader *victim = closable_reader(t);
+		if (victim)
+			reader_close(t, victim);
+		else
+			wait_for_change(t);
+	}
+	t->nopen++; /* its place is taken; the file is opened unlocked */
+	td_unlock(t);
 	const char *path = t->files[s->file].path;
 	lp_input *in = lp_input_open_sized(path, STREAM_INPUT_BUFFER, err);
-	if (!in)
-		return err->status;
-	if (s->offset && lp_input_skip(in, s->offset, err)) {
+	if (in && s->offset && lp_input_skip(in, s->offset, err)) {
 		lp_input_close(in);
+		in = NULL;
+	}
+	td_lock(t);
+	if (!in) {
+		t->nopen--;
+		td_unlock(t);
 		return err->status;
 	}
 	td_reader *r = g_new0(td_reader, 1);
@@ -282,7 +384,7 @@ static int stream_open(lp_taskdir *t, td_stream *s, lp_error *err)
 	lp_inbuf_init_sized(&r->buf, in, STREAM_LINE_BUFFER);
 	s->reader = r;
 	list_push_newest(t, r);
-	t->nopen++;
+	td_unlock(t);
 	return 0;
 }
 
@@ -310,7 +412,7 @@ static uint64_t line_number(const lp_taskdir *t, const td_stream *s)
 
 /* The next line of s: 1 with *line and *len set, 0 at the end of its
  * file, -1 with err set. */
-static int next_line(lp_taskdir *t, td_stream *s, char **line, size_t *len, lp_error *err)
+static int next_line(const lp_taskdir *t, td_stream *s, char **line, size_t *len, lp_error *err)
 {
 	int got = lp_inbuf_line(&s->reader->buf, line, len, err);
 	if (got == LP_INBUF_LONG_LINE)
@@ -362,22 +464,27 @@ static int stream_fill(lp_taskdir *t, td_stream *s, lp_error *err)
 		return -1;
 	if (kind == RECORD_END) {
 		s->ended = true;
+		td_lock(t);
 		reader_close(t, s->reader); /* nothing more is read here */
+		td_unlock(t);
 	}
 	s->pending = kind == RECORD_REF ? PENDING_REF : kind == RECORD_EVENT ? PENDING_EVENT : PENDING_NONE;
 	return 0;
 }
 
-/* lp_sched_source.read over the streams. */
-static ssize_t stream_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t cap, uint64_t last_ts,
-			   lp_sched_event *ev, lp_error *err)
+/* lp_sched_source.read over the streams, parsing their files, except
+ * that a failure (*failed set, err set) returns the references taken
+ * before it: the read-ahead keeps them. */
+static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, size_t cap, uint64_t last_ts,
+			   lp_sched_event *ev, bool *failed, lp_error *err)
 {
-	lp_taskdir *t = ctx;
 	td_stream *s = &t->streams[stream];
+	td_lock(t);
 	if (s->reader && t->newest != s->reader) {
 		list_unlink(t, s->reader);
 		list_push_newest(t, s->reader);
 	}
+	td_unlock(t);
 	size_t n = 0;
 	for (;;) {
 		/* Well-formed reference lines straight into refs; the one that
@@ -405,8 +512,10 @@ static ssize_t stream_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t 
 			s->line += lines;
 			s->prev_ts = prev_ts;
 		}
-		if (s->pending == PENDING_NONE && !s->ended && stream_fill(t, s, err))
-			return -1;
+		if (s->pending == PENDING_NONE && !s->ended && stream_fill(t, s, err)) {
+			*failed = true;
+			return n;
+		}
 		if (s->pending == PENDING_REF) {
 			if (n == cap || s->pending_ref.timestamp > last_ts)
 				break;
@@ -415,7 +524,7 @@ static ssize_t stream_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t 
 			continue;
 		}
 		if (n)
-			return (ssize_t)n; /* the event or the end is the next call's */
+			return n; /* the event or the end is the next call's */
 		if (s->pending == PENDING_NONE) {
 			ev->tag = LP_SCHED_END;
 			return 0;
@@ -425,15 +534,343 @@ static ssize_t stream_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t 
 		/* A unit ends with its task's X. */
 		if (t->opt.unit_streams && ev->tag == 'X' && ev->task == t->files[s->file].tid && !s->ended) {
 			s->ended = true;
+			td_lock(t);
 			if (s->reader)
 				reader_close(t, s->reader);
+			td_unlock(t);
 		}
 		return 0;
 	}
 	if (n)
-		return (ssize_t)n;
+		return n;
 	ev->tag = LP_SCHED_MORE;
 	return 0;
+}
+
+/* lp_sched_source.read without threads. */
+static ssize_t stream_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t cap, uint64_t last_ts,
+			   lp_sched_event *ev, lp_error *err)
+{
+	bool failed = false;
+	size_t n = stream_parse(ctx, stream, refs, cap, last_ts, ev, &failed, err);
+	return failed ? -1 : (ssize_t)n;
+}
+
+/* ---- read-ahead (threads > 1) ----
+ *
+ * Parsing the task files' text is most of a schedule's work, and the
+ * engine needs one stream at a time, so worker threads parse streams
+ * ahead of it: a block is what stream_parse gives over calls, up to
+ * block_refs references and then, if it came first, an event, the end or
+ * an error. The engine takes blocks in order (ahead_read), so it sees the
+ * same records and the same error at the same point as without threads.
+ *
+ * Workers take streams from a queue, in the order the engine names them
+ * as they join its ready queue (lp_sched_source.soon: under rr, the order
+ * it will read them), and parse each to ahead_blocks (a slice's worth);
+ * a stream the engine is reading and that runs low goes first.
+ * Memory is bounded whatever the trace's length: workers parse only while
+ * fewer than pool blocks are in use; the engine parses a stream itself
+ * when it finds it empty and no worker on it, so a stream holds at most
+ * one block more; block and pool sizes are chosen so that the pool and a
+ * block a stream fit in AHEAD_BUDGET_REFS (with very many streams, in
+ * AHEAD_POOL_MIN + 1 blocks a stream of BLOCK_REFS_MIN). */
+
+typedef struct td_block {
+	struct td_block *next;
+	size_t n, taken;         /* references parsed, and taken by the engine */
+	bool has_tail;           /* after them: tail_event, or tail_error */
+	lp_sched_event tail_event;
+	lp_error *tail_error;
+	lp_sched_ref refs[];
+} td_block;
+
+/* Under the lock. */
+static td_block *block_get(lp_taskdir *t)
+{
+	td_block *b = t->free_blocks;
+	if (b)
+		t->free_blocks = b->next;
+	t->blocks_in_use++;
+	return b;
+}
+
+/* Under the lock. */
+static void block_put(lp_taskdir *t, td_block *b)
+{
+	g_free(b->tail_error);
+	b->tail_error = NULL;
+	b->next = t->free_blocks;
+	t->free_blocks = b;
+	t->blocks_in_use--;
+}
+
+/* Parse s's next block into b: unlocked, with s busy. */
+static void block_fill(lp_taskdir *t, size_t stream, td_block *b)
+{
+	b->n = b->taken = 0;
+	b->has_tail = false;
+	b->tail_error = NULL;
+	b->next = NULL;
+	while (b->n < t->block_refs) {
+		lp_error err = {0};
+		bool failed = false;
+		size_t got = stream_parse(t, stream, b->refs + b->n, t->block_refs - b->n, UINT64_MAX,
+					  &b->tail_event, &failed, &err);
+		b->n += got;
+		if (got && !failed)
+			continue;
+		b->has_tail = true;
+		if (failed)
+			b->tail_error = g_memdup2(&err, sizeof err);
+		break;
+	}
+}
+
+/* Under the lock: queue s for a worker, first (the engine is reading it)
+ * or last, unless it is queued, being parsed, parsed to its end or far
+ * enough. */
+static void want_ahead(lp_taskdir *t, size_t stream, bool first)
+{
+	td_stream *s = &t->streams[stream];
+	if (s->busy || s->queued || s->parsed_all || s->nblocks >= t->ahead_blocks)
+		return;
+	s->queued = true;
+	if (first)
+		g_queue_push_head(&t->work, GSIZE_TO_POINTER(stream + 1));
+	else
+		g_queue_push_tail(&t->work, GSIZE_TO_POINTER(stream + 1));
+	announce_work(t);
+}
+
+/* lp_sched_source.soon: the engine's order of streams is the workers'. */
+static void ahead_soon(void *ctx, size_t stream)
+{
+	lp_taskdir *t = ctx;
+	g_mutex_lock(&t->lock);
+	want_ahead(t, stream, false);
+	g_mutex_unlock(&t->lock);
+}
+
+/* Parse s's next block (s busy, the lock held, and dropped meanwhile),
+ * append it and let s go. b: a block from block_get, or NULL for a new one. */
+static void parse_block(lp_taskdir *t, size_t stream, td_block *b)
+{
+	td_stream *s = &t->streams[stream];
+	g_mutex_unlock(&t->lock);
+	if (!b)
+		b = g_malloc(sizeof *b + t->block_refs * sizeof b->refs[0]);
+	block_fill(t, stream, b);
+	g_mutex_lock(&t->lock);
+	if (s->tail)
+		s->tail->next = b;
+	else
+		s->head = b;
+	s->tail = b;
+	s->nblocks++;
+	if (b->has_tail && (b->tail_error || b->tail_event.tag == LP_SCHED_END))
+		s->parsed_all = true;
+	s->busy = false;
+	announce_change(t);
+}
+
+/* Under the lock: parse a block of the first stream queued, if the pool
+ * has room; the stream stays first until it is far enough ahead. Returns
+ * false when there was nothing to do. */
+static bool parse_queued(lp_taskdir *t)
+{
+	while (!g_queue_is_empty(&t->work) && t->blocks_in_use < t->pool) {
+		size_t stream = GPOINTER_TO_SIZE(g_queue_pop_head(&t->work)) - 1;
+		td_stream *s = &t->streams[stream];
+		s->queued = false;
+		if (s->busy || s->parsed_all || s->nblocks >= t->ahead_blocks)
+			continue;
+		s->busy = true;
+		parse_block(t, stream, block_get(t));
+		want_ahead(t, stream, true);
+		return true;
+	}
+	return false;
+}
+
+static gpointer ahead_worker(gpointer data)
+{
+	lp_taskdir *t = data;
+	g_mutex_lock(&t->lock);
+	while (!t->stopping)
+		if (!parse_queued(t)) {
+			t->idle_workers++;
+			g_cond_wait(&t->work_ready, &t->lock);
+			t->idle_workers--;
+		}
+	g_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+/* Under the lock: the engine is done with s's first block; s is parsed
+ * next if it is running low. */
+static void block_taken(lp_taskdir *t, size_t stream)
+{
+	td_stream *s = &t->streams[stream];
+	td_block *b = s->head;
+	s->head = b->next;
+	if (!s->head)
+		s->tail = NULL;
+	s->reading = NULL;
+	s->nblocks--;
+	block_put(t, b);
+	announce_work(t);
+	if (s->nblocks < AHEAD_LOW)
+		want_ahead(t, stream, true);
+}
+
+/* Take references from b into refs[n, cap), up to last_ts; the new n. */
+static size_t take_refs(td_block *b, lp_sched_ref *refs, size_t n, size_t cap, uint64_t last_ts)
+{
+	size_t i = b->taken;
+	if (last_ts == UINT64_MAX) { /* rr, random: no timestamp to stop at */
+		size_t k = MIN(b->n - i, cap - n);
+		memcpy(refs + n, b->refs + i, k * sizeof *refs);
+		n += k;
+		i += k;
+	}
+	while (i < b->n && n < cap && b->refs[i].timestamp <= last_ts)
+		refs[n++] = b->refs[i++];
+	b->taken = i;
+	return n;
+}
+
+/* lp_sched_source.read from the parsed blocks. Without threads, a read
+ * parses the record after the references it returns (to know where they
+ * stop) and fails if that record is bad, returning none; so does this,
+ * which therefore looks past an exhausted block before returning. */
+static ssize_t ahead_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t cap, uint64_t last_ts,
+			  lp_sched_event *ev, lp_error *err)
+{
+	lp_taskdir *t = ctx;
+	td_stream *s = &t->streams[stream];
+	size_t n = 0;
+	/* The block being read, first in s's list, is the engine's alone:
+	 * no lock while it lasts (a quantum of 1 reads a reference a call). */
+	td_block *b = s->reading;
+	if (b) {
+		n = take_refs(b, refs, 0, cap, last_ts);
+		if (b->taken < b->n) { /* stopped by cap or last_ts */
+			if (!n)
+				ev->tag = LP_SCHED_MORE;
+			return (ssize_t)n;
+		}
+	}
+	bool end = false;
+	g_mutex_lock(&t->lock);
+	for (;;) {
+		if (s->error) {
+			*err = *s->error;
+			g_mutex_unlock(&t->lock);
+			return -1;
+		}
+		if (s->at_end && !n) {
+			end = true;
+			break;
+		}
+		b = s->head;
+		if (!b) {
+			/* A worker is on it: help with the queue meanwhile, rather
+			 * than sleep (a wake-up is dear). */
+			if (s->busy) {
+				if (!parse_queued(t))
+					wait_for_change(t);
+				continue;
+			}
+			s->busy = true;
+			parse_block(t, stream, block_get(t));
+			continue;
+		}
+		s->reading = b;
+		if (b->taken < b->n) {
+			g_mutex_unlock(&t->lock);
+			n = take_refs(b, refs, n, cap, last_ts);
+			g_mutex_lock(&t->lock);
+			if (b->taken < b->n)
+				break; /* cap or last_ts */
+		}
+		if (!b->has_tail) {
+			block_taken(t, stream);
+			continue;
+		}
+		if (n && !b->tail_error)
+			break; /* the tail is the next call's */
+		if (b->tail_error) {
+			s->error = b->tail_error;
+			b->tail_error = NULL;
+		} else {
+			*ev = b->tail_event;
+			s->at_end = ev->tag == LP_SCHED_END;
+		}
+		block_taken(t, stream);
+		if (!s->error) {
+			g_mutex_unlock(&t->lock);
+			return 0;
+		}
+	}
+	g_mutex_unlock(&t->lock);
+	if (!n)
+		ev->tag = end ? LP_SCHED_END : LP_SCHED_MORE;
+	return (ssize_t)n;
+}
+
+/* Start the workers. */
+static void ahead_start(lp_taskdir *t, unsigned threads)
+{
+	t->block_refs = CLAMP(AHEAD_BUDGET_REFS / (2 * (t->nstreams + AHEAD_POOL_MIN)), BLOCK_REFS_MIN,
+			      BLOCK_REFS_MAX);
+	size_t blocks = AHEAD_BUDGET_REFS / t->block_refs;
+	t->pool = blocks > t->nstreams + AHEAD_POOL_MIN ? blocks - t->nstreams : AHEAD_POOL_MIN;
+	/* A slice's blocks, and the one it may end in. */
+	t->ahead_blocks = (unsigned)CLAMP(t->opt.slice / t->block_refs + 2, 2, AHEAD_BLOCKS_MAX);
+	g_mutex_init(&t->lock);
+	g_cond_init(&t->changed);
+	g_cond_init(&t->work_ready);
+	g_queue_init(&t->work);
+	t->threaded = true;
+	t->nworkers = threads;
+	t->workers = g_new0(GThread *, threads);
+	for (unsigned i = 0; i < threads; i++)
+		t->workers[i] = g_thread_new("laplace-parse", ahead_worker, t);
+	t->input.source.read = ahead_read;
+	/* Hints cost a lock each: only when a slice is a block or more. */
+	if (t->opt.slice >= t->block_refs)
+		t->input.source.soon = ahead_soon;
+}
+
+static void ahead_stop(lp_taskdir *t)
+{
+	g_mutex_lock(&t->lock);
+	t->stopping = true;
+	g_cond_broadcast(&t->work_ready);
+	g_mutex_unlock(&t->lock);
+	for (unsigned i = 0; i < t->nworkers; i++)
+		g_thread_join(t->workers[i]);
+	g_free(t->workers);
+	for (size_t i = 0; i < t->nstreams; i++) {
+		td_stream *s = &t->streams[i];
+		while (s->head) {
+			td_block *b = s->head;
+			s->head = b->next;
+			g_free(b->tail_error);
+			g_free(b);
+		}
+		g_free(s->error);
+	}
+	while (t->free_blocks) {
+		td_block *b = t->free_blocks;
+		t->free_blocks = b->next;
+		g_free(b);
+	}
+	g_queue_clear(&t->work);
+	g_cond_clear(&t->changed);
+	g_cond_clear(&t->work_ready);
+	g_mutex_clear(&t->lock);
 }
 
 /* ---- opening: files and units ---- */
@@ -520,7 +957,7 @@ static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
  * X of its task that more records follow. Only the lines that begin
  * with X, and the first of each unit, are parsed here: the rest are read
  * when the schedule runs. */
-static int find_units(lp_taskdir *t, size_t f, lp_error *err)
+static int find_units(const lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp_error *err)
 {
 	td_stream s = {.file = f};
 	/* Small buffers: the heap hands the same ones back file after file,
@@ -570,13 +1007,83 @@ static int find_units(lp_taskdir *t, size_t f, lp_error *err)
 				u.creator_parent = ev.parent;
 			}
 			td_stream start = {.file = f, .offset = offset, .line_base_offset = offset};
-			g_array_append_val(t->units, u);
-			g_array_append_val(t->unit_starts, start);
+			g_array_append_val(units, u);
+			g_array_append_val(starts, start);
 		}
 		unit_starts = !kind && ev.tag == 'X' && ev.task == t->files[f].tid;
 	}
 	lp_inbuf_free(&r.buf);
 	lp_input_close(in);
+	return rc;
+}
+
+/* The units of files [first, t->nfiles), searched by several threads at
+ * once: each file's go to its own arrays, appended in file order at the
+ * end. Files are taken in order and none after a failure, so the first
+ * failing file is among those searched: its error is the one reported,
+ * as without threads. */
+typedef struct file_units {
+	GArray *units, *unit_starts;
+	int rc;
+	lp_error err;
+} file_units;
+
+typedef struct unit_search {
+	const lp_taskdir *t;
+	file_units *found;
+	atomic_size_t next;
+	size_t end;
+	atomic_bool failed;
+} unit_search;
+
+static gpointer search_files(gpointer data)
+{
+	unit_search *us = data;
+	while (!atomic_load(&us->failed)) {
+		size_t f = atomic_fetch_add(&us->next, 1);
+		if (f >= us->end)
+			break;
+		file_units *fu = &us->found[f];
+		fu->units = g_array_new(FALSE, FALSE, sizeof(lp_sched_unit));
+		fu->unit_starts = g_array_new(FALSE, FALSE, sizeof(td_stream));
+		fu->rc = find_units(us->t, f, fu->units, fu->unit_starts, &fu->err);
+		if (fu->rc)
+			atomic_store(&us->failed, true);
+	}
+	return NULL;
+}
+
+static int find_all_units(lp_taskdir *t, size_t first, unsigned threads, lp_error *err)
+{
+	unit_search us = {.t = t, .found = g_new0(file_units, t->nfiles), .end = t->nfiles};
+	atomic_init(&us.next, first);
+	atomic_init(&us.failed, false);
+	threads = MIN(threads, t->opt.max_open);
+	GThread **searchers = g_new0(GThread *, threads);
+	for (unsigned i = 1; i < threads; i++)
+		searchers[i] = g_thread_new("laplace-units", search_files, &us);
+	search_files(&us);
+	for (unsigned i = 1; i < threads; i++)
+		g_thread_join(searchers[i]);
+	g_free(searchers);
+	int rc = 0;
+	for (size_t f = first; f < t->nfiles; f++) {
+		file_units *fu = &us.found[f];
+		if (!fu->units)
+			continue; /* not searched: after a failure */
+		if (!rc && fu->rc) {
+			rc = fu->rc;
+			*err = fu->err;
+		}
+		if (!rc && fu->units->len) {
+			t->sched_files[f].first_unit = t->units->len;
+			g_array_append_vals(t->units, fu->units->data, fu->units->len);
+			g_array_append_vals(t->unit_starts, fu->unit_starts->data, fu->unit_starts->len);
+		}
+		g_array_free(fu->units, TRUE);
+		g_array_free(fu->unit_starts, TRUE);
+	}
+	g_free(us.found);
 	return rc;
 }
 
@@ -623,13 +1130,10 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 	for (size_t f = 0; f < t->nfiles && !rc; f++)
 		rc = check_listed(t->files[f].path, index, err);
 	t->sched_files = g_new0(lp_sched_file, t->nfiles);
-	for (size_t f = 0; f < t->nfiles && !rc; f++) {
+	for (size_t f = 0; f < t->nfiles; f++)
 		t->sched_files[f] = (lp_sched_file){t->files[f].path, SIZE_MAX, t->files[f].tid};
-		size_t before = t->units->len;
-		if (f >= first_task && !(rc = find_units(t, f, err)) && t->units->len > before)
-			t->sched_files[f].first_unit = before;
-	}
-	if (rc)
+	unsigned threads = MAX(opt->threads, 1);
+	if (rc || (rc = find_all_units(t, first_task, threads, err)))
 		goto out;
 	if (opt->unit_streams) {
 		t->nstreams = t->unit_starts->len;
@@ -651,6 +1155,8 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 		.nfiles = t->nfiles,
 		.source = {t, stream_read},
 	};
+	if (threads > 1)
+		ahead_start(t, threads);
 out:
 	g_free(index);
 	lp_index_free(ix);
@@ -669,6 +1175,8 @@ void lp_taskdir_close(lp_taskdir *t)
 {
 	if (!t)
 		return;
+	if (t->threaded)
+		ahead_stop(t);
 	while (t->oldest)
 		reader_close(t, t->oldest);
 	for (size_t f = 0; f < t->nfiles; f++)

@@ -178,6 +178,8 @@ static void queue_push(engine *e, size_t unit)
 		e->qhead = 0;
 	}
 	e->queue[(e->qhead + e->qlen++) % e->qcap] = unit;
+	if (e->in->source.soon)
+		e->in->source.soon(e->in->source.ctx, unit);
 }
 
 /* Take the queue's entry at index i; the others keep their order. */

@@ -5,7 +5,8 @@
  * and stream mode, the rest, split at NUL bytes, is the task files 65/65,
  * 65/66 and kernel. One file open at a time, so streams are reopened where
  * they stopped. Checks: a refused directory is an input error naming a
- * file of it; a schedule emits as many references as its report counts. */
+ * file of it; a schedule emits as many references as its report counts;
+ * with three threads parsing ahead, the same references or the same error. */
 #include "fuzz_input.h"
 
 #include <errno.h>
@@ -22,11 +23,50 @@ static const char index_yaml[] =
 	"kernel:\n  path: kernel\n  records: 0\n  references: 0\n"
 	"orphan:\n  records: 0\n  references: 0\n";
 
-static int count_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err)
+/* What a run emitted: a count and a hash of the references in order. */
+typedef struct emitted {
+	uint64_t count, hash;
+} emitted;
+
+static int hash_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err)
 {
-	(void)refs, (void)err;
-	*(uint64_t *)ctx += n;
+	(void)err;
+	emitted *e = ctx;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v[3] = {refs[i].canonical, refs[i].cpu, (uint64_t)refs[i].type};
+		for (int k = 0; k < 3; k++)
+			e->hash = (e->hash ^ v[k]) * UINT64_C(0x100000001b3);
+	}
+	e->count += n;
 	return 0;
+}
+
+/* One run with threads: 0 or the error's status, *out and *err set. */
+static int run(const char *dir, const lp_sched_options *opt, lp_taskdir_options topt, unsigned threads,
+	       emitted *out, lp_error *err)
+{
+	topt.threads = threads;
+	*out = (emitted){0, UINT64_C(0xcbf29ce484222325)};
+	lp_taskdir *t = lp_taskdir_open(dir, &topt, err);
+	if (!t) {
+		FUZZ_CHECK(err->status == LP_EINPUT);
+		FUZZ_CHECK(strstr(err->msg, "td/"));
+		return err->status;
+	}
+	lp_sched_sink sink = {.ctx = out, .refs = hash_refs};
+	lp_sched_report rep = {0};
+	int rc = lp_schedule_run(lp_taskdir_input(t), opt, &sink, &rep, err);
+	if (rc) {
+		FUZZ_CHECK(rc == LP_EINPUT && err->status == LP_EINPUT);
+	} else {
+		uint64_t counted = 0;
+		for (unsigned c = 0; c < rep.cpus; c++)
+			counted += rep.cpu[c].references;
+		FUZZ_CHECK(counted == out->count);
+		lp_sched_report_free(&rep);
+	}
+	lp_taskdir_close(t);
+	return rc;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -61,27 +101,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.unit_streams = opt.policy != LP_SCHED_AS_TRACED,
 		.user_only = knobs & 0x10,
 		.max_open = 1,
+		.slice = opt.quantum,
 	};
-	lp_error err = {0};
-	lp_taskdir *t = lp_taskdir_open(dir, &topt, &err);
-	if (!t) {
-		FUZZ_CHECK(err.status == LP_EINPUT);
-		FUZZ_CHECK(strstr(err.msg, "td/"));
-		return 0;
-	}
-	uint64_t emitted = 0;
-	lp_sched_sink sink = {.ctx = &emitted, .refs = count_refs};
-	lp_sched_report rep = {0};
-	int rc = lp_schedule_run(lp_taskdir_input(t), &opt, &sink, &rep, &err);
-	if (rc) {
-		FUZZ_CHECK(rc == LP_EINPUT && err.status == LP_EINPUT);
-	} else {
-		uint64_t counted = 0;
-		for (unsigned c = 0; c < rep.cpus; c++)
-			counted += rep.cpu[c].references;
-		FUZZ_CHECK(counted == emitted);
-		lp_sched_report_free(&rep);
-	}
-	lp_taskdir_close(t);
+	/* Parsed ahead by three threads (blocks of a few references in
+	 * fuzz builds), the run is the same, and so is its error. */
+	lp_error err1 = {0}, err3 = {0};
+	emitted one, three;
+	int rc1 = run(dir, &opt, topt, 1, &one, &err1);
+	int rc3 = run(dir, &opt, topt, 3, &three, &err3);
+	FUZZ_CHECK(rc1 == rc3);
+	FUZZ_CHECK(rc1 ? strcmp(err1.msg, err3.msg) == 0
+		       : one.count == three.count && one.hash == three.hash);
 	return 0;
 }
