@@ -1153,7 +1153,7 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 		.nunits = t->units->len,
 		.files = t->sched_files,
 		.nfiles = t->nfiles,
-		.source = {t, stream_read},
+		.source = {.ctx = t, .read = stream_read},
 	};
 	if (threads > 1)
 		ahead_start(t, threads);

@@ -74,7 +74,7 @@ static char *run_units(const lp_sched_unit *units, size_t n, const char *const *
 		m.tokens[i] = g_strsplit(streams[i], " ", -1);
 		files[i] = (lp_sched_file){"f", i, units[i].tid};
 	}
-	lp_sched_input in = {units, n, files, n, {&m, mem_read}};
+	lp_sched_input in = {units, n, files, n, {.ctx = &m, .read = mem_read}};
 	collected c = {g_string_new(NULL)};
 	lp_sched_sink sink = {.ctx = &c, .refs = collect};
 	lp_error err = {0};
@@ -174,7 +174,7 @@ Test(schedule, missing_creator)
 	};
 	mem_source m = {.tokens = {g_strsplit("T1.2@1 r1@2", " ", -1)}};
 	lp_sched_file files[] = {{"d/1/2", 0, 2}};
-	lp_sched_input in = {units, 1, files, 1, {&m, mem_read}};
+	lp_sched_input in = {units, 1, files, 1, {.ctx = &m, .read = mem_read}};
 	collected c = {g_string_new(NULL)};
 	lp_sched_sink sink = {.ctx = &c, .refs = collect};
 	lp_sched_options opt = {.policy = LP_SCHED_RR, .quantum = 2, .cpus = 1};
@@ -202,7 +202,7 @@ Test(schedule, as_traced_ties_and_units)
 		g_strsplit("r30@2", " ", -1),
 	}};
 	lp_sched_file files[] = {{"kernel", SIZE_MAX, 0}, {"1/1", 0, 1}, {"3/3", 2, 3}};
-	lp_sched_input in = {units, 3, files, 3, {&m, mem_read}};
+	lp_sched_input in = {units, 3, files, 3, {.ctx = &m, .read = mem_read}};
 	collected c = {g_string_new(NULL)};
 	lp_sched_sink sink = {.ctx = &c, .refs = collect};
 	lp_sched_options opt = {.policy = LP_SCHED_AS_TRACED};
