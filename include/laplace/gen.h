@@ -28,10 +28,14 @@ typedef struct lp_gen_config {
 	 * random order, over their footprint regions (footprint / processes
 	 * pages each); 0: none, every program keeps to a few hot pages. */
 	uint64_t footprint;
+	/* Not part of the capture (the same bytes for any value): more than
+	 * 1, the references are written (and compressed) by a thread of
+	 * their own while the next are generated. */
+	unsigned jobs;
 } lp_gen_config;
 
 /* The defaults: seed 1, 1000000 references, 4 processes, 4 threads,
- * 64 files. */
+ * 64 files; one job. */
 void lp_gen_config_init(lp_gen_config *cfg);
 /* 0, or LP_EUSAGE with err naming the setting that is out of range. */
 int lp_gen_config_check(const lp_gen_config *cfg, lp_error *err);

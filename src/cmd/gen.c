@@ -42,6 +42,7 @@ int cmd_gen(int argc, char **argv)
 	gchar *footprint = NULL;
 	gchar *prefix = NULL, *ref_path = NULL, *kern_path = NULL;
 	gboolean quiet = FALSE;
+	gint jobs = -1;
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &prefix,
 		 "Write PREFIX.ref and PREFIX.kern", "PREFIX"},
@@ -62,6 +63,9 @@ int cmd_gen(int argc, char **argv)
 		{"footprint", 0, 0, G_OPTION_ARG_STRING, &footprint,
 		 "Anonymous pages the programs touch in random order, at most 65536 per "
 		 "process (default 0: none)", "PAGES"},
+		{"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
+		 "Write the references on a thread of their own when N > 1 (default: the "
+		 "processors available; the same bytes for any N)", "N"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
 		 "Show no progress display", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -91,6 +95,8 @@ int cmd_gen(int argc, char **argv)
 		cli_usage_error("unexpected argument '%s'", argv[1]);
 		goto out;
 	}
+	if (!cli_threads_apply(jobs, &cfg.jobs))
+		goto out;
 	if (seed && !parse_count("seed", seed, UINT64_MAX, &cfg.seed))
 		goto out;
 	if (refs && !parse_count("refs", refs, UINT64_MAX, &cfg.refs))

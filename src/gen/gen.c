@@ -12,6 +12,8 @@
  * model knows to be mapped: the merge finds nothing unmapped. */
 #include "laplace/gen.h"
 
+#include <stdatomic.h>
+
 #include <string.h>
 
 #include <glib.h>
@@ -250,6 +252,8 @@ typedef struct gen {
 	uint64_t life_mean;
 	unsigned char *rbuf;
 	size_t rcount;       /* records in rbuf */
+	struct ref_writer *writer; /* jobs > 1: rbuf is wbuf's */
+	struct ref_buffer *wbuf;
 	char *kbuf;
 	size_t klen;
 
@@ -278,11 +282,85 @@ typedef struct gen {
 
 /* ---- output ---- */
 
+/* With jobs > 1, full reference buffers go to a writer thread and empty
+ * ones come back: WRITE_BUFFERS in all, so generating runs at most that
+ * far ahead of writing. After a failure the writer writes no more but
+ * still hands buffers back, and the generator stops at its next flush. */
+#define WRITE_BUFFERS 4
+
+typedef struct ref_buffer {
+	unsigned char *data;
+	size_t len;          /* bytes; 0 ends the writer */
+} ref_buffer;
+
+typedef struct ref_writer {
+	GThread *thread;
+	GAsyncQueue *full, *empty;
+	lp_output *out;
+	ref_buffer buffers[WRITE_BUFFERS];
+	atomic_bool failed;
+	lp_error err;        /* the writer's, read after failed or the join */
+} ref_writer;
+
+static gpointer writer_main(gpointer data)
+{
+	ref_writer *w = data;
+	for (;;) {
+		ref_buffer *b = g_async_queue_pop(w->full);
+		if (!b->len)
+			return NULL;
+		if (!atomic_load(&w->failed) && lp_output_write(w->out, b->data, b->len, &w->err))
+			atomic_store(&w->failed, true);
+		g_async_queue_push(w->empty, b);
+	}
+}
+
+static ref_writer *writer_start(lp_output *out)
+{
+	ref_writer *w = g_new0(ref_writer, 1);
+	w->out = out;
+	w->full = g_async_queue_new();
+	w->empty = g_async_queue_new();
+	atomic_init(&w->failed, false);
+	for (int i = 0; i < WRITE_BUFFERS; i++) {
+		w->buffers[i].data = g_malloc((size_t)REF_BUF_RECORDS * LP_REF_RECORD_SIZE);
+		g_async_queue_push(w->empty, &w->buffers[i]);
+	}
+	w->thread = g_thread_new("laplace-gen-write", writer_main, w);
+	return w;
+}
+
+/* Wait for the writer to finish; its failure, if any, into err. */
+static int writer_stop(ref_writer *w, lp_error *err)
+{
+	ref_buffer end = {NULL, 0};
+	g_async_queue_push(w->full, &end);
+	g_thread_join(w->thread);
+	int rc = atomic_load(&w->failed) ? (*err = w->err, err->status) : 0;
+	for (int i = 0; i < WRITE_BUFFERS; i++)
+		g_free(w->buffers[i].data);
+	g_async_queue_unref(w->full);
+	g_async_queue_unref(w->empty);
+	g_free(w);
+	return rc;
+}
+
 static int flush_refs(gen *g)
 {
 	int rc = 0;
-	if (g->rcount)
+	if (g->writer) {
+		ref_writer *w = g->writer;
+		if (atomic_load(&w->failed))
+			return *g->err = w->err, g->err->status;
+		if (g->rcount) {
+			g->wbuf->len = g->rcount * LP_REF_RECORD_SIZE;
+			g_async_queue_push(w->full, g->wbuf);
+			g->wbuf = g_async_queue_pop(w->empty);
+			g->rbuf = g->wbuf->data;
+		}
+	} else if (g->rcount) {
 		rc = lp_output_write(g->ref_out, g->rbuf, g->rcount * LP_REF_RECORD_SIZE, g->err);
+	}
 	g->rcount = 0;
 	return rc;
 }
@@ -1273,7 +1351,8 @@ static void gen_free(gen *g)
 
 void lp_gen_config_init(lp_gen_config *cfg)
 {
-	*cfg = (lp_gen_config){.seed = 1, .refs = 1000000, .processes = 4, .threads = 4, .files = 64};
+	*cfg = (lp_gen_config){.seed = 1, .refs = 1000000, .processes = 4, .threads = 4, .files = 64,
+			       .jobs = 1};
 }
 
 int lp_gen_config_check(const lp_gen_config *cfg, lp_error *err)
@@ -1310,7 +1389,13 @@ int lp_gen_run(const lp_gen_config *cfg, lp_output *refs, lp_output *kern,
 	uint64_t sm = cfg->seed;
 	rng_seed(&g->ctl, &sm);
 	rng_seed(&g->ref, &sm);
-	g->rbuf = g_malloc((size_t)REF_BUF_RECORDS * LP_REF_RECORD_SIZE);
+	if (refs && cfg->jobs > 1) {
+		g->writer = writer_start(refs);
+		g->wbuf = g_async_queue_pop(g->writer->empty);
+		g->rbuf = g->wbuf->data;
+	} else {
+		g->rbuf = g_malloc((size_t)REF_BUF_RECORDS * LP_REF_RECORD_SIZE);
+	}
 	g->kbuf = g_malloc(KERN_BUF_SIZE);
 	g->procs = g_new0(proc, MAX_PROCS);
 	g->tasks = g_new0(task, MAX_TASKS);
@@ -1347,6 +1432,11 @@ int lp_gen_run(const lp_gen_config *cfg, lp_output *refs, lp_output *kern,
 	}
 	if (!rc && refs)
 		rc = flush_refs(g);
+	if (g->writer) {
+		int wrc = writer_stop(g->writer, rc ? &(lp_error){0} : err);
+		rc = rc ? rc : wrc;
+		g->rbuf = NULL; /* the writer's */
+	}
 	if (!rc && kern)
 		rc = flush_kern(g);
 	gen_free(g);
