@@ -24,6 +24,24 @@ void lp_piece_coder_free(lp_piece_coder *c);
  * with err set (LP_EIO, naming path). */
 ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const char *path,
 			const void **out, lp_error *err);
+/* Pieces compressed by worker threads and written in the order they were
+ * given, through write (called in the caller's thread only, from submit
+ * and drain): at most 2 * threads + 2 pieces in flight. */
+typedef struct lp_piece_pool lp_piece_pool;
+typedef int (*lp_piece_write_fn)(void *ctx, void *file, const void *data, size_t n, lp_error *err);
+/* NULL if a compressor cannot start. */
+lp_piece_pool *lp_piece_pool_new(enum lp_compress method, size_t max_piece, unsigned threads,
+				 lp_piece_write_fn write, void *ctx);
+/* Queue data[0, n) (copied) for file, path naming it in messages; pieces
+ * done by now may be written. 0, or the status of a failed compression
+ * or write (err set), in the order of the pieces. */
+int lp_piece_pool_submit(lp_piece_pool *p, void *file, const char *path, const void *data, size_t n,
+			 lp_error *err);
+/* Compress and write every piece queued. 0 or a status, as submit. */
+int lp_piece_pool_drain(lp_piece_pool *p, lp_error *err);
+/* Pieces not yet written are dropped. */
+void lp_piece_pool_free(lp_piece_pool *p);
+
 /* The file name suffix of method: ".gz", ".zst", or "" for none. */
 const char *lp_compress_suffix(enum lp_compress method);
 

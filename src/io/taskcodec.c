@@ -1,6 +1,8 @@
 /* Pieces compressed one by one: see include/laplace/taskcodec.h. */
 #include "laplace/taskcodec.h"
 
+#include <string.h>
+
 #include <glib.h>
 #include <isa-l/igzip_lib.h>
 #include <zstd.h>
@@ -80,6 +82,140 @@ ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const cha
 	if (ZSTD_isError(len))
 		return lp_fail(err, LP_EIO, "cannot compress %s: zstd: %s", path, ZSTD_getErrorName(len)), -1;
 	return (ssize_t)len;
+}
+
+/* ---- the pool ---- */
+
+typedef struct piece_slot {
+	lp_piece_coder *coder;
+	char *data;
+	size_t n;
+	void *file;
+	char *path;
+	const void *out;
+	ssize_t len; /* -1: err */
+	lp_error err;
+	bool done;   /* under the lock */
+} piece_slot;
+
+struct lp_piece_pool {
+	piece_slot *slots;
+	unsigned nslots;
+	unsigned oldest, count; /* the ring of pieces in flight */
+	GMutex lock;
+	GCond done;
+	GAsyncQueue *todo;      /* piece_slot *; the pool itself stops a worker */
+	GThread **workers;
+	unsigned nworkers;
+	lp_piece_write_fn write;
+	void *ctx;
+};
+
+static gpointer pool_worker(gpointer data)
+{
+	lp_piece_pool *p = data;
+	for (;;) {
+		gpointer job = g_async_queue_pop(p->todo);
+		if (job == p)
+			return NULL;
+		piece_slot *s = job;
+		lp_error err = {0};
+		const void *out;
+		ssize_t len = lp_piece_encode(s->coder, s->data, s->n, s->path, &out, &err);
+		g_mutex_lock(&p->lock);
+		s->out = out;
+		s->len = len;
+		if (len < 0)
+			s->err = err;
+		s->done = true;
+		g_cond_broadcast(&p->done);
+		g_mutex_unlock(&p->lock);
+	}
+}
+
+lp_piece_pool *lp_piece_pool_new(enum lp_compress method, size_t max_piece, unsigned threads,
+				 lp_piece_write_fn write, void *ctx)
+{
+	lp_piece_pool *p = g_new0(lp_piece_pool, 1);
+	p->nslots = 2 * threads + 2;
+	p->slots = g_new0(piece_slot, p->nslots);
+	p->write = write;
+	p->ctx = ctx;
+	g_mutex_init(&p->lock);
+	g_cond_init(&p->done);
+	p->todo = g_async_queue_new();
+	for (unsigned i = 0; i < p->nslots; i++) {
+		p->slots[i].data = g_malloc(max_piece);
+		if (!(p->slots[i].coder = lp_piece_coder_new(method, max_piece))) {
+			lp_piece_pool_free(p);
+			return NULL;
+		}
+	}
+	p->workers = g_new0(GThread *, threads);
+	for (; p->nworkers < threads; p->nworkers++)
+		p->workers[p->nworkers] = g_thread_new("laplace-compress", pool_worker, p);
+	return p;
+}
+
+/* Wait for the oldest piece and write it (or report its failure). */
+static int write_oldest(lp_piece_pool *p, lp_error *err)
+{
+	piece_slot *s = &p->slots[p->oldest];
+	g_mutex_lock(&p->lock);
+	while (!s->done)
+		g_cond_wait(&p->done, &p->lock);
+	g_mutex_unlock(&p->lock);
+	int rc = s->len < 0 ? (*err = s->err, err->status) : p->write(p->ctx, s->file, s->out, (size_t)s->len, err);
+	g_free(s->path);
+	s->path = NULL;
+	p->oldest = (p->oldest + 1) % p->nslots;
+	p->count--;
+	return rc;
+}
+
+int lp_piece_pool_submit(lp_piece_pool *p, void *file, const char *path, const void *data, size_t n,
+			 lp_error *err)
+{
+	int rc;
+	if (p->count == p->nslots && (rc = write_oldest(p, err)))
+		return rc;
+	piece_slot *s = &p->slots[(p->oldest + p->count++) % p->nslots];
+	memcpy(s->data, data, n);
+	s->n = n;
+	s->file = file;
+	s->path = g_strdup(path);
+	s->done = false; /* no worker has it: the queue's push publishes it */
+	g_async_queue_push(p->todo, s);
+	return 0;
+}
+
+int lp_piece_pool_drain(lp_piece_pool *p, lp_error *err)
+{
+	int rc = 0;
+	while (p->count && !(rc = write_oldest(p, err)))
+		;
+	return rc;
+}
+
+void lp_piece_pool_free(lp_piece_pool *p)
+{
+	if (!p)
+		return;
+	for (unsigned i = 0; i < p->nworkers; i++)
+		g_async_queue_push(p->todo, p);
+	for (unsigned i = 0; i < p->nworkers; i++)
+		g_thread_join(p->workers[i]);
+	for (unsigned i = 0; i < p->nslots; i++) {
+		lp_piece_coder_free(p->slots[i].coder);
+		g_free(p->slots[i].data);
+		g_free(p->slots[i].path);
+	}
+	g_async_queue_unref(p->todo);
+	g_cond_clear(&p->done);
+	g_mutex_clear(&p->lock);
+	g_free(p->workers);
+	g_free(p->slots);
+	g_free(p);
 }
 
 const char *lp_compress_suffix(enum lp_compress method)

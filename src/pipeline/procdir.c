@@ -85,7 +85,8 @@ struct lp_procdir {
 	unsigned nopen, max_open;
 	GPtrArray *spare_bufs; /* buffers of closed files, for reuse */
 	const char *suffix;    /* of every file but index.yaml: "", ".gz", ".zst" */
-	lp_piece_coder *coder; /* NULL: plain files */
+	lp_piece_coder *coder; /* NULL: plain files, or the pool's */
+	lp_piece_pool *pool;   /* compressed files with threads */
 };
 
 static guint task_id_hash(gconstpointer p)
@@ -183,18 +184,30 @@ static int sync_at(const lp_procdir *pd, int fd, const char *path, lp_error *err
  * (an empty one too, so that a compressed file is never empty). */
 static int write_piece(lp_procdir *pd, pd_file *f, const char *data, size_t n, lp_error *err)
 {
-	if (!pd->coder)
+	if (!pd->coder && !pd->pool)
 		return write_all(pd, f->fd, f->path, data, n, err);
 	if (!n && f->compressed_any)
 		return 0;
-	char *path = g_strconcat(pd->partial, "/", f->path, NULL);
-	const void *piece;
-	ssize_t len = lp_piece_encode(pd->coder, data, n, path, &piece, err);
-	g_free(path);
-	if (len < 0)
-		return err->status;
 	f->compressed_any = true;
-	return write_all(pd, f->fd, f->path, piece, (size_t)len, err);
+	char *path = g_strconcat(pd->partial, "/", f->path, NULL);
+	int rc;
+	if (pd->pool) {
+		rc = lp_piece_pool_submit(pd->pool, f, path, data, n, err);
+	} else {
+		const void *piece;
+		ssize_t len = lp_piece_encode(pd->coder, data, n, path, &piece, err);
+		rc = len < 0 ? err->status : write_all(pd, f->fd, f->path, piece, (size_t)len, err);
+	}
+	g_free(path);
+	return rc;
+}
+
+/* lp_piece_write_fn: a compressed piece of file f, in order. Its file is
+ * open: a file is closed only after the pool is drained. */
+static int write_pooled(void *ctx, void *file, const void *data, size_t n, lp_error *err)
+{
+	const pd_file *f = file;
+	return write_all(ctx, f->fd, f->path, data, n, err);
 }
 
 static int file_flush(lp_procdir *pd, pd_file *f, lp_error *err)
@@ -208,6 +221,8 @@ static int file_flush(lp_procdir *pd, pd_file *f, lp_error *err)
 static int file_close(lp_procdir *pd, pd_file *f, lp_error *err)
 {
 	int rc = file_flush(pd, f, err);
+	if (!rc && pd->pool)
+		rc = lp_piece_pool_drain(pd->pool, err);
 	if (close(f->fd) && !rc)
 		rc = lp_fail(err, LP_EIO, "cannot write %s/%s: %s", pd->partial, f->path,
 			     g_strerror(errno));
@@ -620,7 +635,7 @@ static unsigned open_file_bound(void)
 }
 
 lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool user_only,
-			    enum lp_layout layout, enum lp_compress compress,
+			    enum lp_layout layout, enum lp_compress compress, unsigned threads,
 			    const lp_procdir_inputs *inputs, lp_error *err)
 {
 	size_t len = strlen(dir);
@@ -675,7 +690,13 @@ lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool use
 	pd->orphan = (pd_file){.path = g_strconcat("orphan", pd->suffix, NULL), .fd = -1};
 	pd->max_open = open_file_bound();
 	pd->spare_bufs = g_ptr_array_new_with_free_func(g_free);
-	if (*pd->suffix && !(pd->coder = lp_piece_coder_new(compress, PD_BUF_SIZE))) {
+	/* With threads, pieces are compressed by as many workers while the
+	 * merge goes on; written in order, the files are the same bytes. */
+	if (*pd->suffix && threads > 1)
+		pd->pool = lp_piece_pool_new(compress, PD_BUF_SIZE, threads, write_pooled, pd);
+	else if (*pd->suffix)
+		pd->coder = lp_piece_coder_new(compress, PD_BUF_SIZE);
+	if (*pd->suffix && !pd->coder && !pd->pool) {
 		lp_fail(err, LP_EIO, "cannot start %s compression for %s", pd->suffix + 1, pd->partial);
 		lp_procdir_free(pd);
 		return NULL;
@@ -700,6 +721,7 @@ void lp_procdir_free(lp_procdir *pd)
 {
 	if (!pd)
 		return;
+	lp_piece_pool_free(pd->pool);
 	while (pd->newest) {
 		pd_file *f = pd->newest;
 		close(f->fd);
