@@ -3,6 +3,7 @@
 #ifndef LAPLACE_IO_H
 #define LAPLACE_IO_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,8 +60,9 @@ lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error 
 lp_output *lp_output_open_in(int dir_fd, const char *path, enum lp_compress compress,
 			     lp_error *err);
 /* The compression level the two above leave to the codec's default (chosen
- * for speed); the _level forms take one in lp_compress_levels's range. */
-#define LP_LEVEL_DEFAULT (-1)
+ * for speed); the _level forms take one in lp_compress_levels's range
+ * (zstd's fast modes are its negative levels). */
+#define LP_LEVEL_DEFAULT INT_MIN
 lp_output *lp_output_open_level(const char *path, enum lp_compress compress, int level,
 				lp_error *err);
 lp_output *lp_output_open_in_level(int dir_fd, const char *path, enum lp_compress compress,

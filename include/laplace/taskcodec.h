@@ -15,9 +15,10 @@
 
 typedef struct lp_piece_coder lp_piece_coder;
 
-/* A coder for method (LP_COMPRESS_GZIP or LP_COMPRESS_ZSTD), for pieces
- * of at most max_piece bytes. NULL if the compressor cannot start. */
-lp_piece_coder *lp_piece_coder_new(enum lp_compress method, size_t max_piece);
+/* A coder for method (LP_COMPRESS_GZIP or LP_COMPRESS_ZSTD) at level (in
+ * lp_compress_levels's range, or LP_LEVEL_DEFAULT: the fastest), for
+ * pieces of at most max_piece bytes. NULL if the compressor cannot start. */
+lp_piece_coder *lp_piece_coder_new(enum lp_compress method, int level, size_t max_piece);
 void lp_piece_coder_free(lp_piece_coder *c);
 /* data[0, n) (n <= max_piece; 0 gives an empty member or frame) as one
  * member or frame in *out, valid until the next call: its length, or -1
@@ -30,8 +31,8 @@ ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const cha
 typedef struct lp_piece_pool lp_piece_pool;
 typedef int (*lp_piece_write_fn)(void *ctx, void *file, const void *data, size_t n, lp_error *err);
 /* NULL if a compressor cannot start. */
-lp_piece_pool *lp_piece_pool_new(enum lp_compress method, size_t max_piece, unsigned threads,
-				 lp_piece_write_fn write, void *ctx);
+lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_piece,
+				 unsigned threads, lp_piece_write_fn write, void *ctx);
 /* Queue data[0, n) (copied) for file, path naming it in messages; pieces
  * done by now may be written. 0, or the status of a failed compression
  * or write (err set), in the order of the pieces. */

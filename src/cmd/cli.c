@@ -69,7 +69,7 @@ bool cli_level_apply(const char *text, const char *output, enum lp_compress comp
 	if (!text)
 		return true;
 	gint64 v;
-	if (!g_ascii_string_to_signed(text, 10, G_MININT, G_MAXINT, &v, NULL)) {
+	if (!g_ascii_string_to_signed(text, 10, G_MININT + 1, G_MAXINT, &v, NULL)) {
 		cli_usage_error("--level must be a number, not '%s'", text);
 		return false;
 	}
@@ -79,9 +79,15 @@ bool cli_level_apply(const char *text, const char *output, enum lp_compress comp
 		cli_usage_error("--level goes with a compressed output (gzip or zstd)");
 		return false;
 	}
+	const char *name = codec == LP_COMPRESS_GZIP ? "gzip" : "zstd";
+	/* zstd's negative levels are its fast modes; its 0 would mean 3. */
+	if (lowest < 0 && (v == 0 || v < lowest || v > highest)) {
+		cli_usage_error("--level must be %d to -1 or 1 to %d for %s, not %s", lowest, highest,
+				name, text);
+		return false;
+	}
 	if (v < lowest || v > highest) {
-		cli_usage_error("--level must be %d to %d for %s, not %s", lowest, highest,
-				codec == LP_COMPRESS_GZIP ? "gzip" : "zstd", text);
+		cli_usage_error("--level must be %d to %d for %s, not %s", lowest, highest, name, text);
 		return false;
 	}
 	*level = (int)v;

@@ -228,7 +228,8 @@ int cmd_convert(int argc, char **argv)
 		{"compress", 0, 0, G_OPTION_ARG_STRING, &compress,
 		 "Compress the output: gzip, zstd or none (default: by the name's suffix)", "METHOD"},
 		{"level", 0, 0, G_OPTION_ARG_STRING, &level,
-		 "Compression level: gzip 0-3 (default 1), zstd 1-19 (default 1)", "N"},
+		 "Compression level: gzip 0-3 (default 1), zstd 1-19 or -7 to -1, its fast modes "
+		 "(default 1)", "N"},
 		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
 		 "Treat a torn last binary record as an error", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},

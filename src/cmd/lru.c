@@ -27,7 +27,8 @@ int cmd_lru(int argc, char **argv)
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
 		 "Write to FILE (default: standard output)", "FILE"},
 		{"level", 0, 0, G_OPTION_ARG_STRING, &level_arg,
-		 "Compression level of FILE.gz (0-3, default 1) or FILE.zst (1-19, default 1)", "N"},
+		 "Compression level of FILE.gz (0-3, default 1) or FILE.zst (1-19 or -7 to -1, "
+		 "default 1)", "N"},
 		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
 		 "Treat a torn last page-image record as an error", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},

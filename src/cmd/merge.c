@@ -38,7 +38,8 @@ int cmd_merge(int argc, char **argv)
 		 "Read, merge and write in N threads; 1: all in one (default: the processors "
 		 "available)", "N"},
 		{"level", 0, 0, G_OPTION_ARG_STRING, &level,
-		 "Compression level: gzip 0-3 (default 1), zstd 1-19 (default 1)", "N"},
+		 "Compression level: gzip 0-3 (default 1), zstd 1-19 or -7 to -1, its fast modes "
+		 "(default 1)", "N"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
 		 "Do not print the statistics summary", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},

@@ -31,6 +31,7 @@
 #define GZIP_LEVEL 1
 #define ZSTD_LEVEL 1
 #define ZSTD_LEVEL_MAX 19 /* beyond it zstd wants --ultra's memory */
+#define ZSTD_LEVEL_MIN (-7) /* zstd --fast=7: faster still, much larger */
 
 /* A buffer passed to the compressing thread; finish marks the last. */
 typedef struct out_chunk {
@@ -95,7 +96,7 @@ bool lp_compress_levels(enum lp_compress codec, int *lowest, int *highest)
 		*highest = ISAL_DEF_MAX_LEVEL;
 		return true;
 	case LP_COMPRESS_ZSTD:
-		*lowest = 1;
+		*lowest = ZSTD_LEVEL_MIN;
 		*highest = ZSTD_LEVEL_MAX;
 		return true;
 	default:

@@ -7,8 +7,8 @@
 #include <isa-l/igzip_lib.h>
 #include <zstd.h>
 
-/* The fastest levels: every byte of a per-process merge goes through
- * here. On its task files zstd -1 compressed as well as -3 (6.83 against
+/* The default levels, the fastest (but for zstd's fast modes: merge
+ * --level): every byte of a per-process merge goes through here. On its task files zstd -1 compressed as well as -3 (6.83 against
  * 6.90 MB of 27.2) in a third of the time. gzip is ISA-L's igzip, as for
  * every gzip output, at its level 1 (zlib's -1 was 6 times slower on a
  * basic merge). */
@@ -17,26 +17,35 @@
 
 struct lp_piece_coder {
 	enum lp_compress method;
+	int level;
 	struct isal_zstream zs; /* gzip: started again for every member */
 	uint8_t *level_buf;
+	uint32_t level_buf_size;
 	ZSTD_CCtx *cctx; /* zstd: one frame a call */
 	unsigned char *out;
 	size_t out_cap;
 };
 
-lp_piece_coder *lp_piece_coder_new(enum lp_compress method, size_t max_piece)
+lp_piece_coder *lp_piece_coder_new(enum lp_compress method, int level, size_t max_piece)
 {
 	lp_piece_coder *c = g_new0(lp_piece_coder, 1);
 	c->method = method;
+	c->level = level != LP_LEVEL_DEFAULT ? level
+		 : method == LP_COMPRESS_GZIP ? PIECE_GZIP_LEVEL : PIECE_ZSTD_LEVEL;
 	if (method == LP_COMPRESS_GZIP) {
-		c->level_buf = g_malloc(ISAL_DEF_LVL1_DEFAULT);
+		static const uint32_t level_buf_size[ISAL_DEF_MAX_LEVEL + 1] = {
+			ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
+			ISAL_DEF_LVL3_DEFAULT,
+		};
+		c->level_buf_size = level_buf_size[c->level];
+		c->level_buf = c->level_buf_size ? g_malloc(c->level_buf_size) : NULL;
 		/* A member of incompressible bytes: stored blocks, a few bytes of
 		 * header each, and the gzip header and trailer. */
 		c->out_cap = max_piece + max_piece / 16 + 1024;
 	} else {
 		c->cctx = ZSTD_createCCtx();
 		if (!c->cctx ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, PIECE_ZSTD_LEVEL))) {
+		    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, c->level))) {
 			ZSTD_freeCCtx(c->cctx);
 			g_free(c);
 			return NULL;
@@ -64,9 +73,9 @@ ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const cha
 	if (c->method == LP_COMPRESS_GZIP) {
 		isal_deflate_init(&c->zs);
 		c->zs.gzip_flag = IGZIP_GZIP;
-		c->zs.level = PIECE_GZIP_LEVEL;
+		c->zs.level = (uint32_t)c->level;
 		c->zs.level_buf = c->level_buf;
-		c->zs.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+		c->zs.level_buf_size = c->level_buf_size;
 		c->zs.end_of_stream = 1;
 		c->zs.flush = NO_FLUSH;
 		c->zs.next_in = (uint8_t *)data;
@@ -133,8 +142,8 @@ static gpointer pool_worker(gpointer data)
 	}
 }
 
-lp_piece_pool *lp_piece_pool_new(enum lp_compress method, size_t max_piece, unsigned threads,
-				 lp_piece_write_fn write, void *ctx)
+lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_piece,
+				 unsigned threads, lp_piece_write_fn write, void *ctx)
 {
 	lp_piece_pool *p = g_new0(lp_piece_pool, 1);
 	p->nslots = 2 * threads + 2;
@@ -146,7 +155,7 @@ lp_piece_pool *lp_piece_pool_new(enum lp_compress method, size_t max_piece, unsi
 	p->todo = g_async_queue_new();
 	for (unsigned i = 0; i < p->nslots; i++) {
 		p->slots[i].data = g_malloc(max_piece);
-		if (!(p->slots[i].coder = lp_piece_coder_new(method, max_piece))) {
+		if (!(p->slots[i].coder = lp_piece_coder_new(method, level, max_piece))) {
 			lp_piece_pool_free(p);
 			return NULL;
 		}

@@ -635,7 +635,7 @@ static unsigned open_file_bound(void)
 }
 
 lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool user_only,
-			    enum lp_layout layout, enum lp_compress compress, unsigned threads,
+			    enum lp_layout layout, enum lp_compress compress, int level, unsigned threads,
 			    const lp_procdir_inputs *inputs, lp_error *err)
 {
 	size_t len = strlen(dir);
@@ -693,9 +693,9 @@ lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool use
 	/* With threads, pieces are compressed by as many workers while the
 	 * merge goes on; written in order, the files are the same bytes. */
 	if (*pd->suffix && threads > 1)
-		pd->pool = lp_piece_pool_new(compress, PD_BUF_SIZE, threads, write_pooled, pd);
+		pd->pool = lp_piece_pool_new(compress, level, PD_BUF_SIZE, threads, write_pooled, pd);
 	else if (*pd->suffix)
-		pd->coder = lp_piece_coder_new(compress, PD_BUF_SIZE);
+		pd->coder = lp_piece_coder_new(compress, level, PD_BUF_SIZE);
 	if (*pd->suffix && !pd->coder && !pd->pool) {
 		lp_fail(err, LP_EIO, "cannot start %s compression for %s", pd->suffix + 1, pd->partial);
 		lp_procdir_free(pd);
