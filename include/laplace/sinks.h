@@ -33,7 +33,7 @@ typedef struct lp_procdir_inputs {
 typedef struct lp_procdir lp_procdir;
 /* The directory dir, in parent_fd as lp_stage_dir takes it. With compress
  * LP_COMPRESS_GZIP or LP_COMPRESS_ZSTD every file but index.yaml is
- * compressed at level (LP_LEVEL_DEFAULT: the fastest) and named with the
+ * compressed at level (LP_LEVEL_DEFAULT: the default) and named with the
  * suffix .gz or .zst, by threads workers when more than one; otherwise
  * plain. */
 lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool user_only,

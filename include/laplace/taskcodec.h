@@ -16,7 +16,7 @@
 typedef struct lp_piece_coder lp_piece_coder;
 
 /* A coder for method (LP_COMPRESS_GZIP or LP_COMPRESS_ZSTD) at level (in
- * lp_compress_levels's range, or LP_LEVEL_DEFAULT: the fastest), for
+ * lp_compress_levels's range, or LP_LEVEL_DEFAULT: the codec's default), for
  * pieces of at most max_piece bytes. NULL if the compressor cannot start. */
 lp_piece_coder *lp_piece_coder_new(enum lp_compress method, int level, size_t max_piece);
 void lp_piece_coder_free(lp_piece_coder *c);

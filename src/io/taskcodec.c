@@ -7,14 +7,6 @@
 #include <isa-l/igzip_lib.h>
 #include <zstd.h>
 
-/* The default levels, the fastest (but for zstd's fast modes: merge
- * --level): every byte of a per-process merge goes through here. On its task files zstd -1 compressed as well as -3 (6.83 against
- * 6.90 MB of 27.2) in a third of the time. gzip is ISA-L's igzip, as for
- * every gzip output, at its level 1 (zlib's -1 was 6 times slower on a
- * basic merge). */
-#define PIECE_GZIP_LEVEL 1
-#define PIECE_ZSTD_LEVEL 1
-
 struct lp_piece_coder {
 	enum lp_compress method;
 	int level;
@@ -30,14 +22,9 @@ lp_piece_coder *lp_piece_coder_new(enum lp_compress method, int level, size_t ma
 {
 	lp_piece_coder *c = g_new0(lp_piece_coder, 1);
 	c->method = method;
-	c->level = level != LP_LEVEL_DEFAULT ? level
-		 : method == LP_COMPRESS_GZIP ? PIECE_GZIP_LEVEL : PIECE_ZSTD_LEVEL;
+	c->level = lp_compress_level(method, level);
 	if (method == LP_COMPRESS_GZIP) {
-		static const uint32_t level_buf_size[ISAL_DEF_MAX_LEVEL + 1] = {
-			ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
-			ISAL_DEF_LVL3_DEFAULT,
-		};
-		c->level_buf_size = level_buf_size[c->level];
+		c->level_buf_size = lp_igzip_level_buf_size(c->level);
 		c->level_buf = c->level_buf_size ? g_malloc(c->level_buf_size) : NULL;
 		/* A member of incompressible bytes: stored blocks, a few bytes of
 		 * header each, and the gzip header and trailer. */
