@@ -13,13 +13,15 @@
  *   the 20-bit vpn of a 32-bit address: a reference costs two loads.
  * - The copy-on-write rule needs, for private anonymous pages only, the
  *   number of translations pointing at a page; page_refs[] holds it indexed
- *   by canonical number, with NOT_PRIVATE for every other kind of page.
+ *   by canonical number, with NOT_PRIVATE for every other kind of page
+ *   (exact for every page a translation still reaches: see release()).
  */
 #include "laplace/merge.h"
 
 #include <glib.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "pairmap.h"
 
@@ -118,12 +120,49 @@ struct lp_merge {
 	uint64_t *kernel_pages[TOP_SIZE]; /* vpn -> canonical + 1 */
 	frame_entry *frames[TOP_SIZE];    /* frame -> file page */
 
+	/* Leaves are cut from chunks of one huge page each and live as long as
+	 * the merge. */
+	GPtrArray *leaf_chunks;
+	size_t chunk_leaves_left; /* in the last chunk */
+	xlat *spare_leaves; /* cleared leaves of dead spaces, linked through
+			     * their first entry (leaf_new) */
+
 	/* The space of the last reference's vas; reset by every event, since
 	 * only events change bindings. */
 	bool cache_valid;
 	uint32_t cache_vas;
 	space *cache_space;
+
+	/* lp_merge_free: no count will be read again, so spaces are freed
+	 * without releasing their translations one by one. */
+	bool tearing_down;
 };
+
+/* ----------------------------------------------------------- big tables */
+
+/* The tables that every reference or page reaches (the leaves of the
+ * translation tables, the page counts) are laid in huge pages where the
+ * system gives them: over millions of pages, a table in 4 KiB pages is a
+ * TLB miss at nearly every reference, and growing it a page fault every
+ * 4 KiB, both dear in a virtual machine. */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* A table of at least `bytes`, in huge pages where the system has them (a
+ * hint: where it has none, nothing changes). Freed with table_free. */
+static void *table_alloc(size_t bytes)
+{
+	bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	void *p = g_aligned_alloc(1, bytes, HUGE_PAGE);
+#ifdef MADV_HUGEPAGE
+	madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+static void table_free(void *p)
+{
+	g_aligned_free(p);
+}
 
 /* ---------------------------------------------------------------- pages */
 
@@ -131,8 +170,13 @@ static uint64_t new_canon(lp_merge *m, enum lp_page_kind kind)
 {
 	uint64_t c = m->next_canon++;
 	if (c >= m->cap_pages) {
-		m->cap_pages = m->cap_pages ? m->cap_pages * 2 : 65536;
-		m->page_refs = g_renew(uint32_t, m->page_refs, m->cap_pages);
+		uint64_t cap = m->cap_pages ? m->cap_pages * 2 : HUGE_PAGE / sizeof *m->page_refs;
+		uint32_t *grown = table_alloc(cap * sizeof *grown);
+		if (m->page_refs)
+			memcpy(grown, m->page_refs, m->cap_pages * sizeof *grown);
+		table_free(m->page_refs);
+		m->page_refs = grown;
+		m->cap_pages = cap;
 	}
 	m->page_refs[c] = kind == LP_PAGE_PRIVATE_ANON ? 1 : NOT_PRIVATE;
 	m->stats.pages[kind]++;
@@ -156,21 +200,89 @@ static uint64_t file_page(lp_merge *m, uint64_t file, uint64_t index)
 	return pair_page(m, &m->file_pages, file, index, LP_PAGE_FILE);
 }
 
-/* Drop one translation's hold on its page. */
+/* Drop one translation's hold on its page. Only a cow translation can
+ * share a private page: one that is not cow is its page's only holder (a
+ * count of 1; cow is cleared only at that count, and only fork makes a
+ * second holder, marking both cow). Gone, it leaves a count that no
+ * translation can reach and nothing reads again, so it is left as it is:
+ * a dying process with a large footprint then costs no look-up of counts
+ * scattered over the whole table. */
 static inline void release(lp_merge *m, xlat x)
 {
+	if (!xlat_cow(x))
+		return;
 	uint64_t c = xlat_canon(x);
 	if (m->page_refs[c] != NOT_PRIVATE)
 		m->page_refs[c]--;
 }
 
-/* --------------------------------------------------------- translations */
+/* How many translations ahead the loops over a whole leaf (release, fork)
+ * fetch the page counts they will touch. A process's private pages are
+ * numbered in the order it first touched them, which over a large
+ * footprint is nothing like the order of their addresses: each count is a
+ * cache miss, and fetched early the misses overlap. */
+#define COUNT_PREFETCH_AHEAD 16
 
-static xlat *slot_for(space *sp, uint64_t vpn)
+/* Which translations a loop touches the counts of. */
+#define ANY_TRANSLATION (~(xlat)0)
+#define COW_TRANSLATION ((xlat)1)
+
+/* The count that leaf[k] will touch, for a prefetch, if leaf[k] has a bit
+ * of `which`; else any count (the first), as a harmless target. (The
+ * callers prefetch: GCC 12 drops a prefetch that is an inline function's
+ * only effect.) */
+static inline const uint32_t *count_ahead(const lp_merge *m, const xlat *leaf, size_t k,
+					  xlat which)
+{
+	return k < LEAF_SIZE && (leaf[k] & which) ? &m->page_refs[xlat_canon(leaf[k])]
+						   : m->page_refs;
+}
+
+/* Release every translation of a leaf and clear it. */
+static void release_leaf(lp_merge *m, xlat *leaf)
+{
+	for (size_t k = 0; k < LEAF_SIZE; k++) {
+		__builtin_prefetch(count_ahead(m, leaf, k + COUNT_PREFETCH_AHEAD, COW_TRANSLATION), 1);
+		release(m, leaf[k]);
+	}
+	memset(leaf, 0, LEAF_SIZE * sizeof *leaf);
+}
+
+/* Leaves of dead spaces are kept for new ones: a process that dies with a
+ * large footprint is often followed by another that builds one, and a
+ * recycled leaf is cleared in the cache instead of faulted in anew. */
+#define LEAVES_PER_CHUNK (HUGE_PAGE / (LEAF_SIZE * sizeof(xlat)))
+
+static xlat *leaf_new(lp_merge *m)
+{
+	xlat *leaf = m->spare_leaves;
+	if (leaf) {
+		memcpy(&m->spare_leaves, leaf, sizeof leaf);
+		leaf[0] = 0;
+		return leaf;
+	}
+	if (m->chunk_leaves_left == 0) {
+		g_ptr_array_add(m->leaf_chunks, table_alloc(HUGE_PAGE));
+		m->chunk_leaves_left = LEAVES_PER_CHUNK;
+	}
+	xlat *chunk = g_ptr_array_index(m->leaf_chunks, m->leaf_chunks->len - 1);
+	leaf = chunk + (LEAVES_PER_CHUNK - m->chunk_leaves_left--) * LEAF_SIZE;
+	memset(leaf, 0, LEAF_SIZE * sizeof *leaf);
+	return leaf;
+}
+
+/* Keep a cleared leaf for leaf_new. */
+static void leaf_spare(lp_merge *m, xlat *leaf)
+{
+	memcpy(leaf, &m->spare_leaves, sizeof leaf);
+	m->spare_leaves = leaf;
+}
+
+static xlat *slot_for(lp_merge *m, space *sp, uint64_t vpn)
 {
 	xlat **leaf = &sp->leaf[vpn >> LEAF_BITS];
 	if (!*leaf)
-		*leaf = g_new0(xlat, LEAF_SIZE);
+		*leaf = leaf_new(m);
 	return &(*leaf)[vpn & LEAF_MASK];
 }
 
@@ -186,6 +298,8 @@ static void drop_translations(lp_merge *m, space *sp, uint64_t start, uint64_t e
 			leaf_end = end;
 		if (leaf) {
 			for (; v < leaf_end; v++) {
+				__builtin_prefetch(count_ahead(m, leaf, (v & LEAF_MASK) + COUNT_PREFETCH_AHEAD,
+									COW_TRANSLATION), 1);
 				xlat *x = &leaf[v & LEAF_MASK];
 				if (*x) {
 					release(m, *x);
@@ -308,10 +422,10 @@ static void space_free(lp_merge *m, space *sp)
 		xlat *leaf = sp->leaf[t];
 		if (!leaf)
 			continue;
-		for (size_t k = 0; k < LEAF_SIZE; k++)
-			if (leaf[k])
-				release(m, leaf[k]);
-		g_free(leaf);
+		if (!m->tearing_down) {
+			release_leaf(m, leaf);
+			leaf_spare(m, leaf);
+		}
 	}
 	g_free(sp->regions);
 	g_free(sp);
@@ -347,8 +461,9 @@ static space *space_fork(lp_merge *m, space *parent)
 		xlat *pl = parent->leaf[t];
 		if (!pl)
 			continue;
-		xlat *cl = child->leaf[t] = g_new(xlat, LEAF_SIZE);
+		xlat *cl = child->leaf[t] = leaf_new(m);
 		for (size_t k = 0; k < LEAF_SIZE; k++) {
+			__builtin_prefetch(count_ahead(m, pl, k + COUNT_PREFETCH_AHEAD, ANY_TRANSLATION), 1);
 			xlat x = pl[k];
 			if (x) {
 				uint64_t c = xlat_canon(x);
@@ -421,6 +536,7 @@ lp_merge *lp_merge_new(const lp_merge_config *cfg)
 	m->segments = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
 	pairmap_init(&m->file_pages);
 	pairmap_init(&m->instance_pages);
+	m->leaf_chunks = g_ptr_array_new();
 	return m;
 }
 
@@ -428,6 +544,7 @@ void lp_merge_free(lp_merge *m)
 {
 	if (!m)
 		return;
+	m->tearing_down = true;
 	GHashTableIter it;
 	gpointer key, value;
 	/* Free every space once: through its tasks, then the task-less ones
@@ -452,7 +569,10 @@ void lp_merge_free(lp_merge *m)
 		g_free(m->kernel_pages[t]);
 		g_free(m->frames[t]);
 	}
-	g_free(m->page_refs);
+	for (guint i = 0; i < m->leaf_chunks->len; i++)
+		table_free(g_ptr_array_index(m->leaf_chunks, i));
+	g_ptr_array_free(m->leaf_chunks, TRUE);
+	table_free(m->page_refs);
 	g_free(m);
 }
 
@@ -564,7 +684,7 @@ static int event_mremap(lp_merge *m, task *t, const lp_event *ev, lp_error *err)
 		carried_xlat c = g_array_index(carried, carried_xlat, k);
 		uint64_t v = ns + c.offset;
 		if (new_length && v < ne && v < VPN_LIMIT)
-			*slot_for(sp, v) = c.x;
+			*slot_for(m, sp, v) = c.x;
 		else
 			release(m, c.x);
 	}
@@ -748,7 +868,7 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
  * (laplace-formats(5) 3.4, rules 1 and 2). */
 static uint64_t translate_slow(lp_merge *m, space *sp, uint64_t vpn, bool write)
 {
-	xlat *slot = slot_for(sp, vpn);
+	xlat *slot = slot_for(m, sp, vpn);
 	uint64_t c;
 	if (*slot) {
 		c = xlat_canon(*slot);
@@ -879,14 +999,17 @@ static G_ALWAYS_INLINE inline void translate_refs(lp_merge *m, const lp_ref *ref
 				  const bool prefetch)
 {
 	const space *current = m->current ? m->current->space : NULL;
-	uint64_t by_type[128] = {0}; /* reference counts by type character */
+	/* Reference counts by type character, in two sets taken in turn: runs
+	 * of one type are the rule, and one counter would make each increment
+	 * wait for the last one's store. */
+	uint64_t by_type[2][128] = {{0}};
 	for (size_t i = 0; i < n; i++) {
 		const lp_ref *r = &refs[i];
 		const xlat *ahead;
 		if (prefetch && i + PREFETCH_AHEAD < n &&
 		    (ahead = translation_hint(m, &refs[i + PREFETCH_AHEAD])))
 			__builtin_prefetch(ahead);
-		by_type[r->type & 0x7f]++;
+		by_type[i & 1][r->type & 0x7f]++;
 		/* 'w' and 'W' differ only in the case bit, as do kernel and user. */
 		bool write = (r->type | 0x20) == 'w';
 		if (!(r->type & 0x20)) {
@@ -903,7 +1026,8 @@ static G_ALWAYS_INLINE inline void translate_refs(lp_merge *m, const lp_ref *ref
 		canon[i] = translate(m, sp, r->address >> LP_PAGE_SHIFT, write);
 	}
 	for (int t = 0; t < 6; t++)
-		m->stats.refs[t] += by_type[(unsigned char)lp_ref_types[t]];
+		m->stats.refs[t] += by_type[0][(unsigned char)lp_ref_types[t]] +
+				    by_type[1][(unsigned char)lp_ref_types[t]];
 }
 
 int lp_merge_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon, lp_error *err)

@@ -69,6 +69,48 @@ Test(merge, cow_through_fork_copies_once_then_clears_the_mark)
 	cr_assert_eq(st->unmapped_pages, 0);
 }
 
+/* Counts of holders go down as holders go: an unmap and an exit of cow
+ * holders leave the last one its page, while a page still held elsewhere
+ * is copied on write. */
+Test(merge, holders_leaving_by_unmap_and_exit_decide_the_copies)
+{
+	EV('M', U64(1), U64(0x1000), U64(0x3000), U64(0), U64(PRIVATE_ANON_MAP), U64(3), U64(0));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	cr_assert_eq(ref('w', 0xa, 0x2000), 1);
+	EV('F', U64(1), U64(2));
+	EV('F', U64(1), U64(3));
+	EV('S', U64(2), U64(0xb));
+	EV('U', U64(2), U64(0x1000), U64(0x1000));
+	EV('X', U64(3));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0, "the other holders of page 0 are gone");
+	cr_assert_eq(ref('w', 0xa, 0x2000), 2, "task 2 still holds page 1: a copy");
+	EV('S', U64(2), U64(0xb));
+	cr_assert_eq(ref('w', 0xb, 0x2000), 1, "task 2 is now page 1's last holder");
+	cr_assert_eq(ref('r', 0xb, 0x1000), 3, "task 2 unmapped page 0: a new page");
+	cr_assert_eq(lp_merge_stats(m)->cow_copies, 1);
+}
+
+/* The translation tables of dead spaces are reused: nothing of them may
+ * show through in the spaces that get them. */
+Test(merge, a_dead_space_leaves_nothing_behind)
+{
+	EV('M', U64(1), U64(0x1000), U64(0xf000), U64(0), U64(PRIVATE_ANON_MAP), U64(3), U64(0));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	cr_assert_eq(ref('w', 0xa, 0x5000), 1);
+	EV('X', U64(1));
+	EV('M', U64(2), U64(0x1000), U64(0xf000), U64(0), U64(PRIVATE_ANON_MAP), U64(3), U64(0));
+	EV('S', U64(2), U64(0xb));
+	cr_assert_eq(ref('r', 0xb, 0x5000), 2);
+	cr_assert_eq(ref('r', 0xb, 0x1000), 3);
+	EV('E', U64(2), U64(0xc));
+	EV('S', U64(2), U64(0xc));
+	cr_assert_eq(ref('r', 0xc, 0x5000), 4, "exec: a new space, nothing mapped");
+	cr_assert_eq(lp_merge_stats(m)->unmapped_pages, 1);
+}
+
 Test(merge, private_file_write_numbers_only_the_copy)
 {
 	/* Pages 0 and 1 of task 1 are pages 5 and 6 of file f00, private. */
