@@ -34,9 +34,15 @@
 #define SLOTS 4
 #define MAX_PARSERS 8
 #define MAX_SLOTS (SLOTS + 2 * MAX_PARSERS)
-/* Runs and events queued for the writer at most: events carry no batch,
- * so without a bound a long stretch of events could queue without end. */
-#define MAX_QUEUED 4096
+/* The merging thread hands the writer its runs and events in parcels of
+ * up to PARCEL_ITEMS, one parcel at least per batch, from a fixed set of
+ * PARCELS: handing over each item alone (a capture has an event every
+ * thousand references or so) cost more in locking and waking than the
+ * writer's work. The fixed set also bounds what waits for the writer:
+ * events carry no batch, and a long stretch of them would otherwise queue
+ * without end. */
+#define PARCEL_ITEMS 1024
+#define PARCELS 4
 
 /* A batch of references read, with what the reader found. */
 typedef struct ref_batch {
@@ -63,18 +69,28 @@ typedef struct writer_item {
 	size_t from, n;
 	bool have_who;
 	lp_task_id who;
-	lp_event ev;            /* EVENT, with its line copied into text */
+	lp_event ev;            /* EVENT, its line copied into the parcel's
+				 * text at line_at (the pointers are set by
+				 * the writer: the text may move as it grows) */
+	size_t line_at;
 	lp_event_route route;
-	char *text;
 	const lp_stats *stats;  /* FINISH */
 } writer_item;
+
+typedef struct parcel {
+	writer_item items[PARCEL_ITEMS];
+	size_t n;
+	GString *text;
+} parcel;
 
 typedef struct stages {
 	GThread *reader, *writer;
 	GAsyncQueue *free_batches; /* writer -> reader; stop_reader ends it */
 	GAsyncQueue *read_batches; /* reader -> merger */
-	GAsyncQueue *items;        /* merger -> writer */
-	GAsyncQueue *tokens;       /* MAX_QUEUED of them: one per queued item */
+	GAsyncQueue *parcels;      /* merger -> writer */
+	GAsyncQueue *free_parcels; /* writer -> merger */
+	parcel parcel_set[PARCELS];
+	parcel *open;              /* being filled by the merger, or NULL */
 	GAsyncQueue *to_parse;     /* reader -> parsers (text); stop_parser ends one */
 	GThread *parsers[MAX_PARSERS];
 	int nparsers;              /* 0: the reader reads and parses itself */
@@ -256,21 +272,48 @@ static gpointer reader_main(gpointer data)
 	}
 }
 
-/* Queue an item for the writer, waiting while MAX_QUEUED are queued. */
-static void queue_item(stages *sg, writer_item *it)
+/* Hand the open parcel to the writer. */
+static void send_parcel(stages *sg)
 {
-	g_async_queue_pop(sg->tokens);
-	g_async_queue_push(sg->items, it);
+	if (sg->open) {
+		g_async_queue_push(sg->parcels, sg->open);
+		sg->open = NULL;
+	}
 }
 
-static int writer_do(const lp_pipeline *p, const writer_item *it, lp_error *err)
+/* A new item in the open parcel (taking a free one first, waiting while
+ * the writer holds them all), sent once full; the caller fills it in. */
+static writer_item *add_item(stages *sg, enum item_kind kind)
+{
+	if (!sg->open) {
+		sg->open = g_async_queue_pop(sg->free_parcels);
+		sg->open->n = 0;
+		g_string_truncate(sg->open->text, 0);
+	}
+	writer_item *it = &sg->open->items[sg->open->n++];
+	*it = (writer_item){.kind = kind};
+	return it;
+}
+
+static void item_added(stages *sg)
+{
+	if (sg->open->n == PARCEL_ITEMS)
+		send_parcel(sg);
+}
+
+static int writer_do(const lp_pipeline *p, writer_item *it, const GString *text, lp_error *err)
 {
 	switch (it->kind) {
 	case ITEM_REFS:
 		return p->sink->refs(p->sink_ctx, it->batch->refs + it->from, it->batch->canon + it->from,
 				     it->n, it->have_who ? &it->who : NULL, err);
-	case ITEM_EVENT:
+	case ITEM_EVENT: {
+		const char *line = text->str + it->line_at;
+		if (it->ev.name)
+			it->ev.name = line + (it->ev.name - it->ev.line);
+		it->ev.line = line;
 		return p->sink->event(p->sink_ctx, &it->ev, &it->route, err);
+	}
 	case ITEM_FINISH:
 		return p->sink->finish(p->sink_ctx, it->stats, err);
 	default:
@@ -285,17 +328,18 @@ static gpointer writer_main(gpointer data)
 	lp_pipeline_state *st = data;
 	stages *sg = st->stages;
 	for (;;) {
-		writer_item *it = g_async_queue_pop(sg->items);
-		enum item_kind kind = it->kind;
-		if (!sg->write_status && (sg->write_status = writer_do(st->p, it, &sg->write_err)))
-			g_atomic_int_set(&sg->write_failed, 1);
-		if (kind == ITEM_RELEASE)
-			g_async_queue_push(sg->free_batches, it->batch);
-		g_free(it->text);
-		g_free(it);
-		if (kind == ITEM_FINISH || kind == ITEM_STOP)
-			return NULL;
-		g_async_queue_push(sg->tokens, GINT_TO_POINTER(1));
+		parcel *pc = g_async_queue_pop(sg->parcels);
+		for (size_t i = 0; i < pc->n; i++) {
+			writer_item *it = &pc->items[i];
+			if (!sg->write_status &&
+			    (sg->write_status = writer_do(st->p, it, pc->text, &sg->write_err)))
+				g_atomic_int_set(&sg->write_failed, 1);
+			if (it->kind == ITEM_RELEASE)
+				g_async_queue_push(sg->free_batches, it->batch);
+			if (it->kind == ITEM_FINISH || it->kind == ITEM_STOP)
+				return NULL;
+		}
+		g_async_queue_push(sg->free_parcels, pc);
 	}
 }
 
@@ -305,10 +349,12 @@ static void start_stages(lp_pipeline_state *st)
 	st->stages = sg;
 	sg->free_batches = g_async_queue_new();
 	sg->read_batches = g_async_queue_new();
-	sg->items = g_async_queue_new();
-	sg->tokens = g_async_queue_new();
-	for (int i = 0; i < MAX_QUEUED; i++)
-		g_async_queue_push(sg->tokens, GINT_TO_POINTER(1));
+	sg->parcels = g_async_queue_new();
+	sg->free_parcels = g_async_queue_new();
+	for (int i = 0; i < PARCELS; i++) {
+		sg->parcel_set[i].text = g_string_new(NULL);
+		g_async_queue_push(sg->free_parcels, &sg->parcel_set[i]);
+	}
 	if (lp_ref_reader_format(st->p->refs) == LP_REF_TEXT)
 		sg->nparsers = (int)MIN(st->p->threads, (unsigned)MAX_PARSERS);
 	sg->nslots = SLOTS + 2 * sg->nparsers;
@@ -333,10 +379,9 @@ static void start_stages(lp_pipeline_state *st)
 static int stop_stages(lp_pipeline_state *st, bool finish, lp_error *err)
 {
 	stages *sg = st->stages;
-	writer_item *last = g_new0(writer_item, 1);
-	last->kind = finish ? ITEM_FINISH : ITEM_STOP;
+	writer_item *last = add_item(sg, finish ? ITEM_FINISH : ITEM_STOP);
 	last->stats = lp_merge_stats(st->p->merge);
-	g_async_queue_push(sg->items, last);
+	send_parcel(sg);
 	g_thread_join(sg->writer);
 	/* The reader has ended at the end of its input or a failure, or waits
 	 * for a free batch, or is reading one. */
@@ -349,8 +394,10 @@ static int stop_stages(lp_pipeline_state *st, bool finish, lp_error *err)
 		g_thread_join(sg->parsers[i]);
 	g_async_queue_unref(sg->free_batches);
 	g_async_queue_unref(sg->read_batches);
-	g_async_queue_unref(sg->items);
-	g_async_queue_unref(sg->tokens);
+	g_async_queue_unref(sg->parcels);
+	g_async_queue_unref(sg->free_parcels);
+	for (int i = 0; i < PARCELS; i++)
+		g_string_free(sg->parcel_set[i].text, TRUE);
 	g_async_queue_unref(sg->to_parse);
 	for (int i = 0; i < sg->nslots; i++) {
 		ref_batch *b = &sg->slots[i];
@@ -377,10 +424,8 @@ static ssize_t next_refs(lp_pipeline_state *st, lp_error *err)
 		read_batch(st, st->batch);
 	} else {
 		if (st->batch) {
-			writer_item *it = g_new0(writer_item, 1);
-			it->kind = ITEM_RELEASE;
-			it->batch = st->batch;
-			queue_item(sg, it);
+			add_item(sg, ITEM_RELEASE)->batch = st->batch;
+			send_parcel(sg);
 		}
 		ref_batch *b = g_async_queue_pop(sg->read_batches);
 		st->batch = b;
@@ -427,10 +472,13 @@ static int emit_refs(lp_pipeline_state *st, size_t from, size_t n, lp_error *err
 	lp_task_id who;
 	bool have = lp_merge_current_task(p->merge, &who);
 	if (st->stages) {
-		writer_item *it = g_new0(writer_item, 1);
-		*it = (writer_item){.kind = ITEM_REFS, .batch = st->batch, .from = from, .n = n,
-				    .have_who = have, .who = who};
-		queue_item(st->stages, it);
+		writer_item *it = add_item(st->stages, ITEM_REFS);
+		it->batch = st->batch;
+		it->from = from;
+		it->n = n;
+		it->have_who = have;
+		it->who = who;
+		item_added(st->stages);
 	} else if ((rc = p->sink->refs(p->sink_ctx, refs, canon, n, have ? &who : NULL, err))) {
 		return rc;
 	}
@@ -442,15 +490,14 @@ static int emit_refs(lp_pipeline_state *st, size_t from, size_t n, lp_error *err
  * which the next event overwrites. */
 static void queue_event(lp_pipeline_state *st, const lp_event_route *route)
 {
-	writer_item *it = g_new0(writer_item, 1);
-	it->kind = ITEM_EVENT;
+	stages *sg = st->stages;
+	writer_item *it = add_item(sg, ITEM_EVENT);
 	it->ev = st->ev;
 	it->route = *route;
-	it->text = g_strndup(st->ev.line, st->ev.line_len);
-	it->ev.line = it->text;
-	if (st->ev.name)
-		it->ev.name = it->text + (st->ev.name - st->ev.line);
-	queue_item(st->stages, it);
+	it->line_at = sg->open->text->len;
+	g_string_append_len(sg->open->text, st->ev.line, (gssize)st->ev.line_len);
+	g_string_append_c(sg->open->text, '\0'); /* as a copy of its own had */
+	item_added(sg);
 }
 
 static int apply_event(lp_pipeline_state *st, lp_error *err)
