@@ -999,17 +999,14 @@ static G_ALWAYS_INLINE inline void translate_refs(lp_merge *m, const lp_ref *ref
 				  const bool prefetch)
 {
 	const space *current = m->current ? m->current->space : NULL;
-	/* Reference counts by type character, in two sets taken in turn: runs
-	 * of one type are the rule, and one counter would make each increment
-	 * wait for the last one's store. */
-	uint64_t by_type[2][128] = {{0}};
+	uint64_t by_type[128] = {0}; /* reference counts by type character */
 	for (size_t i = 0; i < n; i++) {
 		const lp_ref *r = &refs[i];
 		const xlat *ahead;
 		if (prefetch && i + PREFETCH_AHEAD < n &&
 		    (ahead = translation_hint(m, &refs[i + PREFETCH_AHEAD])))
 			__builtin_prefetch(ahead);
-		by_type[i & 1][r->type & 0x7f]++;
+		by_type[r->type & 0x7f]++;
 		/* 'w' and 'W' differ only in the case bit, as do kernel and user. */
 		bool write = (r->type | 0x20) == 'w';
 		if (!(r->type & 0x20)) {
@@ -1026,8 +1023,7 @@ static G_ALWAYS_INLINE inline void translate_refs(lp_merge *m, const lp_ref *ref
 		canon[i] = translate(m, sp, r->address >> LP_PAGE_SHIFT, write);
 	}
 	for (int t = 0; t < 6; t++)
-		m->stats.refs[t] += by_type[0][(unsigned char)lp_ref_types[t]] +
-				    by_type[1][(unsigned char)lp_ref_types[t]];
+		m->stats.refs[t] += by_type[(unsigned char)lp_ref_types[t]];
 }
 
 int lp_merge_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon, lp_error *err)
