@@ -922,7 +922,10 @@ static inline uint64_t translate(lp_merge *m, space *sp, uint64_t vpn, bool writ
 	const xlat *leaf = sp->leaf[vpn >> LEAF_BITS];
 	if (leaf) {
 		xlat x = leaf[vpn & LEAF_MASK];
-		if (x && !(write && xlat_cow(x)))
+		/* No translation, or a write through a cow one, in one test:
+		 * whether a reference writes follows no pattern, and a branch
+		 * on it was nearly every mispredicted branch of the merge. */
+		if (!((x == 0) | (x & (xlat)write)))
 			return xlat_canon(x);
 	}
 	return translate_slow(m, sp, vpn, write);
