@@ -39,6 +39,10 @@ lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
 /* Decode up to cap records into out; returns the count, 0 at the end, -1 on
  * error (err names file, record index or line, and field). */
 ssize_t lp_ref_reader_read(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err);
+/* With handoff set, the records a read decodes are for another thread,
+ * not for this one's next steps: binary records are then stored past this
+ * processor's caches where the processor can (x86-64). */
+void lp_ref_reader_set_handoff(lp_ref_reader *r, bool handoff);
 /* Index (from 0) of the next record to be returned: the record index of
  * out[k] from the last read is lp_ref_reader_index() - count + k. */
 uint64_t lp_ref_reader_index(const lp_ref_reader *r);

@@ -369,6 +369,7 @@ static void start_stages(lp_pipeline_state *st)
 	sg->to_parse = g_async_queue_new();
 	for (int i = 0; i < sg->nparsers; i++)
 		sg->parsers[i] = g_thread_new("laplace-parse", parser_main, st);
+	lp_ref_reader_set_handoff(st->p->refs, true);
 	sg->reader = g_thread_new("laplace-read", reader_main, st);
 	sg->writer = g_thread_new("laplace-write", writer_main, st);
 }

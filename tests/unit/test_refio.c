@@ -205,6 +205,32 @@ Test(refio, binary_across_buffer_boundaries)
 	g_free(path);
 }
 
+/* Records handed to another thread are stored otherwise (past the cache)
+ * but are the same records, in either byte order, and a bad one is still
+ * named. */
+Test(refio, handed_off_records_are_the_same)
+{
+	unsigned char data[3 * 18];
+	memcpy(data, example_be, 18);
+	memcpy(data + 18, example_be, 18);
+	memcpy(data + 36, example_be, 18);
+	data[36] = 'x';
+	char *p = scratch_file(dir, "handoff.bin", data, sizeof data);
+	lp_ref_reader *r = lp_ref_reader_open(p, LP_REF_BIN, LP_BIG, &err);
+	cr_assert_not_null(r);
+	lp_ref_reader_set_handoff(r, true);
+	lp_ref got[3];
+	memset(got, 0xa5, sizeof got);
+	cr_assert_eq(lp_ref_reader_read(r, got, 2, &err), 2);
+	assert_ref(&got[0], &example);
+	assert_ref(&got[1], &example);
+	cr_assert_eq(lp_ref_reader_read(r, got, 1, &err), -1);
+	cr_assert_eq(lp_ref_reader_index(r), 2);
+	lp_ref_reader_close(r);
+	assert_error(LP_EINPUT, p, ": record 2: field type: bad reference type 0x78");
+	g_free(p);
+}
+
 Test(refio, text_records)
 {
 	const char *text =
