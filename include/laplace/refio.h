@@ -43,6 +43,11 @@ ssize_t lp_ref_reader_read(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *
  * not for this one's next steps: binary records are then stored past this
  * processor's caches where the processor can (x86-64). */
 void lp_ref_reader_set_handoff(lp_ref_reader *r, bool handoff);
+/* Binary input: how many records decoded so far had an earlier timestamp
+ * than the record before them (counted as they are decoded, so that a
+ * caller that must check the order need not read them all again while
+ * there are none). Text input: 0. */
+uint64_t lp_ref_reader_order_breaks(const lp_ref_reader *r);
 /* Index (from 0) of the next record to be returned: the record index of
  * out[k] from the last read is lp_ref_reader_index() - count + k. */
 uint64_t lp_ref_reader_index(const lp_ref_reader *r);

@@ -3,6 +3,7 @@
 #include "laplace/refio.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <glib.h>
@@ -47,6 +48,8 @@ struct lp_ref_reader {
 	uint64_t index;
 	size_t torn;
 	bool handoff; /* lp_ref_reader_set_handoff */
+	uint64_t last_timestamp; /* of the last binary record decoded */
+	uint64_t order_breaks;   /* lp_ref_reader_order_breaks */
 };
 
 lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
@@ -81,17 +84,23 @@ static const bool valid_type[256] = {
  * other processor still holds their lines from its last reading: ordinary
  * stores would each wait to take a line back, and the decoding ran six
  * times slower than in one thread. Non-temporal stores write whole lines
- * without taking them. */
-static inline void store_handed_off(lp_ref *to, const lp_ref *ref)
+ * without taking them. The words are put together in registers: built in
+ * memory, a word read back over narrower stores stalls every record. */
+static inline void store_handed_off(lp_ref *to, uint64_t timestamp, uint32_t vas, uint32_t address,
+				    uint8_t length, char type)
 {
 #if defined(__x86_64__)
-	_Static_assert(sizeof(lp_ref) % 8 == 0, "lp_ref is stored as 8-byte words");
-	long long words[sizeof(lp_ref) / 8];
-	memcpy(words, ref, sizeof words);
-	for (size_t k = 0; k < sizeof(lp_ref) / 8; k++)
-		_mm_stream_si64((long long *)to + k, words[k]);
+	_Static_assert(offsetof(lp_ref, timestamp) == 0 && offsetof(lp_ref, vas) == 8 &&
+			       offsetof(lp_ref, address) == 12 && offsetof(lp_ref, length) == 16 &&
+			       offsetof(lp_ref, type) == 17 && sizeof(lp_ref) == 24,
+		       "lp_ref is stored as these three words");
+	long long *w = (long long *)to;
+	_mm_stream_si64(w, (long long)timestamp);
+	_mm_stream_si64(w + 1, (long long)(vas | (uint64_t)address << 32));
+	_mm_stream_si64(w + 2, (long long)(length | (uint64_t)(unsigned char)type << 8));
 #else
-	*to = *ref;
+	*to = (lp_ref){.timestamp = timestamp, .vas = vas, .address = address, .length = length,
+		       .type = type};
 #endif
 }
 
@@ -112,29 +121,29 @@ static ssize_t read_binary(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *
 		}
 		size_t n = MIN(cap - count, (size_t)avail / LP_REF_RECORD_SIZE);
 		const unsigned char *p = (const unsigned char *)r->buf.data + r->buf.pos;
+		uint64_t last = r->last_timestamp, breaks = 0;
 		for (size_t i = 0; i < n; i++, p += LP_REF_RECORD_SIZE) {
 			lp_ref *ref = &out[count + i];
 			if (!valid_type[p[0]])
 				return lp_fail(err, LP_EINPUT,
 					       "%s: record %" G_GUINT64_FORMAT ": field type: bad reference type 0x%02x",
 					       lp_input_name(r->in), r->index + i, p[0]), -1;
+			uint64_t timestamp = lp_load_u64(p + 1, big);
+			breaks += timestamp < last;
+			last = timestamp;
 			if (r->handoff) {
-				lp_ref decoded = {
-					.type = (char)p[0],
-					.timestamp = lp_load_u64(p + 1, big),
-					.length = p[9],
-					.vas = lp_load_u32(p + 10, big),
-					.address = lp_load_u32(p + 14, big),
-				};
-				store_handed_off(ref, &decoded);
+				store_handed_off(ref, timestamp, lp_load_u32(p + 10, big),
+						 lp_load_u32(p + 14, big), p[9], (char)p[0]);
 				continue;
 			}
 			ref->type = (char)p[0];
-			ref->timestamp = lp_load_u64(p + 1, big);
+			ref->timestamp = timestamp;
 			ref->length = p[9];
 			ref->vas = lp_load_u32(p + 10, big);
 			ref->address = lp_load_u32(p + 14, big);
 		}
+		r->last_timestamp = last;
+		r->order_breaks += breaks;
 		r->buf.pos += n * LP_REF_RECORD_SIZE;
 		r->index += n;
 		count += n;
@@ -363,6 +372,7 @@ ssize_t lp_ref_reader_read(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *
 }
 
 void lp_ref_reader_set_handoff(lp_ref_reader *r, bool handoff) { r->handoff = handoff; }
+uint64_t lp_ref_reader_order_breaks(const lp_ref_reader *r) { return r->order_breaks; }
 uint64_t lp_ref_reader_index(const lp_ref_reader *r) { return r->index; }
 size_t lp_ref_reader_torn_bytes(const lp_ref_reader *r) { return r->torn; }
 enum lp_ref_format lp_ref_reader_format(const lp_ref_reader *r) { return r->format; }

@@ -231,6 +231,37 @@ Test(refio, handed_off_records_are_the_same)
 	g_free(p);
 }
 
+/* Records out of time order are counted as they are decoded, across
+ * reads; text input counts none. */
+Test(refio, binary_order_breaks_are_counted)
+{
+	const uint8_t stamps[6] = {1, 3, 2, 5, 4, 4};
+	unsigned char data[6 * 18] = {0};
+	for (int i = 0; i < 6; i++) {
+		data[i * 18] = 'r';
+		data[i * 18 + 1] = stamps[i];
+	}
+	char *p = scratch_file(dir, "order.bin", data, sizeof data);
+	lp_ref_reader *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
+	cr_assert_not_null(r);
+	lp_ref got[6];
+	cr_assert_eq(lp_ref_reader_read(r, got, 2, &err), 2);
+	cr_assert_eq(lp_ref_reader_order_breaks(r), 0);
+	cr_assert_eq(lp_ref_reader_read(r, got, 2, &err), 2);
+	cr_assert_eq(lp_ref_reader_order_breaks(r), 1, "3 then 2");
+	cr_assert_eq(lp_ref_reader_read(r, got, 6, &err), 2);
+	cr_assert_eq(lp_ref_reader_order_breaks(r), 2, "5 then 4; 4 then 4 is in order");
+	lp_ref_reader_close(r);
+	g_free(p);
+	p = scratch_file(dir, "order.txt", "r 3 4 1 1000\nr 2 4 1 1000\n", 26);
+	r = lp_ref_reader_open(p, LP_REF_TEXT, LP_LITTLE, &err);
+	cr_assert_not_null(r);
+	cr_assert_eq(lp_ref_reader_read(r, got, 6, &err), 2);
+	cr_assert_eq(lp_ref_reader_order_breaks(r), 0, "text is checked by its caller");
+	lp_ref_reader_close(r);
+	g_free(p);
+}
+
 Test(refio, text_records)
 {
 	const char *text =
