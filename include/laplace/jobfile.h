@@ -120,9 +120,10 @@ int lp_job_open_output_dir(const lp_job_confinement *c, const char *output, bool
 
 /* Remove what a killed job may have left beside output: temporary files
  * `.NAME.tmp-*` (basic) and directories `NAME.partial-*` (per-process),
- * found as lp_job_open_output_dir finds the directory, in a child running
- * as owner (unless LP_NO_OWNER). The output itself is never touched.
- * Returns how many were removed. */
+ * found as lp_job_open_output_dir finds the directory, in a child process
+ * (`laplace __remove-partials`) running as owner, or with LP_NO_OWNER in
+ * this process. The output itself is never touched. Returns how many were
+ * removed. */
 int lp_job_remove_partials(const lp_job_confinement *c, const char *output, uid_t owner);
 
 /* Take owner's supplementary groups, gid and uid, checked, for good. */
@@ -146,6 +147,7 @@ int lp_job_become(uid_t owner, lp_error *err);
 #define LP_CHILD_ROOT_FD 5 /* the daemon's output root (confinement) */
 
 #define LP_JOB_COMMAND "__job"
+#define LP_REMOVE_PARTIALS_COMMAND "__remove-partials"
 
 /* A description: written with the put functions into the array that
  * lp_job_desc_new returns (command first), read back in the same order in
@@ -183,11 +185,14 @@ const char *lp_job_desc_get_str(lp_job_desc *desc);
 int lp_job_desc_end(const lp_job_desc *desc, lp_error *err);
 void lp_job_desc_clear(lp_job_desc *desc);
 
-/* The hidden command `laplace __job`: run the job of lp_job_proc_start and
- * report through LP_CHILD_PIPE_FD. Returns the process's exit status, 0
- * once the result is sent, or LP_EUSAGE with err set when run by hand,
- * without its descriptors. */
+/* The hidden commands, with what their process exits with: `laplace
+ * __job` runs the job of lp_job_proc_start and reports through
+ * LP_CHILD_PIPE_FD (0 once its result is sent); `laplace
+ * __remove-partials` removes what lp_job_remove_partials asked for (how
+ * many, at most 250, or 255). Both return LP_EUSAGE with err set when run
+ * by hand, without their descriptors. */
 int lp_job_child_main(lp_error *err);
+int lp_remove_partials_child_main(lp_error *err);
 
 /* ---- running a job in a child process ---- */
 

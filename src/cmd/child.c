@@ -1,6 +1,6 @@
-/* laplace __job: the child processes that laplace batch and laplace daemon
- * start (laplace/jobfile.h, "child processes"). Hidden: not in --help, nor
- * in the completion. */
+/* laplace __job and laplace __remove-partials: the child processes that
+ * laplace batch and laplace daemon start (laplace/jobfile.h, "child
+ * processes"). Hidden: not in --help, nor in the completion. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -18,8 +18,10 @@ int cmd_child(int argc, char **argv)
 	int status;
 	if (argc != 2)
 		status = lp_fail(&err, LP_EUSAGE, "expected no arguments, got %d", argc - 2);
-	else
+	else if (!strcmp(argv[1], LP_JOB_COMMAND))
 		status = lp_job_child_main(&err);
+	else
+		status = lp_remove_partials_child_main(&err);
 	if (err.status)
 		fprintf(stderr, "laplace %s: %s\n", argv[1], err.msg);
 	return status;

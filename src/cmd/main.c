@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 	}
 	/* The child processes of batch and daemon, which set up their signals
 	 * themselves. */
-	if (!strcmp(argv[1], LP_JOB_COMMAND))
+	if (!strcmp(argv[1], LP_JOB_COMMAND) || !strcmp(argv[1], LP_REMOVE_PARTIALS_COMMAND))
 		return cmd_child(argc, argv);
 	const lp_command *c = find(argv[1]);
 	if (c) {
