@@ -185,7 +185,14 @@ static void run_job(child_job *c, result_message *res)
 	c->job.progress = child_progress;
 	c->job.progress_ctx = &st;
 	lp_error err = {0, ""};
-	res->status = c->owner != LP_NO_OWNER ? lp_job_become(c->owner, &err) : 0;
+	if (c->owner != LP_NO_OWNER) {
+		res->status = lp_job_become(c->owner, &err);
+		/* Changing credentials clears PR_SET_PDEATHSIG: set again, and
+		 * the parent checked again, as in lp_job_child_main. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != c->parent)
+			_exit(LP_EIO);
+	}
 	if (!res->status && c->confine.root) {
 		c->job.output_dir_fd = lp_job_open_output_dir(&c->confine, c->job.output,
 							      c->job.per_process, &err);
