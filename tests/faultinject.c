@@ -5,12 +5,16 @@
  *   LP_FAULT_ERRNO=E   the write's error: ENOSPC (default) or EIO
  *   LP_FAULT_COUNT=F   at exit, append "writes N fsyncs M" to file F, so a
  *                      case can spread K over a whole run
+ *   LP_FAULT_SPAWN=1   every posix_spawn fails with EAGAIN, as when the
+ *                      processes run out
  *
  * Writes to pipes, terminals and devices are neither counted nor failed:
- * the faults are those of a full or failing disk. Counts are per process. */
+ * the faults are those of a full or failing disk. Counts are per process
+ * (a child process that loads the shim counts from 0 again). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +84,13 @@ int fsync(int fd)
 int fdatasync(int fd)
 {
 	return sync_fails() ? -1 : REAL(fdatasync)(fd);
+}
+
+int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+		const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return env_number("LP_FAULT_SPAWN") ? EAGAIN
+					    : REAL(posix_spawn)(pid, path, actions, attr, argv, envp);
 }
 
 __attribute__((destructor)) static void report_counts(void)

@@ -77,10 +77,6 @@ void lp_staged_keep(lp_staged *s);
  * which every later thread inherits, and waits for them on a thread of
  * its own. */
 void lp_stage_handle_signals(void);
-/* In a child just forked: what the parent staged is the parent's to
- * publish or remove, never the child's (a signal ending the child must not
- * remove the parent's report). Call before lp_stage_handle_signals(). */
-void lp_stage_forget_inherited(void);
 
 /* Whether sig is ignored (SIG_IGN), as SIGHUP is under nohup(1): commands
  * that handle signals their own way leave such a SIGHUP alone too. */

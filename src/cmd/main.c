@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "laplace/jobfile.h"
 #include "laplace/staging.h"
 
 static const lp_command commands[] = {
@@ -76,6 +77,10 @@ int main(int argc, char **argv)
 		printf("laplace %s\n", LP_VERSION);
 		return 0;
 	}
+	/* The child processes of batch and daemon, which set up their signals
+	 * themselves. */
+	if (!strcmp(argv[1], LP_JOB_COMMAND) || !strcmp(argv[1], LP_REMOVE_PARTIALS_COMMAND))
+		return cmd_child(argc, argv);
 	const lp_command *c = find(argv[1]);
 	if (c) {
 		if (!c->own_signals)

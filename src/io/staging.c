@@ -42,8 +42,7 @@
  *     until it is published or removed (track, untrack); when a signal
  *     ends the run, the signal thread takes staged_lock and removes what is
  *     tracked (wait_for_signal), so it sees the run's outputs all in place
- *     or none of them. A forked child leaves its parent's to the parent
- *     (lp_stage_forget_inherited).
+ *     or none of them.
  *
  * (8) A file published early (lp_stage_publish_early) stays tracked, and is
  *     removed by a failure or a signal as a temporary is, until
@@ -436,14 +435,6 @@ static gpointer wait_for_signal(gpointer data)
 	for (guint i = 0; staged_set && i < staged_set->len; i++)
 		remove_staged(g_ptr_array_index(staged_set, i));
 	_exit(128 + sig);
-}
-
-void lp_stage_forget_inherited(void)
-{
-	/* The items themselves belong to the parent's structures: only the
-	 * references go. */
-	if (staged_set)
-		g_ptr_array_set_size(staged_set, 0);
 }
 
 bool lp_signal_ignored(int sig)

@@ -2,12 +2,13 @@
  * job leaves behind.
  *
  * The daemon checks a job's output by its text alone (no "..", inside the
- * output root). Everything that touches the file system is done by a child
- * holding the job owner's rights, through the descriptor of the output
- * root the daemon opened at start: openat2() resolves the output's
- * directory beneath it refusing every symbolic link, and the output is then
- * written, renamed and flushed through that directory's descriptor alone
- * (staging invariant (2), src/io/staging.c). */
+ * output root). Everything that touches the file system is done with the
+ * job owner's rights (by a child process, for a daemon running as root),
+ * through the descriptor of the output root the daemon opened at start:
+ * openat2() resolves the output's directory beneath it refusing every
+ * symbolic link, and the output is then written, renamed and flushed
+ * through that directory's descriptor alone (staging invariant (2),
+ * src/io/staging.c). */
 #include "laplace/jobfile.h"
 
 #include "laplace/staging.h"
@@ -153,14 +154,17 @@ int lp_job_open_output_dir(const lp_job_confinement *c, const char *output, bool
 	return fd;
 }
 
-/* In the child: remove the leftovers beside output; how many, or -1. */
+/* Remove the leftovers beside output; how many, or -1. */
 static int remove_partials_now(const lp_job_confinement *c, const char *output)
 {
 	lp_error err = {0};
 	int fd = open_output_dir(c, output, &err);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
 	char *base = g_path_get_basename(output);
 	int removed = 0;
 	const struct dirent *e;
@@ -174,22 +178,51 @@ static int remove_partials_now(const lp_job_confinement *c, const char *output)
 
 /* The most a child can report in its exit status; more count as this. */
 #define MAX_REPORTED_REMOVALS 250
+#define REMOVAL_FAILED 255
 
 int lp_job_remove_partials(const lp_job_confinement *c, const char *output, uid_t owner)
 {
-	pid_t pid = fork();
-	if (pid < 0)
-		return 0;
-	if (pid == 0) {
-		lp_error err = {0};
-		if (owner != LP_NO_OWNER && lp_job_become(owner, &err))
-			_exit(255);
+	if (owner == LP_NO_OWNER) {
 		int removed = remove_partials_now(c, output);
-		_exit(removed < 0 ? 255 : MIN(removed, MAX_REPORTED_REMOVALS));
+		return removed < 0 ? 0 : removed;
 	}
+	/* As owner: in a child that becomes owner, written down for it as
+	 * lp_remove_partials_child_main reads it back. */
+	GByteArray *desc = lp_job_desc_new(LP_REMOVE_PARTIALS_COMMAND);
+	lp_job_desc_put_u64(desc, owner);
+	lp_job_desc_put_str(desc, c->root);
+	lp_job_desc_put_str(desc, c->what);
+	lp_job_desc_put_str(desc, output);
+	lp_error err = {0};
+	pid_t pid;
+	int r = lp_job_spawn(LP_REMOVE_PARTIALS_COMMAND, desc, -1, c->root_fd, &pid, &err);
+	g_byte_array_unref(desc);
+	if (r)
+		return 0;
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return 0;
-	return WIFEXITED(status) && WEXITSTATUS(status) != 255 ? WEXITSTATUS(status) : 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) != REMOVAL_FAILED ? WEXITSTATUS(status) : 0;
+}
+
+int lp_remove_partials_child_main(lp_error *err)
+{
+	lp_job_desc desc;
+	int r = lp_job_desc_receive(LP_REMOVE_PARTIALS_COMMAND, &desc, err);
+	uid_t owner = (uid_t)lp_job_desc_get_u64(&desc);
+	lp_job_confinement c = {LP_CHILD_ROOT_FD, NULL, NULL};
+	c.root = lp_job_desc_get_str(&desc);
+	c.what = lp_job_desc_get_str(&desc);
+	const char *output = lp_job_desc_get_str(&desc);
+	if (!r)
+		r = lp_job_desc_end(&desc, err);
+	int removed = -1;
+	lp_error become_err = {0};
+	if (!r && !lp_job_become(owner, &become_err))
+		removed = remove_partials_now(&c, output);
+	lp_job_desc_clear(&desc);
+	if (r == LP_EUSAGE)
+		return r;
+	return removed < 0 ? REMOVAL_FAILED : MIN(removed, MAX_REPORTED_REMOVALS);
 }

@@ -1,6 +1,8 @@
 /* A merge job in a child process: it can be killed when a grace period
- * runs out, and a crash fails only that job. The child reports progress,
- * warnings and its result through a pipe, as small framed messages. */
+ * runs out, and a crash fails only that job. The child is a fresh image of
+ * the program, `laplace __job` (laplace/jobfile.h, "child processes"),
+ * and reports progress, warnings and its result through a pipe, as small
+ * framed messages. */
 #include "laplace/jobfile.h"
 
 #include <errno.h>
@@ -20,11 +22,6 @@
 /* Warnings beyond this many are counted in the statistics but not sent. */
 #define MAX_FORWARDED_WARNINGS 20
 #define PROGRESS_INTERVAL_US (250 * 1000)
-/* The child's end of the pipe and the output root, moved here so that
- * everything above can close. */
-#define CHILD_PIPE_FD 3
-#define CHILD_ROOT_FD 4
-
 enum message_kind { MSG_PROGRESS = 1, MSG_WARNING, MSG_RESULT };
 
 typedef struct message_header {
@@ -79,7 +76,7 @@ static void send_message(uint32_t kind, const void *payload, uint32_t len)
 	memcpy(buf + sizeof h, payload, len);
 	size_t total = sizeof h + len, done = 0;
 	while (done < total) {
-		ssize_t n = write(CHILD_PIPE_FD, buf + done, total - done);
+		ssize_t n = write(LP_CHILD_PIPE_FD, buf + done, total - done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -126,61 +123,121 @@ int lp_job_become(uid_t owner, lp_error *err)
 	return 0;
 }
 
-static G_GNUC_NORETURN void child_main(const lp_merge_job *job, uid_t owner,
-				       const lp_job_confinement *confine, int pipe_fd, pid_t parent)
-{
-	/* Die with the daemon, so that a restart never races a leftover job. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(LP_EIO);
-	/* The parent's handlers (GLib's) make no sense here; a SIGHUP or
-	 * SIGPIPE the parent ignores stays ignored. The ending signals are
-	 * still blocked (see
-	 * lp_job_proc_start): one sent already waits for the handling below,
-	 * which removes the job's temporary outputs before it ends the job. */
-	int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGPIPE};
-	for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++)
-		if (!lp_signal_ignored(sigs[i]))
-			signal(sigs[i], SIG_DFL);
-	lp_stage_forget_inherited();
-	lp_stage_handle_signals();
-	sigset_t others;
-	sigfillset(&others);
-	sigdelset(&others, SIGINT);
-	sigdelset(&others, SIGTERM);
-	sigdelset(&others, SIGHUP);
-	sigprocmask(SIG_UNBLOCK, &others, NULL);
-	/* Keep nothing of the parent's open files (its spool lock above all). */
-	/* Through fresh numbers first: either may be the other's target. */
-	int pipe_copy = fcntl(pipe_fd, F_DUPFD, CHILD_ROOT_FD + 1);
-	int root_copy = confine ? fcntl(confine->root_fd, F_DUPFD, CHILD_ROOT_FD + 1) : -1;
-	if (pipe_copy < 0 || dup2(pipe_copy, CHILD_PIPE_FD) < 0 ||
-	    (confine && (root_copy < 0 || dup2(root_copy, CHILD_ROOT_FD) < 0)))
-		_exit(LP_EIO);
-	close_range(CHILD_ROOT_FD + 1, ~0u, 0);
+/* A merge job's values as lp_job_proc_start writes them down and
+ * lp_job_child_main reads them back, in this order; each number as a
+ * uint64_t, converted back to its field's type (a negative level comes
+ * back whole). */
+#define JOB_STRINGS(X) X(reference) X(kernel) X(output) X(stats_path)
+#define JOB_NUMBERS(X) X(ref_format) X(endian) X(user_only) X(strict) X(page_offset) \
+	X(per_process) X(layout) X(discard) X(force) X(compress) X(level) X(form) X(threads)
 
+/* What the child needs besides the job. */
+typedef struct child_job {
+	pid_t parent;
+	uid_t owner;
+	bool syncs;                 /* lp_stage_set_sync */
+	lp_job_confinement confine; /* root NULL: not confined */
+	lp_merge_job job;
+} child_job;
+
+static GByteArray *describe_job(const lp_merge_job *job, uid_t owner,
+				const lp_job_confinement *confine)
+{
+	GByteArray *desc = lp_job_desc_new(LP_JOB_COMMAND);
+	lp_job_desc_put_u64(desc, (uint64_t)getpid());
+	lp_job_desc_put_u64(desc, owner);
+	lp_job_desc_put_u64(desc, lp_stage_syncs());
+	lp_job_desc_put_str(desc, confine ? confine->root : NULL);
+	lp_job_desc_put_str(desc, confine ? confine->what : NULL);
+#define PUT_STRING(field) lp_job_desc_put_str(desc, job->field);
+#define PUT_NUMBER(field) lp_job_desc_put_u64(desc, (uint64_t)job->field);
+	JOB_STRINGS(PUT_STRING)
+	JOB_NUMBERS(PUT_NUMBER)
+	return desc;
+}
+
+static void read_job(lp_job_desc *desc, child_job *c)
+{
+	c->parent = (pid_t)lp_job_desc_get_u64(desc);
+	c->owner = (uid_t)lp_job_desc_get_u64(desc);
+	c->syncs = lp_job_desc_get_u64(desc);
+	c->confine.root_fd = LP_CHILD_ROOT_FD;
+	c->confine.root = lp_job_desc_get_str(desc);
+	c->confine.what = lp_job_desc_get_str(desc);
+	lp_merge_job_init(&c->job);
+#define GET_STRING(field) c->job.field = lp_job_desc_get_str(desc);
+#define GET_NUMBER(field) c->job.field = (__typeof__(c->job.field))lp_job_desc_get_u64(desc);
+	JOB_STRINGS(GET_STRING)
+	JOB_NUMBERS(GET_NUMBER)
+}
+
+/* Run the job read back, its result into *res. */
+static void run_job(child_job *c, result_message *res)
+{
+	lp_stage_set_sync(c->syncs);
+	/* The ending signals are blocked since the spawn (lp_job_spawn): one
+	 * sent already waits for this handling, which removes the job's
+	 * temporary outputs before it ends the job. */
+	lp_stage_handle_signals();
 	child_state st = {0, 0};
-	lp_merge_job j = *job;
-	j.warn = child_warning;
-	j.warn_ctx = &st;
-	j.progress = child_progress;
-	j.progress_ctx = &st;
+	c->job.warn = child_warning;
+	c->job.warn_ctx = &st;
+	c->job.progress = child_progress;
+	c->job.progress_ctx = &st;
+	lp_error err = {0, ""};
+	if (c->owner != LP_NO_OWNER) {
+		res->status = lp_job_become(c->owner, &err);
+		/* Changing credentials clears PR_SET_PDEATHSIG: set again, and
+		 * the parent checked again, as in lp_job_child_main. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != c->parent)
+			_exit(LP_EIO);
+	}
+	if (!res->status && c->confine.root) {
+		c->job.output_dir_fd = lp_job_open_output_dir(&c->confine, c->job.output,
+							      c->job.per_process, &err);
+		if (c->job.output_dir_fd < 0)
+			res->status = err.status;
+	}
+	if (!res->status)
+		res->status = lp_merge_job_run(&c->job, &res->stats, &err);
+	g_strlcpy(res->msg, err.msg, sizeof res->msg);
+}
+
+int lp_job_child_main(lp_error *err)
+{
+	/* Die with the parent, so that a daemon's restart never races a
+	 * leftover job; set before the parent is checked below, so that its
+	 * death cannot fall in between. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	int r = lp_job_child_check_fd(LP_CHILD_PIPE_FD, err);
+	if (!r)
+		r = lp_job_child_check_fd(LP_CHILD_DESC_FD, err);
+	if (r)
+		return r;
+	lp_job_desc desc;
+	lp_error desc_err = {0, ""};
+	r = lp_job_desc_receive(LP_JOB_COMMAND, &desc, &desc_err);
+	child_job c = {0};
+	if (!r) {
+		read_job(&desc, &c);
+		r = lp_job_desc_end(&desc, &desc_err);
+	}
 	result_message res;
 	memset(&res, 0, sizeof res);
-	lp_error err = {0, ""};
-	res.status = owner != LP_NO_OWNER ? lp_job_become(owner, &err) : 0;
-	if (!res.status && confine) {
-		lp_job_confinement held = *confine;
-		held.root_fd = CHILD_ROOT_FD;
-		j.output_dir_fd = lp_job_open_output_dir(&held, j.output, j.per_process, &err);
-		if (j.output_dir_fd < 0)
-			res.status = err.status;
+	if (r) {
+		/* Failed as a job fails: the parent tells why. */
+		res.status = r;
+		g_strlcpy(res.msg, desc_err.msg, sizeof res.msg);
+	} else if (getppid() != c.parent) {
+		lp_job_desc_clear(&desc);
+		return LP_EIO; /* nobody left to report to */
+	} else {
+		run_job(&c, &res);
 	}
-	if (!res.status)
-		res.status = lp_merge_job_run(&j, &res.stats, &err);
-	g_strlcpy(res.msg, err.msg, sizeof res.msg);
 	send_message(MSG_RESULT, &res, sizeof res);
-	_exit(0);
+	lp_job_desc_clear(&desc);
+	return 0;
 }
 
 /* ---- the parent ---- */
@@ -322,29 +379,16 @@ lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner,
 		lp_fail(err, LP_EIO, "cannot create a pipe: %s", g_strerror(errno));
 		return NULL;
 	}
-	pid_t parent = getpid();
-	/* Until the child handles them itself, a signal for it must wait: the
-	 * parent's own handlers, copied by fork, would swallow it. */
-	sigset_t ending, saved;
-	sigemptyset(&ending);
-	sigaddset(&ending, SIGINT);
-	sigaddset(&ending, SIGTERM);
-	sigaddset(&ending, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &ending, &saved);
-	pid_t pid = fork();
-	if (pid != 0)
-		pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	if (pid < 0) {
-		lp_fail(err, LP_EIO, "cannot fork: %s", g_strerror(errno));
+	GByteArray *desc = describe_job(job, owner, confine);
+	pid_t pid;
+	int r = lp_job_spawn(LP_JOB_COMMAND, desc, fds[1], confine ? confine->root_fd : -1, &pid,
+			     err);
+	g_byte_array_unref(desc);
+	close(fds[1]);
+	if (r) {
 		close(fds[0]);
-		close(fds[1]);
 		return NULL;
 	}
-	if (pid == 0) {
-		close(fds[0]);
-		child_main(job, owner, confine, fds[1], parent);
-	}
-	close(fds[1]);
 	g_unix_set_fd_nonblocking(fds[0], TRUE, NULL);
 	lp_job_proc *proc = g_new0(lp_job_proc, 1);
 	proc->pid = pid;
