@@ -51,6 +51,7 @@ typedef struct pd_file {
 	bool created;
 	bool compressed_any; /* a member or frame was written (compressed output) */
 	bool in_process_dir; /* a task file, under its process's directory */
+	size_t unstarted;   /* bytes written since its writeback was started */
 	pd_counts counts;   /* kernel and orphan; task files count by member */
 	struct pd_file *newer, *older; /* the list of open files, newest first */
 } pd_file;
@@ -172,6 +173,29 @@ static int write_all(const lp_procdir *pd, int fd, const char *path, const char 
 	return 0;
 }
 
+/* Every this many bytes written to a file, its writeback to disk is
+ * started (when outputs are synced): the disk then writes while the merge
+ * goes on, instead of taking the whole directory at the fsyncs of the end
+ * (nothing would start it before: the kernel waits for a tenth of memory
+ * to be dirty). */
+#define WRITEBACK_STEP (4u << 20)
+
+/* Write to an open file of the tree, starting its writeback now and then. */
+static int write_file(const lp_procdir *pd, pd_file *f, const char *data, size_t n, lp_error *err)
+{
+	int rc = write_all(pd, f->fd, f->path, data, n, err);
+	f->unstarted += n;
+	if (!rc && f->unstarted >= WRITEBACK_STEP) {
+		f->unstarted = 0;
+#ifdef SYNC_FILE_RANGE_WRITE
+		/* Only a start: the fsync of the end waits and says what failed. */
+		if (lp_stage_syncs())
+			sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+	}
+	return rc;
+}
+
 static int sync_at(const lp_procdir *pd, int fd, const char *path, lp_error *err)
 {
 	if (lp_fsync(fd) < 0)
@@ -185,7 +209,7 @@ static int sync_at(const lp_procdir *pd, int fd, const char *path, lp_error *err
 static int write_piece(lp_procdir *pd, pd_file *f, const char *data, size_t n, lp_error *err)
 {
 	if (!pd->coder && !pd->pool)
-		return write_all(pd, f->fd, f->path, data, n, err);
+		return write_file(pd, f, data, n, err);
 	if (!n && f->compressed_any)
 		return 0;
 	f->compressed_any = true;
@@ -196,7 +220,7 @@ static int write_piece(lp_procdir *pd, pd_file *f, const char *data, size_t n, l
 	} else {
 		const void *piece;
 		ssize_t len = lp_piece_encode(pd->coder, data, n, path, &piece, err);
-		rc = len < 0 ? err->status : write_all(pd, f->fd, f->path, piece, (size_t)len, err);
+		rc = len < 0 ? err->status : write_file(pd, f, piece, (size_t)len, err);
 	}
 	g_free(path);
 	return rc;
@@ -206,8 +230,7 @@ static int write_piece(lp_procdir *pd, pd_file *f, const char *data, size_t n, l
  * open: a file is closed only after the pool is drained. */
 static int write_pooled(void *ctx, void *file, const void *data, size_t n, lp_error *err)
 {
-	const pd_file *f = file;
-	return write_all(ctx, f->fd, f->path, data, n, err);
+	return write_file(ctx, file, data, n, err);
 }
 
 static int file_flush(lp_procdir *pd, pd_file *f, lp_error *err)
