@@ -67,7 +67,6 @@ static inline size_t lp_fmt_hex(char *dst, uint64_t v)
 
 /* Fixed-width lowercase hex for the text dumps' hot loops: every byte's
  * two digits, looked up rather than computed. */
-
 static inline char *lp_put_hex2(char *p, uint8_t v)
 {
 	memcpy(p, lp_hex_pairs[v], 2);

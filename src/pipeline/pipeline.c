@@ -292,10 +292,13 @@ static void send_parcel(stages *sg)
 	}
 }
 
-/* A new item in the open parcel (taking a free one first, waiting while
- * the writer holds them all), sent once full; the caller fills it in. */
+/* A new item in the open parcel, for the caller to fill in. A full parcel
+ * is sent first, and a new one taken (waiting while the writer holds them
+ * all). */
 static writer_item *add_item(stages *sg, enum item_kind kind)
 {
+	if (sg->open && sg->open->n == PARCEL_ITEMS)
+		send_parcel(sg);
 	if (!sg->open) {
 		sg->open = g_async_queue_pop(sg->free_parcels);
 		sg->open->n = 0;
@@ -304,12 +307,6 @@ static writer_item *add_item(stages *sg, enum item_kind kind)
 	writer_item *it = &sg->open->items[sg->open->n++];
 	*it = (writer_item){.kind = kind};
 	return it;
-}
-
-static void item_added(stages *sg)
-{
-	if (sg->open->n == PARCEL_ITEMS)
-		send_parcel(sg);
 }
 
 static int writer_do(const lp_pipeline *p, writer_item *it, const GString *text, lp_error *err)
@@ -490,7 +487,6 @@ static int emit_refs(lp_pipeline_state *st, size_t from, size_t n, lp_error *err
 		it->n = n;
 		it->have_who = have;
 		it->who = who;
-		item_added(st->stages);
 	} else if ((rc = p->sink->refs(p->sink_ctx, refs, canon, n, have ? &who : NULL, err))) {
 		return rc;
 	}
@@ -509,7 +505,6 @@ static void queue_event(lp_pipeline_state *st, const lp_event_route *route)
 	it->line_at = sg->open->text->len;
 	g_string_append_len(sg->open->text, st->ev.line, (gssize)st->ev.line_len);
 	g_string_append_c(sg->open->text, '\0'); /* as a copy of its own had */
-	item_added(sg);
 }
 
 static int apply_event(lp_pipeline_state *st, lp_error *err)
