@@ -524,16 +524,11 @@ static GFileMonitor *watch_incoming(daemon_state *d)
 	return monitor;
 }
 
-/* Recover, then run jobs until a stop: the daemon proper. */
-static void serve(daemon_state *d, const char *spool_dir)
+/* Recover, then run jobs until a stop. */
+static void run_jobs(daemon_state *d, const char *spool_dir)
 {
 	d->running = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, running_job_free);
 	recover(d);
-	guint signal_sources[] = {
-		g_unix_signal_add(SIGTERM, on_stop_signal, d),
-		g_unix_signal_add(SIGINT, on_stop_signal, d),
-		g_unix_signal_add(SIGHUP, on_hangup, d),
-	};
 	/* A job file's writer may die before closing it: never let that kill us. */
 	signal(SIGPIPE, SIG_IGN);
 	GFileMonitor *monitor = watch_incoming(d);
@@ -546,13 +541,35 @@ static void serve(daemon_state *d, const char *spool_dir)
 	/* Nothing may call back into d once it is gone. */
 	if (monitor)
 		g_object_unref(monitor);
-	for (size_t i = 0; i < G_N_ELEMENTS(signal_sources); i++)
-		g_source_remove(signal_sources[i]);
 	if (d->scan_source)
 		g_source_remove(d->scan_source);
 	if (d->grace_source)
 		g_source_remove(d->grace_source);
 	g_hash_table_unref(d->running);
+}
+
+/* The daemon proper: the pid file, then the jobs. Returns 0, or
+ * write_pid_file's failure. */
+static int serve(daemon_state *d, const char *spool_dir, const char *pid_file, lp_error *err)
+{
+	/* The signals are taken before the pid file tells anyone whom to send
+	 * them to: a SIGTERM sent as soon as it appears must stop the daemon
+	 * as any other does (one came in between under AddressSanitizer, and
+	 * the daemon died of it). Those that come before the loop runs are
+	 * handled once it does. */
+	guint signal_sources[] = {
+		g_unix_signal_add(SIGTERM, on_stop_signal, d),
+		g_unix_signal_add(SIGINT, on_stop_signal, d),
+		g_unix_signal_add(SIGHUP, on_hangup, d),
+	};
+	int r = write_pid_file(pid_file, err);
+	if (!r) {
+		run_jobs(d, spool_dir);
+		g_unlink(pid_file);
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(signal_sources); i++)
+		g_source_remove(signal_sources[i]);
+	return r;
 }
 
 int lp_daemon_run(const lp_daemon_options *opt, lp_error *err)
@@ -572,11 +589,7 @@ int lp_daemon_run(const lp_daemon_options *opt, lp_error *err)
 	if (!r)
 		r = open_output_root(&d, opt->output_root, err);
 	if (!r)
-		r = write_pid_file(pid_file, err);
-	if (!r) {
-		serve(&d, opt->spool);
-		g_unlink(pid_file);
-	}
+		r = serve(&d, opt->spool, pid_file, err);
 	if (d.rescan_source)
 		g_source_remove(d.rescan_source);
 	if (d.spool)
