@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -139,6 +140,113 @@ Test(io, zstd_frames_are_concatenated)
 	g_byte_array_unref(got);
 	g_byte_array_unref(z);
 	g_byte_array_unref(z2);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+/* Frames as laplace's outputs and pzstd have them: each with its size in
+ * its header, decompressed on every core. n frames of size bytes of data,
+ * frame i compressed with checksum when check is i; a skippable frame
+ * (pzstd's) first, and a frame of unknown size at unknown_at. */
+static GByteArray *zstd_frames(const guint8 *data, size_t len, size_t size, int unknown_at,
+			       int check)
+{
+	static const guint8 skippable[] = {0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, 1, 2, 3, 4};
+	GByteArray *z = g_byte_array_new();
+	g_byte_array_append(z, skippable, sizeof skippable);
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	for (size_t at = 0, i = 0; at < len; at += size, i++) {
+		size_t n = MIN(size, len - at);
+		ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, (int)i == check);
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, (int)i != unknown_at);
+		guint old = z->len;
+		g_byte_array_set_size(z, old + (guint)ZSTD_compressBound(n));
+		size_t zlen = ZSTD_compress2(cctx, z->data + old, z->len - old, data + at, n);
+		cr_assert(!ZSTD_isError(zlen));
+		g_byte_array_set_size(z, old + (guint)zlen);
+	}
+	ZSTD_freeCCtx(cctx);
+	return z;
+}
+
+/* Threads of this process named name. */
+static unsigned threads_named(const char *name)
+{
+	unsigned n = 0;
+	GDir *tasks = g_dir_open("/proc/self/task", 0, NULL);
+	cr_assert_not_null(tasks);
+	for (const char *t; (t = g_dir_read_name(tasks));) {
+		char *path = g_strdup_printf("/proc/self/task/%s/comm", t), *comm = NULL;
+		if (g_file_get_contents(path, &comm, NULL, NULL) && !strcmp(g_strchomp(comm), name))
+			n++;
+		g_free(comm);
+		g_free(path);
+	}
+	g_dir_close(tasks);
+	return n;
+}
+
+Test(io, zstd_frames_have_workers_a_stream_has_none)
+{
+	GByteArray *data = pattern(3 * 1048576);
+	GByteArray *z = zstd_frames(data->data, data->len, 1048576, -1, -1);
+	char *p = scratch_file(dir, "frames.zst", z->data, z->len);
+	lp_input *in = lp_input_open(p, &err);
+	cr_assert_not_null(in, "%s", err.msg);
+	cr_assert_eq(threads_named("laplace-unzstd"), MIN(g_get_num_processors(), 4u));
+	lp_input_close(in);
+	cr_assert_eq(threads_named("laplace-unzstd"), 0);
+	/* A plain input has no decompressing thread at all. */
+	char *plain = scratch_file(dir, "plain", data->data, data->len);
+	in = lp_input_open(plain, &err);
+	cr_assert_not_null(in, "%s", err.msg);
+	cr_assert_eq(threads_named("laplace-unzstd") + threads_named("laplace-input"), 0);
+	lp_input_close(in);
+	g_byte_array_unref(z);
+	g_byte_array_unref(data);
+	g_free(plain);
+	g_free(p);
+}
+
+Test(io, zstd_frames_read_in_parallel_and_as_a_stream)
+{
+	GByteArray *data = pattern(9 * 1048576 + 12345);
+	/* Frames of known size only, then the rest of the input as a stream
+	 * from the frame of unknown size (frame 6) on. */
+	for (int unknown_at = -1; unknown_at <= 6; unknown_at += 7) {
+		GByteArray *z = zstd_frames(data->data, data->len, 1048576, unknown_at, -1);
+		char *p = scratch_file(dir, "frames.zst", z->data, z->len);
+		int status;
+		GByteArray *got = read_all(p, 100000, &status);
+		cr_assert_eq(status, 0, "%s", err.msg);
+		assert_bytes(got, data->data, data->len);
+		g_byte_array_unref(got);
+		g_byte_array_unref(z);
+		g_free(p);
+	}
+	g_byte_array_unref(data);
+}
+
+Test(io, bad_zstd_frame_among_many_comes_in_its_turn)
+{
+	GByteArray *data = pattern(6 * 1048576);
+	/* Frame 3's checksum spoilt: frames 0 to 2 are read, then the error.
+	 * Frames 0 to 3 alone end where frame 3 ends in the whole. */
+	GByteArray *z = zstd_frames(data->data, data->len, 1048576, -1, 3);
+	GByteArray *head = zstd_frames(data->data, 4 * 1048576, 1048576, -1, 3);
+	z->data[head->len - 1] ^= 0xff;
+	g_byte_array_unref(head);
+	char *p = scratch_file(dir, "bad.zst", z->data, z->len);
+	int status;
+	GByteArray *got = read_all(p, 4096, &status);
+	cr_assert_eq(status, LP_EINPUT);
+	char *want = g_strdup_printf("%s: corrupt zstd data: Restored data doesn't match checksum", p);
+	cr_assert_str_eq(err.msg, want);
+	assert_bytes(got, data->data, 3 * 1048576);
+	g_free(want);
+	g_byte_array_unref(got);
+	g_byte_array_unref(z);
 	g_byte_array_unref(data);
 	g_free(p);
 }
