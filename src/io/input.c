@@ -16,7 +16,7 @@
  * waits for each to be done. One zstd frame decompresses on one core at
  * best (a 5*10^7-reference capture: 0.9 s of a 2-CPU machine's 1.6 s for
  * the whole merge), so a capture in one frame cannot go faster than that.
- * At the first frame that does not fit (no size, too large, cut short,
+ * At the first frame that does not fit (no size, over 8 MiB, cut short,
  * not a frame at all) the thread goes on decoding the rest as a stream,
  * which reports whatever is wrong as it always did; a frame that fails in
  * a worker is reported as corrupt in its chunk's turn. */
@@ -42,9 +42,10 @@
 #define INPUT_RING 3
 #define FRAME_WORKERS_MAX 4
 /* The largest frame given to a worker: its content, and its compressed
- * bytes (ZSTD_compressBound of it, rounded up). pzstd writes frames of
- * about 8 MiB; laplace's are 1 MiB. */
-#define FRAME_MAX (16u << 20)
+ * bytes (ZSTD_compressBound of it, rounded up). laplace's frames hold 1
+ * MiB, pzstd's (at its default level) just under 8 MiB. A chunk holds one
+ * frame of each: with the raw buffer, at most 8 * 17 MiB in all. */
+#define FRAME_MAX (8u << 20)
 #define FRAME_RAW_MAX (FRAME_MAX + (FRAME_MAX >> 7) + (1u << 20))
 /* zstd.h's ZSTD_FRAMEHEADERSIZE_MAX, outside its stable interface. */
 #define FRAME_HEADER_MAX 18
