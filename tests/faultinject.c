@@ -10,7 +10,8 @@
  *
  * Writes to pipes, terminals and devices are neither counted nor failed:
  * the faults are those of a full or failing disk. Counts are per process
- * (a child process that loads the shim counts from 0 again). */
+ * (a child process that loads the shim counts from 0 again), and atomic
+ * (threads that write or flush at once count each call once). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -42,8 +43,7 @@ static int write_fails(int fd)
 {
 	if (!is_regular(fd))
 		return 0;
-	writes++;
-	if (writes != env_number("LP_FAULT_WRITE"))
+	if (__atomic_add_fetch(&writes, 1, __ATOMIC_RELAXED) != env_number("LP_FAULT_WRITE"))
 		return 0;
 	const char *e = getenv("LP_FAULT_ERRNO");
 	errno = e && !strcmp(e, "EIO") ? EIO : ENOSPC;
@@ -52,8 +52,7 @@ static int write_fails(int fd)
 
 static int sync_fails(void)
 {
-	syncs++;
-	if (syncs != env_number("LP_FAULT_FSYNC"))
+	if (__atomic_add_fetch(&syncs, 1, __ATOMIC_RELAXED) != env_number("LP_FAULT_FSYNC"))
 		return 0;
 	errno = EIO;
 	return 1;
