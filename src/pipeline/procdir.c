@@ -585,10 +585,10 @@ static int write_index(lp_procdir *pd, const lp_stats *stats, lp_error *err)
 }
 
 /* The files and directories of the tree flushed at once: one after
- * another, each fsync waited for a journal commit of its own (about 7 ms
- * here, 0.3 s for the 49 of a gen capture); from several threads the file
- * system commits them together (bench/RESULTS.md, "Flushing a per-process
- * directory"). The first failure in the list's order is reported. */
+ * another, each fsync waits for a journal commit of its own; from several
+ * threads the file system commits them together (10,000 one-reference
+ * tasks: 8.5-10.2 s one by one, 4.9-6.4 s with 16 threads). The first
+ * failure in the list's order is reported. */
 #define SYNC_THREADS 16
 
 typedef struct sync_list {
