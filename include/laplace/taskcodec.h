@@ -30,7 +30,7 @@ ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const cha
  * and drain): at most 2 * threads + 2 pieces in flight. */
 typedef struct lp_piece_pool lp_piece_pool;
 typedef int (*lp_piece_write_fn)(void *ctx, void *file, const void *data, size_t n, lp_error *err);
-/* NULL if a compressor cannot start. */
+/* NULL if a compressor or every thread cannot start. */
 lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_piece,
 				 unsigned threads, lp_piece_write_fn write, void *ctx);
 /* Queue data[0, n) (copied) for file, path naming it in messages; pieces

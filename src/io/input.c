@@ -13,7 +13,8 @@
  * writes its compressed outputs, or pzstd does) is decompressed on every
  * core: that thread only cuts the input into frames, a chunk each, and
  * hands them in order both to worker threads and to the reader, which
- * waits for each to be done. One zstd frame decompresses on one core at
+ * waits for each to be done. The workers start at the first such frame,
+ * as many as can (a memory limit may allow none: then a stream it is). One zstd frame decompresses on one core at
  * best (a 5*10^7-reference capture: 0.9 s of a 2-CPU machine's 1.6 s for
  * the whole merge), so a capture in one frame cannot go faster than that.
  * At the first frame that does not fit (no size, over 8 MiB, cut short,
@@ -411,16 +412,38 @@ static gpointer frame_worker(gpointer data)
 	return NULL;
 }
 
+/* The frame workers and a chunk more for each, once a frame is found
+ * (a stream in one frame needs neither). Those that cannot start (short
+ * of memory or threads) are done without; false if none could. */
+static bool start_workers(lp_input *in)
+{
+	in->todo = g_async_queue_new();
+	unsigned want = MIN(g_get_num_processors(), FRAME_WORKERS_MAX);
+	while (in->nworkers < want &&
+	       (in->workers[in->nworkers] = g_thread_try_new("laplace-unzstd", frame_worker, in, NULL)))
+		in->nworkers++;
+	for (unsigned i = 0; i < in->nworkers; i++) {
+		in_chunk *c = &in->chunks[in->nchunks++];
+		c->data = g_malloc(in->chunk_size);
+		c->cap = in->chunk_size;
+		g_async_queue_push(in->empty, c);
+	}
+	return in->nworkers > 0;
+}
+
 static gpointer decoder_main(gpointer data)
 {
 	lp_input *in = data;
-	bool frames = in->nworkers > 0;
+	bool frames = in->codec == CODEC_ZSTD;
 	for (;;) {
 		in_chunk *c = g_async_queue_pop(in->empty);
 		if (frames && !g_atomic_int_get(&in->stop) && next_frame(in, c)) {
-			g_async_queue_push(in->todo, c);
-			g_async_queue_push(in->full, c);
-			continue;
+			if (in->nworkers || start_workers(in)) {
+				g_async_queue_push(in->todo, c);
+				g_async_queue_push(in->full, c);
+				continue;
+			}
+			in->raw_pos -= c->frame_len; /* no worker: a stream after all */
 		}
 		frames = false;
 		ssize_t r = g_atomic_int_get(&in->stop) ? 0 : decode(in, c->data, in->chunk_size, &c->err);
@@ -444,13 +467,7 @@ static void start_decoder(lp_input *in)
 	in->empty = g_async_queue_new();
 	g_mutex_init(&in->frame_lock);
 	g_cond_init(&in->frame_ready);
-	if (in->codec == CODEC_ZSTD) {
-		in->todo = g_async_queue_new();
-		in->nworkers = MIN(g_get_num_processors(), FRAME_WORKERS_MAX);
-		for (unsigned i = 0; i < in->nworkers; i++)
-			in->workers[i] = g_thread_new("laplace-unzstd", frame_worker, in);
-	}
-	in->nchunks = INPUT_RING + in->nworkers;
+	in->nchunks = INPUT_RING;
 	for (size_t i = 0; i < in->nchunks; i++) {
 		in->chunks[i].data = g_malloc(in->chunk_size);
 		in->chunks[i].cap = in->chunk_size;

@@ -147,9 +147,16 @@ lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_
 			return NULL;
 		}
 	}
+	/* Workers that cannot start (short of memory or threads) are done
+	 * without; with none, the compressor cannot start. */
 	p->workers = g_new0(GThread *, threads);
-	for (; p->nworkers < threads; p->nworkers++)
-		p->workers[p->nworkers] = g_thread_new("laplace-compress", pool_worker, p);
+	while (p->nworkers < threads &&
+	       (p->workers[p->nworkers] = g_thread_try_new("laplace-zip", pool_worker, p, NULL)))
+		p->nworkers++;
+	if (!p->nworkers) {
+		lp_piece_pool_free(p);
+		return NULL;
+	}
 	return p;
 }
 

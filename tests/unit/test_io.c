@@ -187,7 +187,7 @@ static unsigned threads_named(const char *name)
 	return n;
 }
 
-Test(io, zstd_frames_have_workers_a_stream_has_none)
+Test(io, zstd_frames_have_workers_a_stream_none)
 {
 	GByteArray *data = pattern(3 * 1048576);
 	GByteArray *z = zstd_frames(data->data, data->len, 1048576, -1, -1);
@@ -201,6 +201,19 @@ Test(io, zstd_frames_have_workers_a_stream_has_none)
 	cr_assert_eq(seen, want);
 	lp_input_close(in);
 	cr_assert_eq(threads_named("laplace-unzstd"), 0);
+	/* One frame of unknown size (without the skippable frame before it),
+	 * read to its end: a stream, no workers. */
+	GByteArray *one = zstd_frames(data->data, data->len, data->len, 0, -1);
+	char *stream = scratch_file(dir, "stream.zst", one->data + 12, one->len - 12);
+	in = lp_input_open(stream, &err);
+	cr_assert_not_null(in, "%s", err.msg);
+	char buf[65536];
+	while (lp_input_read(in, buf, sizeof buf, &err) > 0)
+		;
+	cr_assert_eq(threads_named("laplace-unzstd"), 0);
+	lp_input_close(in);
+	g_byte_array_unref(one);
+	g_free(stream);
 	/* A plain input has no decompressing thread at all. */
 	char *plain = scratch_file(dir, "plain", data->data, data->len);
 	in = lp_input_open(plain, &err);
