@@ -14,9 +14,10 @@
  * core: that thread only cuts the input into frames, a chunk each, and
  * hands them in order both to worker threads and to the reader, which
  * waits for each to be done. The workers start at the first such frame,
- * as many as can (a memory limit may allow none: then a stream it is). One zstd frame decompresses on one core at
- * best (a 5*10^7-reference capture: 0.9 s of a 2-CPU machine's 1.6 s for
- * the whole merge), so a capture in one frame cannot go faster than that.
+ * as many as can (a memory limit may allow none: then a stream it is).
+ * One zstd frame decompresses on one core at best (a 5*10^7-reference
+ * capture: 0.9 s of a 2-CPU machine's 1.6 s for the whole merge), so a
+ * capture in one frame cannot go faster than that.
  * At the first frame that does not fit (no size, over 8 MiB, cut short,
  * not a frame at all) the thread goes on decoding the rest as a stream,
  * which reports whatever is wrong as it always did; a frame that fails in
@@ -52,6 +53,15 @@
 #define FRAME_HEADER_MAX 18
 
 enum input_codec { CODEC_NONE, CODEC_GZIP, CODEC_ZSTD };
+
+
+/* A frame worker, with the context made for it when it is started (a
+ * worker that could not have one is not started). */
+typedef struct frame_worker {
+	lp_input *in;
+	ZSTD_DCtx *dctx;
+	GThread *thread;
+} frame_worker;
 
 /* Decompressed bytes on their way to the reader. last: nothing follows,
  * the input ended or failed (failed: the error is in err). A zstd frame
@@ -100,7 +110,7 @@ struct lp_input {
 	gint stop;            /* the reader closes early: the thread ends */
 	uint64_t offset_read; /* lp_input_file_offset under the thread */
 	/* Frame workers (zstd only): frames go to them through todo. */
-	GThread *workers[FRAME_WORKERS_MAX];
+	frame_worker workers[FRAME_WORKERS_MAX];
 	unsigned nworkers;
 	GAsyncQueue *todo;
 	GMutex frame_lock;
@@ -385,22 +395,19 @@ static bool next_frame(lp_input *in, in_chunk *c)
 	}
 }
 
-static gpointer frame_worker(gpointer data)
+static gpointer frame_work(gpointer data)
 {
-	lp_input *in = data;
-	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	frame_worker *w = data;
+	lp_input *in = w->in;
 	for (;;) {
 		in_chunk *c = g_async_queue_pop(in->todo);
 		if ((void *)c == (void *)in)
-			break;
-		size_t r = dctx ? ZSTD_decompressDCtx(dctx, c->data, c->len, c->frame, c->frame_len) : 0;
+			return NULL;
+		size_t r = ZSTD_decompressDCtx(w->dctx, c->data, c->len, c->frame, c->frame_len);
 		g_mutex_lock(&in->frame_lock);
-		if (!dctx || ZSTD_isError(r) || r != c->len) {
-			if (!dctx)
-				lp_fail(&c->err, LP_EIO, "%s: cannot start zstd decompression", in->name);
-			else
-				corrupt(in, "zstd", ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong frame size",
-					&c->err);
+		if (ZSTD_isError(r) || r != c->len) {
+			corrupt(in, "zstd", ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong frame size",
+				&c->err);
 			c->failed = c->last = true;
 			c->len = 0;
 		}
@@ -408,8 +415,6 @@ static gpointer frame_worker(gpointer data)
 		g_cond_broadcast(&in->frame_ready);
 		g_mutex_unlock(&in->frame_lock);
 	}
-	ZSTD_freeDCtx(dctx);
-	return NULL;
 }
 
 /* The frame workers and a chunk more for each, once a frame is found
@@ -419,9 +424,16 @@ static bool start_workers(lp_input *in)
 {
 	in->todo = g_async_queue_new();
 	unsigned want = MIN(g_get_num_processors(), FRAME_WORKERS_MAX);
-	while (in->nworkers < want &&
-	       (in->workers[in->nworkers] = g_thread_try_new("laplace-unzstd", frame_worker, in, NULL)))
+	while (in->nworkers < want) {
+		frame_worker *w = &in->workers[in->nworkers];
+		w->in = in;
+		if (!(w->dctx = ZSTD_createDCtx()) ||
+		    !(w->thread = g_thread_try_new("laplace-unzstd", frame_work, w, NULL))) {
+			ZSTD_freeDCtx(w->dctx);
+			break;
+		}
 		in->nworkers++;
+	}
 	for (unsigned i = 0; i < in->nworkers; i++) {
 		in_chunk *c = &in->chunks[in->nchunks++];
 		c->data = g_malloc(in->chunk_size);
@@ -532,8 +544,10 @@ static void stop_decoder(lp_input *in)
 	in->decoder = NULL;
 	for (unsigned i = 0; i < in->nworkers; i++)
 		g_async_queue_push(in->todo, in);
-	for (unsigned i = 0; i < in->nworkers; i++)
-		g_thread_join(in->workers[i]);
+	for (unsigned i = 0; i < in->nworkers; i++) {
+		g_thread_join(in->workers[i].thread);
+		ZSTD_freeDCtx(in->workers[i].dctx);
+	}
 	in->nworkers = 0;
 }
 
