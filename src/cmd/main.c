@@ -1,4 +1,5 @@
 /* laplace: one program, many subcommands, dispatched from one table. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,6 +63,13 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* Threads share malloc's arenas. Each thread's first allocation (GLib
+	 * makes one in every thread it starts) would otherwise reserve an
+	 * arena of 64 MiB of address space; the ten or so threads of a merge
+	 * reading zstd frames then exceeded a 300 MB ulimit -v with 46 MiB
+	 * resident (reader-merge-ref-unbounded). Nothing per reference
+	 * allocates, so sharing cost nothing measurable (bench/RESULTS.md). */
+	mallopt(M_ARENA_MAX, 2);
 	if (argc < 2) {
 		usage(stderr);
 		return LP_EUSAGE;
