@@ -618,10 +618,14 @@ static gpointer sync_worker(gpointer data)
 static int sync_all(const lp_procdir *pd, GPtrArray *paths, lp_error *err)
 {
 	sync_list l = {pd, paths, g_new0(int, paths->len), g_new0(int, paths->len), 0};
-	GThread *threads[SYNC_THREADS];
-	guint n = MIN(paths->len, SYNC_THREADS);
-	for (guint t = 0; t < n; t++)
-		threads[t] = g_thread_new("laplace-sync", sync_worker, &l);
+	/* This thread takes paths too, so threads that cannot start (short of
+	 * memory or threads) only make it slower. */
+	GThread *threads[SYNC_THREADS - 1];
+	guint n = 0;
+	while (n + 1 < MIN(paths->len, SYNC_THREADS) &&
+	       (threads[n] = g_thread_try_new("laplace-sync", sync_worker, &l, NULL)))
+		n++;
+	sync_worker(&l);
 	for (guint t = 0; t < n; t++)
 		g_thread_join(threads[t]);
 	int rc = 0;
