@@ -39,7 +39,7 @@ typedef struct lp_job_spec {
 	uint64_t page_offset;
 	enum lp_endian endian;
 	enum lp_compress compress;
-	unsigned timeout;                /* seconds, or 0: the runner's default */
+	unsigned timeout;                /* seconds, or 0: the runner's limit */
 	size_t line;                     /* 1-based line where the job starts */
 	size_t key_line[LP_JOB_KEY_COUNT]; /* line of each key given */
 } lp_job_spec;
@@ -48,6 +48,10 @@ void lp_job_spec_clear(lp_job_spec *spec);
 /* Fill a merge job that borrows spec's strings. Existing outputs are
  * replaced (force), as a basic output always is. */
 void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job);
+/* The time limit spec runs under, in seconds (0: none), given the runner's
+ * limit (--job-timeout, 0: none): its own timeout key may lower the
+ * runner's limit, never raise it. */
+unsigned lp_job_spec_time_limit(const lp_job_spec *spec, unsigned runner_limit);
 
 /* Read a whole job file of at most max_bytes: a regular file, opened
  * read-only without following a final symbolic link and without blocking

@@ -259,8 +259,8 @@ static void start_job(daemon_state *d, const char *name)
 					     job->spec.key_line[LP_JOB_KEY_OUTPUT]);
 		lp_job_confinement c = {d->root_fd, d->root, what};
 		job->proc = lp_job_proc_start(&mj, job->owner, &c,
-					      job->spec.timeout ? job->spec.timeout
-								: (unsigned)d->active.job_timeout,
+					      lp_job_spec_time_limit(&job->spec,
+								     (unsigned)d->active.job_timeout),
 					      &daemon_job_ops, job, &err);
 		g_free(what);
 		r = job->proc ? 0 : err.status;

@@ -536,6 +536,15 @@ void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job)
 	job->compress = spec->compress;
 }
 
+unsigned lp_job_spec_time_limit(const lp_job_spec *spec, unsigned runner_limit)
+{
+	/* A limit is a cap the runner sets for everyone: a job asking for more
+	 * time would hold its slot past it. */
+	if (!spec->timeout)
+		return runner_limit;
+	return runner_limit ? MIN(spec->timeout, runner_limit) : spec->timeout;
+}
+
 int lp_jobfile_read(const char *path, size_t max_bytes, char **text, size_t *len, lp_error *err)
 {
 	int r = lp_read_small_file(path, false, max_bytes, "job file", text, len, err);
