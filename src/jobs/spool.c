@@ -172,7 +172,9 @@ static int take_lock(lp_spool *spool, lp_error *err)
  * directories must be a real directory (a symbolic link could send job
  * files and reports anywhere) of the daemon's user that nobody else can
  * write to; incoming/ may be writable by all only with the sticky bit, so
- * that each submitter can rename away only their own job files. */
+ * that each submitter can rename away only their own job files. A spool
+ * that fails the checks is one that cannot be set up (LP_EIO, as
+ * laplace-daemon(1) says), not a usage error. */
 static int check_dir(int parent_fd, const char *name, const char *path, bool incoming,
 		     int *fd, lp_error *err)
 {
@@ -180,22 +182,22 @@ static int check_dir(int parent_fd, const char *name, const char *path, bool inc
 	if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return lp_fail(err, LP_EIO, "cannot check %s: %s", path, g_strerror(errno));
 	if (S_ISLNK(st.st_mode))
-		return lp_fail(err, LP_EUSAGE, "%s is a symbolic link; the spool's directories "
+		return lp_fail(err, LP_EIO, "%s is a symbolic link; the spool's directories "
 			       "must be real directories", path);
 	if (!S_ISDIR(st.st_mode))
-		return lp_fail(err, LP_EUSAGE, "%s is not a directory", path);
+		return lp_fail(err, LP_EIO, "%s is not a directory", path);
 	/* What is checked from here on is what is kept open. */
 	*fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (*fd < 0 || fstat(*fd, &st) < 0)
 		return lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
 	if (st.st_uid != geteuid())
-		return lp_fail(err, LP_EUSAGE, "%s belongs to uid %u, not to the daemon's uid %u; "
+		return lp_fail(err, LP_EIO, "%s belongs to uid %u, not to the daemon's uid %u; "
 			       "chown it", path, (unsigned)st.st_uid, (unsigned)geteuid());
 	bool shared = st.st_mode & (S_IWGRP | S_IWOTH);
 	if (shared && !incoming)
-		return lp_fail(err, LP_EUSAGE, "%s is writable by others; chmod go-w it", path);
+		return lp_fail(err, LP_EIO, "%s is writable by others; chmod go-w it", path);
 	if (shared && !(st.st_mode & S_ISVTX))
-		return lp_fail(err, LP_EUSAGE, "%s is writable by others without the sticky bit; "
+		return lp_fail(err, LP_EIO, "%s is writable by others without the sticky bit; "
 			       "chmod +t it (or chmod go-w)", path);
 	return 0;
 }
