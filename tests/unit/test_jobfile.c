@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "laplace/jobfile.h"
+#include "laplace/yamlload.h"
 
 static lp_job_spec spec;
 static lp_error err;
@@ -86,6 +87,32 @@ Test(jobfile, timeout)
 	expect_error("timeout: 4294967296\n",
 		     "job.yaml:1: key 'timeout': expected a positive number of seconds, "
 		     "found '4294967296'");
+}
+
+Test(jobfile, time_limit_is_a_cap)
+{
+	lp_job_spec own = {.timeout = 0};
+	cr_assert_eq(lp_job_spec_time_limit(&own, 0), 0);
+	cr_assert_eq(lp_job_spec_time_limit(&own, 60), 60);
+	own.timeout = 30;
+	cr_assert_eq(lp_job_spec_time_limit(&own, 0), 30);
+	cr_assert_eq(lp_job_spec_time_limit(&own, 60), 30);
+	own.timeout = 31536000;
+	cr_assert_eq(lp_job_spec_time_limit(&own, 60), 60);
+}
+
+/* libyaml gives a byte YAML does not allow an offset, not a line. */
+Test(jobfile, nul_byte_line)
+{
+	static const char text[] = "reference: r\nkernel: k\0\nmode: basic\n";
+	err = (lp_error){0};
+	cr_assert_eq(lp_jobfile_parse_job("job.yaml", text, sizeof text - 1, &spec, &err), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "job.yaml:2: control characters are not allowed");
+	yaml_document_t doc;
+	err = (lp_error){0};
+	cr_assert_eq(lp_yaml_load("r.yaml", text, sizeof text - 1, &doc, &err), LP_EINPUT);
+	yaml_document_delete(&doc);
+	cr_assert_str_eq(err.msg, "r.yaml:2: not YAML: control characters are not allowed");
 }
 
 Test(jobfile, hex_page_offset_without_prefix)
