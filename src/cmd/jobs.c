@@ -103,15 +103,26 @@ static bool may_cancel(uid_t me, uid_t owner, uid_t daemon)
 	return me == owner || me == 0 || me == daemon;
 }
 
+/* What tells a record in done/ from one in failed/ of the same name. */
+static char *record_key(const lp_queued_job *job)
+{
+	return g_strconcat(lp_job_state_names[job->state], "/", job->name, NULL);
+}
+
 /* The record, among jobs, that the job name of owner left in done/ or
- * failed/ since the records known were listed (names of finished jobs). */
+ * failed/ since the records known (by record_key) were listed. */
 static const lp_queued_job *new_record(const GPtrArray *jobs, const char *name, uid_t owner,
 				       GHashTable *known)
 {
 	for (guint i = 0; i < jobs->len; i++) {
 		const lp_queued_job *job = jobs->pdata[i];
-		if (!is_queue_entry(job) && job->submitted_as && !strcmp(job->submitted_as, name) &&
-		    job->owner == owner && !g_hash_table_contains(known, job->name))
+		if (is_queue_entry(job) || !job->submitted_as || strcmp(job->submitted_as, name) ||
+		    job->owner != owner)
+			continue;
+		char *key = record_key(job);
+		bool seen = g_hash_table_contains(known, key);
+		g_free(key);
+		if (!seen)
 			return job;
 	}
 	return NULL;
@@ -130,8 +141,10 @@ static int cancel(const char *spool, const char *arg, int wait)
 	GPtrArray *jobs = NULL;
 	GHashTable *known = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	int rc = lp_queue_list(spool, &jobs, &err);
-	/* Of a queued and a running job of that name, the one we may cancel;
-	 * else any, to say whose it is, or a record to say it has ended. */
+	/* Of a queued and a running job of that name, the one the daemon
+	 * cancels: the running one if we may cancel it, else the queued one
+	 * if we may; else any, to say whose it is, or a record to say it has
+	 * ended. */
 	uid_t me = geteuid();
 	struct stat st;
 	uid_t daemon = !rc && g_stat(spool, &st) == 0 ? st.st_uid : (uid_t)-1;
@@ -139,15 +152,15 @@ static int cancel(const char *spool, const char *arg, int wait)
 	for (guint i = 0; !rc && i < jobs->len; i++) {
 		const lp_queued_job *job = jobs->pdata[i];
 		if (!is_queue_entry(job))
-			g_hash_table_add(known, g_strdup(job->name));
+			g_hash_table_add(known, record_key(job));
 		if (strcmp(job->name, name))
 			continue;
 		if (!is_queue_entry(job))
 			ended = ended ? ended : job;
-		else if (may_cancel(me, job->owner, daemon))
-			mine = mine ? mine : job;
-		else
+		else if (!may_cancel(me, job->owner, daemon))
 			other = other ? other : job;
+		else if (!mine || job->state == LP_JOB_RUNNING)
+			mine = job;
 	}
 	if (rc) {
 		cli_fail(&err);
