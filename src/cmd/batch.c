@@ -284,7 +284,7 @@ int cmd_batch(int argc, char **argv)
 		 "else the number of processors)", "N"},
 		{"job-timeout", 0, 0, G_OPTION_ARG_INT, &o.job_timeout,
 		 "Kill and fail a job still running after SECONDS (default: none; a job's own "
-		 "timeout key wins)", "SECONDS"},
+		 "timeout key may only lower it)", "SECONDS"},
 		{"report", 0, 0, G_OPTION_ARG_FILENAME, &o.report,
 		 "Write each job's status, duration and statistics as YAML to FILE", "FILE"},
 		{"skip-done", 0, 0, G_OPTION_ARG_NONE, &o.skip_done,

@@ -432,7 +432,7 @@ static void start_jobs(lp_batch *b)
 		}
 		lp_merge_job mj;
 		lp_job_spec_to_merge(spec, &mj);
-		unsigned timeout = spec->timeout ? spec->timeout : b->job_timeout;
+		unsigned timeout = lp_job_spec_time_limit(spec, b->job_timeout);
 		if ((job->proc = lp_job_proc_start(&mj, LP_NO_OWNER, NULL, timeout, &batch_job_ops, job, &err)))
 			b->running++;
 		else
