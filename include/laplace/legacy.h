@@ -110,7 +110,9 @@ typedef struct lp_legacy_summary {
 size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_format format,
 			      char *buf, size_t size);
 /* Read all of src as BYU or p6 (src is closed) and write its references
- * to w; *sum counts records, references and skipped records. */
+ * to w; *sum counts records, references and skipped records. Records of
+ * which none is a reference are an error (LP_EINPUT, naming the file and
+ * what was skipped): such an input is no trace of the format. */
 int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format,
 		      enum lp_endian endian, const lp_torn_policy *policy,
 		      lp_ref_writer *w, lp_legacy_summary *sum, lp_error *err);

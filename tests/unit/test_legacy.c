@@ -510,11 +510,11 @@ Test(legacy, summaries)
 	p.skipped_by[10] = 2;
 	p.skipped_by[5] = 1;
 	lp_legacy_summary_text(&p, LP_LEGACY_P6, buf, sizeof buf);
-	cr_assert_str_eq(buf, "5 records, 1 references (i 0, r 0, w 1), 4 skipped "
+	cr_assert_str_eq(buf, "5 records, 1 reference (i 0, r 0, w 1), 4 skipped "
 			      "(INVALID 3, IO_READ 1)");
 	lp_legacy_summary none = {.records = 1, .refs = {1, 0, 0}};
 	lp_legacy_summary_text(&none, LP_LEGACY_BYU, buf, sizeof buf);
-	cr_assert_str_eq(buf, "1 records, 1 references (i 1, r 0, w 0), 0 skipped");
+	cr_assert_str_eq(buf, "1 record, 1 reference (i 1, r 0, w 0), 0 skipped");
 }
 
 /* ---- the real BYU trace (../shared/data/byu/README.md) ---- */
