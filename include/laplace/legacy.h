@@ -34,11 +34,13 @@ lp_byte_source *lp_byte_source_open(const char *path, lp_error *err);
 const char *lp_byte_source_name(const lp_byte_source *s);
 void lp_byte_source_close(lp_byte_source *s);
 /* Detect page-image (tags, hex page numbers and the 4106/8202-byte record
- * structure), raw reference text (the first line parses as one) or a basic
+ * structure), raw reference text (the first line parses as one), a basic
  * merge stream (the binary form's header, or a first line that parses as
- * a text record); LP_LEGACY_UNKNOWN when none holds, -2 on a read error
- * (err set). BYU and p6 records are arbitrary bytes and are never
- * detected. */
+ * a text record) or a little-endian binary raw reference trace (every
+ * whole record of the first 16 KiB has a type byte, their timestamps
+ * never decrease, and a byte is 0); LP_LEGACY_UNKNOWN when none holds,
+ * -2 on a read error (err set). BYU and p6 records are arbitrary bytes
+ * and are never detected. */
 int lp_legacy_detect(lp_byte_source *s, lp_error *err);
 
 /* ---- BYU address traces, 12-byte records ---- */

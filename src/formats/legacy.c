@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "laplace/byteorder.h"
 #include "laplace/forms.h"
 #include "laplace/numbers.h"
 
@@ -86,6 +87,26 @@ static bool looks_page_image(const unsigned char *p, size_t n)
 	return n == size || p[size] == 'C' || p[size] == 'F';
 }
 
+/* A binary raw reference trace, little-endian, starts at p (n bytes
+ * available): every whole record there, and there is one, has a type byte
+ * and a timestamp no smaller than the one before, and some byte is 0, as
+ * in no text (a timestamp's top byte, a small vas). BYU and p6 records
+ * pass by chance about never: a type byte is 6 values of 256. */
+static bool looks_binary_ref(const unsigned char *p, size_t n)
+{
+	size_t records = n / LP_REF_RECORD_SIZE;
+	if (records == 0 || !memchr(p, 0, records * LP_REF_RECORD_SIZE))
+		return false;
+	uint64_t before = 0;
+	for (size_t i = 0; i < records; i++, p += LP_REF_RECORD_SIZE) {
+		uint64_t timestamp = lp_load_u64(p + 1, false);
+		if (lp_ref_type_index((char)p[0]) < 0 || timestamp < before)
+			return false;
+		before = timestamp;
+	}
+	return true;
+}
+
 int lp_legacy_detect(lp_byte_source *s, lp_error *err)
 {
 	ssize_t n = lp_inbuf_fill(&s->b, 2 * LP_PI_LONG_RECORD, err);
@@ -99,6 +120,8 @@ int lp_legacy_detect(lp_byte_source *s, lp_error *err)
 	if (((size_t)n >= 7 && !memcmp(p, LP_BIN_HEADER, LP_BIN_MAGIC_SIZE)) ||
 	    lp_basic_starts_as_text((const char *)p, MIN((size_t)n, (size_t)LP_LINE_MAX)))
 		return LP_LEGACY_BASIC;
+	if (looks_binary_ref(p, (size_t)n))
+		return LP_LEGACY_REF;
 	return LP_LEGACY_UNKNOWN;
 }
 

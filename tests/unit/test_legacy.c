@@ -481,6 +481,21 @@ Test(legacy, detection)
 	cr_assert_eq(detect("r 10000000000000000\n", 20), LP_LEGACY_UNKNOWN);
 	cr_assert_eq(detect("x 1\n", 4), LP_LEGACY_UNKNOWN);
 	cr_assert_eq(detect("LPBASI", 6), LP_LEGACY_UNKNOWN);
+	/* binary raw references: type bytes, timestamps in order, a 0 byte */
+	static const unsigned char refs[] = {
+		'r', 5, 0, 0, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0x40, 0x10, 0, 0,
+		'I', 5, 0, 0, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0x44, 0x10, 0, 0xc0,
+		'w', 6, 1};
+	cr_assert_eq(detect(refs, sizeof refs), LP_LEGACY_REF);  /* a torn tail is not looked at */
+	cr_assert_eq(detect(refs, LP_REF_RECORD_SIZE), LP_LEGACY_REF);
+	cr_assert_eq(detect(refs, LP_REF_RECORD_SIZE - 1), LP_LEGACY_UNKNOWN);
+	unsigned char bad[sizeof refs];
+	memcpy(bad, refs, sizeof bad);
+	bad[LP_REF_RECORD_SIZE] = 'x';
+	cr_assert_eq(detect(bad, sizeof bad), LP_LEGACY_UNKNOWN);
+	memcpy(bad, refs, sizeof bad);
+	bad[1] = 6; /* the second record's timestamp is earlier */
+	cr_assert_eq(detect(bad, sizeof bad), LP_LEGACY_UNKNOWN);
 }
 
 Test(legacy, format_names)
