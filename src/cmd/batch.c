@@ -224,8 +224,9 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 	for (size_t i = 0; i < b->njobs; i++)
 		to_run += !b->jobs[i].entry;
 	if (!to_run) {
-		fprintf(stderr, "%s: nothing to submit: all %zu jobs are done (%s)\n", cli_command(),
-			b->njobs, report);
+		fprintf(stderr, "%s: nothing to submit: %s %zu job%s done (%s)\n", cli_command(),
+			b->njobs == 1 ? "its" : "all", b->njobs, b->njobs == 1 ? " is" : "s are",
+			report);
 		return 0;
 	}
 	char *program = g_file_read_link("/proc/self/exe", NULL);

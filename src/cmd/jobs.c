@@ -47,8 +47,10 @@ static void print_text(GString *to, const GPtrArray *jobs)
 				       escaped(job->name).text);
 		if (job->state == LP_JOB_RUNNING)
 			g_string_append_printf(to, "  %" G_GINT64_FORMAT " s, %" G_GUINT64_FORMAT
-					       " references, %" G_GUINT64_FORMAT " events",
-					       seconds_since(job->started), job->references, job->events);
+					       " reference%s, %" G_GUINT64_FORMAT " event%s",
+					       seconds_since(job->started), job->references,
+					       job->references == 1 ? "" : "s", job->events,
+					       job->events == 1 ? "" : "s");
 		else if (job->state == LP_JOB_DONE && job->duration >= 0)
 			g_string_append_printf(to, "  in %.3f s", job->duration);
 		else if (job->state == LP_JOB_FAILED && job->error)

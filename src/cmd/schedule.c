@@ -238,9 +238,9 @@ static GString *report_picture(const lp_sched_report *rep, const lp_sched_input 
 					       unit->tid);
 		ntasks++;
 	}
-	g_string_append_printf(p, "%s schedule, %u CPU%s, %" PRIu64 " ticks\n",
+	g_string_append_printf(p, "%s schedule, %u CPU%s, %" PRIu64 " tick%s\n",
 			       lp_sched_policy_names[rep->policy], rep->cpus, rep->cpus == 1 ? "" : "s",
-			       rep->ticks);
+			       rep->ticks, rep->ticks == 1 ? "" : "s");
 	for (unsigned i = 0; i < rep->cpus; i++) {
 		g_string_append_printf(p, "Core #%u schedule: ", i);
 		uint64_t next_tick = 0;
@@ -252,7 +252,8 @@ static GString *report_picture(const lp_sched_report *rep, const lp_sched_input 
 			next_tick = sl->last_tick + 1;
 		}
 		if (rep->cpu[i].slices > rep->nslices[i])
-			g_string_append_printf(p, "... (%" PRIu64 " slices)", rep->cpu[i].slices);
+			g_string_append_printf(p, "... (%" PRIu64 " slice%s)", rep->cpu[i].slices,
+					       rep->cpu[i].slices == 1 ? "" : "s");
 		else if (next_tick < rep->ticks)
 			g_string_append_c(p, '_');
 		g_string_append_c(p, '\n');
@@ -299,7 +300,8 @@ static int schedule_run(const schedule_request *rq, lp_error *err)
 		.slice = rq->opt.quantum,
 	};
 	if (!topt.max_open)
-		return lp_fail(err, LP_EUSAGE, "too few file descriptors (ulimit -n) for %u outputs", nout);
+		return lp_fail(err, LP_EUSAGE, "too few file descriptors (ulimit -n) for %u output%s",
+			       nout, nout == 1 ? "" : "s");
 	struct stat st;
 	if (stat(rq->dir, &st) < 0)
 		return lp_fail(err, LP_EIO, "cannot open %s: %s", rq->dir, g_strerror(errno));

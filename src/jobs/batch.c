@@ -345,8 +345,8 @@ static void draw_progress(lp_batch *b)
 	for (size_t i = 0; i < b->njobs; i++)
 		refs += b->jobs[i].refs_done;
 	fprintf(stderr, "\r\033[K%s: %zu/%zu done, %zu failed, %zu running, %" G_GUINT64_FORMAT
-		" references", b->command, b->succeeded + b->failed, b->njobs, b->failed,
-		b->running, refs);
+		" reference%s", b->command, b->succeeded + b->failed, b->njobs, b->failed,
+		b->running, refs, refs == 1 ? "" : "s");
 	fflush(stderr);
 	b->progress_shown = true;
 }

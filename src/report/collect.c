@@ -514,8 +514,9 @@ int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_e
 		rc = replay_once(r, dir, &opt, true, &same, err);
 	if (!rc && !same)
 		rc = lp_fail(err, LP_EINPUT, "the schedule report is not of %s%s: run again, the schedule "
-			     "does not give its %" G_GUINT64_FORMAT " ticks and references per CPU", dir,
-			     policy == LP_SCHED_RANDOM ? " with this --seed" : "", sc->ticks);
+			     "does not give its %" G_GUINT64_FORMAT " tick%s and references per CPU", dir,
+			     policy == LP_SCHED_RANDOM ? " with this --seed" : "", sc->ticks,
+			     sc->ticks == 1 ? "" : "s");
 	if (rc) {
 		g_free(sc->columns);
 		sc->columns = NULL;

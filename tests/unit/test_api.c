@@ -207,7 +207,7 @@ Test(api, basic_torn_binary_record)
 	GByteArray *b = bin_stream(words, 2);
 	char *path = file_with("torn.bin", b->data, b->len - 3);
 	expect_read_error(path, "r 1\n",
-			  "%s: torn last record: 5 bytes left over after 1 whole records, at byte 16");
+			  "%s: torn last record: 5 bytes left over after 1 whole record, at byte 16");
 	g_free(path);
 	g_byte_array_free(b, TRUE);
 }

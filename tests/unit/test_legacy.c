@@ -357,7 +357,7 @@ Test(legacy, page_image_torn_inside_the_evicted_image)
 	pi_append(a, "C0002", 'x', "W0001", 'e');
 	g_byte_array_set_size(a, a->len - 100);
 	expect_pi_error(a, 1, LP_PI_FATAL,
-			"%s: torn last record: 8102 bytes left over after 1 whole records");
+			"%s: torn last record: 8102 bytes left over after 1 whole record");
 }
 
 Test(legacy, page_image_torn_before_the_dirt_tag_warns)
@@ -372,7 +372,7 @@ Test(legacy, page_image_torn_before_the_dirt_tag_warns)
 	lp_pi_record rec;
 	cr_assert_eq(lp_pi_reader_next(r, &rec, &policy, &err), 1);
 	cr_assert_eq(lp_pi_reader_next(r, &rec, &policy, &err), 0);
-	char *want = g_strdup_printf("%s: torn last record: 7 bytes left over after 1 whole records\n",
+	char *want = g_strdup_printf("%s: torn last record: 7 bytes left over after 1 whole record\n",
 				     path);
 	cr_assert_str_eq(warnings->str, want);
 	g_free(want);
