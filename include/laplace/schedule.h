@@ -147,6 +147,10 @@ static inline uint64_t lp_splitmix64_next(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
+/* The indexes of in's units in the order of the report (9.3): first
+ * record's timestamp, pid, tid, incarnation; order has in->nunits entries. */
+void lp_sched_unit_order(const lp_sched_input *in, size_t *order);
+
 /* Run the schedule to its end. Returns 0 with *report filled (free it with
  * lp_sched_report_free), or an lp_status with err set: the source's or
  * sink's error, or a unit whose creating record its parent's file does not
