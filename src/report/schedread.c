@@ -34,10 +34,11 @@ typedef struct sched_reader {
 	lp_report_schedule *sc;
 } sched_reader;
 
-/* "NAME:LINE: field FIELD: WHAT", line counted from 0. */
+/* "NAME:LINE: field FIELD: WHAT", line counted from 0; returns -1. */
 static int bad_at(sched_reader *sr, size_t line, const char *field, const char *what)
 {
-	return lp_fail(sr->err, LP_EINPUT, "%s:%zu: field %s: %s", sr->name, line + 1, field, what);
+	lp_fail(sr->err, LP_EINPUT, "%s:%zu: field %s: %s", sr->name, line + 1, field, what);
+	return -1;
 }
 
 /* The same at the event last read. */
@@ -52,9 +53,10 @@ static int next(sched_reader *sr, const char *field)
 	yaml_event_delete(&sr->ev);
 	if (!yaml_parser_parse(&sr->parser, &sr->ev)) {
 		memset(&sr->ev, 0, sizeof sr->ev);
-		return lp_fail(sr->err, LP_EINPUT, "%s:%zu: not YAML: %s", sr->name,
-			       sr->parser.problem_mark.line + 1,
-			       sr->parser.problem ? sr->parser.problem : "parse error");
+		lp_fail(sr->err, LP_EINPUT, "%s:%zu: not YAML: %s", sr->name,
+			sr->parser.problem_mark.line + 1,
+			sr->parser.problem ? sr->parser.problem : "parse error");
+		return -1;
 	}
 	const yaml_event_t *e = &sr->ev;
 	if (e->type == YAML_ALIAS_EVENT || (e->type == YAML_SCALAR_EVENT && e->data.scalar.anchor) ||
@@ -101,7 +103,8 @@ static int next_key(sched_reader *sr, const char *map, const char *const *keys, 
 			return k;
 		}
 	char what[96], shown[LP_QUOTE_SIZE];
-	g_snprintf(what, sizeof what, "not a key of %s (laplace schedule writes no such key)", map);
+	g_snprintf(what, sizeof what, "not a key of %s%s (laplace schedule writes no such key)",
+		   strcmp(map, "report") ? "an entry of " : "a schedule ", map);
 	return bad(sr, lp_quote(shown, key, sr->ev.data.scalar.length), what);
 }
 
