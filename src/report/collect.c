@@ -634,6 +634,8 @@ lp_report *lp_report_from_directory(const char *dir, lp_error *err)
 	if (!rc && !(ix = lp_index_read(dir, err)))
 		rc = err->status;
 	if (!rc)
+		rc = lp_index_count(dir, ix, err);
+	if (!rc)
 		directory_tasks(&c, ix);
 	lp_index_free(ix);
 	lp_taskdir *t = NULL;
