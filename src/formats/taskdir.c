@@ -1207,13 +1207,14 @@ static int exec_cmp(gconstpointer a, gconstpointer b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Read the file rel of dir whole: its counts into *f (unless NULL), its
- * E records onto execs (unless NULL). */
-static int count_file(const char *dir, const char *rel, lp_index_file *f, GArray *execs,
-		      lp_error *err)
+/* Read the file rel of dir, listed in index, whole: its counts into *f
+ * (unless NULL), its E records onto execs (unless NULL). */
+static int count_file(const char *dir, const char *rel, const char *index, lp_index_file *f,
+		      GArray *execs, lp_error *err)
 {
 	char *path = g_build_filename(dir, rel, NULL);
-	lp_input *in = lp_input_open_sized(path, STREAM_INPUT_BUFFER, err);
+	lp_input *in = check_listed(path, index, err) ? NULL
+						      : lp_input_open_sized(path, STREAM_INPUT_BUFFER, err);
 	if (!in) {
 		g_free(path);
 		return err->status;
@@ -1284,7 +1285,7 @@ int lp_index_count(const char *dir, lp_index *ix, lp_error *err)
 					     ": no records and references given, which a file per "
 					     "process does not tell apart", index, p->tasks[k].tid, p->pid);
 			else if (!f->counted || execs)
-				rc = count_file(dir, f->path, f->counted ? NULL : f, execs, err);
+				rc = count_file(dir, f->path, index, f->counted ? NULL : f, execs, err);
 		}
 		if (execs) {
 			g_array_sort(execs, exec_cmp);
@@ -1297,7 +1298,7 @@ int lp_index_count(const char *dir, lp_index *ix, lp_error *err)
 	lp_index_file *own[] = {&ix->kernel, &ix->orphan};
 	for (size_t i = 0; i < G_N_ELEMENTS(own) && !rc; i++)
 		if (!own[i]->counted)
-			rc = count_file(dir, own[i]->path, own[i], NULL, err);
+			rc = count_file(dir, own[i]->path, index, own[i], NULL, err);
 	g_free(index);
 	return rc;
 }
