@@ -53,21 +53,43 @@ static bool is_kind(const char *path, mode_t kind)
 	return !lstat(path, &st) && (st.st_mode & S_IFMT) == kind;
 }
 
+static int by_name(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The names in directory path, sorted (so that the first of two files
+ * of a task, say, is the same on every file system); NULL with err set. */
+static GPtrArray *entries_of(const char *path, lp_error *err)
+{
+	GError *gerr = NULL;
+	GDir *d = g_dir_open(path, 0, &gerr);
+	if (!d) {
+		lp_fail(err, LP_EIO, "cannot read %s: %s", path, gerr->message);
+		g_error_free(gerr);
+		return NULL;
+	}
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	for (const char *entry; (entry = g_dir_read_name(d));)
+		g_ptr_array_add(names, g_strdup(entry));
+	g_dir_close(d);
+	g_ptr_array_sort(names, by_name);
+	return names;
+}
+
 /* The tasks of process directory PID: its files TID, TID.gz or TID.zst. */
 static int read_process(const char *dir, const char *name, lp_index_process *p, lp_error *err)
 {
 	char *path = g_build_filename(dir, name, NULL);
-	GError *gerr = NULL;
-	GDir *d = g_dir_open(path, 0, &gerr);
-	int rc = 0;
-	if (!d) {
-		rc = lp_fail(err, LP_EIO, "cannot read %s: %s", path, gerr->message);
-		g_error_free(gerr);
+	GPtrArray *entries = entries_of(path, err);
+	if (!entries) {
 		g_free(path);
-		return rc;
+		return err->status;
 	}
+	int rc = 0;
 	GArray *tasks = g_array_new(FALSE, TRUE, sizeof(lp_index_task));
-	for (const char *entry; !rc && (entry = g_dir_read_name(d));) {
+	for (guint i = 0; !rc && i < entries->len; i++) {
+		const char *entry = g_ptr_array_index(entries, i);
 		char *base = base_name(entry);
 		char *file = g_build_filename(path, entry, NULL);
 		lp_index_task t = {.file.path = g_build_filename(name, entry, NULL)};
@@ -85,7 +107,7 @@ static int read_process(const char *dir, const char *name, lp_index_process *p, 
 		g_free(base);
 		g_free(file);
 	}
-	g_dir_close(d);
+	g_ptr_array_free(entries, TRUE);
 	g_free(path);
 	g_array_sort(tasks, by_tid);
 	p->ntasks = tasks->len;
@@ -97,16 +119,13 @@ static int read_process(const char *dir, const char *name, lp_index_process *p, 
  * files, none of them counted yet. */
 static int read_directory(const char *dir, lp_index *ix, lp_error *err)
 {
-	GError *gerr = NULL;
-	GDir *d = g_dir_open(dir, 0, &gerr);
-	if (!d) {
-		int rc = lp_fail(err, LP_EIO, "cannot read %s: %s", dir, gerr->message);
-		g_error_free(gerr);
-		return rc;
-	}
+	GPtrArray *entries = entries_of(dir, err);
+	if (!entries)
+		return err->status;
 	GArray *procs = g_array_new(FALSE, TRUE, sizeof(lp_index_process));
 	int rc = 0;
-	for (const char *entry; !rc && (entry = g_dir_read_name(d));) {
+	for (guint i = 0; !rc && i < entries->len; i++) {
+		const char *entry = g_ptr_array_index(entries, i);
 		if (!strcmp(entry, "index.yaml"))
 			continue;
 		char *base = base_name(entry);
@@ -135,7 +154,7 @@ static int read_directory(const char *dir, lp_index *ix, lp_error *err)
 		g_free(base);
 		g_free(path);
 	}
-	g_dir_close(d);
+	g_ptr_array_free(entries, TRUE);
 	g_array_sort(procs, by_pid);
 	ix->nprocesses = procs->len;
 	ix->processes = (lp_index_process *)(void *)g_array_free(procs, FALSE);
