@@ -19,6 +19,8 @@ extern const char *const lp_sched_policy_names[LP_SCHED_POLICY_COUNT];
 int lp_sched_policy_parse(const char *name);
 
 #define LP_SCHED_DEFAULT_QUANTUM 10000
+/* The most processors a schedule has (--cpus). */
+#define LP_SCHED_MAX_CPUS 1024
 
 /* A unit (9.1): one incarnation of a task, a run of its file's records. */
 typedef struct lp_sched_unit {

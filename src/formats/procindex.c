@@ -46,7 +46,8 @@ static int get_file(lp_yaml_doc *r, yaml_node_t *map, bool need_path, lp_index_f
 		if (!path)
 			return -1;
 		char **parts = g_strsplit(path, "/", 0);
-		bool inside = *path && !g_path_is_absolute(path) && !g_strv_contains((const char *const *)parts, "..");
+		bool inside = *path && !g_path_is_absolute(path) &&
+			      !g_strv_contains((const char *const *)parts, "..");
 		g_strfreev(parts);
 		if (!inside)
 			return lp_yaml_bad(r, map, "path", "not a path inside the directory");

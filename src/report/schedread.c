@@ -17,8 +17,6 @@
 #include "laplace/numbers.h"
 #include "laplace/schedule.h"
 
-/* As laplace schedule --cpus. */
-#define MAX_CPUS 1024
 /* The longest lines laplace schedule writes, every count 20 digits long,
  * and room for the four header lines. */
 #define UNIT_LINE_MAX 320
@@ -136,13 +134,13 @@ static const char *const cpu_keys[CPU_KEYS] = {"cpu", "references", "idle_ticks"
 static int read_cpus(sched_reader *sr, size_t *lines)
 {
 	lp_report_schedule *sc = sr->sc;
-	sc->cpu = g_new0(lp_report_cpu, MAX_CPUS);
+	sc->cpu = g_new0(lp_report_cpu, LP_SCHED_MAX_CPUS);
 	for (;;) {
 		if (next(sr, "cpu_stats"))
 			return -1;
 		if (sr->ev.type == YAML_SEQUENCE_END_EVENT)
 			return 0;
-		if (sc->ncpus == MAX_CPUS)
+		if (sc->ncpus == LP_SCHED_MAX_CPUS)
 			return bad(sr, "cpu_stats", "more than 1024 entries (laplace schedule --cpus)");
 		uint64_t v[CPU_KEYS];
 		bool have[CPU_KEYS];
@@ -161,8 +159,8 @@ static int read_cpus(sched_reader *sr, size_t *lines)
 }
 
 enum { U_PID, U_TID, U_INCARNATION, U_REFERENCES, U_SLICES, U_FIRST, U_LAST, UNIT_KEYS };
-static const char *const unit_keys[UNIT_KEYS] = {"pid",    "tid",        "incarnation", "references",
-						 "slices", "first_tick", "last_tick"};
+static const char *const unit_keys[UNIT_KEYS] = {
+	"pid", "tid", "incarnation", "references", "slices", "first_tick", "last_tick"};
 
 /* Entry i of units is not r's unit i: say why. */
 static int wrong_unit(sched_reader *sr, size_t i, const lp_report_unit *u)
@@ -291,7 +289,7 @@ static int read_report(sched_reader *sr)
 	bool seen[TOP_KEYS] = {0};
 	uint64_t cpus = 0;
 	int policy = -1;
-	size_t *cpu_lines = g_new0(size_t, MAX_CPUS);
+	size_t *cpu_lines = g_new0(size_t, LP_SCHED_MAX_CPUS);
 	size_t *unit_lines = g_new0(size_t, sr->r->nunits ? sr->r->nunits : 1);
 	int rc = 0;
 	for (int k; !rc && (k = next_key(sr, "report", top_keys, TOP_KEYS, seen)) != TOP_KEYS;) {
@@ -312,7 +310,7 @@ static int read_report(sched_reader *sr)
 			rc = count(sr, "quantum", &sc->quantum);
 			break;
 		case K_CPUS:
-			if (!(rc = count(sr, "cpus", &cpus)) && (cpus < 1 || cpus > MAX_CPUS))
+			if (!(rc = count(sr, "cpus", &cpus)) && (cpus < 1 || cpus > LP_SCHED_MAX_CPUS))
 				rc = bad(sr, "cpus", "not from 1 to 1024 (laplace schedule --cpus)");
 			break;
 		case K_TICKS:
@@ -348,7 +346,7 @@ static int read_report(sched_reader *sr)
 
 int lp_report_read_schedule(lp_report *rep, const char *path, lp_error *err)
 {
-	size_t max_bytes = HEADER_MAX + CPU_LINE_MAX * MAX_CPUS + UNIT_LINE_MAX * rep->nunits;
+	size_t max_bytes = HEADER_MAX + CPU_LINE_MAX * LP_SCHED_MAX_CPUS + UNIT_LINE_MAX * rep->nunits;
 	char *text = NULL;
 	size_t len = 0;
 	if (lp_read_small_file(path, true, max_bytes, "schedule report of this directory", &text, &len,
