@@ -14,6 +14,7 @@ static const lp_command commands[] = {
 	{"convert", cmd_convert, "convert between trace formats", false},
 	{"dump", cmd_dump, "print a trace of any format as text", false},
 	{"validate", cmd_validate, "check the rules of a page-image trace", false},
+	{"index", cmd_index, "write the index.yaml of a per-process directory that has none", false},
 	{"schedule", cmd_schedule, "replay a per-process directory's tasks under another schedule", false},
 	{"report", cmd_report, "an HTML page of figures and tables for a capture, directory or stream", false},
 	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction", false},

@@ -20,7 +20,6 @@
 #include "laplace/numbers.h"
 #include "laplace/yamlout.h"
 
-#define MAX_CPUS 1024
 #define MAX_OPEN_TASK_FILES 64
 /* Descriptors kept for everything but task files: standard streams, the
  * output and report with their directories, index.yaml, slack. */
@@ -429,8 +428,9 @@ int cmd_schedule(int argc, char **argv)
 		cli_usage_error("--quantum must be a decimal number of at least 1, not '%s'", quantum);
 		goto out;
 	}
-	if (cpus && !lp_parse_decimal(cpus, 1, MAX_CPUS, &value)) {
-		cli_usage_error("--cpus must be a decimal number from 1 to %d, not '%s'", MAX_CPUS, cpus);
+	if (cpus && !lp_parse_decimal(cpus, 1, LP_SCHED_MAX_CPUS, &value)) {
+		cli_usage_error("--cpus must be a decimal number from 1 to %d, not '%s'",
+				LP_SCHED_MAX_CPUS, cpus);
 		goto out;
 	}
 	rq.opt.cpus = cpus ? (unsigned)value : 1;

@@ -479,8 +479,11 @@ static void figure_kinds(GString *s, const lp_report *r)
 {
 	add(s, "<figure id=\"figure-kinds\">\n");
 	if (!r->has_stats) {
-		add(s, "<p>Canonical pages by kind: a basic merge stream does not say what kind "
-		       "of page each is.</p>\n</figure>\n");
+		add(s, "<p>Canonical pages by kind: %s say what kind of page each is.</p>\n"
+		       "</figure>\n", r->source == LP_REPORT_DIRECTORY
+					 ? "this directory's index.yaml has no merge statistics, "
+					   "and its task files do not"
+					 : "a basic merge stream does not");
 		return;
 	}
 	uint64_t most = 0;
