@@ -63,9 +63,12 @@ typedef struct frame_worker {
 	GThread *thread;
 } frame_worker;
 
-/* Decompressed bytes on their way to the reader. last: nothing follows,
- * the input ended or failed (failed: the error is in err). A zstd frame
- * for a worker is in frame until ready. */
+/* Decompressed bytes on their way to the reader. failed: the error is in
+ * err instead of bytes. last: the decompressing thread made it and has
+ * ended, the input ended or failed; only that thread sets it, so that a
+ * reader stopping at a frame a worker could not decompress still hands
+ * chunks back until then (stop_decoder) and never waits for a thread that
+ * waits for a chunk. A zstd frame for a worker is in frame until ready. */
 typedef struct in_chunk {
 	unsigned char *data;
 	size_t cap;           /* data's size */
@@ -408,7 +411,7 @@ static gpointer frame_work(gpointer data)
 		if (ZSTD_isError(r) || r != c->len) {
 			corrupt(in, "zstd", ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong frame size",
 				&c->err);
-			c->failed = c->last = true;
+			c->failed = true;
 			c->len = 0;
 		}
 		c->ready = true;
@@ -529,8 +532,9 @@ static ssize_t read_chunks(lp_input *in, unsigned char *buf, size_t n, lp_error 
 	return (ssize_t)got;
 }
 
-/* Stop the decompressing thread: hand back every chunk until the last;
- * then the workers. */
+/* Stop the decompressing thread: hand back every chunk until the last
+ * (a failed one included: the thread has not ended at a frame that failed
+ * in a worker); then the workers. */
 static void stop_decoder(lp_input *in)
 {
 	g_atomic_int_set(&in->stop, 1);
