@@ -268,6 +268,38 @@ Test(io, bad_zstd_frame_among_many_comes_in_its_turn)
 	g_free(p);
 }
 
+/* A bad frame early among many more than the chunks in flight: the
+ * decompressing thread has filled every chunk and waits for one back when
+ * the reader meets the error. The error stays (a second read gives it
+ * again), and closing ends every thread (it hung in a join). */
+Test(io, bad_zstd_frame_early_then_close_ends_every_thread, .timeout = 20)
+{
+	GByteArray *data = pattern(64 * 65536);
+	GByteArray *z = zstd_frames(data->data, data->len, 65536, -1, 1);
+	GByteArray *head = zstd_frames(data->data, 2 * 65536, 65536, -1, 1);
+	z->data[head->len - 1] ^= 0x01;
+	g_byte_array_unref(head);
+	char *p = scratch_file(dir, "early-bad.zst", z->data, z->len);
+	lp_input *in = lp_input_open(p, &err);
+	cr_assert_not_null(in, "%s", err.msg);
+	unsigned char buf[65536];
+	cr_assert_eq(lp_input_read(in, buf, sizeof buf, &err), (ssize_t)sizeof buf);
+	/* Let the thread run ahead until every chunk is full. */
+	g_usleep(200000);
+	char *want = g_strdup_printf("%s: corrupt zstd data: Restored data doesn't match checksum", p);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(lp_input_read(in, buf, sizeof buf, &err), -1);
+		cr_assert_eq(err.status, LP_EINPUT);
+		cr_assert_str_eq(err.msg, want);
+	}
+	lp_input_close(in);
+	cr_assert_eq(threads_named("laplace-unzstd") + threads_named("laplace-input"), 0);
+	g_free(want);
+	g_byte_array_unref(z);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
 /* Reading bytes stored as file name must fail as corrupt input with the
  * message "NAME: corrupt CODEC data: " followed by detail, or by anything
  * when detail is NULL (zlib's and zstd's wording for garbage varies). */
