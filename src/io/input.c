@@ -21,7 +21,14 @@
  * At the first frame that does not fit (no size, over 8 MiB, cut short,
  * not a frame at all) the thread goes on decoding the rest as a stream,
  * which reports whatever is wrong as it always did; a frame that fails in
- * a worker is reported as corrupt in its chunk's turn. */
+ * a worker is reported as corrupt in its chunk's turn.
+ *
+ * Every wait has an end, whatever fails: a worker marks every frame it is
+ * given ready, failed or not (the reader's wait for it); the thread puts
+ * every chunk it takes on full and ends only after the last one (the
+ * reader's pop); the reader, on closing, hands chunks back until that last
+ * one, an error or not (the thread's pop of empty, then its join); the
+ * workers end at the sentinels pushed after that (their pop, their join). */
 #include "laplace/io.h"
 
 #include <errno.h>
