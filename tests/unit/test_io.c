@@ -2,7 +2,9 @@
  * with compression; the exact messages of every failure. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -760,6 +762,74 @@ Test(staging, temporary_names)
 	cr_assert_not(lp_is_tmp_of("out.basic.tmp-a1B2c3", "out.basic"));
 	g_free(file);
 	g_free(dir);
+}
+
+/* Whether dir holds name (a symbolic link or FIFO too). */
+static bool in_dir(const char *name)
+{
+	char *p = path_of(name);
+	struct stat st;
+	bool r = lstat(p, &st) == 0;
+	g_free(p);
+	return r;
+}
+
+/* A run's temporary is locked while it lives (staging invariant (10));
+ * the next output of the same name removes the temporaries nobody holds,
+ * files and directories, and nothing else: not a held one, not one of
+ * another name, not a FIFO or a file under a directory's name. */
+Test(io, stale_temporaries_removed_live_ones_kept)
+{
+	const char *dead[] = {".out.txt.tmp-dead01", "out.txt.partial-dead02"};
+	const char *kept[] = {".out.txt.tmp-live01", ".out.txt.tmp-fifo01",
+			      "out.txt.partial-file01", ".other.tmp-dead03"};
+	char *p = path_of(dead[0]);
+	cr_assert(g_file_set_contents(p, "x", 1, NULL));
+	g_free(p);
+	p = path_of(dead[1]);
+	cr_assert_eq(g_mkdir(p, 0777), 0);
+	char *inside = g_build_filename(p, "1", NULL);
+	cr_assert(g_file_set_contents(inside, "x", 1, NULL));
+	g_free(inside);
+	g_free(p);
+	p = path_of(kept[0]);
+	int held = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	cr_assert(held >= 0 && flock(held, LOCK_EX) == 0);
+	g_free(p);
+	p = path_of(kept[1]);
+	cr_assert_eq(mkfifo(p, 0666), 0);
+	g_free(p);
+	for (int i = 2; i < 4; i++) {
+		p = path_of(kept[i]);
+		cr_assert(g_file_set_contents(p, "x", 1, NULL));
+		g_free(p);
+	}
+	p = path_of("out.txt");
+	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
+	cr_assert_not_null(out, "%s", err.msg);
+	for (int i = 0; i < 2; i++)
+		cr_assert_not(in_dir(dead[i]), "%s", dead[i]);
+	for (int i = 0; i < 4; i++)
+		cr_assert(in_dir(kept[i]), "%s", kept[i]);
+	/* The new temporary is locked: another open of it cannot take it. */
+	cr_assert_eq(count_prefixed(".out.txt.tmp-"), 3);
+	GDir *d = g_dir_open(dir, 0, NULL);
+	for (const char *name; (name = g_dir_read_name(d));) {
+		if (!g_str_has_prefix(name, ".out.txt.tmp-") || !strcmp(name, kept[0]) ||
+		    !strcmp(name, kept[1]))
+			continue;
+		char *tmp = path_of(name);
+		int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+		cr_assert(fd >= 0);
+		cr_assert_eq(flock(fd, LOCK_EX | LOCK_NB), -1);
+		cr_assert_eq(errno, EWOULDBLOCK);
+		close(fd);
+		g_free(tmp);
+	}
+	g_dir_close(d);
+	lp_output_abort(out);
+	close(held);
+	g_free(p);
 }
 
 /* A compressed output to /dev/full: the write fails on the compressing
