@@ -28,11 +28,14 @@ typedef struct lp_staged lp_staged;
  * holds that directory open and does everything through it, never
  * following a symbolic link at the temporary or the final name. */
 
-/* Create a temporary file beside final and start tracking it. Returns the
- * open descriptor (O_WRONLY, mode 0666 less the umask) or -1 with errno
- * set. */
+/* Create a temporary file beside final and start tracking it, locked
+ * until the item is freed; temporaries of final that no live run holds are
+ * removed first, with a line on stderr for each (staging invariant (10)).
+ * Returns the open descriptor (O_WRONLY, mode 0666 less the umask) or -1
+ * with errno set. */
 int lp_stage_file(int dir_fd, const char *final, lp_staged **staged);
-/* Create a temporary directory (mode 0777 less the umask) beside final;
+/* Create a temporary directory (mode 0777 less the umask) beside final,
+ * locked and after stale temporaries as lp_stage_file;
  * with replace, publishing swaps it with an existing final directory and
  * removes the old one. Returns NULL with errno set on failure. */
 lp_staged *lp_stage_dir(int dir_fd, const char *final, bool replace);

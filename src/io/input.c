@@ -21,7 +21,14 @@
  * At the first frame that does not fit (no size, over 8 MiB, cut short,
  * not a frame at all) the thread goes on decoding the rest as a stream,
  * which reports whatever is wrong as it always did; a frame that fails in
- * a worker is reported as corrupt in its chunk's turn. */
+ * a worker is reported as corrupt in its chunk's turn.
+ *
+ * Every wait has an end, whatever fails: a worker marks every frame it is
+ * given ready, failed or not (the reader's wait for it); the thread puts
+ * every chunk it takes on full and ends only after the last one (the
+ * reader's pop); the reader, on closing, hands chunks back until that last
+ * one, an error or not (the thread's pop of empty, then its join); the
+ * workers end at the sentinels pushed after that (their pop, their join). */
 #include "laplace/io.h"
 
 #include <errno.h>
@@ -63,9 +70,12 @@ typedef struct frame_worker {
 	GThread *thread;
 } frame_worker;
 
-/* Decompressed bytes on their way to the reader. last: nothing follows,
- * the input ended or failed (failed: the error is in err). A zstd frame
- * for a worker is in frame until ready. */
+/* Decompressed bytes on their way to the reader. failed: the error is in
+ * err instead of bytes. last: the decompressing thread made it and has
+ * ended, the input ended or failed; only that thread sets it, so that a
+ * reader stopping at a frame a worker could not decompress still hands
+ * chunks back until then (stop_decoder) and never waits for a thread that
+ * waits for a chunk. A zstd frame for a worker is in frame until ready. */
 typedef struct in_chunk {
 	unsigned char *data;
 	size_t cap;           /* data's size */
@@ -408,7 +418,7 @@ static gpointer frame_work(gpointer data)
 		if (ZSTD_isError(r) || r != c->len) {
 			corrupt(in, "zstd", ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong frame size",
 				&c->err);
-			c->failed = c->last = true;
+			c->failed = true;
 			c->len = 0;
 		}
 		c->ready = true;
@@ -529,8 +539,9 @@ static ssize_t read_chunks(lp_input *in, unsigned char *buf, size_t n, lp_error 
 	return (ssize_t)got;
 }
 
-/* Stop the decompressing thread: hand back every chunk until the last;
- * then the workers. */
+/* Stop the decompressing thread: hand back every chunk until the last
+ * (a failed one included: the thread has not ended at a frame that failed
+ * in a worker); then the workers. */
 static void stop_decoder(lp_input *in)
 {
 	g_atomic_int_set(&in->stop, 1);

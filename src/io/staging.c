@@ -52,6 +52,16 @@
  *     device) is written directly and never staged (lp_output_open in
  *     src/io/output.c): there the exit status alone tells of a failure.
  *
+ * (10) Every temporary is locked (flock, exclusive) by the run that made
+ *     it for as long as that run lives, through a descriptor of its own
+ *     (lock_fd), taken before anything is written in it and checked to be
+ *     still in place once held (create_tmp): a temporary whose lock can be
+ *     taken belongs to no live process, on this machine or, through the
+ *     file system's locks, another. A run removes such temporaries of its
+ *     own outputs before making its own, under their lock, and says so
+ *     (remove_stale): a run killed by SIGKILL, or the machine stopping,
+ *     leaves none behind for good, and a live run's is never touched.
+ *
  * --no-sync (lp_stage_set_sync) drops the fsyncs of (3) and (5), and
  * nothing else. */
 #include "laplace/staging.h"
@@ -63,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +88,7 @@ struct lp_staged {
 	char *final_name;
 	char *tmp;        /* the same as paths, for messages */
 	char *final;
+	int lock_fd;      /* the temporary, locked while this run lives (10) */
 	bool dir;
 	bool replace;   /* dir: swap with an existing final directory */
 	bool published; /* during lp_stage_publish: renamed into place */
@@ -161,6 +173,7 @@ static lp_staged *staged_new(int dir_fd, char *final_name, const char *final, bo
 {
 	lp_staged *s = g_new0(lp_staged, 1);
 	s->dir_fd = dir_fd;
+	s->lock_fd = -1;
 	s->final_name = final_name;
 	s->final = g_strdup(final);
 	s->dir = dir;
@@ -171,6 +184,8 @@ static lp_staged *staged_new(int dir_fd, char *final_name, const char *final, bo
 static void staged_free(lp_staged *s)
 {
 	close(s->dir_fd);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
 	g_free(s->tmp_name);
 	g_free(s->final_name);
 	g_free(s->tmp);
@@ -197,6 +212,35 @@ bool lp_is_tmp_of(const char *entry, const char *name)
 	return !strncmp(entry, name, n) && g_str_has_prefix(entry + n, TMP_DIR_INFIX);
 }
 
+/* Whether name in dir_fd is (still) the file or directory open as fd. */
+static bool still_named(int dir_fd, const char *name, int fd)
+{
+	struct stat at_name, held;
+	return fstatat(dir_fd, name, &at_name, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &held) == 0 &&
+	       at_name.st_dev == held.st_dev && at_name.st_ino == held.st_ino;
+}
+
+/* Lock a new temporary (staging invariant (10)) through a descriptor of
+ * its own, so that the lock outlives the output's (closed before the
+ * rename): 1 when done; 0 when a run removing it as stale got there first
+ * (it holds the lock, or the name is gone), and the caller makes another;
+ * -1 with errno set when it cannot be opened. A file system without locks
+ * leaves it unlocked, and then no run can take it for stale either. */
+static int lock_tmp(lp_staged *s, const char *name, int fd)
+{
+	int lock_fd = s->dir ? openat(s->dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			     : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (lock_fd < 0)
+		return -1;
+	if (flock(lock_fd, LOCK_EX | LOCK_NB) < 0 ? errno == EWOULDBLOCK
+						   : !still_named(s->dir_fd, name, lock_fd)) {
+		close(lock_fd);
+		return 0;
+	}
+	s->lock_fd = lock_fd;
+	return 1;
+}
+
 static int create_tmp(lp_staged *s, const char *pattern)
 {
 	for (int attempt = 0; attempt < 100; attempt++) {
@@ -210,18 +254,75 @@ static int create_tmp(lp_staged *s, const char *pattern)
 		int fd = s->dir ? mkdirat(s->dir_fd, name, 0777)
 				: openat(s->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 							  O_CLOEXEC, 0666);
-		if (fd >= 0) {
-			s->tmp_name = name;
-			char *dir = g_path_get_dirname(s->final);
-			s->tmp = strchr(s->final, '/') ? g_build_filename(dir, name, NULL) : g_strdup(name);
-			g_free(dir);
-			return fd;
+		if (fd < 0) {
+			g_free(name);
+			if (errno != EEXIST)
+				return -1;
+			continue;
 		}
-		g_free(name);
-		if (errno != EEXIST)
-			return -1;
+		int locked = lock_tmp(s, name, fd);
+		if (locked <= 0) {
+			int saved = errno;
+			if (!s->dir)
+				close(fd);
+			if (locked < 0)
+				unlinkat(s->dir_fd, name, s->dir ? AT_REMOVEDIR : 0);
+			g_free(name);
+			if (locked < 0) {
+				errno = saved;
+				return -1;
+			}
+			continue; /* lost to a run removing it as stale: another name */
+		}
+		s->tmp_name = name;
+		char *dir = g_path_get_dirname(s->final);
+		s->tmp = strchr(s->final, '/') ? g_build_filename(dir, name, NULL) : g_strdup(name);
+		g_free(dir);
+		return fd;
 	}
 	return -1;
+}
+
+/* Remove the temporaries of name (files and directories alike) in dir_fd
+ * that no live run holds (staging invariant (10)), each under its lock,
+ * and say so; final is the output's path, for the message. */
+static void remove_stale(int dir_fd, const char *name, const char *final)
+{
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	char *dir = g_path_get_dirname(final);
+	const struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!lp_is_tmp_of(e->d_name, name))
+			continue;
+		/* O_NONBLOCK: a FIFO of that name does not hold us up. */
+		int held = openat(dir_fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (held < 0)
+			continue;
+		struct stat st;
+		bool want_dir = e->d_name[0] != '.';
+		if (fstat(held, &st) == 0 && (want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) &&
+		    flock(held, LOCK_EX | LOCK_NB) == 0 && still_named(dir_fd, e->d_name, held) &&
+		    lp_remove_tree(dir_fd, e->d_name) == 0) {
+			char *shown = strchr(final, '/') ? g_build_filename(dir, e->d_name, NULL)
+							 : g_strdup(e->d_name);
+			size_t size = 4 * strlen(shown) + 1;
+			char *escaped = g_malloc(size);
+			lp_escape(escaped, size, shown, strlen(shown));
+			fprintf(stderr, "%s: removed %s, left by a run that did not finish\n",
+				g_get_prgname() ? g_get_prgname() : "laplace", escaped);
+			g_free(escaped);
+			g_free(shown);
+		}
+		close(held);
+	}
+	closedir(d);
+	g_free(dir);
 }
 
 static lp_staged *stage(int dir_fd, const char *final, bool dir, bool replace, int *fd)
@@ -234,6 +335,7 @@ static lp_staged *stage(int dir_fd, const char *final, bool dir, bool replace, i
 		errno = saved;
 		return NULL;
 	}
+	remove_stale(parent, name, final);
 	lp_staged *s = staged_new(parent, name, final, dir, replace);
 	char *pattern = lp_tmp_pattern(name, dir);
 	g_mutex_lock(&staged_lock);

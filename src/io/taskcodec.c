@@ -30,9 +30,13 @@ lp_piece_coder *lp_piece_coder_new(enum lp_compress method, int level, size_t ma
 		 * header each, and the gzip header and trailer. */
 		c->out_cap = max_piece + max_piece / 16 + 1024;
 	} else {
+		/* Every frame carries its content's checksum, as the zstd tool
+		 * writes by default: a damaged file is then an error when read,
+		 * never other bytes taken as the trace. */
 		c->cctx = ZSTD_createCCtx();
 		if (!c->cctx ||
-		    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, c->level))) {
+		    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, c->level)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_checksumFlag, 1))) {
 			ZSTD_freeCCtx(c->cctx);
 			g_free(c);
 			return NULL;

@@ -599,19 +599,22 @@ typedef struct sync_list {
 	gint next;         /* the next path to take */
 } sync_list;
 
+static void sync_one(sync_list *l, guint i)
+{
+	int fd = openat(l->pd->dirfd, g_ptr_array_index(l->paths, i), O_RDONLY | O_CLOEXEC);
+	l->open_errno[i] = fd < 0 ? errno : 0;
+	if (fd < 0)
+		return;
+	if (lp_fsync(fd) < 0)
+		l->sync_errno[i] = errno;
+	close(fd);
+}
+
 static gpointer sync_worker(gpointer data)
 {
 	sync_list *l = data;
-	for (guint i; (i = (guint)g_atomic_int_add(&l->next, 1)) < l->paths->len;) {
-		int fd = openat(l->pd->dirfd, g_ptr_array_index(l->paths, i), O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			l->open_errno[i] = errno;
-			continue;
-		}
-		if (lp_fsync(fd) < 0)
-			l->sync_errno[i] = errno;
-		close(fd);
-	}
+	for (guint i; (i = (guint)g_atomic_int_add(&l->next, 1)) < l->paths->len;)
+		sync_one(l, i);
 	return NULL;
 }
 
@@ -628,6 +631,11 @@ static int sync_all(const lp_procdir *pd, GPtrArray *paths, lp_error *err)
 	sync_worker(&l);
 	for (guint t = 0; t < n; t++)
 		g_thread_join(threads[t]);
+	/* Out of descriptors with every thread holding one (a low ulimit -n):
+	 * those again, one at a time. */
+	for (guint i = 0; i < paths->len; i++)
+		if (l.open_errno[i] == EMFILE || l.open_errno[i] == ENFILE)
+			sync_one(&l, i);
 	int rc = 0;
 	for (guint i = 0; !rc && i < paths->len; i++) {
 		const char *path = g_ptr_array_index(paths, i);

@@ -105,6 +105,35 @@ class ReadBasic(Scratch):
         with self.assertRaises(ValueError):
             laplace.read_basic(cases[0][0], batch=0)
 
+    def test_damaged_zstd_frames_are_errors_not_hangs(self):
+        """24 single bits flipped across a zstd basic merge of six frames
+        (bit i % 8 of byte (2i + 1) * size / 48): each is Error status 2
+        naming the file. A frame that failed in a decompressing worker
+        hung read_basic forever, beyond Ctrl-C, so the reads run in a
+        child with a timeout (a guard, not a timing)."""
+        cap = os.path.join(self.dir.name, "cap")
+        subprocess.run([PROGRAM, "gen", "-q", "--refs", "1000000", "-o", cap], check=True)
+        whole = os.path.join(self.dir.name, "x.zst")
+        subprocess.run([PROGRAM, "merge", "-q", "-o", whole, cap + ".ref", cap + ".kern"],
+                       check=True)
+        with open(whole, "rb") as f:
+            data = f.read()
+        paths = []
+        for i in range(24):
+            damaged = bytearray(data)
+            damaged[(2 * i + 1) * len(data) // 48] ^= 1 << (i % 8)
+            paths.append(self.file("f%d.zst" % i, bytes(damaged)))
+        child = ("import sys, laplace\n"
+                 "for path in sys.argv[1:]:\n"
+                 "    try:\n"
+                 "        laplace.read_basic(path)\n"
+                 "        print('read', path)\n"
+                 "    except laplace.Error as e:\n"
+                 "        print(e.status, str(e).startswith(path + ':'))\n")
+        out = subprocess.run([sys.executable, "-c", child, *paths], check=True, timeout=60,
+                             stdout=subprocess.PIPE)
+        self.assertEqual(out.stdout.decode().splitlines(), ["2 True"] * 24)
+
 
 class Merge(Scratch):
     def capture(self):

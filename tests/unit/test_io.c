@@ -2,7 +2,9 @@
  * with compression; the exact messages of every failure. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -263,6 +265,38 @@ Test(io, bad_zstd_frame_among_many_comes_in_its_turn)
 	assert_bytes(got, data->data, 3 * 1048576);
 	g_free(want);
 	g_byte_array_unref(got);
+	g_byte_array_unref(z);
+	g_byte_array_unref(data);
+	g_free(p);
+}
+
+/* A bad frame early among many more than the chunks in flight: the
+ * decompressing thread has filled every chunk and waits for one back when
+ * the reader meets the error. The error stays (a second read gives it
+ * again), and closing ends every thread (it hung in a join). */
+Test(io, bad_zstd_frame_early_then_close_ends_every_thread, .timeout = 20)
+{
+	GByteArray *data = pattern(64 * 65536);
+	GByteArray *z = zstd_frames(data->data, data->len, 65536, -1, 1);
+	GByteArray *head = zstd_frames(data->data, 2 * 65536, 65536, -1, 1);
+	z->data[head->len - 1] ^= 0x01;
+	g_byte_array_unref(head);
+	char *p = scratch_file(dir, "early-bad.zst", z->data, z->len);
+	lp_input *in = lp_input_open(p, &err);
+	cr_assert_not_null(in, "%s", err.msg);
+	unsigned char buf[65536];
+	cr_assert_eq(lp_input_read(in, buf, sizeof buf, &err), (ssize_t)sizeof buf);
+	/* Let the thread run ahead until every chunk is full. */
+	g_usleep(200000);
+	char *want = g_strdup_printf("%s: corrupt zstd data: Restored data doesn't match checksum", p);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(lp_input_read(in, buf, sizeof buf, &err), -1);
+		cr_assert_eq(err.status, LP_EINPUT);
+		cr_assert_str_eq(err.msg, want);
+	}
+	lp_input_close(in);
+	cr_assert_eq(threads_named("laplace-unzstd") + threads_named("laplace-input"), 0);
+	g_free(want);
 	g_byte_array_unref(z);
 	g_byte_array_unref(data);
 	g_free(p);
@@ -728,6 +762,74 @@ Test(staging, temporary_names)
 	cr_assert_not(lp_is_tmp_of("out.basic.tmp-a1B2c3", "out.basic"));
 	g_free(file);
 	g_free(dir);
+}
+
+/* Whether dir holds name (a symbolic link or FIFO too). */
+static bool in_dir(const char *name)
+{
+	char *p = path_of(name);
+	struct stat st;
+	bool r = lstat(p, &st) == 0;
+	g_free(p);
+	return r;
+}
+
+/* A run's temporary is locked while it lives (staging invariant (10));
+ * the next output of the same name removes the temporaries nobody holds,
+ * files and directories, and nothing else: not a held one, not one of
+ * another name, not a FIFO or a file under a directory's name. */
+Test(io, stale_temporaries_removed_live_ones_kept)
+{
+	const char *dead[] = {".out.txt.tmp-dead01", "out.txt.partial-dead02"};
+	const char *kept[] = {".out.txt.tmp-live01", ".out.txt.tmp-fifo01",
+			      "out.txt.partial-file01", ".other.tmp-dead03"};
+	char *p = path_of(dead[0]);
+	cr_assert(g_file_set_contents(p, "x", 1, NULL));
+	g_free(p);
+	p = path_of(dead[1]);
+	cr_assert_eq(g_mkdir(p, 0777), 0);
+	char *inside = g_build_filename(p, "1", NULL);
+	cr_assert(g_file_set_contents(inside, "x", 1, NULL));
+	g_free(inside);
+	g_free(p);
+	p = path_of(kept[0]);
+	int held = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	cr_assert(held >= 0 && flock(held, LOCK_EX) == 0);
+	g_free(p);
+	p = path_of(kept[1]);
+	cr_assert_eq(mkfifo(p, 0666), 0);
+	g_free(p);
+	for (int i = 2; i < 4; i++) {
+		p = path_of(kept[i]);
+		cr_assert(g_file_set_contents(p, "x", 1, NULL));
+		g_free(p);
+	}
+	p = path_of("out.txt");
+	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
+	cr_assert_not_null(out, "%s", err.msg);
+	for (int i = 0; i < 2; i++)
+		cr_assert_not(in_dir(dead[i]), "%s", dead[i]);
+	for (int i = 0; i < 4; i++)
+		cr_assert(in_dir(kept[i]), "%s", kept[i]);
+	/* The new temporary is locked: another open of it cannot take it. */
+	cr_assert_eq(count_prefixed(".out.txt.tmp-"), 3);
+	GDir *d = g_dir_open(dir, 0, NULL);
+	for (const char *name; (name = g_dir_read_name(d));) {
+		if (!g_str_has_prefix(name, ".out.txt.tmp-") || !strcmp(name, kept[0]) ||
+		    !strcmp(name, kept[1]))
+			continue;
+		char *tmp = path_of(name);
+		int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+		cr_assert(fd >= 0);
+		cr_assert_eq(flock(fd, LOCK_EX | LOCK_NB), -1);
+		cr_assert_eq(errno, EWOULDBLOCK);
+		close(fd);
+		g_free(tmp);
+	}
+	g_dir_close(d);
+	lp_output_abort(out);
+	close(held);
+	g_free(p);
 }
 
 /* A compressed output to /dev/full: the write fails on the compressing

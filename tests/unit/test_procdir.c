@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -290,21 +291,29 @@ Test(procdir, a_failed_run_leaves_nothing)
 }
 
 /* What a run killed outright (SIGKILL) leaves behind neither blocks the
- * next run nor is touched by it (laplace-formats(5): Exit status). */
-Test(procdir, a_leftover_partial_directory_does_not_block_the_next_run)
+ * next run nor is taken for output: the next run removes it, as no live
+ * run holds its lock; one that a live run holds stays (laplace(1),
+ * OUTPUTS). */
+Test(procdir, a_leftover_partial_directory_is_removed_by_the_next_run)
 {
-	char *left = path_in("out.partial-AbC123");
+	char *left = path_in("out.partial-AbC123"), *live = path_in("out.partial-LiVe12");
 	cr_assert_eq(g_mkdir(left, 0777), 0);
+	cr_assert_eq(g_mkdir(live, 0777), 0);
+	int held = open(live, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert(held >= 0 && flock(held, LOCK_EX) == 0);
 	lp_error err = {0};
 	lp_procdir *pd = open_out("out", true, false, &err);
 	cr_assert_not_null(pd, "%s", err.msg);
 	finish(pd, &(lp_stats){0});
 	cr_assert_eq(scratch_entries(), 2);
-	cr_assert(g_file_test(left, G_FILE_TEST_IS_DIR));
+	cr_assert_not(g_file_test(left, G_FILE_TEST_EXISTS));
+	cr_assert(g_file_test(live, G_FILE_TEST_IS_DIR));
 	char *index = path_in("out/index.yaml");
 	cr_assert(g_file_test(index, G_FILE_TEST_IS_REGULAR));
+	close(held);
 	g_free(index);
 	g_free(left);
+	g_free(live);
 }
 
 Test(procdir, a_missing_parent_is_an_io_error)
