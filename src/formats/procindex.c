@@ -230,20 +230,9 @@ static int get_index(lp_yaml_doc *r, const char *dir, lp_index *ix)
 	if (!root || root->type != YAML_MAPPING_NODE)
 		return lp_fail(r->err, LP_EINPUT, "%s: not a per-process index (no mapping at the top)",
 			       r->name);
-	if (lp_yaml_find(r, root, "format")) {
-		const char *format = get_text(r, root, "format");
-		if (!format)
-			return -1;
-		if (strcmp(format, "laplace-per-process"))
-			return lp_yaml_bad(r, root, "format", "not laplace-per-process");
-	}
-	uint64_t version;
-	if (lp_yaml_find(r, root, "version")) {
-		if (lp_yaml_get_count(r, root, "version", &version))
-			return -1;
-		if (version != 1)
-			return lp_yaml_bad(r, root, "version", "only version 1 is known");
-	}
+	/* format and version are written but not needed to read the
+	 * directory: laplace-formats(5) has readers ignore them, so that
+	 * manifests of other writers are read. */
 	if (lp_yaml_find(r, root, "layout")) {
 		const char *layout = get_text(r, root, "layout");
 		if (!layout)
