@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "idmap.h"
 #include "pairmap.h"
 
 #define VPN_BITS 20 /* references carry 32-bit addresses */
@@ -40,6 +41,11 @@
 #define LEAF_MASK (LEAF_SIZE - 1)
 #define TOP_SIZE (1u << (VPN_BITS - LEAF_BITS))
 #define VPN_LIMIT (1ull << VPN_BITS)
+
+/* What the merge could not allocate when a task or address space could not
+ * be made: one message for both, since which of the two a process's
+ * creation runs out on is an accident of the allocator. */
+#define PROCESS_STATE "the tasks and address spaces"
 
 #define NOT_PRIVATE UINT32_MAX
 /* Canonical numbers must leave room for the +1 and the cow bit. */
@@ -91,18 +97,17 @@ typedef struct space {
 	region_node *regions;
 	uint64_t ntasks;
 	bool bound;
-	uint64_t vas; /* the binding, when bound; also the key in m->bindings */
+	uint64_t vas; /* the binding, when bound */
 } space;
 
 typedef struct task {
-	uint64_t tid; /* key in m->tasks */
+	uint64_t tid;
 	uint64_t pid;
 	uint64_t process; /* serial number of its process */
 	space *space;
 } task;
 
 typedef struct segment {
-	uint64_t shmid; /* key in m->segments */
 	uint64_t instance;
 	uint64_t npages;
 } segment;
@@ -121,9 +126,9 @@ struct lp_merge {
 	void *warn_ctx;
 	lp_stats stats;
 
-	GHashTable *tasks;    /* tid -> task */
-	GHashTable *bindings; /* vas -> space */
-	GHashTable *segments; /* shmid -> segment */
+	idmap tasks;    /* tid -> task */
+	idmap bindings; /* vas -> space */
+	idmap segments; /* shmid -> segment */
 	task *current;
 	uint64_t next_instance;
 	uint64_t next_process;
@@ -139,7 +144,8 @@ struct lp_merge {
 
 	/* Leaves are cut from chunks of one huge page each and live as long as
 	 * the merge. */
-	GPtrArray *leaf_chunks;
+	xlat **leaf_chunks;
+	size_t nchunks, cap_chunks;
 	size_t chunk_leaves_left; /* in the last chunk */
 	xlat *spare_leaves; /* cleared leaves of dead spaces, linked through
 			     * their first entry (leaf_new) */
@@ -319,13 +325,21 @@ static xlat *leaf_new(lp_merge *m)
 		return leaf;
 	}
 	if (m->chunk_leaves_left == 0) {
+		if (m->nchunks == m->cap_chunks) {
+			size_t cap = m->cap_chunks ? m->cap_chunks * 2 : 16;
+			xlat **grown = g_try_renew(xlat *, m->leaf_chunks, cap);
+			if (!grown)
+				return out_of_memory(m, XLAT_TABLE);
+			m->leaf_chunks = grown;
+			m->cap_chunks = cap;
+		}
 		xlat *chunk = table_alloc(m, HUGE_PAGE, XLAT_TABLE);
 		if (!chunk)
 			return NULL;
-		g_ptr_array_add(m->leaf_chunks, chunk);
+		m->leaf_chunks[m->nchunks++] = chunk;
 		m->chunk_leaves_left = LEAVES_PER_CHUNK;
 	}
-	xlat *chunk = g_ptr_array_index(m->leaf_chunks, m->leaf_chunks->len - 1);
+	xlat *chunk = m->leaf_chunks[m->nchunks - 1];
 	leaf = chunk + (LEAVES_PER_CHUNK - m->chunk_leaves_left--) * LEAF_SIZE;
 	memset(leaf, 0, LEAF_SIZE * sizeof *leaf);
 	return leaf;
@@ -536,7 +550,7 @@ static void page_range(uint64_t start, uint64_t length, uint64_t *first, uint64_
 
 static space *space_new(lp_merge *m)
 {
-	space *sp = try_alloc0(m, sizeof *sp, "an address space");
+	space *sp = try_alloc0(m, sizeof *sp, PROCESS_STATE);
 	if (sp)
 		sp->top = (xlat **)empty_top;
 	return sp;
@@ -545,7 +559,7 @@ static space *space_new(lp_merge *m)
 static void unbind(lp_merge *m, space *sp)
 {
 	if (sp->bound) {
-		g_hash_table_remove(m->bindings, &sp->vas);
+		idmap_remove(&m->bindings, sp->vas);
 		sp->bound = false;
 	}
 }
@@ -569,21 +583,26 @@ static void space_free(lp_merge *m, space *sp)
 
 /* Bind sp to vas: "a new binding replaces older ones on either side". A
  * space left with neither tasks nor a binding can never be reached again
- * (only orphan spaces can be in that state), so it is freed. */
-static void bind(lp_merge *m, space *sp, uint64_t vas)
+ * (only orphan spaces can be in that state), so it is freed. Out of memory,
+ * returns false with nothing changed. */
+static bool bind(lp_merge *m, space *sp, uint64_t vas)
 {
 	if (sp->bound && sp->vas == vas)
-		return;
-	space *other = g_hash_table_lookup(m->bindings, &vas);
+		return true;
+	space *other = idmap_get(&m->bindings, vas);
+	if (!idmap_put(&m->bindings, vas, sp)) {
+		out_of_memory(m, "the table of bindings");
+		return false;
+	}
 	if (other) {
-		unbind(m, other);
+		other->bound = false; /* vas is sp's now */
 		if (other->ntasks == 0)
 			space_free(m, other);
 	}
 	unbind(m, sp);
 	sp->vas = vas;
 	sp->bound = true;
-	g_hash_table_insert(m->bindings, &sp->vas, sp);
+	return true;
 }
 
 /* A copy of the regions of t. Out of memory, *failed is set and the copy
@@ -652,7 +671,7 @@ fail:
 
 static task *live_task(lp_merge *m, uint64_t tid)
 {
-	return g_hash_table_lookup(m->tasks, &tid);
+	return idmap_get(&m->tasks, tid);
 }
 
 /* A task joining the process of parent, or (parent NULL) the first task of
@@ -660,14 +679,15 @@ static task *live_task(lp_merge *m, uint64_t tid)
 static task *add_task(lp_merge *m, uint64_t tid, const task *parent, space *sp)
 {
 	task *t = g_try_new(task, 1);
-	if (!t)
-		return out_of_memory(m, "a task");
+	if (!t || !idmap_put(&m->tasks, tid, t)) {
+		g_free(t);
+		return out_of_memory(m, PROCESS_STATE);
+	}
 	t->tid = tid;
 	t->pid = parent ? parent->pid : tid;
 	t->process = parent ? parent->process : m->next_process++;
 	t->space = sp;
 	sp->ntasks++;
-	g_hash_table_insert(m->tasks, &t->tid, t);
 	return t;
 }
 
@@ -701,7 +721,7 @@ static void end_task(lp_merge *m, task *t)
 	if (m->current == t)
 		m->current = NULL;
 	leave_space(m, t);
-	g_hash_table_remove(m->tasks, &t->tid);
+	idmap_remove(&m->tasks, t->tid);
 	g_free(t);
 }
 
@@ -711,12 +731,8 @@ lp_merge *lp_merge_new(const lp_merge_config *cfg)
 {
 	lp_merge *m = g_new0(lp_merge, 1);
 	m->cfg = *cfg;
-	m->tasks = g_hash_table_new(g_int64_hash, g_int64_equal);
-	m->bindings = g_hash_table_new(g_int64_hash, g_int64_equal);
-	m->segments = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
 	pairmap_init(&m->file_pages);
 	pairmap_init(&m->instance_pages);
-	m->leaf_chunks = g_ptr_array_new();
 	return m;
 }
 
@@ -725,33 +741,35 @@ void lp_merge_free(lp_merge *m)
 	if (!m)
 		return;
 	m->tearing_down = true;
-	GHashTableIter it;
-	gpointer key, value;
 	/* Free every space once: through its tasks, then the task-less ones
-	 * that are still bound (orphans). */
-	g_hash_table_iter_init(&it, m->tasks);
-	while (g_hash_table_iter_next(&it, &key, &value)) {
+	 * that are still bound (orphans), unbound first so that freeing them
+	 * leaves the map of bindings as it is during the walk. */
+	size_t pos = 0;
+	void *value;
+	while ((value = idmap_next(&m->tasks, &pos))) {
 		task *t = value;
-		g_hash_table_iter_steal(&it);
 		leave_space(m, t);
 		g_free(t);
 	}
-	GList *orphans = g_hash_table_get_values(m->bindings);
-	for (GList *l = orphans; l; l = l->next)
-		space_free(m, l->data);
-	g_list_free(orphans);
-	g_hash_table_destroy(m->tasks);
-	g_hash_table_destroy(m->bindings);
-	g_hash_table_destroy(m->segments);
+	for (pos = 0; (value = idmap_next(&m->bindings, &pos));) {
+		space *sp = value;
+		sp->bound = false;
+		space_free(m, sp);
+	}
+	for (pos = 0; (value = idmap_next(&m->segments, &pos));)
+		g_free(value);
+	idmap_free(&m->tasks);
+	idmap_free(&m->bindings);
+	idmap_free(&m->segments);
 	pairmap_free(&m->file_pages);
 	pairmap_free(&m->instance_pages);
 	for (size_t t = 0; t < TOP_SIZE; t++) {
 		g_free(m->kernel_pages[t]);
 		g_free(m->frames[t]);
 	}
-	for (guint i = 0; i < m->leaf_chunks->len; i++)
-		table_free(g_ptr_array_index(m->leaf_chunks, i));
-	g_ptr_array_free(m->leaf_chunks, TRUE);
+	for (size_t i = 0; i < m->nchunks; i++)
+		table_free(m->leaf_chunks[i]);
+	g_free(m->leaf_chunks);
 	table_free(m->page_refs);
 	g_free(m);
 }
@@ -974,7 +992,10 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 	case LP_TAG_E:
 		if (!(sp = space_new(m)))
 			break;
-		bind(m, sp, f[1]);
+		if (!bind(m, sp, f[1])) {
+			space_free(m, sp);
+			break;
+		}
 		leave_space(m, t);
 		t->space = sp;
 		sp->ntasks = 1;
@@ -1026,17 +1047,20 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 		break;
 	}
 	case LP_TAG_G:
-		if (g_hash_table_contains(m->segments, &f[0]))
+		if (idmap_get(&m->segments, f[0]))
 			return lp_fail(err, LP_EINPUT, "field shmid: segment 0x%" PRIx64 " already exists", f[0]);
 		if (!(seg = try_alloc0(m, sizeof *seg, "a shared-memory segment")))
 			break;
-		seg->shmid = f[0];
+		if (!idmap_put(&m->segments, f[0], seg)) {
+			g_free(seg);
+			out_of_memory(m, "a shared-memory segment");
+			break;
+		}
 		seg->instance = m->next_instance++;
 		seg->npages = (f[1] >> LP_PAGE_SHIFT) + ((f[1] & 0xfff) != 0);
-		g_hash_table_insert(m->segments, &seg->shmid, seg);
 		break;
 	case LP_TAG_H: {
-		seg = g_hash_table_lookup(m->segments, &f[1]);
+		seg = idmap_get(&m->segments, f[1]);
 		if (!seg)
 			return lp_fail(err, LP_EINPUT, "field shmid: no segment 0x%" PRIx64, f[1]);
 		region r = {.kind = REGION_SEGMENT, .backing = seg->instance};
@@ -1054,8 +1078,9 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 		break;
 	}
 	case LP_TAG_Q:
-		if (!g_hash_table_remove(m->segments, &f[0]))
+		if (!(seg = idmap_remove(&m->segments, f[0])))
 			return lp_fail(err, LP_EINPUT, "field shmid: no segment 0x%" PRIx64, f[0]);
+		g_free(seg);
 		break;
 	case LP_TAG_C: {
 		frame_entry *fe = frame_slot(m, f[0]);
@@ -1165,11 +1190,14 @@ static space no_space = {.top = (xlat **)empty_top};
 static space *space_of_vas(lp_merge *m, uint32_t vas)
 {
 	uint64_t key = vas;
-	space *sp = g_hash_table_lookup(m->bindings, &key);
+	space *sp = idmap_get(&m->bindings, key);
 	if (!sp) {
 		if (!(sp = space_new(m)))
 			return &no_space;
-		bind(m, sp, key);
+		if (!bind(m, sp, key)) {
+			space_free(m, sp);
+			return &no_space;
+		}
 		m->stats.orphan_spaces++;
 	}
 	return sp;
