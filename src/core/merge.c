@@ -10,10 +10,11 @@
  *   by what they are, and get their number on first use.
  * - A translation is one uint64_t: ((canonical + 1) << 1) | cow, 0 = none.
  * - Each address space maps vpn -> translation with a two-level table over
- *   the 20-bit vpn of a 32-bit address: a reference costs three loads. The
- *   top level is allocated on the space's first translation, so that a
- *   space that has none (most of a kernel trace's processes) costs a few
- *   dozen bytes, not the top level's 8 KiB.
+ *   the 20-bit vpn of a 32-bit address. The top level is allocated on the
+ *   space's first translation, so that a space that has none (most of a
+ *   kernel trace's processes) costs a few dozen bytes, not the top level's
+ *   8 KiB; the loop over a batch keeps the top level of the last space in
+ *   a register, so that a reference still costs two loads.
  * - Regions are a treap keyed by start: insert, remove and split cost
  *   O(log n) in a space of n regions.
  * - The copy-on-write rule needs, for private anonymous pages only, the
@@ -368,7 +369,6 @@ static xlat *slot_for(lp_merge *m, space *sp, uint64_t vpn)
 	return &(*leaf)[vpn & LEAF_MASK];
 }
 
-
 /* Remove the translations of pages [start, end), releasing them. */
 static void drop_translations(lp_merge *m, space *sp, uint64_t start, uint64_t end)
 {
@@ -403,8 +403,8 @@ static region_node *region_node_new(lp_merge *m, const region *r)
 		return out_of_memory(m, "a region");
 	n->r = *r;
 	n->left = n->right = NULL;
-	/* Priorities need only look random (splitmix32's mixer of a counter):
-	 * the same input always builds the same trees. */
+	/* Priorities need only look random (murmur3's finaliser over a
+	 * counter): the same input always builds the same trees. */
 	uint32_t x = m->next_priority++ * 0x9e3779b9u;
 	x = (x ^ (x >> 16)) * 0x85ebca6bu;
 	x = (x ^ (x >> 13)) * 0xc2b2ae35u;
