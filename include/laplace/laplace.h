@@ -31,7 +31,7 @@ enum lp_status {
 	LP_OK = 0,
 	LP_EUSAGE = 1, /* a bad argument, option or command line */
 	LP_EINPUT = 2, /* malformed or inconsistent input */
-	LP_EIO = 3,    /* cannot open, read or write; disk full */
+	LP_EIO = 3,    /* cannot open, read or write; disk full; out of memory */
 };
 
 typedef struct lp_error {

@@ -51,12 +51,15 @@ void lp_merge_free(lp_merge *m);
 void lp_merge_set_warn(lp_merge *m, lp_warn_fn warn, void *ctx);
 
 /* Apply one event. Fills *route (may be NULL). Returns 0, or LP_EINPUT with
- * a message naming the offending field but not the file or line. */
+ * a message naming the offending field but not the file or line, or LP_EIO
+ * with "out of memory: WHAT" when an allocation failed; after LP_EIO the
+ * merge can only be freed. */
 int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_error *err);
 
 /* Translate n references (already in merged order) and store their
- * canonical page numbers in canon[]. Returns 0, or an error status (the only
- * one possible is the exhaustion of canonical numbers). */
+ * canonical page numbers in canon[]. Returns 0, or LP_EINPUT when the
+ * canonical numbers are exhausted, or LP_EIO with "out of memory: WHAT"
+ * (canon[] is then meaningless, and the merge can only be freed). */
 int lp_merge_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon, lp_error *err);
 
 /* The current task (set by S, cleared by its X): true and *who filled, or

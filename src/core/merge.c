@@ -10,19 +10,30 @@
  *   by what they are, and get their number on first use.
  * - A translation is one uint64_t: ((canonical + 1) << 1) | cow, 0 = none.
  * - Each address space maps vpn -> translation with a two-level table over
- *   the 20-bit vpn of a 32-bit address: a reference costs two loads.
+ *   the 20-bit vpn of a 32-bit address. The top level is allocated on the
+ *   space's first translation, so that a space that has none (most of a
+ *   kernel trace's processes) costs a few dozen bytes, not the top level's
+ *   8 KiB; the loop over a batch keeps the top level of the last space in
+ *   a register, so that a reference still costs two loads.
+ * - Regions are a treap keyed by start: insert, remove and split cost
+ *   O(log n) in a space of n regions.
  * - The copy-on-write rule needs, for private anonymous pages only, the
  *   number of translations pointing at a page; page_refs[] holds it indexed
  *   by canonical number, with NOT_PRIVATE for every other kind of page
  *   (exact for every page a translation still reaches: see release()).
+ * - An allocation that fails is recorded in m->oom (what could not be had)
+ *   and ends the event or batch with LP_EIO; the merge is then only fit to
+ *   be freed.
  */
 #include "laplace/merge.h"
 
 #include <glib.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "idmap.h"
 #include "pairmap.h"
 
 #define VPN_BITS 20 /* references carry 32-bit addresses */
@@ -31,6 +42,11 @@
 #define LEAF_MASK (LEAF_SIZE - 1)
 #define TOP_SIZE (1u << (VPN_BITS - LEAF_BITS))
 #define VPN_LIMIT (1ull << VPN_BITS)
+
+/* What the merge could not allocate when a task or address space could not
+ * be made: one message for both, since which of the two a process's
+ * creation runs out on is an accident of the allocator. */
+#define PROCESS_STATE "the tasks and address spaces"
 
 #define NOT_PRIVATE UINT32_MAX
 /* Canonical numbers must leave room for the +1 and the cow bit. */
@@ -68,24 +84,31 @@ typedef struct region {
 	uint64_t base;
 } region;
 
+/* A node of a space's treap of regions: in-order by start (regions never
+ * overlap), and a heap by priority, which keeps the tree balanced. */
+typedef struct region_node {
+	region r;
+	struct region_node *left, *right;
+	uint32_t priority;
+} region_node;
+
 typedef struct space {
-	xlat *leaf[TOP_SIZE];
-	region *regions; /* sorted by start, non-overlapping */
-	size_t nregions, cap_regions;
+	/* TOP_SIZE leaves; empty_top until the space's first translation. */
+	xlat **top;
+	region_node *regions;
 	uint64_t ntasks;
 	bool bound;
-	uint64_t vas; /* the binding, when bound; also the key in m->bindings */
+	uint64_t vas; /* the binding, when bound */
 } space;
 
 typedef struct task {
-	uint64_t tid; /* key in m->tasks */
+	uint64_t tid;
 	uint64_t pid;
 	uint64_t process; /* serial number of its process */
 	space *space;
 } task;
 
 typedef struct segment {
-	uint64_t shmid; /* key in m->segments */
 	uint64_t instance;
 	uint64_t npages;
 } segment;
@@ -104,9 +127,9 @@ struct lp_merge {
 	void *warn_ctx;
 	lp_stats stats;
 
-	GHashTable *tasks;    /* tid -> task */
-	GHashTable *bindings; /* vas -> space */
-	GHashTable *segments; /* shmid -> segment */
+	idmap tasks;    /* tid -> task */
+	idmap bindings; /* vas -> space */
+	idmap segments; /* shmid -> segment */
 	task *current;
 	uint64_t next_instance;
 	uint64_t next_process;
@@ -122,21 +145,46 @@ struct lp_merge {
 
 	/* Leaves are cut from chunks of one huge page each and live as long as
 	 * the merge. */
-	GPtrArray *leaf_chunks;
+	xlat **leaf_chunks;
+	size_t nchunks, cap_chunks;
 	size_t chunk_leaves_left; /* in the last chunk */
 	xlat *spare_leaves; /* cleared leaves of dead spaces, linked through
 			     * their first entry (leaf_new) */
 
-	/* The space of the last reference's vas; reset by every event, since
-	 * only events change bindings. */
-	bool cache_valid;
-	uint32_t cache_vas;
-	space *cache_space;
+	uint32_t next_priority; /* of the next region node, before mixing */
+
+	/* What could not be allocated, once an allocation has failed. */
+	const char *oom;
 
 	/* lp_merge_free: no count will be read again, so spaces are freed
 	 * without releasing their translations one by one. */
 	bool tearing_down;
 };
+
+/* The top level of every space that has no translation yet: all NULL, so
+ * that the per-reference path needs no test of its own for it. */
+static xlat *const empty_top[TOP_SIZE];
+
+/* Record that `what` could not be allocated (the first failure is the one
+ * reported) and return NULL, for `return out_of_memory(m, ...)`. */
+static void *out_of_memory(lp_merge *m, const char *what)
+{
+	if (!m->oom)
+		m->oom = what;
+	return NULL;
+}
+
+/* g_try_malloc0, recording a failure. */
+static void *try_alloc0(lp_merge *m, size_t bytes, const char *what)
+{
+	void *p = g_try_malloc0(bytes);
+	return p ? p : out_of_memory(m, what);
+}
+
+static int oom_fail(const lp_merge *m, lp_error *err)
+{
+	return lp_fail(err, LP_EIO, "out of memory: %s", m->oom);
+}
 
 /* ----------------------------------------------------------- big tables */
 
@@ -148,11 +196,14 @@ struct lp_merge {
 #define HUGE_PAGE ((size_t)2 << 20)
 
 /* A table of at least `bytes`, in huge pages where the system has them (a
- * hint: where it has none, nothing changes). Freed with table_free. */
-static void *table_alloc(size_t bytes)
+ * hint: where it has none, nothing changes), or NULL with the failure
+ * recorded. Freed with table_free. */
+static void *table_alloc(lp_merge *m, size_t bytes, const char *what)
 {
 	bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	void *p = g_aligned_alloc(1, bytes, HUGE_PAGE);
+	void *p;
+	if (posix_memalign(&p, HUGE_PAGE, bytes))
+		return out_of_memory(m, what);
 #ifdef MADV_HUGEPAGE
 	madvise(p, bytes, MADV_HUGEPAGE);
 #endif
@@ -161,23 +212,28 @@ static void *table_alloc(size_t bytes)
 
 static void table_free(void *p)
 {
-	g_aligned_free(p);
+	free(p);
 }
 
 /* ---------------------------------------------------------------- pages */
 
+/* A new canonical number, or (out of memory) 0 with the failure recorded:
+ * the caller's result is then never used. */
 static uint64_t new_canon(lp_merge *m, enum lp_page_kind kind)
 {
-	uint64_t c = m->next_canon++;
+	uint64_t c = m->next_canon;
 	if (c >= m->cap_pages) {
 		uint64_t cap = m->cap_pages ? m->cap_pages * 2 : HUGE_PAGE / sizeof *m->page_refs;
-		uint32_t *grown = table_alloc(cap * sizeof *grown);
+		uint32_t *grown = table_alloc(m, cap * sizeof *grown, "the table of page counts");
+		if (!grown)
+			return 0;
 		if (m->page_refs)
 			memcpy(grown, m->page_refs, m->cap_pages * sizeof *grown);
 		table_free(m->page_refs);
 		m->page_refs = grown;
 		m->cap_pages = cap;
 	}
+	m->next_canon++;
 	m->page_refs[c] = kind == LP_PAGE_PRIVATE_ANON ? 1 : NOT_PRIVATE;
 	m->stats.pages[kind]++;
 	return c;
@@ -186,10 +242,17 @@ static uint64_t new_canon(lp_merge *m, enum lp_page_kind kind)
 static uint64_t pair_page(lp_merge *m, pairmap *map, uint64_t a, uint64_t b, enum lp_page_kind kind)
 {
 	pairmap_slot *s = pairmap_find(map, a, b);
+	if (!s) {
+		out_of_memory(m, kind == LP_PAGE_FILE ? "the table of file pages" : "the table of shared pages");
+		return 0;
+	}
 	if (!s->value) {
+		uint64_t c = new_canon(m, kind);
+		if (m->oom)
+			return 0;
 		s->a = a;
 		s->b = b;
-		s->value = new_canon(m, kind) + 1;
+		s->value = c + 1;
 		pairmap_added(map);
 	}
 	return s->value - 1;
@@ -252,6 +315,7 @@ static void release_leaf(lp_merge *m, xlat *leaf)
  * large footprint is often followed by another that builds one, and a
  * recycled leaf is cleared in the cache instead of faulted in anew. */
 #define LEAVES_PER_CHUNK (HUGE_PAGE / (LEAF_SIZE * sizeof(xlat)))
+#define XLAT_TABLE "the translation table of an address space"
 
 static xlat *leaf_new(lp_merge *m)
 {
@@ -262,10 +326,21 @@ static xlat *leaf_new(lp_merge *m)
 		return leaf;
 	}
 	if (m->chunk_leaves_left == 0) {
-		g_ptr_array_add(m->leaf_chunks, table_alloc(HUGE_PAGE));
+		if (m->nchunks == m->cap_chunks) {
+			size_t cap = m->cap_chunks ? m->cap_chunks * 2 : 16;
+			xlat **grown = g_try_renew(xlat *, m->leaf_chunks, cap);
+			if (!grown)
+				return out_of_memory(m, XLAT_TABLE);
+			m->leaf_chunks = grown;
+			m->cap_chunks = cap;
+		}
+		xlat *chunk = table_alloc(m, HUGE_PAGE, XLAT_TABLE);
+		if (!chunk)
+			return NULL;
+		m->leaf_chunks[m->nchunks++] = chunk;
 		m->chunk_leaves_left = LEAVES_PER_CHUNK;
 	}
-	xlat *chunk = g_ptr_array_index(m->leaf_chunks, m->leaf_chunks->len - 1);
+	xlat *chunk = m->leaf_chunks[m->nchunks - 1];
 	leaf = chunk + (LEAVES_PER_CHUNK - m->chunk_leaves_left--) * LEAF_SIZE;
 	memset(leaf, 0, LEAF_SIZE * sizeof *leaf);
 	return leaf;
@@ -278,11 +353,19 @@ static void leaf_spare(lp_merge *m, xlat *leaf)
 	m->spare_leaves = leaf;
 }
 
+/* Where vpn's translation is kept in sp, its leaf (and the top level, on
+ * sp's first translation) made if need be; NULL with the failure recorded. */
 static xlat *slot_for(lp_merge *m, space *sp, uint64_t vpn)
 {
-	xlat **leaf = &sp->leaf[vpn >> LEAF_BITS];
-	if (!*leaf)
-		*leaf = leaf_new(m);
+	if (sp->top == empty_top) {
+		xlat **top = try_alloc0(m, sizeof empty_top, XLAT_TABLE);
+		if (!top)
+			return NULL;
+		sp->top = top;
+	}
+	xlat **leaf = &sp->top[vpn >> LEAF_BITS];
+	if (!*leaf && !(*leaf = leaf_new(m)))
+		return NULL;
 	return &(*leaf)[vpn & LEAF_MASK];
 }
 
@@ -292,7 +375,7 @@ static void drop_translations(lp_merge *m, space *sp, uint64_t start, uint64_t e
 	if (end > VPN_LIMIT)
 		end = VPN_LIMIT;
 	for (uint64_t v = start; v < end;) {
-		xlat *leaf = sp->leaf[v >> LEAF_BITS];
+		xlat *leaf = sp->top[v >> LEAF_BITS];
 		uint64_t leaf_end = (v | LEAF_MASK) + 1;
 		if (leaf_end > end)
 			leaf_end = end;
@@ -313,77 +396,140 @@ static void drop_translations(lp_merge *m, space *sp, uint64_t start, uint64_t e
 
 /* ---------------------------------------------------------------- regions */
 
-/* Index of the first region whose end is past vpn. */
-static size_t first_region_after(const space *sp, uint64_t vpn)
+static region_node *region_node_new(lp_merge *m, const region *r)
 {
-	size_t lo = 0, hi = sp->nregions;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sp->regions[mid].end <= vpn)
-			lo = mid + 1;
-		else
-			hi = mid;
+	region_node *n = g_try_new(region_node, 1);
+	if (!n)
+		return out_of_memory(m, "a region");
+	n->r = *r;
+	n->left = n->right = NULL;
+	/* Priorities need only look random (murmur3's finaliser over a
+	 * counter): the same input always builds the same trees. */
+	uint32_t x = m->next_priority++ * 0x9e3779b9u;
+	x = (x ^ (x >> 16)) * 0x85ebca6bu;
+	x = (x ^ (x >> 13)) * 0xc2b2ae35u;
+	n->priority = x ^ (x >> 16);
+	return n;
+}
+
+static void regions_free(region_node *t)
+{
+	while (t) {
+		regions_free(t->left);
+		region_node *right = t->right;
+		g_free(t);
+		t = right;
 	}
-	return lo;
+}
+
+/* Split t into the regions that start before `start` and the others. */
+static void regions_split(region_node *t, uint64_t start, region_node **before, region_node **from)
+{
+	if (!t) {
+		*before = *from = NULL;
+	} else if (t->r.start < start) {
+		regions_split(t->right, start, &t->right, from);
+		*before = t;
+	} else {
+		regions_split(t->left, start, before, &t->left);
+		*from = t;
+	}
+}
+
+/* Join two treaps, every region of a before every region of b. */
+static region_node *regions_join(region_node *a, region_node *b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	if (a->priority > b->priority) {
+		a->right = regions_join(a->right, b);
+		return a;
+	}
+	b->left = regions_join(a, b->left);
+	return b;
+}
+
+static region_node *last_region(region_node *t)
+{
+	while (t && t->right)
+		t = t->right;
+	return t;
 }
 
 static const region *find_region(const space *sp, uint64_t vpn)
 {
-	size_t i = first_region_after(sp, vpn);
-	if (i < sp->nregions && sp->regions[i].start <= vpn)
-		return &sp->regions[i];
-	return NULL;
-}
-
-static void insert_region_at(space *sp, size_t i, const region *r)
-{
-	if (sp->nregions == sp->cap_regions) {
-		sp->cap_regions = sp->cap_regions ? sp->cap_regions * 2 : 8;
-		sp->regions = g_renew(region, sp->regions, sp->cap_regions);
+	const region_node *best = NULL; /* the last region starting at or before vpn */
+	for (const region_node *t = sp->regions; t;) {
+		if (t->r.start <= vpn) {
+			best = t;
+			t = t->right;
+		} else {
+			t = t->left;
+		}
 	}
-	memmove(&sp->regions[i + 1], &sp->regions[i], (sp->nregions - i) * sizeof(region));
-	sp->regions[i] = *r;
-	sp->nregions++;
-}
-
-static void delete_region_at(space *sp, size_t i)
-{
-	memmove(&sp->regions[i], &sp->regions[i + 1], (sp->nregions - i - 1) * sizeof(region));
-	sp->nregions--;
+	return best && best->r.end > vpn ? &best->r : NULL;
 }
 
 /* Cut pages [start, end) out of every region (splitting where needed) and
- * drop their translations. */
-static void remove_range(lp_merge *m, space *sp, uint64_t start, uint64_t end)
+ * drop their translations. Returns false, having changed nothing, when a
+ * split cannot get its node. */
+static bool remove_range(lp_merge *m, space *sp, uint64_t start, uint64_t end)
 {
 	if (start >= end)
-		return;
-	size_t i = first_region_after(sp, start);
-	while (i < sp->nregions && sp->regions[i].start < end) {
-		region r = sp->regions[i];
-		delete_region_at(sp, i);
-		if (r.start < start) {
-			region left = r;
-			left.end = start;
-			insert_region_at(sp, i++, &left);
-		}
-		if (r.end > end) {
-			region right = r;
+		return true;
+	region_node *before, *inside, *after;
+	regions_split(sp->regions, start, &before, &inside);
+	regions_split(inside, end, &inside, &after);
+	region_node *left = last_region(before);
+	if (left && left->r.end > start) {
+		if (left->r.end > end) { /* the range is a hole in one region */
+			region right = left->r;
 			right.start = end;
-			right.base = r.base + (end - r.start);
-			insert_region_at(sp, i++, &right);
+			right.base = left->r.base + (end - left->r.start);
+			region_node *n = region_node_new(m, &right);
+			if (!n) { /* nothing starts inside: the hole's region is around it */
+				sp->regions = regions_join(before, after);
+				return false;
+			}
+			after = regions_join(n, after);
 		}
+		left->r.end = start;
 	}
+	/* The last region starting inside may reach past the range: its tail
+	 * stays, the rest of them go. */
+	region_node *last = last_region(inside);
+	if (last && last->r.end > end) {
+		region_node *tail;
+		regions_split(inside, last->r.start, &inside, &tail);
+		tail->r.base += end - tail->r.start;
+		tail->r.start = end;
+		after = regions_join(tail, after);
+	}
+	regions_free(inside);
+	sp->regions = regions_join(before, after);
 	drop_translations(m, sp, start, end);
+	return true;
 }
 
-/* Add a region over [start, end), replacing whatever was there. */
-static void map_region(lp_merge *m, space *sp, const region *r)
+/* Add a region over [start, end), replacing whatever was there. Returns
+ * false when out of memory. */
+static bool map_region(lp_merge *m, space *sp, const region *r)
 {
 	if (r->start >= r->end)
-		return;
-	remove_range(m, sp, r->start, r->end);
-	insert_region_at(sp, first_region_after(sp, r->start), r);
+		return true;
+	region_node *n = region_node_new(m, r);
+	if (!n)
+		return false;
+	if (!remove_range(m, sp, r->start, r->end)) {
+		g_free(n);
+		return false;
+	}
+	region_node *before, *after;
+	regions_split(sp->regions, r->start, &before, &after);
+	sp->regions = regions_join(regions_join(before, n), after);
+	return true;
 }
 
 /* Pages covered by `start, length` (laplace-formats(5) 2.1): [first, end).
@@ -402,15 +548,18 @@ static void page_range(uint64_t start, uint64_t length, uint64_t *first, uint64_
 
 /* ---------------------------------------------------------- address spaces */
 
-static space *space_new(void)
+static space *space_new(lp_merge *m)
 {
-	return g_new0(space, 1);
+	space *sp = try_alloc0(m, sizeof *sp, PROCESS_STATE);
+	if (sp)
+		sp->top = (xlat **)empty_top;
+	return sp;
 }
 
 static void unbind(lp_merge *m, space *sp)
 {
 	if (sp->bound) {
-		g_hash_table_remove(m->bindings, &sp->vas);
+		idmap_remove(&m->bindings, sp->vas);
 		sp->bound = false;
 	}
 }
@@ -418,50 +567,86 @@ static void unbind(lp_merge *m, space *sp)
 static void space_free(lp_merge *m, space *sp)
 {
 	unbind(m, sp);
-	for (size_t t = 0; t < TOP_SIZE; t++) {
-		xlat *leaf = sp->leaf[t];
-		if (!leaf)
-			continue;
-		if (!m->tearing_down) {
-			release_leaf(m, leaf);
-			leaf_spare(m, leaf);
+	if (sp->top != empty_top) {
+		for (size_t t = 0; t < TOP_SIZE; t++) {
+			xlat *leaf = sp->top[t];
+			if (leaf && !m->tearing_down) {
+				release_leaf(m, leaf);
+				leaf_spare(m, leaf);
+			}
 		}
+		g_free(sp->top);
 	}
-	g_free(sp->regions);
+	regions_free(sp->regions);
 	g_free(sp);
 }
 
 /* Bind sp to vas: "a new binding replaces older ones on either side". A
  * space left with neither tasks nor a binding can never be reached again
- * (only orphan spaces can be in that state), so it is freed. */
-static void bind(lp_merge *m, space *sp, uint64_t vas)
+ * (only orphan spaces can be in that state), so it is freed. Out of memory,
+ * returns false with nothing changed. */
+static bool bind(lp_merge *m, space *sp, uint64_t vas)
 {
 	if (sp->bound && sp->vas == vas)
-		return;
-	space *other = g_hash_table_lookup(m->bindings, &vas);
+		return true;
+	space *other = idmap_get(&m->bindings, vas);
+	if (!idmap_put(&m->bindings, vas, sp)) {
+		out_of_memory(m, "the table of bindings");
+		return false;
+	}
 	if (other) {
-		unbind(m, other);
+		other->bound = false; /* vas is sp's now */
 		if (other->ntasks == 0)
 			space_free(m, other);
 	}
 	unbind(m, sp);
 	sp->vas = vas;
 	sp->bound = true;
-	g_hash_table_insert(m->bindings, &sp->vas, sp);
+	return true;
+}
+
+/* A copy of the regions of t. Out of memory, *failed is set and the copy
+ * is partial (but a tree, for regions_free). */
+static region_node *regions_copy(lp_merge *m, const region_node *t, bool *failed)
+{
+	if (!t || *failed)
+		return NULL;
+	region_node *n = g_try_new(region_node, 1);
+	if (!n) {
+		*failed = true;
+		return out_of_memory(m, "a region");
+	}
+	*n = *t;
+	n->left = regions_copy(m, t->left, failed);
+	n->right = regions_copy(m, t->right, failed);
+	return n;
 }
 
 /* F: the child's space copies the parent's regions and translations;
- * private anonymous pages become copy-on-write on both sides. */
+ * private anonymous pages become copy-on-write on both sides. NULL when out
+ * of memory. */
 static space *space_fork(lp_merge *m, space *parent)
 {
-	space *child = space_new();
-	child->regions = g_memdup2(parent->regions, parent->nregions * sizeof(region));
-	child->nregions = child->cap_regions = parent->nregions;
+	space *child = space_new(m);
+	if (!child)
+		return NULL;
+	bool failed = false;
+	child->regions = regions_copy(m, parent->regions, &failed);
+	if (failed)
+		goto fail;
+	if (parent->top == empty_top)
+		return child;
+	if (!(child->top = try_alloc0(m, sizeof empty_top, XLAT_TABLE))) {
+		child->top = (xlat **)empty_top;
+		goto fail;
+	}
 	for (size_t t = 0; t < TOP_SIZE; t++) {
-		xlat *pl = parent->leaf[t];
+		xlat *pl = parent->top[t];
 		if (!pl)
 			continue;
-		xlat *cl = child->leaf[t] = leaf_new(m);
+		xlat *cl = child->top[t] = leaf_new(m);
+		if (!cl)
+			goto fail;
 		for (size_t k = 0; k < LEAF_SIZE; k++) {
 			__builtin_prefetch(count_ahead(m, pl, k + COUNT_PREFETCH_AHEAD, ANY_TRANSLATION), 1);
 			xlat x = pl[k];
@@ -477,34 +662,49 @@ static space *space_fork(lp_merge *m, space *parent)
 		}
 	}
 	return child;
+fail:
+	space_free(m, child);
+	return NULL;
 }
 
 /* ------------------------------------------------------------------ tasks */
 
 static task *live_task(lp_merge *m, uint64_t tid)
 {
-	return g_hash_table_lookup(m->tasks, &tid);
+	return idmap_get(&m->tasks, tid);
 }
 
 /* A task joining the process of parent, or (parent NULL) the first task of
- * a new process. */
+ * a new process; NULL when out of memory. */
 static task *add_task(lp_merge *m, uint64_t tid, const task *parent, space *sp)
 {
-	task *t = g_new(task, 1);
+	task *t = g_try_new(task, 1);
+	if (!t || !idmap_put(&m->tasks, tid, t)) {
+		g_free(t);
+		return out_of_memory(m, PROCESS_STATE);
+	}
 	t->tid = tid;
 	t->pid = parent ? parent->pid : tid;
 	t->process = parent ? parent->process : m->next_process++;
 	t->space = sp;
 	sp->ntasks++;
-	g_hash_table_insert(m->tasks, &t->tid, t);
 	return t;
 }
 
-/* A task named by a record: the live one, or a new process of its own. */
+/* A task named by a record: the live one, or a new process of its own;
+ * NULL when out of memory. */
 static task *named_task(lp_merge *m, uint64_t tid)
 {
 	task *t = live_task(m, tid);
-	return t ? t : add_task(m, tid, NULL, space_new());
+	if (t)
+		return t;
+	space *sp = space_new(m);
+	if (!sp)
+		return NULL;
+	t = add_task(m, tid, NULL, sp);
+	if (!t)
+		space_free(m, sp);
+	return t;
 }
 
 /* A task leaves its space; a space with no tasks left dies. */
@@ -521,7 +721,7 @@ static void end_task(lp_merge *m, task *t)
 	if (m->current == t)
 		m->current = NULL;
 	leave_space(m, t);
-	g_hash_table_remove(m->tasks, &t->tid);
+	idmap_remove(&m->tasks, t->tid);
 	g_free(t);
 }
 
@@ -531,12 +731,8 @@ lp_merge *lp_merge_new(const lp_merge_config *cfg)
 {
 	lp_merge *m = g_new0(lp_merge, 1);
 	m->cfg = *cfg;
-	m->tasks = g_hash_table_new(g_int64_hash, g_int64_equal);
-	m->bindings = g_hash_table_new(g_int64_hash, g_int64_equal);
-	m->segments = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
 	pairmap_init(&m->file_pages);
 	pairmap_init(&m->instance_pages);
-	m->leaf_chunks = g_ptr_array_new();
 	return m;
 }
 
@@ -545,33 +741,35 @@ void lp_merge_free(lp_merge *m)
 	if (!m)
 		return;
 	m->tearing_down = true;
-	GHashTableIter it;
-	gpointer key, value;
 	/* Free every space once: through its tasks, then the task-less ones
-	 * that are still bound (orphans). */
-	g_hash_table_iter_init(&it, m->tasks);
-	while (g_hash_table_iter_next(&it, &key, &value)) {
+	 * that are still bound (orphans), unbound first so that freeing them
+	 * leaves the map of bindings as it is during the walk. */
+	size_t pos = 0;
+	void *value;
+	while ((value = idmap_next(&m->tasks, &pos))) {
 		task *t = value;
-		g_hash_table_iter_steal(&it);
 		leave_space(m, t);
 		g_free(t);
 	}
-	GList *orphans = g_hash_table_get_values(m->bindings);
-	for (GList *l = orphans; l; l = l->next)
-		space_free(m, l->data);
-	g_list_free(orphans);
-	g_hash_table_destroy(m->tasks);
-	g_hash_table_destroy(m->bindings);
-	g_hash_table_destroy(m->segments);
+	for (pos = 0; (value = idmap_next(&m->bindings, &pos));) {
+		space *sp = value;
+		sp->bound = false;
+		space_free(m, sp);
+	}
+	for (pos = 0; (value = idmap_next(&m->segments, &pos));)
+		g_free(value);
+	idmap_free(&m->tasks);
+	idmap_free(&m->bindings);
+	idmap_free(&m->segments);
 	pairmap_free(&m->file_pages);
 	pairmap_free(&m->instance_pages);
 	for (size_t t = 0; t < TOP_SIZE; t++) {
 		g_free(m->kernel_pages[t]);
 		g_free(m->frames[t]);
 	}
-	for (guint i = 0; i < m->leaf_chunks->len; i++)
-		table_free(g_ptr_array_index(m->leaf_chunks, i));
-	g_ptr_array_free(m->leaf_chunks, TRUE);
+	for (size_t i = 0; i < m->nchunks; i++)
+		table_free(m->leaf_chunks[i]);
+	g_free(m->leaf_chunks);
 	table_free(m->page_refs);
 	g_free(m);
 }
@@ -656,120 +854,160 @@ static int event_mremap(lp_merge *m, task *t, const lp_event *ev, lp_error *err)
 	/* Lift the old range's translations out before any removal, so that
 	 * a new range overlapping the old one cannot drop them. */
 	uint64_t ocap = (oe < VPN_LIMIT ? oe : VPN_LIMIT);
-	typedef struct { uint64_t offset; xlat x; } carried_xlat;
-	GArray *carried = g_array_new(FALSE, FALSE, sizeof(carried_xlat));
+	size_t ncarried = 0;
 	for (uint64_t v = os; v < ocap; v++) {
-		xlat *leaf = sp->leaf[v >> LEAF_BITS];
+		const xlat *leaf = sp->top[v >> LEAF_BITS];
+		if (!leaf)
+			v |= LEAF_MASK;
+		else if (leaf[v & LEAF_MASK])
+			ncarried++;
+	}
+	typedef struct { uint64_t offset; xlat x; } carried_xlat;
+	carried_xlat *carried = g_try_new(carried_xlat, ncarried);
+	if (ncarried && !carried) {
+		out_of_memory(m, "the translations that mremap moves");
+		return 0;
+	}
+	ncarried = 0;
+	for (uint64_t v = os; v < ocap; v++) {
+		xlat *leaf = sp->top[v >> LEAF_BITS];
 		if (!leaf) {
 			v |= LEAF_MASK;
 			continue;
 		}
 		xlat *x = &leaf[v & LEAF_MASK];
 		if (*x) {
-			carried_xlat c = {v - os, *x};
-			g_array_append_val(carried, c);
+			carried[ncarried++] = (carried_xlat){v - os, *x};
 			*x = 0;
 		}
 	}
-	remove_range(m, sp, os, oe);
-
+	bool ok = remove_range(m, sp, os, oe);
 	uint64_t ns = 0, ne = 0;
-	if (new_length) {
+	if (ok && new_length) {
 		page_range(new_start, new_length, &ns, &ne);
 		moved.start = ns;
 		moved.end = ne;
-		map_region(m, sp, &moved);
+		ok = map_region(m, sp, &moved);
 	}
-	for (guint k = 0; k < carried->len; k++) {
-		carried_xlat c = g_array_index(carried, carried_xlat, k);
-		uint64_t v = ns + c.offset;
-		if (new_length && v < ne && v < VPN_LIMIT)
-			*slot_for(m, sp, v) = c.x;
+	for (size_t k = 0; ok && k < ncarried; k++) {
+		uint64_t v = ns + carried[k].offset;
+		xlat *slot;
+		if (!new_length || v >= ne || v >= VPN_LIMIT)
+			release(m, carried[k].x);
+		else if ((slot = slot_for(m, sp, v)))
+			*slot = carried[k].x;
 		else
-			release(m, c.x);
+			ok = false;
 	}
-	g_array_free(carried, TRUE);
-	return 0;
+	g_free(carried);
+	return 0; /* out of memory (when !ok) is in m->oom */
 }
 
-/* D: remove every piece of a segment region whose page 0 lies at vpn. */
-static bool detach(lp_merge *m, space *sp, uint64_t vpn)
+/* D: remove from the treap t of sp every piece of a segment region whose
+ * page 0 lies at vpn (pieces moved by mremap may lie anywhere, so every
+ * region is looked at), setting *any if there was one; returns what is
+ * left of t. */
+static region_node *detach(lp_merge *m, space *sp, region_node *t, uint64_t vpn, bool *any)
 {
-	bool any = false;
-	for (size_t i = 0; i < sp->nregions;) {
-		region r = sp->regions[i];
-		if (r.kind == REGION_SEGMENT && r.start - r.base == vpn) {
-			delete_region_at(sp, i);
-			drop_translations(m, sp, r.start, r.end);
-			any = true;
-		} else {
-			i++;
-		}
-	}
-	return any;
+	if (!t)
+		return NULL;
+	t->left = detach(m, sp, t->left, vpn, any);
+	t->right = detach(m, sp, t->right, vpn, any);
+	if (t->r.kind != REGION_SEGMENT || t->r.start - t->r.base != vpn)
+		return t;
+	drop_translations(m, sp, t->r.start, t->r.end);
+	region_node *rest = regions_join(t->left, t->right);
+	g_free(t);
+	*any = true;
+	return rest;
 }
 
-static frame_entry *frame_slot(lp_merge *m, uint64_t frame, bool create)
+/* The page-cache entry of frame, or NULL when it has none (no C has
+ * reached its part of the table, or no reference can reach it). */
+static inline frame_entry *frame_find(lp_merge *m, uint64_t frame)
+{
+	if (frame >= VPN_LIMIT || !m->frames[frame >> LEAF_BITS])
+		return NULL;
+	return &m->frames[frame >> LEAF_BITS][frame & LEAF_MASK];
+}
+
+/* frame_find, making the entry's part of the table if need be (NULL, with
+ * the failure recorded, when out of memory). */
+static frame_entry *frame_slot(lp_merge *m, uint64_t frame)
 {
 	if (frame >= VPN_LIMIT)
-		return NULL; /* no reference can reach it */
+		return NULL;
 	frame_entry **leaf = &m->frames[frame >> LEAF_BITS];
-	if (!*leaf) {
-		if (!create)
-			return NULL;
-		*leaf = g_new0(frame_entry, LEAF_SIZE);
-	}
+	if (!*leaf && !(*leaf = try_alloc0(m, LEAF_SIZE * sizeof **leaf, "the table of the page cache")))
+		return NULL;
 	return &(*leaf)[frame & LEAF_MASK];
+}
+
+/* Whether an event's first field is the task it happens in. */
+static bool names_task(enum lp_tag tag)
+{
+	switch (tag) {
+	case LP_TAG_G:
+	case LP_TAG_Q:
+	case LP_TAG_C:
+	case LP_TAG_V:
+	case LP_TAG_COUNT:
+		return false;
+	default:
+		return true;
+	}
 }
 
 int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_error *err)
 {
 	const uint64_t *f = ev->f;
-	task *t;
+	task *t = NULL;
 	space *sp;
 	uint64_t first, end;
 	segment *seg;
 
 	if (route)
 		route->ntasks = 0;
-	m->cache_valid = false;
+	if (names_task(ev->tag)) {
+		if (!(t = named_task(m, f[0])))
+			return oom_fail(m, err);
+		route_to(route, t);
+	}
 
 	switch (ev->tag) {
 	case LP_TAG_F:
-	case LP_TAG_T:
-		t = named_task(m, f[0]);
+	case LP_TAG_T: {
 		if (live_task(m, f[1]))
 			return lp_fail(err, LP_EINPUT, "field child: task 0x%" PRIx64 " is alive", f[1]);
-		route_to(route, t);
-		if (ev->tag == LP_TAG_F)
-			t = add_task(m, f[1], NULL, space_fork(m, t->space));
-		else
-			t = add_task(m, f[1], t, t->space);
-		route_to(route, t);
+		bool fork = ev->tag == LP_TAG_F;
+		if (!(sp = fork ? space_fork(m, t->space) : t->space))
+			break;
+		task *child = add_task(m, f[1], fork ? NULL : t, sp);
+		if (child)
+			route_to(route, child);
+		else if (fork)
+			space_free(m, sp);
 		break;
+	}
 	case LP_TAG_E:
-		t = named_task(m, f[0]);
-		route_to(route, t);
-		sp = space_new();
-		bind(m, sp, f[1]);
+		if (!(sp = space_new(m)))
+			break;
+		if (!bind(m, sp, f[1])) {
+			space_free(m, sp);
+			break;
+		}
 		leave_space(m, t);
 		t->space = sp;
 		sp->ntasks = 1;
 		break;
 	case LP_TAG_S:
-		t = named_task(m, f[0]);
-		route_to(route, t);
 		bind(m, t->space, f[1]);
 		m->current = t;
 		break;
 	case LP_TAG_X:
-		t = named_task(m, f[0]);
-		route_to(route, t);
 		end_task(m, t);
 		break;
 	case LP_TAG_M: {
-		t = named_task(m, f[0]);
-		route_to(route, t);
 		uint64_t flags = f[4];
 		region r = {0};
 		page_range(f[1], f[2], &r.start, &r.end);
@@ -789,14 +1027,10 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 		break;
 	}
 	case LP_TAG_U:
-		t = named_task(m, f[0]);
-		route_to(route, t);
 		page_range(f[1], f[2], &first, &end);
 		remove_range(m, t->space, first, end);
 		break;
 	case LP_TAG_B:
-		t = named_task(m, f[0]);
-		route_to(route, t);
 		if (f[2] > f[1]) {
 			region r = {.kind = REGION_PRIVATE_ANON};
 			page_range(f[1], f[2] - f[1], &r.start, &r.end);
@@ -807,26 +1041,26 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 		}
 		break;
 	case LP_TAG_K: {
-		t = named_task(m, f[0]);
-		route_to(route, t);
 		int rc = event_mremap(m, t, ev, err);
 		if (rc)
 			return rc;
 		break;
 	}
 	case LP_TAG_G:
-		if (g_hash_table_contains(m->segments, &f[0]))
+		if (idmap_get(&m->segments, f[0]))
 			return lp_fail(err, LP_EINPUT, "field shmid: segment 0x%" PRIx64 " already exists", f[0]);
-		seg = g_new(segment, 1);
-		seg->shmid = f[0];
+		if (!(seg = try_alloc0(m, sizeof *seg, "a shared-memory segment")))
+			break;
+		if (!idmap_put(&m->segments, f[0], seg)) {
+			g_free(seg);
+			out_of_memory(m, "a shared-memory segment");
+			break;
+		}
 		seg->instance = m->next_instance++;
 		seg->npages = (f[1] >> LP_PAGE_SHIFT) + ((f[1] & 0xfff) != 0);
-		g_hash_table_insert(m->segments, &seg->shmid, seg);
 		break;
 	case LP_TAG_H: {
-		t = named_task(m, f[0]);
-		route_to(route, t);
-		seg = g_hash_table_lookup(m->segments, &f[1]);
+		seg = idmap_get(&m->segments, f[1]);
 		if (!seg)
 			return lp_fail(err, LP_EINPUT, "field shmid: no segment 0x%" PRIx64, f[1]);
 		region r = {.kind = REGION_SEGMENT, .backing = seg->instance};
@@ -835,24 +1069,27 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 		map_region(m, t->space, &r);
 		break;
 	}
-	case LP_TAG_D:
-		t = named_task(m, f[0]);
-		route_to(route, t);
-		if (!detach(m, t->space, f[1] >> LP_PAGE_SHIFT))
+	case LP_TAG_D: {
+		bool any = false;
+		sp = t->space;
+		sp->regions = detach(m, sp, sp->regions, f[1] >> LP_PAGE_SHIFT, &any);
+		if (!any)
 			warn(m, "D: no segment attached at 0x%" PRIx64 " in task 0x%" PRIx64, f[1], f[0]);
 		break;
+	}
 	case LP_TAG_Q:
-		if (!g_hash_table_remove(m->segments, &f[0]))
+		if (!(seg = idmap_remove(&m->segments, f[0])))
 			return lp_fail(err, LP_EINPUT, "field shmid: no segment 0x%" PRIx64, f[0]);
+		g_free(seg);
 		break;
 	case LP_TAG_C: {
-		frame_entry *fe = frame_slot(m, f[0], true);
+		frame_entry *fe = frame_slot(m, f[0]);
 		if (fe)
 			*fe = (frame_entry){.file = f[1], .index = f[2], .used = true};
 		break;
 	}
 	case LP_TAG_V: {
-		frame_entry *fe = frame_slot(m, f[0], false);
+		frame_entry *fe = frame_find(m, f[0]);
 		if (fe)
 			fe->used = false;
 		break;
@@ -860,21 +1097,29 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 	default:
 		return lp_fail(err, LP_EINPUT, "unknown event tag");
 	}
+	if (m->oom)
+		return oom_fail(m, err);
 	m->stats.events[ev->tag]++;
 	return 0;
 }
 
 /* The first reference to vpn in sp, or a write through a cow translation
- * (laplace-formats(5) 3.4, rules 1 and 2). */
+ * (laplace-formats(5) 3.4, rules 1 and 2). Once out of memory, it does
+ * nothing and returns 0: lp_merge_refs fails at the end of the batch. */
 static uint64_t translate_slow(lp_merge *m, space *sp, uint64_t vpn, bool write)
 {
-	xlat *slot = slot_for(m, sp, vpn);
+	xlat *slot;
+	if (m->oom || !(slot = slot_for(m, sp, vpn)))
+		return 0;
 	uint64_t c;
 	if (*slot) {
 		c = xlat_canon(*slot);
 		if (m->page_refs[c] == NOT_PRIVATE || m->page_refs[c] > 1) {
+			uint64_t copy = new_canon(m, LP_PAGE_PRIVATE_ANON);
+			if (m->oom)
+				return 0;
 			release(m, *slot);
-			c = new_canon(m, LP_PAGE_PRIVATE_ANON);
+			c = copy;
 			m->stats.cow_copies++;
 		}
 		*slot = xlat_make(c, 0);
@@ -913,13 +1158,17 @@ static uint64_t translate_slow(lp_merge *m, space *sp, uint64_t vpn, bool write)
 			break;
 		}
 	}
+	if (m->oom)
+		return 0;
 	*slot = xlat_make(c, cow);
 	return c;
 }
 
-static inline uint64_t translate(lp_merge *m, space *sp, uint64_t vpn, bool write)
+/* vpn's canonical page in sp, whose top level *top is (the caller keeps it
+ * in a register; the slow path may make a new one). */
+static inline uint64_t translate(lp_merge *m, space *sp, xlat *const **top, uint64_t vpn, bool write)
 {
-	const xlat *leaf = sp->leaf[vpn >> LEAF_BITS];
+	const xlat *leaf = (*top)[vpn >> LEAF_BITS];
 	if (leaf) {
 		xlat x = leaf[vpn & LEAF_MASK];
 		/* No translation, or a write through a cow one, in one test:
@@ -928,47 +1177,56 @@ static inline uint64_t translate(lp_merge *m, space *sp, uint64_t vpn, bool writ
 		if (!((x == 0) | (x & (xlat)write)))
 			return xlat_canon(x);
 	}
-	return translate_slow(m, sp, vpn, write);
+	uint64_t c = translate_slow(m, sp, vpn, write);
+	*top = sp->top;
+	return c;
 }
 
-static space *space_of_vas_slow(lp_merge *m, uint32_t vas)
+/* What space_of_vas gives when out of memory: a space without translations
+ * or regions, which translate_slow does not touch once m->oom is set. */
+static space no_space = {.top = (xlat **)empty_top};
+
+/* The space bound to vas, or a new orphan space bound to it. */
+static space *space_of_vas(lp_merge *m, uint32_t vas)
 {
 	uint64_t key = vas;
-	space *sp = g_hash_table_lookup(m->bindings, &key);
+	space *sp = idmap_get(&m->bindings, key);
 	if (!sp) {
-		sp = space_new();
-		bind(m, sp, key);
+		if (!(sp = space_new(m)))
+			return &no_space;
+		if (!bind(m, sp, key)) {
+			space_free(m, sp);
+			return &no_space;
+		}
 		m->stats.orphan_spaces++;
 	}
-	m->cache_valid = true;
-	m->cache_vas = vas;
-	m->cache_space = sp;
 	return sp;
-}
-
-static inline space *space_of_vas(lp_merge *m, uint32_t vas)
-{
-	if (m->cache_valid && m->cache_vas == vas)
-		return m->cache_space;
-	return space_of_vas_slow(m, vas);
 }
 
 static uint64_t kernel_page(lp_merge *m, uint32_t address)
 {
 	uint64_t frame = ((uint64_t)address - m->cfg.page_offset) >> LP_PAGE_SHIFT;
-	frame_entry *fe = frame_slot(m, frame, false);
+	frame_entry *fe = frame_find(m, frame);
 	if (fe && fe->used) {
-		if (!fe->canon1)
-			fe->canon1 = file_page(m, fe->file, fe->index) + 1;
+		if (!fe->canon1) {
+			uint64_t c = file_page(m, fe->file, fe->index);
+			if (m->oom)
+				return 0;
+			fe->canon1 = c + 1;
+		}
 		return fe->canon1 - 1;
 	}
 	uint64_t vpn = address >> LP_PAGE_SHIFT;
 	uint64_t **leaf = &m->kernel_pages[vpn >> LEAF_BITS];
-	if (!*leaf)
-		*leaf = g_new0(uint64_t, LEAF_SIZE);
+	if (!*leaf && !(*leaf = try_alloc0(m, LEAF_SIZE * sizeof **leaf, "the table of kernel pages")))
+		return 0;
 	uint64_t *k = &(*leaf)[vpn & LEAF_MASK];
-	if (!*k)
-		*k = new_canon(m, LP_PAGE_KERNEL) + 1;
+	if (!*k) {
+		uint64_t c = new_canon(m, LP_PAGE_KERNEL);
+		if (m->oom)
+			return 0;
+		*k = c + 1;
+	}
 	return *k - 1;
 }
 
@@ -982,33 +1240,31 @@ static uint64_t kernel_page(lp_merge *m, uint32_t address)
  * 5,000 pages). 2^17 pages' translations take 1 MiB. */
 #define PREFETCH_FROM_PAGES (1u << 17)
 
-/* Where the translation of r would lie in the address space last looked
- * up (r's own nearly always, inside a batch), if that part of the space
- * has translations; else NULL. Only a hint for a prefetch: for a kernel
- * address or another space it is a useless but harmless one. (The caller
- * prefetches: GCC 12 drops a prefetch that is a function's only effect.) */
-static inline const xlat *translation_hint(const lp_merge *m, const lp_ref *r)
-{
-	if (!m->cache_valid)
-		return NULL;
-	uint32_t vpn = r->address >> LP_PAGE_SHIFT;
-	const xlat *leaf = m->cache_space->leaf[vpn >> LEAF_BITS];
-	return leaf ? &leaf[vpn & LEAF_MASK] : NULL;
-}
-
 /* The translation loop; inline and called with a constant prefetch, so
- * that a small footprint runs a loop without the prefetching's cost. */
+ * that a small footprint runs a loop without the prefetching's cost.
+ * The space of the last vas looked up and its top level are kept in
+ * locals: no event comes between two references of a batch, so no binding
+ * changes. */
 static G_ALWAYS_INLINE inline void translate_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon,
 				  const bool prefetch)
 {
 	const space *current = m->current ? m->current->space : NULL;
 	uint64_t by_type[128] = {0}; /* reference counts by type character */
+	uint64_t vas = UINT64_MAX; /* none yet */
+	space *sp = &no_space;
+	xlat *const *top = sp->top;
 	for (size_t i = 0; i < n; i++) {
 		const lp_ref *r = &refs[i];
-		const xlat *ahead;
-		if (prefetch && i + PREFETCH_AHEAD < n &&
-		    (ahead = translation_hint(m, &refs[i + PREFETCH_AHEAD])))
-			__builtin_prefetch(ahead);
+		/* Where the translation of the reference PREFETCH_AHEAD on would
+		 * lie in the last space (its own nearly always, inside a batch),
+		 * if that part of the space has translations: only a hint (for a
+		 * kernel address or another space, a useless but harmless one). */
+		if (prefetch && i + PREFETCH_AHEAD < n) {
+			uint32_t ahead = refs[i + PREFETCH_AHEAD].address >> LP_PAGE_SHIFT;
+			const xlat *leaf = top[ahead >> LEAF_BITS];
+			if (leaf)
+				__builtin_prefetch(&leaf[ahead & LEAF_MASK]);
+		}
 		by_type[r->type & 0x7f]++;
 		/* 'w' and 'W' differ only in the case bit, as do kernel and user. */
 		bool write = (r->type | 0x20) == 'w';
@@ -1017,13 +1273,22 @@ static G_ALWAYS_INLINE inline void translate_refs(lp_merge *m, const lp_ref *ref
 				canon[i] = kernel_page(m, r->address);
 				continue;
 			}
-			canon[i] = translate(m, space_of_vas(m, r->vas), r->address >> LP_PAGE_SHIFT, write);
+			if (r->vas != vas) {
+				vas = r->vas;
+				sp = space_of_vas(m, r->vas);
+				top = sp->top;
+			}
+			canon[i] = translate(m, sp, &top, r->address >> LP_PAGE_SHIFT, write);
 			continue;
 		}
-		space *sp = space_of_vas(m, r->vas);
+		if (r->vas != vas) {
+			vas = r->vas;
+			sp = space_of_vas(m, r->vas);
+			top = sp->top;
+		}
 		if (current && sp != current)
 			m->stats.mismatches++;
-		canon[i] = translate(m, sp, r->address >> LP_PAGE_SHIFT, write);
+		canon[i] = translate(m, sp, &top, r->address >> LP_PAGE_SHIFT, write);
 	}
 	for (int t = 0; t < 6; t++)
 		m->stats.refs[t] += by_type[(unsigned char)lp_ref_types[t]];
@@ -1038,5 +1303,5 @@ int lp_merge_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon, lp
 		translate_refs(m, refs, n, canon, true);
 	else
 		translate_refs(m, refs, n, canon, false);
-	return 0;
+	return m->oom ? oom_fail(m, err) : 0;
 }

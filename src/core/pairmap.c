@@ -1,6 +1,7 @@
 #include "pairmap.h"
 
 #include <glib.h>
+#include <stdbool.h>
 
 #define INITIAL_CAPACITY 1024
 
@@ -36,24 +37,27 @@ static pairmap_slot *probe(pairmap_slot *slots, uint64_t mask, uint64_t a, uint6
 	}
 }
 
-static void grow(pairmap *m)
+static bool grow(pairmap *m)
 {
 	uint64_t cap = (m->mask + 1) * 2;
-	pairmap_slot *slots = g_new0(pairmap_slot, cap);
+	pairmap_slot *slots = g_try_new0(pairmap_slot, cap);
+	if (!slots)
+		return false;
 	for (uint64_t i = 0; i <= m->mask; i++)
 		if (m->slots[i].value)
 			*probe(slots, cap - 1, m->slots[i].a, m->slots[i].b) = m->slots[i];
 	g_free(m->slots);
 	m->slots = slots;
 	m->mask = cap - 1;
+	return true;
 }
 
 pairmap_slot *pairmap_find(pairmap *m, uint64_t a, uint64_t b)
 {
 	/* Grow before the table is 3/4 full so that probes stay short and an
 	 * empty slot always exists. */
-	if ((m->count + 1) * 4 > (m->mask + 1) * 3)
-		grow(m);
+	if ((m->count + 1) * 4 > (m->mask + 1) * 3 && !grow(m))
+		return NULL;
 	return probe(m->slots, m->mask, a, b);
 }
 

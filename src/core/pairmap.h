@@ -23,7 +23,7 @@ void pairmap_init(pairmap *m);
 void pairmap_free(pairmap *m);
 /* The slot for (a, b): either the one holding it, or the empty slot where
  * it belongs (value 0: the caller fills in a, b, value, then calls
- * pairmap_added). */
+ * pairmap_added); NULL when the map must grow and memory is short. */
 pairmap_slot *pairmap_find(pairmap *m, uint64_t a, uint64_t b);
 void pairmap_added(pairmap *m);
 

@@ -512,12 +512,14 @@ static int apply_event(lp_pipeline_state *st, lp_error *err)
 	const lp_pipeline *p = st->p;
 	lp_event_route route;
 	int rc = lp_merge_event(p->merge, &st->ev, &route, err);
-	if (rc) {
+	if (rc == LP_EINPUT) { /* running out of memory is no fault of the line's */
 		char *what = g_strdup(err->msg);
 		lp_fail(err, rc, "%s:%" PRIu64 ": %s", lp_kern_reader_name(p->kern), st->ev.line_no, what);
 		g_free(what);
 		return rc;
 	}
+	if (rc)
+		return rc;
 	if (st->stages)
 		queue_event(st, &route);
 	else if ((rc = p->sink->event(p->sink_ctx, &st->ev, &route, err)))

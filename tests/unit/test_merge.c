@@ -287,3 +287,124 @@ Test(merge, inconsistent_events_are_errors_naming_the_field)
 		     LP_EINPUT);
 	cr_assert_str_eq(err.msg, "field old_length: mremap of an empty range");
 }
+
+/* ---- many regions in one space (the treap of regions) ---- */
+
+#define SHARED_FILE_MAP 0x1 /* MAP_SHARED of a file */
+#define REGION_FILE 0xf1
+#define REGION_PAGES 1000u
+#define REGION_BASE 0x100u /* first page of task 1's mapping of the file */
+#define PAGE(vpn) ((uint32_t)(vpn) << 12)
+
+/* The canonical number of each page of file REGION_FILE, numbered first
+ * through task 2's mapping of the whole file at page 0x10000, in an order
+ * unlike any of task 1's. Task 1's pieces of its own mapping must then
+ * reach exactly these numbers: a piece left by splits keeps its index
+ * into the file. */
+static uint64_t file_canon[REGION_PAGES];
+
+static void number_the_file_through_task_2(void)
+{
+	EV('M', U64(2), U64(0x10000000), U64(REGION_PAGES << 12), U64(0), U64(SHARED_FILE_MAP), U64(1),
+	   U64(REGION_FILE));
+	EV('S', U64(2), U64(0xb));
+	for (uint32_t k = 0; k < REGION_PAGES; k++) {
+		uint32_t index = (k * 7919u) % REGION_PAGES;
+		file_canon[index] = ref('r', 0xb, PAGE(0x10000 + index));
+		cr_assert_eq(file_canon[index], k);
+	}
+	EV('S', U64(1), U64(0xa));
+}
+
+/* Task 1 maps the whole file as one region, then unmaps every odd page of
+ * its first 600 in a jumping order (300 splits, each through the middle
+ * of a piece), remaps pages 100-199 anonymous over 50 pieces and 50
+ * holes, and moves pages 700-799 of the last piece elsewhere. */
+Test(merge, many_splits_keep_every_piece_on_its_file_page)
+{
+	number_the_file_through_task_2();
+	EV('M', U64(1), U64(PAGE(REGION_BASE)), U64(REGION_PAGES << 12), U64(0), U64(SHARED_FILE_MAP),
+	   U64(1), U64(REGION_FILE));
+	for (uint32_t k = 0; k < 300; k++) {
+		uint32_t odd = 2 * ((k * 7u) % 300) + 1;
+		EV('U', U64(1), U64(PAGE(REGION_BASE + odd)), U64(0x1000));
+	}
+	EV('M', U64(1), U64(PAGE(REGION_BASE + 100)), U64(100 << 12), U64(0), U64(PRIVATE_ANON_MAP),
+	   U64(3), U64(0));
+	EV('K', U64(1), U64(PAGE(REGION_BASE + 700)), U64(100 << 12), U64(PAGE(0x50000)),
+	   U64(100 << 12));
+	uint64_t fresh = REGION_PAGES; /* the next new number */
+	for (uint32_t p = 0; p < REGION_PAGES; p++) {
+		uint64_t c = ref('r', 0xa, PAGE(REGION_BASE + p));
+		if (p >= 100 && p < 200)
+			cr_assert_eq(c, fresh++, "page %u: anonymous now", p);
+		else if (p < 600 && p % 2)
+			cr_assert_eq(c, fresh++, "page %u: unmapped", p);
+		else if (p >= 700 && p < 800)
+			cr_assert_eq(c, fresh++, "page %u: moved away, unmapped", p);
+		else
+			cr_assert_eq(c, file_canon[p], "page %u: file page %u", p, p);
+	}
+	for (uint32_t p = 700; p < 800; p++)
+		cr_assert_eq(ref('r', 0xa, PAGE(0x50000 + p - 700)), file_canon[p], "moved page %u", p);
+	const lp_stats *st = lp_merge_stats(m);
+	cr_assert_eq(st->unmapped_pages, 250 + 100, "250 odd pages outside 100-199, 100 moved away");
+	cr_assert_eq(st->pages[LP_PAGE_PRIVATE_ANON], 100 + 250 + 100);
+	cr_assert_eq(st->pages[LP_PAGE_FILE], REGION_PAGES);
+}
+
+/* Task 1 maps each page of the file as a region of its own, in a jumping
+ * order, then replaces every third one with an anonymous page and unmaps
+ * pages 500-899 in one U across 400 regions and their gaps. */
+Test(merge, a_thousand_one_page_regions_added_replaced_and_removed)
+{
+	number_the_file_through_task_2();
+	for (uint32_t k = 0; k < REGION_PAGES; k++) {
+		uint32_t p = (k * 7919u) % REGION_PAGES;
+		EV('M', U64(1), U64(PAGE(REGION_BASE + p)), U64(0x1000), U64(p), U64(SHARED_FILE_MAP), U64(1),
+		   U64(REGION_FILE));
+	}
+	for (uint32_t p = 0; p < REGION_PAGES; p += 3)
+		EV('M', U64(1), U64(PAGE(REGION_BASE + p)), U64(0x1000), U64(0), U64(PRIVATE_ANON_MAP),
+		   U64(3), U64(0));
+	EV('U', U64(1), U64(PAGE(REGION_BASE + 500)), U64(400 << 12));
+	uint64_t fresh = REGION_PAGES, anon = 0, unmapped = 0;
+	for (uint32_t k = 0; k < REGION_PAGES; k++) {
+		uint32_t p = (k * 13u) % REGION_PAGES; /* yet another order */
+		uint64_t c = ref('r', 0xa, PAGE(REGION_BASE + p));
+		if (p >= 500 && p < 900) {
+			cr_assert_eq(c, fresh++, "page %u: unmapped", p);
+			unmapped++;
+		} else if (p % 3 == 0) {
+			cr_assert_eq(c, fresh++, "page %u: anonymous", p);
+			anon++;
+		} else {
+			cr_assert_eq(c, file_canon[p], "page %u: file page %u", p, p);
+		}
+	}
+	const lp_stats *st = lp_merge_stats(m);
+	cr_assert_eq(st->unmapped_pages, unmapped);
+	cr_assert_eq(st->pages[LP_PAGE_PRIVATE_ANON], anon + unmapped);
+	cr_assert_eq(unmapped, 400);
+}
+
+/* A fork copies every region: the child reaches the same file pages
+ * through each piece, and its own unmapping leaves the parent's pieces. */
+Test(merge, fork_copies_many_regions)
+{
+	number_the_file_through_task_2();
+	for (uint32_t k = 0; k < REGION_PAGES; k++) {
+		uint32_t p = (k * 7919u) % REGION_PAGES;
+		EV('M', U64(1), U64(PAGE(REGION_BASE + p)), U64(0x1000), U64(p), U64(SHARED_FILE_MAP), U64(1),
+		   U64(REGION_FILE));
+	}
+	EV('F', U64(1), U64(3));
+	EV('U', U64(3), U64(PAGE(REGION_BASE)), U64(REGION_PAGES << 11)); /* the first half */
+	EV('S', U64(3), U64(0xc));
+	for (uint32_t p = REGION_PAGES / 2; p < REGION_PAGES; p++)
+		cr_assert_eq(ref('r', 0xc, PAGE(REGION_BASE + p)), file_canon[p], "child page %u", p);
+	cr_assert_eq(ref('r', 0xc, PAGE(REGION_BASE)), REGION_PAGES, "the child's page 0 is unmapped");
+	EV('S', U64(1), U64(0xa));
+	for (uint32_t p = 0; p < REGION_PAGES; p++)
+		cr_assert_eq(ref('r', 0xa, PAGE(REGION_BASE + p)), file_canon[p], "parent page %u", p);
+}
