@@ -113,6 +113,20 @@ def _raise(err):
     raise Error(err.msg.decode("utf-8", "backslashreplace"), err.status)
 
 
+def _path(name, value):
+    """value as the library takes a path; a TypeError names the argument
+    (None would be a NULL), a ValueError a NUL byte (which would cut the
+    name short)."""
+    try:
+        path = os.fsencode(value)
+    except TypeError:
+        raise TypeError("%s must be a path (str, bytes or os.PathLike), not %r"
+                        % (name, value)) from None
+    if b"\0" in path:
+        raise ValueError("%s must not hold a NUL byte: %r" % (name, value))
+    return path
+
+
 def _batch_size(batch):
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError("batch must be a positive integer, not %r" % (batch,))
@@ -124,7 +138,7 @@ def read_basic(path, batch=1 << 20):
     fields type and canonical (read batch references at a time)."""
     batch = _batch_size(batch)
     err = _LpError()
-    reader = _lib.lp_basic_open(os.fsencode(path), ctypes.byref(err))
+    reader = _lib.lp_basic_open(_path("path", path), ctypes.byref(err))
     if not reader:
         _raise(err)
     chunks = []
@@ -168,7 +182,7 @@ class Merge:
             msg.decode("utf-8", "backslashreplace"), TraceWarning, stacklevel=3))
         opt.warn = self._warn
         err = _LpError()
-        capture = _lib.lp_capture_open(os.fsencode(ref), os.fsencode(kern), ctypes.byref(opt),
+        capture = _lib.lp_capture_open(_path("ref", ref), _path("kern", kern), ctypes.byref(opt),
                                        ctypes.byref(err))
         if not capture:
             _raise(err)
