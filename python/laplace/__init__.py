@@ -127,6 +127,15 @@ def _path(name, value):
     return path
 
 
+def _page_offset(value):
+    """value as a uint64_t: ctypes would wrap -1 or 2**64 silently."""
+    if value is None:
+        return _DEFAULT_PAGE_OFFSET
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
+        raise ValueError("page_offset must be an integer from 0 to 2**64 - 1, not %r" % (value,))
+    return value
+
+
 def _batch_size(batch):
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError("batch must be a positive integer, not %r" % (batch,))
@@ -174,7 +183,7 @@ class Merge:
             raise ValueError("endian must be little or big, not %r" % (endian,))
         opt.ref_format = _REF_FORMATS[ref_format]
         opt.endian = _ENDIANS[endian]
-        opt.page_offset = _DEFAULT_PAGE_OFFSET if page_offset is None else page_offset
+        opt.page_offset = _page_offset(page_offset)
         opt.user_only = bool(user_only)
         opt.strict = bool(strict)
         # Kept with the capture: the library calls it until the end.

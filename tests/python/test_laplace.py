@@ -173,6 +173,12 @@ class Merge(Scratch):
         for bad in ({"endian": "middle"}, {"ref_format": "binary"}, {"batch": -1}):
             with self.assertRaises(ValueError):
                 laplace.merge(ref, kern, **bad)
+        # Not wrapped into 64 bits by ctypes.
+        for offset in (-1, 2**64, 1.5, True):
+            with self.assertRaises(ValueError) as caught:
+                laplace.merge(ref, kern, page_offset=offset)
+            self.assertEqual(str(caught.exception), "page_offset must be an integer from 0 to "
+                             "2**64 - 1, not %r" % (offset,))
 
     def test_equals_the_merge(self):
         for args in ((), ("--user-only",)):
