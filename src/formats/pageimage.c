@@ -96,10 +96,15 @@ static int check_tag(const lp_pi_reader *r, uint64_t index, char tag, lp_error *
 /* The two page fields of a record, as read: fetched, evicted. */
 typedef const unsigned char *page_fields[2];
 
+/* next_record's answer to a bad dirt tag: err names it, rec->tag and
+ * (*fields)[0] are the record's fetch tag and fetched page as read, and
+ * the record boundaries are lost. */
+enum { BAD_DIRT = -3 };
+
 /* Read the next record past its dirt tag and size: rec is filled but for
  * its page numbers (left 0), whose raw fields go to *fields, and its fetch
  * tag is as read (not checked). 1, 0 at the end (after a torn record is
- * reported under policy) or LP_PI_FATAL. */
+ * reported under policy), LP_PI_FATAL or BAD_DIRT. */
 static int next_record(lp_pi_reader *r, lp_pi_record *rec, page_fields *fields,
 		       const lp_torn_policy *policy, lp_error *err)
 {
@@ -118,8 +123,10 @@ static int next_record(lp_pi_reader *r, lp_pi_record *rec, page_fields *fields,
 	if ((size_t)avail > (size_t)(ev - p)) {
 		if (*ev != 'W' && *ev != 'R' && *ev != 'N') {
 			r->done = true;
+			rec->tag = (char)p[0];
+			(*fields)[0] = p + 1;
 			bad_tag(r, r->index, "dirt", "W, R or N", *ev, err);
-			return LP_PI_FATAL;
+			return BAD_DIRT;
 		}
 		if (*ev == 'N')
 			size = LP_PI_SHORT_RECORD;
@@ -147,6 +154,13 @@ int lp_pi_reader_next(lp_pi_reader *r, lp_pi_record *rec, const lp_torn_policy *
 {
 	page_fields f;
 	int got = next_record(r, rec, &f, policy, err);
+	if (got == BAD_DIRT) {
+		/* the first bad field in byte order is the one reported */
+		uint16_t page;
+		if (!check_tag(r, r->index, rec->tag, err))
+			parse_page(r, r->index, f[0], "fetched page", &page, err);
+		return LP_PI_FATAL;
+	}
 	if (got <= 0)
 		return got;
 	uint64_t index = r->index - 1;
@@ -242,17 +256,18 @@ int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_vali
 	page_fields f;
 	int got, st = 0;
 	while ((got = next_record(r, &rec, &f, &strict, err)) != 0) {
-		if (got < 0) {
+		/* A record's length depends on its dirt tag alone: a damaged
+		 * field is reported, and the record still applied as far as
+		 * its readable fields go; the fields before a bad dirt tag are
+		 * still checked, then the boundaries are lost. */
+		if (got < 0 && got != BAD_DIRT) {
 			if (err->status != LP_EINPUT)
 				st = err->status;
 			else
 				damaged_field(&v, err);
 			break;
 		}
-		/* A record's length depends on its dirt tag alone: a damaged
-		 * field is reported, and the record still applied as far as
-		 * its readable fields go. */
-		v.index = lp_pi_reader_index(r) - 1;
+		v.index = lp_pi_reader_index(r) - (got == BAD_DIRT ? 0 : 1);
 		unsigned known = LP_PI_ALL_KNOWN;
 		lp_error bad;
 		if (check_tag(r, v.index, rec.tag, &bad)) {
@@ -262,6 +277,10 @@ int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_vali
 		if (parse_page(r, v.index, f[0], "fetched page", &rec.fetched, &bad)) {
 			damaged_field(&v, &bad);
 			known &= ~(unsigned)LP_PI_FETCHED_KNOWN;
+		}
+		if (got == BAD_DIRT) {
+			damaged_field(&v, err);
+			break;
 		}
 		if (parse_page(r, v.index, f[1], "evicted page", &rec.evicted, &bad)) {
 			damaged_field(&v, &bad);

@@ -340,6 +340,17 @@ Test(legacy, page_image_bad_dirt_tag)
 	expect_pi_error(a, 0, LP_PI_FATAL, "%s: record 0: field dirt: byte 0a is not W, R or N");
 }
 
+/* Of several bad fields, the first in byte order is the one reported. */
+Test(legacy, page_image_bad_dirt_tag_after_other_bad_fields)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "X0001", 'x', "Q0000", 0);
+	expect_pi_error(a, 0, LP_PI_FATAL, "%s: record 0: field tag: 'X' is not C or F");
+	a = g_byte_array_new();
+	pi_append(a, "C000g", 'x', "Q0000", 0);
+	expect_pi_error(a, 0, LP_PI_FATAL, "%s: record 0: field fetched page: 'g' is not a hex digit");
+}
+
 Test(legacy, page_image_bad_hex_skips_the_record)
 {
 	GByteArray *a = g_byte_array_new();
@@ -476,6 +487,23 @@ Test(legacy, validate_goes_on_after_a_bad_fetch_tag)
 	cr_assert_eq(res.records, 7);
 	cr_assert_eq(res.fills, 2);
 	cr_assert_eq(res.problems, 9);
+}
+
+/* The fields before a bad dirt tag are checked; then the record
+ * boundaries are lost. */
+Test(legacy, validate_stops_at_a_bad_dirt_tag)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C0001", 'x', "N0000", 0);
+	pi_append(a, "f00x2", 'x', "?0000", 0);
+	pi_append(a, "C0003", 'x', "N0000", 0);
+	lp_pi_validation res = validate(a,
+		"%s: record 1: field tag: 'f' is not C or F\n"
+		"%s: record 1: field fetched page: 'x' is not a hex digit\n"
+		"%s: record 1: field dirt: '?' is not W, R or N\n");
+	cr_assert_eq(res.records, 1);
+	cr_assert_eq(res.fills, 1);
+	cr_assert_eq(res.problems, 3);
 }
 
 /* ---- detection ---- */
