@@ -94,9 +94,11 @@ $(BUILD)/%.o: %.c $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -c -o $@ $<
 
+# SOURCE_ROOT: tests find the data beside the repository whatever the
+# directory they are run from.
 $(BUILD)/tests/unit/%.o: tests/unit/%.c $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CRITERION_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS_ALL) $(CRITERION_CFLAGS) -DSOURCE_ROOT='"$(CURDIR)"' $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/internal.a: $(LIB_OBJS) $(DAEMON_OBJS)
 	@rm -f $@

@@ -66,7 +66,7 @@ struct lp_batch {
 	size_t running;
 	size_t succeeded, failed;
 	size_t max_running;
-	unsigned job_timeout;  /* seconds, 0 for none; a job's own key wins */
+	unsigned job_timeout;  /* seconds, 0 for none; a job's own key may lower it */
 	bool show_progress;    /* a progress line on standard error */
 	bool progress_shown;
 	int stopped_by;        /* the signal that interrupted the batch, or 0 */

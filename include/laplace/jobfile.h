@@ -39,7 +39,7 @@ typedef struct lp_job_spec {
 	uint64_t page_offset;
 	enum lp_endian endian;
 	enum lp_compress compress;
-	unsigned timeout;                /* seconds, or 0: the runner's default */
+	unsigned timeout;                /* seconds, or 0: the runner's limit */
 	size_t line;                     /* 1-based line where the job starts */
 	size_t key_line[LP_JOB_KEY_COUNT]; /* line of each key given */
 } lp_job_spec;
@@ -48,6 +48,10 @@ void lp_job_spec_clear(lp_job_spec *spec);
 /* Fill a merge job that borrows spec's strings. Existing outputs are
  * replaced (force), as a basic output always is. */
 void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job);
+/* The time limit spec runs under, in seconds (0: none), given the runner's
+ * limit (--job-timeout, 0: none): its own timeout key may lower the
+ * runner's limit, never raise it. */
+unsigned lp_job_spec_time_limit(const lp_job_spec *spec, unsigned runner_limit);
 
 /* Read a whole job file of at most max_bytes: a regular file, opened
  * read-only without following a final symbolic link and without blocking
@@ -272,8 +276,8 @@ char *lp_spool_path(const lp_spool *spool, const char *sub, const char *name);
  * with "."), sorted by name. */
 GPtrArray *lp_spool_incoming(const lp_spool *spool);
 /* Claim a job: rename incoming/NAME into running/ (spool invariant (4)).
- * Returns 1 when claimed, 0 when it was gone, -1 with err set on another
- * failure. */
+ * Returns 1 when claimed, 0 when it was gone or running/ holds a job of
+ * its name (it waits), -1 with err set on another failure. */
 int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err);
 /* Read a claimed job file (running/NAME) if it may be run: a regular file
  * with one link, writable by nobody but its owner, and, for a daemon not
@@ -290,13 +294,19 @@ int lp_spool_read_job(const lp_spool *spool, const char *name, uid_t *owner, cha
 unsigned lp_spool_attempts(const lp_spool *spool, const char *name);
 /* Put a running job back into incoming/ after its attempts-th interrupted
  * run, recorded in running/ID.attempts, which outlives the daemon (spool
- * invariants (11) and (12)). */
+ * invariants (11) and (12)). LP_SPOOL_NAME_TAKEN, with err not set, when
+ * incoming/ holds another job file of its name (spool invariant (13)). */
 int lp_spool_requeue(lp_spool *spool, const char *name, unsigned attempts, lp_error *err);
-/* Write done/ID.report.yaml (or failed/...), remove the job's status and
- * attempts files, then move the job file beside its report (spool
- * invariants (9) and (11)). ID is NAME without ".yaml". */
-int lp_spool_finish(lp_spool *spool, const char *name, bool ok, const char *report,
-		    lp_error *err);
+#define LP_SPOOL_NAME_TAKEN (-1)
+/* Finish job file FROM/NAME (from "running", or "incoming" for a queued
+ * job that fails without running): write done/ID.report.yaml (or
+ * failed/...), remove the job's status and attempts files, then move the
+ * job file beside its report (spool invariants (9) and (11)). ID is NAME
+ * without ".yaml", or ID~N when done/ (failed/) holds ID already: *record
+ * (unless record is NULL) is then the name the job file is kept under,
+ * newly allocated. */
+int lp_spool_finish(lp_spool *spool, const char *from, const char *name, bool ok,
+		    const char *report, char **record, lp_error *err);
 /* Write running/ID.status. */
 int lp_spool_status(lp_spool *spool, const char *name, const char *text, lp_error *err);
 /* Job names left in running/ by a daemon that died (sorted), once the
@@ -315,6 +325,10 @@ typedef struct lp_queued_job {
 	uint64_t references, events; /* running: its progress */
 	double duration;             /* done, failed: seconds, or -1 */
 	char *error;                 /* failed: why, or NULL */
+	char *submitted_as;          /* done, failed: the name it came under (its
+				      * report's job), which name differs from
+				      * when kept as ID~N; or NULL */
+	uid_t owner;                 /* its job file's owner, or (uid_t)-1 */
 } lp_queued_job;
 void lp_queued_job_free(gpointer job);
 

@@ -34,11 +34,13 @@ lp_byte_source *lp_byte_source_open(const char *path, lp_error *err);
 const char *lp_byte_source_name(const lp_byte_source *s);
 void lp_byte_source_close(lp_byte_source *s);
 /* Detect page-image (tags, hex page numbers and the 4106/8202-byte record
- * structure), raw reference text (the first line parses as one) or a basic
+ * structure), raw reference text (the first line parses as one), a basic
  * merge stream (the binary form's header, or a first line that parses as
- * a text record); LP_LEGACY_UNKNOWN when none holds, -2 on a read error
- * (err set). BYU and p6 records are arbitrary bytes and are never
- * detected. */
+ * a text record) or a little-endian binary raw reference trace (every
+ * whole record of the first 16 KiB has a type byte, their timestamps
+ * never decrease, and a byte is 0); LP_LEGACY_UNKNOWN when none holds,
+ * -2 on a read error (err set). BYU and p6 records are arbitrary bytes
+ * and are never detected. */
 int lp_legacy_detect(lp_byte_source *s, lp_error *err);
 
 /* ---- BYU address traces, 12-byte records ---- */
@@ -110,7 +112,9 @@ typedef struct lp_legacy_summary {
 size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_format format,
 			      char *buf, size_t size);
 /* Read all of src as BYU or p6 (src is closed) and write its references
- * to w; *sum counts records, references and skipped records. */
+ * to w; *sum counts records, references and skipped records. Records of
+ * which none is a reference are an error (LP_EINPUT, naming the file and
+ * what was skipped): such an input is no trace of the format. */
 int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format,
 		      enum lp_endian endian, const lp_torn_policy *policy,
 		      lp_ref_writer *w, lp_legacy_summary *sum, lp_error *err);

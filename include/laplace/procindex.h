@@ -1,6 +1,8 @@
 /* index.yaml of a per-process merge directory (laplace-merge(1), PER-PROCESS
- * OUTPUT): written by the per-process sink, read back so that counts need
- * not re-read the task files. */
+ * OUTPUT): written by the per-process sink and by laplace index, read back
+ * so that counts need not re-read the task files. A manifest written by
+ * another tool may give no more than the tasks' paths: what it leaves out
+ * is counted from the files (lp_index_count). */
 #ifndef LAPLACE_PROCINDEX_H
 #define LAPLACE_PROCINDEX_H
 
@@ -24,6 +26,7 @@ typedef struct lp_index_file {
 	uint64_t records;      /* lines: events and references */
 	uint64_t references;
 	uint64_t first_ts, last_ts; /* meaningful when records > 0 */
+	bool counted;          /* the counts are known (else all 0) */
 } lp_index_file;
 
 typedef struct lp_index_task {
@@ -33,13 +36,13 @@ typedef struct lp_index_task {
 
 typedef struct lp_index_process {
 	uint64_t pid;
-	char **programs;       /* NULL-terminated, in the order they ran */
+	char **programs;       /* NULL-terminated, in the order they ran; NULL: not known */
 	lp_index_task *tasks;
 	size_t ntasks;
 } lp_index_process;
 
 typedef struct lp_index {
-	char *reference, *kernel_input; /* the merge's inputs */
+	char *reference, *kernel_input; /* the merge's inputs; NULL: not known */
 	enum lp_layout layout;
 	lp_index_process *processes;
 	size_t nprocesses;
@@ -52,16 +55,28 @@ typedef struct lp_index {
  * document, about ten times the size of its text. */
 #define LP_INDEX_MAX_BYTES (16u << 20)
 
-/* Read DIR/index.yaml. NULL with err set: LP_EIO when it cannot be read,
- * LP_EINPUT when it is not a regular file (a FIFO is refused without
- * blocking), is larger than LP_INDEX_MAX_BYTES or is not a per-process
- * index (line and field named). */
+/* Read DIR/index.yaml. Only the tasks' paths must be there: a task's
+ * missing pid and tid are its path's (PID/TID, or PID for layout
+ * process), a missing kernel or orphan entry the file of that name that
+ * DIR holds (plain, .gz or .zst; the kernel's named even when absent).
+ * NULL with err set: LP_EIO when it cannot be read, LP_EINPUT when it is
+ * not a regular file (a FIFO is refused without blocking), is larger than
+ * LP_INDEX_MAX_BYTES or is not a per-process index (line and field
+ * named), or names the binary task form. */
 lp_index *lp_index_read(const char *dir, lp_error *err);
+/* Count what ix does not give from DIR's files (src/formats/taskdir.c):
+ * the records, references and first and last timestamps of every file not
+ * counted, and the programs of every process without them (its tasks' E
+ * records, in timestamp order). 0, or an lp_status with err set: a file
+ * that cannot be read, a line that is not a per-process record, or a
+ * process file (layout process) whose tasks' counts are not given. */
+int lp_index_count(const char *dir, lp_index *ix, lp_error *err);
 void lp_index_free(lp_index *ix);
 
 /* The writer's side: the entries of index.yaml, ix and the merge's
  * statistics, into the top mapping of an lp_yaml_start document (a file's
- * path NULL: it was not made, and no path is written). */
+ * path NULL: it was not made, and no path is written; inputs not known
+ * and stats NULL: not written). Every file must be counted. */
 int lp_index_emit(yaml_emitter_t *em, const lp_index *ix, const lp_stats *stats);
 
 #endif

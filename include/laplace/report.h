@@ -76,6 +76,10 @@ typedef struct lp_report {
 	GPtrArray *programs;        /* distinct program names, first run first */
 	bool has_time;              /* first_ts and last_ts are known */
 	uint64_t first_ts, last_ts;
+	/* A directory's units, in the order a schedule report lists them
+	 * (9.3); only pid, tid and incarnation are set. */
+	lp_report_unit *units;
+	size_t nunits;
 	lp_report_schedule *schedule;
 } lp_report;
 
@@ -84,8 +88,11 @@ typedef struct lp_report {
 lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp_error *err);
 lp_report *lp_report_from_directory(const char *dir, lp_error *err);
 lp_report *lp_report_from_stream(const char *path, lp_error *err);
-/* Add laplace schedule's report, the YAML file at path (LP_EINPUT naming
- * file, line and field when it is not one). */
+/* Add laplace schedule's report of the directory r is of, the YAML file
+ * at path: LP_EINPUT naming file, line and field when it is not one as
+ * laplace schedule writes it, keys and values, or lists a unit other than
+ * r's units in their order. The file may be no larger than such a report
+ * of r's units can be; memory follows the directory, not the file. */
 int lp_report_read_schedule(lp_report *r, const char *path, lp_error *err);
 /* Run again the schedule read by lp_report_read_schedule (its policy,
  * quantum and processors, and seed for random) over the directory the

@@ -19,6 +19,8 @@ extern const char *const lp_sched_policy_names[LP_SCHED_POLICY_COUNT];
 int lp_sched_policy_parse(const char *name);
 
 #define LP_SCHED_DEFAULT_QUANTUM 10000
+/* The most processors a schedule has (--cpus). */
+#define LP_SCHED_MAX_CPUS 1024
 
 /* A unit (9.1): one incarnation of a task, a run of its file's records. */
 typedef struct lp_sched_unit {
@@ -146,6 +148,10 @@ static inline uint64_t lp_splitmix64_next(uint64_t *state)
 	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
 	return z ^ (z >> 31);
 }
+
+/* The indexes of in's units in the order of the report (9.3): first
+ * record's timestamp, pid, tid, incarnation; order has in->nunits entries. */
+void lp_sched_unit_order(const lp_sched_input *in, size_t *order);
 
 /* Run the schedule to its end. Returns 0 with *report filled (free it with
  * lp_sched_report_free), or an lp_status with err set: the source's or

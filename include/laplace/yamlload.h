@@ -17,6 +17,9 @@
 int lp_yaml_load(const char *name, const char *text, size_t len, yaml_document_t *doc,
 		 lp_error *err);
 
+/* The 1-based line of the problem a parser of text[0, len) stopped at. */
+size_t lp_yaml_problem_line(const yaml_parser_t *parser, const char *text, size_t len);
+
 /* A loaded document, the file it came from and where its errors go. */
 typedef struct lp_yaml_doc {
 	yaml_document_t doc;

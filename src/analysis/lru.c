@@ -314,9 +314,10 @@ int lp_pi_reduce_record(lp_pi_reduce *r, const lp_pi_record *in, lp_pi_record *o
 	if (in->dirt == 'N') {
 		if (lp_pi_check_fills(r->check) > r->frames)
 			return lp_fail(err, LP_EUSAGE,
-				       "the trace's memory has at least %" PRIu64 " pages, more "
+				       "the trace's memory has at least %" PRIu64 " page%s, more "
 				       "than %" PRIu32 "; re-reduction only goes to larger memories",
-				       lp_pi_check_fills(r->check), r->frames), -1;
+				       lp_pi_check_fills(r->check),
+				       lp_pi_check_fills(r->check) == 1 ? "" : "s", r->frames), -1;
 		/* M fills, so M' (at least as large) fills too */
 		r->where[p] = PAGE_IN_M;
 		r->dirty[p] = false;

@@ -225,8 +225,9 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 	for (size_t i = 0; i < b->njobs; i++)
 		to_run += !b->jobs[i].entry;
 	if (!to_run) {
-		fprintf(stderr, "%s: nothing to submit: all %zu jobs are done (%s)\n", cli_command(),
-			b->njobs, report);
+		fprintf(stderr, "%s: nothing to submit: %s %zu job%s done (%s)\n", cli_command(),
+			b->njobs == 1 ? "its" : "all", b->njobs, b->njobs == 1 ? " is" : "s are",
+			report);
 		return 0;
 	}
 	char *program = g_file_read_link("/proc/self/exe", NULL);
@@ -285,7 +286,7 @@ int cmd_batch(int argc, char **argv)
 		 "else the number of processors)", "N"},
 		{"job-timeout", 0, 0, G_OPTION_ARG_STRING, &o.job_timeout_arg,
 		 "Kill and fail a job still running after SECONDS (default: none; a job's own "
-		 "timeout key wins)", "SECONDS"},
+		 "timeout key may only lower it)", "SECONDS"},
 		{"report", 0, 0, G_OPTION_ARG_FILENAME, &o.report,
 		 "Write each job's status, duration and statistics as YAML to FILE", "FILE"},
 		{"skip-done", 0, 0, G_OPTION_ARG_NONE, &o.skip_done,

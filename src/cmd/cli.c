@@ -224,10 +224,12 @@ void cli_print_stats(GString *to, const lp_stats *st)
 		cli_table_share(t, st->events[k], events);
 	}
 	if (!events) {
-		cli_table_note(t, "  none, as in a legacy trace: with no regions, each of the %"
-			       G_GUINT64_FORMAT " vas is", st->orphan_spaces);
-		cli_table_note(t, "  an address space of its own and each of the %" G_GUINT64_FORMAT
-			       " user pages is private to it", st->unmapped_pages);
+		cli_table_note(t, "  none, as in a legacy trace: with no regions, %s%"
+			       G_GUINT64_FORMAT " vas is", st->orphan_spaces == 1 ? "the " : "each of the ",
+			       st->orphan_spaces);
+		cli_table_note(t, "  an address space of its own and %s%" G_GUINT64_FORMAT
+			       " user page%s private to it", st->unmapped_pages == 1 ? "the " : "each of the ",
+			       st->unmapped_pages, st->unmapped_pages == 1 ? " is" : "s is");
 	}
 	uint64_t pages = lp_stats_total_pages(st);
 	cli_table_row(t, "canonical pages");

@@ -18,6 +18,7 @@ typedef struct lp_command {
 
 int cmd_merge(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_validate(int argc, char **argv);

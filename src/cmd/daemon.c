@@ -41,7 +41,7 @@ int cmd_daemon(int argc, char **argv)
 		 "(default 30)", "SECONDS"},
 		{"job-timeout", 0, 0, G_OPTION_ARG_STRING, &job_timeout,
 		 "Kill and fail a job still running after SECONDS (default: none; a job's own "
-		 "timeout key wins)", "SECONDS"},
+		 "timeout key may only lower it)", "SECONDS"},
 		{"max-attempts", 0, 0, G_OPTION_ARG_STRING, &max_attempts,
 		 "Fail a job instead of requeueing it when its Nth run is cut short by a stop "
 		 "or a crash (default 3)", "N"},

@@ -62,8 +62,9 @@ int cmd_dump(int argc, char **argv)
 		"(basic, text or binary). FILE may be '-' and may be gzip or zstd\n"
 		"compressed. See laplace-dump(1).");
 	g_option_context_set_description(ctx,
-		"Auto-detection recognises page-image traces, raw reference text and\n"
-		"basic merge streams; BYU, p6 and binary reference traces need --format.\n\n"
+		"Auto-detection recognises page-image traces, raw reference traces\n"
+		"(binary or text) and basic merge streams; BYU and p6 traces need\n"
+		"--format, and so does a raw reference trace on standard input.\n\n"
 		"Examples:\n"
 		"  laplace dump --format byu trace.tr | head\n"
 		"  laplace dump behaviour.pi\n"
@@ -111,7 +112,7 @@ int cmd_dump(int argc, char **argv)
 				goto out;
 			}
 			if (fmt == LP_LEGACY_REF && !strcmp(path, "-")) {
-				cli_usage_error("standard input holds raw reference text; give "
+				cli_usage_error("standard input holds a raw reference trace; give "
 						"--format ref to read it");
 				goto out;
 			}

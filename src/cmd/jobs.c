@@ -2,7 +2,11 @@
  * and cancelling a job through a request the daemon honours. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -43,8 +47,10 @@ static void print_text(GString *to, const GPtrArray *jobs)
 				       escaped(job->name).text);
 		if (job->state == LP_JOB_RUNNING)
 			g_string_append_printf(to, "  %" G_GINT64_FORMAT " s, %" G_GUINT64_FORMAT
-					       " references, %" G_GUINT64_FORMAT " events",
-					       seconds_since(job->started), job->references, job->events);
+					       " reference%s, %" G_GUINT64_FORMAT " event%s",
+					       seconds_since(job->started), job->references,
+					       job->references == 1 ? "" : "s", job->events,
+					       job->events == 1 ? "" : "s");
 		else if (job->state == LP_JOB_DONE && job->duration >= 0)
 			g_string_append_printf(to, "  in %.3f s", job->duration);
 		else if (job->state == LP_JOB_FAILED && job->error)
@@ -87,18 +93,46 @@ static int print_yaml(GString *to, const GPtrArray *jobs)
 	return lp_yaml_finish(&em) || bad;
 }
 
-static const lp_queued_job *find_job(const GPtrArray *jobs, const char *name)
+static bool is_queue_entry(const lp_queued_job *job)
+{
+	return job->state == LP_JOB_QUEUED || job->state == LP_JOB_RUNNING;
+}
+
+/* The daemon honours a cancel request from the job file's owner, root and
+ * its own user, who owns the spool (laplace-daemon(1)). */
+static bool may_cancel(uid_t me, uid_t owner, uid_t daemon)
+{
+	return me == owner || me == 0 || me == daemon;
+}
+
+/* What tells a record in done/ from one in failed/ of the same name. */
+static char *record_key(const lp_queued_job *job)
+{
+	return g_strconcat(lp_job_state_names[job->state], "/", job->name, NULL);
+}
+
+/* The record, among jobs, that the job name of owner left in done/ or
+ * failed/ since the records known (by record_key) were listed. */
+static const lp_queued_job *new_record(const GPtrArray *jobs, const char *name, uid_t owner,
+				       GHashTable *known)
 {
 	for (guint i = 0; i < jobs->len; i++) {
 		const lp_queued_job *job = jobs->pdata[i];
-		if (!strcmp(job->name, name))
+		if (is_queue_entry(job) || !job->submitted_as || strcmp(job->submitted_as, name) ||
+		    job->owner != owner)
+			continue;
+		char *key = record_key(job);
+		bool seen = g_hash_table_contains(known, key);
+		g_free(key);
+		if (!seen)
 			return job;
 	}
 	return NULL;
 }
 
 /* Ask the daemon to cancel job NAME and wait up to wait seconds for it to
- * end in failed/. */
+ * end in failed/. A request the daemon would refuse is refused here, at
+ * once. */
 static int cancel(const char *spool, const char *arg, int wait)
 {
 	char *id = lp_spool_job_id(arg);
@@ -107,16 +141,42 @@ static int cancel(const char *spool, const char *arg, int wait)
 	const char *shown = shown_name.text;
 	lp_error err = {0};
 	GPtrArray *jobs = NULL;
+	GHashTable *known = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	int rc = lp_queue_list(spool, &jobs, &err);
-	const lp_queued_job *job = rc ? NULL : find_job(jobs, name);
+	/* Of a queued and a running job of that name, the one the daemon
+	 * cancels: the running one if we may cancel it, else the queued one
+	 * if we may; else any, to say whose it is, or a record to say it has
+	 * ended. */
+	uid_t me = geteuid();
+	struct stat st;
+	uid_t daemon = !rc && g_stat(spool, &st) == 0 ? st.st_uid : (uid_t)-1;
+	const lp_queued_job *mine = NULL, *other = NULL, *ended = NULL;
+	for (guint i = 0; !rc && i < jobs->len; i++) {
+		const lp_queued_job *job = jobs->pdata[i];
+		if (!is_queue_entry(job))
+			g_hash_table_add(known, record_key(job));
+		if (strcmp(job->name, name))
+			continue;
+		if (!is_queue_entry(job))
+			ended = ended ? ended : job;
+		else if (!may_cancel(me, job->owner, daemon))
+			other = other ? other : job;
+		else if (!mine || job->state == LP_JOB_RUNNING)
+			mine = job;
+	}
 	if (rc) {
 		cli_fail(&err);
-	} else if (!job) {
-		fprintf(stderr, "%s: no job %s in %s\n", cli_command(), shown, spool);
+	} else if (!mine && other) {
+		fprintf(stderr, "%s: job %s belongs to uid %u: only its owner, root or the daemon's "
+			"user (uid %u) may cancel it\n", cli_command(), shown, (unsigned)other->owner,
+			(unsigned)daemon);
 		rc = LP_EUSAGE;
-	} else if (job->state == LP_JOB_DONE || job->state == LP_JOB_FAILED) {
+	} else if (!mine && ended) {
 		fprintf(stderr, "%s: job %s has already ended (%s)\n", cli_command(), shown,
-			lp_job_state_names[job->state]);
+			lp_job_state_names[ended->state]);
+		rc = LP_EUSAGE;
+	} else if (!mine) {
+		fprintf(stderr, "%s: no job %s in %s\n", cli_command(), shown, spool);
 		rc = LP_EUSAGE;
 	} else if (!lp_queue_daemon_running(spool)) {
 		fprintf(stderr, "%s: no daemon is running on %s to cancel job %s\n", cli_command(),
@@ -125,24 +185,28 @@ static int cancel(const char *spool, const char *arg, int wait)
 	} else if ((rc = lp_queue_request_cancel(spool, id, &err))) {
 		cli_fail(&err);
 	}
-	for (int tick = 0; !rc && job; tick++) {
+	uid_t owner = mine ? mine->owner : (uid_t)-1;
+	for (int tick = 0; !rc; tick++) {
 		g_ptr_array_unref(jobs);
 		if ((rc = lp_queue_list(spool, &jobs, &err))) {
 			cli_fail(&err);
 			break;
 		}
-		job = find_job(jobs, name);
+		const lp_queued_job *job = new_record(jobs, name, owner, known);
 		if (job && job->state == LP_JOB_FAILED && job->error && !strcmp(job->error, "cancelled")) {
-			printf("cancelled %s\n", shown);
+			if (strcmp(job->name, name))
+				printf("cancelled %s (kept as failed/%s)\n", shown, escaped(job->name).text);
+			else
+				printf("cancelled %s\n", shown);
 			break;
 		}
-		if (job && (job->state == LP_JOB_DONE || job->state == LP_JOB_FAILED)) {
+		if (job) {
 			fprintf(stderr, "%s: job %s ended before it could be cancelled (%s)\n",
 				cli_command(), shown, lp_job_state_names[job->state]);
 			rc = LP_EUSAGE;
 		} else if (tick >= wait * 10) {
 			fprintf(stderr, "%s: job %s is not cancelled after %d s; the daemon has the "
-				"request (or refused it: see its log)\n", cli_command(), shown, wait);
+				"request\n", cli_command(), shown, wait);
 			rc = LP_EIO;
 		} else {
 			g_usleep(G_USEC_PER_SEC / 10);
@@ -150,6 +214,7 @@ static int cancel(const char *spool, const char *arg, int wait)
 	}
 	if (jobs)
 		g_ptr_array_unref(jobs);
+	g_hash_table_unref(known);
 	g_free(name);
 	g_free(id);
 	return rc;

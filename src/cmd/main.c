@@ -10,10 +10,11 @@
 
 static const lp_command commands[] = {
 	{"merge", cmd_merge, "merge a raw reference trace with its kernel event trace", false},
-	{"stat", cmd_stat, "counts of a per-process directory, a capture or a merge stream", false},
+	{"stat", cmd_stat, "counts of a directory, capture or stream; a stream's miss-ratio curve", false},
 	{"convert", cmd_convert, "convert between trace formats", false},
 	{"dump", cmd_dump, "print a trace of any format as text", false},
 	{"validate", cmd_validate, "check the rules of a page-image trace", false},
+	{"index", cmd_index, "write the index.yaml of a per-process directory that has none", false},
 	{"schedule", cmd_schedule, "replay a per-process directory's tasks under another schedule", false},
 	{"report", cmd_report, "an HTML page of figures and tables for a capture, directory or stream", false},
 	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction", false},

@@ -50,7 +50,8 @@ void cli_progress_update(void *ctx, const lp_progress_info *info)
 	format_count(done, sizeof done, (double)info->records);
 	format_count(rate, sizeof rate, seconds > 0 ? (double)info->records / seconds : 0);
 	char line[128];
-	int len = snprintf(line, sizeof line, "%s records, %s/s", done, rate);
+	int len = snprintf(line, sizeof line, "%s record%s, %s/s", done,
+			   info->records == 1 ? "" : "s", rate);
 	double f = info->fraction;
 	if (f >= 0 && len < (int)sizeof line) {
 		len += snprintf(line + len, sizeof line - (size_t)len, ", %.0f%%", f * 100);

@@ -20,7 +20,6 @@
 #include "laplace/numbers.h"
 #include "laplace/yamlout.h"
 
-#define MAX_CPUS 1024
 #define MAX_OPEN_TASK_FILES 64
 /* Descriptors kept for everything but task files: standard streams, the
  * output and report with their directories, index.yaml, slack. */
@@ -238,9 +237,9 @@ static GString *report_picture(const lp_sched_report *rep, const lp_sched_input 
 					       unit->tid);
 		ntasks++;
 	}
-	g_string_append_printf(p, "%s schedule, %u CPU%s, %" PRIu64 " ticks\n",
+	g_string_append_printf(p, "%s schedule, %u CPU%s, %" PRIu64 " tick%s\n",
 			       lp_sched_policy_names[rep->policy], rep->cpus, rep->cpus == 1 ? "" : "s",
-			       rep->ticks);
+			       rep->ticks, rep->ticks == 1 ? "" : "s");
 	for (unsigned i = 0; i < rep->cpus; i++) {
 		g_string_append_printf(p, "Core #%u schedule: ", i);
 		uint64_t next_tick = 0;
@@ -252,7 +251,8 @@ static GString *report_picture(const lp_sched_report *rep, const lp_sched_input 
 			next_tick = sl->last_tick + 1;
 		}
 		if (rep->cpu[i].slices > rep->nslices[i])
-			g_string_append_printf(p, "... (%" PRIu64 " slices)", rep->cpu[i].slices);
+			g_string_append_printf(p, "... (%" PRIu64 " slice%s)", rep->cpu[i].slices,
+					       rep->cpu[i].slices == 1 ? "" : "s");
 		else if (next_tick < rep->ticks)
 			g_string_append_c(p, '_');
 		g_string_append_c(p, '\n');
@@ -299,7 +299,8 @@ static int schedule_run(const schedule_request *rq, lp_error *err)
 		.slice = rq->opt.quantum,
 	};
 	if (!topt.max_open)
-		return lp_fail(err, LP_EUSAGE, "too few file descriptors (ulimit -n) for %u outputs", nout);
+		return lp_fail(err, LP_EUSAGE, "too few file descriptors (ulimit -n) for %u output%s",
+			       nout, nout == 1 ? "" : "s");
 	struct stat st;
 	if (stat(rq->dir, &st) < 0)
 		return lp_fail(err, LP_EIO, "cannot open %s: %s", rq->dir, g_strerror(errno));
@@ -427,8 +428,9 @@ int cmd_schedule(int argc, char **argv)
 		cli_usage_error("--quantum must be a decimal number of at least 1, not '%s'", quantum);
 		goto out;
 	}
-	if (cpus && !lp_parse_decimal(cpus, 1, MAX_CPUS, &value)) {
-		cli_usage_error("--cpus must be a decimal number from 1 to %d, not '%s'", MAX_CPUS, cpus);
+	if (cpus && !lp_parse_decimal(cpus, 1, LP_SCHED_MAX_CPUS, &value)) {
+		cli_usage_error("--cpus must be a decimal number from 1 to %d, not '%s'",
+				LP_SCHED_MAX_CPUS, cpus);
 		goto out;
 	}
 	rq.opt.cpus = cpus ? (unsigned)value : 1;

@@ -1,4 +1,5 @@
-/* laplace stat: counts of a per-process directory (from its index.yaml), a
+/* laplace stat: counts of a per-process directory (from its index.yaml, or
+ * its files for what that does not give), a
  * capture's merge statistics, or a basic merge stream's LRU miss-ratio
  * curve. */
 #include <stdio.h>
@@ -67,6 +68,10 @@ static int stat_directory(const char *dir)
 	lp_index *ix = lp_index_read(dir, &err);
 	if (!ix)
 		return cli_fail(&err);
+	if (lp_index_count(dir, ix, &err)) {
+		lp_index_free(ix);
+		return cli_fail(&err);
+	}
 	uint64_t tasks = 0, records = ix->kernel.records + ix->orphan.records;
 	uint64_t refs = ix->kernel.references + ix->orphan.references;
 	for (size_t i = 0; i < ix->nprocesses; i++) {

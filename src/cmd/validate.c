@@ -65,10 +65,12 @@ int cmd_validate(int argc, char **argv)
 	lp_pi_validation res;
 	rc = lp_pi_validate(src, print_problem, &r, &res, &err);
 	if (rc == 0) {
-		char *summary = g_strdup_printf("%s: %" PRIu64 " records, memory of %s%" PRIu64
-						" pages, %" PRIu64 " broken rule%s",
-						name, res.records, res.evicted ? "" : "at least ",
-						res.fills, res.problems, res.problems == 1 ? "" : "s");
+		char *summary = g_strdup_printf("%s: %" PRIu64 " record%s, memory of %s%" PRIu64
+						" page%s, %" PRIu64 " broken rule%s",
+						name, res.records, res.records == 1 ? "" : "s",
+						res.evicted ? "" : "at least ", res.fills,
+						res.fills == 1 ? "" : "s", res.problems,
+						res.problems == 1 ? "" : "s");
 		print_problem(&r, summary);
 		g_free(summary);
 	}

@@ -56,8 +56,9 @@ int lp_torn_record(const lp_torn_policy *policy, const char *name, uint64_t whol
 		   size_t left, lp_error *err)
 {
 	lp_error msg;
-	lp_fail(&msg, LP_EINPUT, "%s: torn last record: %zu bytes left over after %" PRIu64
-		" whole records", name, left, whole_records);
+	lp_fail(&msg, LP_EINPUT, "%s: torn last record: %zu byte%s left over after %" PRIu64
+		" whole record%s", name, left, left == 1 ? "" : "s", whole_records,
+		whole_records == 1 ? "" : "s");
 	if (policy && policy->strict) {
 		*err = msg;
 		return LP_EINPUT;

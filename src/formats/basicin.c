@@ -8,6 +8,7 @@
 
 #include "laplace/byteorder.h"
 #include "laplace/forms.h"
+#include "laplace/kern.h"
 #include "laplace/numbers.h"
 
 /* The text forms: basic lines, or the lines of a per-process task file
@@ -77,12 +78,19 @@ void lp_basic_close(lp_basic_reader *r)
 	g_free(r);
 }
 
+/* The length of s[0, len) without its trailing spaces and '\r'. */
+static size_t trimmed_length(const char *s, size_t len)
+{
+	while (len > 0 && (s[len - 1] == '\r' || s[len - 1] == ' '))
+		len--;
+	return len;
+}
+
 /* Parse the line s[0, len) (its '\n' removed) into *ref; on error the
  * message names the field but neither file nor line. */
 static int parse_line(const char *s, size_t len, lp_basic_ref *ref, lp_error *err)
 {
-	while (len > 0 && (s[len - 1] == '\r' || s[len - 1] == ' '))
-		len--;
+	len = trimmed_length(s, len);
 	if (len == 0 || lp_ref_type_index(s[0]) < 0 || (len > 1 && s[1] != ' '))
 		return lp_fail(err, LP_EINPUT, "field type: not one of r w i R W I");
 	if (len < 3)
@@ -93,41 +101,55 @@ static int parse_line(const char *s, size_t len, lp_basic_ref *ref, lp_error *er
 	return 0;
 }
 
-/* The event tags of the kernel trace, whose lines a task file holds too. */
-static const char event_tags[] = "FTESXMUBKGHDQCV";
-
-/* Parse a line of a task file: a reference "type timestamp length vpn
- * canonical" into *ref (1), or an event line (0, skipped); -1 with err set
- * (field named) if it is neither. */
-static int parse_task_line(const char *s, size_t len, lp_basic_ref *ref, lp_error *err)
+/* Whether the line s[0, len) (trailing spaces and '\r' removed) is meant
+ * as a kernel event, whose lines a task file holds too: a tag, then a space. */
+static bool is_event_line(const char *s, size_t len)
 {
-	while (len > 0 && (s[len - 1] == '\r' || s[len - 1] == ' '))
-		len--;
-	if (len >= 2 && s[1] == ' ' && s[0] && strchr(event_tags, s[0]))
-		return 0;
+	return len >= 2 && s[1] == ' ' && s[0] && strchr(lp_tag_chars, s[0]);
+}
+
+/* Parse a reference line of a task file, "type timestamp length vpn
+ * canonical" (trailing spaces and '\r' removed), into *ref; -1 with err
+ * set (field named) if it is none. */
+static int parse_task_reference(const char *s, size_t len, lp_basic_ref *ref, lp_error *err)
+{
 	static const char *const fields[] = {"timestamp", "length", "vpn", "canonical"};
 	/* A length is a byte, a vpn a 32-bit address's page number. */
 	static const int field_bits[] = {64, 8, 20, 64};
 	if (len == 0 || lp_ref_type_index(s[0]) < 0 || (len > 1 && s[1] != ' '))
-		return lp_fail(err, LP_EINPUT, "field type: not one of r w i R W I, nor an event"), -1;
+		return lp_fail(err, LP_EINPUT, "field type: not one of r w i R W I, nor an event");
 	const char *p = s + 1, *end = s + len;
 	uint64_t value = 0;
 	for (size_t f = 0; f < G_N_ELEMENTS(fields); f++) {
 		if (p >= end || *p != ' ' || p + 1 >= end)
-			return lp_fail(err, LP_EINPUT, "field %s: missing", fields[f]), -1;
+			return lp_fail(err, LP_EINPUT, "field %s: missing", fields[f]);
 		const char *start = ++p;
 		while (p < end && *p != ' ')
 			p++;
 		if (lp_parse_hex(start, (size_t)(p - start), &value) < 0 ||
 		    (field_bits[f] < 64 && value >> field_bits[f]))
 			return lp_fail(err, LP_EINPUT, "field %s: not a hex number of at most %d bits",
-				       fields[f], field_bits[f]), -1;
+				       fields[f], field_bits[f]);
 	}
 	if (p != end)
-		return lp_fail(err, LP_EINPUT, "more than five fields"), -1;
+		return lp_fail(err, LP_EINPUT, "more than five fields");
 	ref->type = s[0];
 	ref->canonical = value;
-	return 1;
+	return 0;
+}
+
+/* Parse a line of a task file (s[len] is its NUL; the line may be
+ * changed): a reference into *ref (1), or an event line (0, skipped, but
+ * checked as the kernel trace's reader checks it, so that a damaged line
+ * is not dropped unread); -1 with err set (field named) if it is neither. */
+static int parse_task_line(char *s, size_t len, lp_basic_ref *ref, lp_error *err)
+{
+	size_t trimmed = trimmed_length(s, len);
+	if (is_event_line(s, trimmed)) {
+		lp_event ev;
+		return lp_kern_parse_line(s, len, &ev, err) < 0 ? -1 : 0;
+	}
+	return parse_task_reference(s, trimmed, ref, err) ? -1 : 1;
 }
 
 /* Which text form the line s[0, len) begins: basic if it is a basic line,
@@ -138,10 +160,12 @@ static enum text_form text_form_of(const char *s, size_t len)
 	lp_basic_ref ref;
 	if (parse_line(s, len, &ref, NULL) == 0)
 		return TEXT_BASIC;
+	len = trimmed_length(s, len);
 	size_t spaces = 0;
 	for (size_t i = 0; i < len; i++)
 		spaces += s[i] == ' ';
-	return parse_task_line(s, len, &ref, NULL) >= 0 || spaces >= 3 ? TEXT_TASK : TEXT_BASIC;
+	return is_event_line(s, len) || parse_task_reference(s, len, &ref, NULL) == 0 || spaces >= 3
+		       ? TEXT_TASK : TEXT_BASIC;
 }
 
 bool lp_basic_starts_as_text(const char *data, size_t n)
@@ -149,7 +173,10 @@ bool lp_basic_starts_as_text(const char *data, size_t n)
 	const char *nl = memchr(data, '\n', n);
 	size_t len = nl ? (size_t)(nl - data) : n;
 	lp_basic_ref ref;
-	return parse_line(data, len, &ref, NULL) == 0 || parse_task_line(data, len, &ref, NULL) >= 0;
+	if (parse_line(data, len, &ref, NULL) == 0)
+		return true;
+	len = trimmed_length(data, len);
+	return is_event_line(data, len) || parse_task_reference(data, len, &ref, NULL) == 0;
 }
 
 /* Up to cap references into out, *count of them; 0 or an lp_status. */

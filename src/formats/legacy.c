@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "laplace/byteorder.h"
 #include "laplace/forms.h"
 #include "laplace/numbers.h"
 
@@ -86,6 +87,26 @@ static bool looks_page_image(const unsigned char *p, size_t n)
 	return n == size || p[size] == 'C' || p[size] == 'F';
 }
 
+/* A binary raw reference trace, little-endian, starts at p (n bytes
+ * available): every whole record there, and there is one, has a type byte
+ * and a timestamp no smaller than the one before, and some byte is 0, as
+ * in no text (a timestamp's top byte, a small vas). BYU and p6 records
+ * pass by chance about never: a type byte is 6 values of 256. */
+static bool looks_binary_ref(const unsigned char *p, size_t n)
+{
+	size_t records = n / LP_REF_RECORD_SIZE;
+	if (records == 0 || !memchr(p, 0, records * LP_REF_RECORD_SIZE))
+		return false;
+	uint64_t before = 0;
+	for (size_t i = 0; i < records; i++, p += LP_REF_RECORD_SIZE) {
+		uint64_t timestamp = lp_load_u64(p + 1, false);
+		if (lp_ref_type_index((char)p[0]) < 0 || timestamp < before)
+			return false;
+		before = timestamp;
+	}
+	return true;
+}
+
 int lp_legacy_detect(lp_byte_source *s, lp_error *err)
 {
 	ssize_t n = lp_inbuf_fill(&s->b, 2 * LP_PI_LONG_RECORD, err);
@@ -99,6 +120,8 @@ int lp_legacy_detect(lp_byte_source *s, lp_error *err)
 	if (((size_t)n >= 7 && !memcmp(p, LP_BIN_HEADER, LP_BIN_MAGIC_SIZE)) ||
 	    lp_basic_starts_as_text((const char *)p, MIN((size_t)n, (size_t)LP_LINE_MAX)))
 		return LP_LEGACY_BASIC;
+	if (looks_binary_ref(p, (size_t)n))
+		return LP_LEGACY_REF;
 	return LP_LEGACY_UNKNOWN;
 }
 
@@ -231,14 +254,9 @@ int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format, enum lp_en
 	return st;
 }
 
-size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_format format,
-			      char *buf, size_t size)
+/* " (NAME N, ...)": the skipped records by request type or operation. */
+static void append_skipped(GString *s, const lp_legacy_summary *sum, enum lp_legacy_format format)
 {
-	GString *s = g_string_new(NULL);
-	g_string_append_printf(s, "%" PRIu64 " records, %" PRIu64 " references (i %" PRIu64
-			       ", r %" PRIu64 ", w %" PRIu64 "), %" PRIu64 " skipped",
-			       sum->records, sum->refs[0] + sum->refs[1] + sum->refs[2], sum->refs[0],
-			       sum->refs[1], sum->refs[2], sum->skipped);
 	const char *sep = " (";
 	if (format == LP_LEGACY_P6) {
 		/* several operations share the name INVALID: count them as one */
@@ -270,10 +288,41 @@ size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_forma
 	}
 	if (sum->skipped)
 		g_string_append_c(s, ')');
+}
+
+size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_format format,
+			      char *buf, size_t size)
+{
+	GString *s = g_string_new(NULL);
+	uint64_t refs = sum->refs[0] + sum->refs[1] + sum->refs[2];
+	g_string_append_printf(s, "%" PRIu64 " record%s, %" PRIu64 " reference%s (i %" PRIu64
+			       ", r %" PRIu64 ", w %" PRIu64 "), %" PRIu64 " skipped",
+			       sum->records, sum->records == 1 ? "" : "s", refs, refs == 1 ? "" : "s",
+			       sum->refs[0], sum->refs[1], sum->refs[2], sum->skipped);
+	append_skipped(s, sum, format);
 	size_t len = s->len;
 	g_strlcpy(buf, s->str, size);
 	g_string_free(s, TRUE);
 	return len;
+}
+
+/* A trace of records none of which is a reference is no trace of this
+ * format (or of nothing to convert): an empty output that looks like a
+ * success would hide that. */
+static int fail_all_skipped(const lp_legacy_summary *sum, enum lp_legacy_format format,
+			    const char *name, lp_error *err)
+{
+	GString *s = g_string_new(NULL);
+	if (format == LP_LEGACY_P6)
+		g_string_append(s, "field control: no record is I_FETCH, NC_I_FETCH, D_READ, NC_D_READ, "
+				   "D_WRITE or WRITE_BACK");
+	else
+		g_string_append(s, "field reqtype: no record is FETCH, MEMREAD, MEMREADINV or MEMWRITE");
+	g_string_append_printf(s, ": %" PRIu64 " record%s skipped", sum->skipped, sum->skipped == 1 ? "" : "s");
+	append_skipped(s, sum, format);
+	lp_fail(err, LP_EINPUT, "%s: %s", name, s->str);
+	g_string_free(s, TRUE);
+	return err->status;
 }
 
 static void count_ref(lp_legacy_summary *sum, char type)
@@ -333,6 +382,8 @@ int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format, enum lp
 	}
 	if (st == 0 && n < 0)
 		st = err->status;
+	if (st == 0 && sum->records > 0 && sum->skipped == sum->records)
+		st = fail_all_skipped(sum, format, lp_byte_source_name(src), err);
 	g_free(refs);
 	g_free(brecs);
 	g_free(precs);

@@ -1,6 +1,9 @@
 /* Reading index.yaml back with libyaml's document loader. The layout is
  * the one src/pipeline/procdir.c writes: ids and timestamps as hex strings,
- * counts as decimal numbers. */
+ * counts as decimal numbers. Readers need only layout, form and the
+ * tasks' paths (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"): every
+ * other key may be absent, and keys not known are ignored; a key that is
+ * there is read as strictly as when the merge wrote it. */
 #include "laplace/procindex.h"
 
 #include <glib.h>
@@ -8,6 +11,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "laplace/inbuf.h"
@@ -32,16 +36,26 @@ static int get_hex(lp_yaml_doc *r, yaml_node_t *map, const char *key, uint64_t *
 	return 0;
 }
 
-/* records, references, and the timestamps when there are records; the
- * path when required (task files) or present (kernel, orphan). */
+/* records, references, and the timestamps when there are records, when
+ * records is there (else the file is not counted); the path when
+ * required (task files) or present (kernel, orphan). */
 static int get_file(lp_yaml_doc *r, yaml_node_t *map, bool need_path, lp_index_file *f)
 {
 	if (need_path || lp_yaml_find(r, map, "path")) {
 		const char *path = get_text(r, map, "path");
 		if (!path)
 			return -1;
+		char **parts = g_strsplit(path, "/", 0);
+		bool inside = *path && !g_path_is_absolute(path) &&
+			      !g_strv_contains((const char *const *)parts, "..");
+		g_strfreev(parts);
+		if (!inside)
+			return lp_yaml_bad(r, map, "path", "not a path inside the directory");
 		f->path = g_strdup(path);
 	}
+	if (!lp_yaml_find(r, map, "records"))
+		return 0;
+	f->counted = true;
 	if (lp_yaml_get_count(r, map, "records", &f->records) ||
 	    lp_yaml_get_count(r, map, "references", &f->references))
 		return -1;
@@ -53,10 +67,74 @@ static int get_file(lp_yaml_doc *r, yaml_node_t *map, bool need_path, lp_index_f
 	return 0;
 }
 
-static int get_process(lp_yaml_doc *r, yaml_node_t *map, lp_index_process *proc)
+/* The path of a file as written, without the suffix of its compression. */
+static char *uncompressed_name(const char *path)
 {
-	if (get_hex(r, map, "pid", &proc->pid))
+	static const char *const suffixes[] = {".gz", ".zst"};
+	for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++)
+		if (g_str_has_suffix(path, suffixes[i]))
+			return g_strndup(path, strlen(path) - strlen(suffixes[i]));
+	return g_strdup(path);
+}
+
+/* The ids a task file's path gives: PID/TID for layout task, PID for
+ * layout process (no tid); false when it does not have that form. */
+static bool ids_of_path(enum lp_layout layout, const char *path, uint64_t *pid, uint64_t *tid,
+			bool *has_tid)
+{
+	char *name = uncompressed_name(path);
+	char **parts = g_strsplit(name, "/", 0);
+	guint n = g_strv_length(parts);
+	bool ok = n == (layout == LP_LAYOUT_TASK ? 2u : 1u) &&
+		  !lp_parse_hex(parts[0], strlen(parts[0]), pid) &&
+		  (n == 1 || !lp_parse_hex(parts[1], strlen(parts[1]), tid));
+	*has_tid = n == 2;
+	g_strfreev(parts);
+	g_free(name);
+	return ok;
+}
+
+static int get_process(lp_yaml_doc *r, yaml_node_t *map, enum lp_layout layout,
+		       lp_index_process *proc)
+{
+	yaml_node_t *tasks = lp_yaml_get(r, map, "tasks", YAML_SEQUENCE_NODE);
+	if (!tasks)
 		return -1;
+	size_t nt = (size_t)(tasks->data.sequence.items.top - tasks->data.sequence.items.start);
+	proc->tasks = g_new0(lp_index_task, nt);
+	bool has_pid = lp_yaml_find(r, map, "pid");
+	if (has_pid && get_hex(r, map, "pid", &proc->pid))
+		return -1;
+	for (size_t i = 0; i < nt; i++) {
+		yaml_node_t *t = yaml_document_get_node(&r->doc, tasks->data.sequence.items.start[i]);
+		if (t->type != YAML_MAPPING_NODE)
+			return lp_yaml_bad(r, t, "tasks", "not a task mapping");
+		proc->ntasks = i + 1;
+		lp_index_task *task = &proc->tasks[i];
+		if (get_file(r, t, true, &task->file))
+			return -1;
+		/* Ids the manifest leaves out are those of the file's path. */
+		bool has_tid = lp_yaml_find(r, t, "tid");
+		uint64_t pid = 0, tid = 0;
+		bool path_tid = false;
+		bool named = ids_of_path(layout, task->file.path, &pid, &tid, &path_tid);
+		if (has_tid && get_hex(r, t, "tid", &task->tid))
+			return -1;
+		if (!has_tid && !(named && path_tid))
+			return lp_yaml_bad(r, t, "tid", layout == LP_LAYOUT_TASK
+							? "missing, and the path is not PID/TID"
+							: "missing (a process file's path has no tid)");
+		if (!has_tid)
+			task->tid = tid;
+		if (!has_pid && !named)
+			return lp_yaml_bad(r, t, "pid", "missing, and the path does not name one");
+		if (!has_pid && i == 0)
+			proc->pid = pid;
+		else if (!has_pid && pid != proc->pid)
+			return lp_yaml_bad(r, t, "pid", "missing, and the tasks' paths name two");
+	}
+	if (!lp_yaml_find(r, map, "programs"))
+		return 0; /* NULL: not known */
 	yaml_node_t *programs = lp_yaml_get(r, map, "programs", YAML_SEQUENCE_NODE);
 	if (!programs)
 		return -1;
@@ -67,19 +145,6 @@ static int get_process(lp_yaml_doc *r, yaml_node_t *map, lp_index_process *proc)
 		if (v->type != YAML_SCALAR_NODE)
 			return lp_yaml_bad(r, v, "programs", "not a program name");
 		proc->programs[i] = g_strdup((const char *)v->data.scalar.value);
-	}
-	yaml_node_t *tasks = lp_yaml_get(r, map, "tasks", YAML_SEQUENCE_NODE);
-	if (!tasks)
-		return -1;
-	size_t nt = (size_t)(tasks->data.sequence.items.top - tasks->data.sequence.items.start);
-	proc->tasks = g_new0(lp_index_task, nt);
-	for (size_t i = 0; i < nt; i++) {
-		yaml_node_t *t = yaml_document_get_node(&r->doc, tasks->data.sequence.items.start[i]);
-		if (t->type != YAML_MAPPING_NODE)
-			return lp_yaml_bad(r, t, "tasks", "not a task mapping");
-		proc->ntasks = i + 1;
-		if (get_hex(r, t, "tid", &proc->tasks[i].tid) || get_file(r, t, true, &proc->tasks[i].file))
-			return -1;
 	}
 	return 0;
 }
@@ -118,36 +183,97 @@ static int get_stats(lp_yaml_doc *r, yaml_node_t *map, lp_stats *st)
 
 const char *const lp_layout_names[2] = {"task", "process"};
 
-static int get_index(lp_yaml_doc *r, lp_index *ix)
+/* The name of one of the directory's own files (kernel, orphan) as it
+ * stands in dir: plain, .gz or .zst; NULL when there is none. */
+static char *own_file(const char *dir, const char *name)
+{
+	static const char *const suffixes[] = {"", ".gz", ".zst"};
+	for (size_t i = 0; i < G_N_ELEMENTS(suffixes); i++) {
+		char *rel = g_strconcat(name, suffixes[i], NULL);
+		char *path = g_build_filename(dir, rel, NULL);
+		struct stat st;
+		bool there = !lstat(path, &st);
+		g_free(path);
+		if (there)
+			return rel;
+		g_free(rel);
+	}
+	return NULL;
+}
+
+/* The kernel or orphan entry: as the manifest gives it, or when it has
+ * none the file that is there (the kernel's is always listed, to be
+ * found missing by readers). */
+static int get_own_file(lp_yaml_doc *r, yaml_node_t *root, const char *dir, const char *key,
+			lp_index_file *f)
+{
+	yaml_node_t *entry = lp_yaml_find(r, root, key) ? lp_yaml_get(r, root, key, YAML_MAPPING_NODE)
+						       : NULL;
+	if (lp_yaml_find(r, root, key) && !entry)
+		return -1;
+	if (entry && get_file(r, entry, false, f))
+		return -1;
+	bool is_kernel = !strcmp(key, "kernel");
+	/* An orphan entry without a path: there is no orphan file. */
+	if (!f->path && (is_kernel || !entry))
+		f->path = own_file(dir, key);
+	if (!f->path && is_kernel)
+		f->path = g_strdup(key);
+	if (!f->path)
+		f->counted = true; /* no file: nothing in it */
+	return 0;
+}
+
+static int get_index(lp_yaml_doc *r, const char *dir, lp_index *ix)
 {
 	yaml_node_t *root = yaml_document_get_root_node(&r->doc);
 	if (!root || root->type != YAML_MAPPING_NODE)
 		return lp_fail(r->err, LP_EINPUT, "%s: not a per-process index (no mapping at the top)",
 			       r->name);
-	const char *format = get_text(r, root, "format");
-	if (!format)
-		return -1;
-	if (strcmp(format, "laplace-per-process"))
-		return lp_yaml_bad(r, root, "format", "not laplace-per-process");
+	if (lp_yaml_find(r, root, "format")) {
+		const char *format = get_text(r, root, "format");
+		if (!format)
+			return -1;
+		if (strcmp(format, "laplace-per-process"))
+			return lp_yaml_bad(r, root, "format", "not laplace-per-process");
+	}
 	uint64_t version;
-	if (lp_yaml_get_count(r, root, "version", &version))
-		return -1;
-	if (version != 1)
-		return lp_yaml_bad(r, root, "version", "only version 1 is known");
-	yaml_node_t *layout = lp_yaml_get(r, root, "layout", YAML_SCALAR_NODE);
-	if (!layout)
-		return -1;
-	if (!strcmp((const char *)layout->data.scalar.value, lp_layout_names[LP_LAYOUT_PROCESS]))
-		ix->layout = LP_LAYOUT_PROCESS;
-	else if (strcmp((const char *)layout->data.scalar.value, lp_layout_names[LP_LAYOUT_TASK]))
-		return lp_yaml_bad(r, layout, "layout", "neither task nor process");
-	yaml_node_t *inputs = lp_yaml_get(r, root, "inputs", YAML_MAPPING_NODE);
-	const char *reference = inputs ? get_text(r, inputs, "reference") : NULL;
-	const char *kernel = reference ? get_text(r, inputs, "kernel") : NULL;
-	if (!kernel)
-		return -1;
-	ix->reference = g_strdup(reference);
-	ix->kernel_input = g_strdup(kernel);
+	if (lp_yaml_find(r, root, "version")) {
+		if (lp_yaml_get_count(r, root, "version", &version))
+			return -1;
+		if (version != 1)
+			return lp_yaml_bad(r, root, "version", "only version 1 is known");
+	}
+	if (lp_yaml_find(r, root, "layout")) {
+		const char *layout = get_text(r, root, "layout");
+		if (!layout)
+			return -1;
+		if (!strcmp(layout, lp_layout_names[LP_LAYOUT_PROCESS]))
+			ix->layout = LP_LAYOUT_PROCESS;
+		else if (strcmp(layout, lp_layout_names[LP_LAYOUT_TASK]))
+			return lp_yaml_bad(r, lp_yaml_find(r, root, "layout"), "layout",
+					   "neither task nor process");
+	}
+	if (lp_yaml_find(r, root, "form")) {
+		const char *form = get_text(r, root, "form");
+		if (!form)
+			return -1;
+		if (!strcmp(form, "bin"))
+			return lp_yaml_bad(r, lp_yaml_find(r, root, "form"), "form",
+					   "bin: the binary task form is not supported yet");
+		if (strcmp(form, "text"))
+			return lp_yaml_bad(r, lp_yaml_find(r, root, "form"), "form", "neither text nor bin");
+	}
+	/* The merge's inputs: only shown, so taken when they are names. */
+	yaml_node_t *inputs = lp_yaml_find(r, root, "inputs");
+	if (inputs && inputs->type == YAML_MAPPING_NODE) {
+		yaml_node_t *reference = lp_yaml_find(r, inputs, "reference");
+		yaml_node_t *kernel = lp_yaml_find(r, inputs, "kernel");
+		if (reference && reference->type == YAML_SCALAR_NODE)
+			ix->reference = g_strdup((const char *)reference->data.scalar.value);
+		if (kernel && kernel->type == YAML_SCALAR_NODE)
+			ix->kernel_input = g_strdup((const char *)kernel->data.scalar.value);
+	}
 	yaml_node_t *procs = lp_yaml_get(r, root, "processes", YAML_SEQUENCE_NODE);
 	if (!procs)
 		return -1;
@@ -158,14 +284,11 @@ static int get_index(lp_yaml_doc *r, lp_index *ix)
 		if (p->type != YAML_MAPPING_NODE)
 			return lp_yaml_bad(r, p, "processes", "not a process mapping");
 		ix->nprocesses = i + 1;
-		if (get_process(r, p, &ix->processes[i]))
+		if (get_process(r, p, ix->layout, &ix->processes[i]))
 			return -1;
 	}
-	yaml_node_t *kern = lp_yaml_get(r, root, "kernel", YAML_MAPPING_NODE);
-	if (!kern || get_file(r, kern, true, &ix->kernel))
-		return -1;
-	yaml_node_t *orphan = lp_yaml_get(r, root, "orphan", YAML_MAPPING_NODE);
-	if (!orphan || get_file(r, orphan, false, &ix->orphan))
+	if (get_own_file(r, root, dir, "kernel", &ix->kernel) ||
+	    get_own_file(r, root, dir, "orphan", &ix->orphan))
 		return -1;
 	if (lp_yaml_find(r, root, "statistics")) {
 		yaml_node_t *stats = lp_yaml_get(r, root, "statistics", YAML_MAPPING_NODE);
@@ -188,7 +311,7 @@ lp_index *lp_index_read(const char *dir, lp_error *err)
 	}
 	lp_yaml_doc r = {.name = name, .err = err};
 	lp_index *ix = g_new0(lp_index, 1);
-	int rc = lp_yaml_load(name, text, len, &r.doc, err) ? -1 : get_index(&r, ix);
+	int rc = lp_yaml_load(name, text, len, &r.doc, err) ? -1 : get_index(&r, dir, ix);
 	yaml_document_delete(&r.doc);
 	g_free(text);
 	g_free(name);
@@ -272,9 +395,10 @@ int lp_index_emit(yaml_emitter_t *em, const lp_index *ix, const lp_stats *stats)
 	if (lp_yaml_pair(em, "format", "laplace-per-process") || lp_yaml_pair_u64(em, "version", 1) ||
 	    lp_yaml_pair(em, "layout", lp_layout_names[ix->layout]))
 		return -1;
-	if (lp_yaml_key(em, "inputs") || lp_yaml_begin(em, false) ||
-	    lp_yaml_pair(em, "reference", ix->reference) ||
-	    lp_yaml_pair(em, "kernel", ix->kernel_input) || lp_yaml_end(em, false))
+	if (ix->reference && ix->kernel_input &&
+	    (lp_yaml_key(em, "inputs") || lp_yaml_begin(em, false) ||
+	     lp_yaml_pair(em, "reference", ix->reference) ||
+	     lp_yaml_pair(em, "kernel", ix->kernel_input) || lp_yaml_end(em, false)))
 		return -1;
 	if (lp_yaml_key(em, "processes") || lp_yaml_begin(em, true))
 		return -1;
@@ -285,8 +409,8 @@ int lp_index_emit(yaml_emitter_t *em, const lp_index *ix, const lp_stats *stats)
 		return -1;
 	if (emit_top_file(em, "kernel", &ix->kernel) || emit_top_file(em, "orphan", &ix->orphan))
 		return -1;
-	if (lp_yaml_key(em, "statistics") || lp_yaml_begin(em, false) || lp_stats_emit(em, stats) ||
-	    lp_yaml_end(em, false))
+	if (stats && (lp_yaml_key(em, "statistics") || lp_yaml_begin(em, false) ||
+		      lp_stats_emit(em, stats) || lp_yaml_end(em, false)))
 		return -1;
 	return 0;
 }

@@ -1189,3 +1189,116 @@ void lp_taskdir_close(lp_taskdir *t)
 	g_strfreev(t->paths);
 	g_free(t);
 }
+
+/* ---- counting a directory's files, for index.yaml ---- */
+
+/* An E record of a process's files: the program it ran. */
+typedef struct exec_record {
+	uint64_t timestamp;
+	size_t order; /* among the process's E records as read, for equal timestamps */
+	char *program;
+} exec_record;
+
+static int exec_cmp(gconstpointer a, gconstpointer b)
+{
+	const exec_record *x = a, *y = b;
+	if (x->timestamp != y->timestamp)
+		return x->timestamp < y->timestamp ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Read the file rel of dir, listed in index, whole: its counts into *f
+ * (unless NULL), its E records onto execs (unless NULL). */
+static int count_file(const char *dir, const char *rel, const char *index, lp_index_file *f,
+		      GArray *execs, lp_error *err)
+{
+	char *path = g_build_filename(dir, rel, NULL);
+	lp_input *in = check_listed(path, index, err) ? NULL
+						      : lp_input_open_sized(path, STREAM_INPUT_BUFFER, err);
+	if (!in) {
+		g_free(path);
+		return err->status;
+	}
+	lp_inbuf buf;
+	lp_inbuf_init_sized(&buf, in, STREAM_LINE_BUFFER);
+	lp_index_file c = {.path = f ? f->path : NULL, .counted = true};
+	uint64_t line_no = 0;
+	int rc = 0;
+	for (;;) {
+		char *line;
+		size_t len;
+		int got = lp_inbuf_line(&buf, &line, &len, err);
+		if (got == LP_INBUF_LONG_LINE)
+			rc = lp_inbuf_long_line(err, path, line_no + 1);
+		else if (got < 0)
+			rc = err->status;
+		if (got <= 0)
+			break;
+		line_no++;
+		lp_sched_ref ref;
+		lp_sched_event ev;
+		lp_error why;
+		int kind = parse_record(line, len, &ref, &ev, &why);
+		if (kind < 0) {
+			rc = lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", path, line_no, why.msg);
+			break;
+		}
+		uint64_t ts = kind ? ref.timestamp : ev.timestamp;
+		if (c.records && ts < c.last_ts) {
+			rc = lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": timestamp %" PRIx64 " is earlier "
+				     "than the previous record's, %" PRIx64, path, line_no, ts, c.last_ts);
+			break;
+		}
+		if (!c.records)
+			c.first_ts = ts;
+		c.last_ts = ts;
+		c.records++;
+		c.references += (uint64_t)kind;
+		if (execs && !kind && ev.tag == 'E') {
+			lp_event event;
+			if (lp_kern_parse_line(line, strlen(line), &event, &why) > 0) {
+				exec_record e = {ts, execs->len, g_strdup(event.name)};
+				g_array_append_val(execs, e);
+			}
+		}
+	}
+	lp_inbuf_free(&buf);
+	lp_input_close(in);
+	g_free(path);
+	if (!rc && f)
+		*f = c;
+	return rc;
+}
+
+int lp_index_count(const char *dir, lp_index *ix, lp_error *err)
+{
+	char *index = g_build_filename(dir, "index.yaml", NULL);
+	int rc = 0;
+	for (size_t i = 0; i < ix->nprocesses && !rc; i++) {
+		lp_index_process *p = &ix->processes[i];
+		GArray *execs = p->programs ? NULL : g_array_new(FALSE, FALSE, sizeof(exec_record));
+		for (size_t k = 0; k < p->ntasks && !rc; k++) {
+			lp_index_file *f = &p->tasks[k].file;
+			/* A process file's records are its tasks' together. */
+			if (!f->counted && ix->layout == LP_LAYOUT_PROCESS)
+				rc = lp_fail(err, LP_EINPUT, "%s: task %" PRIx64 " of process %" PRIx64
+					     ": no records and references given, which a file per "
+					     "process does not tell apart", index, p->tasks[k].tid, p->pid);
+			else if (!f->counted || execs)
+				rc = count_file(dir, f->path, index, f->counted ? NULL : f, execs, err);
+		}
+		if (execs) {
+			g_array_sort(execs, exec_cmp);
+			p->programs = g_new0(char *, execs->len + 1);
+			for (guint k = 0; k < execs->len; k++)
+				p->programs[k] = g_array_index(execs, exec_record, k).program;
+			g_array_free(execs, TRUE);
+		}
+	}
+	lp_index_file *own[] = {&ix->kernel, &ix->orphan};
+	for (size_t i = 0; i < G_N_ELEMENTS(own) && !rc; i++)
+		if (!own[i]->counted)
+			rc = count_file(dir, own[i]->path, index, own[i], NULL, err);
+	g_free(index);
+	return rc;
+}

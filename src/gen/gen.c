@@ -1368,8 +1368,9 @@ int lp_gen_config_check(const lp_gen_config *cfg, lp_error *err)
 			       LP_GEN_MAX_FILES, cfg->files);
 	if (footprint_pages(cfg) > LP_GEN_MAX_FOOTPRINT_PAGES)
 		return lp_fail(err, LP_EUSAGE, "footprint: %" G_GUINT64_FORMAT " pages are more than "
-			       "%d processes can hold (%d pages each); add --processes",
-			       cfg->footprint, cfg->processes, LP_GEN_MAX_FOOTPRINT_PAGES);
+			       "%u process%s can hold (%d pages each); add --processes",
+			       cfg->footprint, cfg->processes, cfg->processes == 1 ? "" : "es",
+			       LP_GEN_MAX_FOOTPRINT_PAGES);
 	return 0;
 }
 

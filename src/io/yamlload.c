@@ -5,6 +5,19 @@
 
 #include "laplace/numbers.h"
 
+size_t lp_yaml_problem_line(const yaml_parser_t *parser, const char *text, size_t len)
+{
+	/* A reader error (a byte YAML does not allow, such as NUL) comes with
+	 * its offset only: its mark stays at the first line. */
+	if (parser->error != YAML_READER_ERROR)
+		return parser->problem_mark.line + 1;
+	size_t end = parser->problem_offset < len ? parser->problem_offset : len;
+	size_t line = 1;
+	for (const char *nl = text; (nl = memchr(nl, '\n', end - (size_t)(nl - text))); nl++)
+		line++;
+	return line;
+}
+
 int lp_yaml_load(const char *name, const char *text, size_t len, yaml_document_t *doc,
 		 lp_error *err)
 {
@@ -13,7 +26,8 @@ int lp_yaml_load(const char *name, const char *text, size_t len, yaml_document_t
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	int rc = 0;
 	if (!yaml_parser_load(&parser, doc)) {
-		rc = lp_fail(err, LP_EINPUT, "%s:%zu: not YAML: %s", name, parser.problem_mark.line + 1,
+		rc = lp_fail(err, LP_EINPUT, "%s:%zu: not YAML: %s", name,
+			     lp_yaml_problem_line(&parser, text, len),
 			     parser.problem ? parser.problem : "parse error");
 		memset(doc, 0, sizeof *doc);
 		yaml_document_initialize(doc, NULL, NULL, NULL, 1, 1);

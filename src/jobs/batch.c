@@ -345,8 +345,8 @@ static void draw_progress(lp_batch *b)
 	for (size_t i = 0; i < b->njobs; i++)
 		refs += b->jobs[i].refs_done;
 	fprintf(stderr, "\r\033[K%s: %zu/%zu done, %zu failed, %zu running, %" G_GUINT64_FORMAT
-		" references", b->command, b->succeeded + b->failed, b->njobs, b->failed,
-		b->running, refs);
+		" reference%s", b->command, b->succeeded + b->failed, b->njobs, b->failed,
+		b->running, refs, refs == 1 ? "" : "s");
 	fflush(stderr);
 	b->progress_shown = true;
 }
@@ -432,7 +432,7 @@ static void start_jobs(lp_batch *b)
 		}
 		lp_merge_job mj;
 		lp_job_spec_to_merge(spec, &mj);
-		unsigned timeout = spec->timeout ? spec->timeout : b->job_timeout;
+		unsigned timeout = lp_job_spec_time_limit(spec, b->job_timeout);
 		if ((job->proc = lp_job_proc_start(&mj, LP_NO_OWNER, NULL, timeout, &batch_job_ops, job, &err)))
 			b->running++;
 		else

@@ -94,9 +94,10 @@ static void write_status(running_job *job)
 	job->last_status = g_get_monotonic_time();
 }
 
-/* Move a job to done/ or failed/ with its report (spool invariants (8) and
+/* Move a job from running/ (or incoming/, for a queued job failed without
+ * running) to done/ or failed/ with its report (spool invariants (8) and
  * (9)). spec is NULL when the job file could not be read or parsed. */
-static void finish_job(daemon_state *d, const char *name, const char *started,
+static void finish_job(daemon_state *d, const char *from, const char *name, const char *started,
 		       const lp_job_spec *spec, const lp_job_outcome *outcome)
 {
 	GString *text = g_string_new(NULL);
@@ -112,15 +113,35 @@ static void finish_job(daemon_state *d, const char *name, const char *started,
 		      lp_yaml_pair_message(&em, "error", outcome->msg);
 	bad = lp_yaml_finish(&em) || bad;
 	lp_error err = {0};
-	if (bad)
+	char *record = NULL;
+	if (bad) {
 		log_message(d, LP_LOG_ERROR, "job %s: cannot format its report", name);
-	else if (lp_spool_finish(d->spool, name, ok, text->str, &err))
+	} else if (lp_spool_finish(d->spool, from, name, ok, text->str, &record, &err)) {
 		log_message(d, LP_LOG_ERROR, "job %s: %s", name, err.msg);
-	else if (ok)
-		log_message(d, LP_LOG_INFO, "job %s done in %.3f s", name, outcome->seconds);
-	else
-		log_message(d, LP_LOG_WARNING, "job %s failed: %s", name, outcome->msg);
+	} else {
+		/* Records kept beside an earlier job's of the same name. */
+		char *kept = strcmp(record, name) ? g_strdup_printf(" (kept as %s/%s)",
+								    ok ? "done" : "failed", record)
+						  : g_strdup("");
+		if (ok)
+			log_message(d, LP_LOG_INFO, "job %s done in %.3f s%s", name, outcome->seconds,
+				    kept);
+		else
+			log_message(d, LP_LOG_WARNING, "job %s failed: %s%s", name, outcome->msg, kept);
+		g_free(kept);
+	}
+	g_free(record);
 	g_string_free(text, TRUE);
+}
+
+static void fail_before_start(daemon_state *d, const char *from, const char *name,
+			      const char *started, const lp_error *err)
+{
+	lp_job_outcome outcome;
+	memset(&outcome, 0, sizeof outcome);
+	outcome.status = err->status;
+	g_strlcpy(outcome.msg, err->msg, sizeof outcome.msg);
+	finish_job(d, from, name, started, NULL, &outcome);
 }
 
 /* A job whose run was cut short through no fault of its own: back into
@@ -140,25 +161,29 @@ static void requeue_or_give_up(daemon_state *d, const char *name, const char *st
 		outcome.seconds = seconds;
 		g_snprintf(outcome.msg, sizeof outcome.msg, "gave up after %u attempt%s: %s", attempts,
 			   attempts == 1 ? "" : "s", why);
-		finish_job(d, name, started, spec, &outcome);
+		finish_job(d, "running", name, started, spec, &outcome);
 		return;
 	}
 	lp_error err = {0};
-	if (lp_spool_requeue(d->spool, name, attempts, &err))
+	int r = lp_spool_requeue(d->spool, name, attempts, &err);
+	if (r == LP_SPOOL_NAME_TAKEN) {
+		/* Spool invariant (13): the job that came while this one ran, not
+		 * this one, pays for the clash of names. */
+		char now[32];
+		now_iso(now, sizeof now);
+		fail_before_start(d, "incoming", name, now,
+				  &(lp_error){LP_EIO, "a job of the same name, cut short, went back "
+						      "to the queue before it; submit it again"});
+		r = lp_spool_requeue(d->spool, name, attempts, &err);
+		if (r == LP_SPOOL_NAME_TAKEN)
+			r = lp_fail(&err, LP_EIO, "cannot requeue %s: incoming/ holds another job file "
+				    "of that name", name);
+	}
+	if (r)
 		log_message(d, LP_LOG_ERROR, "job %s: %s", name, err.msg);
 	else
 		log_message(d, LP_LOG_WARNING, "job %s %s: requeued after attempt %u of %u%s", name, why,
 			    attempts, max, note);
-}
-
-static void fail_before_start(daemon_state *d, const char *name, const char *started,
-			      const lp_error *err)
-{
-	lp_job_outcome outcome;
-	memset(&outcome, 0, sizeof outcome);
-	outcome.status = err->status;
-	g_strlcpy(outcome.msg, err->msg, sizeof outcome.msg);
-	finish_job(d, name, started, NULL, &outcome);
 }
 
 /* ---- running jobs ---- */
@@ -199,7 +224,7 @@ static void on_done(void *ctx, const lp_job_outcome *outcome)
 		requeue_or_give_up(d, job->name, job->started, &job->spec, outcome->seconds,
 				   "killed after the grace period", "");
 	else
-		finish_job(d, job->name, job->started, &job->spec, outcome);
+		finish_job(d, "running", job->name, job->started, &job->spec, outcome);
 	g_hash_table_remove(d->running, job->name);
 	if (d->stopping && g_hash_table_size(d->running) == 0)
 		g_main_loop_quit(d->loop);
@@ -259,54 +284,57 @@ static void start_job(daemon_state *d, const char *name)
 					     job->spec.key_line[LP_JOB_KEY_OUTPUT]);
 		lp_job_confinement c = {d->root_fd, d->root, what};
 		job->proc = lp_job_proc_start(&mj, job->owner, &c,
-					      job->spec.timeout ? job->spec.timeout
-								: (unsigned)d->active.job_timeout,
+					      lp_job_spec_time_limit(&job->spec,
+								     (unsigned)d->active.job_timeout),
 					      &daemon_job_ops, job, &err);
 		g_free(what);
 		r = job->proc ? 0 : err.status;
 	}
 	if (r) {
 		running_job_free(job);
-		fail_before_start(d, name, started, &err);
+		fail_before_start(d, "running", name, started, &err);
 		return;
 	}
+	/* Never replaces an entry: running/ holds one job of each name (spool
+	 * invariant (4)). */
 	g_hash_table_insert(d->running, job->name, job);
 	write_status(job);
 	log_message(d, LP_LOG_INFO, "job %s started (pid %ld)", name, (long)lp_job_proc_pid(job->proc));
 }
 
+static bool may_cancel(uid_t requester, uid_t owner)
+{
+	return requester == owner || requester == 0 || requester == geteuid();
+}
+
 /* A cancel request for job id by requester: a running job is ended (its
  * done() fails it "cancelled"), a queued one fails at once. Only the job
- * file's owner, root and the daemon's own user may cancel a job. */
+ * file's owner, root and the daemon's own user may cancel a job; of a
+ * running and a queued job of the same name, the requester's is meant,
+ * the running one if both are. */
 static void cancel(daemon_state *d, const char *id, uid_t requester)
 {
 	char *name = g_strconcat(id, ".yaml", NULL);
 	running_job *job = g_hash_table_lookup(d->running, name);
-	uid_t owner;
-	bool queued = !job && lp_spool_job_owner(d->spool, "incoming", name, &owner);
-	if (job)
-		owner = job->file_owner;
-	if (!job && !queued)
-		log_message(d, LP_LOG_WARNING, "cancel request for job %s: no such job waits or runs",
-			    name);
-	else if (requester != owner && requester != 0 && requester != geteuid())
-		log_message(d, LP_LOG_WARNING, "cancel request for job %s refused: it comes from uid %u, "
-			    "the job belongs to uid %u", name, (unsigned)requester, (unsigned)owner);
-	else if (job) {
+	uid_t queued_owner;
+	bool queued = lp_spool_job_owner(d->spool, "incoming", name, &queued_owner);
+	if (job && may_cancel(requester, job->file_owner)) {
 		log_message(d, LP_LOG_INFO, "job %s: cancel requested by uid %u", name,
 			    (unsigned)requester);
 		lp_job_proc_cancel(job->proc);
-	} else {
+	} else if (queued && may_cancel(requester, queued_owner)) {
 		log_message(d, LP_LOG_INFO, "job %s: cancel requested by uid %u", name,
 			    (unsigned)requester);
 		char started[32];
 		now_iso(started, sizeof started);
-		lp_error err = {0};
-		int claimed = lp_spool_claim(d->spool, name, &err);
-		if (claimed < 0)
-			log_message(d, LP_LOG_ERROR, "%s", err.msg);
-		else if (claimed)
-			fail_before_start(d, name, started, &(lp_error){LP_EIO, "cancelled"});
+		fail_before_start(d, "incoming", name, started, &(lp_error){LP_EIO, "cancelled"});
+	} else if (job || queued) {
+		log_message(d, LP_LOG_WARNING, "cancel request for job %s refused: it comes from uid %u, "
+			    "the job belongs to uid %u", name, (unsigned)requester,
+			    (unsigned)(job ? job->file_owner : queued_owner));
+	} else {
+		log_message(d, LP_LOG_WARNING, "cancel request for job %s: no such job waits or runs",
+			    name);
 	}
 	g_free(name);
 }

@@ -12,6 +12,7 @@
 #include "laplace/inbuf.h"
 #include "laplace/merge.h"
 #include "laplace/numbers.h"
+#include "laplace/yamlload.h"
 
 const char *const lp_job_key_names[LP_JOB_KEY_COUNT] = {
 	"reference", "kernel", "mode", "output", "options", "timeout",
@@ -29,6 +30,8 @@ typedef struct parser {
 	yaml_event_t ev;  /* the current event */
 	bool have_event;
 	const char *name; /* file name for messages */
+	const char *text; /* what is parsed, for lp_yaml_problem_line */
+	size_t len;
 	lp_error *err;
 } parser;
 
@@ -41,11 +44,11 @@ static int next_event(parser *p)
 	p->have_event = false;
 	if (!yaml_parser_parse(&p->yp, &p->ev)) {
 		const char *problem = p->yp.problem ? p->yp.problem : "invalid YAML";
+		size_t line = lp_yaml_problem_line(&p->yp, p->text, p->len);
 		if (p->yp.context)
-			return lp_fail(p->err, LP_EINPUT, "%s:%zu: %s %s", p->name,
-				       p->yp.problem_mark.line + 1, problem, p->yp.context);
-		return lp_fail(p->err, LP_EINPUT, "%s:%zu: %s", p->name,
-			       p->yp.problem_mark.line + 1, problem);
+			return lp_fail(p->err, LP_EINPUT, "%s:%zu: %s %s", p->name, line, problem,
+				       p->yp.context);
+		return lp_fail(p->err, LP_EINPUT, "%s:%zu: %s", p->name, line, problem);
 	}
 	p->have_event = true;
 	if (p->ev.type == YAML_ALIAS_EVENT)
@@ -305,6 +308,8 @@ static void parser_init(parser *p, const char *name, const char *text, size_t le
 	yaml_parser_initialize(&p->yp);
 	yaml_parser_set_input_string(&p->yp, (const unsigned char *)text, len);
 	p->name = name;
+	p->text = text;
+	p->len = len;
 	p->err = err;
 }
 
@@ -534,6 +539,15 @@ void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job)
 	job->output = spec->output;
 	job->force = true;
 	job->compress = spec->compress;
+}
+
+unsigned lp_job_spec_time_limit(const lp_job_spec *spec, unsigned runner_limit)
+{
+	/* A limit is a cap the runner sets for everyone: a job asking for more
+	 * time would hold its slot past it. */
+	if (!spec->timeout)
+		return runner_limit;
+	return runner_limit ? MIN(spec->timeout, runner_limit) : spec->timeout;
 }
 
 int lp_jobfile_read(const char *path, size_t max_bytes, char **text, size_t *len, lp_error *err)

@@ -42,6 +42,7 @@ void lp_queued_job_free(gpointer p)
 	g_free(job->name);
 	g_free(job->started);
 	g_free(job->error);
+	g_free(job->submitted_as);
 	g_free(job);
 }
 
@@ -118,6 +119,9 @@ static void list_state(int dir_fd, enum lp_job_state state, GPtrArray *jobs)
 		lp_queued_job *job = g_new0(lp_queued_job, 1);
 		job->name = g_strdup(names->pdata[i]);
 		job->state = state;
+		struct stat st;
+		job->owner = fstatat(dir_fd, job->name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_uid
+										       : (uid_t)-1;
 		char *id = lp_spool_job_id(job->name);
 		char *file = g_strconcat(id, state == LP_JOB_RUNNING ? STATUS_SUFFIX : REPORT_SUFFIX,
 					 NULL);
@@ -125,6 +129,8 @@ static void list_state(int dir_fd, enum lp_job_state state, GPtrArray *jobs)
 		if (values) {
 			job->started = g_strdup(g_hash_table_lookup(values, "started"));
 			job->error = g_strdup(g_hash_table_lookup(values, "error"));
+			if (finished)
+				job->submitted_as = g_strdup(g_hash_table_lookup(values, "job"));
 			job->references = value_u64(values, "references");
 			job->events = value_u64(values, "events");
 			const char *duration = g_hash_table_lookup(values, "duration");

@@ -8,10 +8,14 @@
  * files are ID.report.yaml, ID.status and ID.attempts.
  *
  * (1) A job file is in exactly one of incoming/, running/, done/ and
- *     failed/. It moves only by one renameat() between two of them,
+ *     failed/. It moves only by one rename between two of them,
  *     subdirectories of one directory (move), as submitters are told to
  *     drop it into incoming/ (laplace-daemon(1)): no one sees it half
- *     written or in two places.
+ *     written or in two places. The rename never replaces a file
+ *     (RENAME_NOREPLACE): a job file can never take the place of another
+ *     job's, whoever dropped it (a second job of a running job's name
+ *     once replaced its file in running/, and the daemon freed the first
+ *     job's record while its process lived, then crashed on it).
  *
  * (2) One daemon at a time: only the holder of the spool's lock (flock on
  *     DIR/lock, its pid inside) moves job files or writes in running/,
@@ -27,7 +31,10 @@
  *
  * (4) A job runs only from running/, claimed there by one rename, which
  *     succeeds for one claimant only; a job file gone meanwhile is simply
- *     not claimed (lp_spool_claim). What runs is the text read from the
+ *     not claimed, and one whose name a job in running/ holds waits in
+ *     incoming/ until that one has left (lp_spool_claim). So running/
+ *     holds one job of each name, and the daemon's table of running jobs,
+ *     by name, one entry for each. What runs is the text read from the
  *     descriptor whose file was checked (regular, one link, written only
  *     by its owner, lp_spool_read_job).
  *
@@ -53,7 +60,9 @@
  * (9) A job file reaches done/ or failed/ only after its report is in place
  *     beside it (lp_spool_finish), so a report there means the job ended,
  *     even while its job file is still in running/; lp_queue_list counts
- *     finished jobs by their reports.
+ *     finished jobs by their reports. A job's records there are never
+ *     replaced: a job whose ID done/ (or failed/) holds already is kept
+ *     as ID~2, ID~3... (the first free; free_record_id).
  *
  * (10) No temporary of a job's outputs outlives the job: the job removes
  *     its own when it fails or is signalled (staging invariant (7)), and
@@ -79,7 +88,10 @@
  *     and a job still running when a stop's grace period ends is killed:
  *     either is requeued into incoming/, or after its --max-attempts-th
  *     such run fails (recover, on_done and requeue_or_give_up). A timeout
- *     or a cancel fails a job at once. */
+ *     or a cancel fails a job at once. A job file requeued while another
+ *     of its name waits in incoming/ cannot go back there (1): the one
+ *     waiting fails instead, and the requeue is tried again (the daemon's
+ *     requeue_or_give_up). */
 #include "laplace/jobfile.h"
 
 #include <dirent.h>
@@ -120,6 +132,7 @@ static int sub_fd(const lp_spool *spool, const char *sub)
 
 #define LOCK_NAME "lock"
 #define JOB_SUFFIX ".yaml"
+#define REPORT_SUFFIX ".report.yaml"
 #define STATUS_SUFFIX ".status"
 #define ATTEMPTS_SUFFIX ".attempts"
 
@@ -172,7 +185,9 @@ static int take_lock(lp_spool *spool, lp_error *err)
  * directories must be a real directory (a symbolic link could send job
  * files and reports anywhere) of the daemon's user that nobody else can
  * write to; incoming/ may be writable by all only with the sticky bit, so
- * that each submitter can rename away only their own job files. */
+ * that each submitter can rename away only their own job files. A spool
+ * that fails the checks is one that cannot be set up (LP_EIO, as
+ * laplace-daemon(1) says), not a usage error. */
 static int check_dir(int parent_fd, const char *name, const char *path, bool incoming,
 		     int *fd, lp_error *err)
 {
@@ -180,22 +195,22 @@ static int check_dir(int parent_fd, const char *name, const char *path, bool inc
 	if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return lp_fail(err, LP_EIO, "cannot check %s: %s", path, g_strerror(errno));
 	if (S_ISLNK(st.st_mode))
-		return lp_fail(err, LP_EUSAGE, "%s is a symbolic link; the spool's directories "
+		return lp_fail(err, LP_EIO, "%s is a symbolic link; the spool's directories "
 			       "must be real directories", path);
 	if (!S_ISDIR(st.st_mode))
-		return lp_fail(err, LP_EUSAGE, "%s is not a directory", path);
+		return lp_fail(err, LP_EIO, "%s is not a directory", path);
 	/* What is checked from here on is what is kept open. */
 	*fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (*fd < 0 || fstat(*fd, &st) < 0)
 		return lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
 	if (st.st_uid != geteuid())
-		return lp_fail(err, LP_EUSAGE, "%s belongs to uid %u, not to the daemon's uid %u; "
+		return lp_fail(err, LP_EIO, "%s belongs to uid %u, not to the daemon's uid %u; "
 			       "chown it", path, (unsigned)st.st_uid, (unsigned)geteuid());
 	bool shared = st.st_mode & (S_IWGRP | S_IWOTH);
 	if (shared && !incoming)
-		return lp_fail(err, LP_EUSAGE, "%s is writable by others; chmod go-w it", path);
+		return lp_fail(err, LP_EIO, "%s is writable by others; chmod go-w it", path);
 	if (shared && !(st.st_mode & S_ISVTX))
-		return lp_fail(err, LP_EUSAGE, "%s is writable by others without the sticky bit; "
+		return lp_fail(err, LP_EIO, "%s is writable by others without the sticky bit; "
 			       "chmod +t it (or chmod go-w)", path);
 	return 0;
 }
@@ -284,23 +299,33 @@ static GPtrArray *list_jobs(const lp_spool *spool, const char *sub)
 
 GPtrArray *lp_spool_incoming(const lp_spool *spool) { return list_jobs(spool, "incoming"); }
 
-static int move(const lp_spool *spool, const char *from, const char *to, const char *name,
-		lp_error *err)
+/* What move returns, besides 0 and an lp_status with err set, for what
+ * the spool's users may cause at any time. */
+enum { MOVE_GONE = -1, MOVE_TAKEN = -2 };
+
+/* Move FROM/NAME to TO/NEW_NAME without ever replacing a file there (spool
+ * invariant (1)): 0, MOVE_GONE if FROM/NAME is not there, MOVE_TAKEN if
+ * TO/NEW_NAME is, or an lp_status with err set. */
+static int move(const lp_spool *spool, const char *from, const char *name, const char *to,
+		const char *new_name, lp_error *err)
 {
-	if (renameat(sub_fd(spool, from), name, sub_fd(spool, to), name) == 0)
+	if (renameat2(sub_fd(spool, from), name, sub_fd(spool, to), new_name, RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno == ENOENT)
-		return -1;
+		return MOVE_GONE;
+	if (errno == EEXIST)
+		return MOVE_TAKEN;
 	char *src = lp_spool_path(spool, from, name);
-	lp_fail(err, LP_EIO, "cannot move %s to %s/: %s", src, to, g_strerror(errno));
+	lp_fail(err, LP_EIO, "cannot move %s to %s/: %s%s", src, to, g_strerror(errno),
+		errno == EINVAL ? " (the spool's file system cannot rename without replacing)" : "");
 	g_free(src);
 	return err->status;
 }
 
 int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err)
 {
-	int r = move(spool, "incoming", "running", name, err);
-	if (r < 0)
+	int r = move(spool, "incoming", name, "running", name, err);
+	if (r == MOVE_GONE || r == MOVE_TAKEN)
 		return 0;
 	return r ? -1 : 1;
 }
@@ -388,21 +413,23 @@ static void remove_sidecar(const lp_spool *spool, const char *name, const char *
 	g_free(file);
 }
 
-/* What tells the job file running/NAME from another of the same name:
- * renames keep its device, inode and modification time; NULL if it is gone. */
-static char *job_identity(const lp_spool *spool, const char *name)
+/* What tells the job file SUB/NAME from another of the same name: renames
+ * keep its device, inode and modification time; NULL if it is gone. */
+static char *job_identity(const lp_spool *spool, const char *sub, const char *name)
 {
 	struct stat st;
-	if (fstatat(sub_fd(spool, "running"), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(sub_fd(spool, sub), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return NULL;
 	return g_strdup_printf("%ju:%ju:%jd.%09ld", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
 			       (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
 }
 
-unsigned lp_spool_attempts(const lp_spool *spool, const char *name)
+/* The attempts that running/ID.attempts counts for job file SUB/NAME: 0
+ * unless it names that very file. */
+static unsigned attempts_of(const lp_spool *spool, const char *sub, const char *name)
 {
 	char *file = sidecar_name(name, ATTEMPTS_SUFFIX);
-	char *identity = job_identity(spool, name);
+	char *identity = job_identity(spool, sub, name);
 	char *text = NULL;
 	size_t len;
 	unsigned attempts = 0;
@@ -430,9 +457,14 @@ unsigned lp_spool_attempts(const lp_spool *spool, const char *name)
 	return attempts;
 }
 
+unsigned lp_spool_attempts(const lp_spool *spool, const char *name)
+{
+	return attempts_of(spool, "running", name);
+}
+
 int lp_spool_requeue(lp_spool *spool, const char *name, unsigned attempts, lp_error *err)
 {
-	char *identity = job_identity(spool, name);
+	char *identity = job_identity(spool, "running", name);
 	if (!identity)
 		return lp_fail(err, LP_EIO, "cannot requeue %s: it is gone from running/", name);
 	char *text = g_strdup_printf("job: %s\nattempts: %u\n", identity, attempts);
@@ -444,25 +476,66 @@ int lp_spool_requeue(lp_spool *spool, const char *name, unsigned attempts, lp_er
 	if (r)
 		return r;
 	remove_sidecar(spool, name, STATUS_SUFFIX);
-	r = move(spool, "running", "incoming", name, err);
-	if (r < 0)
+	r = move(spool, "running", name, "incoming", name, err);
+	if (r == MOVE_GONE)
 		return lp_fail(err, LP_EIO, "cannot requeue %s: it is gone from running/", name);
-	return r;
+	return r == MOVE_TAKEN ? LP_SPOOL_NAME_TAKEN : r;
 }
 
-int lp_spool_finish(lp_spool *spool, const char *name, bool ok, const char *report, lp_error *err)
+/* The first of ID, ID~2, ID~3... that names neither a job file nor a
+ * report in SUB (spool invariant (9)). Only the daemon writes there
+ * (invariant (2)): what is free now stays free until it writes it. */
+static char *free_record_id(const lp_spool *spool, const char *sub, const char *id)
+{
+	char *candidate = g_strdup(id);
+	for (unsigned n = 2;; n++) {
+		char *job = g_strconcat(candidate, JOB_SUFFIX, NULL);
+		char *report = g_strconcat(candidate, REPORT_SUFFIX, NULL);
+		struct stat st;
+		bool job_free = fstatat(sub_fd(spool, sub), job, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+				errno == ENOENT;
+		bool report_free = fstatat(sub_fd(spool, sub), report, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+				   errno == ENOENT;
+		g_free(report);
+		g_free(job);
+		if (job_free && report_free)
+			return candidate;
+		g_free(candidate);
+		candidate = g_strdup_printf("%s~%u", id, n);
+	}
+}
+
+int lp_spool_finish(lp_spool *spool, const char *from, const char *name, bool ok,
+		    const char *report, char **record, lp_error *err)
 {
 	const char *sub = ok ? "done" : "failed";
-	char *file = sidecar_name(name, ".report.yaml");
-	int r = write_in(spool, sub, file, report, err);
-	g_free(file);
-	if (r)
-		return r;
-	remove_sidecar(spool, name, STATUS_SUFFIX);
-	remove_sidecar(spool, name, ATTEMPTS_SUFFIX);
-	r = move(spool, "running", sub, name, err);
-	if (r < 0)
-		return lp_fail(err, LP_EIO, "cannot move %s to %s/: it is gone from running/", name, sub);
+	char *id = lp_spool_job_id(name);
+	char *kept = free_record_id(spool, sub, id);
+	char *report_file = g_strconcat(kept, REPORT_SUFFIX, NULL);
+	char *job_file = g_strconcat(kept, JOB_SUFFIX, NULL);
+	bool running = !strcmp(from, "running");
+	int r = write_in(spool, sub, report_file, report, err);
+	if (!r) {
+		/* Spool invariant (11); a queued job's count is running/ID.attempts
+		 * only if that names it, and not a running job of its name. */
+		if (running)
+			remove_sidecar(spool, name, STATUS_SUFFIX);
+		if (running || attempts_of(spool, from, name))
+			remove_sidecar(spool, name, ATTEMPTS_SUFFIX);
+		r = move(spool, from, name, sub, job_file, err);
+	}
+	if (r == MOVE_GONE || r == MOVE_TAKEN) {
+		/* Taken back by its owner while queued: no record of what was not
+		 * run. */
+		unlinkat(sub_fd(spool, sub), report_file, 0);
+		r = lp_fail(err, LP_EIO, "cannot move %s to %s/: it is gone from %s/", name, sub, from);
+	}
+	if (!r && record)
+		*record = g_strdup(job_file);
+	g_free(job_file);
+	g_free(report_file);
+	g_free(kept);
+	g_free(id);
 	return r;
 }
 

@@ -69,6 +69,7 @@ void lp_report_free(lp_report *r)
 		g_free(r->schedule->columns);
 		g_free(r->schedule);
 	}
+	g_free(r->units);
 	g_free(r->misses);
 	g_free(r->title);
 	g_free(r);
@@ -514,8 +515,9 @@ int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_e
 		rc = replay_once(r, dir, &opt, true, &same, err);
 	if (!rc && !same)
 		rc = lp_fail(err, LP_EINPUT, "the schedule report is not of %s%s: run again, the schedule "
-			     "does not give its %" G_GUINT64_FORMAT " ticks and references per CPU", dir,
-			     policy == LP_SCHED_RANDOM ? " with this --seed" : "", sc->ticks);
+			     "does not give its %" G_GUINT64_FORMAT " tick%s and references per CPU", dir,
+			     policy == LP_SCHED_RANDOM ? " with this --seed" : "", sc->ticks,
+			     sc->ticks == 1 ? "" : "s");
 	if (rc) {
 		g_free(sc->columns);
 		sc->columns = NULL;
@@ -607,6 +609,20 @@ static void directory_tasks(collector *c, const lp_index *ix)
 		}
 }
 
+/* The units a schedule report of the directory lists, in its order. */
+static void directory_units(lp_report *r, const lp_sched_input *in)
+{
+	size_t *order = g_new(size_t, in->nunits);
+	lp_sched_unit_order(in, order);
+	r->units = g_new0(lp_report_unit, in->nunits);
+	r->nunits = in->nunits;
+	for (size_t i = 0; i < in->nunits; i++) {
+		const lp_sched_unit *u = &in->units[order[i]];
+		r->units[i] = (lp_report_unit){.pid = u->pid, .tid = u->tid, .incarnation = u->incarnation};
+	}
+	g_free(order);
+}
+
 lp_report *lp_report_from_directory(const char *dir, lp_error *err)
 {
 	lp_report *r = report_new(LP_REPORT_DIRECTORY, dir);
@@ -619,6 +635,8 @@ lp_report *lp_report_from_directory(const char *dir, lp_error *err)
 	if (!rc && !(ix = lp_index_read(dir, err)))
 		rc = err->status;
 	if (!rc)
+		rc = lp_index_count(dir, ix, err);
+	if (!rc)
 		directory_tasks(&c, ix);
 	lp_index_free(ix);
 	lp_taskdir *t = NULL;
@@ -629,6 +647,7 @@ lp_report *lp_report_from_directory(const char *dir, lp_error *err)
 	}
 	if (!rc) {
 		const lp_sched_input *in = lp_taskdir_input(t);
+		directory_units(r, in);
 		lp_sched_ref *buf = g_new(lp_sched_ref, READ_BATCH);
 		for (size_t f = 0; f < in->nfiles && !rc; f++)
 			if (in->files[f].first_unit != SIZE_MAX)

@@ -89,9 +89,9 @@ static void figure_mrc(GString *s, const lp_report *r)
 	uint64_t knees[MAX_KNEES];
 	size_t nknees = lp_mrc_knees(m, r->distinct, r->references, knees, MAX_KNEES);
 	GString *desc = g_string_new(NULL);
-	add(desc, "LRU miss ratio of %" PRIu64 " references to %" PRIu64
-	    " distinct pages against memory size in pages, log scale; knees at", r->references,
-	    r->distinct);
+	add(desc, "LRU miss ratio of %" PRIu64 " reference%s to %" PRIu64
+	    " distinct page%s against memory size in pages, log scale; knees at", r->references,
+	    r->references == 1 ? "" : "s", r->distinct, r->distinct == 1 ? "" : "s");
 	for (size_t k = 0; k < nknees; k++)
 		add(desc, "%s %" PRIu64, k ? "," : "", knees[k]);
 	g_string_append(desc, nknees ? " pages." : " no size.");
@@ -169,14 +169,15 @@ static void figure_mrc(GString *s, const lp_report *r)
 		g_string_append(s, "</text></g>\n");
 	}
 	g_string_append(s, "</svg>\n<figcaption>LRU miss ratio against memory size: ");
-	add(s, "%" PRIu64 " references, %" PRIu64 " distinct pages (all of them fit in %" PRIu64
-	       " pages, where only first references miss: ratio %.4f). ",
-	    r->references, r->distinct, r->distinct, (double)m[r->distinct] / refs);
+	add(s, "%" PRIu64 " reference%s, %" PRIu64 " distinct page%s (all of them fit in %" PRIu64
+	       " page%s, where only first references miss: ratio %.4f). ",
+	    r->references, r->references == 1 ? "" : "s", r->distinct, r->distinct == 1 ? "" : "s",
+	    r->distinct, r->distinct == 1 ? "" : "s", (double)m[r->distinct] / refs);
 	if (nknees) {
 		g_string_append(s, "Working-set knees (dashed), where the curve flattens: ");
 		for (size_t k = 0; k < nknees; k++)
-			add(s, "%s%" PRIu64 " pages (miss ratio %.4f)", k ? ", " : "", knees[k],
-			    (double)m[knees[k]] / refs);
+			add(s, "%s%" PRIu64 " page%s (miss ratio %.4f)", k ? ", " : "", knees[k],
+			    knees[k] == 1 ? "" : "s", (double)m[knees[k]] / refs);
 		g_string_append(s, ".");
 	} else {
 		g_string_append(s, "No working-set knee: the curve never flattens sharply.");
@@ -266,8 +267,9 @@ static void figure_schedule(GString *s, const lp_report *r, const size_t *rank)
 	plot q = {.left = 70, .right = VIEW_W - 18, .top = 12};
 	q.bottom = q.top + row * (double)sc->ncpus;
 	GString *d = g_string_new(NULL);
-	add(d, "laplace schedule, policy %s, quantum %" PRIu64 ", on %zu processors: which task each "
-	       "ran in each of %" PRIu64 " ticks.", sc->policy, sc->quantum, sc->ncpus, sc->ticks);
+	add(d, "laplace schedule, policy %s, quantum %" PRIu64 ", on %zu processor%s: which task "
+	       "each ran in each of %" PRIu64 " tick%s.", sc->policy, sc->quantum, sc->ncpus,
+	    sc->ncpus == 1 ? "" : "s", sc->ticks, sc->ticks == 1 ? "" : "s");
 	svg_open(s, "schedule", q.bottom + 52, "Task timeline per CPU", d->str);
 	g_string_free(d, TRUE);
 	time_axis(s, &q, (double)sc->ticks, 0, "ticks of the schedule");
@@ -303,13 +305,16 @@ static void figure_schedule(GString *s, const lp_report *r, const size_t *rank)
 	}
 	g_string_append(s, "</svg>\n<figcaption>");
 	add(s, "The tasks re-scheduled by <code>laplace schedule</code> (policy %s, quantum %" PRIu64
-	       ", %zu CPUs), run again to see which task each CPU ran when: one row per CPU, "
+	       ", %zu CPU%s), run again to see which task each CPU ran when: one row per CPU, "
 	       "coloured by program as above; blank where it was idle. CPUs:", sc->policy,
-	    sc->quantum, sc->ncpus);
-	for (size_t c = 0; c < sc->ncpus; c++)
-		add(s, "%s cpu %zu %" PRIu64 " references, %" PRIu64 " idle ticks, %" PRIu64
-		       " slices", c ? ";" : "", c, sc->cpu[c].references, sc->cpu[c].idle_ticks,
-		    sc->cpu[c].slices);
+	    sc->quantum, sc->ncpus, sc->ncpus == 1 ? "" : "s");
+	for (size_t c = 0; c < sc->ncpus; c++) {
+		const lp_report_cpu *cpu = &sc->cpu[c];
+		add(s, "%s cpu %zu %" PRIu64 " reference%s, %" PRIu64 " idle tick%s, %" PRIu64
+		       " slice%s", c ? ";" : "", c, cpu->references, cpu->references == 1 ? "" : "s",
+		    cpu->idle_ticks, cpu->idle_ticks == 1 ? "" : "s", cpu->slices,
+		    cpu->slices == 1 ? "" : "s");
+	}
 	g_string_append(s, ".</figcaption>\n");
 	g_free(program);
 }
@@ -364,7 +369,7 @@ static double legend(GString *s, const lp_report *r, const size_t *rank, double 
 		if (k < shown)
 			add_name(s, g_ptr_array_index(r->programs, by_rank[k]), PROGRAM_LABEL_MAX);
 		else
-			add(s, "%zu other programs, unknown", n - shown);
+			add(s, "%zu other program%s, unknown", n - shown, n - shown == 1 ? "" : "s");
 		g_string_append(s, "</text>\n");
 	}
 	g_string_append(s, "</g>\n");
@@ -395,8 +400,9 @@ static void figure_timeline(GString *s, const lp_report *r)
 	plot p = {.left = 104, .right = VIEW_W - 18, .top = 12, .bottom = 12 + rows_h};
 	double height = p.bottom + 56 + (double)legend_rows * 20 + 8;
 	GString *desc = g_string_new(NULL);
-	add(desc, "Which task ran when: %zu tasks of %zu processes, one row per task grouped by "
-		  "process, coloured by program (%u programs).", ntasks, nproc, r->programs->len);
+	add(desc, "Which task ran when: %zu task%s of %zu process%s, one row per task grouped by "
+		  "process, coloured by program (%u program%s).", ntasks, ntasks == 1 ? "" : "s",
+	    nproc, nproc == 1 ? "" : "es", r->programs->len, r->programs->len == 1 ? "" : "s");
 	svg_open(s, "timeline", height, "Task timeline", desc->str);
 	g_string_free(desc, TRUE);
 
@@ -456,8 +462,8 @@ static void figure_timeline(GString *s, const lp_report *r)
 	g_string_append(s, "</svg>\n");
 	add(s, "<figcaption>Which task was current (from its <code>S</code> event to the next "
 	       "switch or its exit), one row per task labelled pid/tid in hex, grouped by process; "
-	       "colour: the program the task ran. %u runs of %zu tasks.</figcaption>\n",
-	    r->runs->len, ntasks);
+	       "colour: the program the task ran. %u run%s of %zu task%s.</figcaption>\n",
+	    r->runs->len, r->runs->len == 1 ? "" : "s", ntasks, ntasks == 1 ? "" : "s");
 	g_free(bars);
 	g_free(row_y);
 
@@ -473,8 +479,11 @@ static void figure_kinds(GString *s, const lp_report *r)
 {
 	add(s, "<figure id=\"figure-kinds\">\n");
 	if (!r->has_stats) {
-		add(s, "<p>Canonical pages by kind: a basic merge stream does not say what kind "
-		       "of page each is.</p>\n</figure>\n");
+		add(s, "<p>Canonical pages by kind: %s say what kind of page each is.</p>\n"
+		       "</figure>\n", r->source == LP_REPORT_DIRECTORY
+					 ? "this directory's index.yaml has no merge statistics, "
+					   "and its task files do not"
+					 : "a basic merge stream does not");
 		return;
 	}
 	uint64_t most = 0;
@@ -488,7 +497,8 @@ static void figure_kinds(GString *s, const lp_report *r)
 	plot p = {.left = 16 + 8.5 * (double)longest, .right = VIEW_W - 60, .top = 10};
 	p.bottom = p.top + row * LP_PAGE_KIND_COUNT;
 	GString *desc = g_string_new(NULL);
-	add(desc, "%" PRIu64 " canonical pages:", lp_stats_total_pages(&r->stats));
+	uint64_t pages = lp_stats_total_pages(&r->stats);
+	add(desc, "%" PRIu64 " canonical page%s:", pages, pages == 1 ? "" : "s");
 	for (int k = 0; k < LP_PAGE_KIND_COUNT; k++)
 		add(desc, "%s %s %" PRIu64, k ? "," : "", lp_page_kind_words[k], r->stats.pages[k]);
 	svg_open(s, "kinds", p.bottom + 52, "Canonical pages by kind", desc->str);

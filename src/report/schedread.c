@@ -1,5 +1,12 @@
 /* The report of laplace schedule --report read back (laplace-formats(5),
- * "Output and report"), for the per-CPU rows of the task timeline. */
+ * "Output and report"), for the per-CPU rows of the task timeline.
+ *
+ * Read strictly, as laplace schedule writes it: the keys it writes and no
+ * others, each once, values as its command line takes them, no anchors or
+ * aliases, and exactly the directory's units in their order. The YAML is
+ * read event by event, not loaded as a document, and the file may be no
+ * larger than such a report of the directory can be: memory follows the
+ * directory, whatever the file holds. */
 #include "laplace/report.h"
 
 #include <inttypes.h>
@@ -8,106 +15,357 @@
 
 #include "laplace/inbuf.h"
 #include "laplace/numbers.h"
-#include "laplace/yamlload.h"
+#include "laplace/schedule.h"
 
-/* A schedule report has a line per unit; a directory of 100000 tasks
- * writes about 10 MB. */
-#define SCHEDULE_MAX_BYTES (32u << 20)
-#define MAX_CPUS 1024
+/* The longest lines laplace schedule writes, every count 20 digits long,
+ * and room for the four header lines. */
+#define UNIT_LINE_MAX 320
+#define CPU_LINE_MAX 160
+#define HEADER_MAX 4096
 
-/* The entries of the list key, each a mapping. */
-static yaml_node_t *get_list(lp_yaml_doc *r, yaml_node_t *map, const char *key, size_t *n)
+typedef struct sched_reader {
+	yaml_parser_t parser;
+	yaml_event_t ev; /* the event last read */
+	const char *name;
+	lp_error *err;
+	const lp_report *r;
+	lp_report_schedule *sc;
+} sched_reader;
+
+/* "NAME:LINE: field FIELD: WHAT", line counted from 0; returns -1. */
+static int bad_at(sched_reader *sr, size_t line, const char *field, const char *what)
 {
-	yaml_node_t *list = lp_yaml_get(r, map, key, YAML_SEQUENCE_NODE);
-	if (list)
-		*n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-	return list;
+	lp_fail(sr->err, LP_EINPUT, "%s:%zu: field %s: %s", sr->name, line + 1, field, what);
+	return -1;
 }
 
-static yaml_node_t *item(lp_yaml_doc *r, yaml_node_t *list, size_t i, const char *key)
+/* The same at the event last read. */
+static int bad(sched_reader *sr, const char *field, const char *what)
 {
-	yaml_node_t *v = yaml_document_get_node(&r->doc, list->data.sequence.items.start[i]);
-	if (v->type != YAML_MAPPING_NODE) {
-		lp_yaml_bad(r, v, key, "an entry is not a mapping");
-		return NULL;
-	}
-	return v;
+	return bad_at(sr, sr->ev.start_mark.line, field, what);
 }
 
-static int get_schedule(lp_yaml_doc *r, lp_report_schedule *sc)
+/* The next event; field names the value it is part of, for messages. */
+static int next(sched_reader *sr, const char *field)
 {
-	yaml_node_t *root = yaml_document_get_root_node(&r->doc);
-	if (!root || root->type != YAML_MAPPING_NODE)
-		return lp_fail(r->err, LP_EINPUT, "%s: not a schedule report (no mapping at the top)",
-			       r->name);
-	yaml_node_t *policy = lp_yaml_get(r, root, "policy", YAML_SCALAR_NODE);
-	if (!policy)
+	yaml_event_delete(&sr->ev);
+	if (!yaml_parser_parse(&sr->parser, &sr->ev)) {
+		memset(&sr->ev, 0, sizeof sr->ev);
+		lp_fail(sr->err, LP_EINPUT, "%s:%zu: not YAML: %s", sr->name,
+			sr->parser.problem_mark.line + 1,
+			sr->parser.problem ? sr->parser.problem : "parse error");
 		return -1;
-	sc->policy = g_strdup((const char *)policy->data.scalar.value);
-	uint64_t cpus;
-	if (lp_yaml_get_count(r, root, "quantum", &sc->quantum) ||
-	    lp_yaml_get_count(r, root, "cpus", &cpus) || lp_yaml_get_count(r, root, "ticks", &sc->ticks))
-		return -1;
-	size_t n = 0;
-	yaml_node_t *list = get_list(r, root, "cpu_stats", &n);
-	if (!list)
-		return -1;
-	if (n != cpus || n == 0 || n > MAX_CPUS)
-		return lp_yaml_bad(r, list, "cpu_stats", "not one entry per CPU of cpus");
-	sc->cpu = g_new0(lp_report_cpu, n);
-	sc->ncpus = n;
-	for (size_t i = 0; i < n; i++) {
-		yaml_node_t *m = item(r, list, i, "cpu_stats");
-		uint64_t cpu;
-		if (!m || lp_yaml_get_count(r, m, "cpu", &cpu) ||
-		    lp_yaml_get_count(r, m, "references", &sc->cpu[i].references) ||
-		    lp_yaml_get_count(r, m, "idle_ticks", &sc->cpu[i].idle_ticks) ||
-		    lp_yaml_get_count(r, m, "slices", &sc->cpu[i].slices))
-			return -1;
-		if (cpu != i)
-			return lp_yaml_bad(r, m, "cpu", "not the entry's place in the list");
-		if (sc->cpu[i].references > sc->ticks)
-			return lp_yaml_bad(r, m, "references", "more than ticks");
 	}
-	if (!(list = get_list(r, root, "units", &n)))
+	const yaml_event_t *e = &sr->ev;
+	if (e->type == YAML_ALIAS_EVENT || (e->type == YAML_SCALAR_EVENT && e->data.scalar.anchor) ||
+	    (e->type == YAML_SEQUENCE_START_EVENT && e->data.sequence_start.anchor) ||
+	    (e->type == YAML_MAPPING_START_EVENT && e->data.mapping_start.anchor))
+		return bad(sr, field, "an anchor or alias (laplace schedule writes none)");
+	return 0;
+}
+
+static int expect(sched_reader *sr, const char *field, yaml_event_type_t type, const char *what)
+{
+	if (next(sr, field))
 		return -1;
-	sc->unit = g_new0(lp_report_unit, n);
-	sc->nunits = n;
-	for (size_t i = 0; i < n; i++) {
-		yaml_node_t *m = item(r, list, i, "units");
-		lp_report_unit *u = &sc->unit[i];
-		if (!m || lp_yaml_get_count(r, m, "pid", &u->pid) || lp_yaml_get_count(r, m, "tid", &u->tid) ||
-		    lp_yaml_get_count(r, m, "incarnation", &u->incarnation) ||
-		    lp_yaml_get_count(r, m, "references", &u->references) ||
-		    lp_yaml_get_count(r, m, "slices", &u->slices) ||
-		    /* Both omitted for a unit with no references (9.3). */
-		    (u->references && (lp_yaml_get_count(r, m, "first_tick", &u->first_tick) ||
-				       lp_yaml_get_count(r, m, "last_tick", &u->last_tick))))
+	return sr->ev.type == type ? 0 : bad(sr, field, what);
+}
+
+/* The scalar just read as a decimal count. */
+static int count(sched_reader *sr, const char *field, uint64_t *out)
+{
+	if (sr->ev.type != YAML_SCALAR_EVENT)
+		return bad(sr, field, "not a single value");
+	if (!lp_parse_decimal((const char *)sr->ev.data.scalar.value, 0, UINT64_MAX, out))
+		return bad(sr, field, "not a decimal count");
+	return 0;
+}
+
+/* The key of a mapping being read, one of keys[0, n) not seen before:
+ * its index, n at the mapping's end, or -1. */
+static int next_key(sched_reader *sr, const char *map, const char *const *keys, int n,
+		    bool *seen)
+{
+	if (next(sr, map))
+		return -1;
+	if (sr->ev.type == YAML_MAPPING_END_EVENT)
+		return n;
+	if (sr->ev.type != YAML_SCALAR_EVENT)
+		return bad(sr, map, "a key that is not a name");
+	const char *key = (const char *)sr->ev.data.scalar.value;
+	for (int k = 0; k < n; k++)
+		if (!strcmp(key, keys[k])) {
+			if (seen[k])
+				return bad(sr, keys[k], "given twice");
+			seen[k] = true;
+			return k;
+		}
+	char what[96], shown[LP_QUOTE_SIZE];
+	g_snprintf(what, sizeof what, "not a key of %s%s (laplace schedule writes no such key)",
+		   strcmp(map, "report") ? "an entry of " : "a schedule ", map);
+	return bad(sr, lp_quote(shown, key, sr->ev.data.scalar.length), what);
+}
+
+/* A mapping of counts with exactly the keys keys[0, n) (optional ones
+ * may be absent; have says which are there), from its start event. */
+static int read_counts(sched_reader *sr, const char *list, const char *const *keys, int n,
+		       uint64_t *values, bool *have)
+{
+	if (sr->ev.type != YAML_MAPPING_START_EVENT)
+		return bad(sr, list, "an entry is not a mapping");
+	memset(have, 0, sizeof *have * (size_t)n);
+	for (;;) {
+		int k = next_key(sr, list, keys, n, have);
+		if (k < 0)
 			return -1;
-		if (u->references && (u->first_tick > u->last_tick || u->last_tick >= sc->ticks))
-			return lp_yaml_bad(r, m, "last_tick", "not between first_tick and ticks");
+		if (k == n)
+			return 0;
+		if (next(sr, keys[k]) || count(sr, keys[k], &values[k]))
+			return -1;
+	}
+}
+
+
+enum { CPU_CPU, CPU_REFERENCES, CPU_IDLE, CPU_SLICES, CPU_KEYS };
+static const char *const cpu_keys[CPU_KEYS] = {"cpu", "references", "idle_ticks", "slices"};
+
+/* cpu_stats, from its sequence start; the checks that need ticks come
+ * after the whole report is read. */
+static int read_cpus(sched_reader *sr, size_t *lines)
+{
+	lp_report_schedule *sc = sr->sc;
+	sc->cpu = g_new0(lp_report_cpu, LP_SCHED_MAX_CPUS);
+	for (;;) {
+		if (next(sr, "cpu_stats"))
+			return -1;
+		if (sr->ev.type == YAML_SEQUENCE_END_EVENT)
+			return 0;
+		if (sc->ncpus == LP_SCHED_MAX_CPUS)
+			return bad(sr, "cpu_stats", "more than 1024 entries (laplace schedule --cpus)");
+		uint64_t v[CPU_KEYS];
+		bool have[CPU_KEYS];
+		lines[sc->ncpus] = sr->ev.start_mark.line;
+		if (read_counts(sr, "cpu_stats", cpu_keys, CPU_KEYS, v, have))
+			return -1;
+		for (int k = 0; k < CPU_KEYS; k++)
+			if (!have[k])
+				return bad(sr, cpu_keys[k], "missing");
+		if (v[CPU_CPU] != sc->ncpus)
+			return bad(sr, "cpu", "not the entry's place in the list");
+		if (v[CPU_SLICES] > v[CPU_REFERENCES])
+			return bad(sr, "slices", "more than references");
+		sc->cpu[sc->ncpus++] = (lp_report_cpu){v[CPU_REFERENCES], v[CPU_IDLE], v[CPU_SLICES]};
+	}
+}
+
+enum { U_PID, U_TID, U_INCARNATION, U_REFERENCES, U_SLICES, U_FIRST, U_LAST, UNIT_KEYS };
+static const char *const unit_keys[UNIT_KEYS] = {
+	"pid", "tid", "incarnation", "references", "slices", "first_tick", "last_tick"};
+
+/* Entry i of units is not r's unit i: say why. */
+static int wrong_unit(sched_reader *sr, size_t i, const lp_report_unit *u)
+{
+	const lp_report *r = sr->r;
+	size_t j = 0;
+	while (j < r->nunits && (r->units[j].pid != u->pid || r->units[j].tid != u->tid ||
+				 r->units[j].incarnation != u->incarnation))
+		j++;
+	char what[200];
+	if (j == r->nunits)
+		g_snprintf(what, sizeof what,
+			   "pid %" PRIu64 " tid %" PRIu64 " incarnation %" PRIu64
+			   ": the directory has no such unit",
+			   u->pid, u->tid, u->incarnation);
+	else if (j < i)
+		g_snprintf(what, sizeof what,
+			   "pid %" PRIu64 " tid %" PRIu64 " incarnation %" PRIu64 ": listed twice",
+			   u->pid, u->tid, u->incarnation);
+	else
+		g_snprintf(what, sizeof what,
+			   "pid %" PRIu64 " tid %" PRIu64 " incarnation %" PRIu64
+			   ": out of order (laplace schedule lists pid %" PRIu64 " tid %" PRIu64
+			   " incarnation %" PRIu64 " here)",
+			   u->pid, u->tid, u->incarnation, r->units[i].pid, r->units[i].tid,
+			   r->units[i].incarnation);
+	return bad(sr, "units", what);
+}
+
+/* units, from its sequence start: the directory's, each once, in order. */
+static int read_units(sched_reader *sr, size_t *lines)
+{
+	lp_report_schedule *sc = sr->sc;
+	const lp_report *r = sr->r;
+	sc->unit = g_new0(lp_report_unit, r->nunits ? r->nunits : 1);
+	for (;;) {
+		if (next(sr, "units"))
+			return -1;
+		if (sr->ev.type == YAML_SEQUENCE_END_EVENT)
+			break;
+		uint64_t v[UNIT_KEYS];
+		bool have[UNIT_KEYS];
+		size_t line = sr->ev.start_mark.line;
+		if (read_counts(sr, "units", unit_keys, UNIT_KEYS, v, have))
+			return -1;
+		for (int k = 0; k < U_FIRST; k++)
+			if (!have[k])
+				return bad(sr, unit_keys[k], "missing");
+		lp_report_unit u = {v[U_PID], v[U_TID], v[U_INCARNATION], v[U_REFERENCES], v[U_SLICES],
+				    v[U_FIRST], v[U_LAST]};
+		size_t i = sc->nunits;
+		if (i == r->nunits || r->units[i].pid != u.pid || r->units[i].tid != u.tid ||
+		    r->units[i].incarnation != u.incarnation)
+			return wrong_unit(sr, i, &u);
+		/* first_tick and last_tick: both there for a unit with
+		 * references, both omitted for one with none (9.3). */
+		if (u.references && !have[U_FIRST])
+			return bad(sr, "first_tick", "missing");
+		if (u.references && !have[U_LAST])
+			return bad(sr, "last_tick", "missing");
+		if (!u.references && (have[U_FIRST] || have[U_LAST]))
+			return bad(sr, have[U_FIRST] ? "first_tick" : "last_tick",
+				   "given for a unit with no references");
+		if (u.slices > u.references)
+			return bad(sr, "slices", "more than references");
+		if (u.references && !u.slices)
+			return bad(sr, "slices", "none for a unit with references");
+		if (u.references && (u.first_tick > u.last_tick ||
+				     u.last_tick - u.first_tick < u.references - 1))
+			return bad(sr, "last_tick", "fewer ticks from first_tick than references");
+		lines[i] = line;
+		sc->unit[sc->nunits++] = u;
+	}
+	if (sc->nunits < r->nunits) {
+		char what[160];
+		g_snprintf(what, sizeof what, "%zu units listed; the directory has %zu", sc->nunits,
+			   r->nunits);
+		return bad(sr, "units", what);
 	}
 	return 0;
 }
 
+enum { K_POLICY, K_QUANTUM, K_CPUS, K_TICKS, K_CPU_STATS, K_UNITS, TOP_KEYS };
+static const char *const top_keys[TOP_KEYS] = {"policy", "quantum",   "cpus",
+					       "ticks",  "cpu_stats", "units"};
+
+/* The checks between fields, once all are read; the line of the entry at
+ * fault is named. */
+static int check_whole(sched_reader *sr, int policy, uint64_t cpus, size_t cpu_stats_line,
+		       const size_t *cpu_lines, const size_t *unit_lines)
+{
+	lp_report_schedule *sc = sr->sc;
+	if (cpus != sc->ncpus)
+		return bad_at(sr, cpu_stats_line, "cpu_stats", "not one entry per CPU of cpus");
+	uint64_t cpu_refs = 0, unit_refs = 0;
+	for (size_t c = 0; c < sc->ncpus; c++) {
+		if (sc->cpu[c].references > sc->ticks)
+			return bad_at(sr, cpu_lines[c], "references", "more than ticks");
+		if (sc->cpu[c].idle_ticks != sc->ticks - sc->cpu[c].references)
+			return bad_at(sr, cpu_lines[c], "idle_ticks", "not ticks less references");
+		cpu_refs += sc->cpu[c].references;
+	}
+	for (size_t i = 0; i < sc->nunits; i++) {
+		if (sc->unit[i].references && sc->unit[i].last_tick >= sc->ticks)
+			return bad_at(sr, unit_lines[i], "last_tick", "not between first_tick and ticks");
+		unit_refs += sc->unit[i].references;
+	}
+	/* as-traced also emits the kernel's and orphan's references, which
+	 * no unit counts. */
+	if (policy == LP_SCHED_AS_TRACED ? unit_refs > cpu_refs : unit_refs != cpu_refs)
+		return bad_at(sr, cpu_lines[0], "references",
+			      policy == LP_SCHED_AS_TRACED ? "the CPU's, fewer than the units'"
+							   : "the CPUs', not the units' together");
+	return 0;
+}
+
+static int read_report(sched_reader *sr)
+{
+	lp_report_schedule *sc = sr->sc;
+	if (expect(sr, "report", YAML_STREAM_START_EVENT, "not YAML") ||
+	    expect(sr, "report", YAML_DOCUMENT_START_EVENT, "not a schedule report (empty)") ||
+	    expect(sr, "report", YAML_MAPPING_START_EVENT,
+		   "not a schedule report (no mapping at the top)"))
+		return -1;
+	size_t top = sr->ev.start_mark.line, cpu_stats_line = 0;
+	bool seen[TOP_KEYS] = {0};
+	uint64_t cpus = 0;
+	int policy = -1;
+	size_t *cpu_lines = g_new0(size_t, LP_SCHED_MAX_CPUS);
+	size_t *unit_lines = g_new0(size_t, sr->r->nunits ? sr->r->nunits : 1);
+	int rc = 0;
+	for (int k; !rc && (k = next_key(sr, "report", top_keys, TOP_KEYS, seen)) != TOP_KEYS;) {
+		if (k < 0 || next(sr, top_keys[k])) {
+			rc = -1;
+			break;
+		}
+		switch (k) {
+		case K_POLICY:
+			if (sr->ev.type != YAML_SCALAR_EVENT)
+				rc = bad(sr, "policy", "not a single value");
+			else if ((policy = lp_sched_policy_parse((const char *)sr->ev.data.scalar.value)) < 0)
+				rc = bad(sr, "policy", "not as-traced, rr or random");
+			else
+				sc->policy = g_strdup(lp_sched_policy_names[policy]);
+			break;
+		case K_QUANTUM:
+			rc = count(sr, "quantum", &sc->quantum);
+			break;
+		case K_CPUS:
+			if (!(rc = count(sr, "cpus", &cpus)) && (cpus < 1 || cpus > LP_SCHED_MAX_CPUS))
+				rc = bad(sr, "cpus", "not from 1 to 1024 (laplace schedule --cpus)");
+			break;
+		case K_TICKS:
+			rc = count(sr, "ticks", &sc->ticks);
+			break;
+		case K_CPU_STATS:
+		case K_UNITS:
+			cpu_stats_line = k == K_CPU_STATS ? sr->ev.start_mark.line : cpu_stats_line;
+			if (sr->ev.type != YAML_SEQUENCE_START_EVENT)
+				rc = bad(sr, top_keys[k], "not a list");
+			else
+				rc = k == K_UNITS ? read_units(sr, unit_lines) : read_cpus(sr, cpu_lines);
+			break;
+		}
+	}
+	for (int k = 0; !rc && k < TOP_KEYS; k++)
+		if (!seen[k])
+			rc = bad_at(sr, top, top_keys[k], "missing");
+	if (!rc && policy == LP_SCHED_AS_TRACED && (sc->quantum != 0 || cpus != 1))
+		rc = bad_at(sr, top, sc->quantum ? "quantum" : "cpus",
+			    sc->quantum ? "not 0, as as-traced has it" : "not 1, as as-traced has it");
+	if (!rc && policy != LP_SCHED_AS_TRACED && sc->quantum == 0)
+		rc = bad_at(sr, top, "quantum", "0 (laplace schedule --quantum is at least 1)");
+	if (!rc)
+		rc = check_whole(sr, policy, cpus, cpu_stats_line, cpu_lines, unit_lines);
+	if (!rc && (expect(sr, "report", YAML_DOCUMENT_END_EVENT, "more after the report") ||
+		    expect(sr, "report", YAML_STREAM_END_EVENT, "a second document")))
+		rc = -1;
+	g_free(cpu_lines);
+	g_free(unit_lines);
+	return rc;
+}
+
 int lp_report_read_schedule(lp_report *rep, const char *path, lp_error *err)
 {
+	size_t max_bytes = HEADER_MAX + CPU_LINE_MAX * LP_SCHED_MAX_CPUS + UNIT_LINE_MAX * rep->nunits;
 	char *text = NULL;
 	size_t len = 0;
-	if (lp_read_small_file(path, true, SCHEDULE_MAX_BYTES, "schedule report", &text, &len, err))
+	if (lp_read_small_file(path, true, max_bytes, "schedule report of this directory", &text, &len,
+			       err))
 		return err->status;
-	lp_yaml_doc r = {.name = path, .err = err};
-	lp_report_schedule *sc = g_new0(lp_report_schedule, 1);
-	int rc = lp_yaml_load(path, text, len, &r.doc, err) || get_schedule(&r, sc) ? err->status : 0;
-	yaml_document_delete(&r.doc);
+	sched_reader sr = {.name = path, .err = err, .r = rep, .sc = g_new0(lp_report_schedule, 1)};
+	yaml_parser_initialize(&sr.parser);
+	yaml_parser_set_input_string(&sr.parser, (const unsigned char *)text, len);
+	int rc = read_report(&sr) ? err->status : 0;
+	yaml_event_delete(&sr.ev);
+	yaml_parser_delete(&sr.parser);
 	g_free(text);
 	if (rc) {
-		g_free(sc->policy);
-		g_free(sc->cpu);
-		g_free(sc->unit);
-		g_free(sc);
+		g_free(sr.sc->policy);
+		g_free(sr.sc->cpu);
+		g_free(sr.sc->unit);
+		g_free(sr.sc);
 		return rc;
 	}
-	rep->schedule = sc;
+	rep->schedule = sr.sc;
 	return 0;
 }

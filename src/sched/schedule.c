@@ -527,6 +527,14 @@ static int unit_order_cmp(const void *a, const void *b, void *units)
 	return 0;
 }
 
+void lp_sched_unit_order(const lp_sched_input *in, size_t *order)
+{
+	for (size_t i = 0; i < in->nunits; i++)
+		order[i] = i;
+	if (in->nunits) /* g_new of 0 is NULL, which qsort_r may not take */
+		qsort_r(order, in->nunits, sizeof *order, unit_order_cmp, (void *)in->units);
+}
+
 /* The file that should hold unit u's creating record: the parent's task
  * file in the same process for T; for F, the parent task's file whose
  * unit began last before the record. NULL when there is none. */
@@ -577,11 +585,7 @@ static void report_init(lp_sched_report *rep, const lp_sched_input *in, const lp
 	rep->nunits = in->nunits;
 	rep->unit = g_new0(lp_sched_unit_stats, in->nunits);
 	rep->unit_order = g_new(size_t, in->nunits);
-	for (size_t i = 0; i < in->nunits; i++)
-		rep->unit_order[i] = i;
-	if (in->nunits) /* g_new of 0 is NULL, which qsort_r may not take */
-		qsort_r(rep->unit_order, in->nunits, sizeof *rep->unit_order, unit_order_cmp,
-			(void *)in->units);
+	lp_sched_unit_order(in, rep->unit_order);
 }
 
 void lp_sched_report_free(lp_sched_report *rep)

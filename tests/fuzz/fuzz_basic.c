@@ -1,34 +1,101 @@
 /* libFuzzer target: basic merge streams read back ("type canonical" lines,
- * section 4, or the binary form of section 8) and the LRU behaviour
- * sequence of one. Checks: each reference has a valid type and the number
- * its line or word spells; a plain stream read to the end has one
- * reference per line and no line over 4096 bytes, or one per 8-byte word
- * after the header. The input's size picks the memory size of the LRU
- * run. */
+ * section 4, or the binary form of section 8), task files read as such
+ * streams (section 5: "type timestamp length vpn canonical" lines between
+ * kernel event lines), and the LRU behaviour sequence of one. Checks: each
+ * reference has a valid type and the number its line or word spells; a
+ * plain stream read to the end has one reference per line and no line
+ * over 4096 bytes, or one per 8-byte word after the header; the lines a
+ * task file's reader skips are event lines the kernel trace's reader
+ * takes. The input's size picks the memory size of the LRU run. */
 #include "fuzz_input.h"
 
 #include <stdbool.h>
 
 #include "laplace/inbuf.h"
+#include "laplace/kern.h"
 #include "laplace/legacy.h"
 #include "laplace/lru.h"
 
 #define BIN_HEADER "LPBASIC\x01"
 
-/* The page a well-formed line spells, parsed here independently. */
-static uint64_t line_page(const uint8_t *line, size_t len)
+/* The line at data[at, size): its length, without the '\n'. */
+static size_t line_length(const uint8_t *data, size_t size, size_t at)
+{
+	const uint8_t *nl = memchr(data + at, '\n', size - at);
+	return (nl ? (size_t)(nl - data) : size) - at;
+}
+
+/* The value of the hex digits s[0, len), parsed here independently;
+ * false if there are none, another byte, or more than 64 bits. */
+static bool hex_value(const uint8_t *s, size_t len, uint64_t *v)
+{
+	*v = 0;
+	for (size_t i = 0; i < len; i++) {
+		int c = s[i] | 0x20;
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0 || *v >> 60)
+			return false;
+		*v = *v << 4 | (uint64_t)d;
+	}
+	return len > 0;
+}
+
+static size_t trim(const uint8_t *line, size_t len)
 {
 	while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
 		len--;
-	FUZZ_CHECK(len >= 3 && line[1] == ' ');
+	return len;
+}
+
+/* Whether line[0, len) is a basic line "type canonical"; its reference. */
+static bool basic_line(const uint8_t *line, size_t len, lp_basic_ref *ref)
+{
+	len = trim(line, len);
+	if (len < 3 || line[1] != ' ' || lp_ref_type_index((char)line[0]) < 0)
+		return false;
+	ref->type = (char)line[0];
+	return hex_value(line + 2, len - 2, &ref->canonical);
+}
+
+/* Whether line[0, len) is a task file's reference line, "type timestamp
+ * length vpn canonical" (fields of at most 64, 8, 20 and 64 bits); its
+ * reference. */
+static bool task_line(const uint8_t *line, size_t len, lp_basic_ref *ref)
+{
+	static const int bits[] = {64, 8, 20, 64};
+	len = trim(line, len);
+	if (len < 2 || line[1] != ' ' || lp_ref_type_index((char)line[0]) < 0)
+		return false;
+	size_t at = 2;
 	uint64_t v = 0;
-	for (size_t i = 2; i < len; i++) {
-		int c = line[i] | 0x20;
-		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-		FUZZ_CHECK(d >= 0 && !(v >> 60));
-		v = v << 4 | (uint64_t)d;
+	for (int f = 0; f < 4; f++) {
+		const uint8_t *sp = memchr(line + at, ' ', len - at);
+		size_t end = f < 3 ? (sp ? (size_t)(sp - line) : len) : len;
+		if (!hex_value(line + at, end - at, &v) || (bits[f] < 64 && v >> bits[f]))
+			return false;
+		if (f < 3 && end >= len)
+			return false;
+		at = end + 1;
 	}
-	return v;
+	ref->type = (char)line[0];
+	ref->canonical = v;
+	return true;
+}
+
+/* Step over the event lines at data[*at, size) of a task file: each must
+ * be one the kernel trace's reader takes. */
+static void skip_events(const uint8_t *data, size_t size, size_t *at)
+{
+	static char line[LP_LINE_MAX + 1];
+	while (*at < size && lp_ref_type_index((char)data[*at]) < 0) {
+		size_t len = line_length(data, size, *at);
+		FUZZ_CHECK(len <= LP_LINE_MAX);
+		memcpy(line, data + *at, len);
+		line[len] = '\0';
+		lp_event ev;
+		FUZZ_CHECK(lp_tag_from_char(line[0]) >= 0 && lp_kern_parse_line(line, len, &ev, NULL) == 1);
+		*at += len + 1;
+	}
 }
 
 /* The reference a word of the binary form spells. */
@@ -60,6 +127,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static lp_basic_ref refs[333];
 	ssize_t n;
 	size_t at = binary ? 8 : 0;
+	/* The first line tells a task file from a basic stream. */
+	lp_basic_ref first;
+	bool task = !binary && !basic_line(data, line_length(data, size, 0), &first);
 	while ((n = lp_basic_read(r, refs, 333, &err)) > 0) {
 		FUZZ_CHECK(n <= 333);
 		for (ssize_t i = 0; i < n; i++) {
@@ -73,19 +143,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			}
 			/* Basic streams have no blank or comment lines. */
+			if (task)
+				skip_events(data, size, &at);
 			FUZZ_CHECK(at < size);
-			const uint8_t *nl = memchr(data + at, '\n', size - at);
-			size_t len = (nl ? (size_t)(nl - data) : size) - at;
-			FUZZ_CHECK(len <= LP_LINE_MAX && data[at] == (uint8_t)refs[i].type);
-			FUZZ_CHECK(line_page(data + at, len) == refs[i].canonical);
+			size_t len = line_length(data, size, at);
+			lp_basic_ref want;
+			FUZZ_CHECK(len <= LP_LINE_MAX);
+			FUZZ_CHECK(task ? task_line(data + at, len, &want) : basic_line(data + at, len, &want));
+			FUZZ_CHECK(want.type == refs[i].type && want.canonical == refs[i].canonical);
 			at += len + 1;
 		}
 	}
 	lp_basic_close(r);
 	if (n < 0)
 		FUZZ_CHECK(err.status == LP_EINPUT || err.status == LP_EIO);
-	else if (plain)
+	else if (plain) {
+		if (task)
+			skip_events(data, size, &at);
 		FUZZ_CHECK(at >= size);
+	}
 
 	int rc = lp_lru_basic_trace(path, frames, fuzz_sink(), &err);
 	FUZZ_CHECK((rc == 0) == (n == 0));

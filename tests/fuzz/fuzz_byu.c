@@ -24,10 +24,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					     LP_LITTLE);
 	lp_legacy_summary sum;
 	if (lp_legacy_to_refs(src, LP_LEGACY_BYU, order, &policy, w, &sum, &err) == 0) {
-		/* Every whole record is a reference or skipped; the count of
-		 * records follows from the size unless the input was compressed. */
+		/* Every whole record is a reference or skipped, and not every
+		 * one skipped; the count of records follows from the size
+		 * unless the input was compressed. */
 		if ((!fuzz_compressed(data, size) && sum.records != size / LP_BYU_RECORD_SIZE) ||
-		    sum.refs[0] + sum.refs[1] + sum.refs[2] + sum.skipped != sum.records)
+		    sum.refs[0] + sum.refs[1] + sum.refs[2] + sum.skipped != sum.records ||
+		    (sum.records && sum.skipped == sum.records))
 			abort();
 		lp_ref_writer_finish(w, &err);
 	} else {

@@ -40,7 +40,7 @@ static int run_file(const char *path, unsigned long *count)
 		abort();
 	memcpy(data, buf, n);
 	free(buf);
-	fprintf(stderr, "replay: %s (%zu bytes)\n", path, n);
+	fprintf(stderr, "replay: %s (%zu byte%s)\n", path, n, n == 1 ? "" : "s");
 	LLVMFuzzerTestOneInput(data, n);
 	free(data);
 	(*count)++;
@@ -104,6 +104,6 @@ int main(int argc, char **argv)
 			rc = 1;
 		}
 	}
-	printf("%s: %lu inputs replayed\n", argc > 0 ? argv[0] : "replay", count);
+	printf("%s: %lu input%s replayed\n", argc > 0 ? argv[0] : "replay", count, count == 1 ? "" : "s");
 	return rc;
 }

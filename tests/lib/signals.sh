@@ -9,6 +9,12 @@
 #   interrupt SIG CMD  start CMD in the background, wait until it has staged
 #                      an output (or a second), send SIG, print the status
 #                      and the entries left beside the inputs
+#
+# CMD runs with SIGINT, SIGTERM and SIGHUP at their default disposition,
+# whatever this shell inherited: laplace rightly keeps ignoring a SIGHUP
+# that was ignored when it started (nohup), and bash ignores SIGINT in the
+# commands it starts in the background, so without the reset the cases
+# would test the caller's dispositions, not laplace.
 
 wait_for() { for _ in $(seq 200); do "$@" && return 0; sleep 0.05; done; return 1; }
 
@@ -35,7 +41,7 @@ interrupt() {
 	shift
 	local before
 	before=$(find . -mindepth 1 | sort)
-	"$@" >/dev/null 2>signal.err &
+	env --default-signal=INT,TERM,HUP "$@" >/dev/null 2>signal.err &
 	local pid=$!
 	wait_for staged || sleep 1
 	kill -s "$sig" "$pid"

@@ -196,7 +196,7 @@ class Merge(Scratch):
             m = laplace.merge(ref, kern)
             self.assertEqual(np.concatenate(list(m)).tolist(), [MERGED[0]])
         self.assertEqual([str(w.message) for w in caught],
-                         ["%s: torn last record: 5 bytes left over after 1 whole records" % ref])
+                         ["%s: torn last record: 5 bytes left over after 1 whole record" % ref])
         self.assertEqual([w.category for w in caught], [laplace.TraceWarning])
         self.assertEqual(m.stats["warnings"], 1)
         with self.assertRaises(laplace.Error) as strict:

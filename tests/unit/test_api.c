@@ -257,7 +257,7 @@ Test(api, basic_torn_binary_record)
 	GByteArray *b = bin_stream(words, 2);
 	char *path = file_with("torn.bin", b->data, b->len - 3);
 	expect_read_error(path, "r 1\n",
-			  "%s: torn last record: 5 bytes left over after 1 whole records, at byte 16");
+			  "%s: torn last record: 5 bytes left over after 1 whole record, at byte 16");
 	g_free(path);
 	g_byte_array_free(b, TRUE);
 }
@@ -299,6 +299,38 @@ Test(api, basic_bad_text_lines)
 	expect_read_error(path, "r 1\n", "%s:2: line longer than 4096 bytes");
 	g_free(path);
 	g_string_free(longer, TRUE);
+}
+
+/* A task file (per-process merge output) read as a basic stream: its
+ * references, its event lines skipped once the kernel trace's reader
+ * takes them. */
+Test(api, basic_task_file)
+{
+	char *path = text_file("task.txt", "S 10 1 a\nr 11 4 2 5\nM 12 1 1000 2000 0 2 3 0 a b \r\n"
+					    "W 13 1 c0000 7\nC 14 5 6 7\nX 15 1\n");
+	expect_basic(path, "r 5\nW 7\n");
+	g_free(path);
+}
+
+Test(api, basic_task_file_bad_event_lines)
+{
+	static const struct {
+		const char *text, *before, *msg;
+		size_t len; /* 0: the text's strlen */
+	} cases[] = {
+		{"C \0\xb0\n", "", "%s:1: tag C: field timestamp: bad hex number '\\x00\\xb0'", 5},
+		{"V r \n", "", "%s:1: tag V: field timestamp: bad hex number 'r'", 0},
+		{"r 1 4 2 5\nQ 5 1 2\n", "r 5\n", "%s:2: tag Q: extra field '2'", 0},
+		{"r 1 4 2 5\nM 30 1 1000 2000 0 2 3\n", "r 5\n", "%s:2: tag M: missing field file", 0},
+		{"S 1 2 3\nF 2 1 10000000000000000\n", "",
+		 "%s:2: tag F: field child: 10000000000000000 does not fit 64 bits", 0},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].text);
+		char *path = file_with("bad.txt", cases[i].text, len);
+		expect_read_error(path, cases[i].before, cases[i].msg);
+		g_free(path);
+	}
 }
 
 /* ---- captures ---- */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "laplace/jobfile.h"
+#include "laplace/yamlload.h"
 
 static lp_job_spec spec;
 static lp_error err;
@@ -86,6 +87,32 @@ Test(jobfile, timeout)
 	expect_error("timeout: 4294967296\n",
 		     "job.yaml:1: key 'timeout': expected a positive number of seconds, "
 		     "found '4294967296'");
+}
+
+Test(jobfile, time_limit_is_a_cap)
+{
+	lp_job_spec own = {.timeout = 0};
+	cr_assert_eq(lp_job_spec_time_limit(&own, 0), 0);
+	cr_assert_eq(lp_job_spec_time_limit(&own, 60), 60);
+	own.timeout = 30;
+	cr_assert_eq(lp_job_spec_time_limit(&own, 0), 30);
+	cr_assert_eq(lp_job_spec_time_limit(&own, 60), 30);
+	own.timeout = 31536000;
+	cr_assert_eq(lp_job_spec_time_limit(&own, 60), 60);
+}
+
+/* libyaml gives a byte YAML does not allow an offset, not a line. */
+Test(jobfile, nul_byte_line)
+{
+	static const char text[] = "reference: r\nkernel: k\0\nmode: basic\n";
+	err = (lp_error){0};
+	cr_assert_eq(lp_jobfile_parse_job("job.yaml", text, sizeof text - 1, &spec, &err), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "job.yaml:2: control characters are not allowed");
+	yaml_document_t doc;
+	err = (lp_error){0};
+	cr_assert_eq(lp_yaml_load("r.yaml", text, sizeof text - 1, &doc, &err), LP_EINPUT);
+	yaml_document_delete(&doc);
+	cr_assert_str_eq(err.msg, "r.yaml:2: not YAML: control characters are not allowed");
 }
 
 Test(jobfile, hex_page_offset_without_prefix)
@@ -618,7 +645,8 @@ Test(jobfs, spool_attempts)
 	cr_assert_eq(lp_spool_attempts(spool, "a.yaml"), 2);
 
 	/* Finishing forgets the count. */
-	cr_assert_eq(lp_spool_finish(spool, "a.yaml", false, "x: y\n", &err), 0, "%s", err.msg);
+	cr_assert_eq(lp_spool_finish(spool, "running", "a.yaml", false, "x: y\n", NULL, &err), 0,
+		     "%s", err.msg);
 	cr_assert_not(in_running("a.attempts"));
 
 	/* Another job file of the same name starts afresh. */
@@ -628,5 +656,69 @@ Test(jobfs, spool_attempts)
 	submit("a.yaml", "second\n");
 	cr_assert_eq(lp_spool_claim(spool, "a.yaml", &err), 1);
 	cr_assert_eq(lp_spool_attempts(spool, "a.yaml"), 0);
+	lp_spool_close(spool);
+}
+
+static bool in_spool(const char *sub, const char *name)
+{
+	char *path = g_build_filename(dir, "sp", sub, name, NULL);
+	bool there = g_file_test(path, G_FILE_TEST_EXISTS);
+	g_free(path);
+	return there;
+}
+
+static char *text_of(const char *sub, const char *name)
+{
+	char *path = g_build_filename(dir, "sp", sub, name, NULL);
+	char *text = NULL;
+	cr_assert(g_file_get_contents(path, &text, NULL, NULL), "%s/%s missing", sub, name);
+	g_free(path);
+	return text;
+}
+
+/* A job file never replaces another of the same name: a claim waits, a
+ * requeue says so, and finished records are kept as ID~2, ID~3... */
+Test(jobfs, spool_same_name)
+{
+	open_spool();
+	submit("a.yaml", "first\n");
+	cr_assert_eq(lp_spool_claim(spool, "a.yaml", &err), 1);
+	submit("a.yaml", "second\n");
+	cr_assert_eq(lp_spool_claim(spool, "a.yaml", &err), 0);
+	char *text = text_of("running", "a.yaml");
+	cr_assert_str_eq(text, "first\n");
+	g_free(text);
+
+	/* The running one's count survives the queued one's end. */
+	cr_assert_eq(lp_spool_requeue(spool, "a.yaml", 1, &err), LP_SPOOL_NAME_TAKEN);
+	cr_assert_eq(lp_spool_attempts(spool, "a.yaml"), 1);
+	char *record = NULL;
+	cr_assert_eq(lp_spool_finish(spool, "incoming", "a.yaml", false, "second: 1\n", &record,
+				     &err), 0, "%s", err.msg);
+	cr_assert_str_eq(record, "a.yaml");
+	g_free(record);
+	cr_assert_eq(lp_spool_attempts(spool, "a.yaml"), 1);
+	cr_assert_eq(lp_spool_requeue(spool, "a.yaml", 1, &err), 0, "%s", err.msg);
+	cr_assert_eq(lp_spool_claim(spool, "a.yaml", &err), 1);
+	cr_assert_eq(lp_spool_finish(spool, "running", "a.yaml", false, "first: 1\n", &record,
+				     &err), 0, "%s", err.msg);
+	cr_assert_str_eq(record, "a~2.yaml");
+	g_free(record);
+	text = text_of("failed", "a.yaml");
+	cr_assert_str_eq(text, "second\n");
+	g_free(text);
+	text = text_of("failed", "a~2.report.yaml");
+	cr_assert_str_eq(text, "first: 1\n");
+	g_free(text);
+
+	/* A queued job taken back by its owner leaves no record. */
+	submit("b.yaml", "third\n");
+	char *b = g_build_filename(dir, "sp", "incoming", "b.yaml", NULL);
+	cr_assert_eq(unlink(b), 0);
+	g_free(b);
+	cr_assert_eq(lp_spool_finish(spool, "incoming", "b.yaml", true, "b: 1\n", NULL, &err),
+		     LP_EIO);
+	cr_assert_str_eq(err.msg, "cannot move b.yaml to done/: it is gone from incoming/");
+	cr_assert_not(in_spool("done", "b.report.yaml"));
 	lp_spool_close(spool);
 }

@@ -422,6 +422,63 @@ Test(procdir, index_reads_back)
 	g_free(dir);
 }
 
+/* A manifest with only the tasks' paths: ids come from the paths, the
+ * kernel file from the directory, and lp_index_count gives the counts and
+ * programs the merge's manifest has (the programs in timestamp order, not
+ * in the order their files are read). */
+Test(procdir, minimal_index_is_counted)
+{
+	lp_error err = {0};
+	lp_procdir *pd = open_out("out", false, false, &err);
+	cr_assert(pd, "%s", err.msg);
+	lp_task_id t = {0x1a, 0x1b, 0}, u = {0x1a, 0x2, 0};
+	event(pd, LP_TAG_T, 0x10, "T 10 1a 2", NULL, 2, (lp_task_id){0x1a, 0x1a, 0}, u);
+	event(pd, LP_TAG_E, 0x11, "E 11 1b 5 first", "first", 1, t, none);
+	event(pd, LP_TAG_E, 0x12, "E 12 2 6 second", "second", 1, u, none);
+	lp_ref r = {.type = 'w', .timestamp = 0x20, .length = 1, .address = 0x2000};
+	uint64_t c = 0;
+	refs(pd, &r, &c, 1, &t);
+	finish(pd, &(lp_stats){0});
+	char *dir = path_in("out");
+	char *index = g_build_filename(dir, "index.yaml", NULL);
+	cr_assert(g_file_set_contents(index, "processes:\n- tasks: [{path: 1a/2}, {path: 1a/1a}, "
+				      "{path: 1a/1b}]\n", -1, NULL));
+	lp_index *ix = lp_index_read(dir, &err);
+	cr_assert(ix, "%s", err.msg);
+	cr_assert_eq(ix->layout, LP_LAYOUT_TASK);
+	cr_assert_eq(ix->nprocesses, 1);
+	lp_index_process *p = &ix->processes[0];
+	cr_assert_eq(p->pid, 0x1a);
+	cr_assert_null(p->programs);
+	uint64_t tids[] = {0x2, 0x1a, 0x1b};
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(p->tasks[i].tid, tids[i]);
+		cr_assert_not(p->tasks[i].file.counted);
+	}
+	cr_assert_str_eq(ix->kernel.path, "kernel");
+	cr_assert_not(ix->kernel.counted);
+	cr_assert_null(ix->orphan.path);
+	cr_assert(ix->orphan.counted);
+	cr_assert_eq(lp_index_count(dir, ix, &err), 0, "%s", err.msg);
+	cr_assert_str_eq(p->programs[0], "first");
+	cr_assert_str_eq(p->programs[1], "second");
+	cr_assert_null(p->programs[2]);
+	uint64_t records[] = {2, 1, 2}, references[] = {0, 0, 1}, first[] = {0x10, 0x10, 0x11},
+		 last[] = {0x12, 0x10, 0x20};
+	for (int i = 0; i < 3; i++) {
+		cr_assert(p->tasks[i].file.counted);
+		cr_assert_eq(p->tasks[i].file.records, records[i]);
+		cr_assert_eq(p->tasks[i].file.references, references[i]);
+		cr_assert_eq(p->tasks[i].file.first_ts, first[i]);
+		cr_assert_eq(p->tasks[i].file.last_ts, last[i]);
+	}
+	cr_assert(ix->kernel.counted);
+	cr_assert_eq(ix->kernel.records, 0);
+	lp_index_free(ix);
+	g_free(index);
+	g_free(dir);
+}
+
 /* The writer's side of index.yaml and its reader agree: an index with a
  * program name that is not UTF-8 (mended), a file with no records (no
  * timestamps) and no orphan file reads back as written. */
