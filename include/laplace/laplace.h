@@ -7,7 +7,13 @@
  *
  * Every function that can fail takes an lp_error, zero-initialised by the
  * caller, and fills it in: a status and a message naming the file, the
- * record or line, and the field. The library never prints. */
+ * record or line, and the field. The library never prints.
+ *
+ * NULL is never a crash: a NULL path, reader, capture or array (with n > 0)
+ * is refused with LP_EUSAGE (NULL from an open, -1 from a read);
+ * lp_capture_stats(NULL) is NULL; lp_capture_options_init(NULL) and the
+ * closes do nothing. err may be NULL: failures are then told by the
+ * return value alone. */
 #ifndef LAPLACE_LAPLACE_H
 #define LAPLACE_LAPLACE_H
 
@@ -103,7 +109,8 @@ typedef struct lp_capture_options {
 	void *warn_ctx;
 } lp_capture_options;
 
-/* Fill in the defaults, which a NULL lp_capture_options also means. */
+/* Fill in the defaults, which a NULL lp_capture_options also means
+ * (opt NULL: nothing is done). */
 LP_API void lp_capture_options_init(lp_capture_options *opt);
 
 typedef struct lp_capture lp_capture;
@@ -143,7 +150,8 @@ typedef struct lp_stats {
 } lp_stats;
 
 /* The statistics of what has been merged so far: final once
- * lp_capture_read has returned 0. Valid until lp_capture_close. */
+ * lp_capture_read has returned 0. Valid until lp_capture_close. NULL
+ * if c is NULL. */
 LP_API const lp_stats *lp_capture_stats(const lp_capture *c);
 /* Close c (NULL is allowed). */
 LP_API void lp_capture_close(lp_capture *c);

@@ -149,7 +149,8 @@ typedef struct lp_pi_reader lp_pi_reader;
 lp_pi_reader *lp_pi_reader_new(lp_byte_source *src);
 enum {
 	LP_PI_FATAL = -1, /* err set; the record structure is lost */
-	LP_PI_BAD = -2,   /* err set; a bad page number, the record was skipped */
+	LP_PI_BAD = -2,   /* err set; a bad fetch tag or page number, the record
+			   * was skipped */
 };
 /* Next record: 1 (its images stay valid until the next call), 0 at the end
  * (a torn record is reported under policy first), or LP_PI_FATAL or
@@ -163,8 +164,10 @@ void lp_pi_reader_close(lp_pi_reader *r);
 
 /* Check every rule of a page-image trace (src is closed), reporting each
  * broken one through report with file and record index. A record with a
- * bad hex digit is reported (once per bad page field) and then applied as
- * far as it can be read: its tags always, a page only when it is valid.
+ * bad fetch tag or hex digit is reported (once per bad field) and then
+ * applied as far as it can be read: its tags always (a bad fetch tag only
+ * skips the C and F rules), a page only when it is valid. Only a bad dirt
+ * tag, on which a record's length depends, ends the checking.
  * Returns 0 when the whole trace was read (broken rules or not), else an
  * lp_status. */
 typedef struct lp_pi_validation {

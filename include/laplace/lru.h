@@ -35,10 +35,19 @@ void lp_lru_free(lp_lru *l);
 
 typedef struct lp_pi_check lp_pi_check;
 lp_pi_check *lp_pi_check_new(void);
-/* Check one record against those before it, then apply it. Each broken
- * rule is passed to problem (a field and what is wrong); returns how many. */
-unsigned lp_pi_check_record(lp_pi_check *c, const lp_pi_record *rec, lp_warn_fn problem,
-			    void *ctx);
+/* Which fields of a record could be read (its dirt tag always is). */
+enum {
+	LP_PI_TAG_KNOWN = 1,
+	LP_PI_FETCHED_KNOWN = 2,
+	LP_PI_EVICTED_KNOWN = 4,
+	LP_PI_ALL_KNOWN = 7,
+};
+/* Check one record against those before it, then apply it, as far as the
+ * fields known says were readable go (the rules of validate, and of every
+ * reader of the format). Each broken rule is passed to problem (a field
+ * and what is wrong); returns how many. */
+unsigned lp_pi_check_record(lp_pi_check *c, const lp_pi_record *rec, unsigned known,
+			    lp_warn_fn problem, void *ctx);
 /* N records before the first eviction; whether an eviction was seen. */
 uint64_t lp_pi_check_fills(const lp_pi_check *c);
 bool lp_pi_check_evicted(const lp_pi_check *c);

@@ -113,6 +113,29 @@ def _raise(err):
     raise Error(err.msg.decode("utf-8", "backslashreplace"), err.status)
 
 
+def _path(name, value):
+    """value as the library takes a path; a TypeError names the argument
+    (None would be a NULL), a ValueError a NUL byte (which would cut the
+    name short)."""
+    try:
+        path = os.fsencode(value)
+    except TypeError:
+        raise TypeError("%s must be a path (str, bytes or os.PathLike), not %r"
+                        % (name, value)) from None
+    if b"\0" in path:
+        raise ValueError("%s must not hold a NUL byte: %r" % (name, value))
+    return path
+
+
+def _page_offset(value):
+    """value as a uint64_t: ctypes would wrap -1 or 2**64 silently."""
+    if value is None:
+        return _DEFAULT_PAGE_OFFSET
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
+        raise ValueError("page_offset must be an integer from 0 to 2**64 - 1, not %r" % (value,))
+    return value
+
+
 def _batch_size(batch):
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError("batch must be a positive integer, not %r" % (batch,))
@@ -124,7 +147,7 @@ def read_basic(path, batch=1 << 20):
     fields type and canonical (read batch references at a time)."""
     batch = _batch_size(batch)
     err = _LpError()
-    reader = _lib.lp_basic_open(os.fsencode(path), ctypes.byref(err))
+    reader = _lib.lp_basic_open(_path("path", path), ctypes.byref(err))
     if not reader:
         _raise(err)
     chunks = []
@@ -160,7 +183,7 @@ class Merge:
             raise ValueError("endian must be little or big, not %r" % (endian,))
         opt.ref_format = _REF_FORMATS[ref_format]
         opt.endian = _ENDIANS[endian]
-        opt.page_offset = _DEFAULT_PAGE_OFFSET if page_offset is None else page_offset
+        opt.page_offset = _page_offset(page_offset)
         opt.user_only = bool(user_only)
         opt.strict = bool(strict)
         # Kept with the capture: the library calls it until the end.
@@ -168,7 +191,7 @@ class Merge:
             msg.decode("utf-8", "backslashreplace"), TraceWarning, stacklevel=3))
         opt.warn = self._warn
         err = _LpError()
-        capture = _lib.lp_capture_open(os.fsencode(ref), os.fsencode(kern), ctypes.byref(opt),
+        capture = _lib.lp_capture_open(_path("ref", ref), _path("kern", kern), ctypes.byref(opt),
                                        ctypes.byref(err))
         if not capture:
             _raise(err)

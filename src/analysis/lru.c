@@ -176,21 +176,25 @@ static void report(lp_warn_fn problem, void *ctx, const char *fmt, unsigned page
 	problem(ctx, msg);
 }
 
-unsigned lp_pi_check_record(lp_pi_check *c, const lp_pi_record *rec, lp_warn_fn problem,
-			    void *ctx)
+unsigned lp_pi_check_record(lp_pi_check *c, const lp_pi_record *rec, unsigned known,
+			    lp_warn_fn problem, void *ctx)
 {
 	unsigned broken = 0;
 	uint16_t p = rec->fetched, e = rec->evicted;
-	if (rec->tag == 'C' && c->seen[p]) {
-		report(problem, ctx, "field tag: C on page %x, which was fetched before", p);
-		broken++;
-	} else if (rec->tag == 'F' && !c->seen[p]) {
-		report(problem, ctx, "field tag: F on page %x, which was never fetched", p);
-		broken++;
-	}
-	if (c->resident[p]) {
-		report(problem, ctx, "field fetched page: page %x is resident already", p);
-		broken++;
+	if (known & LP_PI_FETCHED_KNOWN) {
+		if (!(known & LP_PI_TAG_KNOWN)) {
+			/* a damaged tag says nothing about C or F */
+		} else if (rec->tag == 'C' && c->seen[p]) {
+			report(problem, ctx, "field tag: C on page %x, which was fetched before", p);
+			broken++;
+		} else if (rec->tag == 'F' && !c->seen[p]) {
+			report(problem, ctx, "field tag: F on page %x, which was never fetched", p);
+			broken++;
+		}
+		if (c->resident[p]) {
+			report(problem, ctx, "field fetched page: page %x is resident already", p);
+			broken++;
+		}
 	}
 	if (rec->dirt == 'N') {
 		if (c->evicted) {
@@ -199,16 +203,22 @@ unsigned lp_pi_check_record(lp_pi_check *c, const lp_pi_record *rec, lp_warn_fn 
 		} else {
 			c->fills++;
 		}
-	} else {
-		if (!c->resident[e]) {
-			report(problem, ctx, "field evicted page: page %x is not resident", e);
+		if ((known & LP_PI_EVICTED_KNOWN) && e != 0) {
+			report(problem, ctx, "field evicted page: N with evicted page %x, not 0000", e);
 			broken++;
 		}
-		c->resident[e] = false;
+	} else {
+		if (known & LP_PI_EVICTED_KNOWN) {
+			if (!c->resident[e]) {
+				report(problem, ctx, "field evicted page: page %x is not resident", e);
+				broken++;
+			}
+			c->resident[e] = false;
+		}
 		c->evicted = true;
 	}
-	c->resident[p] = true;
-	c->seen[p] = true;
+	if (known & LP_PI_FETCHED_KNOWN)
+		c->resident[p] = c->seen[p] = true;
 	return broken;
 }
 
@@ -229,7 +239,7 @@ static void keep_first(void *ctx, const char *msg)
 static int check_strictly(lp_pi_check *c, const lp_pi_record *rec, lp_error *err)
 {
 	first_problem f = {err, false};
-	return lp_pi_check_record(c, rec, keep_first, &f) ? -1 : 0;
+	return lp_pi_check_record(c, rec, LP_PI_ALL_KNOWN, keep_first, &f) ? -1 : 0;
 }
 
 /* ---- re-reduction ----

@@ -16,12 +16,14 @@
 #define BATCH_FILE_MAX_BYTES (64u << 20)
 
 typedef struct batch_options {
-	gint parallel;        /* -1: not given */
-	gint job_timeout;
+	/* The numbers as given (NULL: not given), then as read. */
+	gchar *parallel_arg, *job_timeout_arg, *index_arg, *max_running_arg;
+	int parallel;        /* -1: not given */
+	int job_timeout;
+	int index;           /* -1: not given */
+	int max_running;     /* -1: not given */
 	gchar *report, *shard, *shard_by, *submit, *collect;
 	gboolean quiet, skip_done, wait;
-	gint index;           /* -1: not given */
-	gint max_running;     /* -1: not given */
 	gchar **sbatch_options;
 } batch_options;
 
@@ -50,8 +52,8 @@ static const char *conflict(const batch_options *o, const char **second)
 		const char *name;
 	} opts[] = {
 		{o->submit != NULL, "--submit"}, {o->collect != NULL, "--collect"},
-		{o->index != -1, "--index"},     {o->shard != NULL, "--shard"},
-		{o->parallel != -1, "-j"},       {o->skip_done, "--skip-done"},
+		{o->index_arg != NULL, "--index"},  {o->shard != NULL, "--shard"},
+		{o->parallel_arg != NULL, "-j"},    {o->skip_done, "--skip-done"},
 	};
 	/* Which pairs may meet: --index with -j and --skip-done, --shard with
 	 * -j and --skip-done, -j with --skip-done; nothing else. */
@@ -73,31 +75,30 @@ static const char *conflict(const batch_options *o, const char **second)
 	return NULL;
 }
 
-static bool check_options(const batch_options *o, int argc, size_t *shard_k, size_t *shard_n)
+static bool check_options(batch_options *o, int argc, size_t *shard_k, size_t *shard_n)
 {
 	const char *second = NULL;
 	const char *first = conflict(o, &second);
 	if (argc != 2)
 		cli_usage_error("expected one batch file, got %d", argc - 1);
-	else if (o->job_timeout < 0)
-		cli_usage_error("--job-timeout must not be negative, not %d", o->job_timeout);
-	else if (o->parallel != -1 && o->parallel < 1)
-		cli_usage_error("-j must be at least 1, not %d", o->parallel);
+	else if (!cli_count_apply("--job-timeout", o->job_timeout_arg, 0, G_MAXINT, &o->job_timeout) ||
+		 !cli_count_apply("-j", o->parallel_arg, 1, G_MAXINT, &o->parallel))
+		return false;
 	else if (o->shard && !parse_shard(o->shard, shard_k, shard_n))
 		cli_usage_error("--shard must be K/N with 0 <= K < N, not '%s'", o->shard);
 	else if (o->shard_by && strcmp(o->shard_by, "size") && strcmp(o->shard_by, "index"))
 		cli_usage_error("--shard-by must be 'size' or 'index', not '%s'", o->shard_by);
 	else if (o->shard_by && !o->shard)
 		cli_usage_error("--shard-by needs --shard");
-	else if (o->index < -1)
-		cli_usage_error("--index must not be negative, not %d", o->index);
+	else if (!cli_count_apply("--index", o->index_arg, 0, G_MAXINT, &o->index))
+		return false;
 	else if (o->submit && strcmp(o->submit, "slurm"))
 		cli_usage_error("--submit must be 'slurm', not '%s'", o->submit);
-	else if (!o->submit && (o->wait || o->max_running != -1 || o->sbatch_options))
+	else if (!o->submit && (o->wait || o->max_running_arg || o->sbatch_options))
 		cli_usage_error("%s needs --submit slurm",
-				o->wait ? "--wait" : o->max_running != -1 ? "--max-running" : "--sbatch-option");
-	else if (o->max_running != -1 && o->max_running < 1)
-		cli_usage_error("--max-running must be at least 1, not %d", o->max_running);
+				o->wait ? "--wait" : o->max_running_arg ? "--max-running" : "--sbatch-option");
+	else if (!cli_count_apply("--max-running", o->max_running_arg, 1, G_MAXINT, &o->max_running))
+		return false;
 	else if (first)
 		cli_usage_error("%s and %s cannot be combined", first, second);
 	else if (!o->report && (o->submit || o->collect || o->skip_done))
@@ -280,10 +281,10 @@ int cmd_batch(int argc, char **argv)
 	cli_set_command("laplace batch");
 	batch_options o = {.parallel = -1, .index = -1, .max_running = -1};
 	GOptionEntry entries[] = {
-		{"jobs", 'j', 0, G_OPTION_ARG_INT, &o.parallel,
+		{"jobs", 'j', 0, G_OPTION_ARG_STRING, &o.parallel_arg,
 		 "Run N jobs at a time (default: $SLURM_CPUS_PER_TASK, else $SLURM_CPUS_ON_NODE, "
 		 "else the number of processors)", "N"},
-		{"job-timeout", 0, 0, G_OPTION_ARG_INT, &o.job_timeout,
+		{"job-timeout", 0, 0, G_OPTION_ARG_STRING, &o.job_timeout_arg,
 		 "Kill and fail a job still running after SECONDS (default: none; a job's own "
 		 "timeout key may only lower it)", "SECONDS"},
 		{"report", 0, 0, G_OPTION_ARG_FILENAME, &o.report,
@@ -297,7 +298,7 @@ int cmd_batch(int argc, char **argv)
 		{"shard-by", 0, 0, G_OPTION_ARG_STRING, &o.shard_by,
 		 "Share jobs by input size, largest first to the least loaded shard (size, the "
 		 "default), or by index modulo N (index)", "size|index"},
-		{"index", 0, 0, G_OPTION_ARG_INT, &o.index, "Run only job I (from 0, in file order)",
+		{"index", 0, 0, G_OPTION_ARG_STRING, &o.index_arg, "Run only job I (from 0, in file order)",
 		 "I"},
 		{"submit", 0, 0, G_OPTION_ARG_STRING, &o.submit,
 		 "Submit the batch to Slurm as an array job, one element per job, and a job "
@@ -305,7 +306,7 @@ int cmd_batch(int argc, char **argv)
 		{"wait", 0, 0, G_OPTION_ARG_NONE, &o.wait,
 		 "With --submit: wait until the report is collected; exit as a batch run here would",
 		 NULL},
-		{"max-running", 0, 0, G_OPTION_ARG_INT, &o.max_running,
+		{"max-running", 0, 0, G_OPTION_ARG_STRING, &o.max_running_arg,
 		 "With --submit: run at most N array elements at once", "N"},
 		{"sbatch-option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sbatch_options,
 		 "With --submit: pass OPT to sbatch (repeatable), e.g. --sbatch-option=--partition=short",
@@ -426,6 +427,10 @@ out:
 	g_free(o.shard_by);
 	g_free(o.submit);
 	g_free(o.collect);
+	g_free(o.parallel_arg);
+	g_free(o.job_timeout_arg);
+	g_free(o.index_arg);
+	g_free(o.max_running_arg);
 	g_strfreev(o.sbatch_options);
 	return rc;
 }

@@ -52,13 +52,44 @@ bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv)
 	return true;
 }
 
-bool cli_threads_apply(gint given, unsigned *threads)
+bool cli_count_apply(const char *name, const char *text, int min, int max, int *value)
 {
-	if (given != -1 && given < 1) {
-		cli_usage_error("-j must be at least 1, not %d", given);
-		return false;
+	if (!text)
+		return true;
+	uint64_t v;
+	if (lp_parse_decimal(text, (uint64_t)min, (uint64_t)max, &v)) {
+		*value = (int)v;
+		return true;
 	}
-	*threads = given != -1 ? (unsigned)given : g_get_num_processors();
+	/* Which bound it misses, if it is a number at all. */
+	bool negative = text[0] == '-';
+	const char *digits = text + negative;
+	guint64 magnitude = 0;
+	GError *gerr = NULL;
+	bool number = g_ascii_isdigit(digits[0]) &&
+		      g_ascii_string_to_unsigned(digits, 10, 0, G_MAXUINT64, &magnitude, &gerr);
+	if (g_error_matches(gerr, G_NUMBER_PARSER_ERROR, G_NUMBER_PARSER_ERROR_OUT_OF_BOUNDS)) {
+		number = true; /* beyond 64 bits: far beyond max */
+		magnitude = G_MAXUINT64;
+	}
+	g_clear_error(&gerr);
+	if (!number)
+		cli_usage_error("%s must be a whole number, not '%s'", name, text);
+	else if (negative && min == 0)
+		cli_usage_error("%s must not be negative, not %s", name, text);
+	else if (negative || magnitude < (guint64)min)
+		cli_usage_error("%s must be at least %d, not %s", name, min, text);
+	else
+		cli_usage_error("%s must be at most %d, not %s", name, max, text);
+	return false;
+}
+
+bool cli_threads_apply(const char *text, unsigned *threads)
+{
+	int given = 0;
+	if (!cli_count_apply("-j", text, 1, G_MAXINT, &given))
+		return false;
+	*threads = text ? (unsigned)given : g_get_num_processors();
 	return true;
 }
 

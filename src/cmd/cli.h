@@ -23,10 +23,16 @@ void cli_add_sync_option(GOptionContext *ctx);
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv);
 /* cli_parse, then require exactly one input argument (argv[1]). */
 bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv);
-/* -j N as an option of G_OPTION_ARG_INT read into given, -1 when not
- * given: the threads into *threads, the processors available by default;
- * on a usage error (below 1) print it and return false. */
-bool cli_threads_apply(gint given, unsigned *threads);
+/* The whole-number option name, read as G_OPTION_ARG_STRING into text
+ * (NULL: not given, *value untouched): decimal digits only, from min to
+ * max (min >= 0). GLib's G_OPTION_ARG_INT is not used: it takes hex,
+ * octal, blanks and signs, and leaves no value free to mean "not given".
+ * On a usage error print it and return false. */
+bool cli_count_apply(const char *name, const char *text, int min, int max, int *value);
+/* -j N, read as G_OPTION_ARG_STRING into text (NULL: not given): the
+ * threads into *threads, the processors available by default; on a usage
+ * error print it and return false. */
+bool cli_threads_apply(const char *text, unsigned *threads);
 /* --level TEXT (NULL when not given) for the output named output (NULL:
  * standard output) under compress: the level into *level, LP_LEVEL_DEFAULT
  * without one; on a usage error (not a number, no codec, out of the

@@ -1,7 +1,6 @@
 /* laplace daemon: the command line of the daemon's engine (src/jobs/daemon.c,
  * laplace/daemon.h). */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,26 +27,25 @@ int cmd_daemon(int argc, char **argv)
 	cli_set_command("laplace daemon");
 	gchar *spool_dir = NULL, *output_root = NULL, *pid_file = NULL, *log_file = NULL;
 	gchar *log_level = NULL, *config = NULL;
-	gint jobs = -1, grace = -1, rescan = -1;
-	gint job_timeout = INT_MIN, max_attempts = INT_MIN; /* not given */
+	gchar *jobs = NULL, *grace = NULL, *rescan = NULL, *job_timeout = NULL, *max_attempts = NULL;
 	gboolean use_syslog = FALSE;
 	GOptionEntry entries[] = {
 		{"spool", 0, 0, G_OPTION_ARG_FILENAME, &spool_dir,
 		 "The spool directory (required)", "DIR"},
-		{"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
+		{"jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs,
 		 "Run N jobs at a time (default: the number of processors)", "N"},
 		{"output-root", 0, 0, G_OPTION_ARG_FILENAME, &output_root,
 		 "Jobs write their outputs only under DIR (default: the spool's done/)", "DIR"},
-		{"grace", 0, 0, G_OPTION_ARG_INT, &grace,
+		{"grace", 0, 0, G_OPTION_ARG_STRING, &grace,
 		 "On SIGTERM, give running jobs SECONDS to finish before requeueing them "
 		 "(default 30)", "SECONDS"},
-		{"job-timeout", 0, 0, G_OPTION_ARG_INT, &job_timeout,
+		{"job-timeout", 0, 0, G_OPTION_ARG_STRING, &job_timeout,
 		 "Kill and fail a job still running after SECONDS (default: none; a job's own "
 		 "timeout key may only lower it)", "SECONDS"},
-		{"max-attempts", 0, 0, G_OPTION_ARG_INT, &max_attempts,
+		{"max-attempts", 0, 0, G_OPTION_ARG_STRING, &max_attempts,
 		 "Fail a job instead of requeueing it when its Nth run is cut short by a stop "
 		 "or a crash (default 3)", "N"},
-		{"rescan", 0, 0, G_OPTION_ARG_INT, &rescan,
+		{"rescan", 0, 0, G_OPTION_ARG_STRING, &rescan,
 		 "Also look into incoming/ every SECONDS (default 10)", "SECONDS"},
 		{"config", 0, 0, G_OPTION_ARG_FILENAME, &config,
 		 "Read settings from FILE, and again on SIGHUP", "FILE"},
@@ -86,33 +84,13 @@ int cmd_daemon(int argc, char **argv)
 		cli_usage_error("--spool DIR is required");
 		goto out;
 	}
-	given.jobs = jobs == -1 ? 0 : jobs;
-	given.grace = grace;
-	given.rescan = rescan == -1 ? 0 : rescan;
-	if (job_timeout != INT_MIN)
-		given.job_timeout = job_timeout;
-	if (max_attempts != INT_MIN)
-		given.max_attempts = max_attempts;
-	if (jobs != -1 && jobs < 1) {
-		cli_usage_error("-j must be at least 1, not %d", jobs);
+	/* The ranges of the same settings in a --config file (laplace-daemon(1)). */
+	if (!cli_count_apply("-j", jobs, 1, 1024, &given.jobs) ||
+	    !cli_count_apply("--job-timeout", job_timeout, 0, 31536000, &given.job_timeout) ||
+	    !cli_count_apply("--max-attempts", max_attempts, 1, 1000, &given.max_attempts) ||
+	    !cli_count_apply("--grace", grace, 0, 86400, &given.grace) ||
+	    !cli_count_apply("--rescan", rescan, 1, 86400, &given.rescan))
 		goto out;
-	}
-	if (job_timeout != INT_MIN && job_timeout < 0) {
-		cli_usage_error("--job-timeout must not be negative, not %d", job_timeout);
-		goto out;
-	}
-	if (max_attempts != INT_MIN && max_attempts < 1) {
-		cli_usage_error("--max-attempts must be at least 1, not %d", max_attempts);
-		goto out;
-	}
-	if (grace < -1) {
-		cli_usage_error("--grace must not be negative");
-		goto out;
-	}
-	if (rescan != -1 && rescan < 1) {
-		cli_usage_error("--rescan must be at least 1, not %d", rescan);
-		goto out;
-	}
 	if (log_level) {
 		for (int i = 0; i < LP_LOG_LEVEL_COUNT; i++)
 			if (!strcmp(log_level, lp_log_level_names[i]))
@@ -154,5 +132,10 @@ out:
 	g_free(log_file);
 	g_free(log_level);
 	g_free(config);
+	g_free(jobs);
+	g_free(grace);
+	g_free(rescan);
+	g_free(job_timeout);
+	g_free(max_attempts);
 	return rc;
 }

@@ -42,7 +42,7 @@ int cmd_gen(int argc, char **argv)
 	gchar *footprint = NULL;
 	gchar *prefix = NULL, *ref_path = NULL, *kern_path = NULL;
 	gboolean quiet = FALSE;
-	gint jobs = -1;
+	gchar *jobs = NULL;
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &prefix,
 		 "Write PREFIX.ref and PREFIX.kern", "PREFIX"},
@@ -63,7 +63,7 @@ int cmd_gen(int argc, char **argv)
 		{"footprint", 0, 0, G_OPTION_ARG_STRING, &footprint,
 		 "Anonymous pages the programs touch in random order, at most 65536 per "
 		 "process (default 0: none)", "PAGES"},
-		{"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
+		{"jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs,
 		 "Write the references on a thread of their own when N > 1 (default: the "
 		 "processors available; the same bytes for any N)", "N"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
@@ -167,6 +167,7 @@ out:
 	g_free(refs);
 	g_free(processes);
 	g_free(threads);
+	g_free(jobs);
 	g_free(files);
 	g_free(footprint);
 	g_free(prefix);

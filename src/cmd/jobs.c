@@ -223,8 +223,8 @@ static int cancel(const char *spool, const char *arg, int wait)
 int cmd_jobs(int argc, char **argv)
 {
 	cli_set_command("laplace jobs");
-	gchar *spool = NULL, *format = NULL, *cancel_name = NULL;
-	gint wait = DEFAULT_WAIT;
+	gchar *spool = NULL, *format = NULL, *cancel_name = NULL, *wait_arg = NULL;
+	int wait = DEFAULT_WAIT;
 	GOptionEntry entries[] = {
 		{"spool", 0, 0, G_OPTION_ARG_FILENAME, &spool,
 		 "The daemon's spool directory (required)", "DIR"},
@@ -232,7 +232,7 @@ int cmd_jobs(int argc, char **argv)
 		 "text (the default) or yaml, for scripts", "FORM"},
 		{"cancel", 0, 0, G_OPTION_ARG_FILENAME, &cancel_name,
 		 "Cancel the queued or running job NAME (NAME.yaml or its id)", "NAME"},
-		{"wait", 0, 0, G_OPTION_ARG_INT, &wait,
+		{"wait", 0, 0, G_OPTION_ARG_STRING, &wait_arg,
 		 "With --cancel, wait at most SECONDS for the job to end (default 30)", "SECONDS"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
@@ -258,10 +258,8 @@ int cmd_jobs(int argc, char **argv)
 		cli_usage_error("--format must be text or yaml, not '%s'", format);
 		goto out;
 	}
-	if (wait < 0) {
-		cli_usage_error("--wait must be 0 or more seconds, not %d", wait);
+	if (!cli_count_apply("--wait", wait_arg, 0, G_MAXINT, &wait))
 		goto out;
-	}
 	if (cancel_name) {
 		rc = cancel(spool, cancel_name, wait);
 		goto out;
@@ -287,5 +285,6 @@ out:
 	g_free(spool);
 	g_free(format);
 	g_free(cancel_name);
+	g_free(wait_arg);
 	return rc;
 }

@@ -14,7 +14,7 @@ int cmd_merge(int argc, char **argv)
 	gchar *stats_path = NULL, *output = NULL, *per_process = NULL, *compress = NULL;
 	gchar *by = NULL, *form = NULL, *level = NULL;
 	gboolean user_only = FALSE, quiet = FALSE, force = FALSE;
-	gint threads = -1;
+	gchar *threads = NULL;
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
@@ -34,7 +34,7 @@ int cmd_merge(int argc, char **argv)
 		{"compress", 0, 0, G_OPTION_ARG_STRING, &compress,
 		 "Compress the output, or with --per-process every task file: gzip, zstd or none "
 		 "(default: by the output's suffix)", "METHOD"},
-		{"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
+		{"threads", 'j', 0, G_OPTION_ARG_STRING, &threads,
 		 "Read, merge and write in N threads; 1: all in one (default: the processors "
 		 "available)", "N"},
 		{"level", 0, 0, G_OPTION_ARG_STRING, &level,
@@ -126,6 +126,7 @@ out:
 	g_option_context_free(ctx);
 	cli_capture_free(&capture);
 	g_free(stats_path);
+	g_free(threads);
 	g_free(output);
 	g_free(per_process);
 	g_free(compress);

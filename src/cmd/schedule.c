@@ -366,7 +366,7 @@ int cmd_schedule(int argc, char **argv)
 	gchar *policy = NULL, *quantum = NULL, *cpus = NULL, *seed = NULL, *format = NULL;
 	gchar *output = NULL, *per_cpu = NULL, *report = NULL;
 	gboolean renumber = FALSE, user_only = FALSE, force = FALSE, picture = FALSE;
-	gint threads = -1;
+	gchar *threads = NULL;
 	GOptionEntry entries[] = {
 		{"policy", 0, 0, G_OPTION_ARG_STRING, &policy,
 		 "as-traced (default), rr or random", "POLICY"},
@@ -392,7 +392,7 @@ int cmd_schedule(int argc, char **argv)
 		 "Write the schedule's report as YAML to FILE", "FILE"},
 		{"picture", 0, 0, G_OPTION_ARG_NONE, &picture,
 		 "Draw the schedule on standard error (the default when it is a terminal)", NULL},
-		{"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
+		{"threads", 'j', 0, G_OPTION_ARG_STRING, &threads,
 		 "Parse task files in N threads ahead of the schedule; 1: all in one (default: the "
 		 "processors available)", "N"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -470,6 +470,7 @@ int cmd_schedule(int argc, char **argv)
 out:
 	g_option_context_free(ctx);
 	g_free(policy);
+	g_free(threads);
 	g_free(quantum);
 	g_free(cpus);
 	g_free(seed);

@@ -61,6 +61,11 @@ bool lp_basic_reader_binary(const lp_basic_reader *r) { return r->binary; }
 
 lp_basic_reader *lp_basic_open(const char *path, lp_error *err)
 {
+	lp_error dropped = {0}; /* where an unwanted message goes */
+	if (!err)
+		err = &dropped;
+	if (!path)
+		return lp_fail(err, LP_EUSAGE, "lp_basic_open: argument path: NULL"), NULL;
 	lp_byte_source *src = lp_byte_source_open(path, err);
 	return src ? lp_basic_reader_new(src, err) : NULL;
 }
@@ -257,6 +262,14 @@ static int read_binary(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t
 
 ssize_t lp_basic_read(lp_basic_reader *r, lp_basic_ref *refs, size_t n, lp_error *err)
 {
+	lp_error dropped = {0}; /* where an unwanted message goes */
+	if (!err)
+		err = &dropped;
+	/* A caller's mistake, not the stream's: later reads are not failed. */
+	if (!r)
+		return lp_fail(err, LP_EUSAGE, "lp_basic_read: argument r: NULL"), -1;
+	if (!refs && n > 0)
+		return lp_fail(err, LP_EUSAGE, "lp_basic_read: argument refs: NULL, with n %zu", n), -1;
 	if (r->failed.status) {
 		*err = r->failed;
 		return -1;

@@ -27,12 +27,6 @@ static bool all_hex_digits(const char *s, size_t len)
 	return len > 0;
 }
 
-static size_t skip_spaces(const char *line, size_t len, size_t i)
-{
-	while (i < len && line[i] == ' ')
-		i++;
-	return i;
-}
 
 static size_t token_end(const char *line, size_t len, size_t i)
 {
@@ -61,13 +55,16 @@ int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err)
 	ev->line = line;
 	ev->line_len = len;
 	size_t i = 1;
-	/* Field -1 is the timestamp, then the tag's numeric fields. */
+	/* Field -1 is the timestamp, then the tag's numeric fields, each after
+	 * exactly one space: a second one makes an empty field. */
 	for (int f = -1; f < info->nfields; f++) {
 		const char *field = f < 0 ? "timestamp" : info->fields[f];
-		i = skip_spaces(line, len, i);
-		if (i == len)
+		if (i++ == len)
 			return lp_fail(err, LP_EINPUT, "tag %c: missing field %s", info->tag, field), -1;
 		size_t end = token_end(line, len, i);
+		if (end == i)
+			return lp_fail(err, LP_EINPUT, "tag %c: field %s: empty (one space separates "
+				       "fields)", info->tag, field), -1;
 		uint64_t v;
 		if (lp_parse_hex(line + i, end - i, &v) < 0) {
 			lp_quote(q, line + i, end - i);
@@ -91,8 +88,9 @@ int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err)
 		ev->name = line + i + 1;
 		return 1;
 	}
-	i = skip_spaces(line, len, i);
 	if (i < len) {
+		while (line[i] == ' ')
+			i++;
 		size_t end = token_end(line, len, i);
 		return lp_fail(err, LP_EINPUT, "tag %c: extra field '%s'", info->tag,
 			       lp_quote(q, line + i, end - i)), -1;

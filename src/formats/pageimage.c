@@ -1,6 +1,7 @@
 /* Page-image LRU behaviour sequences (laplace-formats(5), "Page-image LRU
  * behaviour sequence"). */
 #include "bytesrc.h"
+#include "laplace/lru.h"
 #include "laplace/numbers.h"
 
 #include <inttypes.h>
@@ -77,21 +78,33 @@ static int parse_page(const lp_pi_reader *r, uint64_t index, const unsigned char
 	return 0;
 }
 
-static int bad_tag(const lp_pi_reader *r, const char *field, const char *allowed, unsigned char c,
-		   lp_error *err)
+static int bad_tag(const lp_pi_reader *r, uint64_t index, const char *field, const char *allowed,
+		   unsigned char c, lp_error *err)
 {
 	char what[16];
 	describe_byte(what, sizeof what, c);
 	return lp_fail(err, LP_EINPUT, "%s: record %" PRIu64 ": field %s: %s is not %s",
-		       lp_pi_reader_name(r), r->index, field, what, allowed);
+		       lp_pi_reader_name(r), index, field, what, allowed);
+}
+
+/* The fetch tag of record index; on a bad one, fail naming it. */
+static int check_tag(const lp_pi_reader *r, uint64_t index, char tag, lp_error *err)
+{
+	return tag == 'C' || tag == 'F' ? 0 : bad_tag(r, index, "tag", "C or F", (unsigned char)tag, err);
 }
 
 /* The two page fields of a record, as read: fetched, evicted. */
 typedef const unsigned char *page_fields[2];
 
-/* Read the next record past its tags and size: rec is filled but for its
- * page numbers (left 0), whose raw fields go to *fields. 1, 0 at the end
- * (after a torn record is reported under policy) or LP_PI_FATAL. */
+/* next_record's answer to a bad dirt tag: err names it, rec->tag and
+ * (*fields)[0] are the record's fetch tag and fetched page as read, and
+ * the record boundaries are lost. */
+enum { BAD_DIRT = -3 };
+
+/* Read the next record past its dirt tag and size: rec is filled but for
+ * its page numbers (left 0), whose raw fields go to *fields, and its fetch
+ * tag is as read (not checked). 1, 0 at the end (after a torn record is
+ * reported under policy), LP_PI_FATAL or BAD_DIRT. */
 static int next_record(lp_pi_reader *r, lp_pi_record *rec, page_fields *fields,
 		       const lp_torn_policy *policy, lp_error *err)
 {
@@ -105,18 +118,15 @@ static int next_record(lp_pi_reader *r, lp_pi_record *rec, page_fields *fields,
 		r->done = true;
 		return 0;
 	}
-	if (p[0] != 'C' && p[0] != 'F') {
-		r->done = true;
-		bad_tag(r, "tag", "C or F", p[0], err);
-		return LP_PI_FATAL;
-	}
 	size_t size = LP_PI_LONG_RECORD;
 	const unsigned char *ev = p + 5 + LP_PAGE_BYTES;
 	if ((size_t)avail > (size_t)(ev - p)) {
 		if (*ev != 'W' && *ev != 'R' && *ev != 'N') {
 			r->done = true;
-			bad_tag(r, "dirt", "W, R or N", *ev, err);
-			return LP_PI_FATAL;
+			rec->tag = (char)p[0];
+			(*fields)[0] = p + 1;
+			bad_tag(r, r->index, "dirt", "W, R or N", *ev, err);
+			return BAD_DIRT;
 		}
 		if (*ev == 'N')
 			size = LP_PI_SHORT_RECORD;
@@ -144,10 +154,18 @@ int lp_pi_reader_next(lp_pi_reader *r, lp_pi_record *rec, const lp_torn_policy *
 {
 	page_fields f;
 	int got = next_record(r, rec, &f, policy, err);
+	if (got == BAD_DIRT) {
+		/* the first bad field in byte order is the one reported */
+		uint16_t page;
+		if (!check_tag(r, r->index, rec->tag, err))
+			parse_page(r, r->index, f[0], "fetched page", &page, err);
+		return LP_PI_FATAL;
+	}
 	if (got <= 0)
 		return got;
 	uint64_t index = r->index - 1;
-	if (parse_page(r, index, f[0], "fetched page", &rec->fetched, err) ||
+	if (check_tag(r, index, rec->tag, err) ||
+	    parse_page(r, index, f[0], "fetched page", &rec->fetched, err) ||
 	    parse_page(r, index, f[1], "evicted page", &rec->evicted, err))
 		return LP_PI_BAD;
 	return 1;
@@ -198,13 +216,7 @@ int lp_pi_writer_write(lp_pi_writer *w, const lp_pi_record *rec, lp_error *err)
 	return st;
 }
 
-/* ---- validation ----
- * The rules of lp_pi_check (laplace/lru.h), checked here on records whose
- * page fields may be unreadable: such a record is still applied as far as
- * its readable fields go, its tags always, a page only when it is valid
- * hex (laplace-formats(5), "Page-image LRU behaviour sequence"). */
-
-#define PI_PAGES 65536
+/* ---- validation ---- */
 
 typedef struct validation {
 	lp_warn_fn report;
@@ -212,53 +224,23 @@ typedef struct validation {
 	const char *name;
 	uint64_t index;   /* of the record being checked */
 	uint64_t problems;
-	uint64_t fills;
-	bool evicted;
-	bool seen[PI_PAGES];
-	bool resident[PI_PAGES];
 } validation;
 
-static void broken_rule(validation *v, const char *fmt, unsigned page)
+/* A broken rule of the record being checked, as lp_pi_check words it. */
+static void broken_rule(void *ctx, const char *what)
 {
-	char what[128], line[1200];
-	snprintf(what, sizeof what, fmt, page);
+	validation *v = ctx;
+	char line[1200];
 	snprintf(line, sizeof line, "%s: record %" PRIu64 ": %s", v->name, v->index, what);
 	v->report(v->ctx, line);
 	v->problems++;
 }
 
-enum { FETCHED_KNOWN = 1, EVICTED_KNOWN = 2 }; /* bits 1 << field index */
-
-/* Check rec against the records before it, then apply it; known says
- * which of its page numbers were readable. */
-static void check_record(validation *v, const lp_pi_record *rec, unsigned known)
+/* A damaged field, reported in full by the reader. */
+static void damaged_field(validation *v, const lp_error *bad)
 {
-	uint16_t p = rec->fetched, e = rec->evicted;
-	if (known & FETCHED_KNOWN) {
-		if (rec->tag == 'C' && v->seen[p])
-			broken_rule(v, "field tag: C on page %x, which was fetched before", p);
-		else if (rec->tag == 'F' && !v->seen[p])
-			broken_rule(v, "field tag: F on page %x, which was never fetched", p);
-		if (v->resident[p])
-			broken_rule(v, "field fetched page: page %x is resident already", p);
-	}
-	if (rec->dirt == 'N') {
-		if (v->evicted)
-			broken_rule(v, "field dirt: N after the first eviction", 0);
-		else
-			v->fills++;
-		if ((known & EVICTED_KNOWN) && e != 0)
-			broken_rule(v, "field evicted page: N with evicted page %x, not 0000", e);
-	} else {
-		if (known & EVICTED_KNOWN) {
-			if (!v->resident[e])
-				broken_rule(v, "field evicted page: page %x is not resident", e);
-			v->resident[e] = false;
-		}
-		v->evicted = true;
-	}
-	if (known & FETCHED_KNOWN)
-		v->resident[p] = v->seen[p] = true;
+	v->report(v->ctx, bad->msg);
+	v->problems++;
 }
 
 int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_validation *res,
@@ -266,45 +248,51 @@ int lp_pi_validate(lp_byte_source *src, lp_warn_fn report, void *ctx, lp_pi_vali
 {
 	memset(res, 0, sizeof *res);
 	lp_pi_reader *r = lp_pi_reader_new(src);
-	validation *v = g_new0(validation, 1);
-	v->report = report;
-	v->ctx = ctx;
-	v->name = lp_pi_reader_name(r);
+	lp_pi_check *check = lp_pi_check_new();
+	validation v = {.report = report, .ctx = ctx, .name = lp_pi_reader_name(r)};
 	/* a torn record is one more broken rule here, never just a warning */
 	lp_torn_policy strict = {.strict = true};
 	lp_pi_record rec;
 	page_fields f;
 	int got, st = 0;
 	while ((got = next_record(r, &rec, &f, &strict, err)) != 0) {
-		if (got < 0) {
-			if (err->status != LP_EINPUT) {
+		/* A record's length depends on its dirt tag alone: a damaged
+		 * field is reported, and the record still applied as far as
+		 * its readable fields go; the fields before a bad dirt tag are
+		 * still checked, then the boundaries are lost. */
+		if (got < 0 && got != BAD_DIRT) {
+			if (err->status != LP_EINPUT)
 				st = err->status;
-			} else {
-				report(ctx, err->msg);
-				v->problems++;
-			}
+			else
+				damaged_field(&v, err);
 			break;
 		}
-		v->index = lp_pi_reader_index(r) - 1;
-		static const char *const names[2] = {"fetched page", "evicted page"};
-		uint16_t *pages[2] = {&rec.fetched, &rec.evicted};
-		unsigned known = 0;
-		for (int i = 0; i < 2; i++) {
-			lp_error bad;
-			if (parse_page(r, v->index, f[i], names[i], pages[i], &bad)) {
-				report(ctx, bad.msg);
-				v->problems++;
-			} else {
-				known |= 1u << i;
-			}
+		v.index = lp_pi_reader_index(r) - (got == BAD_DIRT ? 0 : 1);
+		unsigned known = LP_PI_ALL_KNOWN;
+		lp_error bad;
+		if (check_tag(r, v.index, rec.tag, &bad)) {
+			damaged_field(&v, &bad);
+			known &= ~(unsigned)LP_PI_TAG_KNOWN;
 		}
-		check_record(v, &rec, known);
+		if (parse_page(r, v.index, f[0], "fetched page", &rec.fetched, &bad)) {
+			damaged_field(&v, &bad);
+			known &= ~(unsigned)LP_PI_FETCHED_KNOWN;
+		}
+		if (got == BAD_DIRT) {
+			damaged_field(&v, err);
+			break;
+		}
+		if (parse_page(r, v.index, f[1], "evicted page", &rec.evicted, &bad)) {
+			damaged_field(&v, &bad);
+			known &= ~(unsigned)LP_PI_EVICTED_KNOWN;
+		}
+		lp_pi_check_record(check, &rec, known, broken_rule, &v);
 	}
 	res->records = lp_pi_reader_index(r);
-	res->fills = v->fills;
-	res->evicted = v->evicted;
-	res->problems = v->problems;
-	g_free(v);
+	res->fills = lp_pi_check_fills(check);
+	res->evicted = lp_pi_check_evicted(check);
+	res->problems = v.problems;
+	lp_pi_check_free(check);
 	lp_pi_reader_close(r);
 	return st;
 }

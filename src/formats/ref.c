@@ -158,32 +158,40 @@ static ssize_t read_binary(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *
 static const char *const text_fields[5] = {"type", "timestamp", "length", "vas", "address"};
 static const int text_field_bits[5] = {8, 64, 8, 32, 32};
 
-/* Parse one text record; on error the message lacks the "FILE:LINE: ". */
+/* Parse one text record; on error the message lacks the "FILE:LINE: ".
+ * Fields are separated by exactly one space (laplace-formats(5)): a second
+ * space, or a leading one, makes an empty field. */
 static int parse_text_record(const char *line, size_t len, lp_ref *ref, lp_error *err)
 {
 	while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\r'))
 		len--;
 	const char *tok[5];
 	size_t tok_len[5];
-	int ntok = 0;
 	char q[LP_QUOTE_SIZE];
-	for (size_t i = 0; i < len;) {
-		if (line[i] == ' ') {
-			i++;
-			continue;
-		}
+	if (len == 0)
+		return lp_fail(err, LP_EINPUT, "field type: missing");
+	size_t i = 0;
+	for (int f = 0; f < 5; f++) {
+		if (f > 0 && i++ == len) /* past the space that ends the field before */
+			return lp_fail(err, LP_EINPUT, "field %s: missing", text_fields[f]);
 		size_t start = i;
 		while (i < len && line[i] != ' ')
 			i++;
-		if (ntok == 5)
-			return lp_fail(err, LP_EINPUT, "extra field '%s' after address",
-				       lp_quote(q, line + start, i - start));
-		tok[ntok] = line + start;
-		tok_len[ntok] = i - start;
-		ntok++;
+		if (i == start)
+			return lp_fail(err, LP_EINPUT, "field %s: empty (one space separates fields)",
+				       text_fields[f]);
+		tok[f] = line + start;
+		tok_len[f] = i - start;
 	}
-	if (ntok < 5)
-		return lp_fail(err, LP_EINPUT, "field %s: missing", text_fields[ntok]);
+	if (i < len) {
+		while (line[i] == ' ')
+			i++;
+		size_t start = i;
+		while (i < len && line[i] != ' ')
+			i++;
+		return lp_fail(err, LP_EINPUT, "extra field '%s' after address",
+			       lp_quote(q, line + start, i - start));
+	}
 	if (tok_len[0] != 1 || lp_ref_type_index(tok[0][0]) < 0)
 		return lp_fail(err, LP_EINPUT, "field type: bad reference type '%s'",
 			       lp_quote(q, tok[0], tok_len[0]));

@@ -67,6 +67,8 @@ static const lp_sink capture_sink_ops = {
 
 void lp_capture_options_init(lp_capture_options *opt)
 {
+	if (!opt)
+		return;
 	*opt = (lp_capture_options){
 		.ref_format = LP_REF_AUTO,
 		.endian = LP_LITTLE,
@@ -77,6 +79,10 @@ void lp_capture_options_init(lp_capture_options *opt)
 static int check_options(const char *ref, const char *kern, const lp_capture_options *opt,
 			 lp_error *err)
 {
+	if (!ref)
+		return lp_fail(err, LP_EUSAGE, "lp_capture_open: argument ref: NULL");
+	if (!kern)
+		return lp_fail(err, LP_EUSAGE, "lp_capture_open: argument kern: NULL");
 	if (!strcmp(ref, "-") && !strcmp(kern, "-"))
 		return lp_fail(err, LP_EUSAGE, "the reference and kernel traces cannot both be "
 			       "standard input");
@@ -93,6 +99,9 @@ static int check_options(const char *ref, const char *kern, const lp_capture_opt
 lp_capture *lp_capture_open(const char *ref, const char *kern, const lp_capture_options *opt,
 			    lp_error *err)
 {
+	lp_error dropped = {0}; /* where an unwanted message goes */
+	if (!err)
+		err = &dropped;
 	lp_capture_options defaults;
 	if (!opt) {
 		lp_capture_options_init(&defaults);
@@ -148,6 +157,11 @@ static size_t take_run(lp_capture *c, lp_merged_ref *out, size_t room)
 
 ssize_t lp_capture_read(lp_capture *c, lp_merged_ref *refs, size_t n, lp_error *err)
 {
+	/* A caller's mistake, not the capture's: later reads are not failed. */
+	if (!c)
+		return lp_fail(err, LP_EUSAGE, "lp_capture_read: argument c: NULL"), -1;
+	if (!refs && n > 0)
+		return lp_fail(err, LP_EUSAGE, "lp_capture_read: argument refs: NULL, with n %zu", n), -1;
 	size_t count = 0;
 	while (count < n) {
 		/* What the pipeline handed over goes first, also when an error
@@ -161,7 +175,8 @@ ssize_t lp_capture_read(lp_capture *c, lp_merged_ref *refs, size_t n, lp_error *
 		c->finished = lp_pipeline_step(c->run, &c->failed) == 0;
 	}
 	if (count == 0 && c->failed.status) {
-		*err = c->failed;
+		if (err)
+			*err = c->failed;
 		return -1;
 	}
 	return (ssize_t)count;
@@ -169,7 +184,7 @@ ssize_t lp_capture_read(lp_capture *c, lp_merged_ref *refs, size_t n, lp_error *
 
 const lp_stats *lp_capture_stats(const lp_capture *c)
 {
-	return lp_merge_stats(c->merge);
+	return !c ? NULL : lp_merge_stats(c->merge);
 }
 
 void lp_capture_close(lp_capture *c)

@@ -4,6 +4,7 @@ and errors with the library's messages.
 
 Run by `make check-python`: PYTHONPATH names the built package and
 LAPLACE_PROGRAM the laplace program of the same build."""
+import ctypes
 import gzip
 import os
 import subprocess
@@ -134,6 +135,34 @@ class ReadBasic(Scratch):
                              stdout=subprocess.PIPE)
         self.assertEqual(out.stdout.decode().splitlines(), ["2 True"] * 24)
 
+    def test_not_a_path(self):
+        for path, error, message in [
+                (None, TypeError, "path must be a path (str, bytes or os.PathLike), not None"),
+                (3, TypeError, "path must be a path (str, bytes or os.PathLike), not 3"),
+                ("s.txt\0x", ValueError, "path must not hold a NUL byte: 's.txt\\x00x'")]:
+            with self.assertRaises(error) as caught:
+                laplace.read_basic(path)
+            self.assertEqual(str(caught.exception), message)
+
+
+class Library(unittest.TestCase):
+    """The library itself, given NULL through ctypes: a usage error, no crash."""
+
+    def test_null_arguments(self):
+        lib = laplace._lib
+        err = laplace._LpError()
+        self.assertIsNone(lib.lp_basic_open(None, ctypes.byref(err)))
+        self.assertEqual((err.status, err.msg), (1, b"lp_basic_open: argument path: NULL"))
+        self.assertEqual(lib.lp_basic_read(None, None, 4, None), -1)
+        self.assertIsNone(lib.lp_capture_open(DEMO_REF.encode(), None, None, ctypes.byref(err)))
+        self.assertEqual((err.status, err.msg), (1, b"lp_capture_open: argument kern: NULL"))
+        self.assertEqual(lib.lp_capture_read(None, None, 4, ctypes.byref(err)), -1)
+        self.assertEqual((err.status, err.msg), (1, b"lp_capture_read: argument c: NULL"))
+        self.assertFalse(lib.lp_capture_stats(None))
+        lib.lp_capture_options_init(None)
+        lib.lp_basic_close(None)
+        lib.lp_capture_close(None)
+
 
 class Merge(Scratch):
     def capture(self):
@@ -173,6 +202,12 @@ class Merge(Scratch):
         for bad in ({"endian": "middle"}, {"ref_format": "binary"}, {"batch": -1}):
             with self.assertRaises(ValueError):
                 laplace.merge(ref, kern, **bad)
+        # Not wrapped into 64 bits by ctypes.
+        for offset in (-1, 2**64, 1.5, True):
+            with self.assertRaises(ValueError) as caught:
+                laplace.merge(ref, kern, page_offset=offset)
+            self.assertEqual(str(caught.exception), "page_offset must be an integer from 0 to "
+                             "2**64 - 1, not %r" % (offset,))
 
     def test_equals_the_merge(self):
         for args in ((), ("--user-only",)):
@@ -209,6 +244,14 @@ class Merge(Scratch):
         with self.assertRaises(laplace.Error) as caught:
             laplace.merge("-", "-")
         self.assertEqual(caught.exception.status, 1)
+        with self.assertRaises(TypeError) as caught:
+            laplace.merge(None, kern)
+        self.assertEqual(str(caught.exception),
+                         "ref must be a path (str, bytes or os.PathLike), not None")
+        with self.assertRaises(TypeError) as caught:
+            laplace.merge(ref, None)
+        self.assertEqual(str(caught.exception),
+                         "kern must be a path (str, bytes or os.PathLike), not None")
         bad = self.file("bad.txt", "S 10 1 a\nT 13 1\n")
         m = laplace.merge(ref, bad, batch=100)
         self.assertEqual(next(m).tolist(), MERGED[:1])

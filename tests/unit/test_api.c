@@ -157,6 +157,56 @@ Test(api, basic_missing_file)
 	g_free(path);
 }
 
+/* A NULL where the library needs something is the caller's mistake: a
+ * usage error, never a crash; a NULL err only loses the message. */
+static void expect_usage(const char *want)
+{
+	cr_assert_eq(err.status, LP_EUSAGE);
+	cr_assert_str_eq(err.msg, want);
+	err = (lp_error){0};
+}
+
+Test(api, basic_null_arguments)
+{
+	cr_assert_null(lp_basic_open(NULL, &err));
+	expect_usage("lp_basic_open: argument path: NULL");
+	cr_assert_null(lp_basic_open(NULL, NULL));
+	lp_basic_ref refs[4];
+	cr_assert_eq(lp_basic_read(NULL, refs, 4, &err), -1);
+	expect_usage("lp_basic_read: argument r: NULL");
+	cr_assert_eq(lp_basic_read(NULL, refs, 4, NULL), -1);
+	char *path = text_file("s.txt", "r 1\nw 2\n");
+	lp_basic_reader *r = lp_basic_open(path, NULL);
+	cr_assert_not_null(r);
+	cr_assert_eq(lp_basic_read(r, NULL, 4, &err), -1);
+	expect_usage("lp_basic_read: argument refs: NULL, with n 4");
+	/* Nothing to store, so nothing read; the stream is not failed. */
+	cr_assert_eq(lp_basic_read(r, NULL, 0, &err), 0);
+	cr_assert_eq(lp_basic_read(r, refs, 1, NULL), 1);
+	cr_assert_eq(lp_basic_read(r, refs, 4, &err), 1);
+	cr_assert_eq(refs[0].type, 'w');
+	cr_assert_eq(err.status, LP_OK);
+	lp_basic_close(r);
+	lp_basic_close(NULL);
+	g_free(path);
+}
+
+Test(api, basic_failure_without_err)
+{
+	char *path = text_file("s.txt", "r 1\nx 2\n");
+	lp_basic_reader *r = lp_basic_open(path, NULL);
+	lp_basic_ref refs[4];
+	cr_assert_eq(lp_basic_read(r, refs, 4, NULL), 1);
+	cr_assert_eq(lp_basic_read(r, refs, 4, NULL), -1);
+	cr_assert_eq(lp_basic_read(r, refs, 4, &err), -1);
+	cr_assert_eq(err.status, LP_EINPUT);
+	lp_basic_close(r);
+	char *absent = g_build_filename(dir, "absent", NULL);
+	cr_assert_null(lp_basic_open(absent, NULL));
+	g_free(absent);
+	g_free(path);
+}
+
 static void expect_open_error(const char *name, const void *data, size_t n, const char *fmt)
 {
 	char *path = file_with(name, data, n);
@@ -541,6 +591,58 @@ Test(api, capture_missing_files)
 	cr_assert_eq(err.status, LP_EIO);
 	cr_assert_str_eq(err.msg, want);
 	g_free(want);
+	g_free(absent);
+	g_free(ref);
+	g_free(kern);
+}
+
+Test(api, capture_null_arguments)
+{
+	char *ref = text_file("r.txt", reference_trace);
+	char *kern = text_file("k.txt", kernel_trace);
+	cr_assert_null(lp_capture_open(NULL, kern, NULL, &err));
+	expect_usage("lp_capture_open: argument ref: NULL");
+	cr_assert_null(lp_capture_open(ref, NULL, NULL, &err));
+	expect_usage("lp_capture_open: argument kern: NULL");
+	cr_assert_null(lp_capture_open(NULL, NULL, NULL, &err));
+	expect_usage("lp_capture_open: argument ref: NULL");
+	cr_assert_null(lp_capture_open(NULL, NULL, NULL, NULL));
+	lp_capture_options_init(NULL);
+	lp_merged_ref refs[8];
+	cr_assert_eq(lp_capture_read(NULL, refs, 8, &err), -1);
+	expect_usage("lp_capture_read: argument c: NULL");
+	cr_assert_eq(lp_capture_read(NULL, refs, 8, NULL), -1);
+	cr_assert_null(lp_capture_stats(NULL));
+	lp_capture *c = lp_capture_open(ref, kern, NULL, NULL);
+	cr_assert_not_null(c);
+	cr_assert_eq(lp_capture_read(c, NULL, 8, &err), -1);
+	expect_usage("lp_capture_read: argument refs: NULL, with n 8");
+	/* Nothing to store, so nothing merged; the capture is not failed. */
+	cr_assert_eq(lp_capture_read(c, NULL, 0, &err), 0);
+	cr_assert_eq(lp_capture_read(c, refs, 1, NULL), 1);
+	cr_assert_eq(lp_capture_read(c, refs, 8, &err), 4);
+	cr_assert_eq(err.status, LP_OK);
+	cr_assert_eq(lp_capture_stats(c)->refs[0], 2);
+	lp_capture_close(c);
+	lp_capture_close(NULL);
+	g_free(ref);
+	g_free(kern);
+}
+
+Test(api, capture_failure_without_err)
+{
+	char *ref = text_file("r.txt", reference_trace);
+	char *kern = text_file("k.txt", "S 10 1 a\nT 13 1\n");
+	lp_capture *c = lp_capture_open(ref, kern, NULL, NULL);
+	lp_merged_ref refs[8];
+	cr_assert_eq(lp_capture_read(c, refs, 8, NULL), 1);
+	cr_assert_eq(lp_capture_read(c, refs, 8, NULL), -1);
+	cr_assert_eq(lp_capture_read(c, refs, 8, &err), -1);
+	cr_assert_eq(err.status, LP_EINPUT);
+	lp_capture_close(c);
+	char *absent = g_build_filename(dir, "absent", NULL);
+	cr_assert_null(lp_capture_open(absent, kern, NULL, NULL));
+	cr_assert_null(lp_capture_open("-", "-", NULL, NULL));
 	g_free(absent);
 	g_free(ref);
 	g_free(kern);

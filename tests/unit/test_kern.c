@@ -143,10 +143,20 @@ Test(kern, name_keeps_its_leading_spaces)
 	cr_assert_eq(parse("M 1 2 3 4 5 6 7 8  lib.so", &ev), 1, "%s", err.msg);
 	cr_assert_str_eq(ev.name, " lib.so");
 	cr_assert_eq(ev.f[6], 8);
-	/* Between numbers, several spaces are still one separator. */
-	cr_assert_eq(parse("E  1   2  3 sh", &ev), 1, "%s", err.msg);
+}
+
+/* One space separates fields: a second one before a number makes an empty
+ * field (laplace-formats(5), "KERNEL EVENT TRACE"). */
+Test(kern, two_spaces_make_an_empty_field)
+{
+	rejected("E  1 2 3 sh", "tag E: field timestamp: empty (one space separates fields)");
+	rejected("S 1  2 3", "tag S: field task: empty (one space separates fields)");
+	rejected("S 1 2  3", "tag S: field vas: empty (one space separates fields)");
+	rejected("M 1 2 3 4 5 6 7  8 lib.so", "tag M: field file: empty (one space separates fields)");
+	rejected("X 1 2  3", "tag X: extra field '3'");
+	lp_event ev;
+	cr_assert_eq(parse("S 1 2 3  \r", &ev), 1, "%s", err.msg); /* trailing blanks: tolerated */
 	cr_assert_eq(ev.f[1], 3);
-	cr_assert_str_eq(ev.name, "sh");
 }
 
 Test(kern, reader_skips_lines_and_counts_them)

@@ -311,12 +311,27 @@ static void expect_pi_error(GByteArray *a, int skip, int status, const char *fmt
 	g_free(path);
 }
 
-Test(legacy, page_image_bad_fetch_tag)
+Test(legacy, page_image_bad_fetch_tag_skips_the_record)
 {
 	GByteArray *a = g_byte_array_new();
 	pi_append(a, "C0001", 'x', "N0000", 0);
 	pi_append(a, "X0002", 'x', "N0000", 0);
-	expect_pi_error(a, 1, LP_PI_FATAL, "%s: record 1: field tag: 'X' is not C or F");
+	pi_append(a, "C0003", 'x', "N0000", 0);
+	char *path = pi_file(a);
+	lp_pi_reader *r = lp_pi_reader_new(open_source(path));
+	lp_pi_record rec;
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), 1);
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), LP_PI_BAD);
+	char *want = g_strdup_printf("%s: record 1: field tag: 'X' is not C or F", path);
+	cr_assert_str_eq(err.msg, want);
+	cr_assert_eq(err.status, LP_EINPUT);
+	g_free(want);
+	/* the record's length is known from its dirt tag: the next one is read */
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), 1);
+	cr_assert_eq(rec.fetched, 3);
+	cr_assert_eq(lp_pi_reader_next(r, &rec, NULL, &err), 0);
+	lp_pi_reader_close(r);
+	g_free(path);
 }
 
 Test(legacy, page_image_bad_dirt_tag)
@@ -324,6 +339,17 @@ Test(legacy, page_image_bad_dirt_tag)
 	GByteArray *a = g_byte_array_new();
 	pi_append(a, "C0001", 'x', "\n0000", 0);
 	expect_pi_error(a, 0, LP_PI_FATAL, "%s: record 0: field dirt: byte 0a is not W, R or N");
+}
+
+/* Of several bad fields, the first in byte order is the one reported. */
+Test(legacy, page_image_bad_dirt_tag_after_other_bad_fields)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "X0001", 'x', "Q0000", 0);
+	expect_pi_error(a, 0, LP_PI_FATAL, "%s: record 0: field tag: 'X' is not C or F");
+	a = g_byte_array_new();
+	pi_append(a, "C000g", 'x', "Q0000", 0);
+	expect_pi_error(a, 0, LP_PI_FATAL, "%s: record 0: field fetched page: 'g' is not a hex digit");
 }
 
 Test(legacy, page_image_bad_hex_skips_the_record)
@@ -388,7 +414,7 @@ static lp_pi_validation validate(GByteArray *a, const char *fmt)
 	char *path = pi_file(a);
 	lp_pi_validation res;
 	cr_assert_eq(lp_pi_validate(open_source(path), collect, NULL, &res, &err), 0, "%s", err.msg);
-	char *want = g_strdup_printf(fmt, path, path, path, path, path, path, path);
+	char *want = g_strdup_printf(fmt, path, path, path, path, path, path, path, path, path);
 	cr_assert_str_eq(warnings->str, want);
 	g_free(want);
 	g_free(path);
@@ -434,6 +460,50 @@ Test(legacy, validate_n_with_an_evicted_page)
 		"%s: record 3: field evicted page: N with evicted page 2, not 0000\n");
 	cr_assert_eq(res.records, 4);
 	cr_assert_eq(res.fills, 2);
+	cr_assert_eq(res.problems, 3);
+}
+
+/* A bad fetch tag hides nothing: the record's length depends on its dirt
+ * tag alone, and the record is applied but for the C and F rule. */
+Test(legacy, validate_goes_on_after_a_bad_fetch_tag)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C0001", 'x', "N0000", 0);
+	pi_append(a, "x0002", 'x', "N0000", 0);  /* a fill: M = 2, 2 resident */
+	pi_append(a, "\0" "0003", 'x', "W0002", 'e'); /* 2 was resident */
+	pi_append(a, "F0002", 'x', "R0003", 'e'); /* 2 was fetched before */
+	pi_append(a, "C0001", 'x', "R0009", 'e'); /* later errors all found */
+	pi_append(a, "Zzzzz", 'x', "W0001", 'e');
+	pi_append(a, "F0004", 'x', "N0000", 0);
+	lp_pi_validation res = validate(a,
+		"%s: record 1: field tag: 'x' is not C or F\n"
+		"%s: record 2: field tag: byte 00 is not C or F\n"
+		"%s: record 4: field tag: C on page 1, which was fetched before\n"
+		"%s: record 4: field fetched page: page 1 is resident already\n"
+		"%s: record 4: field evicted page: page 9 is not resident\n"
+		"%s: record 5: field tag: 'Z' is not C or F\n"
+		"%s: record 5: field fetched page: 'z' is not a hex digit\n"
+		"%s: record 6: field tag: F on page 4, which was never fetched\n"
+		"%s: record 6: field dirt: N after the first eviction\n");
+	cr_assert_eq(res.records, 7);
+	cr_assert_eq(res.fills, 2);
+	cr_assert_eq(res.problems, 9);
+}
+
+/* The fields before a bad dirt tag are checked; then the record
+ * boundaries are lost. */
+Test(legacy, validate_stops_at_a_bad_dirt_tag)
+{
+	GByteArray *a = g_byte_array_new();
+	pi_append(a, "C0001", 'x', "N0000", 0);
+	pi_append(a, "f00x2", 'x', "?0000", 0);
+	pi_append(a, "C0003", 'x', "N0000", 0);
+	lp_pi_validation res = validate(a,
+		"%s: record 1: field tag: 'f' is not C or F\n"
+		"%s: record 1: field fetched page: 'x' is not a hex digit\n"
+		"%s: record 1: field dirt: '?' is not W, R or N\n");
+	cr_assert_eq(res.records, 1);
+	cr_assert_eq(res.fills, 1);
 	cr_assert_eq(res.problems, 3);
 }
 

@@ -108,7 +108,8 @@ Test(lru, check_rules_each_reported)
 	};
 	unsigned expect[] = {0, 0, 2, 2, 1, 0};
 	for (size_t i = 0; i < G_N_ELEMENTS(recs); i++)
-		cr_assert_eq(lp_pi_check_record(c, &recs[i], collect, NULL), expect[i], "record %zu", i);
+		cr_assert_eq(lp_pi_check_record(c, &recs[i], LP_PI_ALL_KNOWN, collect, NULL), expect[i],
+			     "record %zu", i);
 	cr_assert_str_eq(problems->str,
 			 "field tag: C on page 1, which was fetched before\n"
 			 "field fetched page: page 1 is resident already\n"
@@ -117,6 +118,51 @@ Test(lru, check_rules_each_reported)
 			 "field dirt: N after the first eviction\n");
 	cr_assert_eq(lp_pi_check_fills(c), 2);
 	cr_assert(lp_pi_check_evicted(c));
+	lp_pi_check_free(c);
+	g_string_free(problems, TRUE);
+}
+
+Test(lru, check_n_with_an_evicted_page)
+{
+	problems = g_string_new(NULL);
+	lp_pi_check *c = lp_pi_check_new();
+	cr_assert_eq(lp_pi_check_record(c, &(lp_pi_record){.tag = 'C', .fetched = 1, .dirt = 'N',
+							   .evicted = 5},
+					LP_PI_ALL_KNOWN, collect, NULL), 1);
+	cr_assert_str_eq(problems->str, "field evicted page: N with evicted page 5, not 0000\n");
+	cr_assert_eq(lp_pi_check_fills(c), 1);
+	lp_pi_check_free(c);
+	g_string_free(problems, TRUE);
+}
+
+/* Fields that could not be read are neither checked nor applied; the
+ * rules of the others still are. */
+Test(lru, check_only_known_fields)
+{
+	problems = g_string_new(NULL);
+	lp_pi_check *c = lp_pi_check_new();
+	const struct {
+		lp_pi_record rec;
+		unsigned known;
+		unsigned broken;
+	} steps[] = {
+		{pr('C', 1, 'N', 0), LP_PI_ALL_KNOWN, 0},
+		/* a damaged tag: no C or F rule, but 2 is fetched */
+		{pr('F', 2, 'N', 0), LP_PI_FETCHED_KNOWN | LP_PI_EVICTED_KNOWN, 0},
+		{pr('F', 2, 'R', 1), LP_PI_ALL_KNOWN, 1},     /* 2 is resident */
+		/* a damaged fetched page: not applied, its evicted page is */
+		{pr('C', 1, 'W', 1), LP_PI_TAG_KNOWN | LP_PI_EVICTED_KNOWN, 1}, /* 1 went already */
+		{pr('C', 3, 'R', 9), LP_PI_TAG_KNOWN | LP_PI_FETCHED_KNOWN, 0},
+		{pr('C', 4, 'N', 7), LP_PI_TAG_KNOWN, 1},     /* N after an eviction */
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(steps); i++)
+		cr_assert_eq(lp_pi_check_record(c, &steps[i].rec, steps[i].known, collect, NULL),
+			     steps[i].broken, "record %zu", i);
+	cr_assert_str_eq(problems->str,
+			 "field fetched page: page 2 is resident already\n"
+			 "field evicted page: page 1 is not resident\n"
+			 "field dirt: N after the first eviction\n");
+	cr_assert_eq(lp_pi_check_fills(c), 2);
 	lp_pi_check_free(c);
 	g_string_free(problems, TRUE);
 }

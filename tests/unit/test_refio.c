@@ -283,7 +283,7 @@ Test(refio, text_records)
 /* Lines as writers write them take a one-pass parser, any other line the
  * general one: mixed, across many refills of the read buffer, each line
  * must read the same. Irregular lines: leading zeros beyond a field's
- * width, two spaces, CRLF, upper case, trailing blanks. */
+ * width, CRLF, upper case, trailing blanks. */
 Test(refio, text_plain_and_irregular_lines_across_buffer_boundaries)
 {
 	size_t n = 200000;
@@ -298,7 +298,7 @@ Test(refio, text_plain_and_irregular_lines_across_buffer_boundaries)
 					       ts, length, vas, address);
 			break;
 		case 4:
-			g_string_append_printf(text, "%c  %" G_GINT64_MODIFIER "X %X %X %X\r\n", type,
+			g_string_append_printf(text, "%c %" G_GINT64_MODIFIER "X %X %X %X\r\n", type,
 					       ts, length, vas, address);
 			break;
 		case 5:
@@ -376,6 +376,18 @@ Test(refio, text_errors_name_the_missing_or_extra_field)
 	text_rejected("r 10 4 1", ":2: field address: missing");
 	text_rejected("r 10 4 1 0 xyz", ":2: extra field 'xyz' after address");
 	text_rejected("r 10 4 1 0 0 0", ":2: extra field '0' after address");
+}
+
+/* One space separates fields: a leading space or a second one makes an
+ * empty field; trailing spaces and a CR are tolerated. */
+Test(refio, text_errors_name_the_empty_field)
+{
+	text_rejected(" r 10 4 1 0", ":2: field type: empty (one space separates fields)");
+	text_rejected("r  10 4 1 0", ":2: field timestamp: empty (one space separates fields)");
+	text_rejected("r 10  4 1 0", ":2: field length: empty (one space separates fields)");
+	text_rejected("r 10 4  1 0", ":2: field vas: empty (one space separates fields)");
+	text_rejected("r 10 4 1  0", ":2: field address: empty (one space separates fields)");
+	text_rejected("r 10 4 1 0  0", ":2: extra field '0' after address");
 }
 
 Test(refio, text_errors_escape_bytes_that_are_not_printable)
