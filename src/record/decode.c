@@ -1,0 +1,595 @@
+/* laplace-record-decode DIR PREFIX: merges the streams that the recorder
+   (src/record/tool/, format in its README) wrote to DIR into a capture:
+   PREFIX.ref (the 64-bit binary raw reference trace, formats §10.1) and
+   PREFIX.kern (the kernel event trace), in the order of the shared clock,
+   with timestamps renumbered from 1, an S at each switch, and the page
+   cache's C events and kernel copy references made from the recorder's
+   file-copy records (record.md §5). */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#define TAG_SBDEF 1
+#define TAG_BLOCK 2
+#define TAG_TASK 3
+#define TAG_EVENT 4
+#define STREAM_MAGIC "LPRSTRM1"
+#define MAX_EVENT_TEXT 4200
+#define PAGE_OFFSET UINT64_C(0xffff888000000000)
+#define COPY_PIECE 64
+
+typedef struct {
+	char kind; /* 'i', 'r' or 'w' */
+	uint8_t len;
+	uint64_t addr; /* of an instruction */
+} DefEvent;
+
+typedef struct {
+	uint32_t nevents;
+	DefEvent *events;
+} BlockDef;
+
+enum item { ITEM_END, ITEM_BLOCK, ITEM_EVENT };
+
+typedef struct {
+	char *path;
+	FILE *file;
+	uint64_t offset; /* of the next byte, for messages */
+	uint64_t vas;
+	uint64_t last_ts;
+	uint64_t last_data;
+	uint64_t task;
+	GPtrArray *defs; /* BlockDef *, by id */
+	enum item item;
+	uint64_t ts; /* of the item (a block's first reference) */
+	BlockDef *block;
+	uint64_t nrefs;
+	char text[MAX_EVENT_TEXT + 1];
+} Stream;
+
+static const char *prog = "laplace-record-decode";
+
+static G_NORETURN void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(status);
+}
+
+/* ---- reading a stream ------------------------------------------------- */
+
+static bool get_byte(Stream *s, uint8_t *b)
+{
+	int c = getc(s->file);
+	if (c == EOF) {
+		if (ferror(s->file))
+			die(3, "%s: %s", s->path, strerror(errno));
+		return false;
+	}
+	s->offset++;
+	*b = (uint8_t)c;
+	return true;
+}
+
+static uint8_t need_byte(Stream *s, const char *field)
+{
+	uint8_t b;
+	if (!get_byte(s, &b))
+		die(2, "%s: byte %" PRIu64 ": field %s: the stream ends inside a record", s->path,
+		    s->offset, field);
+	return b;
+}
+
+static uint64_t need_varint(Stream *s, const char *field)
+{
+	uint64_t v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		uint8_t b = need_byte(s, field);
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	die(2, "%s: byte %" PRIu64 ": field %s: a number longer than 64 bits", s->path, s->offset,
+	    field);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static void read_def(Stream *s)
+{
+	uint64_t id = need_varint(s, "block id");
+	uint64_t n = need_varint(s, "event count");
+	if (id == 0 || id > UINT32_MAX || n == 0 || n > 65535)
+		die(2, "%s: byte %" PRIu64 ": field block definition: id %" PRIu64 " with %" PRIu64
+		       " events",
+		    s->path, s->offset, id, n);
+	BlockDef *def = g_new(BlockDef, 1);
+	def->nevents = (uint32_t)n;
+	def->events = g_new(DefEvent, n);
+	uint64_t next_insn = 0;
+	for (uint64_t k = 0; k < n; k++) {
+		DefEvent *e = &def->events[k];
+		e->kind = (char)need_byte(s, "event kind");
+		e->len = need_byte(s, "event length");
+		if ((e->kind != 'i' && e->kind != 'r' && e->kind != 'w') || e->len == 0)
+			die(2, "%s: byte %" PRIu64 ": field event: kind %d length %u", s->path,
+			    s->offset, e->kind, e->len);
+		e->addr = 0;
+		if (e->kind == 'i') {
+			e->addr = next_insn + (uint64_t)unzigzag(need_varint(s, "instruction address"));
+			next_insn = e->addr + e->len;
+		}
+	}
+	if (id >= s->defs->len)
+		g_ptr_array_set_size(s->defs, (guint)id + 1);
+	BlockDef *old = g_ptr_array_index(s->defs, id);
+	if (old) {
+		g_free(old->events);
+		g_free(old);
+	}
+	g_ptr_array_index(s->defs, id) = def;
+}
+
+/* Reads up to the next block or event (definitions and task changes are
+   taken in on the way). */
+static void advance(Stream *s)
+{
+	uint8_t tag;
+	for (;;) {
+		if (!get_byte(s, &tag)) {
+			s->item = ITEM_END;
+			return;
+		}
+		switch (tag) {
+		case TAG_SBDEF:
+			read_def(s);
+			break;
+		case TAG_TASK:
+			s->task = need_varint(s, "task");
+			break;
+		case TAG_BLOCK: {
+			s->ts = s->last_ts + need_varint(s, "timestamp");
+			uint64_t id = need_varint(s, "block id");
+			s->nrefs = need_varint(s, "reference count");
+			s->block = id < s->defs->len ? g_ptr_array_index(s->defs, id) : NULL;
+			if (!s->block || s->nrefs == 0 || s->nrefs > s->block->nevents)
+				die(2, "%s: byte %" PRIu64 ": field block: block %" PRIu64
+				       " undefined or shorter than %" PRIu64 " references",
+				    s->path, s->offset, id, s->nrefs);
+			if (s->task == 0)
+				die(2, "%s: byte %" PRIu64 ": field block: no task yet", s->path,
+				    s->offset);
+			s->last_ts = s->ts + s->nrefs - 1;
+			s->item = ITEM_BLOCK;
+			return;
+		}
+		case TAG_EVENT: {
+			s->ts = s->last_ts + need_varint(s, "timestamp");
+			uint64_t len = need_varint(s, "event length");
+			if (len > MAX_EVENT_TEXT)
+				die(2, "%s: byte %" PRIu64 ": field event: %" PRIu64 " bytes long",
+				    s->path, s->offset, len);
+			for (uint64_t k = 0; k < len; k++)
+				s->text[k] = (char)need_byte(s, "event text");
+			s->text[len] = '\0';
+			s->last_ts = s->ts;
+			s->item = ITEM_EVENT;
+			return;
+		}
+		default:
+			die(2, "%s: byte %" PRIu64 ": field tag: unknown record tag %u", s->path,
+			    s->offset, tag);
+		}
+	}
+}
+
+static Stream *stream_open(const char *path)
+{
+	Stream *s = g_new0(Stream, 1);
+	s->path = g_strdup(path);
+	s->file = fopen(path, "rb");
+	if (!s->file)
+		die(3, "%s: %s", path, strerror(errno));
+	char magic[8];
+	for (int k = 0; k < 8; k++)
+		magic[k] = (char)need_byte(s, "magic");
+	if (memcmp(magic, STREAM_MAGIC, 8) != 0)
+		die(2, "%s: byte 0: field magic: not a recorder stream", path);
+	s->vas = need_varint(s, "vas");
+	need_varint(s, "pid");
+	s->defs = g_ptr_array_new();
+	advance(s);
+	return s;
+}
+
+/* ---- the merged capture ------------------------------------------------- */
+
+typedef struct {
+	FILE *ref;
+	FILE *kern;
+	uint64_t ts; /* the next timestamp */
+	uint64_t cur_task, cur_vas;
+	GHashTable *files;     /* "dev:ino" -> file id */
+	GHashTable *frames;    /* "file:index" -> frame */
+	GHashTable *live_shm;  /* shmid -> size */
+	GHashTable *process;   /* live task -> its process's first task */
+	uint64_t next_file, next_frame;
+	uint64_t refs[256];
+	uint64_t events[256];
+	uint64_t tasks;
+} Capture;
+
+static void kern(Capture *c, char tag, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(c->kern, "%c %" PRIx64, tag, c->ts++);
+	if (*fmt)
+		fputc(' ', c->kern);
+	vfprintf(c->kern, fmt, ap);
+	fputc('\n', c->kern);
+	va_end(ap);
+	c->events[(uint8_t)tag]++;
+}
+
+static void switch_to(Capture *c, uint64_t task, uint64_t vas)
+{
+	if (task == c->cur_task && vas == c->cur_vas)
+		return;
+	kern(c, 'S', "%" PRIx64 " %" PRIx64, task, vas);
+	c->cur_task = task;
+	c->cur_vas = vas;
+}
+
+static void reference(Capture *c, char type, unsigned len, uint64_t vas, uint64_t addr)
+{
+	uint8_t rec[26];
+	uint64_t ts = c->ts++;
+	rec[0] = (uint8_t)type;
+	for (int k = 0; k < 8; k++) {
+		rec[1 + k] = (uint8_t)(ts >> (8 * k));
+		rec[10 + k] = (uint8_t)(vas >> (8 * k));
+		rec[18 + k] = (uint8_t)(addr >> (8 * k));
+	}
+	rec[9] = (uint8_t)len;
+	fwrite(rec, sizeof rec, 1, c->ref);
+	c->refs[(uint8_t)type]++;
+}
+
+static void emit_block(Capture *c, Stream *s)
+{
+	switch_to(c, s->task, s->vas);
+	for (uint64_t k = 0; k < s->nrefs; k++) {
+		const DefEvent *e = &s->block->events[k];
+		uint64_t addr = e->addr;
+		if (e->kind != 'i') {
+			addr = s->last_data + (uint64_t)unzigzag(need_varint(s, "data address"));
+			s->last_data = addr;
+		}
+		reference(c, e->kind, e->len, s->vas, addr);
+	}
+}
+
+static uint64_t file_id(Capture *c, uint64_t dev, uint64_t ino, const char *path)
+{
+	char key[64];
+	snprintf(key, sizeof key, "%" PRIx64 ":%" PRIx64, dev, ino);
+	gpointer id = g_hash_table_lookup(c->files, key);
+	if (id)
+		return (uint64_t)GPOINTER_TO_SIZE(id);
+	uint64_t fresh = ++c->next_file;
+	g_hash_table_insert(c->files, g_strdup(key), GSIZE_TO_POINTER(fresh));
+	fprintf(c->kern, "# file %" PRIx64 " %s %s\n", fresh, key, path);
+	return fresh;
+}
+
+static uint64_t frame_of(Capture *c, uint64_t file, uint64_t index)
+{
+	char key[48];
+	snprintf(key, sizeof key, "%" PRIx64 ":%" PRIx64, file, index);
+	gpointer frame = g_hash_table_lookup(c->frames, key);
+	if (frame)
+		return (uint64_t)GPOINTER_TO_SIZE(frame);
+	uint64_t fresh = ++c->next_frame;
+	g_hash_table_insert(c->frames, g_strdup(key), GSIZE_TO_POINTER(fresh));
+	kern(c, 'C', "%" PRIx64 " %" PRIx64 " %" PRIx64, fresh, file, index);
+	return fresh;
+}
+
+static void task_born(Capture *c, uint64_t task, uint64_t process)
+{
+	if (!g_hash_table_contains(c->process, GSIZE_TO_POINTER(task)))
+		c->tasks++;
+	g_hash_table_insert(c->process, GSIZE_TO_POINTER(task), GSIZE_TO_POINTER(process));
+}
+
+static void task_exit(Capture *c, uint64_t task)
+{
+	kern(c, 'X', "%" PRIx64, task);
+	g_hash_table_remove(c->process, GSIZE_TO_POINTER(task));
+	if (c->cur_task == task)
+		c->cur_task = c->cur_vas = 0;
+}
+
+static G_NORETURN void bad_event(const Stream *s, const char *field)
+{
+	die(2, "%s: byte %" PRIu64 ": field %s: event \"%s\"", s->path, s->offset, field, s->text);
+}
+
+/* An event of the recorder (README: its own words) in the kernel trace's. */
+static void emit_event(Capture *c, Stream *s)
+{
+	const char *t = s->text;
+	uint64_t a[8];
+	int name_at = -1;
+	switch (t[0]) {
+	case 'E': {
+		if (sscanf(t, "E %" SCNx64 " %n", &a[0], &name_at) != 1 || name_at < 0)
+			bad_event(s, "E");
+		/* The other threads of an exec'ing process end with it. */
+		uint64_t process = a[0];
+		gpointer p;
+		if ((p = g_hash_table_lookup(c->process, GSIZE_TO_POINTER(a[0]))))
+			process = GPOINTER_TO_SIZE(p);
+		GList *tasks = g_hash_table_get_keys(c->process);
+		for (GList *l = tasks; l; l = l->next) {
+			uint64_t other = GPOINTER_TO_SIZE(l->data);
+			if (other != a[0] &&
+			    GPOINTER_TO_SIZE(g_hash_table_lookup(c->process, l->data)) == process)
+				task_exit(c, other);
+		}
+		g_list_free(tasks);
+		task_born(c, a[0], process);
+		kern(c, 'E', "%" PRIx64 " %" PRIx64 " %s", a[0], s->vas, t + name_at);
+		break;
+	}
+	case 'm':
+	case 'M': {
+		char tag;
+		if (sscanf(t, "%c %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64
+			      " %" SCNx64 " %" SCNx64 " %" SCNx64 " %n",
+			   &tag, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7],
+			   &name_at) != 9 ||
+		    name_at < 0)
+			bad_event(s, "M");
+		/* A mapping made before the first instruction: no switch before it
+		   (E, M..., then S). */
+		if (tag == 'M')
+			switch_to(c, a[0], s->vas);
+		uint64_t file = (a[4] & 0x20) ? 0 : file_id(c, a[6], a[7], t + name_at);
+		kern(c, 'M', "%" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64
+			     " %" PRIx64 " %s",
+		     a[0], a[1], a[2], (a[4] & 0x20) ? 0 : a[3], a[4], a[5], file,
+		     (a[4] & 0x20) ? "-" : t + name_at);
+		break;
+	}
+	case 'U':
+	case 'B':
+	case 'D': {
+		int want = t[0] == 'D' ? 2 : 3;
+		if (sscanf(t + 1, " %" SCNx64 " %" SCNx64 " %" SCNx64, &a[0], &a[1], &a[2]) != want)
+			bad_event(s, "U/B/D");
+		switch_to(c, a[0], s->vas);
+		if (want == 2)
+			kern(c, t[0], "%" PRIx64 " %" PRIx64, a[0], a[1]);
+		else
+			kern(c, t[0], "%" PRIx64 " %" PRIx64 " %" PRIx64, a[0], a[1], a[2]);
+		break;
+	}
+	case 'K':
+		if (sscanf(t, "K %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64, &a[0],
+			   &a[1], &a[2], &a[3], &a[4]) != 5)
+			bad_event(s, "K");
+		switch_to(c, a[0], s->vas);
+		kern(c, 'K', "%" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64, a[0], a[1],
+		     a[2], a[3], a[4]);
+		break;
+	case 'F':
+	case 'T':
+		if (sscanf(t + 1, " %" SCNx64 " %" SCNx64, &a[0], &a[1]) != 2)
+			bad_event(s, "F/T");
+		if (t[0] == 'T') {
+			gpointer p = g_hash_table_lookup(c->process, GSIZE_TO_POINTER(a[0]));
+			task_born(c, a[1], p ? GPOINTER_TO_SIZE(p) : a[0]);
+		} else {
+			task_born(c, a[1], a[1]);
+		}
+		kern(c, t[0], "%" PRIx64 " %" PRIx64, a[0], a[1]);
+		break;
+	case 'X':
+		if (sscanf(t, "X %" SCNx64, &a[0]) != 1)
+			bad_event(s, "X");
+		task_exit(c, a[0]);
+		break;
+	case 'G':
+		if (sscanf(t, "G %" SCNx64 " %" SCNx64, &a[0], &a[1]) != 2)
+			bad_event(s, "G");
+		/* shmget also opens segments that exist: only a new one is a G. */
+		if (!g_hash_table_contains(c->live_shm, GSIZE_TO_POINTER(a[0]))) {
+			g_hash_table_insert(c->live_shm, GSIZE_TO_POINTER(a[0]), NULL);
+			kern(c, 'G', "%" PRIx64 " %" PRIx64, a[0], a[1]);
+		}
+		break;
+	case 'H':
+		if (sscanf(t, "H %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64, &a[0], &a[1], &a[2],
+			   &a[3]) != 4)
+			bad_event(s, "H");
+		if (!g_hash_table_contains(c->live_shm, GSIZE_TO_POINTER(a[1]))) {
+			g_hash_table_insert(c->live_shm, GSIZE_TO_POINTER(a[1]), NULL);
+			kern(c, 'G', "%" PRIx64 " %" PRIx64, a[1], a[3]);
+		}
+		switch_to(c, a[0], s->vas);
+		kern(c, 'H', "%" PRIx64 " %" PRIx64 " %" PRIx64, a[0], a[1], a[2]);
+		break;
+	case 'Q':
+		if (sscanf(t, "Q %" SCNx64, &a[0]) != 1)
+			bad_event(s, "Q");
+		if (g_hash_table_remove(c->live_shm, GSIZE_TO_POINTER(a[0])))
+			kern(c, 'Q', "%" PRIx64, a[0]);
+		break;
+	case 'P': {
+		char dir;
+		if (sscanf(t, "P %c %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64
+			      " %" SCNx64,
+			   &dir, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5]) != 7 ||
+		    (dir != 'r' && dir != 'w'))
+			bad_event(s, "P");
+		uint64_t file = file_id(c, a[1], a[2], "?");
+		uint64_t off = a[3], user = a[4], left = a[5];
+		while (left > 0) {
+			uint64_t in_page = 4096 - (off & 4095);
+			uint64_t piece = left < COPY_PIECE ? left : COPY_PIECE;
+			if (piece > in_page)
+				piece = in_page;
+			uint64_t frame = frame_of(c, file, off >> 12);
+			uint64_t cache = PAGE_OFFSET + frame * 4096 + (off & 4095);
+			switch_to(c, a[0], s->vas);
+			if (dir == 'r') {
+				reference(c, 'R', (unsigned)piece, s->vas, cache);
+				reference(c, 'W', (unsigned)piece, s->vas, user);
+			} else {
+				reference(c, 'R', (unsigned)piece, s->vas, user);
+				reference(c, 'W', (unsigned)piece, s->vas, cache);
+			}
+			off += piece;
+			user += piece;
+			left -= piece;
+		}
+		break;
+	}
+	default:
+		bad_event(s, "tag");
+	}
+}
+
+/* ---- merging ---------------------------------------------------------- */
+
+static int by_path(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void sift_down(Stream **heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t least = i, l = 2 * i + 1, r = l + 1;
+		if (l < n && heap[l]->ts < heap[least]->ts)
+			least = l;
+		if (r < n && heap[r]->ts < heap[least]->ts)
+			least = r;
+		if (least == i)
+			return;
+		Stream *t = heap[i];
+		heap[i] = heap[least];
+		heap[least] = t;
+		i = least;
+	}
+}
+
+static FILE *create(const char *prefix, const char *ext)
+{
+	char *path = g_strconcat(prefix, ext, NULL);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		die(3, "%s: %s", path, strerror(errno));
+	g_free(path);
+	return f;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "Usage: %s DIR PREFIX\n", prog);
+		return 1;
+	}
+	DIR *d = opendir(argv[1]);
+	if (!d)
+		die(3, "%s: %s", argv[1], strerror(errno));
+	GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (g_str_has_suffix(de->d_name, ".lps"))
+			g_ptr_array_add(paths, g_build_filename(argv[1], de->d_name, NULL));
+	closedir(d);
+	g_ptr_array_sort(paths, by_path);
+	if (paths->len == 0)
+		die(2, "%s: no streams", argv[1]);
+
+	size_t n = 0;
+	uint64_t stream_bytes = 0;
+	Stream **heap = g_new(Stream *, paths->len);
+	for (guint k = 0; k < paths->len; k++) {
+		Stream *s = stream_open(g_ptr_array_index(paths, k));
+		if (s->item != ITEM_END)
+			heap[n++] = s;
+	}
+	for (size_t i = n; i-- > 0;)
+		sift_down(heap, n, i);
+
+	Capture c = {.ts = 1};
+	c.ref = create(argv[2], ".ref");
+	c.kern = create(argv[2], ".kern");
+	static char refbuf[1 << 20];
+	setvbuf(c.ref, refbuf, _IOFBF, sizeof refbuf);
+	c.files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	c.frames = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	c.live_shm = g_hash_table_new(g_direct_hash, g_direct_equal);
+	c.process = g_hash_table_new(g_direct_hash, g_direct_equal);
+	fwrite("LPREF64\x01", 8, 1, c.ref);
+	fprintf(c.kern, "# recorded by laplace-record 0.1.0, a Valgrind tool\n");
+
+	uint64_t last = 0;
+	bool any = false;
+	while (n > 0) {
+		Stream *s = heap[0];
+		if (any && s->ts <= last)
+			die(2, "%s: byte %" PRIu64 ": field timestamp: %" PRIu64
+			       " is not after %" PRIu64 ", the clock went back",
+			    s->path, s->offset, s->ts, last);
+		if (s->item == ITEM_BLOCK) {
+			emit_block(&c, s);
+			last = s->ts + s->nrefs - 1;
+		} else {
+			emit_event(&c, s);
+			last = s->ts;
+		}
+		any = true;
+		advance(s);
+		if (s->item == ITEM_END) {
+			stream_bytes += s->offset;
+			heap[0] = heap[--n];
+		}
+		sift_down(heap, n, 0);
+	}
+	if (fclose(c.ref) != 0 || fclose(c.kern) != 0)
+		die(3, "%s: cannot write the capture: %s", argv[2], strerror(errno));
+
+	uint64_t user = c.refs['i'] + c.refs['r'] + c.refs['w'];
+	fprintf(stderr,
+		"%s: %u streams, %" PRIu64 " tasks; references: i %" PRIu64 " r %" PRIu64
+		" w %" PRIu64 " R %" PRIu64 " W %" PRIu64 "; events:",
+		prog, paths->len, c.tasks, c.refs['i'], c.refs['r'], c.refs['w'], c.refs['R'],
+		c.refs['W']);
+	for (int tag = 'A'; tag <= 'Z'; tag++)
+		if (c.events[tag])
+			fprintf(stderr, " %c %" PRIu64, tag, c.events[tag]);
+	fprintf(stderr, "; %.2f stream bytes per user reference\n",
+		user ? (double)stream_bytes / (double)user : 0.0);
+	g_ptr_array_free(paths, TRUE);
+	return 0;
+}
