@@ -224,8 +224,7 @@ typedef struct {
 	FILE *kern;
 	uint64_t ts; /* the next timestamp */
 	uint64_t cur_task, cur_vas;
-	GHashTable *files;     /* "dev:ino" -> file id */
-	GHashTable *frames;    /* "file:index" -> frame */
+	GHashTable *files;     /* "dev:ino" -> FileInfo */
 	GHashTable *live_shm;  /* shmid -> size */
 	GHashTable *process;   /* live task -> its process's first task */
 	uint64_t next_file, next_frame;
@@ -285,30 +284,110 @@ static void emit_block(Capture *c, Stream *s)
 	}
 }
 
-static uint64_t file_id(Capture *c, uint64_t dev, uint64_t ino, const char *path)
+/* A file of the capture: its number and which of its pages have frames. */
+typedef struct {
+	uint64_t id;
+	GHashTable *frames; /* page index (uint64_t *) -> frame */
+} FileInfo;
+
+static void file_info_free(gpointer p)
+{
+	FileInfo *f = p;
+	g_hash_table_destroy(f->frames);
+	g_free(f);
+}
+
+static FileInfo *file_info(Capture *c, uint64_t dev, uint64_t ino, const char *path, bool create)
 {
 	char key[64];
 	snprintf(key, sizeof key, "%" PRIx64 ":%" PRIx64, dev, ino);
-	gpointer id = g_hash_table_lookup(c->files, key);
-	if (id)
-		return (uint64_t)GPOINTER_TO_SIZE(id);
-	uint64_t fresh = ++c->next_file;
-	g_hash_table_insert(c->files, g_strdup(key), GSIZE_TO_POINTER(fresh));
-	fprintf(c->kern, "# file %" PRIx64 " %s %s\n", fresh, key, path);
-	return fresh;
+	FileInfo *f = g_hash_table_lookup(c->files, key);
+	if (f || !create)
+		return f;
+	f = g_new(FileInfo, 1);
+	f->id = ++c->next_file;
+	f->frames = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	g_hash_table_insert(c->files, g_strdup(key), f);
+	fprintf(c->kern, "# file %" PRIx64 " %s %s\n", f->id, key, path);
+	return f;
 }
 
-static uint64_t frame_of(Capture *c, uint64_t file, uint64_t index)
+static uint64_t frame_of(Capture *c, FileInfo *f, uint64_t index)
 {
-	char key[48];
-	snprintf(key, sizeof key, "%" PRIx64 ":%" PRIx64, file, index);
-	gpointer frame = g_hash_table_lookup(c->frames, key);
+	gpointer frame = g_hash_table_lookup(f->frames, &index);
 	if (frame)
 		return (uint64_t)GPOINTER_TO_SIZE(frame);
 	uint64_t fresh = ++c->next_frame;
-	g_hash_table_insert(c->frames, g_strdup(key), GSIZE_TO_POINTER(fresh));
-	kern(c, 'C', "%" PRIx64 " %" PRIx64 " %" PRIx64, fresh, file, index);
+	g_hash_table_insert(f->frames, g_memdup2(&index, sizeof index), GSIZE_TO_POINTER(fresh));
+	kern(c, 'C', "%" PRIx64 " %" PRIx64 " %" PRIx64, fresh, f->id, index);
 	return fresh;
+}
+
+static int by_value(gconstpointer a, gconstpointer b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The file is cut to SIZE bytes: its pages from there on lose their frames
+   (in page order). */
+static void truncate_file(Capture *c, FileInfo *f, uint64_t size)
+{
+	uint64_t first = (size + 4095) >> 12;
+	GArray *gone = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	GHashTableIter it;
+	gpointer key, value;
+	g_hash_table_iter_init(&it, f->frames);
+	while (g_hash_table_iter_next(&it, &key, &value))
+		if (*(uint64_t *)key >= first)
+			g_array_append_val(gone, *(uint64_t *)key);
+	g_array_sort(gone, by_value);
+	for (guint k = 0; k < gone->len; k++) {
+		uint64_t index = g_array_index(gone, uint64_t, k);
+		kern(c, 'V', "%" PRIx64,
+		     (uint64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(f->frames, &index)));
+		g_hash_table_remove(f->frames, &index);
+	}
+	g_array_free(gone, TRUE);
+}
+
+/* One side of a kernel copy: a user buffer (file NULL, address ADDR) or a
+   file's page cache at offset ADDR. */
+typedef struct {
+	FileInfo *file;
+	uint64_t addr;
+} CopySide;
+
+/* The kernel's copy of LEN bytes, COPY_PIECE bytes at a time, no piece
+   crossing a page of either side; every file page touched gets a frame. */
+static void kernel_copy(Capture *c, uint64_t task, uint64_t vas, CopySide from, CopySide to,
+			uint64_t len)
+{
+	while (len > 0) {
+		uint64_t piece = len < COPY_PIECE ? len : COPY_PIECE;
+		uint64_t at[2];
+		CopySide *side[2] = {&from, &to};
+		for (int k = 0; k < 2; k++) {
+			CopySide *cs = side[k];
+			if (cs->file) {
+				uint64_t in_page = 4096 - (cs->addr & 4095);
+				if (piece > in_page)
+					piece = in_page;
+			}
+		}
+		for (int k = 0; k < 2; k++) {
+			CopySide *cs = side[k];
+			at[k] = cs->file ? PAGE_OFFSET + frame_of(c, cs->file, cs->addr >> 12) * 4096 +
+					       (cs->addr & 4095)
+					 : cs->addr;
+		}
+		switch_to(c, task, vas);
+		reference(c, 'R', (unsigned)piece, vas, at[0]);
+		reference(c, 'W', (unsigned)piece, vas, at[1]);
+		from.addr += piece;
+		to.addr += piece;
+		len -= piece;
+	}
 }
 
 static void task_born(Capture *c, uint64_t task, uint64_t process)
@@ -371,7 +450,7 @@ static void emit_event(Capture *c, Stream *s)
 		   (E, M..., then S). */
 		if (tag == 'M')
 			switch_to(c, a[0], s->vas);
-		uint64_t file = (a[4] & 0x20) ? 0 : file_id(c, a[6], a[7], t + name_at);
+		uint64_t file = (a[4] & 0x20) ? 0 : file_info(c, a[6], a[7], t + name_at, true)->id;
 		kern(c, 'M', "%" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64
 			     " %" PRIx64 " %s",
 		     a[0], a[1], a[2], (a[4] & 0x20) ? 0 : a[3], a[4], a[5], file,
@@ -449,27 +528,61 @@ static void emit_event(Capture *c, Stream *s)
 			   &dir, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5]) != 7 ||
 		    (dir != 'r' && dir != 'w'))
 			bad_event(s, "P");
-		uint64_t file = file_id(c, a[1], a[2], "?");
-		uint64_t off = a[3], user = a[4], left = a[5];
-		while (left > 0) {
-			uint64_t in_page = 4096 - (off & 4095);
+		CopySide cache = {file_info(c, a[1], a[2], "?", true), a[3]};
+		CopySide user = {NULL, a[4]};
+		if (dir == 'r')
+			kernel_copy(c, a[0], s->vas, cache, user, a[5]);
+		else
+			kernel_copy(c, a[0], s->vas, user, cache, a[5]);
+		break;
+	}
+	case 'Y': {
+		/* Y task (dev ino offset | - - -) twice, length: file to file. */
+		char side[2][3][24];
+		if (sscanf(t, "Y %" SCNx64 " %23s %23s %23s %23s %23s %23s %" SCNx64, &a[0],
+			   side[0][0], side[0][1], side[0][2], side[1][0], side[1][1], side[1][2],
+			   &a[1]) != 8)
+			bad_event(s, "Y");
+		CopySide cs[2] = {{NULL, 0}, {NULL, 0}};
+		for (int k = 0; k < 2; k++) {
+			if (side[k][0][0] == '-')
+				continue;
+			uint64_t dev = strtoull(side[k][0], NULL, 16), ino = strtoull(side[k][1], NULL, 16);
+			cs[k].file = file_info(c, dev, ino, "?", true);
+			cs[k].addr = strtoull(side[k][2], NULL, 16);
+		}
+		if (cs[0].file && cs[1].file) {
+			kernel_copy(c, a[0], s->vas, cs[0], cs[1], a[1]);
+			break;
+		}
+		/* The other side (a pipe, a socket) has no page cache and no
+		   reference: only the file side's is recorded. */
+		int k = cs[0].file ? 0 : 1;
+		for (uint64_t off = cs[k].addr, left = a[1]; left > 0;) {
 			uint64_t piece = left < COPY_PIECE ? left : COPY_PIECE;
-			if (piece > in_page)
-				piece = in_page;
-			uint64_t frame = frame_of(c, file, off >> 12);
-			uint64_t cache = PAGE_OFFSET + frame * 4096 + (off & 4095);
+			if (piece > 4096 - (off & 4095))
+				piece = 4096 - (off & 4095);
+			uint64_t frame = frame_of(c, cs[k].file, off >> 12);
 			switch_to(c, a[0], s->vas);
-			if (dir == 'r') {
-				reference(c, 'R', (unsigned)piece, s->vas, cache);
-				reference(c, 'W', (unsigned)piece, s->vas, user);
-			} else {
-				reference(c, 'R', (unsigned)piece, s->vas, user);
-				reference(c, 'W', (unsigned)piece, s->vas, cache);
-			}
+			reference(c, k == 0 ? 'R' : 'W', (unsigned)piece, s->vas,
+				  PAGE_OFFSET + frame * 4096 + (off & 4095));
 			off += piece;
-			user += piece;
 			left -= piece;
 		}
+		break;
+	}
+	case 'N':
+		if (sscanf(t, "N %" SCNx64 " %" SCNx64 " %n", &a[0], &a[1], &name_at) != 2 ||
+		    name_at < 0)
+			bad_event(s, "N");
+		file_info(c, a[0], a[1], t + name_at, true);
+		break;
+	case 'Z': {
+		if (sscanf(t, "Z %" SCNx64 " %" SCNx64 " %" SCNx64, &a[0], &a[1], &a[2]) != 3)
+			bad_event(s, "Z");
+		FileInfo *f = file_info(c, a[0], a[1], "?", false);
+		if (f)
+			truncate_file(c, f, a[2]);
 		break;
 	}
 	default:
@@ -546,8 +659,7 @@ int main(int argc, char **argv)
 	c.kern = create(argv[2], ".kern");
 	static char refbuf[1 << 20];
 	setvbuf(c.ref, refbuf, _IOFBF, sizeof refbuf);
-	c.files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	c.frames = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	c.files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, file_info_free);
 	c.live_shm = g_hash_table_new(g_direct_hash, g_direct_equal);
 	c.process = g_hash_table_new(g_direct_hash, g_direct_equal);
 	fwrite("LPREF64\x01", 8, 1, c.ref);

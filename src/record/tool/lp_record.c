@@ -41,6 +41,7 @@
 extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot,
 						       Int fd, Off64T offset);
 extern Int VG_(safe_fd)(Int oldfd);
+extern Bool VG_(resolve_filename)(Int fd, const HChar **result);
 extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2, RegWord a3,
 			      RegWord a4, RegWord a5, RegWord a6, RegWord a7,
 			      RegWord a8);
@@ -562,6 +563,35 @@ static void lp_madvise_dontneed(Int task, Addr start, SizeT len)
 	}
 }
 
+/* Files named in this stream (open addressing on (dev, inode); when full,
+   later files go unnamed). */
+#define LP_NAMED_FILES 4096
+static struct {
+	ULong dev, ino;
+	UInt gen; /* lp_stream_gen when named */
+} lp_named[LP_NAMED_FILES];
+
+/* Names the file open as FD the first time this stream meets it, so that
+   the capture can say which file a number is. */
+static void lp_name_file(Int fd, const struct vg_stat *st)
+{
+	UInt h = (UInt)((st->ino * 0x9E3779B97F4A7C15ULL) ^ st->dev) % LP_NAMED_FILES;
+	for (UInt probe = 0; probe < 16; probe++, h = (h + 1) % LP_NAMED_FILES) {
+		if (lp_named[h].gen == lp_stream_gen && lp_named[h].dev == st->dev &&
+		    lp_named[h].ino == st->ino)
+			return;
+		if (lp_named[h].gen != lp_stream_gen) {
+			const HChar *name;
+			lp_named[h].dev = st->dev;
+			lp_named[h].ino = st->ino;
+			lp_named[h].gen = lp_stream_gen;
+			if (VG_(resolve_filename)(fd, &name))
+				lp_event("N %llx %llx %s", st->dev, st->ino, name);
+			return;
+		}
+	}
+}
+
 /* The page-cache side of a read or write of LEN bytes at file offset OFF
    of the regular file open as FD, copied from or to the user buffer BUF. */
 static void lp_file_copy(HChar dir, Int task, Int fd, Long off, Addr buf, ULong len)
@@ -569,6 +599,7 @@ static void lp_file_copy(HChar dir, Int task, Int fd, Long off, Addr buf, ULong 
 	struct vg_stat st;
 	if (VG_(fstat)(fd, &st) != 0 || !VKI_S_ISREG(st.mode) || len == 0)
 		return;
+	lp_name_file(fd, &st);
 	lp_event("P %c %x %llx %llx %llx %lx %llx", dir, task, st.dev, st.ino, (ULong)off, buf,
 		 len);
 }
@@ -584,15 +615,74 @@ static void lp_file_copy_vec(HChar dir, Int task, Int fd, Long off, const struct
 	}
 }
 
+/* A kernel copy between two files (sendfile, copy_file_range): each side
+   that is a regular file as "dev ino offset", the other as "- - -". */
+static void lp_file_side(HChar *out, Int size, Int fd, Long off_after, ULong len)
+{
+	struct vg_stat st;
+	if (off_after >= 0 && VG_(fstat)(fd, &st) == 0 && VKI_S_ISREG(st.mode)) {
+		lp_name_file(fd, &st);
+		VG_(snprintf)(out, size, "%llx %llx %llx", st.dev, st.ino,
+			      (ULong)(off_after - (Long)len));
+	} else
+		VG_(snprintf)(out, size, "- - -");
+}
+
+/* The offset after a copy: from the caller's offset pointer when given
+   (the kernel updated it), else the descriptor's position. */
+static Long lp_offset_after(Int fd, UWord offset_ptr)
+{
+	if (offset_ptr != 0)
+		return (Long) * (const Long *)offset_ptr;
+	return VG_(lseek)(fd, 0, VKI_SEEK_CUR);
+}
+
+static void lp_file_to_file(Int task, Int in_fd, UWord in_off, Int out_fd, UWord out_off,
+			    ULong len)
+{
+	HChar in[64], out[64];
+	if (len == 0)
+		return;
+	lp_file_side(in, sizeof in, in_fd, lp_offset_after(in_fd, in_off), len);
+	lp_file_side(out, sizeof out, out_fd, lp_offset_after(out_fd, out_off), len);
+	if (in[0] != '-' || out[0] != '-')
+		lp_event("Y %x %s %s %llx", task, in, out, len);
+}
+
+/* The file's pages from SIZE on lose their frames. */
+static void lp_truncated(const struct vg_stat *st, ULong size)
+{
+	if (VKI_S_ISREG(st->mode))
+		lp_event("Z %llx %llx %llx", st->dev, st->ino, size);
+}
+
+static void lp_truncated_fd(Int fd, ULong size)
+{
+	struct vg_stat st;
+	if (VG_(fstat)(fd, &st) == 0)
+		lp_truncated(&st, size);
+}
+
+/* The file an unlink is about to remove its last name of, by thread. */
+static struct vg_stat *lp_unlinking;
+static Bool *lp_unlinking_last;
+
 static void lp_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 {
-	(void)tid;
-	(void)args;
 	(void)nargs;
 	/* A successful exec ends this instance without a word: write what it
 	   has. */
 	if (sysno == __NR_execve || sysno == __NR_execveat)
 		lp_buf_write_out();
+	if (sysno == __NR_unlink || sysno == __NR_unlinkat) {
+		const HChar *path = (const HChar *)(sysno == __NR_unlink ? args[0] : args[1]);
+		Bool resolvable = sysno == __NR_unlink || (Int)args[0] == VKI_AT_FDCWD ||
+				  (path && path[0] == '/');
+		lp_unlinking_last[tid] = False;
+		if (resolvable && path && !sr_isError(VG_(stat)(path, &lp_unlinking[tid])))
+			lp_unlinking_last[tid] =
+			    VKI_S_ISREG(lp_unlinking[tid].mode) && lp_unlinking[tid].nlink == 1;
+	}
 }
 
 static void lp_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res)
@@ -671,6 +761,37 @@ static void lp_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, S
 	case __NR_pwritev:
 		lp_file_copy_vec(sysno == __NR_preadv ? 'r' : 'w', task, (Int)args[0], (Long)args[3],
 				 (const struct vki_iovec *)args[1], args[2], r);
+		break;
+	case __NR_sendfile:
+		lp_file_to_file(task, (Int)args[1], args[2], (Int)args[0], 0, r);
+		break;
+	case __NR_copy_file_range:
+		lp_file_to_file(task, (Int)args[0], args[1], (Int)args[2], args[3], r);
+		break;
+	case __NR_open:
+	case __NR_openat:
+	case __NR_creat: {
+		UWord flags = sysno == __NR_open ? args[1] : sysno == __NR_openat ? args[2] : VKI_O_TRUNC;
+		if (flags & VKI_O_TRUNC)
+			lp_truncated_fd((Int)r, 0);
+		break;
+	}
+	case __NR_ftruncate:
+		lp_truncated_fd((Int)args[0], args[1]);
+		break;
+	case __NR_truncate: {
+		struct vg_stat st;
+		if (!sr_isError(VG_(stat)((const HChar *)args[0], &st)))
+			lp_truncated(&st, args[1]);
+		break;
+	}
+	case __NR_unlink:
+	case __NR_unlinkat:
+		/* The frames go with the last name: a descriptor still open keeps
+		   the file, but its later copies get new frames, which is no
+		   other page. */
+		if (lp_unlinking_last[tid])
+			lp_truncated(&lp_unlinking[tid], 0);
 		break;
 	default:
 		break;
@@ -765,9 +886,12 @@ static void lp_post_clo_init(void)
 	lp_pin();
 	lp_task_of = VG_(malloc)("lp.tasks", VG_N_THREADS * sizeof *lp_task_of);
 	lp_exited = VG_(malloc)("lp.exited", VG_N_THREADS * sizeof *lp_exited);
+	lp_unlinking = VG_(malloc)("lp.unlinking", VG_N_THREADS * sizeof *lp_unlinking);
+	lp_unlinking_last = VG_(malloc)("lp.unlinking", VG_N_THREADS * sizeof *lp_unlinking_last);
 	for (UInt t = 0; t < VG_N_THREADS; t++) {
 		lp_task_of[t] = 0;
 		lp_exited[t] = False;
+		lp_unlinking_last[t] = False;
 	}
 	lp_main_task = VG_(getpid)();
 	lp_task_of[1] = lp_main_task;
