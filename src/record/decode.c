@@ -42,7 +42,8 @@ enum item { ITEM_END, ITEM_BLOCK, ITEM_EVENT };
 typedef struct {
 	char *path;
 	FILE *file;
-	uint64_t offset; /* of the next byte, for messages */
+	uint64_t offset;    /* of the next byte */
+	uint64_t record_at; /* where the record being read starts, for messages */
 	uint64_t vas;
 	uint64_t last_ts;
 	uint64_t last_data;
@@ -87,8 +88,8 @@ static uint8_t need_byte(Stream *s, const char *field)
 {
 	uint8_t b;
 	if (!get_byte(s, &b))
-		die(2, "%s: byte %" PRIu64 ": field %s: the stream ends inside a record", s->path,
-		    s->offset, field);
+		die(2, "%s: record at byte %" PRIu64 ": field %s: the stream ends inside a record", s->path,
+		    s->record_at, field);
 	return b;
 }
 
@@ -101,7 +102,7 @@ static uint64_t need_varint(Stream *s, const char *field)
 		if (!(b & 0x80))
 			return v;
 	}
-	die(2, "%s: byte %" PRIu64 ": field %s: a number longer than 64 bits", s->path, s->offset,
+	die(2, "%s: record at byte %" PRIu64 ": field %s: a number longer than 64 bits", s->path, s->record_at,
 	    field);
 }
 
@@ -115,9 +116,9 @@ static void read_def(Stream *s)
 	uint64_t id = need_varint(s, "block id");
 	uint64_t n = need_varint(s, "event count");
 	if (id == 0 || id > UINT32_MAX || n == 0 || n > 65535)
-		die(2, "%s: byte %" PRIu64 ": field block definition: id %" PRIu64 " with %" PRIu64
+		die(2, "%s: record at byte %" PRIu64 ": field block definition: id %" PRIu64 " with %" PRIu64
 		       " events",
-		    s->path, s->offset, id, n);
+		    s->path, s->record_at, id, n);
 	BlockDef *def = g_new(BlockDef, 1);
 	def->nevents = (uint32_t)n;
 	def->events = g_new(DefEvent, n);
@@ -127,8 +128,8 @@ static void read_def(Stream *s)
 		e->kind = (char)need_byte(s, "event kind");
 		e->len = need_byte(s, "event length");
 		if ((e->kind != 'i' && e->kind != 'r' && e->kind != 'w') || e->len == 0)
-			die(2, "%s: byte %" PRIu64 ": field event: kind %d length %u", s->path,
-			    s->offset, e->kind, e->len);
+			die(2, "%s: record at byte %" PRIu64 ": field event: kind %d length %u", s->path,
+			    s->record_at, e->kind, e->len);
 		e->addr = 0;
 		if (e->kind == 'i') {
 			e->addr = next_insn + (uint64_t)unzigzag(need_varint(s, "instruction address"));
@@ -151,6 +152,7 @@ static void advance(Stream *s)
 {
 	uint8_t tag;
 	for (;;) {
+		s->record_at = s->offset;
 		if (!get_byte(s, &tag)) {
 			s->item = ITEM_END;
 			return;
@@ -168,12 +170,12 @@ static void advance(Stream *s)
 			s->nrefs = need_varint(s, "reference count");
 			s->block = id < s->defs->len ? g_ptr_array_index(s->defs, id) : NULL;
 			if (!s->block || s->nrefs == 0 || s->nrefs > s->block->nevents)
-				die(2, "%s: byte %" PRIu64 ": field block: block %" PRIu64
+				die(2, "%s: record at byte %" PRIu64 ": field block: block %" PRIu64
 				       " undefined or shorter than %" PRIu64 " references",
-				    s->path, s->offset, id, s->nrefs);
+				    s->path, s->record_at, id, s->nrefs);
 			if (s->task == 0)
-				die(2, "%s: byte %" PRIu64 ": field block: no task yet", s->path,
-				    s->offset);
+				die(2, "%s: record at byte %" PRIu64 ": field block: no task yet", s->path,
+				    s->record_at);
 			s->last_ts = s->ts + s->nrefs - 1;
 			s->item = ITEM_BLOCK;
 			return;
@@ -182,8 +184,8 @@ static void advance(Stream *s)
 			s->ts = s->last_ts + need_varint(s, "timestamp");
 			uint64_t len = need_varint(s, "event length");
 			if (len > MAX_EVENT_TEXT)
-				die(2, "%s: byte %" PRIu64 ": field event: %" PRIu64 " bytes long",
-				    s->path, s->offset, len);
+				die(2, "%s: record at byte %" PRIu64 ": field event: %" PRIu64 " bytes long",
+				    s->path, s->record_at, len);
 			for (uint64_t k = 0; k < len; k++)
 				s->text[k] = (char)need_byte(s, "event text");
 			s->text[len] = '\0';
@@ -192,8 +194,8 @@ static void advance(Stream *s)
 			return;
 		}
 		default:
-			die(2, "%s: byte %" PRIu64 ": field tag: unknown record tag %u", s->path,
-			    s->offset, tag);
+			die(2, "%s: record at byte %" PRIu64 ": field tag: unknown record tag %u", s->path,
+			    s->record_at, tag);
 		}
 	}
 }
@@ -209,7 +211,7 @@ static Stream *stream_open(const char *path)
 	for (int k = 0; k < 8; k++)
 		magic[k] = (char)need_byte(s, "magic");
 	if (memcmp(magic, STREAM_MAGIC, 8) != 0)
-		die(2, "%s: byte 0: field magic: not a recorder stream", path);
+		die(2, "%s: record at byte 0: field magic: not a recorder stream", path);
 	s->vas = need_varint(s, "vas");
 	need_varint(s, "pid");
 	s->defs = g_ptr_array_new();
@@ -407,7 +409,7 @@ static void task_exit(Capture *c, uint64_t task)
 
 static G_NORETURN void bad_event(const Stream *s, const char *field)
 {
-	die(2, "%s: byte %" PRIu64 ": field %s: event \"%s\"", s->path, s->offset, field, s->text);
+	die(2, "%s: record at byte %" PRIu64 ": field %s: event \"%s\"", s->path, s->record_at, field, s->text);
 }
 
 /* An event of the recorder (README: its own words) in the kernel trace's. */
@@ -670,9 +672,9 @@ int main(int argc, char **argv)
 	while (n > 0) {
 		Stream *s = heap[0];
 		if (any && s->ts <= last)
-			die(2, "%s: byte %" PRIu64 ": field timestamp: %" PRIu64
+			die(2, "%s: record at byte %" PRIu64 ": field timestamp: %" PRIu64
 			       " is not after %" PRIu64 ", the clock went back",
-			    s->path, s->offset, s->ts, last);
+			    s->path, s->record_at, s->ts, last);
 		if (s->item == ITEM_BLOCK) {
 			emit_block(&c, s);
 			last = s->ts + s->nrefs - 1;
