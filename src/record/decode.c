@@ -219,6 +219,21 @@ static Stream *stream_open(const char *path)
 	return s;
 }
 
+static void stream_close(Stream *s)
+{
+	for (guint k = 0; k < s->defs->len; k++) {
+		BlockDef *def = g_ptr_array_index(s->defs, k);
+		if (def) {
+			g_free(def->events);
+			g_free(def);
+		}
+	}
+	g_ptr_array_free(s->defs, TRUE);
+	fclose(s->file);
+	g_free(s->path);
+	g_free(s);
+}
+
 /* ---- the merged capture ------------------------------------------------- */
 
 typedef struct {
@@ -650,8 +665,12 @@ int main(int argc, char **argv)
 	Stream **heap = g_new(Stream *, paths->len);
 	for (guint k = 0; k < paths->len; k++) {
 		Stream *s = stream_open(g_ptr_array_index(paths, k));
-		if (s->item != ITEM_END)
+		if (s->item != ITEM_END) {
 			heap[n++] = s;
+		} else {
+			stream_bytes += s->offset;
+			stream_close(s);
+		}
 	}
 	for (size_t i = n; i-- > 0;)
 		sift_down(heap, n, i);
@@ -686,6 +705,7 @@ int main(int argc, char **argv)
 		advance(s);
 		if (s->item == ITEM_END) {
 			stream_bytes += s->offset;
+			stream_close(s);
 			heap[0] = heap[--n];
 		}
 		sift_down(heap, n, 0);
@@ -705,5 +725,9 @@ int main(int argc, char **argv)
 	fprintf(stderr, "; %.2f stream bytes per user reference\n",
 		user ? (double)stream_bytes / (double)user : 0.0);
 	g_ptr_array_free(paths, TRUE);
+	g_free(heap);
+	g_hash_table_destroy(c.files);
+	g_hash_table_destroy(c.live_shm);
+	g_hash_table_destroy(c.process);
 	return 0;
 }

@@ -244,12 +244,19 @@ typedef struct {
 	Addr addr;   /* of an instruction */
 } LpEvent;
 
-typedef struct {
+typedef struct LpBlockDef {
+	struct LpBlockDef *next; /* in its lp_defs bucket */
 	ULong id;
 	UInt gen; /* lp_stream_gen when its definition was last written */
 	UInt nevents;
 	LpEvent events[];
 } LpBlockDef;
+
+/* Every definition made, by content: Valgrind retranslates code when it
+   recycles its translation cache, and the same code gets the same
+   definition back (bounded memory, no new definition in the stream). */
+#define LP_DEF_BUCKETS 65536
+static LpBlockDef *lp_defs[LP_DEF_BUCKETS];
 
 static Addr lp_addrs[LP_MAX_EVENTS];
 static ULong lp_next_block_id;
@@ -334,12 +341,21 @@ static void lp_end_piece(LpInstr *st)
 	if (st->nevents == 0)
 		return;
 	lp_add_flush(st, NULL);
-	LpBlockDef *def = VG_(malloc)("lp.blockdef",
-				      sizeof *def + st->nevents * sizeof(LpEvent));
-	def->id = ++lp_next_block_id;
-	def->gen = 0;
-	def->nevents = st->nevents;
-	VG_(memcpy)(def->events, st->events, st->nevents * sizeof(LpEvent));
+	SizeT size = st->nevents * sizeof(LpEvent);
+	UInt bucket = (UInt)((st->events[0].addr * 0x9E3779B97F4A7C15ULL ^ st->nevents) >> 48) %
+		      LP_DEF_BUCKETS;
+	LpBlockDef *def = lp_defs[bucket];
+	while (def && (def->nevents != st->nevents || VG_(memcmp)(def->events, st->events, size)))
+		def = def->next;
+	if (!def) {
+		def = VG_(malloc)("lp.blockdef", sizeof *def + size);
+		def->id = ++lp_next_block_id;
+		def->gen = 0;
+		def->nevents = st->nevents;
+		VG_(memcpy)(def->events, st->events, size);
+		def->next = lp_defs[bucket];
+		lp_defs[bucket] = def;
+	}
 	for (UInt k = 0; k < st->ndef_refs; k++)
 		st->def_refs[k]->Ico.U64 = (ULong)(Addr)def;
 	st->nevents = 0;
@@ -351,7 +367,11 @@ static void lp_add_insn(LpInstr *st, Addr addr, UInt len)
 {
 	if (st->nevents + 1 > LP_MAX_EVENTS)
 		lp_end_piece(st);
-	st->events[st->nevents++] = (LpEvent){.kind = 'i', .len = (UChar)len, .addr = addr};
+	LpEvent *e = &st->events[st->nevents++];
+	VG_(memset)(e, 0, sizeof *e); /* compared whole by lp_end_piece */
+	e->kind = 'i';
+	e->len = (UChar)len;
+	e->addr = addr;
 }
 
 /* A load or store of SIZE bytes at the address ADDR (an IR atom): at most
@@ -369,9 +389,12 @@ static void lp_add_data(LpInstr *st, UChar kind, IRExpr *addr, Int size)
 					    addr));
 	for (UInt p = 0; p < pieces; p++) {
 		Int left = size - (Int)p * 255;
-		st->events[st->nevents++] = (LpEvent){
-			.kind = kind, .len = (UChar)(left > 255 ? 255 : left),
-			.slot = slot, .offset = p * 255};
+		LpEvent *e = &st->events[st->nevents++];
+		VG_(memset)(e, 0, sizeof *e); /* compared whole by lp_end_piece */
+		e->kind = kind;
+		e->len = (UChar)(left > 255 ? 255 : left);
+		e->slot = slot;
+		e->offset = p * 255;
 	}
 }
 
