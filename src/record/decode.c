@@ -21,6 +21,7 @@
 #define TAG_BLOCK 2
 #define TAG_TASK 3
 #define TAG_EVENT 4
+#define TAG_BLOCK_NEXT 5
 #define STREAM_MAGIC "LPRSTRM1"
 #define MAX_EVENT_TEXT 4200
 #define PAGE_OFFSET UINT64_C(0xffff888000000000)
@@ -35,6 +36,7 @@ typedef struct {
 typedef struct {
 	uint32_t nevents;
 	DefEvent *events;
+	uint64_t *last; /* each data event's last address */
 } BlockDef;
 
 enum item { ITEM_END, ITEM_BLOCK, ITEM_EVENT };
@@ -46,7 +48,6 @@ typedef struct {
 	uint64_t record_at; /* where the record being read starts, for messages */
 	uint64_t vas;
 	uint64_t last_ts;
-	uint64_t last_data;
 	uint64_t task;
 	GPtrArray *defs; /* BlockDef *, by id */
 	enum item item;
@@ -111,6 +112,13 @@ static int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+static void block_def_free(BlockDef *def)
+{
+	g_free(def->events);
+	g_free(def->last);
+	g_free(def);
+}
+
 static void read_def(Stream *s)
 {
 	uint64_t id = need_varint(s, "block id");
@@ -122,6 +130,7 @@ static void read_def(Stream *s)
 	BlockDef *def = g_new(BlockDef, 1);
 	def->nevents = (uint32_t)n;
 	def->events = g_new(DefEvent, n);
+	def->last = g_new0(uint64_t, n);
 	uint64_t next_insn = 0;
 	for (uint64_t k = 0; k < n; k++) {
 		DefEvent *e = &def->events[k];
@@ -139,10 +148,8 @@ static void read_def(Stream *s)
 	if (id >= s->defs->len)
 		g_ptr_array_set_size(s->defs, (guint)id + 1);
 	BlockDef *old = g_ptr_array_index(s->defs, id);
-	if (old) {
-		g_free(old->events);
-		g_free(old);
-	}
+	if (old)
+		block_def_free(old);
 	g_ptr_array_index(s->defs, id) = def;
 }
 
@@ -164,11 +171,14 @@ static void advance(Stream *s)
 		case TAG_TASK:
 			s->task = need_varint(s, "task");
 			break;
-		case TAG_BLOCK: {
-			s->ts = s->last_ts + need_varint(s, "timestamp");
+		case TAG_BLOCK:
+		case TAG_BLOCK_NEXT: {
+			bool next = tag == TAG_BLOCK_NEXT;
+			s->ts = s->last_ts + (next ? 1 : need_varint(s, "timestamp"));
 			uint64_t id = need_varint(s, "block id");
-			s->nrefs = need_varint(s, "reference count");
 			s->block = id < s->defs->len ? g_ptr_array_index(s->defs, id) : NULL;
+			s->nrefs = next ? (s->block ? s->block->nevents : 1)
+					: need_varint(s, "reference count");
 			if (!s->block || s->nrefs == 0 || s->nrefs > s->block->nevents)
 				die(2, "%s: record at byte %" PRIu64 ": field block: block %" PRIu64
 				       " undefined or shorter than %" PRIu64 " references",
@@ -223,10 +233,8 @@ static void stream_close(Stream *s)
 {
 	for (guint k = 0; k < s->defs->len; k++) {
 		BlockDef *def = g_ptr_array_index(s->defs, k);
-		if (def) {
-			g_free(def->events);
-			g_free(def);
-		}
+		if (def)
+			block_def_free(def);
 	}
 	g_ptr_array_free(s->defs, TRUE);
 	fclose(s->file);
@@ -294,8 +302,8 @@ static void emit_block(Capture *c, Stream *s)
 		const DefEvent *e = &s->block->events[k];
 		uint64_t addr = e->addr;
 		if (e->kind != 'i') {
-			addr = s->last_data + (uint64_t)unzigzag(need_varint(s, "data address"));
-			s->last_data = addr;
+			addr = s->block->last[k] + (uint64_t)unzigzag(need_varint(s, "data address"));
+			s->block->last[k] = addr;
 		}
 		reference(c, e->kind, e->len, s->vas, addr);
 	}

@@ -50,6 +50,7 @@ extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2, RegWord a3,
 #define LP_TAG_BLOCK 2
 #define LP_TAG_TASK 3
 #define LP_TAG_EVENT 4
+#define LP_TAG_BLOCK_NEXT 5
 #define LP_MAGIC "LPRSTRM1"
 
 /* ---- the shared clock page ------------------------------------------- */
@@ -107,7 +108,6 @@ static Int lp_fd = -1;
 static ULong lp_vas;
 static UInt lp_stream_gen;  /* changes with each new stream (fork) */
 static ULong lp_last_ts;    /* of the last record written to the stream */
-static ULong lp_last_data;  /* address of the last data reference written */
 static Int lp_written_task; /* the task the stream's blocks belong to */
 
 static void lp_fail(const HChar *what)
@@ -166,7 +166,6 @@ static void lp_stream_open(void)
 	lp_stream_gen++;
 	lp_buf_pos = 0;
 	lp_last_ts = 0;
-	lp_last_data = 0;
 	lp_written_task = 0;
 	for (Int i = 0; i < 8; i++)
 		lp_put_byte((UChar)LP_MAGIC[i]);
@@ -249,6 +248,7 @@ typedef struct LpBlockDef {
 	ULong id;
 	UInt gen; /* lp_stream_gen when its definition was last written */
 	UInt nevents;
+	Addr *last; /* each data event's address when it last ran in the stream */
 	LpEvent events[];
 } LpBlockDef;
 
@@ -279,6 +279,7 @@ static void lp_write_def(LpBlockDef *def)
 		}
 	}
 	def->gen = lp_stream_gen;
+	VG_(memset)(def->last, 0, def->nevents * sizeof *def->last);
 }
 
 /* Called by the instrumented code at each exit of a superblock, after the
@@ -294,16 +295,24 @@ static VG_REGPARM(2) void lp_flush(LpBlockDef *def, ULong n)
 		lp_written_task = lp_cur_task;
 	}
 	ULong base = lp_take_ts(n);
-	lp_put_byte(LP_TAG_BLOCK);
-	lp_put_varint(base - lp_last_ts);
-	lp_put_varint(def->id);
-	lp_put_varint(n);
+	/* Most blocks run whole, right after the stream's previous record. */
+	if (base == lp_last_ts + 1 && n == def->nevents) {
+		lp_put_byte(LP_TAG_BLOCK_NEXT);
+		lp_put_varint(def->id);
+	} else {
+		lp_put_byte(LP_TAG_BLOCK);
+		lp_put_varint(base - lp_last_ts);
+		lp_put_varint(def->id);
+		lp_put_varint(n);
+	}
+	/* A load or store is predicted at its own last address: loops walk
+	   with small strides, stack slots repeat. */
 	for (ULong k = 0; k < n; k++) {
 		const LpEvent *e = &def->events[k];
 		if (e->kind != 'i') {
 			Addr a = lp_addrs[e->slot] + e->offset;
-			lp_put_varint(lp_zigzag((Long)(a - lp_last_data)));
-			lp_last_data = a;
+			lp_put_varint(lp_zigzag((Long)(a - def->last[k])));
+			def->last[k] = a;
 		}
 	}
 	lp_last_ts = base + n - 1;
@@ -352,6 +361,7 @@ static void lp_end_piece(LpInstr *st)
 		def->id = ++lp_next_block_id;
 		def->gen = 0;
 		def->nevents = st->nevents;
+		def->last = VG_(malloc)("lp.blockdef.last", st->nevents * sizeof *def->last);
 		VG_(memcpy)(def->events, st->events, size);
 		def->next = lp_defs[bucket];
 		lp_defs[bucket] = def;
