@@ -7,6 +7,7 @@ against what record.md promises, independently of the decoder:
   in a region of the address space bound to its vas, and that is the
   current task's address space (no unmapped page, no mismatch, no orphan);
 - every kernel reference at or above page_offset is to a page-cache frame;
+- every E names its program by an absolute path;
 - counts given as TAG=N (E=1, T=3, F=1, X=4, tasks=4, ...) are met.
 
 Prints the counts; exits 1 naming the first broken rule."""
@@ -99,6 +100,8 @@ def main():
             h = [int(x, 16) for x in f[2:8]] if tag not in "ME" else None
             if tag == "E":
                 task, vas = int(f[2], 16), int(f[3], 16)
+                if not f[4].startswith("/"):
+                    fail("kern line %d: E names no path: %s" % (line, f[4]))
                 task_space[task] = vas_space[vas] = Space()
                 if task not in seen:
                     counts["tasks"] = counts.get("tasks", 0) + 1

@@ -42,6 +42,7 @@ extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot,
 						       Int fd, Off64T offset);
 extern Int VG_(safe_fd)(Int oldfd);
 extern Bool VG_(resolve_filename)(Int fd, const HChar **result);
+extern const HChar *VG_(find_executable)(const HChar *exec);
 extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2, RegWord a3,
 			      RegWord a4, RegWord a5, RegWord a6, RegWord a7,
 			      RegWord a8);
@@ -932,7 +933,15 @@ static void lp_post_clo_init(void)
 	lp_buf = VG_(malloc)("lp.buf", LP_BUF_SIZE);
 	lp_vas = lp_take_vas();
 	lp_stream_open();
-	lp_event("E %x %s", lp_main_task, VG_(args_the_exename));
+	/* The program as a path: found through PATH, from the directory it
+	   started in. */
+	const HChar *name = VG_(args_the_exename);
+	if (!VG_(strchr)(name, '/'))
+		name = VG_(find_executable)(name);
+	if (name[0] == '/')
+		lp_event("E %x %s", lp_main_task, name);
+	else
+		lp_event("E %x %s/%s", lp_main_task, VG_(get_startup_wd)(), name);
 }
 
 static void lp_fini(Int exitcode)
