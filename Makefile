@@ -162,7 +162,7 @@ $(BUILD)/record/laplace-record-amd64-linux: $(RECORD_TOOL_SRCS)
 # The streams' decoder: merges a recording's streams into a capture.
 $(BUILD)/record/laplace-record-decode: src/record/decode.c
 	@mkdir -p $(dir $@)
-	$(CC) $(COMMON_CFLAGS) -o $@ $< $(LDFLAGS_ALL) $(PKG_LIBS)
+	$(CC) $(COMMON_CFLAGS) -o $@ $< $(LDFLAGS_ALL) $(shell $(PKG_CONFIG) --libs glib-2.0)
 
 recorder: $(BUILD)/record/laplace-record-amd64-linux $(BUILD)/record/laplace-record-decode
 
