@@ -196,8 +196,12 @@ static void advance(Stream *s)
 			if (len > MAX_EVENT_TEXT)
 				die(2, "%s: record at byte %" PRIu64 ": field event: %" PRIu64 " bytes long",
 				    s->path, s->record_at, len);
-			for (uint64_t k = 0; k < len; k++)
-				s->text[k] = (char)need_byte(s, "event text");
+			/* A name is the rest of a line of the kernel trace: a control
+			   character in it (a newline in a path) becomes '?'. */
+			for (uint64_t k = 0; k < len; k++) {
+				uint8_t b = need_byte(s, "event text");
+				s->text[k] = b < 0x20 || b == 0x7f ? '?' : (char)b;
+			}
 			s->text[len] = '\0';
 			s->last_ts = s->ts;
 			s->item = ITEM_EVENT;
