@@ -254,7 +254,7 @@ typedef struct {
 	uint64_t ts; /* the next timestamp */
 	uint64_t cur_task, cur_vas;
 	GHashTable *files;     /* "dev:ino" -> FileInfo */
-	GHashTable *live_shm;  /* shmid -> size */
+	GHashTable *live_shm;  /* the shmids of live segments */
 	GHashTable *process;   /* live task -> its process's first task */
 	uint64_t next_file, next_frame;
 	uint64_t refs[256];
@@ -722,7 +722,8 @@ int main(int argc, char **argv)
 		}
 		sift_down(heap, n, 0);
 	}
-	if (fclose(c.ref) != 0 || fclose(c.kern) != 0)
+	bool write_error = ferror(c.ref) || ferror(c.kern);
+	if (fclose(c.ref) != 0 || fclose(c.kern) != 0 || write_error)
 		die(3, "%s: cannot write the capture: %s", argv[2], strerror(errno));
 
 	uint64_t user = c.refs['i'] + c.refs['r'] + c.refs['w'];
