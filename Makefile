@@ -159,10 +159,12 @@ $(BUILD)/record/laplace-record-amd64-linux: $(RECORD_TOOL_SRCS)
 		-Wl,-Ttext-segment=$(VALGRIND_LOAD) -o $@ $(RECORD_TOOL_SRCS) \
 		-L$(VALGRIND_LIBDIR) -lcoregrind-amd64-linux -lvex-amd64-linux -lgcc
 
-# The streams' decoder: merges a recording's streams into a capture.
-$(BUILD)/record/laplace-record-decode: src/record/decode.c
+# The streams' decoder: merges a recording's streams into a capture
+# (src/record/decode.h, for laplace record to take up).
+RECORD_DECODE_OBJS := $(BUILD)/src/record/decode.o $(BUILD)/src/record/decode-main.o
+$(BUILD)/record/laplace-record-decode: $(RECORD_DECODE_OBJS) $(BUILD)/internal.a
 	@mkdir -p $(dir $@)
-	$(CC) $(COMMON_CFLAGS) -o $@ $< $(LDFLAGS_ALL) $(shell $(PKG_CONFIG) --libs glib-2.0)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(RECORD_DECODE_OBJS) $(BUILD)/internal.a $(PKG_LIBS)
 
 recorder: $(BUILD)/record/laplace-record-amd64-linux $(BUILD)/record/laplace-record-decode
 
@@ -359,4 +361,4 @@ clean:
 	rm -rf build
 
 # What -MMD wrote: every object's headers.
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d) $(RECORD_DECODE_OBJS:.o=.d)

@@ -1,13 +1,10 @@
-/* laplace-record-decode DIR PREFIX: merges the streams that the recorder
-   (src/record/tool/, format in its README) wrote to DIR into a capture:
-   PREFIX.ref (the 64-bit binary raw reference trace, formats §10.1) and
-   PREFIX.kern (the kernel event trace), in the order of the shared clock,
-   with timestamps renumbered from 1, an S at each switch, and the page
-   cache's C events and kernel copy references made from the recorder's
-   file-copy records (record.md §5). */
+/* Merging the recorder's streams into a capture (decode.h). */
+#include "decode.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,6 +13,8 @@
 #include <string.h>
 
 #include <glib.h>
+
+#include "laplace/error.h"
 
 #define TAG_SBDEF 1
 #define TAG_BLOCK 2
@@ -41,7 +40,10 @@ typedef struct {
 
 enum item { ITEM_END, ITEM_BLOCK, ITEM_EVENT };
 
+typedef struct Decoder Decoder;
+
 typedef struct {
+	Decoder *d;
 	char *path;
 	FILE *file;
 	uint64_t offset;    /* of the next byte */
@@ -57,17 +59,38 @@ typedef struct {
 	char text[MAX_EVENT_TEXT + 1];
 } Stream;
 
-static const char *prog = "laplace-record-decode";
+/* The merge's state. A malformed stream or a failed write is found deep in
+   the reading of a record: fail() records it and jumps back to
+   lp_record_decode, which frees what is open. */
+struct Decoder {
+	jmp_buf failed;
+	lp_error *err;
+	GPtrArray *streams; /* every Stream open */
+};
 
-static G_NORETURN void die(int status, const char *fmt, ...)
+static G_NORETURN G_GNUC_PRINTF(3, 4) void fail(Decoder *d, int status, const char *fmt, ...)
 {
+	char msg[sizeof d->err->msg];
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", prog);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	exit(status);
+	lp_fail(d->err, status, "%s", msg);
+	longjmp(d->failed, 1);
+}
+
+/* Malformed input: names the stream, the first byte of the record being
+   read and the field. */
+static G_NORETURN G_GNUC_PRINTF(3, 4) void bad_record(const Stream *s, const char *field,
+						      const char *fmt, ...)
+{
+	char what[MAX_EVENT_TEXT + 64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	fail(s->d, LP_EINPUT, "%s: record at byte %" PRIu64 ": field %s: %s", s->path, s->record_at,
+	     field, what);
 }
 
 /* ---- reading a stream ------------------------------------------------- */
@@ -77,7 +100,7 @@ static bool get_byte(Stream *s, uint8_t *b)
 	int c = getc(s->file);
 	if (c == EOF) {
 		if (ferror(s->file))
-			die(3, "%s: %s", s->path, strerror(errno));
+			fail(s->d, LP_EIO, "%s: %s", s->path, strerror(errno));
 		return false;
 	}
 	s->offset++;
@@ -89,8 +112,7 @@ static uint8_t need_byte(Stream *s, const char *field)
 {
 	uint8_t b;
 	if (!get_byte(s, &b))
-		die(2, "%s: record at byte %" PRIu64 ": field %s: the stream ends inside a record", s->path,
-		    s->record_at, field);
+		bad_record(s, field, "the stream ends inside a record");
 	return b;
 }
 
@@ -103,8 +125,7 @@ static uint64_t need_varint(Stream *s, const char *field)
 		if (!(b & 0x80))
 			return v;
 	}
-	die(2, "%s: record at byte %" PRIu64 ": field %s: a number longer than 64 bits", s->path, s->record_at,
-	    field);
+	bad_record(s, field, "a number longer than 64 bits");
 }
 
 static int64_t unzigzag(uint64_t v)
@@ -119,38 +140,39 @@ static void block_def_free(BlockDef *def)
 	g_free(def);
 }
 
+/* Definitions are numbered from 1 in a process: a bound on the table a
+   damaged number could make the decoder allocate. */
+#define MAX_BLOCK_ID (UINT64_C(1) << 24)
+
 static void read_def(Stream *s)
 {
 	uint64_t id = need_varint(s, "block id");
 	uint64_t n = need_varint(s, "event count");
-	if (id == 0 || id > UINT32_MAX || n == 0 || n > 65535)
-		die(2, "%s: record at byte %" PRIu64 ": field block definition: id %" PRIu64 " with %" PRIu64
-		       " events",
-		    s->path, s->record_at, id, n);
+	if (id == 0 || id > MAX_BLOCK_ID || n == 0 || n > 65535)
+		bad_record(s, "block definition", "id %" PRIu64 " with %" PRIu64 " events", id, n);
 	BlockDef *def = g_new(BlockDef, 1);
 	def->nevents = (uint32_t)n;
-	def->events = g_new(DefEvent, n);
+	def->events = g_new0(DefEvent, n);
 	def->last = g_new0(uint64_t, n);
-	uint64_t next_insn = 0;
-	for (uint64_t k = 0; k < n; k++) {
-		DefEvent *e = &def->events[k];
-		e->kind = (char)need_byte(s, "event kind");
-		e->len = need_byte(s, "event length");
-		if ((e->kind != 'i' && e->kind != 'r' && e->kind != 'w') || e->len == 0)
-			die(2, "%s: record at byte %" PRIu64 ": field event: kind %d length %u", s->path,
-			    s->record_at, e->kind, e->len);
-		e->addr = 0;
-		if (e->kind == 'i') {
-			e->addr = next_insn + (uint64_t)unzigzag(need_varint(s, "instruction address"));
-			next_insn = e->addr + e->len;
-		}
-	}
+	/* In the table before its events are read, so that a failure frees it. */
 	if (id >= s->defs->len)
 		g_ptr_array_set_size(s->defs, (guint)id + 1);
 	BlockDef *old = g_ptr_array_index(s->defs, id);
 	if (old)
 		block_def_free(old);
 	g_ptr_array_index(s->defs, id) = def;
+	uint64_t next_insn = 0;
+	for (uint64_t k = 0; k < n; k++) {
+		DefEvent *e = &def->events[k];
+		e->kind = (char)need_byte(s, "event kind");
+		e->len = need_byte(s, "event length");
+		if ((e->kind != 'i' && e->kind != 'r' && e->kind != 'w') || e->len == 0)
+			bad_record(s, "event", "kind %d length %u", e->kind, e->len);
+		if (e->kind == 'i') {
+			e->addr = next_insn + (uint64_t)unzigzag(need_varint(s, "instruction address"));
+			next_insn = e->addr + e->len;
+		}
+	}
 }
 
 /* Reads up to the next block or event (definitions and task changes are
@@ -180,12 +202,12 @@ static void advance(Stream *s)
 			s->nrefs = next ? (s->block ? s->block->nevents : 1)
 					: need_varint(s, "reference count");
 			if (!s->block || s->nrefs == 0 || s->nrefs > s->block->nevents)
-				die(2, "%s: record at byte %" PRIu64 ": field block: block %" PRIu64
-				       " undefined or shorter than %" PRIu64 " references",
-				    s->path, s->record_at, id, s->nrefs);
+				bad_record(s, "block",
+					   "block %" PRIu64 " undefined or shorter than %" PRIu64
+					   " references",
+					   id, s->nrefs);
 			if (s->task == 0)
-				die(2, "%s: record at byte %" PRIu64 ": field block: no task yet", s->path,
-				    s->record_at);
+				bad_record(s, "block", "no task yet");
 			s->last_ts = s->ts + s->nrefs - 1;
 			s->item = ITEM_BLOCK;
 			return;
@@ -194,8 +216,7 @@ static void advance(Stream *s)
 			s->ts = s->last_ts + need_varint(s, "timestamp");
 			uint64_t len = need_varint(s, "event length");
 			if (len > MAX_EVENT_TEXT)
-				die(2, "%s: record at byte %" PRIu64 ": field event: %" PRIu64 " bytes long",
-				    s->path, s->record_at, len);
+				bad_record(s, "event", "%" PRIu64 " bytes long", len);
 			/* A name is the rest of a line of the kernel trace: a control
 			   character in it (a newline in a path) becomes '?'. */
 			for (uint64_t k = 0; k < len; k++) {
@@ -208,71 +229,94 @@ static void advance(Stream *s)
 			return;
 		}
 		default:
-			die(2, "%s: record at byte %" PRIu64 ": field tag: unknown record tag %u", s->path,
-			    s->record_at, tag);
+			bad_record(s, "tag", "unknown record tag %u", tag);
 		}
 	}
 }
 
-static Stream *stream_open(const char *path)
+static void stream_close(Stream *s)
+{
+	if (s->defs) {
+		for (guint k = 0; k < s->defs->len; k++) {
+			BlockDef *def = g_ptr_array_index(s->defs, k);
+			if (def)
+				block_def_free(def);
+		}
+		g_ptr_array_free(s->defs, TRUE);
+	}
+	if (s->file)
+		fclose(s->file);
+	g_free(s->path);
+	g_free(s);
+}
+
+/* Opens a stream and reads up to its first block or event; the decoder
+   closes it (it is in d->streams from the start). */
+static Stream *stream_open(Decoder *d, const char *path)
 {
 	Stream *s = g_new0(Stream, 1);
+	s->d = d;
 	s->path = g_strdup(path);
+	s->defs = g_ptr_array_new();
+	g_ptr_array_add(d->streams, s);
 	s->file = fopen(path, "rb");
 	if (!s->file)
-		die(3, "%s: %s", path, strerror(errno));
+		fail(d, LP_EIO, "%s: %s", path, strerror(errno));
 	char magic[8];
 	for (int k = 0; k < 8; k++)
 		magic[k] = (char)need_byte(s, "magic");
 	if (memcmp(magic, STREAM_MAGIC, 8) != 0)
-		die(2, "%s: record at byte 0: field magic: not a recorder stream", path);
+		bad_record(s, "magic", "not a recorder stream");
 	s->vas = need_varint(s, "vas");
 	need_varint(s, "pid");
-	s->defs = g_ptr_array_new();
 	advance(s);
 	return s;
-}
-
-static void stream_close(Stream *s)
-{
-	for (guint k = 0; k < s->defs->len; k++) {
-		BlockDef *def = g_ptr_array_index(s->defs, k);
-		if (def)
-			block_def_free(def);
-	}
-	g_ptr_array_free(s->defs, TRUE);
-	fclose(s->file);
-	g_free(s->path);
-	g_free(s);
 }
 
 /* ---- the merged capture ------------------------------------------------- */
 
 typedef struct {
-	FILE *ref;
-	FILE *kern;
+	Decoder *d;
+	lp_output *ref;
+	lp_output *kern;
+	uint8_t refbuf[1 << 16]; /* references not yet written */
+	size_t refbuf_len;
 	uint64_t ts; /* the next timestamp */
 	uint64_t cur_task, cur_vas;
-	GHashTable *files;     /* "dev:ino" -> FileInfo */
-	GHashTable *live_shm;  /* the shmids of live segments */
-	GHashTable *process;   /* live task -> its process's first task */
+	GHashTable *files;    /* "dev:ino" -> FileInfo */
+	GHashTable *live_shm; /* the shmids of live segments */
+	GHashTable *process;  /* live task -> its process's first task */
 	uint64_t next_file, next_frame;
-	uint64_t refs[256];
-	uint64_t events[256];
-	uint64_t tasks;
+	lp_record_summary *sum;
 } Capture;
 
-static void kern(Capture *c, char tag, const char *fmt, ...)
+static void write_out(Capture *c, lp_output *out, const void *buf, size_t n)
 {
+	if (lp_output_write(out, buf, n, c->d->err))
+		longjmp(c->d->failed, 1);
+}
+
+static G_GNUC_PRINTF(2, 3) void kern_line(Capture *c, const char *fmt, ...)
+{
+	char line[MAX_EVENT_TEXT + 100];
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(c->kern, "%c %" PRIx64, tag, c->ts++);
-	if (*fmt)
-		fputc(' ', c->kern);
-	vfprintf(c->kern, fmt, ap);
-	fputc('\n', c->kern);
+	int n = vsnprintf(line, sizeof line - 1, fmt, ap);
 	va_end(ap);
-	c->events[(uint8_t)tag]++;
+	size_t len = MIN((size_t)n, sizeof line - 2);
+	line[len++] = '\n';
+	write_out(c, c->kern, line, len);
+}
+
+static G_GNUC_PRINTF(3, 4) void kern(Capture *c, char tag, const char *fmt, ...)
+{
+	char fields[MAX_EVENT_TEXT + 64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(fields, sizeof fields, fmt, ap);
+	va_end(ap);
+	kern_line(c, "%c %" PRIx64 "%s%s", tag, c->ts++, *fields ? " " : "", fields);
+	c->sum->events[(uint8_t)tag]++;
 }
 
 static void switch_to(Capture *c, uint64_t task, uint64_t vas)
@@ -286,7 +330,11 @@ static void switch_to(Capture *c, uint64_t task, uint64_t vas)
 
 static void reference(Capture *c, char type, unsigned len, uint64_t vas, uint64_t addr)
 {
-	uint8_t rec[26];
+	if (c->refbuf_len + 26 > sizeof c->refbuf) {
+		write_out(c, c->ref, c->refbuf, c->refbuf_len);
+		c->refbuf_len = 0;
+	}
+	uint8_t *rec = c->refbuf + c->refbuf_len;
 	uint64_t ts = c->ts++;
 	rec[0] = (uint8_t)type;
 	for (int k = 0; k < 8; k++) {
@@ -295,8 +343,8 @@ static void reference(Capture *c, char type, unsigned len, uint64_t vas, uint64_
 		rec[18 + k] = (uint8_t)(addr >> (8 * k));
 	}
 	rec[9] = (uint8_t)len;
-	fwrite(rec, sizeof rec, 1, c->ref);
-	c->refs[(uint8_t)type]++;
+	c->refbuf_len += 26;
+	c->sum->refs[(uint8_t)type]++;
 }
 
 static void emit_block(Capture *c, Stream *s)
@@ -337,7 +385,7 @@ static FileInfo *file_info(Capture *c, uint64_t dev, uint64_t ino, const char *p
 	f->id = ++c->next_file;
 	f->frames = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	g_hash_table_insert(c->files, g_strdup(key), f);
-	fprintf(c->kern, "# file %" PRIx64 " %s %s\n", f->id, key, path);
+	kern_line(c, "# file %" PRIx64 " %s %s", f->id, key, path);
 	return f;
 }
 
@@ -422,7 +470,7 @@ static void kernel_copy(Capture *c, uint64_t task, uint64_t vas, CopySide from, 
 static void task_born(Capture *c, uint64_t task, uint64_t process)
 {
 	if (!g_hash_table_contains(c->process, GSIZE_TO_POINTER(task)))
-		c->tasks++;
+		c->sum->tasks++;
 	g_hash_table_insert(c->process, GSIZE_TO_POINTER(task), GSIZE_TO_POINTER(process));
 }
 
@@ -436,7 +484,7 @@ static void task_exit(Capture *c, uint64_t task)
 
 static G_NORETURN void bad_event(const Stream *s, const char *field)
 {
-	die(2, "%s: record at byte %" PRIu64 ": field %s: event \"%s\"", s->path, s->record_at, field, s->text);
+	bad_record(s, field, "event \"%s\"", s->text);
 }
 
 /* An event of the recorder (README: its own words) in the kernel trace's. */
@@ -643,104 +691,105 @@ static void sift_down(Stream **heap, size_t n, size_t i)
 	}
 }
 
-static FILE *create(const char *prefix, const char *ext)
+static void stream_done(Decoder *d, Stream *s)
 {
-	char *path = g_strconcat(prefix, ext, NULL);
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		die(3, "%s: %s", path, strerror(errno));
-	g_free(path);
-	return f;
+	g_ptr_array_remove_fast(d->streams, s);
+	stream_close(s);
 }
 
-int main(int argc, char **argv)
+/* Everything below runs between a setjmp and the fail() that may jump
+   back: what it allocates hangs from d and c, freed either way. Not
+   inlined: none of its variables lives in the frame that calls setjmp. */
+static G_NO_INLINE void merge(Decoder *d, Capture *c, GPtrArray *paths, Stream **heap)
 {
-	if (argc != 3) {
-		fprintf(stderr, "Usage: %s DIR PREFIX\n", prog);
-		return 1;
-	}
-	DIR *d = opendir(argv[1]);
-	if (!d)
-		die(3, "%s: %s", argv[1], strerror(errno));
-	GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (g_str_has_suffix(de->d_name, ".lps"))
-			g_ptr_array_add(paths, g_build_filename(argv[1], de->d_name, NULL));
-	closedir(d);
-	g_ptr_array_sort(paths, by_path);
-	if (paths->len == 0)
-		die(2, "%s: no streams", argv[1]);
-
 	size_t n = 0;
-	uint64_t stream_bytes = 0;
-	Stream **heap = g_new(Stream *, paths->len);
 	for (guint k = 0; k < paths->len; k++) {
-		Stream *s = stream_open(g_ptr_array_index(paths, k));
+		Stream *s = stream_open(d, g_ptr_array_index(paths, k));
 		if (s->item != ITEM_END) {
 			heap[n++] = s;
 		} else {
-			stream_bytes += s->offset;
-			stream_close(s);
+			c->sum->stream_bytes += s->offset;
+			stream_done(d, s);
 		}
 	}
 	for (size_t i = n; i-- > 0;)
 		sift_down(heap, n, i);
 
-	Capture c = {.ts = 1};
-	c.ref = create(argv[2], ".ref");
-	c.kern = create(argv[2], ".kern");
-	static char refbuf[1 << 20];
-	setvbuf(c.ref, refbuf, _IOFBF, sizeof refbuf);
-	c.files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, file_info_free);
-	c.live_shm = g_hash_table_new(g_direct_hash, g_direct_equal);
-	c.process = g_hash_table_new(g_direct_hash, g_direct_equal);
-	fwrite("LPREF64\x01", 8, 1, c.ref);
-	fprintf(c.kern, "# recorded by laplace-record 0.1.0, a Valgrind tool\n");
-
+	write_out(c, c->ref, "LPREF64\x01", 8);
+	kern_line(c, "# recorded by laplace-record %s, a Valgrind tool", LP_RECORD_TOOL_VERSION);
 	uint64_t last = 0;
 	bool any = false;
 	while (n > 0) {
 		Stream *s = heap[0];
 		if (any && s->ts <= last)
-			die(2, "%s: record at byte %" PRIu64 ": field timestamp: %" PRIu64
-			       " is not after %" PRIu64 ", the clock went back",
-			    s->path, s->record_at, s->ts, last);
+			bad_record(s, "timestamp",
+				   "%" PRIu64 " is not after %" PRIu64 ", the clock went back", s->ts,
+				   last);
 		if (s->item == ITEM_BLOCK) {
-			emit_block(&c, s);
+			emit_block(c, s);
 			last = s->ts + s->nrefs - 1;
 		} else {
-			emit_event(&c, s);
+			emit_event(c, s);
 			last = s->ts;
 		}
 		any = true;
 		advance(s);
 		if (s->item == ITEM_END) {
-			stream_bytes += s->offset;
-			stream_close(s);
+			c->sum->stream_bytes += s->offset;
+			stream_done(d, s);
 			heap[0] = heap[--n];
 		}
 		sift_down(heap, n, 0);
 	}
-	bool write_error = ferror(c.ref) || ferror(c.kern);
-	if (fclose(c.ref) != 0 || fclose(c.kern) != 0 || write_error)
-		die(3, "%s: cannot write the capture: %s", argv[2], strerror(errno));
+	write_out(c, c->ref, c->refbuf, c->refbuf_len);
+	c->refbuf_len = 0;
+}
 
-	uint64_t user = c.refs['i'] + c.refs['r'] + c.refs['w'];
-	fprintf(stderr,
-		"%s: %u streams, %" PRIu64 " tasks; references: i %" PRIu64 " r %" PRIu64
-		" w %" PRIu64 " R %" PRIu64 " W %" PRIu64 "; events:",
-		prog, paths->len, c.tasks, c.refs['i'], c.refs['r'], c.refs['w'], c.refs['R'],
-		c.refs['W']);
-	for (int tag = 'A'; tag <= 'Z'; tag++)
-		if (c.events[tag])
-			fprintf(stderr, " %c %" PRIu64, tag, c.events[tag]);
-	fprintf(stderr, "; %.2f stream bytes per user reference\n",
-		user ? (double)stream_bytes / (double)user : 0.0);
-	g_ptr_array_free(paths, TRUE);
+int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record_summary *sum,
+		     lp_error *err)
+{
+	memset(sum, 0, sizeof *sum);
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return lp_fail(err, LP_EIO, "%s: %s", dir, strerror(errno));
+	GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+	struct dirent *de;
+	while ((de = readdir(dh)))
+		if (g_str_has_suffix(de->d_name, ".lps"))
+			g_ptr_array_add(paths, g_build_filename(dir, de->d_name, NULL));
+	closedir(dh);
+	if (paths->len == 0) {
+		g_ptr_array_free(paths, TRUE);
+		return lp_fail(err, LP_EINPUT, "%s: no streams", dir);
+	}
+	/* The order of the directory's entries must not matter. */
+	g_ptr_array_sort(paths, by_path);
+	sum->streams = paths->len;
+
+	Decoder d = {.err = err, .streams = g_ptr_array_new()};
+	Capture *c = g_new0(Capture, 1);
+	c->d = &d;
+	c->ref = ref;
+	c->kern = kern;
+	c->ts = 1;
+	c->sum = sum;
+	c->files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, file_info_free);
+	c->live_shm = g_hash_table_new(g_direct_hash, g_direct_equal);
+	c->process = g_hash_table_new(g_direct_hash, g_direct_equal);
+	Stream **heap = g_new(Stream *, paths->len);
+	int rc = 0;
+	if (setjmp(d.failed) == 0)
+		merge(&d, c, paths, heap);
+	else
+		rc = err->status;
+	while (d.streams->len > 0)
+		stream_done(&d, g_ptr_array_index(d.streams, 0));
+	g_ptr_array_free(d.streams, TRUE);
+	g_hash_table_destroy(c->files);
+	g_hash_table_destroy(c->live_shm);
+	g_hash_table_destroy(c->process);
+	g_free(c);
 	g_free(heap);
-	g_hash_table_destroy(c.files);
-	g_hash_table_destroy(c.live_shm);
-	g_hash_table_destroy(c.process);
-	return 0;
+	g_ptr_array_free(paths, TRUE);
+	return rc;
 }
