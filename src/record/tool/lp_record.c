@@ -261,7 +261,6 @@ static LpBlockDef *lp_defs[LP_DEF_BUCKETS];
 
 static Addr lp_addrs[LP_MAX_EVENTS];
 static ULong lp_next_block_id;
-static ULong lp_refs_written;
 
 static void lp_write_def(LpBlockDef *def)
 {
@@ -317,7 +316,6 @@ static VG_REGPARM(2) void lp_flush(LpBlockDef *def, ULong n)
 		}
 	}
 	lp_last_ts = base + n - 1;
-	lp_refs_written += n;
 }
 
 /* ---- instrumentation ---------------------------------------------------- */
@@ -328,14 +326,15 @@ typedef struct {
 	UInt nevents;
 	UInt nslots;
 	/* The constants that will point to this piece's LpBlockDef once its
-	   size is known. */
-	IRConst *def_refs[LP_MAX_EVENTS + 1];
+	   size is known: one for each flush (each exit's, and the last). */
+	IRConst *def_refs[2 * LP_MAX_EVENTS + 1];
 	UInt ndef_refs;
 } LpInstr;
 
 static void lp_add_flush(LpInstr *st, IRExpr *guard)
 {
 	IRConst *def_ref = IRConst_U64(0);
+	tl_assert(st->ndef_refs < sizeof st->def_refs / sizeof st->def_refs[0]);
 	st->def_refs[st->ndef_refs++] = def_ref;
 	IRDirty *d = unsafeIRDirty_0_N(2, "lp_flush", VG_(fnptr_to_fnentry)(&lp_flush),
 				       mkIRExprVec_2(IRExpr_Const(def_ref),
@@ -480,9 +479,14 @@ static IRSB *lp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 			break;
 		}
 		case Ist_Exit:
-			/* Leaving early: flush what ran so far, if it leaves. */
-			if (st.nevents > 0)
-				lp_add_flush(&st, s->Ist.Exit.guard);
+			/* Leaving early: flush what ran so far, if it leaves. A
+			   piece full of exits is cut like one full of events. */
+			if (st.nevents > 0) {
+				if (st.ndef_refs + 2 > sizeof st.def_refs / sizeof st.def_refs[0])
+					lp_end_piece(&st);
+				else
+					lp_add_flush(&st, s->Ist.Exit.guard);
+			}
 			break;
 		default:
 			break;
