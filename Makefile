@@ -72,7 +72,7 @@ MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
 .PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e check-exports check-python \
-	check-install install uninstall clean fuzz bench
+	check-install install uninstall clean fuzz bench recorder
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
 
@@ -142,6 +142,33 @@ $(BUILD)/faultinject.so: tests/faultinject.c
 $(BUILD)/exchange-loop: tests/exchange-loop.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 $(WARNFLAGS) -o $@ $<
+
+# The recorder: a Valgrind tool (GPL-2.0-or-later, src/record/tool/),
+# built against Debian's valgrind package with the flags of Valgrind's own
+# Makefile.tool.am; never sanitized (it is its own static program, loaded
+# at valt_load_address).
+# -isystem: warnings are ours to fix, not the headers'.
+VALGRIND_CFLAGS := $(patsubst -I%,-isystem %,$(shell $(PKG_CONFIG) --cflags valgrind 2>/dev/null))
+VALGRIND_LOAD := $(shell $(PKG_CONFIG) --variable=valt_load_address valgrind 2>/dev/null)
+VALGRIND_LIBDIR = /usr/lib/x86_64-linux-gnu/valgrind
+RECORD_TOOL_SRCS := $(sort $(wildcard src/record/tool/*.c))
+$(BUILD)/record/laplace-record-amd64-linux: $(RECORD_TOOL_SRCS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -m64 -O2 -g $(WARNFLAGS) -fno-stack-protector -fno-strict-aliasing \
+		-fno-builtin -fomit-frame-pointer -fno-pie -DVGA_amd64=1 -DVGO_linux=1 \
+		-DVGP_amd64_linux=1 -DVGPV_amd64_linux_vanilla=1 $(VALGRIND_CFLAGS) \
+		-static -nodefaultlibs -nostartfiles -u _start -Wl,--build-id=none \
+		-Wl,-Ttext-segment=$(VALGRIND_LOAD) -o $@ $(RECORD_TOOL_SRCS) \
+		-L$(VALGRIND_LIBDIR) -lcoregrind-amd64-linux -lvex-amd64-linux -lgcc
+
+# The streams' decoder: merges a recording's streams into a capture
+# (src/record/decode.h, for laplace record to take up).
+RECORD_DECODE_OBJS := $(BUILD)/src/record/decode.o $(BUILD)/src/record/decode-main.o
+$(BUILD)/record/laplace-record-decode: $(RECORD_DECODE_OBJS) $(BUILD)/internal.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(RECORD_DECODE_OBJS) $(BUILD)/internal.a $(PKG_LIBS)
+
+recorder: $(BUILD)/record/laplace-record-amd64-linux $(BUILD)/record/laplace-record-decode
 
 e2e: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
 	tests/run-cases $(BUILD)/laplace
@@ -336,4 +363,4 @@ clean:
 	rm -rf build
 
 # What -MMD wrote: every object's headers.
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d) $(RECORD_DECODE_OBJS:.o=.d)

@@ -1,0 +1,75 @@
+/* laplace-record-decode DIR PREFIX: merges the streams that the recorder
+   wrote to DIR into PREFIX.ref and PREFIX.kern (decode.h), published
+   together once both are whole (formats §7); a summary on stderr. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/resource.h>
+
+#include <glib.h>
+
+#include "decode.h"
+#include "laplace/staging.h"
+
+static const char *prog = "laplace-record-decode";
+
+/* Every stream is open at once, one a process of the recording. */
+static void raise_open_files_limit(void)
+{
+	struct rlimit lim;
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+		lim.rlim_cur = lim.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &lim);
+	}
+}
+
+static void print_summary(const lp_record_summary *sum)
+{
+	uint64_t user = sum->refs['i'] + sum->refs['r'] + sum->refs['w'];
+	fprintf(stderr,
+		"%s: %" PRIu64 " streams, %" PRIu64 " tasks; references: i %" PRIu64
+		" r %" PRIu64 " w %" PRIu64 " R %" PRIu64 " W %" PRIu64 "; events:",
+		prog, sum->streams, sum->tasks, sum->refs['i'], sum->refs['r'], sum->refs['w'],
+		sum->refs['R'], sum->refs['W']);
+	for (int tag = 'A'; tag <= 'Z'; tag++)
+		if (sum->events[tag])
+			fprintf(stderr, " %c %" PRIu64, tag, sum->events[tag]);
+	fprintf(stderr, "; %.2f stream bytes per user reference\n",
+		user ? (double)sum->stream_bytes / (double)user : 0.0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "Usage: %s DIR PREFIX\n", prog);
+		return 1;
+	}
+	raise_open_files_limit();
+	lp_error err = {0};
+	lp_record_summary sum;
+	char *ref_path = g_strconcat(argv[2], ".ref", NULL);
+	char *kern_path = g_strconcat(argv[2], ".kern", NULL);
+	lp_staged *staged[2] = {NULL, NULL};
+	lp_output *ref = lp_output_open(ref_path, LP_COMPRESS_AUTO, &err);
+	lp_output *kern = ref ? lp_output_open(kern_path, LP_COMPRESS_AUTO, &err) : NULL;
+	int rc = err.status;
+	if (kern) {
+		rc = lp_record_decode(argv[1], ref, kern, &sum, &err);
+		rc = lp_output_stage(ref, rc, &staged[0], &err);
+		rc = lp_output_stage(kern, rc, &staged[1], &err);
+		if (!rc)
+			rc = lp_stage_publish(staged, 2, &err);
+		else {
+			lp_staged_discard(staged[0]);
+			lp_staged_discard(staged[1]);
+		}
+	} else if (ref) {
+		lp_output_abort(ref);
+	}
+	if (rc)
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+	else
+		print_summary(&sum);
+	g_free(ref_path);
+	g_free(kern_path);
+	return rc;
+}

@@ -1,0 +1,795 @@
+/* Merging the recorder's streams into a capture (decode.h). */
+#include "decode.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "laplace/error.h"
+
+#define TAG_SBDEF 1
+#define TAG_BLOCK 2
+#define TAG_TASK 3
+#define TAG_EVENT 4
+#define TAG_BLOCK_NEXT 5
+#define STREAM_MAGIC "LPRSTRM1"
+#define MAX_EVENT_TEXT 4200
+#define PAGE_OFFSET UINT64_C(0xffff888000000000)
+#define COPY_PIECE 64
+
+typedef struct {
+	char kind; /* 'i', 'r' or 'w' */
+	uint8_t len;
+	uint64_t addr; /* of an instruction */
+} DefEvent;
+
+typedef struct {
+	uint32_t nevents;
+	DefEvent *events;
+	uint64_t *last; /* each data event's last address */
+} BlockDef;
+
+enum item { ITEM_END, ITEM_BLOCK, ITEM_EVENT };
+
+typedef struct Decoder Decoder;
+
+typedef struct {
+	Decoder *d;
+	char *path;
+	FILE *file;
+	uint64_t offset;    /* of the next byte */
+	uint64_t record_at; /* where the record being read starts, for messages */
+	uint64_t vas;
+	uint64_t last_ts;
+	uint64_t task;
+	GPtrArray *defs; /* BlockDef *, by id */
+	enum item item;
+	uint64_t ts; /* of the item (a block's first reference) */
+	BlockDef *block;
+	uint64_t nrefs;
+	char text[MAX_EVENT_TEXT + 1];
+} Stream;
+
+/* The merge's state. A malformed stream or a failed write is found deep in
+   the reading of a record: fail() records it and jumps back to
+   lp_record_decode, which frees what is open. */
+struct Decoder {
+	jmp_buf failed;
+	lp_error *err;
+	GPtrArray *streams; /* every Stream open */
+};
+
+static G_NORETURN G_GNUC_PRINTF(3, 4) void fail(Decoder *d, int status, const char *fmt, ...)
+{
+	char msg[sizeof d->err->msg];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	lp_fail(d->err, status, "%s", msg);
+	longjmp(d->failed, 1);
+}
+
+/* Malformed input: names the stream, the first byte of the record being
+   read and the field. */
+static G_NORETURN G_GNUC_PRINTF(3, 4) void bad_record(const Stream *s, const char *field,
+						      const char *fmt, ...)
+{
+	char what[MAX_EVENT_TEXT + 64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	fail(s->d, LP_EINPUT, "%s: record at byte %" PRIu64 ": field %s: %s", s->path, s->record_at,
+	     field, what);
+}
+
+/* ---- reading a stream ------------------------------------------------- */
+
+static bool get_byte(Stream *s, uint8_t *b)
+{
+	int c = getc(s->file);
+	if (c == EOF) {
+		if (ferror(s->file))
+			fail(s->d, LP_EIO, "%s: %s", s->path, strerror(errno));
+		return false;
+	}
+	s->offset++;
+	*b = (uint8_t)c;
+	return true;
+}
+
+static uint8_t need_byte(Stream *s, const char *field)
+{
+	uint8_t b;
+	if (!get_byte(s, &b))
+		bad_record(s, field, "the stream ends inside a record");
+	return b;
+}
+
+static uint64_t need_varint(Stream *s, const char *field)
+{
+	uint64_t v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		uint8_t b = need_byte(s, field);
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	bad_record(s, field, "a number longer than 64 bits");
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static void block_def_free(BlockDef *def)
+{
+	g_free(def->events);
+	g_free(def->last);
+	g_free(def);
+}
+
+/* Definitions are numbered from 1 in a process: a bound on the table a
+   damaged number could make the decoder allocate. */
+#define MAX_BLOCK_ID (UINT64_C(1) << 24)
+
+static void read_def(Stream *s)
+{
+	uint64_t id = need_varint(s, "block id");
+	uint64_t n = need_varint(s, "event count");
+	if (id == 0 || id > MAX_BLOCK_ID || n == 0 || n > 65535)
+		bad_record(s, "block definition", "id %" PRIu64 " with %" PRIu64 " events", id, n);
+	BlockDef *def = g_new(BlockDef, 1);
+	def->nevents = (uint32_t)n;
+	def->events = g_new0(DefEvent, n);
+	def->last = g_new0(uint64_t, n);
+	/* In the table before its events are read, so that a failure frees it. */
+	if (id >= s->defs->len)
+		g_ptr_array_set_size(s->defs, (guint)id + 1);
+	BlockDef *old = g_ptr_array_index(s->defs, id);
+	if (old)
+		block_def_free(old);
+	g_ptr_array_index(s->defs, id) = def;
+	uint64_t next_insn = 0;
+	for (uint64_t k = 0; k < n; k++) {
+		DefEvent *e = &def->events[k];
+		e->kind = (char)need_byte(s, "event kind");
+		e->len = need_byte(s, "event length");
+		if ((e->kind != 'i' && e->kind != 'r' && e->kind != 'w') || e->len == 0)
+			bad_record(s, "event", "kind %d length %u", e->kind, e->len);
+		if (e->kind == 'i') {
+			e->addr = next_insn + (uint64_t)unzigzag(need_varint(s, "instruction address"));
+			next_insn = e->addr + e->len;
+		}
+	}
+}
+
+/* Reads up to the next block or event (definitions and task changes are
+   taken in on the way). */
+static void advance(Stream *s)
+{
+	uint8_t tag;
+	for (;;) {
+		s->record_at = s->offset;
+		if (!get_byte(s, &tag)) {
+			s->item = ITEM_END;
+			return;
+		}
+		switch (tag) {
+		case TAG_SBDEF:
+			read_def(s);
+			break;
+		case TAG_TASK:
+			s->task = need_varint(s, "task");
+			break;
+		case TAG_BLOCK:
+		case TAG_BLOCK_NEXT: {
+			bool next = tag == TAG_BLOCK_NEXT;
+			s->ts = s->last_ts + (next ? 1 : need_varint(s, "timestamp"));
+			uint64_t id = need_varint(s, "block id");
+			s->block = id < s->defs->len ? g_ptr_array_index(s->defs, id) : NULL;
+			s->nrefs = next ? (s->block ? s->block->nevents : 1)
+					: need_varint(s, "reference count");
+			if (!s->block || s->nrefs == 0 || s->nrefs > s->block->nevents)
+				bad_record(s, "block",
+					   "block %" PRIu64 " undefined or shorter than %" PRIu64
+					   " references",
+					   id, s->nrefs);
+			if (s->task == 0)
+				bad_record(s, "block", "no task yet");
+			s->last_ts = s->ts + s->nrefs - 1;
+			s->item = ITEM_BLOCK;
+			return;
+		}
+		case TAG_EVENT: {
+			s->ts = s->last_ts + need_varint(s, "timestamp");
+			uint64_t len = need_varint(s, "event length");
+			if (len > MAX_EVENT_TEXT)
+				bad_record(s, "event", "%" PRIu64 " bytes long", len);
+			/* A name is the rest of a line of the kernel trace: a control
+			   character in it (a newline in a path) becomes '?'. */
+			for (uint64_t k = 0; k < len; k++) {
+				uint8_t b = need_byte(s, "event text");
+				s->text[k] = b < 0x20 || b == 0x7f ? '?' : (char)b;
+			}
+			s->text[len] = '\0';
+			s->last_ts = s->ts;
+			s->item = ITEM_EVENT;
+			return;
+		}
+		default:
+			bad_record(s, "tag", "unknown record tag %u", tag);
+		}
+	}
+}
+
+static void stream_close(Stream *s)
+{
+	if (s->defs) {
+		for (guint k = 0; k < s->defs->len; k++) {
+			BlockDef *def = g_ptr_array_index(s->defs, k);
+			if (def)
+				block_def_free(def);
+		}
+		g_ptr_array_free(s->defs, TRUE);
+	}
+	if (s->file)
+		fclose(s->file);
+	g_free(s->path);
+	g_free(s);
+}
+
+/* Opens a stream and reads up to its first block or event; the decoder
+   closes it (it is in d->streams from the start). */
+static Stream *stream_open(Decoder *d, const char *path)
+{
+	Stream *s = g_new0(Stream, 1);
+	s->d = d;
+	s->path = g_strdup(path);
+	s->defs = g_ptr_array_new();
+	g_ptr_array_add(d->streams, s);
+	s->file = fopen(path, "rb");
+	if (!s->file)
+		fail(d, LP_EIO, "%s: %s", path, strerror(errno));
+	char magic[8];
+	for (int k = 0; k < 8; k++)
+		magic[k] = (char)need_byte(s, "magic");
+	if (memcmp(magic, STREAM_MAGIC, 8) != 0)
+		bad_record(s, "magic", "not a recorder stream");
+	s->vas = need_varint(s, "vas");
+	need_varint(s, "pid");
+	advance(s);
+	return s;
+}
+
+/* ---- the merged capture ------------------------------------------------- */
+
+typedef struct {
+	Decoder *d;
+	lp_output *ref;
+	lp_output *kern;
+	uint8_t refbuf[1 << 16]; /* references not yet written */
+	size_t refbuf_len;
+	uint64_t ts; /* the next timestamp */
+	uint64_t cur_task, cur_vas;
+	GHashTable *files;    /* "dev:ino" -> FileInfo */
+	GHashTable *live_shm; /* the shmids of live segments */
+	GHashTable *process;  /* live task -> its process's first task */
+	uint64_t next_file, next_frame;
+	lp_record_summary *sum;
+} Capture;
+
+static void write_out(Capture *c, lp_output *out, const void *buf, size_t n)
+{
+	if (lp_output_write(out, buf, n, c->d->err))
+		longjmp(c->d->failed, 1);
+}
+
+static G_GNUC_PRINTF(2, 3) void kern_line(Capture *c, const char *fmt, ...)
+{
+	char line[MAX_EVENT_TEXT + 100];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	va_end(ap);
+	size_t len = MIN((size_t)n, sizeof line - 2);
+	line[len++] = '\n';
+	write_out(c, c->kern, line, len);
+}
+
+static G_GNUC_PRINTF(3, 4) void kern(Capture *c, char tag, const char *fmt, ...)
+{
+	char fields[MAX_EVENT_TEXT + 64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(fields, sizeof fields, fmt, ap);
+	va_end(ap);
+	kern_line(c, "%c %" PRIx64 "%s%s", tag, c->ts++, *fields ? " " : "", fields);
+	c->sum->events[(uint8_t)tag]++;
+}
+
+static void switch_to(Capture *c, uint64_t task, uint64_t vas)
+{
+	if (task == c->cur_task && vas == c->cur_vas)
+		return;
+	kern(c, 'S', "%" PRIx64 " %" PRIx64, task, vas);
+	c->cur_task = task;
+	c->cur_vas = vas;
+}
+
+static void reference(Capture *c, char type, unsigned len, uint64_t vas, uint64_t addr)
+{
+	if (c->refbuf_len + 26 > sizeof c->refbuf) {
+		write_out(c, c->ref, c->refbuf, c->refbuf_len);
+		c->refbuf_len = 0;
+	}
+	uint8_t *rec = c->refbuf + c->refbuf_len;
+	uint64_t ts = c->ts++;
+	rec[0] = (uint8_t)type;
+	for (int k = 0; k < 8; k++) {
+		rec[1 + k] = (uint8_t)(ts >> (8 * k));
+		rec[10 + k] = (uint8_t)(vas >> (8 * k));
+		rec[18 + k] = (uint8_t)(addr >> (8 * k));
+	}
+	rec[9] = (uint8_t)len;
+	c->refbuf_len += 26;
+	c->sum->refs[(uint8_t)type]++;
+}
+
+static void emit_block(Capture *c, Stream *s)
+{
+	switch_to(c, s->task, s->vas);
+	for (uint64_t k = 0; k < s->nrefs; k++) {
+		const DefEvent *e = &s->block->events[k];
+		uint64_t addr = e->addr;
+		if (e->kind != 'i') {
+			addr = s->block->last[k] + (uint64_t)unzigzag(need_varint(s, "data address"));
+			s->block->last[k] = addr;
+		}
+		reference(c, e->kind, e->len, s->vas, addr);
+	}
+}
+
+/* A file of the capture: its number and which of its pages have frames. */
+typedef struct {
+	uint64_t id;
+	GHashTable *frames; /* page index (uint64_t *) -> frame */
+} FileInfo;
+
+static void file_info_free(gpointer p)
+{
+	FileInfo *f = p;
+	g_hash_table_destroy(f->frames);
+	g_free(f);
+}
+
+static FileInfo *file_info(Capture *c, uint64_t dev, uint64_t ino, const char *path, bool create)
+{
+	char key[64];
+	snprintf(key, sizeof key, "%" PRIx64 ":%" PRIx64, dev, ino);
+	FileInfo *f = g_hash_table_lookup(c->files, key);
+	if (f || !create)
+		return f;
+	f = g_new(FileInfo, 1);
+	f->id = ++c->next_file;
+	f->frames = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	g_hash_table_insert(c->files, g_strdup(key), f);
+	kern_line(c, "# file %" PRIx64 " %s %s", f->id, key, path);
+	return f;
+}
+
+static uint64_t frame_of(Capture *c, FileInfo *f, uint64_t index)
+{
+	gpointer frame = g_hash_table_lookup(f->frames, &index);
+	if (frame)
+		return (uint64_t)GPOINTER_TO_SIZE(frame);
+	uint64_t fresh = ++c->next_frame;
+	g_hash_table_insert(f->frames, g_memdup2(&index, sizeof index), GSIZE_TO_POINTER(fresh));
+	kern(c, 'C', "%" PRIx64 " %" PRIx64 " %" PRIx64, fresh, f->id, index);
+	return fresh;
+}
+
+static int by_value(gconstpointer a, gconstpointer b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The file is cut to SIZE bytes: its pages from there on lose their frames
+   (in page order). */
+static void truncate_file(Capture *c, FileInfo *f, uint64_t size)
+{
+	uint64_t first = (size + 4095) >> 12;
+	GArray *gone = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	GHashTableIter it;
+	gpointer key, value;
+	g_hash_table_iter_init(&it, f->frames);
+	while (g_hash_table_iter_next(&it, &key, &value))
+		if (*(uint64_t *)key >= first)
+			g_array_append_val(gone, *(uint64_t *)key);
+	g_array_sort(gone, by_value);
+	for (guint k = 0; k < gone->len; k++) {
+		uint64_t index = g_array_index(gone, uint64_t, k);
+		kern(c, 'V', "%" PRIx64,
+		     (uint64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(f->frames, &index)));
+		g_hash_table_remove(f->frames, &index);
+	}
+	g_array_free(gone, TRUE);
+}
+
+/* One side of a kernel copy: a user buffer (file NULL, address ADDR) or a
+   file's page cache at offset ADDR. */
+typedef struct {
+	FileInfo *file;
+	uint64_t addr;
+} CopySide;
+
+/* The kernel's copy of LEN bytes, COPY_PIECE bytes at a time, no piece
+   crossing a page of either side; every file page touched gets a frame. */
+static void kernel_copy(Capture *c, uint64_t task, uint64_t vas, CopySide from, CopySide to,
+			uint64_t len)
+{
+	while (len > 0) {
+		uint64_t piece = len < COPY_PIECE ? len : COPY_PIECE;
+		uint64_t at[2];
+		CopySide *side[2] = {&from, &to};
+		for (int k = 0; k < 2; k++) {
+			CopySide *cs = side[k];
+			if (cs->file) {
+				uint64_t in_page = 4096 - (cs->addr & 4095);
+				if (piece > in_page)
+					piece = in_page;
+			}
+		}
+		for (int k = 0; k < 2; k++) {
+			CopySide *cs = side[k];
+			at[k] = cs->file ? PAGE_OFFSET + frame_of(c, cs->file, cs->addr >> 12) * 4096 +
+					       (cs->addr & 4095)
+					 : cs->addr;
+		}
+		switch_to(c, task, vas);
+		reference(c, 'R', (unsigned)piece, vas, at[0]);
+		reference(c, 'W', (unsigned)piece, vas, at[1]);
+		from.addr += piece;
+		to.addr += piece;
+		len -= piece;
+	}
+}
+
+static void task_born(Capture *c, uint64_t task, uint64_t process)
+{
+	if (!g_hash_table_contains(c->process, GSIZE_TO_POINTER(task)))
+		c->sum->tasks++;
+	g_hash_table_insert(c->process, GSIZE_TO_POINTER(task), GSIZE_TO_POINTER(process));
+}
+
+static void task_exit(Capture *c, uint64_t task)
+{
+	kern(c, 'X', "%" PRIx64, task);
+	g_hash_table_remove(c->process, GSIZE_TO_POINTER(task));
+	if (c->cur_task == task)
+		c->cur_task = c->cur_vas = 0;
+}
+
+static G_NORETURN void bad_event(const Stream *s, const char *field)
+{
+	bad_record(s, field, "event \"%s\"", s->text);
+}
+
+/* An event of the recorder (README: its own words) in the kernel trace's. */
+static void emit_event(Capture *c, Stream *s)
+{
+	const char *t = s->text;
+	uint64_t a[8];
+	int name_at = -1;
+	switch (t[0]) {
+	case 'E': {
+		if (sscanf(t, "E %" SCNx64 " %n", &a[0], &name_at) != 1 || name_at < 0)
+			bad_event(s, "E");
+		/* The other threads of an exec'ing process end with it. */
+		uint64_t process = a[0];
+		gpointer p;
+		if ((p = g_hash_table_lookup(c->process, GSIZE_TO_POINTER(a[0]))))
+			process = GPOINTER_TO_SIZE(p);
+		GList *tasks = g_hash_table_get_keys(c->process);
+		for (GList *l = tasks; l; l = l->next) {
+			uint64_t other = GPOINTER_TO_SIZE(l->data);
+			if (other != a[0] &&
+			    GPOINTER_TO_SIZE(g_hash_table_lookup(c->process, l->data)) == process)
+				task_exit(c, other);
+		}
+		g_list_free(tasks);
+		task_born(c, a[0], process);
+		kern(c, 'E', "%" PRIx64 " %" PRIx64 " %s", a[0], s->vas, t + name_at);
+		break;
+	}
+	case 'm':
+	case 'M': {
+		char tag;
+		if (sscanf(t, "%c %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64
+			      " %" SCNx64 " %" SCNx64 " %" SCNx64 " %n",
+			   &tag, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7],
+			   &name_at) != 9 ||
+		    name_at < 0)
+			bad_event(s, "M");
+		/* A mapping made before the first instruction: no switch before it
+		   (E, M..., then S). */
+		if (tag == 'M')
+			switch_to(c, a[0], s->vas);
+		uint64_t file = (a[4] & 0x20) ? 0 : file_info(c, a[6], a[7], t + name_at, true)->id;
+		kern(c, 'M', "%" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64
+			     " %" PRIx64 " %s",
+		     a[0], a[1], a[2], (a[4] & 0x20) ? 0 : a[3], a[4], a[5], file,
+		     (a[4] & 0x20) ? "-" : t + name_at);
+		break;
+	}
+	case 'U':
+	case 'B':
+	case 'D': {
+		int want = t[0] == 'D' ? 2 : 3;
+		if (sscanf(t + 1, " %" SCNx64 " %" SCNx64 " %" SCNx64, &a[0], &a[1], &a[2]) != want)
+			bad_event(s, "U/B/D");
+		switch_to(c, a[0], s->vas);
+		if (want == 2)
+			kern(c, t[0], "%" PRIx64 " %" PRIx64, a[0], a[1]);
+		else
+			kern(c, t[0], "%" PRIx64 " %" PRIx64 " %" PRIx64, a[0], a[1], a[2]);
+		break;
+	}
+	case 'K':
+		if (sscanf(t, "K %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64, &a[0],
+			   &a[1], &a[2], &a[3], &a[4]) != 5)
+			bad_event(s, "K");
+		switch_to(c, a[0], s->vas);
+		kern(c, 'K', "%" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64, a[0], a[1],
+		     a[2], a[3], a[4]);
+		break;
+	case 'F':
+	case 'T':
+		if (sscanf(t + 1, " %" SCNx64 " %" SCNx64, &a[0], &a[1]) != 2)
+			bad_event(s, "F/T");
+		if (t[0] == 'T') {
+			gpointer p = g_hash_table_lookup(c->process, GSIZE_TO_POINTER(a[0]));
+			task_born(c, a[1], p ? GPOINTER_TO_SIZE(p) : a[0]);
+		} else {
+			task_born(c, a[1], a[1]);
+		}
+		kern(c, t[0], "%" PRIx64 " %" PRIx64, a[0], a[1]);
+		break;
+	case 'X':
+		if (sscanf(t, "X %" SCNx64, &a[0]) != 1)
+			bad_event(s, "X");
+		task_exit(c, a[0]);
+		break;
+	case 'G':
+		if (sscanf(t, "G %" SCNx64 " %" SCNx64, &a[0], &a[1]) != 2)
+			bad_event(s, "G");
+		/* shmget also opens segments that exist: only a new one is a G. */
+		if (!g_hash_table_contains(c->live_shm, GSIZE_TO_POINTER(a[0]))) {
+			g_hash_table_insert(c->live_shm, GSIZE_TO_POINTER(a[0]), NULL);
+			kern(c, 'G', "%" PRIx64 " %" PRIx64, a[0], a[1]);
+		}
+		break;
+	case 'H':
+		if (sscanf(t, "H %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64, &a[0], &a[1], &a[2],
+			   &a[3]) != 4)
+			bad_event(s, "H");
+		if (!g_hash_table_contains(c->live_shm, GSIZE_TO_POINTER(a[1]))) {
+			g_hash_table_insert(c->live_shm, GSIZE_TO_POINTER(a[1]), NULL);
+			kern(c, 'G', "%" PRIx64 " %" PRIx64, a[1], a[3]);
+		}
+		switch_to(c, a[0], s->vas);
+		kern(c, 'H', "%" PRIx64 " %" PRIx64 " %" PRIx64, a[0], a[1], a[2]);
+		break;
+	case 'Q':
+		if (sscanf(t, "Q %" SCNx64, &a[0]) != 1)
+			bad_event(s, "Q");
+		if (g_hash_table_remove(c->live_shm, GSIZE_TO_POINTER(a[0])))
+			kern(c, 'Q', "%" PRIx64, a[0]);
+		break;
+	case 'P': {
+		char dir;
+		if (sscanf(t, "P %c %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64
+			      " %" SCNx64,
+			   &dir, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5]) != 7 ||
+		    (dir != 'r' && dir != 'w'))
+			bad_event(s, "P");
+		CopySide cache = {file_info(c, a[1], a[2], "?", true), a[3]};
+		CopySide user = {NULL, a[4]};
+		if (dir == 'r')
+			kernel_copy(c, a[0], s->vas, cache, user, a[5]);
+		else
+			kernel_copy(c, a[0], s->vas, user, cache, a[5]);
+		break;
+	}
+	case 'Y': {
+		/* Y task (dev ino offset | - - -) twice, length: file to file. */
+		char side[2][3][24];
+		if (sscanf(t, "Y %" SCNx64 " %23s %23s %23s %23s %23s %23s %" SCNx64, &a[0],
+			   side[0][0], side[0][1], side[0][2], side[1][0], side[1][1], side[1][2],
+			   &a[1]) != 8)
+			bad_event(s, "Y");
+		CopySide cs[2] = {{NULL, 0}, {NULL, 0}};
+		for (int k = 0; k < 2; k++) {
+			if (side[k][0][0] == '-')
+				continue;
+			uint64_t dev = strtoull(side[k][0], NULL, 16), ino = strtoull(side[k][1], NULL, 16);
+			cs[k].file = file_info(c, dev, ino, "?", true);
+			cs[k].addr = strtoull(side[k][2], NULL, 16);
+		}
+		if (cs[0].file && cs[1].file) {
+			kernel_copy(c, a[0], s->vas, cs[0], cs[1], a[1]);
+			break;
+		}
+		/* The other side (a pipe, a socket) has no page cache and no
+		   reference: only the file side's is recorded. */
+		int k = cs[0].file ? 0 : 1;
+		for (uint64_t off = cs[k].addr, left = a[1]; left > 0;) {
+			uint64_t piece = left < COPY_PIECE ? left : COPY_PIECE;
+			if (piece > 4096 - (off & 4095))
+				piece = 4096 - (off & 4095);
+			uint64_t frame = frame_of(c, cs[k].file, off >> 12);
+			switch_to(c, a[0], s->vas);
+			reference(c, k == 0 ? 'R' : 'W', (unsigned)piece, s->vas,
+				  PAGE_OFFSET + frame * 4096 + (off & 4095));
+			off += piece;
+			left -= piece;
+		}
+		break;
+	}
+	case 'N':
+		if (sscanf(t, "N %" SCNx64 " %" SCNx64 " %n", &a[0], &a[1], &name_at) != 2 ||
+		    name_at < 0)
+			bad_event(s, "N");
+		file_info(c, a[0], a[1], t + name_at, true);
+		break;
+	case 'Z': {
+		if (sscanf(t, "Z %" SCNx64 " %" SCNx64 " %" SCNx64, &a[0], &a[1], &a[2]) != 3)
+			bad_event(s, "Z");
+		FileInfo *f = file_info(c, a[0], a[1], "?", false);
+		if (f)
+			truncate_file(c, f, a[2]);
+		break;
+	}
+	default:
+		bad_event(s, "tag");
+	}
+}
+
+/* ---- merging ---------------------------------------------------------- */
+
+static int by_path(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void sift_down(Stream **heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t least = i, l = 2 * i + 1, r = l + 1;
+		if (l < n && heap[l]->ts < heap[least]->ts)
+			least = l;
+		if (r < n && heap[r]->ts < heap[least]->ts)
+			least = r;
+		if (least == i)
+			return;
+		Stream *t = heap[i];
+		heap[i] = heap[least];
+		heap[least] = t;
+		i = least;
+	}
+}
+
+static void stream_done(Decoder *d, Stream *s)
+{
+	g_ptr_array_remove_fast(d->streams, s);
+	stream_close(s);
+}
+
+/* Everything below runs between a setjmp and the fail() that may jump
+   back: what it allocates hangs from d and c, freed either way. Not
+   inlined: none of its variables lives in the frame that calls setjmp. */
+static G_NO_INLINE void merge(Decoder *d, Capture *c, GPtrArray *paths, Stream **heap)
+{
+	size_t n = 0;
+	for (guint k = 0; k < paths->len; k++) {
+		Stream *s = stream_open(d, g_ptr_array_index(paths, k));
+		if (s->item != ITEM_END) {
+			heap[n++] = s;
+		} else {
+			c->sum->stream_bytes += s->offset;
+			stream_done(d, s);
+		}
+	}
+	for (size_t i = n; i-- > 0;)
+		sift_down(heap, n, i);
+
+	write_out(c, c->ref, "LPREF64\x01", 8);
+	kern_line(c, "# recorded by laplace-record %s, a Valgrind tool", LP_RECORD_TOOL_VERSION);
+	uint64_t last = 0;
+	bool any = false;
+	while (n > 0) {
+		Stream *s = heap[0];
+		if (any && s->ts <= last)
+			bad_record(s, "timestamp",
+				   "%" PRIu64 " is not after %" PRIu64 ", the clock went back", s->ts,
+				   last);
+		if (s->item == ITEM_BLOCK) {
+			emit_block(c, s);
+			last = s->ts + s->nrefs - 1;
+		} else {
+			emit_event(c, s);
+			last = s->ts;
+		}
+		any = true;
+		advance(s);
+		if (s->item == ITEM_END) {
+			c->sum->stream_bytes += s->offset;
+			stream_done(d, s);
+			heap[0] = heap[--n];
+		}
+		sift_down(heap, n, 0);
+	}
+	write_out(c, c->ref, c->refbuf, c->refbuf_len);
+	c->refbuf_len = 0;
+}
+
+int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record_summary *sum,
+		     lp_error *err)
+{
+	memset(sum, 0, sizeof *sum);
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return lp_fail(err, LP_EIO, "%s: %s", dir, strerror(errno));
+	GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+	struct dirent *de;
+	while ((de = readdir(dh)))
+		if (g_str_has_suffix(de->d_name, ".lps"))
+			g_ptr_array_add(paths, g_build_filename(dir, de->d_name, NULL));
+	closedir(dh);
+	if (paths->len == 0) {
+		g_ptr_array_free(paths, TRUE);
+		return lp_fail(err, LP_EINPUT, "%s: no streams", dir);
+	}
+	/* The order of the directory's entries must not matter. */
+	g_ptr_array_sort(paths, by_path);
+	sum->streams = paths->len;
+
+	Decoder d = {.err = err, .streams = g_ptr_array_new()};
+	Capture *c = g_new0(Capture, 1);
+	c->d = &d;
+	c->ref = ref;
+	c->kern = kern;
+	c->ts = 1;
+	c->sum = sum;
+	c->files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, file_info_free);
+	c->live_shm = g_hash_table_new(g_direct_hash, g_direct_equal);
+	c->process = g_hash_table_new(g_direct_hash, g_direct_equal);
+	Stream **heap = g_new(Stream *, paths->len);
+	int rc = 0;
+	if (setjmp(d.failed) == 0)
+		merge(&d, c, paths, heap);
+	else
+		rc = err->status;
+	while (d.streams->len > 0)
+		stream_done(&d, g_ptr_array_index(d.streams, 0));
+	g_ptr_array_free(d.streams, TRUE);
+	g_hash_table_destroy(c->files);
+	g_hash_table_destroy(c->live_shm);
+	g_hash_table_destroy(c->process);
+	g_free(c);
+	g_free(heap);
+	g_ptr_array_free(paths, TRUE);
+	return rc;
+}

@@ -1,0 +1,34 @@
+/* Merging the streams that the recorder (src/record/tool/, format in its
+   README) wrote to a directory into a capture: the 64-bit binary raw
+   reference trace (formats §10.1) and the kernel event trace, in the order
+   of the shared clock, with timestamps renumbered from 1, an S at each
+   switch, files and page-cache frames numbered, and the page cache's C and
+   V events and kernel copy references made from the recorder's file-copy
+   records (record.md §5). */
+#ifndef LAPLACE_RECORD_DECODE_H
+#define LAPLACE_RECORD_DECODE_H
+
+#include <stdint.h>
+
+#include "laplace/error.h"
+#include "laplace/io.h"
+
+#define LP_RECORD_TOOL_VERSION "0.1.0"
+
+typedef struct lp_record_summary {
+	uint64_t streams;      /* stream files read */
+	uint64_t stream_bytes; /* their total size */
+	uint64_t tasks;        /* tasks of the capture */
+	uint64_t refs[256];    /* references written, by type byte */
+	uint64_t events[256];  /* kernel events written, by tag */
+} lp_record_summary;
+
+/* Merges every DIR/ *.lps into ref (written from its header on) and kern;
+   fills *sum. Returns 0, or an lp_status with err set naming the stream,
+   the record's first byte and the field (LP_EINPUT), or what could not be
+   read or written (LP_EIO). The outputs are the caller's to stage or
+   abort. */
+int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record_summary *sum,
+		     lp_error *err);
+
+#endif
