@@ -19,16 +19,17 @@ BUILD ?= build
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 PKGS = glib-2.0 gio-2.0 yaml-0.1 zlib libzstd
-# What the library needs (gio is the daemon's alone; zlib only the unit
-# tests, to write gzip files the way gzip does: the library's gzip is ISA-L).
-LIB_PKGS = glib-2.0 yaml-0.1 libzstd
+# What the library needs (gio is the daemon's alone, yaml the job files'
+# and reports'; zlib only the unit tests, to write gzip files the way gzip
+# does: the library's gzip is ISA-L).
+LIB_PKGS = glib-2.0 libzstd
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 # ISA-L (igzip, the gzip codec) ships no pkg-config file; -lm: the report's
 # figures.
 ISAL_LIBS = -lisal
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS)) $(ISAL_LIBS) -lm
-LIB_PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) $(ISAL_LIBS) -lm
+LIB_PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) $(ISAL_LIBS)
 CRITERION_CFLAGS := $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
 CRITERION_LIBS := $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
@@ -45,16 +46,21 @@ CFLAGS_ALL = $(COMMON_CFLAGS) $(OBJ_CFLAGS)
 DEPFLAGS = -MMD -MP
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
-# The library: everything but the command-line front end and the daemon's
-# engine (src/jobs/daemon.c, the one part that needs gio). Its objects are
-# position-independent and hide every symbol but the interface of
-# include/laplace/laplace.h (LP_API), which is all that liblaplace.so.0 and
-# the installed liblaplace.a export. The program, the unit tests and the
-# replayed fuzz targets link the same objects and the engine's from
+# The library's objects: everything but the command-line front end and
+# the daemon's engine (src/jobs/daemon.c, the one part that needs gio),
+# position-independent, every symbol hidden but the interface of
+# include/laplace/laplace.h (LP_API). The program, the unit tests and the
+# replayed fuzz targets link them all, with the engine's, from
 # build/internal.a, where every function stays in reach.
 DAEMON_SRCS := src/jobs/daemon.c
 LIB_SRCS := $(filter-out $(DAEMON_SRCS),$(sort $(wildcard src/core/*.c src/analysis/*.c src/io/*.c \
 	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c src/report/*.c)))
+# liblaplace.so.0 and liblaplace.a hold only the objects that the functions
+# of laplace.h need, as the linker pulls them from build/internal.a (-u:
+# each of them): no daemon, spool, Slurm, generator or report code
+# (tests/check-lib-contents).
+OPEN_PAREN := (
+LIB_API := $(shell sed -n 's/^LP_API.*[ *]\(lp_[a-z0-9_]*\)$(OPEN_PAREN).*/\1/p' include/laplace/laplace.h)
 CMD_SRCS := $(sort $(wildcard src/cmd/*.c))
 TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
@@ -71,8 +77,8 @@ MAN1 := $(wildcard man/*.1)
 MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
-.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e check-exports check-python \
-	check-install install uninstall clean fuzz bench recorder
+.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e check-exports \
+	check-lib-contents check-python check-install install uninstall clean fuzz bench recorder
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
 
@@ -104,9 +110,9 @@ $(BUILD)/internal.a: $(LIB_OBJS) $(DAEMON_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(LIB_SHARED): $(LIB_OBJS)
+$(LIB_SHARED): $(BUILD)/internal.a include/laplace/laplace.h
 	$(CC) $(LDFLAGS_ALL) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,--as-needed \
-		-o $@ $(LIB_OBJS) $(LIB_PKG_LIBS)
+		-o $@ $(LIB_API:%=-Wl,-u,%) $(BUILD)/internal.a $(LIB_PKG_LIBS)
 
 $(BUILD)/$(SONAME): $(LIB_SHARED)
 	ln -sf $(notdir $<) $@
@@ -114,10 +120,10 @@ $(BUILD)/$(SONAME): $(LIB_SHARED)
 $(BUILD)/liblaplace.so: $(BUILD)/$(SONAME)
 	ln -sf $(notdir $<) $@
 
-# The static library: the objects linked into one, its hidden symbols made
-# local, so that it exports what the shared library does.
-$(BUILD)/liblaplace.a: $(LIB_OBJS)
-	$(LD) -r -o $(BUILD)/liblaplace.o $(LIB_OBJS)
+# The static library: the same objects linked into one, its hidden symbols
+# made local, so that it exports what the shared library does.
+$(BUILD)/liblaplace.a: $(BUILD)/internal.a include/laplace/laplace.h
+	$(LD) -r -o $(BUILD)/liblaplace.o $(LIB_API:%=-u %) $(BUILD)/internal.a
 	objcopy --localize-hidden $(BUILD)/liblaplace.o
 	@rm -f $@
 	ar rcs $@ $(BUILD)/liblaplace.o
@@ -180,6 +186,14 @@ check-exports: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
 	nm -D --defined-only $(BUILD)/$(SONAME) | awk '{print $$3}' | sort | diff -u tests/exports -
 	nm -g --defined-only $(BUILD)/liblaplace.a | awk 'NF == 3 {print $$3}' | sort | diff -u tests/exports -
 
+# The library holds no code of the layers its interface does not need
+# (daemon, jobs, spool, Slurm, generator, scheduler, reports); the check
+# itself finds them in build/internal.a, which holds them all.
+check-lib-contents: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
+	tests/check-lib-contents $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
+	! tests/check-lib-contents $(BUILD)/internal.a 2>/dev/null
+	size $(BUILD)/$(SONAME)
+
 # The Python module from the build tree (tests/python), with Debian's
 # python3 and python3-numpy.
 PYTHON = /usr/bin/python3
@@ -213,7 +227,7 @@ check-install: all
 	PYTHON_RUN='$(PYTHON_RUN)' tests/check-install $(CURDIR)/$(BUILD)/inst $(BUILD)/laplace \
 		"$(SANFLAGS)"
 
-check-plain: unit e2e fuzz-replay check-exports check-python check-install
+check-plain: unit e2e fuzz-replay check-exports check-lib-contents check-python check-install
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
@@ -329,7 +343,7 @@ install: all
 	install -m 644 $(BUILD)/liblaplace.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/laplace/laplace.h $(DESTDIR)$(INCLUDEDIR)/laplace/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES@|$(LIB_PKGS)|' -e 's|@LIBS_PRIVATE@|$(ISAL_LIBS)|' laplace.pc.in \
+		-e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(LIB_PKG_LIBS)|' laplace.pc.in \
 		> $(DESTDIR)$(PKGCONFIGDIR)/laplace.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/laplace.pc
 	for f in $(PYTHON_SRCS); do install -m 644 $$f $(DESTDIR)$(PYTHONDIR)/laplace/ || exit; done
