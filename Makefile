@@ -38,7 +38,8 @@ OPTFLAGS ?= -O2 -g
 # a packager's newer compiler may warn where ours does not.
 WERROR ?=
 WARNFLAGS = -Wall -Wextra $(WERROR)
-VERSION = 0.1.0
+# The version: laplace.h's LP_VERSION_MAJOR, _MINOR and _PATCH.
+VERSION := $(shell sed -n 's/^\#define LP_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/laplace/laplace.h | paste -sd.)
 COMMON_CFLAGS = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" $(OPTFLAGS) $(WARNFLAGS) $(SANFLAGS) -Iinclude $(PKG_CFLAGS) $(CFLAGS)
 CFLAGS_ALL = $(COMMON_CFLAGS) $(OBJ_CFLAGS)
 # Each compiler run also writes the headers its object depends on (-MMD;
@@ -78,7 +79,7 @@ MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
 .PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e check-exports \
-	check-lib-contents check-python check-install install uninstall clean fuzz bench recorder
+	check-lib-contents check-python check-python-venv check-install install uninstall clean fuzz bench recorder
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
 
@@ -212,11 +213,19 @@ $(BUILD)/python/laplace/_library.py:
 
 # Under ASan the interpreter needs the sanitizers' run-time libraries first
 # (and its own allocations are not ours to check for leaks).
-PYTHON_RUN = $(if $(SANFLAGS),env LD_PRELOAD=$(shell $(CC) -print-file-name=libasan.so):$(shell \
-	$(CC) -print-file-name=libubsan.so) ASAN_OPTIONS=detect_leaks=0) $(PYTHON)
+PYTHON_SANENV = $(if $(SANFLAGS),env LD_PRELOAD=$(shell $(CC) -print-file-name=libasan.so):$(shell \
+	$(CC) -print-file-name=libubsan.so) ASAN_OPTIONS=detect_leaks=0)
+PYTHON_RUN = $(PYTHON_SANENV) $(PYTHON)
 
 check-python: $(PYTHON_BUILT) $(BUILD)/$(SONAME) $(BUILD)/laplace
 	PYTHONPATH=$(BUILD)/python LAPLACE_PROGRAM=$(BUILD)/laplace $(PYTHON_RUN) tests/python/test_laplace.py
+
+# The module installed with pip into a virtual environment (python/
+# pyproject.toml), the library named by LAPLACE_LIBRARY; exit 77 (no venv)
+# is a skip, its reason printed.
+check-python-venv: $(BUILD)/$(SONAME) $(BUILD)/laplace
+	tests/check-python-venv $(BUILD)/venv $(BUILD)/$(SONAME) $(BUILD)/laplace $(PYTHON_SANENV); \
+		status=$$?; [ $$status -eq 0 ] || [ $$status -eq 77 ]
 
 # Installed into a scratch prefix, the library is used as a user would:
 # the examples built with pkg-config in C and C++ and run, the Python
@@ -227,7 +236,8 @@ check-install: all
 	PYTHON_RUN='$(PYTHON_RUN)' tests/check-install $(CURDIR)/$(BUILD)/inst $(BUILD)/laplace \
 		"$(SANFLAGS)"
 
-check-plain: unit e2e fuzz-replay check-exports check-lib-contents check-python check-install
+check-plain: unit e2e fuzz-replay check-exports check-lib-contents check-python check-python-venv \
+	check-install
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:

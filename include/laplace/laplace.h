@@ -13,7 +13,24 @@
  * is refused with LP_EUSAGE (NULL from an open, -1 from a read);
  * lp_capture_stats(NULL) is NULL; lp_capture_options_init(NULL) and the
  * closes do nothing. err may be NULL: failures are then told by the
- * return value alone. */
+ * return value alone.
+ *
+ * Threads: readers and captures share nothing, so different ones may be
+ * used at the same time from different threads; one reader or capture is
+ * used by one thread at a time (or under the caller's lock).
+ *
+ * What is promised (the ABI): the functions and types below, for as long
+ * as the library's soname (liblaplace.so.0) stays; LP_VERSION_MAJOR
+ * changes with it. A minor version adds, never changes. lp_basic_ref and
+ * lp_merged_ref, which the caller allocates in arrays, change only with
+ * the soname. The two structures that may grow, lp_capture_options and
+ * lp_stats, begin with their size and grow at their end only, so a
+ * program built against an older laplace.h goes on working:
+ * lp_capture_options_init records the caller's sizeof (fields past it take
+ * their defaults), and lp_capture_stats' size says which fields the
+ * library filled in. Their arrays have room for tags and page kinds to
+ * come (unused entries are 0). Anything not declared here (the library's
+ * own symbols are hidden) is not promised. */
 #ifndef LAPLACE_LAPLACE_H
 #define LAPLACE_LAPLACE_H
 
@@ -28,6 +45,18 @@ extern "C" {
 
 /* What the shared library exports: these functions and nothing else. */
 #define LP_API __attribute__((visibility("default")))
+
+/* ---- version ---- */
+
+/* The version of this header (the Makefile's too). */
+#define LP_VERSION_MAJOR 0
+#define LP_VERSION_MINOR 1
+#define LP_VERSION_PATCH 0
+#define LP_VERSION_NUMBER (LP_VERSION_MAJOR * 10000 + LP_VERSION_MINOR * 100 + LP_VERSION_PATCH)
+
+/* The version of the library loaded, as LP_VERSION_NUMBER: it may be newer
+ * than the header the program was built with (and its major the same). */
+LP_API unsigned lp_version(void);
 
 /* ---- errors ---- */
 
@@ -96,8 +125,10 @@ enum lp_endian { LP_LITTLE, LP_BIG };
 
 #define LP_DEFAULT_PAGE_OFFSET 0xc0000000u
 
-/* What laplace merge's options say. */
+/* What laplace merge's options say. Set up with lp_capture_options_init
+ * (which records size), then change the fields wanted. */
 typedef struct lp_capture_options {
+	size_t size;                   /* sizeof the caller's lp_capture_options */
 	enum lp_ref_format ref_format; /* LP_REF_AUTO: text if the first line is a record */
 	enum lp_endian endian;         /* of binary references; LP_LITTLE */
 	uint64_t page_offset;          /* start of kernel memory; LP_DEFAULT_PAGE_OFFSET */
@@ -110,8 +141,12 @@ typedef struct lp_capture_options {
 } lp_capture_options;
 
 /* Fill in the defaults, which a NULL lp_capture_options also means
- * (opt NULL: nothing is done). */
-LP_API void lp_capture_options_init(lp_capture_options *opt);
+ * (opt NULL: nothing is done). A macro, so that the size recorded is the
+ * caller's: lp_capture_options_init_sized is what the library exports
+ * (for bindings that call it, size is the structure's size as they lay it
+ * out; lp_capture_open refuses a size it does not know). */
+LP_API void lp_capture_options_init_sized(lp_capture_options *opt, size_t size);
+#define lp_capture_options_init(opt) lp_capture_options_init_sized((opt), sizeof(lp_capture_options))
 
 typedef struct lp_capture lp_capture;
 
@@ -138,10 +173,16 @@ enum lp_tag {
 	LP_TAG_B, LP_TAG_K, LP_TAG_G, LP_TAG_H, LP_TAG_D, LP_TAG_Q, LP_TAG_C,
 	LP_TAG_V, LP_TAG_COUNT
 };
+/* Room in lp_stats for tags and page kinds to come (see the ABI above). */
+#define LP_STATS_TAGS 32
+#define LP_STATS_PAGE_KINDS 16
 typedef struct lp_stats {
-	uint64_t refs[6];                   /* by type, in "rwiRWI" order */
-	uint64_t events[LP_TAG_COUNT];      /* by tag */
-	uint64_t pages[LP_PAGE_KIND_COUNT]; /* canonical pages by kind */
+	size_t size;                         /* sizeof the library's lp_stats: a
+					      * field at or past it is not there */
+	uint64_t refs[6];                    /* by type, in "rwiRWI" order */
+	uint64_t events[LP_STATS_TAGS];      /* by tag (the first LP_TAG_COUNT) */
+	uint64_t pages[LP_STATS_PAGE_KINDS]; /* canonical pages by kind (the first
+					      * LP_PAGE_KIND_COUNT) */
 	uint64_t cow_copies;
 	uint64_t unmapped_pages;
 	uint64_t orphan_spaces;

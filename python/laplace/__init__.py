@@ -13,14 +13,16 @@ references made while no task was current. A failure raises Error with the
 library's message (file, line or record, field) and status (2: bad input,
 3: cannot read, 1: bad argument). Warnings (a torn last reference record)
 are issued as TraceWarning. See laplace(3) and laplace-formats(5).
+
+The library loaded is the one named by the environment variable
+LAPLACE_LIBRARY (a path), else the one `make install` recorded beside this
+module, else liblaplace.so.0 as the dynamic loader finds it.
 """
 import ctypes
 import os
 import warnings
 
 import numpy as np
-
-from ._library import LIBRARY
 
 __all__ = ["read_basic", "merge", "Merge", "Error", "TraceWarning", "NO_TASK",
            "BASIC_REF", "MERGED_REF"]
@@ -39,6 +41,18 @@ class Error(Exception):
 
 class TraceWarning(UserWarning):
     """A warning about an input that was still read (a torn last record)."""
+
+
+def _library():
+    """The path or soname of the library to load (see the module's doc)."""
+    path = os.environ.get("LAPLACE_LIBRARY")
+    if path:
+        return path
+    try:
+        from ._library import LIBRARY  # written by make install
+    except ImportError:
+        return "liblaplace.so.0"
+    return LIBRARY
 
 
 # The C structures of <laplace/laplace.h>; the numpy dtypes follow their
@@ -62,7 +76,7 @@ _WARN_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 
 
 class _LpCaptureOptions(ctypes.Structure):
-    _fields_ = [("ref_format", ctypes.c_int), ("endian", ctypes.c_int),
+    _fields_ = [("size", ctypes.c_size_t), ("ref_format", ctypes.c_int), ("endian", ctypes.c_int),
                 ("page_offset", ctypes.c_uint64), ("user_only", ctypes.c_bool),
                 ("strict", ctypes.c_bool), ("warn", _WARN_FN), ("warn_ctx", ctypes.c_void_p)]
 
@@ -73,9 +87,11 @@ _PAGE_KINDS = ("file", "segment", "shared_anon", "private_anon", "kernel")
 
 
 class _LpStats(ctypes.Structure):
-    _fields_ = [("refs", ctypes.c_uint64 * len(_REF_TYPES)),
-                ("events", ctypes.c_uint64 * len(_EVENT_TAGS)),
-                ("pages", ctypes.c_uint64 * len(_PAGE_KINDS)),
+    # events and pages have room for tags and page kinds to come
+    # (LP_STATS_TAGS, LP_STATS_PAGE_KINDS).
+    _fields_ = [("size", ctypes.c_size_t), ("refs", ctypes.c_uint64 * len(_REF_TYPES)),
+                ("events", ctypes.c_uint64 * 32),
+                ("pages", ctypes.c_uint64 * 16),
                 ("cow_copies", ctypes.c_uint64), ("unmapped_pages", ctypes.c_uint64),
                 ("orphan_spaces", ctypes.c_uint64), ("mismatches", ctypes.c_uint64),
                 ("warnings", ctypes.c_uint64)]
@@ -87,7 +103,11 @@ MERGED_REF = np.dtype(_LpMergedRef)
 _REF_FORMATS = {"auto": 0, "bin": 1, "text": 2}
 _ENDIANS = {"little": 0, "big": 1}
 
-_lib = ctypes.CDLL(LIBRARY)
+try:
+    _lib = ctypes.CDLL(_library())
+except OSError as e:
+    raise ImportError("laplace: cannot load liblaplace (set LAPLACE_LIBRARY to its path): %s"
+                      % e) from None
 _lib.lp_basic_open.restype = ctypes.c_void_p
 _lib.lp_basic_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(_LpError)]
 _lib.lp_basic_read.restype = ctypes.c_ssize_t
@@ -95,8 +115,8 @@ _lib.lp_basic_read.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t
                                ctypes.POINTER(_LpError)]
 _lib.lp_basic_close.restype = None
 _lib.lp_basic_close.argtypes = [ctypes.c_void_p]
-_lib.lp_capture_options_init.restype = None
-_lib.lp_capture_options_init.argtypes = [ctypes.POINTER(_LpCaptureOptions)]
+_lib.lp_capture_options_init_sized.restype = None
+_lib.lp_capture_options_init_sized.argtypes = [ctypes.POINTER(_LpCaptureOptions), ctypes.c_size_t]
 _lib.lp_capture_open.restype = ctypes.c_void_p
 _lib.lp_capture_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
                                  ctypes.POINTER(_LpCaptureOptions), ctypes.POINTER(_LpError)]
@@ -176,7 +196,7 @@ class Merge:
         self._close = _lib.lp_capture_close
         self._batch = _batch_size(batch)
         opt = _LpCaptureOptions()
-        _lib.lp_capture_options_init(ctypes.byref(opt))
+        _lib.lp_capture_options_init_sized(ctypes.byref(opt), ctypes.sizeof(opt))
         if ref_format not in _REF_FORMATS:
             raise ValueError("ref_format must be auto, bin or text, not %r" % (ref_format,))
         if endian not in _ENDIANS:

@@ -731,6 +731,7 @@ lp_merge *lp_merge_new(const lp_merge_config *cfg)
 {
 	lp_merge *m = g_new0(lp_merge, 1);
 	m->cfg = *cfg;
+	m->stats.size = sizeof m->stats;
 	pairmap_init(&m->file_pages);
 	pairmap_init(&m->instance_pages);
 	return m;

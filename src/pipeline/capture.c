@@ -65,11 +65,26 @@ static const lp_sink capture_sink_ops = {
 	.finish = capture_finish,
 };
 
-void lp_capture_options_init(lp_capture_options *opt)
+/* The options' layouts this library knows: one, so far. When the
+ * structure grows, a smaller size will be an older caller's, whose fields
+ * go over the defaults (laplace.h, the ABI). */
+static bool options_size_known(size_t size)
+{
+	return size == sizeof(lp_capture_options);
+}
+
+void lp_capture_options_init_sized(lp_capture_options *opt, size_t size)
 {
 	if (!opt)
 		return;
+	if (!options_size_known(size)) {
+		/* Recorded alone, for lp_capture_open to refuse. */
+		if (size >= sizeof opt->size)
+			opt->size = size;
+		return;
+	}
 	*opt = (lp_capture_options){
+		.size = size,
 		.ref_format = LP_REF_AUTO,
 		.endian = LP_LITTLE,
 		.page_offset = LP_DEFAULT_PAGE_OFFSET,
@@ -83,6 +98,11 @@ static int check_options(const char *ref, const char *kern, const lp_capture_opt
 		return lp_fail(err, LP_EUSAGE, "lp_capture_open: argument ref: NULL");
 	if (!kern)
 		return lp_fail(err, LP_EUSAGE, "lp_capture_open: argument kern: NULL");
+	if (!options_size_known(opt->size))
+		return lp_fail(err, LP_EUSAGE, "options: field size: %zu is not the size of an "
+			       "lp_capture_options (%zu bytes): not set up by lp_capture_options_init, "
+			       "or from a newer laplace.h than this library's (%d.%d.%d)", opt->size,
+			       sizeof *opt, LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VERSION_PATCH);
 	if (!strcmp(ref, "-") && !strcmp(kern, "-"))
 		return lp_fail(err, LP_EUSAGE, "the reference and kernel traces cannot both be "
 			       "standard input");

@@ -159,7 +159,7 @@ class Library(unittest.TestCase):
         self.assertEqual(lib.lp_capture_read(None, None, 4, ctypes.byref(err)), -1)
         self.assertEqual((err.status, err.msg), (1, b"lp_capture_read: argument c: NULL"))
         self.assertFalse(lib.lp_capture_stats(None))
-        lib.lp_capture_options_init(None)
+        lib.lp_capture_options_init_sized(None, 0)
         lib.lp_basic_close(None)
         lib.lp_capture_close(None)
 

@@ -671,6 +671,68 @@ Test(api, capture_bad_options)
 	g_free(kern);
 }
 
+/* The ABI (laplace.h): the options carry the caller's size, and a size
+ * the library does not know is refused, never read past; the statistics
+ * carry the library's. */
+Test(api, capture_options_size)
+{
+	char *ref = text_file("r.txt", reference_trace);
+	char *kern = text_file("k.txt", kernel_trace);
+	char *want = g_strdup_printf("options: field size: %%zu is not the size of an lp_capture_options "
+				     "(%zu bytes): not set up by lp_capture_options_init, or from a "
+				     "newer laplace.h than this library's (%d.%d.%d)",
+				     sizeof(lp_capture_options), LP_VERSION_MAJOR, LP_VERSION_MINOR,
+				     LP_VERSION_PATCH);
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	cr_assert_eq(opt.size, sizeof opt);
+	size_t bad_sizes[] = {sizeof opt.size, sizeof opt - 1, sizeof opt + 8};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad_sizes); i++) {
+		/* Set up for another layout: only the size is written. */
+		memset(&opt, 0xa5, sizeof opt);
+		lp_capture_options_init_sized(&opt, bad_sizes[i]);
+		cr_assert_eq(opt.size, bad_sizes[i]);
+		cr_assert_eq(opt.page_offset, 0xa5a5a5a5a5a5a5a5u);
+		cr_assert_null(lp_capture_open(ref, kern, &opt, &err));
+		cr_assert_eq(err.status, LP_EUSAGE);
+		char *msg = g_strdup_printf(want, bad_sizes[i]);
+		cr_assert_str_eq(err.msg, msg);
+		g_free(msg);
+		err = (lp_error){0};
+	}
+	/* Too small to hold even the size: nothing is written. */
+	memset(&opt, 0xa5, sizeof opt);
+	lp_capture_options_init_sized(&opt, 0);
+	lp_capture_options_init_sized(&opt, sizeof opt.size - 1);
+	cr_assert_eq(opt.size, (size_t)0xa5a5a5a5a5a5a5a5u);
+	/* Options never set up: size 0. */
+	opt = (lp_capture_options){0};
+	cr_assert_null(lp_capture_open(ref, kern, &opt, &err));
+	char *msg = g_strdup_printf(want, (size_t)0);
+	cr_assert_str_eq(err.msg, msg);
+	g_free(msg);
+	err = (lp_error){0};
+	lp_capture_options_init(&opt);
+	lp_capture *c = lp_capture_open(ref, kern, &opt, &err);
+	cr_assert_not_null(c);
+	cr_assert_eq(lp_capture_stats(c)->size, sizeof(lp_stats));
+	lp_capture_close(c);
+	g_free(want);
+	g_free(ref);
+	g_free(kern);
+}
+
+Test(api, version)
+{
+	cr_assert_eq(lp_version(), LP_VERSION_NUMBER);
+	cr_assert_eq(LP_VERSION_NUMBER, LP_VERSION_MAJOR * 10000 + LP_VERSION_MINOR * 100 +
+					    LP_VERSION_PATCH);
+	char *version = g_strdup_printf("%d.%d.%d", LP_VERSION_MAJOR, LP_VERSION_MINOR,
+					LP_VERSION_PATCH);
+	cr_assert_str_eq(version, LP_VERSION);
+	g_free(version);
+}
+
 /* Open ref and kern, read 8 at a time: the references merged before the
  * error, then the error (fmt names the reference trace, or the kernel
  * trace when in_kernel), repeated by a read after it. */
