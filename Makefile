@@ -4,8 +4,9 @@
 #                        and build/liblaplace.a
 #   make demo            build and merge the demo capture in fixtures/demo
 #   make check           with warnings as errors: unit and end-to-end tests,
-#                        the library's exports, its installed use from C, C++
-#                        and Python, then again under ASan+UBSan
+#                        the library's exports and contents, its installed use
+#                        from C, C++ and Python (the module also through pip),
+#                        then again under ASan+UBSan
 #   make install         PREFIX=/usr/local DESTDIR= (program, library, header,
 #                        laplace.pc, Python module, man pages, systemd units)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
