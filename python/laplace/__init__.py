@@ -108,6 +108,8 @@ try:
 except OSError as e:
     raise ImportError("laplace: cannot load liblaplace (set LAPLACE_LIBRARY to its path): %s"
                       % e) from None
+_lib.lp_version.restype = ctypes.c_uint
+_lib.lp_version.argtypes = []
 _lib.lp_basic_open.restype = ctypes.c_void_p
 _lib.lp_basic_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(_LpError)]
 _lib.lp_basic_read.restype = ctypes.c_ssize_t
