@@ -388,4 +388,4 @@ clean:
 	rm -rf build
 
 # What -MMD wrote: every object's headers.
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d) $(RECORD_DECODE_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(DAEMON_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d) $(RECORD_DECODE_OBJS:.o=.d)
