@@ -58,6 +58,11 @@ static inline xlat xlat_make(uint64_t canon, int cow) { return ((canon + 1) << 1
 static inline uint64_t xlat_canon(xlat x) { return (x >> 1) - 1; }
 static inline int xlat_cow(xlat x) { return (int)(x & 1); }
 
+/* lp_stats' arrays keep their size when tags or page kinds are added
+ * (laplace.h, the ABI): their room must hold them all. */
+_Static_assert(LP_TAG_COUNT <= LP_STATS_TAGS, "lp_stats.events: no room for every tag");
+_Static_assert(LP_PAGE_KIND_COUNT <= LP_STATS_PAGE_KINDS, "lp_stats.pages: no room for every kind");
+
 const char *const lp_page_kind_names[LP_PAGE_KIND_COUNT] = {
 	"file", "segment", "shared_anon", "private_anon", "kernel",
 };
