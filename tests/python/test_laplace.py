@@ -186,6 +186,9 @@ class Merge(Scratch):
                                 "private_anon": 3, "kernel": 1},
             "cow_copies": 0, "unmapped_pages": 3, "orphan_spaces": 1, "mismatches": 0,
             "warnings": 0})
+        # The layouts this module copies are the library's (laplace.h, the ABI).
+        self.assertEqual(laplace._lib.lp_capture_stats(m._capture).contents.size,
+                         ctypes.sizeof(laplace._LpStats))
         m.close()
         with self.assertRaises(ValueError):
             m.stats
