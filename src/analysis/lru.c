@@ -1,6 +1,6 @@
 /* LRU memories: behaviour sequences, page-image rules, re-reduction and
  * the reference stream of a page-image trace. */
-#include "laplace/lru.h"
+#include "analysis/lru.h"
 
 #include <glib.h>
 #include <inttypes.h>

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/batch.h"
-#include "laplace/numbers.h"
-#include "table.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "jobs/batch.h"
+#include "core/numbers.h"
+#include "cmd/table.h"
 
 /* Larger than any sensible list of jobs, small enough to read at once. */
 #define BATCH_FILE_MAX_BYTES (64u << 20)

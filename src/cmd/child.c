@@ -5,8 +5,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "commands.h"
-#include "laplace/jobfile.h"
+#include "cmd/commands.h"
+#include "jobs/jobfile.h"
 
 int cmd_child(int argc, char **argv)
 {

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "daemon-log.h"
-#include "laplace/daemon.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "cmd/daemon-log.h"
+#include "jobs/daemon.h"
 
 static void write_log(void *ctx, enum lp_log_level level, const char *msg)
 {

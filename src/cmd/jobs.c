@@ -8,9 +8,9 @@
 
 #include <glib/gstdio.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/jobfile.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "jobs/jobfile.h"
 
 #define DEFAULT_WAIT 30
 

@@ -11,14 +11,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/forms.h"
-#include "laplace/schedule.h"
-#include "laplace/sinks.h"
-#include "laplace/taskdir.h"
-#include "laplace/numbers.h"
-#include "laplace/yamlout.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "formats/forms.h"
+#include "sched/schedule.h"
+#include "pipeline/sinks.h"
+#include "formats/taskdir.h"
+#include "core/numbers.h"
+#include "io/yamlout.h"
 
 #define MAX_OPEN_TASK_FILES 64
 /* Descriptors kept for everything but task files: standard streams, the

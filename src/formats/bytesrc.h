@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "laplace/inbuf.h"
-#include "laplace/legacy.h"
+#include "io/inbuf.h"
+#include "formats/legacy.h"
 
 /* An input and its read buffer (lp_inbuf_fill makes bytes available). */
 struct lp_byte_source {

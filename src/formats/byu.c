@@ -1,9 +1,9 @@
 /* BYU address traces: 12-byte records (laplace-formats(5), "BYU address
  * trace"). */
-#include "bytesrc.h"
+#include "formats/bytesrc.h"
 
-#include "laplace/byteorder.h"
-#include "laplace/numbers.h"
+#include "core/byteorder.h"
+#include "core/numbers.h"
 
 #include <string.h>
 

@@ -1,17 +1,17 @@
 /* Kernel event traces (laplace-formats(5), "KERNEL EVENT TRACE"): one event
  * per line, a one-character tag, then hex fields, then for E and M a name
  * running to the end of the line, at most LP_LINE_MAX bytes in all. */
-#include "laplace/kern.h"
+#include "formats/kern.h"
 
 #include <stdbool.h>
 #include <string.h>
 
 #include <glib.h>
 
-#include "laplace/inbuf.h"
-#include "laplace/io.h"
-#include "laplace/refio.h"
-#include "laplace/numbers.h"
+#include "io/inbuf.h"
+#include "io/io.h"
+#include "formats/refio.h"
+#include "core/numbers.h"
 
 struct lp_kern_reader {
 	lp_input *in;

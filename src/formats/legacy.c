@@ -1,14 +1,14 @@
 /* What the legacy readers share: the byte source, format detection, torn
  * records, and the dump and conversion loops. */
-#include "bytesrc.h"
+#include "formats/bytesrc.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "laplace/byteorder.h"
-#include "laplace/forms.h"
-#include "laplace/numbers.h"
+#include "core/byteorder.h"
+#include "formats/forms.h"
+#include "core/numbers.h"
 
 #define BATCH 4096
 

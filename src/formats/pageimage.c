@@ -1,8 +1,8 @@
 /* Page-image LRU behaviour sequences (laplace-formats(5), "Page-image LRU
  * behaviour sequence"). */
-#include "bytesrc.h"
-#include "laplace/lru.h"
-#include "laplace/numbers.h"
+#include "formats/bytesrc.h"
+#include "analysis/lru.h"
+#include "core/numbers.h"
 
 #include <inttypes.h>
 #include <stdio.h>

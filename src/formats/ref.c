@@ -1,6 +1,6 @@
 /* Raw reference traces (laplace-formats(5), "RAW REFERENCE TRACE"): 18-byte
  * binary records in either byte order, or their text form. */
-#include "laplace/refio.h"
+#include "formats/refio.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,8 +11,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "laplace/inbuf.h"
-#include "laplace/numbers.h"
+#include "io/inbuf.h"
+#include "core/numbers.h"
 
 /* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n". */
 #define TEXT_RECORD_MAX 40

@@ -10,7 +10,7 @@
  * With threads, worker threads parse the streams ahead of the engine, a
  * block at a time (see "read-ahead" below), and the files are searched
  * for units in parallel; the records, and any error, are the same. */
-#include "laplace/taskdir.h"
+#include "formats/taskdir.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -20,14 +20,14 @@
 
 #include <glib.h>
 
-#include "laplace/byteorder.h"
-#include "laplace/inbuf.h"
-#include "laplace/io.h"
-#include "laplace/kern.h"
-#include "laplace/procindex.h"
-#include "laplace/record.h"
-#include "laplace/refio.h"
-#include "laplace/numbers.h"
+#include "core/byteorder.h"
+#include "io/inbuf.h"
+#include "io/io.h"
+#include "formats/kern.h"
+#include "formats/procindex.h"
+#include "core/record.h"
+#include "formats/refio.h"
+#include "core/numbers.h"
 
 /* Buffers of an open stream: small, as many streams may be open. */
 #define STREAM_INPUT_BUFFER (64 * 1024)

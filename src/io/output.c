@@ -11,10 +11,10 @@
  * however many threads compress them, and a reader can decompress such a
  * file on every core too. gzip goes through ISA-L's igzip (several times
  * faster than zlib at a like ratio). */
-#include "laplace/io.h"
+#include "io/io.h"
 
-#include "laplace/staging.h"
-#include "laplace/taskcodec.h"
+#include "io/staging.h"
+#include "io/taskcodec.h"
 
 #include <errno.h>
 #include <stdbool.h>

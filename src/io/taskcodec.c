@@ -1,5 +1,5 @@
-/* Pieces compressed one by one: see include/laplace/taskcodec.h. */
-#include "laplace/taskcodec.h"
+/* Pieces compressed one by one: see io/taskcodec.h. */
+#include "io/taskcodec.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * the running program (laplace/jobfile.h, "child processes"): the
  * description written before the spawn, the spawn, and the description read
  * back in the child. */
-#include "laplace/jobfile.h"
+#include "jobs/jobfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

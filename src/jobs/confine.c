@@ -9,9 +9,9 @@
  * symbolic link, and the output is then written, renamed and flushed
  * through that directory's descriptor alone (staging invariant (2),
  * src/io/staging.c). */
-#include "laplace/jobfile.h"
+#include "jobs/jobfile.h"
 
-#include "laplace/staging.h"
+#include "io/staging.h"
 
 #include <dirent.h>
 #include <errno.h>

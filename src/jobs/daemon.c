@@ -3,7 +3,7 @@
  * How jobs move through the spool is written down once, as numbered
  * invariants, at the top of src/jobs/spool.c; comments here cite them as
  * "spool invariant (N)". */
-#include "laplace/daemon.h"
+#include "jobs/daemon.h"
 
 #include <errno.h>
 #include <fcntl.h>

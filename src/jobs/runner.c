@@ -3,7 +3,7 @@
  * the program, `laplace __job` (laplace/jobfile.h, "child processes"),
  * and reports progress, warnings and its result through a pipe, as small
  * framed messages. */
-#include "laplace/jobfile.h"
+#include "jobs/jobfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 
 #include <glib-unix.h>
 
-#include "laplace/staging.h"
+#include "io/staging.h"
 
 /* Warnings beyond this many are counted in the statistics but not sent. */
 #define MAX_FORWARDED_WARNINGS 20

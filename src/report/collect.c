@@ -2,19 +2,19 @@
  * over a per-process directory (its references in traced order for the
  * miss-ratio curve, then file by file for processes and the timeline), or
  * one over a basic merge stream. */
-#include "laplace/report.h"
+#include "report/report.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "laplace/kern.h"
-#include "laplace/legacy.h"
-#include "laplace/mrc.h"
-#include "laplace/pipeline.h"
-#include "laplace/procindex.h"
-#include "laplace/refio.h"
-#include "laplace/schedule.h"
-#include "laplace/taskdir.h"
+#include "formats/kern.h"
+#include "formats/legacy.h"
+#include "analysis/mrc.h"
+#include "pipeline/pipeline.h"
+#include "formats/procindex.h"
+#include "formats/refio.h"
+#include "sched/schedule.h"
+#include "formats/taskdir.h"
 
 #define READ_BATCH 4096
 #define MAX_OPEN_TASK_FILES 64

@@ -1,7 +1,7 @@
 /* What the figures are computed from rather than tuned by hand: round
  * axis ticks, the knees of a miss-ratio curve, short numbers, colours,
  * and HTML escaping. */
-#include "laplace/report.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdio.h>

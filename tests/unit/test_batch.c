@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "laplace/batch.h"
+#include "jobs/batch.h"
 #include "scratch.h"
 
 static void unset_slurm(void)

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "laplace/jobfile.h"
-#include "laplace/yamlload.h"
+#include "jobs/jobfile.h"
+#include "io/yamlload.h"
 
 static lp_job_spec spec;
 static lp_error err;

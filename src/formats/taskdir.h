@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "laplace/error.h"
-#include "laplace/schedule.h"
+#include "core/error.h"
+#include "sched/schedule.h"
 
 typedef struct lp_taskdir lp_taskdir;
 

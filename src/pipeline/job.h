@@ -5,10 +5,10 @@
 
 #include <stdbool.h>
 
-#include "laplace/io.h"
-#include "laplace/forms.h"
-#include "laplace/pipeline.h"
-#include "laplace/procindex.h"
+#include "io/io.h"
+#include "formats/forms.h"
+#include "pipeline/pipeline.h"
+#include "formats/procindex.h"
 
 typedef struct lp_merge_job {
 	const char *reference;   /* raw reference trace ("-": standard input) */

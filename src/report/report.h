@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "laplace/io.h"
-#include "laplace/job.h"
+#include "io/io.h"
+#include "pipeline/job.h"
 
 enum lp_report_source { LP_REPORT_CAPTURE, LP_REPORT_DIRECTORY, LP_REPORT_STREAM };
 

@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "laplace/error.h"
-#include "laplace/io.h"
-#include "laplace/record.h"
-#include "laplace/refio.h"
+#include "core/error.h"
+#include "io/io.h"
+#include "core/record.h"
+#include "formats/refio.h"
 
 enum lp_legacy_format {
 	LP_LEGACY_UNKNOWN = -1,

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "laplace/error.h"
-#include "laplace/staging.h"
+#include "core/error.h"
+#include "io/staging.h"
 
 /* ---- input ---- */
 

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "laplace/error.h"
-#include "laplace/legacy.h"
+#include "core/error.h"
+#include "formats/legacy.h"
 
 /* ---- an LRU memory of M pages on a stream of references (laplace-lru(1),
  * "From a basic merge stream") ---- */

@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "laplace/byteorder.h"
-#include "laplace/numbers.h"
-#include "laplace/record.h"
+#include "core/byteorder.h"
+#include "core/numbers.h"
+#include "core/record.h"
 
 enum lp_form {
 	LP_FORM_BASIC, /* type canonical */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "laplace/error.h"
+#include "core/error.h"
 
 enum lp_sched_policy { LP_SCHED_AS_TRACED, LP_SCHED_RR, LP_SCHED_RANDOM, LP_SCHED_POLICY_COUNT };
 extern const char *const lp_sched_policy_names[LP_SCHED_POLICY_COUNT];

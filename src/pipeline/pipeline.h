@@ -6,9 +6,9 @@
 
 #include <stdbool.h>
 
-#include "laplace/kern.h"
-#include "laplace/merge.h"
-#include "laplace/refio.h"
+#include "formats/kern.h"
+#include "core/merge.h"
+#include "formats/refio.h"
 
 /* A sink receives the merged stream. refs() gets a run of references that
  * share one current task (who is NULL when none is current); event() gets

@@ -12,9 +12,9 @@
 #include <glib.h>
 #include <yaml.h>
 
-#include "laplace/error.h"
-#include "laplace/job.h"
-#include "laplace/yamlout.h"
+#include "core/error.h"
+#include "pipeline/job.h"
+#include "io/yamlout.h"
 
 /* The daemon refuses job files larger than this. */
 #define LP_JOBFILE_MAX_BYTES (64 * 1024)

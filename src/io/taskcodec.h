@@ -10,8 +10,8 @@
 
 #include <stddef.h>
 
-#include "laplace/error.h"
-#include "laplace/io.h"
+#include "core/error.h"
+#include "io/io.h"
 
 typedef struct lp_piece_coder lp_piece_coder;
 
