@@ -1,6 +1,6 @@
 /* BYU address traces: 12-byte records (laplace-formats(5), "BYU address
  * trace"). */
-#include "formats/bytesrc.h"
+#include "formats/legacy.h"
 
 #include "core/byteorder.h"
 #include "core/numbers.h"

@@ -7,11 +7,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "core/error.h"
-#include "io/io.h"
 #include "core/record.h"
+#include "io/bytesrc.h"
+#include "io/io.h"
 #include "formats/refio.h"
 
 enum lp_legacy_format {
@@ -25,14 +27,23 @@ enum lp_legacy_format {
 /* "ref", "byu", "p6", "page-image", "basic"; -1 if unknown. */
 int lp_legacy_format_parse(const char *s);
 
-/* ---- buffered byte source shared by the readers ---- */
+/* The readers take an lp_byte_source over (io/bytesrc.h): its first bytes
+ * can be looked at before, so that formats are detected on standard input
+ * too. */
 
-/* An open input whose first bytes can be looked at before a reader takes
- * it over, so that formats can be detected on standard input too. */
-typedef struct lp_byte_source lp_byte_source;
-lp_byte_source *lp_byte_source_open(const char *path, lp_error *err);
-const char *lp_byte_source_name(const lp_byte_source *s);
-void lp_byte_source_close(lp_byte_source *s);
+/* Names copied 16 bytes at a time (the destination needs that much room)
+ * and then cut to their length: a fixed-size copy the compiler inlines. */
+typedef struct lp_padded_name {
+	char text[16];
+	uint8_t len;
+} lp_padded_name;
+
+static inline char *lp_put_name(char *p, const lp_padded_name *name)
+{
+	memcpy(p, name->text, 16);
+	return p + name->len;
+}
+
 /* Detect page-image (tags, hex page numbers and the 4106/8202-byte record
  * structure), raw reference text (the first line parses as one), a basic
  * merge stream (the binary form's header, or a first line that parses as

@@ -1,6 +1,6 @@
 /* Pentium bus traces: 6-byte records (laplace-formats(5), "Pentium bus trace
  * (p6)"). */
-#include "formats/bytesrc.h"
+#include "formats/legacy.h"
 
 #include "core/byteorder.h"
 #include "core/numbers.h"

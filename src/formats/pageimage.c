@@ -1,6 +1,6 @@
 /* Page-image LRU behaviour sequences (laplace-formats(5), "Page-image LRU
  * behaviour sequence"). */
-#include "formats/bytesrc.h"
+#include "formats/legacy.h"
 #include "analysis/lru.h"
 #include "core/numbers.h"
 
