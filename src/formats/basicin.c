@@ -1,7 +1,7 @@
 /* Basic merge streams read back (laplace-formats(5), "BASIC MERGE OUTPUT" and
  * "FORMS FOR SIMULATORS"): "type canonical" lines, or the binary form; and
  * the LRU behaviour sequence of one. */
-#include "formats/legacy.h"
+#include "formats/basicin.h"
 
 #include <inttypes.h>
 #include <string.h>

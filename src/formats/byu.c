@@ -1,6 +1,7 @@
 /* BYU address traces: 12-byte records (laplace-formats(5), "BYU address
  * trace"). */
-#include "formats/legacy.h"
+#include "formats/byu.h"
+#include "formats/padname.h"
 
 #include "core/byteorder.h"
 #include "core/numbers.h"

@@ -1,6 +1,7 @@
 /* Pentium bus traces: 6-byte records (laplace-formats(5), "Pentium bus trace
  * (p6)"). */
-#include "formats/legacy.h"
+#include "formats/p6.h"
+#include "formats/padname.h"
 
 #include "core/byteorder.h"
 #include "core/numbers.h"

@@ -1,6 +1,6 @@
 /* Page-image LRU behaviour sequences (laplace-formats(5), "Page-image LRU
  * behaviour sequence"). */
-#include "formats/legacy.h"
+#include "formats/pageimage.h"
 #include "analysis/lru.h"
 #include "core/numbers.h"
 
