@@ -13,6 +13,7 @@
 #include "io/io.h"
 
 #define LP_PAGE_BYTES 4096
+#define LP_PI_PAGES 65536 /* page numbers of page-image traces are 16-bit */
 #define LP_PI_SHORT_RECORD (1 + 4 + LP_PAGE_BYTES + 1 + 4)          /* 4106 */
 #define LP_PI_LONG_RECORD (LP_PI_SHORT_RECORD + LP_PAGE_BYTES)       /* 8202 */
 
@@ -46,6 +47,29 @@ int lp_pi_reader_next(lp_pi_reader *r, lp_pi_record *rec, const lp_torn_policy *
 uint64_t lp_pi_reader_index(const lp_pi_reader *r);
 const char *lp_pi_reader_name(const lp_pi_reader *r);
 void lp_pi_reader_close(lp_pi_reader *r);
+
+/* ---- the rules of a page-image trace (laplace-formats(5),
+ * "Page-image LRU behaviour sequence") ---- */
+
+typedef struct lp_pi_check lp_pi_check;
+lp_pi_check *lp_pi_check_new(void);
+/* Which fields of a record could be read (its dirt tag always is). */
+enum {
+	LP_PI_TAG_KNOWN = 1,
+	LP_PI_FETCHED_KNOWN = 2,
+	LP_PI_EVICTED_KNOWN = 4,
+	LP_PI_ALL_KNOWN = 7,
+};
+/* Check one record against those before it, then apply it, as far as the
+ * fields known says were readable go (the rules of validate, and of every
+ * reader of the format). Each broken rule is passed to problem (a field
+ * and what is wrong); returns how many. */
+unsigned lp_pi_check_record(lp_pi_check *c, const lp_pi_record *rec, unsigned known,
+			    lp_warn_fn problem, void *ctx);
+/* N records before the first eviction; whether an eviction was seen. */
+uint64_t lp_pi_check_fills(const lp_pi_check *c);
+bool lp_pi_check_evicted(const lp_pi_check *c);
+void lp_pi_check_free(lp_pi_check *c);
 
 /* Check every rule of a page-image trace (src is closed), reporting each
  * broken one through report with file and record index. A record with a
