@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
-#include "sched/schedule.h"
+#include "core/units.h"
 
 typedef struct lp_taskdir lp_taskdir;
 
