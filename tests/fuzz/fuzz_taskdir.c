@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "formats/taskdir.h"
+#include "sched/schedule.h"
 
 static const char index_yaml[] =
 	"format: laplace-per-process\nversion: 1\nlayout: task\n"
