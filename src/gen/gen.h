@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "io/io.h"
-#include "pipeline/pipeline.h"
+#include "core/progress.h"
 
 #define LP_GEN_MAX_PROCESSES 64
 #define LP_GEN_MAX_THREADS 16
