@@ -6,7 +6,9 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "core/numbers.h"
-#include "report/report.h"
+#include "report/collect.h"
+#include "report/page.h"
+#include "report/schedread.h"
 
 int cmd_report(int argc, char **argv)
 {

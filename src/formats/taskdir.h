@@ -14,6 +14,10 @@
 
 typedef struct lp_taskdir lp_taskdir;
 
+/* Task files open at once, at most: enough to keep many streams going,
+ * few enough to leave descriptors to the rest of the run. */
+#define LP_TASKDIR_MAX_OPEN 64
+
 typedef struct lp_taskdir_options {
 	bool unit_streams; /* stream u is unit u (rr, random); else file f (as-traced) */
 	bool user_only;    /* leave kernel references (R W I) out */

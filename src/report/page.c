@@ -2,7 +2,8 @@
  * the figures are inline SVG drawn in a fixed coordinate system (VIEW_W
  * units wide) that the browser scales to the page's width, so the same
  * page serves a wide screen and a phone. */
-#include "report/report.h"
+#include "report/page.h"
+#include "report/figure.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -9,7 +9,7 @@
 
 #include <glib.h>
 
-#include "report/report.h"
+#include "report/schedread.h"
 #include "sched/schedule.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
