@@ -1,4 +1,4 @@
-/* laplace batch: the options; the batch engine (laplace/batch.h) runs the
+/* laplace batch: the options; the batch engine (jobs/batch.h) runs the
  * jobs, here, in Slurm array elements, or collects what they reported. */
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* laplace daemon: the command line of the daemon's engine (src/jobs/daemon.c,
- * laplace/daemon.h). */
+ * jobs/daemon.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

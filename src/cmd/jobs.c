@@ -10,7 +10,9 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "jobs/jobfile.h"
+#include "jobs/spool.h"
+#include "jobs/queue.h"
+#include "io/yamlout.h"
 
 #define DEFAULT_WAIT 30
 

@@ -5,7 +5,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "jobs/jobfile.h"
+#include "jobs/child.h"
 #include "io/staging.h"
 
 static const lp_command commands[] = {

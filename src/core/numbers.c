@@ -1,4 +1,4 @@
-/* Numbers in text (laplace/numbers.h). */
+/* Numbers in text (core/numbers.h). */
 #include "core/numbers.h"
 
 #include <glib.h>

@@ -1,4 +1,4 @@
-/* YAML read back (laplace/yamlload.h). */
+/* YAML read back (io/yamlload.h). */
 #include "io/yamlload.h"
 
 #include <string.h>

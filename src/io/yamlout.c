@@ -1,4 +1,4 @@
-/* YAML output (laplace/yamlout.h). */
+/* YAML output (io/yamlout.h). */
 #include "io/yamlout.h"
 
 #include <string.h>

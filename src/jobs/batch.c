@@ -1,4 +1,4 @@
-/* The batch engine (laplace/batch.h): a batch file's jobs run N at a time,
+/* The batch engine (jobs/batch.h): a batch file's jobs run N at a time,
  * each in its own process; a failed job does not stop the others. */
 #include "jobs/batch.h"
 
@@ -13,6 +13,8 @@
 #include <glib/gstdio.h>
 
 #include "io/staging.h"
+#include "jobs/confine.h"
+#include "jobs/report.h"
 #include "core/numbers.h"
 #include "io/yamlload.h"
 

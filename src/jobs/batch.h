@@ -14,6 +14,7 @@
 
 #include "io/io.h"
 #include "jobs/jobfile.h"
+#include "jobs/runner.h"
 
 /* How often the progress line is redrawn. */
 #define LP_BATCH_PROGRESS_REDRAW_MS 200

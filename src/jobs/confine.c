@@ -9,7 +9,9 @@
  * symbolic link, and the output is then written, renamed and flushed
  * through that directory's descriptor alone (staging invariant (2),
  * src/io/staging.c). */
+#include "jobs/confine.h"
 #include "jobs/jobfile.h"
+#include "jobs/child.h"
 
 #include "io/staging.h"
 

@@ -5,6 +5,11 @@
  * "spool invariant (N)". */
 #include "jobs/daemon.h"
 
+#include "jobs/confine.h"
+#include "jobs/report.h"
+#include "jobs/runner.h"
+#include "jobs/spool.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

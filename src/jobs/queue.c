@@ -7,7 +7,9 @@
  * The daemon honours it only for the job file's owner, root or its own
  * user (lp_spool_take_cancel_requests and the daemon's scan), and removes
  * it either way. */
+#include "jobs/queue.h"
 #include "jobs/jobfile.h"
+#include "jobs/spool.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,9 +1,11 @@
 /* A merge job in a child process: it can be killed when a grace period
  * runs out, and a crash fails only that job. The child is a fresh image of
- * the program, `laplace __job` (laplace/jobfile.h, "child processes"),
+ * the program, `laplace __job` (jobs/child.h),
  * and reports progress, warnings and its result through a pipe, as small
  * framed messages. */
-#include "jobs/jobfile.h"
+#include "jobs/runner.h"
+#include "jobs/confine.h"
+#include "jobs/child.h"
 
 #include <errno.h>
 #include <fcntl.h>

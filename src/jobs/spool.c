@@ -92,7 +92,10 @@
  *     of its name waits in incoming/ cannot go back there (1): the one
  *     waiting fails instead, and the requeue is tried again (the daemon's
  *     requeue_or_give_up). */
+#include "jobs/spool.h"
 #include "jobs/jobfile.h"
+#include "jobs/confine.h"
+#include "jobs/report.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -26,7 +26,7 @@ typedef struct lp_merge_job {
 	int output_dir_fd;       /* AT_FDCWD, or output's directory already
 				  * resolved (the daemon's confinement): output's
 				  * last component is created there, never
-				  * followed (laplace/staging.h) */
+				  * followed (io/staging.h) */
 	bool force;              /* per-process: replace an existing directory */
 	enum lp_compress compress; /* basic output */
 	int level;               /* its compression level, or LP_LEVEL_DEFAULT */

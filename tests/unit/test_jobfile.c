@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "jobs/jobfile.h"
+#include "jobs/confine.h"
+#include "jobs/spool.h"
 #include "io/yamlload.h"
 
 static lp_job_spec spec;
