@@ -41,7 +41,7 @@ WERROR ?=
 WARNFLAGS = -Wall -Wextra $(WERROR)
 # The version: laplace.h's LP_VERSION_MAJOR, _MINOR and _PATCH.
 VERSION := $(shell sed -n 's/^\#define LP_VERSION_\(MAJOR\|MINOR\|PATCH\) //p' include/laplace/laplace.h | paste -sd.)
-COMMON_CFLAGS = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" $(OPTFLAGS) $(WARNFLAGS) $(SANFLAGS) -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+COMMON_CFLAGS = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" $(OPTFLAGS) $(WARNFLAGS) $(SANFLAGS) -Iinclude -Isrc $(PKG_CFLAGS) $(CFLAGS)
 CFLAGS_ALL = $(COMMON_CFLAGS) $(OBJ_CFLAGS)
 # Each compiler run also writes the headers its object depends on (-MMD;
 # -MP: a removed header is no error), read back below.
@@ -272,7 +272,7 @@ check:
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR = $(BUILD)/fuzz
-FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" -g -O1 -Iinclude $(PKG_CFLAGS) \
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -DLP_VERSION=\"$(VERSION)\" -g -O1 -Iinclude -Isrc $(PKG_CFLAGS) \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -DINBUF_INITIAL_SIZE=32768 -DINPUT_BUFFER_SIZE=32768 \
 	-DBLOCK_REFS_MAX=3
 FUZZ_OPTIONS = -max_len=1048576 -len_control=0 -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 \

@@ -3,10 +3,10 @@
  * the reference stream a page-image trace stands for (laplace-lru(1);
  * laplace-formats(5), "Page-image LRU behaviour sequence"). The format readers and writers do the I/O; the LRU
  * logic (lru.c) knows no files. */
-#include "laplace/lru.h"
+#include "analysis/lru.h"
 
-#include "laplace/forms.h"
-#include "laplace/numbers.h"
+#include "formats/forms.h"
+#include "core/numbers.h"
 
 #include <inttypes.h>
 

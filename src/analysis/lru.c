@@ -1,6 +1,6 @@
-/* LRU memories: behaviour sequences, page-image rules, re-reduction and
- * the reference stream of a page-image trace. */
-#include "laplace/lru.h"
+/* LRU memories: behaviour sequences, re-reduction and the reference
+ * stream of a page-image trace. */
+#include "analysis/lru.h"
 
 #include <glib.h>
 #include <inttypes.h>
@@ -8,7 +8,6 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
-#define PI_PAGES 65536 /* page numbers of page-image traces are 16-bit */
 
 /* ---- doubly linked lists over node indices ---- */
 
@@ -155,73 +154,6 @@ void lp_lru_free(lp_lru *l)
 	g_free(l);
 }
 
-/* ---- page-image rules ---- */
-
-struct lp_pi_check {
-	bool seen[PI_PAGES];
-	bool resident[PI_PAGES];
-	uint64_t fills;
-	bool evicted;
-};
-
-lp_pi_check *lp_pi_check_new(void) { return g_new0(lp_pi_check, 1); }
-void lp_pi_check_free(lp_pi_check *c) { g_free(c); }
-uint64_t lp_pi_check_fills(const lp_pi_check *c) { return c->fills; }
-bool lp_pi_check_evicted(const lp_pi_check *c) { return c->evicted; }
-
-static void report(lp_warn_fn problem, void *ctx, const char *fmt, unsigned page)
-{
-	char msg[128];
-	snprintf(msg, sizeof msg, fmt, page);
-	problem(ctx, msg);
-}
-
-unsigned lp_pi_check_record(lp_pi_check *c, const lp_pi_record *rec, unsigned known,
-			    lp_warn_fn problem, void *ctx)
-{
-	unsigned broken = 0;
-	uint16_t p = rec->fetched, e = rec->evicted;
-	if (known & LP_PI_FETCHED_KNOWN) {
-		if (!(known & LP_PI_TAG_KNOWN)) {
-			/* a damaged tag says nothing about C or F */
-		} else if (rec->tag == 'C' && c->seen[p]) {
-			report(problem, ctx, "field tag: C on page %x, which was fetched before", p);
-			broken++;
-		} else if (rec->tag == 'F' && !c->seen[p]) {
-			report(problem, ctx, "field tag: F on page %x, which was never fetched", p);
-			broken++;
-		}
-		if (c->resident[p]) {
-			report(problem, ctx, "field fetched page: page %x is resident already", p);
-			broken++;
-		}
-	}
-	if (rec->dirt == 'N') {
-		if (c->evicted) {
-			problem(ctx, "field dirt: N after the first eviction");
-			broken++;
-		} else {
-			c->fills++;
-		}
-		if ((known & LP_PI_EVICTED_KNOWN) && e != 0) {
-			report(problem, ctx, "field evicted page: N with evicted page %x, not 0000", e);
-			broken++;
-		}
-	} else {
-		if (known & LP_PI_EVICTED_KNOWN) {
-			if (!c->resident[e]) {
-				report(problem, ctx, "field evicted page: page %x is not resident", e);
-				broken++;
-			}
-			c->resident[e] = false;
-		}
-		c->evicted = true;
-	}
-	if (known & LP_PI_FETCHED_KNOWN)
-		c->resident[p] = c->seen[p] = true;
-	return broken;
-}
-
 /* The first broken rule of a record becomes the error. */
 typedef struct first_problem {
 	lp_error *err;
@@ -257,10 +189,10 @@ struct lp_pi_reduce {
 	uint32_t frames;
 	lp_pi_check *check;
 	lru_list window;          /* head: the page M' evicts next */
-	lru_link links[PI_PAGES];
-	uint8_t where[PI_PAGES];
-	bool dirty[PI_PAGES];   /* some M eviction during the M' stay was W */
-	uint32_t image[PI_PAGES]; /* slot holding the last image M evicted */
+	lru_link links[LP_PI_PAGES];
+	uint8_t where[LP_PI_PAGES];
+	bool dirty[LP_PI_PAGES];   /* some M eviction during the M' stay was W */
+	uint32_t image[LP_PI_PAGES]; /* slot holding the last image M evicted */
 	GPtrArray *slots;       /* 4096-byte images */
 	GArray *free_slots;     /* uint32_t */
 	uint32_t released;      /* slot to free at the next call, or NONE */
@@ -367,11 +299,11 @@ typedef struct stream_rec {
 struct lp_pi_stream {
 	lp_pi_check *check;
 	GArray *recs;              /* stream_rec */
-	uint64_t last_fetch[PI_PAGES]; /* record of each page's latest fetch */
+	uint64_t last_fetch[LP_PI_PAGES]; /* record of each page's latest fetch */
 	/* replay */
 	uint64_t next;             /* next record to emit */
 	lru_list recency;              /* resident pages by the stream's recency */
-	lru_link links[PI_PAGES];
+	lru_link links[LP_PI_PAGES];
 };
 
 lp_pi_stream *lp_pi_stream_new(void)

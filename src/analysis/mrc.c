@@ -4,12 +4,12 @@
  * page's previous one, plus one. Time positions are compacted (the marks
  * renumbered 0..D-1 in order) whenever they run out, so the tree stays
  * O(D) in size however long the stream. */
-#include "laplace/mrc.h"
+#include "analysis/mrc.h"
 
 #include <glib.h>
 #include <string.h>
 
-#include "../core/pairmap.h"
+#include "core/pairmap.h"
 
 #define INITIAL_POSITIONS 1024
 

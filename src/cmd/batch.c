@@ -1,4 +1,4 @@
-/* laplace batch: the options; the batch engine (laplace/batch.h) runs the
+/* laplace batch: the options; the batch engine (jobs/batch.h) runs the
  * jobs, here, in Slurm array elements, or collects what they reported. */
 #include <dirent.h>
 #include <errno.h>
@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/batch.h"
-#include "laplace/numbers.h"
-#include "table.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "jobs/batch.h"
+#include "core/numbers.h"
+#include "cmd/table.h"
 
 /* Larger than any sensible list of jobs, small enough to read at once. */
 #define BATCH_FILE_MAX_BYTES (64u << 20)

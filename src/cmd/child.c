@@ -1,12 +1,14 @@
 /* laplace __job and laplace __remove-partials: the child processes that
- * laplace batch and laplace daemon start (laplace/jobfile.h, "child
- * processes"). Hidden: not in --help, nor in the completion. */
+ * laplace batch and laplace daemon start (jobs/child.h). Hidden: not in
+ * --help, nor in the completion. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "commands.h"
-#include "laplace/jobfile.h"
+#include "cmd/commands.h"
+#include "jobs/confine.h"
+#include "jobs/child.h"
+#include "jobs/runner.h"
 
 int cmd_child(int argc, char **argv)
 {

@@ -1,12 +1,13 @@
-#include "cli.h"
+#include "cmd/cli.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "laplace/staging.h"
-#include "laplace/numbers.h"
-#include "table.h"
+#include "io/staging.h"
+#include "io/taskcodec.h"
+#include "core/numbers.h"
+#include "cmd/table.h"
 
 static const char *command_name = "laplace";
 static gboolean no_sync;

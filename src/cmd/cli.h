@@ -6,10 +6,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "laplace/error.h"
-#include "laplace/io.h"
-#include "laplace/job.h"
-#include "laplace/merge.h"
+#include "core/error.h"
+#include "io/io.h"
+#include "pipeline/job.h"
+#include "core/merge.h"
 
 /* Name used in messages: "laplace merge". Set once by each command. */
 void cli_set_command(const char *name);

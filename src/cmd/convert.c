@@ -4,13 +4,13 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/io.h"
-#include "laplace/legacy.h"
-#include "laplace/lru.h"
-#include "laplace/refio.h"
-#include "laplace/sinks.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "io/io.h"
+#include "formats/legacy.h"
+#include "analysis/lru.h"
+#include "formats/refio.h"
+#include "pipeline/sinks.h"
 
 /* References decoded and encoded per step: big enough to amortise calls. */
 #define CONVERT_BATCH 65536

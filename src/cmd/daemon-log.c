@@ -1,4 +1,4 @@
-#include "daemon-log.h"
+#include "cmd/daemon-log.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -6,8 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "laplace/daemon.h"
+#include "cmd/cli.h"
+#include "jobs/daemon.h"
 
 static struct {
 	char *file;

@@ -7,7 +7,7 @@
 #include <glib.h>
 #include <stdbool.h>
 
-#include "laplace/jobfile.h"
+#include "jobs/jobfile.h"
 
 /* Where to log: file NULL means standard error unless use_syslog. Returns
  * false with errno set when the file cannot be opened. */

@@ -1,13 +1,13 @@
 /* laplace daemon: the command line of the daemon's engine (src/jobs/daemon.c,
- * laplace/daemon.h). */
+ * jobs/daemon.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "daemon-log.h"
-#include "laplace/daemon.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "cmd/daemon-log.h"
+#include "jobs/daemon.h"
 
 static void write_log(void *ctx, enum lp_log_level level, const char *msg)
 {

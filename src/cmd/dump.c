@@ -2,10 +2,10 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/legacy.h"
-#include "laplace/refio.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "formats/legacy.h"
+#include "formats/refio.h"
 
 #define DUMP_BATCH 65536
 

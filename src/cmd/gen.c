@@ -3,11 +3,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/gen.h"
-#include "progress.h"
-#include "laplace/numbers.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "gen/gen.h"
+#include "cmd/progress.h"
+#include "core/numbers.h"
 
 /* Parse a decimal count for option name into *v. */
 static bool parse_count(const char *name, const char *s, uint64_t max, uint64_t *v)

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/numbers.h"
-#include "laplace/procindex.h"
-#include "laplace/yamlout.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "core/numbers.h"
+#include "formats/procindex.h"
+#include "io/yamlout.h"
 
 /* name without a compression suffix, if it has one. */
 static char *base_name(const char *name)

@@ -8,9 +8,11 @@
 
 #include <glib/gstdio.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/jobfile.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "jobs/spool.h"
+#include "jobs/queue.h"
+#include "io/yamlout.h"
 
 #define DEFAULT_WAIT 30
 

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/legacy.h"
-#include "laplace/lru.h"
-#include "laplace/numbers.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "formats/legacy.h"
+#include "analysis/lru.h"
+#include "core/numbers.h"
 
 int cmd_lru(int argc, char **argv)
 {

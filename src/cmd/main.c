@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/jobfile.h"
-#include "laplace/staging.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "jobs/child.h"
+#include "io/staging.h"
 
 static const lp_command commands[] = {
 	{"merge", cmd_merge, "merge a raw reference trace with its kernel event trace", false},

@@ -2,11 +2,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/job.h"
-#include "laplace/stats.h"
-#include "progress.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "pipeline/job.h"
+#include "formats/stats.h"
+#include "cmd/progress.h"
 
 int cmd_merge(int argc, char **argv)
 {

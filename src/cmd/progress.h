@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "laplace/pipeline.h"
+#include "pipeline/pipeline.h"
 
 typedef struct cli_progress cli_progress;
 

@@ -3,10 +3,12 @@
  * src/report/; here are options and the output. */
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/numbers.h"
-#include "laplace/report.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "core/numbers.h"
+#include "report/collect.h"
+#include "report/page.h"
+#include "report/schedread.h"
 
 int cmd_report(int argc, char **argv)
 {

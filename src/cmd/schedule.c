@@ -11,16 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/forms.h"
-#include "laplace/schedule.h"
-#include "laplace/sinks.h"
-#include "laplace/taskdir.h"
-#include "laplace/numbers.h"
-#include "laplace/yamlout.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "formats/forms.h"
+#include "sched/schedule.h"
+#include "pipeline/sinks.h"
+#include "formats/taskdir.h"
+#include "core/numbers.h"
+#include "io/yamlout.h"
 
-#define MAX_OPEN_TASK_FILES 64
 /* Descriptors kept for everything but task files: standard streams, the
  * output and report with their directories, index.yaml, slack. */
 #define FD_RESERVE 16
@@ -285,7 +284,7 @@ static unsigned open_file_budget(unsigned outputs)
 	uint64_t reserve = FD_RESERVE + 2 * (uint64_t)outputs; /* a file and its directory each */
 	if (limit <= reserve)
 		return 0;
-	return (unsigned)MIN(limit - reserve, (uint64_t)MAX_OPEN_TASK_FILES);
+	return (unsigned)MIN(limit - reserve, (uint64_t)LP_TASKDIR_MAX_OPEN);
 }
 
 static int schedule_run(const schedule_request *rq, lp_error *err)

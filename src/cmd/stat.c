@@ -5,14 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/job.h"
-#include "laplace/legacy.h"
-#include "laplace/mrc.h"
-#include "laplace/procindex.h"
-#include "laplace/stats.h"
-#include "table.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "pipeline/job.h"
+#include "formats/legacy.h"
+#include "analysis/mrc.h"
+#include "formats/procindex.h"
+#include "formats/stats.h"
+#include "cmd/table.h"
 
 #define STREAM_BATCH 65536
 

@@ -1,4 +1,4 @@
-#include "table.h"
+#include "cmd/table.h"
 
 #include <stdarg.h>
 #include <string.h>

@@ -8,8 +8,8 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "laplace/merge.h"
-#include "laplace/record.h"
+#include "core/merge.h"
+#include "core/record.h"
 
 typedef struct cli_table cli_table;
 

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "laplace/legacy.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "formats/legacy.h"
 
 /* Standard output, through the lp_output every command writes with; the
  * first write failure is kept and ends the run with status 3. */

@@ -1,4 +1,4 @@
-#include "laplace/error.h"
+#include "core/error.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

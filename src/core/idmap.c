@@ -1,4 +1,4 @@
-#include "idmap.h"
+#include "core/idmap.h"
 
 #include <glib.h>
 

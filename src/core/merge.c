@@ -25,7 +25,7 @@
  *   and ends the event or batch with LP_EIO; the merge is then only fit to
  *   be freed.
  */
-#include "laplace/merge.h"
+#include "core/merge.h"
 
 #include <glib.h>
 #include <inttypes.h>
@@ -33,8 +33,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "idmap.h"
-#include "pairmap.h"
+#include "core/idmap.h"
+#include "core/pairmap.h"
 
 #define VPN_BITS 20 /* references carry 32-bit addresses */
 #define LEAF_BITS 10

@@ -1,5 +1,5 @@
-/* Numbers in text (laplace/numbers.h). */
-#include "laplace/numbers.h"
+/* Numbers in text (core/numbers.h). */
+#include "core/numbers.h"
 
 #include <glib.h>
 

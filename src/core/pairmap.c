@@ -1,4 +1,4 @@
-#include "pairmap.h"
+#include "core/pairmap.h"
 
 #include <glib.h>
 #include <stdbool.h>

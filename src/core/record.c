@@ -1,4 +1,4 @@
-#include "laplace/record.h"
+#include "core/record.h"
 
 const char lp_ref_types[7] = "rwiRWI";
 const char lp_tag_chars[LP_TAG_COUNT + 1] = "FTESXMUBKGHDQCV";

@@ -1,15 +1,15 @@
 /* Basic merge streams read back (laplace-formats(5), "BASIC MERGE OUTPUT" and
  * "FORMS FOR SIMULATORS"): "type canonical" lines, or the binary form; and
  * the LRU behaviour sequence of one. */
-#include "bytesrc.h"
+#include "formats/basicin.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "laplace/byteorder.h"
-#include "laplace/forms.h"
-#include "laplace/kern.h"
-#include "laplace/numbers.h"
+#include "core/byteorder.h"
+#include "formats/forms.h"
+#include "formats/kern.h"
+#include "core/numbers.h"
 
 /* The text forms: basic lines, or the lines of a per-process task file
  * (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"), told apart by the first

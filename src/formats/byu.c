@@ -1,9 +1,10 @@
 /* BYU address traces: 12-byte records (laplace-formats(5), "BYU address
  * trace"). */
-#include "bytesrc.h"
+#include "formats/byu.h"
+#include "formats/padname.h"
 
-#include "laplace/byteorder.h"
-#include "laplace/numbers.h"
+#include "core/byteorder.h"
+#include "core/numbers.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* The forms of a merged reference stream (laplace-formats(5), "FORMS FOR
  * SIMULATORS"). */
-#include "laplace/forms.h"
+#include "formats/forms.h"
 
 #include <string.h>
 

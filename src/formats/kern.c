@@ -1,21 +1,19 @@
 /* Kernel event traces (laplace-formats(5), "KERNEL EVENT TRACE"): one event
  * per line, a one-character tag, then hex fields, then for E and M a name
  * running to the end of the line, at most LP_LINE_MAX bytes in all. */
-#include "laplace/kern.h"
+#include "formats/kern.h"
 
 #include <stdbool.h>
 #include <string.h>
 
 #include <glib.h>
 
-#include "laplace/inbuf.h"
-#include "laplace/io.h"
-#include "laplace/refio.h"
-#include "laplace/numbers.h"
+#include "io/bytesrc.h"
+#include "formats/refio.h"
+#include "core/numbers.h"
 
 struct lp_kern_reader {
-	lp_input *in;
-	lp_inbuf buf;
+	lp_byte_source src;
 	uint64_t line_no;
 };
 
@@ -100,12 +98,11 @@ int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err)
 
 lp_kern_reader *lp_kern_reader_open(const char *path, lp_error *err)
 {
-	lp_input *in = lp_input_open(path, err);
-	if (!in)
-		return NULL;
 	lp_kern_reader *r = g_new0(lp_kern_reader, 1);
-	r->in = in;
-	lp_inbuf_init(&r->buf, in);
+	if (lp_byte_source_init(&r->src, path, err)) {
+		g_free(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -114,9 +111,9 @@ int lp_kern_reader_next(lp_kern_reader *r, lp_event *ev, lp_error *err)
 	for (;;) {
 		char *line;
 		size_t len;
-		int got = lp_inbuf_line(&r->buf, &line, &len, err);
+		int got = lp_inbuf_line(&r->src.b, &line, &len, err);
 		if (got == LP_INBUF_LONG_LINE)
-			return lp_inbuf_long_line(err, lp_input_name(r->in), r->line_no + 1);
+			return lp_inbuf_long_line(err, lp_input_name(r->src.in), r->line_no + 1);
 		if (got <= 0)
 			return got;
 		r->line_no++;
@@ -124,7 +121,7 @@ int lp_kern_reader_next(lp_kern_reader *r, lp_event *ev, lp_error *err)
 		int parsed = lp_kern_parse_line(line, len, ev, &why);
 		if (parsed < 0)
 			return lp_fail(err, LP_EINPUT, "%s:%" G_GUINT64_FORMAT ": %s",
-				       lp_input_name(r->in), r->line_no, why.msg), -1;
+				       lp_input_name(r->src.in), r->line_no, why.msg), -1;
 		if (parsed > 0) {
 			ev->line_no = r->line_no;
 			return 1;
@@ -132,14 +129,13 @@ int lp_kern_reader_next(lp_kern_reader *r, lp_event *ev, lp_error *err)
 	}
 }
 
-const char *lp_kern_reader_name(const lp_kern_reader *r) { return lp_input_name(r->in); }
+const char *lp_kern_reader_name(const lp_kern_reader *r) { return lp_input_name(r->src.in); }
 
 void lp_kern_reader_close(lp_kern_reader *r)
 {
 	if (!r)
 		return;
-	lp_inbuf_free(&r->buf);
-	lp_input_close(r->in);
+	lp_byte_source_clear(&r->src);
 	g_free(r);
 }
 

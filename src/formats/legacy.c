@@ -1,14 +1,14 @@
-/* What the legacy readers share: the byte source, format detection, torn
+/* What the legacy readers share: format detection, torn
  * records, and the dump and conversion loops. */
-#include "bytesrc.h"
+#include "formats/legacy.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "laplace/byteorder.h"
-#include "laplace/forms.h"
-#include "laplace/numbers.h"
+#include "core/byteorder.h"
+#include "formats/forms.h"
+#include "core/numbers.h"
 
 #define BATCH 4096
 
@@ -22,43 +22,6 @@ int lp_legacy_format_parse(const char *s)
 		if (!strcmp(s, names[i]))
 			return i;
 	return -1;
-}
-
-lp_byte_source *lp_byte_source_open(const char *path, lp_error *err)
-{
-	lp_input *in = lp_input_open(path, err);
-	if (!in)
-		return NULL;
-	lp_byte_source *s = g_new0(lp_byte_source, 1);
-	s->in = in;
-	lp_inbuf_init(&s->b, in);
-	return s;
-}
-
-const char *lp_byte_source_name(const lp_byte_source *s) { return lp_input_name(s->in); }
-
-void lp_byte_source_close(lp_byte_source *s)
-{
-	if (!s)
-		return;
-	lp_input_close(s->in);
-	lp_inbuf_free(&s->b);
-	g_free(s);
-}
-
-ssize_t lp_byte_source_records(lp_byte_source *s, size_t size, size_t cap, uint64_t index,
-			       const lp_torn_policy *policy, lp_error *err)
-{
-	ssize_t avail = lp_inbuf_fill(&s->b, size, err);
-	if (avail < 0)
-		return -1;
-	size_t n = (size_t)avail / size;
-	if (n > 0)
-		return (ssize_t)(n < cap ? n : cap);
-	s->b.pos += (size_t)avail; /* reported once, then gone */
-	if (avail > 0 && lp_torn_record(policy, lp_byte_source_name(s), index, (size_t)avail, err))
-		return -1;
-	return 0;
 }
 
 /* ---- detection ---- */

@@ -1,9 +1,10 @@
 /* Pentium bus traces: 6-byte records (laplace-formats(5), "Pentium bus trace
  * (p6)"). */
-#include "bytesrc.h"
+#include "formats/p6.h"
+#include "formats/padname.h"
 
-#include "laplace/byteorder.h"
-#include "laplace/numbers.h"
+#include "core/byteorder.h"
+#include "core/numbers.h"
 
 #include <string.h>
 

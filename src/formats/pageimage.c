@@ -1,8 +1,7 @@
 /* Page-image LRU behaviour sequences (laplace-formats(5), "Page-image LRU
  * behaviour sequence"). */
-#include "bytesrc.h"
-#include "laplace/lru.h"
-#include "laplace/numbers.h"
+#include "formats/pageimage.h"
+#include "core/numbers.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -214,6 +213,73 @@ int lp_pi_writer_write(lp_pi_writer *w, const lp_pi_record *rec, lp_error *err)
 	if (rec->dirt != 'N')
 		st = lp_output_write(w->out, rec->evicted_image, LP_PAGE_BYTES, err);
 	return st;
+}
+
+/* ---- the rules of the format ---- */
+
+struct lp_pi_check {
+	bool seen[LP_PI_PAGES];
+	bool resident[LP_PI_PAGES];
+	uint64_t fills;
+	bool evicted;
+};
+
+lp_pi_check *lp_pi_check_new(void) { return g_new0(lp_pi_check, 1); }
+void lp_pi_check_free(lp_pi_check *c) { g_free(c); }
+uint64_t lp_pi_check_fills(const lp_pi_check *c) { return c->fills; }
+bool lp_pi_check_evicted(const lp_pi_check *c) { return c->evicted; }
+
+static void rule_broken(lp_warn_fn problem, void *ctx, const char *fmt, unsigned page)
+{
+	char msg[128];
+	snprintf(msg, sizeof msg, fmt, page);
+	problem(ctx, msg);
+}
+
+unsigned lp_pi_check_record(lp_pi_check *c, const lp_pi_record *rec, unsigned known,
+			    lp_warn_fn problem, void *ctx)
+{
+	unsigned broken = 0;
+	uint16_t p = rec->fetched, e = rec->evicted;
+	if (known & LP_PI_FETCHED_KNOWN) {
+		if (!(known & LP_PI_TAG_KNOWN)) {
+			/* a damaged tag says nothing about C or F */
+		} else if (rec->tag == 'C' && c->seen[p]) {
+			rule_broken(problem, ctx, "field tag: C on page %x, which was fetched before", p);
+			broken++;
+		} else if (rec->tag == 'F' && !c->seen[p]) {
+			rule_broken(problem, ctx, "field tag: F on page %x, which was never fetched", p);
+			broken++;
+		}
+		if (c->resident[p]) {
+			rule_broken(problem, ctx, "field fetched page: page %x is resident already", p);
+			broken++;
+		}
+	}
+	if (rec->dirt == 'N') {
+		if (c->evicted) {
+			problem(ctx, "field dirt: N after the first eviction");
+			broken++;
+		} else {
+			c->fills++;
+		}
+		if ((known & LP_PI_EVICTED_KNOWN) && e != 0) {
+			rule_broken(problem, ctx, "field evicted page: N with evicted page %x, not 0000", e);
+			broken++;
+		}
+	} else {
+		if (known & LP_PI_EVICTED_KNOWN) {
+			if (!c->resident[e]) {
+				rule_broken(problem, ctx, "field evicted page: page %x is not resident", e);
+				broken++;
+			}
+			c->resident[e] = false;
+		}
+		c->evicted = true;
+	}
+	if (known & LP_PI_FETCHED_KNOWN)
+		c->resident[p] = c->seen[p] = true;
+	return broken;
 }
 
 /* ---- validation ---- */

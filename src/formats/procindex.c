@@ -4,7 +4,7 @@
  * tasks' paths (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"): every
  * other key may be absent, and keys not known are ignored; a key that is
  * there is read as strictly as when the merge wrote it. */
-#include "laplace/procindex.h"
+#include "formats/procindex.h"
 
 #include <glib.h>
 #include <inttypes.h>
@@ -14,11 +14,11 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
-#include "laplace/inbuf.h"
-#include "laplace/refio.h"
-#include "laplace/numbers.h"
-#include "laplace/yamlout.h"
-#include "laplace/yamlload.h"
+#include "io/inbuf.h"
+#include "formats/refio.h"
+#include "core/numbers.h"
+#include "io/yamlout.h"
+#include "io/yamlload.h"
 
 static const char *get_text(lp_yaml_doc *r, yaml_node_t *map, const char *key)
 {

@@ -1,6 +1,6 @@
 /* Raw reference traces (laplace-formats(5), "RAW REFERENCE TRACE"): 18-byte
  * binary records in either byte order, or their text form. */
-#include "laplace/refio.h"
+#include "formats/refio.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,8 +11,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "laplace/inbuf.h"
-#include "laplace/numbers.h"
+#include "io/bytesrc.h"
+#include "core/numbers.h"
 
 /* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n". */
 #define TEXT_RECORD_MAX 40
@@ -41,8 +41,7 @@ int lp_endian_parse(const char *s)
 /* ---- reader ---- */
 
 struct lp_ref_reader {
-	lp_input *in;
-	lp_inbuf buf;
+	lp_byte_source src;
 	enum lp_ref_format format;
 	enum lp_endian endian;
 	uint64_t index;
@@ -55,21 +54,20 @@ struct lp_ref_reader {
 lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
 				  enum lp_endian endian, lp_error *err)
 {
-	lp_input *in = lp_input_open(path, err);
-	if (!in)
-		return NULL;
 	lp_ref_reader *r = g_new0(lp_ref_reader, 1);
-	r->in = in;
+	if (lp_byte_source_init(&r->src, path, err)) {
+		g_free(r);
+		return NULL;
+	}
 	r->format = format;
 	r->endian = endian;
-	lp_inbuf_init(&r->buf, in);
 	if (format == LP_REF_AUTO) {
-		ssize_t avail = lp_inbuf_fill(&r->buf, LP_REF_SNIFF_BYTES, err);
+		ssize_t avail = lp_inbuf_fill(&r->src.b, LP_REF_SNIFF_BYTES, err);
 		if (avail < 0) {
 			lp_ref_reader_close(r);
 			return NULL;
 		}
-		r->format = lp_ref_starts_as_text(r->buf.data + r->buf.pos, (size_t)avail)
+		r->format = lp_ref_starts_as_text(r->src.b.data + r->src.b.pos, (size_t)avail)
 			? LP_REF_TEXT : LP_REF_BIN;
 	}
 	return r;
@@ -109,25 +107,25 @@ static ssize_t read_binary(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *
 	bool big = r->endian == LP_BIG;
 	size_t count = 0;
 	while (count < cap) {
-		ssize_t avail = lp_inbuf_fill(&r->buf, LP_REF_RECORD_SIZE, err);
+		ssize_t avail = lp_inbuf_fill(&r->src.b, LP_REF_RECORD_SIZE, err);
 		if (avail < 0)
 			return -1;
 		if ((size_t)avail < LP_REF_RECORD_SIZE) {
 			/* The end of input: what is left is a torn record. */
 			if (avail > 0)
 				r->torn = (size_t)avail;
-			r->buf.pos += (size_t)avail;
+			r->src.b.pos += (size_t)avail;
 			break;
 		}
 		size_t n = MIN(cap - count, (size_t)avail / LP_REF_RECORD_SIZE);
-		const unsigned char *p = (const unsigned char *)r->buf.data + r->buf.pos;
+		const unsigned char *p = (const unsigned char *)r->src.b.data + r->src.b.pos;
 		uint64_t last = r->last_timestamp, breaks = 0;
 		for (size_t i = 0; i < n; i++, p += LP_REF_RECORD_SIZE) {
 			lp_ref *ref = &out[count + i];
 			if (!valid_type[p[0]])
 				return lp_fail(err, LP_EINPUT,
 					       "%s: record %" G_GUINT64_FORMAT ": field type: bad reference type 0x%02x",
-					       lp_input_name(r->in), r->index + i, p[0]), -1;
+					       lp_input_name(r->src.in), r->index + i, p[0]), -1;
 			uint64_t timestamp = lp_load_u64(p + 1, big);
 			breaks += timestamp < last;
 			last = timestamp;
@@ -144,7 +142,7 @@ static ssize_t read_binary(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *
 		}
 		r->last_timestamp = last;
 		r->order_breaks += breaks;
-		r->buf.pos += n * LP_REF_RECORD_SIZE;
+		r->src.b.pos += n * LP_REF_RECORD_SIZE;
 		r->index += n;
 		count += n;
 	}
@@ -270,7 +268,7 @@ static size_t parse_plain_text_record(const unsigned char *p, lp_ref *ref)
 
 static ssize_t read_text(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err)
 {
-	lp_inbuf *b = &r->buf;
+	lp_inbuf *b = &r->src.b;
 	size_t count = 0;
 	while (count < cap) {
 		if (b->len - b->pos < TEXT_RECORD_MAX && lp_inbuf_fill(b, TEXT_RECORD_MAX, err) < 0)
@@ -289,7 +287,7 @@ static ssize_t read_text(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *er
 		size_t len;
 		int got = lp_inbuf_line(b, &line, &len, err);
 		if (got == LP_INBUF_LONG_LINE)
-			return lp_inbuf_long_line(err, lp_input_name(r->in), r->index + 1);
+			return lp_inbuf_long_line(err, lp_input_name(r->src.in), r->index + 1);
 		if (got < 0)
 			return -1;
 		if (got == 0)
@@ -297,7 +295,7 @@ static ssize_t read_text(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *er
 		lp_error why;
 		if (parse_text_record(line, len, &out[count], &why))
 			return lp_fail(err, LP_EINPUT, "%s:%" G_GUINT64_FORMAT ": %s",
-				       lp_input_name(r->in), r->index + 1, why.msg), -1;
+				       lp_input_name(r->src.in), r->index + 1, why.msg), -1;
 		r->index++;
 		count++;
 	}
@@ -332,7 +330,7 @@ ssize_t lp_ref_reader_take_lines(lp_ref_reader *r, lp_text_chunk *c, size_t max_
 	while (c->lines < max_lines) {
 		char *line;
 		size_t len;
-		int got = lp_inbuf_line(&r->buf, &line, &len, err);
+		int got = lp_inbuf_line(&r->src.b, &line, &len, err);
 		if (got == LP_INBUF_LONG_LINE) {
 			c->long_line = true;
 			break;
@@ -384,15 +382,14 @@ uint64_t lp_ref_reader_order_breaks(const lp_ref_reader *r) { return r->order_br
 uint64_t lp_ref_reader_index(const lp_ref_reader *r) { return r->index; }
 size_t lp_ref_reader_torn_bytes(const lp_ref_reader *r) { return r->torn; }
 enum lp_ref_format lp_ref_reader_format(const lp_ref_reader *r) { return r->format; }
-const char *lp_ref_reader_name(const lp_ref_reader *r) { return lp_input_name(r->in); }
-lp_input *lp_ref_reader_input(lp_ref_reader *r) { return r->in; }
+const char *lp_ref_reader_name(const lp_ref_reader *r) { return lp_input_name(r->src.in); }
+lp_input *lp_ref_reader_input(lp_ref_reader *r) { return r->src.in; }
 
 void lp_ref_reader_close(lp_ref_reader *r)
 {
 	if (!r)
 		return;
-	lp_inbuf_free(&r->buf);
-	lp_input_close(r->in);
+	lp_byte_source_clear(&r->src);
 	g_free(r);
 }
 

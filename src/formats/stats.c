@@ -1,13 +1,13 @@
 /* Statistics as YAML, laid out as laplace-formats(5), "STATISTICS" shows:
  * one line a key, groups as flow mappings, numbers in decimal. */
-#include "laplace/stats.h"
+#include "formats/stats.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "laplace/io.h"
-#include "laplace/yamlout.h"
+#include "io/io.h"
+#include "io/yamlout.h"
 
 int lp_stats_emit(yaml_emitter_t *em, const lp_stats *st)
 {

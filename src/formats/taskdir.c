@@ -10,7 +10,7 @@
  * With threads, worker threads parse the streams ahead of the engine, a
  * block at a time (see "read-ahead" below), and the files are searched
  * for units in parallel; the records, and any error, are the same. */
-#include "laplace/taskdir.h"
+#include "formats/taskdir.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -20,14 +20,14 @@
 
 #include <glib.h>
 
-#include "laplace/byteorder.h"
-#include "laplace/inbuf.h"
-#include "laplace/io.h"
-#include "laplace/kern.h"
-#include "laplace/procindex.h"
-#include "laplace/record.h"
-#include "laplace/refio.h"
-#include "laplace/numbers.h"
+#include "core/byteorder.h"
+#include "io/bytesrc.h"
+#include "io/io.h"
+#include "formats/kern.h"
+#include "formats/procindex.h"
+#include "core/record.h"
+#include "formats/refio.h"
+#include "core/numbers.h"
 
 /* Buffers of an open stream: small, as many streams may be open. */
 #define STREAM_INPUT_BUFFER (64 * 1024)
@@ -76,8 +76,7 @@ typedef struct td_stream {
 } td_stream;
 
 struct td_reader {
-	lp_input *in;
-	lp_inbuf buf;
+	lp_byte_source src;
 	td_stream *stream;
 	td_reader *newer, *older;
 };
@@ -312,8 +311,7 @@ static void reader_close(lp_taskdir *t, td_reader *r)
 {
 	list_unlink(t, r);
 	r->stream->reader = NULL;
-	lp_inbuf_free(&r->buf);
-	lp_input_close(r->in);
+	lp_byte_source_clear(&r->src);
 	g_free(r);
 	t->nopen--;
 }
@@ -366,22 +364,21 @@ static int stream_open(lp_taskdir *t, td_stream *s, lp_error *err)
 	}
 	t->nopen++; /* its place is taken; the file is opened unlocked */
 	td_unlock(t);
-	const char *path = t->files[s->file].path;
-	lp_input *in = lp_input_open_sized(path, STREAM_INPUT_BUFFER, err);
-	if (in && s->offset && lp_input_skip(in, s->offset, err)) {
-		lp_input_close(in);
-		in = NULL;
+	td_reader *r = g_new0(td_reader, 1);
+	bool opened = !lp_byte_source_init_sized(&r->src, t->files[s->file].path, STREAM_INPUT_BUFFER,
+						 STREAM_LINE_BUFFER, err);
+	if (opened && s->offset && lp_input_skip(r->src.in, s->offset, err)) {
+		lp_byte_source_clear(&r->src);
+		opened = false;
 	}
 	td_lock(t);
-	if (!in) {
+	if (!opened) {
 		t->nopen--;
 		td_unlock(t);
+		g_free(r);
 		return err->status;
 	}
-	td_reader *r = g_new0(td_reader, 1);
-	r->in = in;
 	r->stream = s;
-	lp_inbuf_init_sized(&r->buf, in, STREAM_LINE_BUFFER);
 	s->reader = r;
 	list_push_newest(t, r);
 	td_unlock(t);
@@ -414,7 +411,7 @@ static uint64_t line_number(const lp_taskdir *t, const td_stream *s)
  * file, -1 with err set. */
 static int next_line(const lp_taskdir *t, td_stream *s, char **line, size_t *len, lp_error *err)
 {
-	int got = lp_inbuf_line(&s->reader->buf, line, len, err);
+	int got = lp_inbuf_line(&s->reader->src.b, line, len, err);
 	if (got == LP_INBUF_LONG_LINE)
 		return lp_inbuf_long_line(err, t->files[s->file].path, line_number(t, s) + 1);
 	if (got > 0) {
@@ -490,7 +487,7 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 		/* Well-formed reference lines straight into refs; the one that
 		 * does not fit is left pending, anything else to the careful path. */
 		if (s->pending == PENDING_NONE && s->reader) {
-			lp_inbuf *b = &s->reader->buf;
+			lp_inbuf *b = &s->reader->src.b;
 			const char *start = b->data + b->pos, *p = start, *end = b->data + b->len, *next;
 			uint64_t prev_ts = s->prev_ts, lines = 0;
 			lp_sched_ref ref;
@@ -930,7 +927,7 @@ static uint64_t count_newlines(const char *p, const char *end)
  * file); line numbers in s count from there. Returns 0 or -1. */
 static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
 {
-	lp_inbuf *b = &s->reader->buf;
+	lp_inbuf *b = &s->reader->src.b;
 	for (;;) {
 		char *p = b->data + b->pos, *end = b->data + b->len;
 		for (char *x = p; (x = memchr(x, 'X', (size_t)(end - x))); x++) {
@@ -962,11 +959,10 @@ static int find_units(const lp_taskdir *t, size_t f, GArray *units, GArray *star
 	td_stream s = {.file = f};
 	/* Small buffers: the heap hands the same ones back file after file,
 	 * where large ones would be mapped in afresh for each. */
-	lp_input *in = lp_input_open_sized(t->files[f].path, STREAM_INPUT_BUFFER, err);
-	if (!in)
+	td_reader r = {.stream = &s};
+	if (lp_byte_source_init_sized(&r.src, t->files[f].path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER,
+				      err))
 		return err->status;
-	td_reader r = {.in = in, .stream = &s};
-	lp_inbuf_init_sized(&r.buf, in, STREAM_LINE_BUFFER);
 	s.reader = &r;
 	bool unit_starts = true, at_line_start = true;
 	uint64_t incarnation = 0;
@@ -1012,8 +1008,7 @@ static int find_units(const lp_taskdir *t, size_t f, GArray *units, GArray *star
 		}
 		unit_starts = !kind && ev.tag == 'X' && ev.task == t->files[f].tid;
 	}
-	lp_inbuf_free(&r.buf);
-	lp_input_close(in);
+	lp_byte_source_clear(&r.src);
 	return rc;
 }
 
@@ -1213,21 +1208,19 @@ static int count_file(const char *dir, const char *rel, const char *index, lp_in
 		      GArray *execs, lp_error *err)
 {
 	char *path = g_build_filename(dir, rel, NULL);
-	lp_input *in = check_listed(path, index, err) ? NULL
-						      : lp_input_open_sized(path, STREAM_INPUT_BUFFER, err);
-	if (!in) {
+	lp_byte_source src;
+	if (check_listed(path, index, err) ||
+	    lp_byte_source_init_sized(&src, path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER, err)) {
 		g_free(path);
 		return err->status;
 	}
-	lp_inbuf buf;
-	lp_inbuf_init_sized(&buf, in, STREAM_LINE_BUFFER);
 	lp_index_file c = {.path = f ? f->path : NULL, .counted = true};
 	uint64_t line_no = 0;
 	int rc = 0;
 	for (;;) {
 		char *line;
 		size_t len;
-		int got = lp_inbuf_line(&buf, &line, &len, err);
+		int got = lp_inbuf_line(&src.b, &line, &len, err);
 		if (got == LP_INBUF_LONG_LINE)
 			rc = lp_inbuf_long_line(err, path, line_no + 1);
 		else if (got < 0)
@@ -1262,8 +1255,7 @@ static int count_file(const char *dir, const char *rel, const char *index, lp_in
 			}
 		}
 	}
-	lp_inbuf_free(&buf);
-	lp_input_close(in);
+	lp_byte_source_clear(&src);
 	g_free(path);
 	if (!rc && f)
 		*f = c;

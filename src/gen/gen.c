@@ -10,7 +10,7 @@
  * trace can be written alone, fast, and is the same either way. Every
  * reference is made by the current task, in its bound vas, to a page the
  * model knows to be mapped: the merge finds nothing unmapped. */
-#include "laplace/gen.h"
+#include "gen/gen.h"
 
 #include <stdatomic.h>
 
@@ -18,8 +18,8 @@
 
 #include <glib.h>
 
-#include "laplace/kern.h"
-#include "laplace/refio.h"
+#include "formats/kern.h"
+#include "formats/refio.h"
 
 /* ---- random numbers: splitmix64 seeds xoshiro256** ---- */
 

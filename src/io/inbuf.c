@@ -1,4 +1,4 @@
-#include "laplace/inbuf.h"
+#include "io/inbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>

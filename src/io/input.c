@@ -29,7 +29,7 @@
  * reader's pop); the reader, on closing, hands chunks back until that last
  * one, an error or not (the thread's pop of empty, then its join); the
  * workers end at the sentinels pushed after that (their pop, their join). */
-#include "laplace/io.h"
+#include "io/io.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -11,10 +11,10 @@
  * however many threads compress them, and a reader can decompress such a
  * file on every core too. gzip goes through ISA-L's igzip (several times
  * faster than zlib at a like ratio). */
-#include "laplace/io.h"
+#include "io/io.h"
 
-#include "laplace/staging.h"
-#include "laplace/taskcodec.h"
+#include "io/staging.h"
+#include "io/taskcodec.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -23,8 +23,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <isa-l/igzip_lib.h>
-#include <zstd.h>
 
 #include <glib.h>
 
@@ -32,15 +30,6 @@
 /* Compressing threads of an output at most: 8 compress faster than any
  * merge writes, and each holds its pieces (2 MiB a thread). */
 #define OUTPUT_THREADS_MAX 8u
-/* Defaults chosen for speed (bench/RESULTS.md, "Fast codecs"), for every
- * output and every piece of a task file: igzip's 1 was 6 times faster
- * than zlib's 1; on task files zstd's 1 compressed as well as its 3 (6.83
- * against 6.90 MB of 27.2) in a third of the time. */
-#define GZIP_LEVEL 1
-#define ZSTD_LEVEL 1
-#define ZSTD_LEVEL_MAX 19 /* beyond it zstd wants --ultra's memory */
-#define ZSTD_LEVEL_MIN (-7) /* zstd --fast=7: faster still, much larger */
-
 struct lp_output {
 	int fd;
 	bool own_fd;
@@ -76,22 +65,6 @@ enum lp_compress lp_compress_for(const char *path, enum lp_compress compress)
 	return LP_COMPRESS_NONE;
 }
 
-bool lp_compress_levels(enum lp_compress codec, int *lowest, int *highest)
-{
-	switch (codec) {
-	case LP_COMPRESS_GZIP:
-		*lowest = ISAL_DEF_MIN_LEVEL;
-		*highest = ISAL_DEF_MAX_LEVEL;
-		return true;
-	case LP_COMPRESS_ZSTD:
-		*lowest = ZSTD_LEVEL_MIN;
-		*highest = ZSTD_LEVEL_MAX;
-		return true;
-	default:
-		return false;
-	}
-}
-
 static void output_free(lp_output *out)
 {
 	lp_piece_pool_free(out->pool);
@@ -116,22 +89,6 @@ static lp_output *output_new(const char *path, int fd, enum lp_compress compress
 	out->buf = g_malloc(OUTPUT_BUFFER_SIZE);
 	errno = open_errno;
 	return out;
-}
-
-int lp_compress_level(enum lp_compress codec, int level)
-{
-	if (level != LP_LEVEL_DEFAULT)
-		return level;
-	return codec == LP_COMPRESS_GZIP ? GZIP_LEVEL : ZSTD_LEVEL;
-}
-
-uint32_t lp_igzip_level_buf_size(int level)
-{
-	static const uint32_t size[ISAL_DEF_MAX_LEVEL + 1] = {
-		ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
-		ISAL_DEF_LVL3_DEFAULT,
-	};
-	return size[level];
 }
 
 static int write_piece(void *ctx, void *file, const void *data, size_t n, lp_error *err);

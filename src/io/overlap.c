@@ -1,7 +1,7 @@
 /* Refusing an output that would overwrite an input (laplace-formats(5):
  * Exit status): checked by device and inode before anything is written, so
  * that any path or link to an input is caught. */
-#include "laplace/io.h"
+#include "io/io.h"
 
 #include <errno.h>
 #include <fcntl.h>

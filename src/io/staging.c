@@ -64,7 +64,7 @@
  *
  * --no-sync (lp_stage_set_sync) drops the fsyncs of (3) and (5), and
  * nothing else. */
-#include "laplace/staging.h"
+#include "io/staging.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
-/* YAML read back (laplace/yamlload.h). */
-#include "laplace/yamlload.h"
+/* YAML read back (io/yamlload.h). */
+#include "io/yamlload.h"
 
 #include <string.h>
 
-#include "laplace/numbers.h"
+#include "core/numbers.h"
 
 size_t lp_yaml_problem_line(const yaml_parser_t *parser, const char *text, size_t len)
 {

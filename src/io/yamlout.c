@@ -1,9 +1,9 @@
-/* YAML output (laplace/yamlout.h). */
-#include "laplace/yamlout.h"
+/* YAML output (io/yamlout.h). */
+#include "io/yamlout.h"
 
 #include <string.h>
 
-#include "laplace/numbers.h"
+#include "core/numbers.h"
 
 static int append_output(void *data, unsigned char *buffer, size_t size)
 {

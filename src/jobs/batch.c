@@ -1,6 +1,6 @@
-/* The batch engine (laplace/batch.h): a batch file's jobs run N at a time,
+/* The batch engine (jobs/batch.h): a batch file's jobs run N at a time,
  * each in its own process; a failed job does not stop the others. */
-#include "laplace/batch.h"
+#include "jobs/batch.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -12,9 +12,11 @@
 #include <glib-unix.h>
 #include <glib/gstdio.h>
 
-#include "laplace/staging.h"
-#include "laplace/numbers.h"
-#include "laplace/yamlload.h"
+#include "io/staging.h"
+#include "jobs/confine.h"
+#include "jobs/report.h"
+#include "core/numbers.h"
+#include "io/yamlload.h"
 
 /* Reports are small: a few hundred bytes a job. */
 #define REPORT_MAX_BYTES (256u << 20)

@@ -1,8 +1,7 @@
 /* The child processes of the batch engine and the daemon as fresh images of
- * the running program (laplace/jobfile.h, "child processes"): the
- * description written before the spawn, the spawn, and the description read
- * back in the child. */
-#include "laplace/jobfile.h"
+ * the running program (jobs/child.h): the description written before the
+ * spawn, the spawn, and the description read back in the child. */
+#include "jobs/child.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,14 +9,18 @@
  * symbolic link, and the output is then written, renamed and flushed
  * through that directory's descriptor alone (staging invariant (2),
  * src/io/staging.c). */
-#include "laplace/jobfile.h"
+#include "jobs/confine.h"
+#include "jobs/jobfile.h"
+#include "jobs/child.h"
 
-#include "laplace/staging.h"
+#include "io/staging.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/openat2.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -125,6 +129,24 @@ static int open_output_dir(const lp_job_confinement *c, const char *output, lp_e
 	}
 	g_free(dir);
 	return fd;
+}
+
+/* Supplementary groups, gid and uid in that order: each needs the rights
+ * the next one drops. Then make sure there is no way back. */
+int lp_job_become(uid_t owner, lp_error *err)
+{
+	struct passwd pw, *found = NULL;
+	char buf[16384];
+	if (getpwuid_r(owner, &pw, buf, sizeof buf, &found) != 0 || !found)
+		return lp_fail(err, LP_EIO, "cannot run as uid %u: no such user", (unsigned)owner);
+	if (initgroups(pw.pw_name, pw.pw_gid) < 0 || setgid(pw.pw_gid) < 0 || setuid(owner) < 0)
+		return lp_fail(err, LP_EIO, "cannot run as %s (uid %u): %s", pw.pw_name,
+			       (unsigned)owner, g_strerror(errno));
+	if (getuid() != owner || geteuid() != owner || getgid() != pw.pw_gid ||
+	    getegid() != pw.pw_gid || (owner != 0 && setuid(0) == 0))
+		return lp_fail(err, LP_EIO, "cannot run as %s (uid %u): credentials did not change",
+			       pw.pw_name, (unsigned)owner);
+	return 0;
 }
 
 int lp_job_open_output_dir(const lp_job_confinement *c, const char *output, bool per_process,

@@ -3,7 +3,12 @@
  * How jobs move through the spool is written down once, as numbered
  * invariants, at the top of src/jobs/spool.c; comments here cite them as
  * "spool invariant (N)". */
-#include "laplace/daemon.h"
+#include "jobs/daemon.h"
+
+#include "jobs/confine.h"
+#include "jobs/report.h"
+#include "jobs/runner.h"
+#include "jobs/spool.h"
 
 #include <errno.h>
 #include <fcntl.h>

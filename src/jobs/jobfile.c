@@ -2,17 +2,17 @@
  * its document loader: a job is small and flat, every unexpected node is an
  * error the moment it is seen, and aliases (which a hostile file could use
  * to blow up a loaded document) are refused outright. */
-#include "laplace/jobfile.h"
+#include "jobs/jobfile.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <limits.h>
 #include <string.h>
 
-#include "laplace/inbuf.h"
-#include "laplace/merge.h"
-#include "laplace/numbers.h"
-#include "laplace/yamlload.h"
+#include "io/inbuf.h"
+#include "core/merge.h"
+#include "core/numbers.h"
+#include "io/yamlload.h"
 
 const char *const lp_job_key_names[LP_JOB_KEY_COUNT] = {
 	"reference", "kernel", "mode", "output", "options", "timeout",

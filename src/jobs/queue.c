@@ -7,7 +7,9 @@
  * The daemon honours it only for the job file's owner, root or its own
  * user (lp_spool_take_cancel_requests and the daemon's scan), and removes
  * it either way. */
-#include "laplace/jobfile.h"
+#include "jobs/queue.h"
+#include "jobs/jobfile.h"
+#include "jobs/spool.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,9 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "laplace/inbuf.h"
-#include "laplace/numbers.h"
-#include "laplace/yamlload.h"
+#include "io/inbuf.h"
+#include "core/numbers.h"
+#include "io/yamlload.h"
 
 const char *const lp_job_state_names[LP_JOB_STATE_COUNT] = {"queued", "running", "done",
 							     "failed"};

@@ -1,11 +1,13 @@
 /* Job reports in YAML, for `laplace batch --report` and the daemon's
  * done/ and failed/ directories. */
-#include "laplace/jobfile.h"
+#include "jobs/report.h"
+#include "jobs/jobfile.h"
+#include "jobs/runner.h"
 
 #include <fcntl.h>
 #include <string.h>
 
-#include "laplace/stats.h"
+#include "formats/stats.h"
 
 int lp_job_report_emit(yaml_emitter_t *em, const lp_job_spec *spec, const lp_job_outcome *outcome)
 {

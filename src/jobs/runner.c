@@ -1,14 +1,14 @@
 /* A merge job in a child process: it can be killed when a grace period
  * runs out, and a crash fails only that job. The child is a fresh image of
- * the program, `laplace __job` (laplace/jobfile.h, "child processes"),
+ * the program, `laplace __job` (jobs/child.h),
  * and reports progress, warnings and its result through a pipe, as small
  * framed messages. */
-#include "laplace/jobfile.h"
+#include "jobs/runner.h"
+#include "jobs/confine.h"
+#include "jobs/child.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -17,7 +17,7 @@
 
 #include <glib-unix.h>
 
-#include "laplace/staging.h"
+#include "io/staging.h"
 
 /* Warnings beyond this many are counted in the statistics but not sent. */
 #define MAX_FORWARDED_WARNINGS 20
@@ -103,24 +103,6 @@ static void child_warning(void *ctx, const char *msg)
 		return;
 	size_t len = strnlen(msg, sizeof ((result_message *)0)->msg - 1);
 	send_message(MSG_WARNING, msg, (uint32_t)len);
-}
-
-/* Supplementary groups, gid and uid in that order: each needs the rights
- * the next one drops. Then make sure there is no way back. */
-int lp_job_become(uid_t owner, lp_error *err)
-{
-	struct passwd pw, *found = NULL;
-	char buf[16384];
-	if (getpwuid_r(owner, &pw, buf, sizeof buf, &found) != 0 || !found)
-		return lp_fail(err, LP_EIO, "cannot run as uid %u: no such user", (unsigned)owner);
-	if (initgroups(pw.pw_name, pw.pw_gid) < 0 || setgid(pw.pw_gid) < 0 || setuid(owner) < 0)
-		return lp_fail(err, LP_EIO, "cannot run as %s (uid %u): %s", pw.pw_name,
-			       (unsigned)owner, g_strerror(errno));
-	if (getuid() != owner || geteuid() != owner || getgid() != pw.pw_gid ||
-	    getegid() != pw.pw_gid || (owner != 0 && setuid(0) == 0))
-		return lp_fail(err, LP_EIO, "cannot run as %s (uid %u): credentials did not change",
-			       pw.pw_name, (unsigned)owner);
-	return 0;
 }
 
 /* A merge job's values as lp_job_proc_start writes them down and

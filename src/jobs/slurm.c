@@ -1,6 +1,6 @@
-/* A batch submitted to Slurm (laplace/batch.h, lp_slurm_submit): an array
+/* A batch submitted to Slurm (jobs/batch.h, lp_slurm_submit): an array
  * job, one element per job, and a collector job that runs after it. */
-#include "laplace/batch.h"
+#include "jobs/batch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,7 +10,8 @@
 
 #include <glib/gstdio.h>
 
-#include "laplace/staging.h"
+#include "io/staging.h"
+#include "jobs/report.h"
 
 /* Slurm's --array list: "0-3,7,9-11", with "%N" for the throttle. */
 static char *array_indices(const lp_batch *b, size_t max_running)

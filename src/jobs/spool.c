@@ -92,7 +92,10 @@
  *     of its name waits in incoming/ cannot go back there (1): the one
  *     waiting fails instead, and the requeue is tried again (the daemon's
  *     requeue_or_give_up). */
-#include "laplace/jobfile.h"
+#include "jobs/spool.h"
+#include "jobs/jobfile.h"
+#include "jobs/confine.h"
+#include "jobs/report.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -107,8 +110,8 @@
 
 #include <glib/gstdio.h>
 
-#include "laplace/inbuf.h"
-#include "laplace/numbers.h"
+#include "io/inbuf.h"
+#include "core/numbers.h"
 
 static const char *const spool_dirs[] = {"incoming", "running", "done", "failed"};
 #define SPOOL_DIRS G_N_ELEMENTS(spool_dirs)

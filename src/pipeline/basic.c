@@ -2,13 +2,13 @@
  * SIMULATORS": "type canonical" lines (basic), "type address length" lines
  * (addr), Dinero's "label address" (din), or 8-byte words after a header
  * (bin). */
-#include "laplace/sinks.h"
+#include "pipeline/sinks.h"
 
 #include <string.h>
 
-#include "laplace/byteorder.h"
-#include "laplace/forms.h"
-#include "laplace/numbers.h"
+#include "core/byteorder.h"
+#include "formats/forms.h"
+#include "core/numbers.h"
 
 /* Flushed before fewer bytes than the longest record remain. */
 #define BUF_SIZE (1u << 20)

@@ -10,10 +10,10 @@
 
 #include <string.h>
 
-#include "laplace/kern.h"
-#include "laplace/merge.h"
-#include "laplace/pipeline.h"
-#include "laplace/refio.h"
+#include "formats/kern.h"
+#include "core/merge.h"
+#include "pipeline/pipeline.h"
+#include "formats/refio.h"
 
 struct lp_capture {
 	lp_ref_reader *refs;

@@ -1,12 +1,12 @@
 /* A whole merge: open the inputs, build the pipeline, write the outputs,
  * and publish them together; on any failure leave nothing that looks
  * complete. */
-#include "laplace/job.h"
+#include "pipeline/job.h"
 
 #include <fcntl.h>
 
-#include "laplace/sinks.h"
-#include "laplace/stats.h"
+#include "pipeline/sinks.h"
+#include "formats/stats.h"
 
 void lp_merge_job_init(lp_merge_job *job)
 {

@@ -21,7 +21,7 @@
  * batches at once, and this thread takes them in order and checks their
  * order itself. A batch has the same lines as the single-threaded reader
  * would read at once, so that failures come at the same point. */
-#include "laplace/pipeline.h"
+#include "pipeline/pipeline.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * DIR.partial-XXXXXX beside DIR and published by the caller with the run's
  * other outputs (staging invariants, src/io/staging.c); sync_tree upholds
  * staging invariant (3) for it. */
-#include "laplace/sinks.h"
+#include "pipeline/sinks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,13 +17,13 @@
 
 #include <yaml.h>
 
-#include "laplace/procindex.h"
-#include "laplace/staging.h"
-#include "laplace/stats.h"
-#include "laplace/taskcodec.h"
-#include "laplace/numbers.h"
-#include "laplace/yamlout.h"
-#include "laplace/forms.h"
+#include "formats/procindex.h"
+#include "io/staging.h"
+#include "formats/stats.h"
+#include "io/taskcodec.h"
+#include "core/numbers.h"
+#include "io/yamlout.h"
+#include "formats/forms.h"
 
 /* Captures may hold far more tasks than a process may open files, so only a
  * bounded set of task files is open (least recently written closed first,

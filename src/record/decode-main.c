@@ -8,7 +8,7 @@
 #include <glib.h>
 
 #include "decode.h"
-#include "laplace/staging.h"
+#include "io/staging.h"
 
 static const char *prog = "laplace-record-decode";
 

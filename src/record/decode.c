@@ -14,7 +14,7 @@
 
 #include <glib.h>
 
-#include "laplace/error.h"
+#include "core/error.h"
 
 #define TAG_SBDEF 1
 #define TAG_BLOCK 2

@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-#include "laplace/error.h"
-#include "laplace/io.h"
+#include "core/error.h"
+#include "io/io.h"
 
 #define LP_RECORD_TOOL_VERSION "0.1.0"
 

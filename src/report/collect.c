@@ -2,22 +2,21 @@
  * over a per-process directory (its references in traced order for the
  * miss-ratio curve, then file by file for processes and the timeline), or
  * one over a basic merge stream. */
-#include "laplace/report.h"
+#include "report/collect.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "laplace/kern.h"
-#include "laplace/legacy.h"
-#include "laplace/mrc.h"
-#include "laplace/pipeline.h"
-#include "laplace/procindex.h"
-#include "laplace/refio.h"
-#include "laplace/schedule.h"
-#include "laplace/taskdir.h"
+#include "formats/kern.h"
+#include "formats/legacy.h"
+#include "analysis/mrc.h"
+#include "pipeline/pipeline.h"
+#include "formats/procindex.h"
+#include "formats/refio.h"
+#include "sched/schedule.h"
+#include "formats/taskdir.h"
 
 #define READ_BATCH 4096
-#define MAX_OPEN_TASK_FILES 64
 /* An E whose program is the next one its process's index entry lists. */
 #define PROGRAM_FROM_INDEX (SIZE_MAX - 1)
 
@@ -418,7 +417,7 @@ static int mrc_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err
  * merge's order), for the miss-ratio curve. */
 static int directory_curve(collector *c, const char *dir, lp_error *err)
 {
-	lp_taskdir_options topt = {.max_open = MAX_OPEN_TASK_FILES};
+	lp_taskdir_options topt = {.max_open = LP_TASKDIR_MAX_OPEN};
 	lp_taskdir *t = lp_taskdir_open(dir, &topt, err);
 	if (!t)
 		return err->status;
@@ -463,7 +462,7 @@ static int replay_once(lp_report *r, const char *dir, const lp_sched_options *op
 {
 	lp_report_schedule *sc = r->schedule;
 	lp_taskdir_options topt = {.unit_streams = opt->policy != LP_SCHED_AS_TRACED,
-				   .user_only = user_only, .max_open = MAX_OPEN_TASK_FILES};
+				   .user_only = user_only, .max_open = LP_TASKDIR_MAX_OPEN};
 	lp_taskdir *t = lp_taskdir_open(dir, &topt, err);
 	if (!t)
 		return err->status;

@@ -1,9 +1,10 @@
 /* What the figures are computed from rather than tuned by hand: round
  * axis ticks, the knees of a miss-ratio curve, short numbers, colours,
  * and HTML escaping. */
-#include "laplace/report.h"
+#include "report/figure.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 size_t lp_axis_ticks(double lo, double hi, size_t max, double *ticks)

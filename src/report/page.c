@@ -2,15 +2,16 @@
  * the figures are inline SVG drawn in a fixed coordinate system (VIEW_W
  * units wide) that the browser scales to the page's width, so the same
  * page serves a wide screen and a phone. */
-#include "laplace/report.h"
+#include "report/page.h"
+#include "report/figure.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
-#include "laplace/merge.h"
-#include "laplace/record.h"
+#include "core/merge.h"
+#include "core/record.h"
 
 #define VIEW_W 640.0
 #define MAX_TICKS 7

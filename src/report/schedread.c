@@ -7,15 +7,15 @@
  * read event by event, not loaded as a document, and the file may be no
  * larger than such a report of the directory can be: memory follows the
  * directory, whatever the file holds. */
-#include "laplace/report.h"
+#include "report/schedread.h"
 
 #include <inttypes.h>
 #include <string.h>
 #include <yaml.h>
 
-#include "laplace/inbuf.h"
-#include "laplace/numbers.h"
-#include "laplace/schedule.h"
+#include "io/inbuf.h"
+#include "core/numbers.h"
+#include "sched/schedule.h"
 
 /* The longest lines laplace schedule writes, every count 20 digits long,
  * and room for the four header lines. */

@@ -8,7 +8,7 @@
  * runs out. So a block lasts as many ticks as the shortest batch, and
  * everything the rules say happens at a tick (consuming events, making
  * units ready, ending slices, dispatching) happens at the ends of blocks. */
-#include "laplace/schedule.h"
+#include "sched/schedule.h"
 
 #include <glib.h>
 #include <inttypes.h>

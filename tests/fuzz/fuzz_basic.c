@@ -11,10 +11,10 @@
 
 #include <stdbool.h>
 
-#include "laplace/inbuf.h"
-#include "laplace/kern.h"
-#include "laplace/legacy.h"
-#include "laplace/lru.h"
+#include "io/inbuf.h"
+#include "formats/kern.h"
+#include "formats/legacy.h"
+#include "analysis/lru.h"
 
 #define BIN_HEADER "LPBASIC\x01"
 

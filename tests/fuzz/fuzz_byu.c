@@ -3,7 +3,7 @@
  * whether a torn record is an error. */
 #include "fuzz_input.h"
 
-#include "laplace/legacy.h"
+#include "formats/legacy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

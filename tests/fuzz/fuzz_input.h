@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "laplace/io.h"
+#include "io/io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,8 +11,8 @@
 
 #include <glib.h>
 
-#include "laplace/inbuf.h"
-#include "laplace/kern.h"
+#include "io/inbuf.h"
+#include "formats/kern.h"
 
 static size_t name_len(const lp_event *ev)
 {

@@ -26,11 +26,11 @@
 
 #include <glib.h>
 
-#include "laplace/job.h"
+#include "pipeline/job.h"
 #include "laplace/laplace.h"
-#include "laplace/pipeline.h"
-#include "laplace/procindex.h"
-#include "laplace/sinks.h"
+#include "pipeline/pipeline.h"
+#include "formats/procindex.h"
+#include "pipeline/sinks.h"
 
 static const uint8_t separator[] = "\n--\n";
 

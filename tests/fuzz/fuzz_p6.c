@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "laplace/legacy.h"
+#include "formats/legacy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "laplace/legacy.h"
-#include "laplace/lru.h"
+#include "formats/legacy.h"
+#include "analysis/lru.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#include "laplace/procindex.h"
+#include "formats/procindex.h"
 
 static void check_file(const lp_index_file *f, bool need_path)
 {

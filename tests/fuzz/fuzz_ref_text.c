@@ -9,7 +9,7 @@
  * that the input itself stays plain text. */
 #include "fuzz_refs.h"
 
-#include "laplace/inbuf.h"
+#include "io/inbuf.h"
 
 /* The text reader's verdict on the first line alone: 1 valid, 0 not. */
 static int first_record_reads(const char *path)

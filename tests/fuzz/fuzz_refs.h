@@ -9,7 +9,7 @@
 
 #include <glib.h>
 
-#include "laplace/refio.h"
+#include "formats/refio.h"
 
 /* Every record of the trace at path into refs; returns what the last read
  * returned (0 at the end, -1 on an error), with *torn the torn bytes. */

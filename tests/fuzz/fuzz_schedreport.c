@@ -9,8 +9,8 @@
 
 #include <glib.h>
 
-#include "laplace/report.h"
-#include "laplace/schedule.h"
+#include "report/schedread.h"
+#include "sched/schedule.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

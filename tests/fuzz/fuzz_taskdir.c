@@ -12,7 +12,8 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "laplace/taskdir.h"
+#include "formats/taskdir.h"
+#include "sched/schedule.h"
 
 static const char index_yaml[] =
 	"format: laplace-per-process\nversion: 1\nlayout: task\n"

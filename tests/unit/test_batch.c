@@ -1,10 +1,10 @@
-/* The batch engine's choices (laplace/batch.h): how many jobs run at once
+/* The batch engine's choices (jobs/batch.h): how many jobs run at once
  * under Slurm, and which jobs a shard takes. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "laplace/batch.h"
+#include "jobs/batch.h"
 #include "scratch.h"
 
 static void unset_slurm(void)

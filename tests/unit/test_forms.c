@@ -3,8 +3,8 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 
-#include "laplace/forms.h"
-#include "laplace/sinks.h"
+#include "formats/forms.h"
+#include "pipeline/sinks.h"
 #include "scratch.h"
 
 Test(forms, names)

@@ -5,8 +5,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "laplace/gen.h"
-#include "laplace/job.h"
+#include "gen/gen.h"
+#include "pipeline/job.h"
 
 static char *dir;
 

@@ -3,8 +3,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "laplace/refio.h"
-#include "laplace/numbers.h"
+#include "formats/refio.h"
+#include "core/numbers.h"
 
 static void check(uint64_t v)
 {

@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 
-#include "../../src/core/idmap.h"
+#include "core/idmap.h"
 
 #define KEYS 760u /* at most 3/4 of 1024 slots, so the table stays at 1024 */
 

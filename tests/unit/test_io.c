@@ -13,9 +13,9 @@
 #include <glib/gstdio.h>
 
 #include "scratch.h"
-#include "laplace/inbuf.h"
-#include "laplace/io.h"
-#include "laplace/staging.h"
+#include "io/inbuf.h"
+#include "io/io.h"
+#include "io/staging.h"
 
 SCRATCH_SUITE(io);
 

@@ -8,8 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "laplace/jobfile.h"
-#include "laplace/yamlload.h"
+#include "jobs/jobfile.h"
+#include "jobs/confine.h"
+#include "jobs/spool.h"
+#include "io/yamlload.h"
 
 static lp_job_spec spec;
 static lp_error err;

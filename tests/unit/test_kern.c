@@ -8,8 +8,8 @@
 #include <glib/gstdio.h>
 
 #include "scratch.h"
-#include "laplace/inbuf.h"
-#include "laplace/kern.h"
+#include "io/inbuf.h"
+#include "formats/kern.h"
 
 SCRATCH_SUITE(kern);
 

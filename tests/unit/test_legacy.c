@@ -8,7 +8,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-#include "laplace/legacy.h"
+#include "formats/legacy.h"
 
 static char *dir;
 static lp_error err;

@@ -6,7 +6,7 @@
 
 #include <glib.h>
 
-#include "laplace/lru.h"
+#include "analysis/lru.h"
 
 /* ---- section 4: behaviour sequence of a stream ---- */
 

@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdarg.h>
 
-#include "laplace/merge.h"
+#include "core/merge.h"
 
 static lp_merge *m;
 static lp_error err;

@@ -3,7 +3,7 @@
 
 #include <glib.h>
 
-#include "laplace/mrc.h"
+#include "analysis/mrc.h"
 
 static lp_mrc *feed(const uint64_t *pages, size_t n)
 {

@@ -10,9 +10,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "laplace/procindex.h"
-#include "laplace/sinks.h"
-#include "laplace/yamlout.h"
+#include "formats/procindex.h"
+#include "pipeline/sinks.h"
+#include "io/yamlout.h"
 
 static char *scratch;
 

@@ -9,9 +9,9 @@
 #include <glib/gstdio.h>
 
 #include "scratch.h"
-#include "laplace/inbuf.h"
-#include "laplace/refio.h"
-#include "laplace/numbers.h"
+#include "io/inbuf.h"
+#include "formats/refio.h"
+#include "core/numbers.h"
 
 SCRATCH_SUITE(refio);
 

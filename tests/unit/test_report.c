@@ -4,7 +4,7 @@
 
 #include <math.h>
 
-#include "laplace/report.h"
+#include "report/figure.h"
 
 /* 0 to 0.83 in at most 6 ticks: steps of 0.1 would need 10 (0 .. 0.9),
  * steps of 0.2 need 6 (0 .. 1). */

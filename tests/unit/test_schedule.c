@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "laplace/schedule.h"
+#include "sched/schedule.h"
 
 typedef struct mem_source {
 	char **tokens[8]; /* per stream, NULL-terminated */

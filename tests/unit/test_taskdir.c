@@ -7,8 +7,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "laplace/error.h"
-#include "laplace/taskdir.h"
+#include "core/error.h"
+#include "formats/taskdir.h"
 #include "scratch.h"
 
 SCRATCH_SUITE(taskdir);

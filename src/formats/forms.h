@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "laplace/byteorder.h"
-#include "laplace/numbers.h"
-#include "laplace/record.h"
+#include "core/byteorder.h"
+#include "core/numbers.h"
+#include "core/record.h"
 
 enum lp_form {
 	LP_FORM_BASIC, /* type canonical */
@@ -29,7 +29,7 @@ int lp_form_parse(const char *name);
 #define LP_BIN_WORD_SIZE 8
 #define LP_BIN_TYPE_SHIFT 61
 #define LP_BIN_CANON_MAX ((UINT64_C(1) << LP_BIN_TYPE_SHIFT) - 1)
-/* A type's code is its index in lp_ref_types ("rwiRWI", laplace/record.h);
+/* A type's code is its index in lp_ref_types ("rwiRWI", core/record.h);
  * codes 6 and 7 are invalid. */
 #define LP_BIN_MAGIC_SIZE 7 /* "LPBASIC", before the version byte */
 

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "laplace/error.h"
-#include "laplace/legacy.h"
+#include "core/error.h"
+#include "formats/legacy.h"
 
 /* ---- an LRU memory of M pages on a stream of references (laplace-lru(1),
  * "From a basic merge stream") ---- */
@@ -29,29 +29,6 @@ lp_lru *lp_lru_new(uint64_t frames); /* frames >= 1 */
 /* Reference page; on a miss return true with *fault filled. */
 bool lp_lru_ref(lp_lru *l, uint64_t page, bool write, lp_lru_fault *fault);
 void lp_lru_free(lp_lru *l);
-
-/* ---- the rules of a page-image trace (laplace-formats(5),
- * "Page-image LRU behaviour sequence") ---- */
-
-typedef struct lp_pi_check lp_pi_check;
-lp_pi_check *lp_pi_check_new(void);
-/* Which fields of a record could be read (its dirt tag always is). */
-enum {
-	LP_PI_TAG_KNOWN = 1,
-	LP_PI_FETCHED_KNOWN = 2,
-	LP_PI_EVICTED_KNOWN = 4,
-	LP_PI_ALL_KNOWN = 7,
-};
-/* Check one record against those before it, then apply it, as far as the
- * fields known says were readable go (the rules of validate, and of every
- * reader of the format). Each broken rule is passed to problem (a field
- * and what is wrong); returns how many. */
-unsigned lp_pi_check_record(lp_pi_check *c, const lp_pi_record *rec, unsigned known,
-			    lp_warn_fn problem, void *ctx);
-/* N records before the first eviction; whether an eviction was seen. */
-uint64_t lp_pi_check_fills(const lp_pi_check *c);
-bool lp_pi_check_evicted(const lp_pi_check *c);
-void lp_pi_check_free(lp_pi_check *c);
 
 /* ---- re-reduction to a memory of frames >= M pages ---- */
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "laplace/error.h"
+#include "core/error.h"
 
 /* Temporary names (staging invariant (1)): ".NAME.tmp-XXXXXX" for a file,
  * "NAME.partial-XXXXXX" for a directory, made only by these two functions.

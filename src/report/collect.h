@@ -1,17 +1,18 @@
 /* laplace report (laplace-report(1)): what a capture, a per-process
- * directory or a basic merge stream holds, gathered once (collect.c) and
- * drawn as one self-contained HTML page with inline SVG figures (page.c,
- * with the axes, colours and knees of figure.c). */
-#ifndef LAPLACE_REPORT_H
-#define LAPLACE_REPORT_H
+ * directory or a basic merge stream holds, gathered once (here), a
+ * schedule's report added (schedread.h), and drawn as one self-contained
+ * HTML page with inline SVG figures (page.h, with the axes, colours and
+ * knees of figure.h). */
+#ifndef LAPLACE_REPORT_COLLECT_H
+#define LAPLACE_REPORT_COLLECT_H
 
 #include <glib.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "laplace/io.h"
-#include "laplace/job.h"
+#include "io/io.h"
+#include "pipeline/job.h"
 
 enum lp_report_source { LP_REPORT_CAPTURE, LP_REPORT_DIRECTORY, LP_REPORT_STREAM };
 
@@ -88,12 +89,6 @@ typedef struct lp_report {
 lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp_error *err);
 lp_report *lp_report_from_directory(const char *dir, lp_error *err);
 lp_report *lp_report_from_stream(const char *path, lp_error *err);
-/* Add laplace schedule's report of the directory r is of, the YAML file
- * at path: LP_EINPUT naming file, line and field when it is not one as
- * laplace schedule writes it, keys and values, or lists a unit other than
- * r's units in their order. The file may be no larger than such a report
- * of r's units can be; memory follows the directory, not the file. */
-int lp_report_read_schedule(lp_report *r, const char *path, lp_error *err);
 /* Run again the schedule read by lp_report_read_schedule (its policy,
  * quantum and processors, and seed for random) over the directory the
  * report is of, to know which task ran on which processor when. LP_EINPUT
@@ -101,26 +96,5 @@ int lp_report_read_schedule(lp_report *r, const char *path, lp_error *err);
  * report is not of this directory, or not with this seed. */
 int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_error *err);
 void lp_report_free(lp_report *r);
-
-/* The page, written to out. */
-int lp_report_write_html(const lp_report *r, lp_output *out, lp_error *err);
-
-/* ---- what the figures are computed with (figure.c) ---- */
-
-/* Up to max ticks at round values (1, 2 or 5 times a power of ten) that
- * cover [lo, hi], the first at or below lo and the last at or above hi.
- * Returns how many were stored in ticks (at least 2 when hi > lo). */
-size_t lp_axis_ticks(double lo, double hi, size_t max, double *ticks);
-/* The working-set knees of a miss-ratio curve (laplace-report(1),
- * "KNEES"): up to max memory sizes, in increasing order; returns how many. */
-size_t lp_mrc_knees(const uint64_t *misses, uint64_t distinct, uint64_t refs, uint64_t *knees,
-		    size_t max);
-/* A short number for an axis: 1, 20, 500, 1k, 2.5M... */
-void lp_format_short(GString *to, double v);
-/* Append text with & < > " ' escaped. */
-void lp_html_escape(GString *to, const char *text);
-/* The colour of item i of n, as "#rrggbb": hues spread by the golden
- * angle so that neighbours differ. */
-void lp_report_colour(size_t i, char out[8]);
 
 #endif

@@ -9,10 +9,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "laplace/error.h"
-#include "laplace/schedule.h"
+#include "core/error.h"
+#include "core/units.h"
 
 typedef struct lp_taskdir lp_taskdir;
+
+/* Task files open at once, at most: enough to keep many streams going,
+ * few enough to leave descriptors to the rest of the run. */
+#define LP_TASKDIR_MAX_OPEN 64
 
 typedef struct lp_taskdir_options {
 	bool unit_streams; /* stream u is unit u (rr, random); else file f (as-traced) */

@@ -5,7 +5,7 @@
 #ifndef LAPLACE_DAEMON_H
 #define LAPLACE_DAEMON_H
 
-#include "laplace/jobfile.h"
+#include "jobs/jobfile.h"
 
 /* The longest message the engine logs, in bytes before the NUL; longer
  * ones are cut. */

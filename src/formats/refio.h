@@ -9,10 +9,10 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "laplace/byteorder.h"
-#include "laplace/error.h"
-#include "laplace/io.h"
-#include "laplace/record.h"
+#include "core/byteorder.h"
+#include "core/error.h"
+#include "io/io.h"
+#include "core/record.h"
 
 #define LP_REF_RECORD_SIZE 18
 

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "laplace/error.h"
-#include "laplace/io.h"
+#include "core/error.h"
+#include "io/io.h"
 
 typedef struct lp_inbuf {
 	lp_input *in;     /* not owned */

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "laplace/error.h"
-#include "laplace/record.h"
+#include "core/error.h"
+#include "core/record.h"
 
 /* LP_DEFAULT_PAGE_OFFSET and the statistics of laplace-formats(5) section
  * 6 (lp_stats, enum lp_page_kind) are in the library's interface,

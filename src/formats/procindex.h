@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "laplace/error.h"
-#include "laplace/stats.h"
+#include "core/error.h"
+#include "formats/stats.h"
 
 /* How the references of processes are laid out in files (laplace-formats(5),
  * "PER-PROCESS MERGE OUTPUT"). */

@@ -12,8 +12,9 @@
 #include <glib.h>
 #include <yaml.h>
 
-#include "laplace/io.h"
-#include "laplace/jobfile.h"
+#include "io/io.h"
+#include "jobs/jobfile.h"
+#include "jobs/runner.h"
 
 /* How often the progress line is redrawn. */
 #define LP_BATCH_PROGRESS_REDRAW_MS 200

@@ -4,8 +4,8 @@
 
 #include <yaml.h>
 
-#include "laplace/io.h"
-#include "laplace/merge.h"
+#include "io/io.h"
+#include "core/merge.h"
 
 /* Emit the section-6 keys (references, events, canonical_pages, cow_copies,
  * unmapped_pages, orphan_spaces, mismatches, warnings) as entries of the

@@ -6,9 +6,10 @@
 
 #include <stdbool.h>
 
-#include "laplace/kern.h"
-#include "laplace/merge.h"
-#include "laplace/refio.h"
+#include "core/merge.h"
+#include "core/progress.h"
+#include "formats/kern.h"
+#include "formats/refio.h"
 
 /* A sink receives the merged stream. refs() gets a run of references that
  * share one current task (who is NULL when none is current); event() gets
@@ -21,15 +22,6 @@ typedef struct lp_sink {
 	int (*event)(void *ctx, const lp_event *ev, const lp_event_route *route, lp_error *err);
 	int (*finish)(void *ctx, const lp_stats *stats, lp_error *err);
 } lp_sink;
-
-/* How far a long run has come; producers report it often, the callback
- * decides how often to show it. */
-typedef struct lp_progress_info {
-	uint64_t records;  /* references done */
-	uint64_t events;   /* kernel events done */
-	double fraction;   /* of the whole work, 0 to 1, or -1 when unknown */
-} lp_progress_info;
-typedef void (*lp_progress_fn)(void *ctx, const lp_progress_info *info);
 
 typedef struct lp_pipeline {
 	lp_ref_reader *refs;

@@ -2,8 +2,8 @@
 #ifndef LAPLACE_KERN_H
 #define LAPLACE_KERN_H
 
-#include "laplace/error.h"
-#include "laplace/record.h"
+#include "core/error.h"
+#include "core/record.h"
 
 typedef struct lp_kern_reader lp_kern_reader;
 

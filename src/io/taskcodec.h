@@ -8,10 +8,16 @@
 #ifndef LAPLACE_TASKCODEC_H
 #define LAPLACE_TASKCODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-#include "laplace/error.h"
-#include "laplace/io.h"
+#include "core/error.h"
+#include "io/io.h"
+
+/* The levels codec accepts, in [*lowest, *highest]; false for no codec. */
+bool lp_compress_levels(enum lp_compress codec, int *lowest, int *highest);
+/* level, or under LP_LEVEL_DEFAULT codec's default (chosen for speed). */
+int lp_compress_level(enum lp_compress codec, int level);
 
 typedef struct lp_piece_coder lp_piece_coder;
 

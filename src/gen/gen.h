@@ -7,9 +7,9 @@
 
 #include <stdint.h>
 
-#include "laplace/error.h"
-#include "laplace/io.h"
-#include "laplace/pipeline.h"
+#include "core/error.h"
+#include "io/io.h"
+#include "core/progress.h"
 
 #define LP_GEN_MAX_PROCESSES 64
 #define LP_GEN_MAX_THREADS 16

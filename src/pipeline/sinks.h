@@ -5,10 +5,10 @@
 
 #include <stdbool.h>
 
-#include "laplace/io.h"
-#include "laplace/pipeline.h"
-#include "laplace/forms.h"
-#include "laplace/procindex.h"
+#include "io/io.h"
+#include "pipeline/pipeline.h"
+#include "formats/forms.h"
+#include "formats/procindex.h"
 
 /* Basic merge (laplace-formats(5), "BASIC MERGE OUTPUT"): "type canonical"
  * lines. */

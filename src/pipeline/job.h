@@ -5,10 +5,10 @@
 
 #include <stdbool.h>
 
-#include "laplace/io.h"
-#include "laplace/forms.h"
-#include "laplace/pipeline.h"
-#include "laplace/procindex.h"
+#include "io/io.h"
+#include "formats/forms.h"
+#include "pipeline/pipeline.h"
+#include "formats/procindex.h"
 
 typedef struct lp_merge_job {
 	const char *reference;   /* raw reference trace ("-": standard input) */
@@ -26,7 +26,7 @@ typedef struct lp_merge_job {
 	int output_dir_fd;       /* AT_FDCWD, or output's directory already
 				  * resolved (the daemon's confinement): output's
 				  * last component is created there, never
-				  * followed (laplace/staging.h) */
+				  * followed (io/staging.h) */
 	bool force;              /* per-process: replace an existing directory */
 	enum lp_compress compress; /* basic output */
 	int level;               /* its compression level, or LP_LEVEL_DEFAULT */

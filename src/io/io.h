@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "laplace/error.h"
-#include "laplace/staging.h"
+#include "core/error.h"
+#include "io/staging.h"
 
 /* ---- input ---- */
 
@@ -99,11 +99,5 @@ int lp_compress_parse(const char *s);
 /* The codec an output named path (NULL: standard output) gets under
  * compress: compress itself, or under LP_COMPRESS_AUTO the suffix's. */
 enum lp_compress lp_compress_for(const char *path, enum lp_compress compress);
-/* The levels codec accepts, in [*lowest, *highest]; false for no codec. */
-bool lp_compress_levels(enum lp_compress codec, int *lowest, int *highest);
-/* level, or under LP_LEVEL_DEFAULT codec's default (chosen for speed). */
-int lp_compress_level(enum lp_compress codec, int level);
-/* The level buffer igzip needs at level (0 to 3). */
-uint32_t lp_igzip_level_buf_size(int level);
 
 #endif

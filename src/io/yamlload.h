@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <yaml.h>
 
-#include "laplace/error.h"
+#include "core/error.h"
 
 /* Load text[0, len) as one document into doc. Returns 0, or LP_EINPUT with
  * err (which may be NULL) set to "NAME:LINE: not YAML: PROBLEM"; doc is

@@ -1,0 +1,74 @@
+/* Neighbouring legacy trace formats (laplace-formats(5), "NEIGHBOURING
+ * FORMATS"): BYU address traces, Pentium bus (p6) traces and page-image LRU
+ * behaviour sequences; plus the basic merge stream read back as input for
+ * lru. */
+#ifndef LAPLACE_LEGACY_H
+#define LAPLACE_LEGACY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/error.h"
+#include "core/record.h"
+#include "io/bytesrc.h"
+#include "io/io.h"
+#include "formats/refio.h"
+
+/* The readers, each of which takes an lp_byte_source over (io/bytesrc.h):
+ * its first bytes can be looked at before, so that formats are detected on
+ * standard input too. */
+#include "formats/basicin.h"
+#include "formats/byu.h"
+#include "formats/p6.h"
+#include "formats/pageimage.h"
+
+enum lp_legacy_format {
+	LP_LEGACY_UNKNOWN = -1,
+	LP_LEGACY_REF,        /* a raw reference trace, binary or text */
+	LP_LEGACY_BYU,
+	LP_LEGACY_P6,
+	LP_LEGACY_PAGE_IMAGE,
+	LP_LEGACY_BASIC,      /* a basic merge stream, text or binary */
+};
+/* "ref", "byu", "p6", "page-image", "basic"; -1 if unknown. */
+int lp_legacy_format_parse(const char *s);
+
+/* Detect page-image (tags, hex page numbers and the 4106/8202-byte record
+ * structure), raw reference text (the first line parses as one), a basic
+ * merge stream (the binary form's header, or a first line that parses as
+ * a text record) or a little-endian binary raw reference trace (every
+ * whole record of the first 16 KiB has a type byte, their timestamps
+ * never decrease, and a byte is 0); LP_LEGACY_UNKNOWN when none holds,
+ * -2 on a read error (err set). BYU and p6 records are arbitrary bytes
+ * and are never detected. */
+int lp_legacy_detect(lp_byte_source *s, lp_error *err);
+
+/* ---- conversion of BYU and p6 traces to raw references ---- */
+
+typedef struct lp_legacy_summary {
+	uint64_t records;
+	uint64_t refs[3];       /* written, as 'i', 'r', 'w' */
+	uint64_t skipped;
+	uint64_t skipped_by[256]; /* by BYU request type or p6 operation */
+} lp_legacy_summary;
+
+/* One line (no newline) telling what a conversion did: records,
+ * references by type, skipped records by request type or operation. */
+size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_format format,
+			      char *buf, size_t size);
+/* Read all of src as BYU or p6 (src is closed) and write its references
+ * to w; *sum counts records, references and skipped records. Records of
+ * which none is a reference are an error (LP_EINPUT, naming the file and
+ * what was skipped): such an input is no trace of the format. */
+int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format,
+		      enum lp_endian endian, const lp_torn_policy *policy,
+		      lp_ref_writer *w, lp_legacy_summary *sum, lp_error *err);
+/* Read all of src (closed) in format and write its text dump to out
+ * (a basic merge stream: its text form). LP_LEGACY_REF is not handled here
+ * (src cannot be handed to the raw reference reader). */
+int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format,
+		   enum lp_endian endian, const lp_torn_policy *policy,
+		   lp_output *out, lp_error *err);
+
+#endif
