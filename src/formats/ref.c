@@ -14,9 +14,6 @@
 #include "io/bytesrc.h"
 #include "core/numbers.h"
 
-/* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n". */
-#define TEXT_RECORD_MAX 40
-#define WRITER_BUFFER_SIZE (256u << 10)
 
 int lp_ref_format_parse(const char *s)
 {
@@ -247,7 +244,7 @@ static inline const unsigned char *plain_hex_field(const unsigned char *p, unsig
  * three times as much, and this is every line of a converted trace.
  * Returns the bytes taken, or 0 for any other line, which the general
  * parser then takes (and names what is wrong with it). Reads at most
- * TEXT_RECORD_MAX bytes of p. */
+ * LP_REF_TEXT_RECORD_MAX bytes of p. */
 static size_t parse_plain_text_record(const unsigned char *p, lp_ref *ref)
 {
 	uint64_t timestamp, length, vas, address;
@@ -271,9 +268,10 @@ static ssize_t read_text(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *er
 	lp_inbuf *b = &r->src.b;
 	size_t count = 0;
 	while (count < cap) {
-		if (b->len - b->pos < TEXT_RECORD_MAX && lp_inbuf_fill(b, TEXT_RECORD_MAX, err) < 0)
+		if (b->len - b->pos < LP_REF_TEXT_RECORD_MAX &&
+		    lp_inbuf_fill(b, LP_REF_TEXT_RECORD_MAX, err) < 0)
 			return -1;
-		if (b->len - b->pos >= TEXT_RECORD_MAX) {
+		if (b->len - b->pos >= LP_REF_TEXT_RECORD_MAX) {
 			size_t used = parse_plain_text_record((const unsigned char *)b->data + b->pos,
 							      &out[count]);
 			if (used) {
@@ -312,10 +310,10 @@ void lp_text_chunk_free(lp_text_chunk *c)
  * line (zeroed, so it never reads uninitialised bytes). */
 static void chunk_reserve(lp_text_chunk *c, size_t size)
 {
-	if (c->len + size + TEXT_RECORD_MAX <= c->cap)
+	if (c->len + size + LP_REF_TEXT_RECORD_MAX <= c->cap)
 		return;
 	size_t old = c->cap;
-	c->cap = MAX(2 * c->cap, c->len + size + TEXT_RECORD_MAX);
+	c->cap = MAX(2 * c->cap, c->len + size + LP_REF_TEXT_RECORD_MAX);
 	c->text = g_realloc(c->text, c->cap);
 	memset(c->text + old, 0, c->cap - old);
 }
@@ -347,7 +345,7 @@ ssize_t lp_ref_reader_take_lines(lp_ref_reader *r, lp_text_chunk *c, size_t max_
 		r->index++;
 	}
 	if (c->cap > c->len)
-		memset(c->text + c->len, 0, MIN(c->cap - c->len, (size_t)TEXT_RECORD_MAX));
+		memset(c->text + c->len, 0, MIN(c->cap - c->len, (size_t)LP_REF_TEXT_RECORD_MAX));
 	return (ssize_t)c->lines;
 }
 
@@ -392,71 +390,3 @@ void lp_ref_reader_close(lp_ref_reader *r)
 	lp_byte_source_clear(&r->src);
 	g_free(r);
 }
-
-/* ---- writer ---- */
-
-struct lp_ref_writer {
-	lp_output *out;
-	enum lp_ref_format format;
-	bool big;
-	size_t used;
-	char buf[WRITER_BUFFER_SIZE];
-};
-
-lp_ref_writer *lp_ref_writer_new(lp_output *out, enum lp_ref_format format, enum lp_endian endian)
-{
-	lp_ref_writer *w = g_new(lp_ref_writer, 1);
-	w->out = out;
-	w->format = format;
-	w->big = endian == LP_BIG;
-	w->used = 0;
-	return w;
-}
-
-static size_t encode_text(char *p, const lp_ref *ref)
-{
-	char *q = p;
-	*q++ = ref->type;
-	*q++ = ' ';
-	q += lp_fmt_hex(q, ref->timestamp);
-	*q++ = ' ';
-	q += lp_fmt_hex(q, ref->length);
-	*q++ = ' ';
-	q += lp_fmt_hex(q, ref->vas);
-	*q++ = ' ';
-	q += lp_fmt_hex(q, ref->address);
-	*q++ = '\n';
-	return (size_t)(q - p);
-}
-
-static int flush_writer(lp_ref_writer *w, lp_error *err)
-{
-	int r = lp_output_write(w->out, w->buf, w->used, err);
-	w->used = 0;
-	return r;
-}
-
-int lp_ref_writer_write(lp_ref_writer *w, const lp_ref *refs, size_t n, lp_error *err)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (w->used + TEXT_RECORD_MAX > sizeof w->buf) {
-			int r = flush_writer(w, err);
-			if (r)
-				return r;
-		}
-		if (w->format == LP_REF_TEXT)
-			w->used += encode_text(w->buf + w->used, &refs[i]);
-		else
-			w->used += lp_ref_encode_bin((unsigned char *)w->buf + w->used, &refs[i], w->big);
-	}
-	return 0;
-}
-
-int lp_ref_writer_finish(lp_ref_writer *w, lp_error *err)
-{
-	int r = flush_writer(w, err);
-	g_free(w);
-	return r;
-}
-
-void lp_ref_writer_free(lp_ref_writer *w) { g_free(w); }

@@ -79,6 +79,9 @@ ssize_t lp_ref_reader_take_lines(lp_ref_reader *r, lp_text_chunk *c, size_t max_
  * c->lines, or -1 with err set as lp_ref_reader_read would set it. */
 ssize_t lp_ref_parse_lines(const char *name, const lp_text_chunk *c, lp_ref *refs, lp_error *err);
 
+/* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n". */
+#define LP_REF_TEXT_RECORD_MAX 40
+
 typedef struct lp_ref_writer lp_ref_writer;
 
 /* Write references to out (not owned) as binary (in the given byte order)
