@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "io/staging.h"
+#include "formats/refio.h"
 #include "io/taskcodec.h"
 #include "core/numbers.h"
 #include "cmd/table.h"

@@ -31,12 +31,12 @@ typedef struct convert_request {
 } convert_request;
 
 /* Copy every reference from reader to writer; then deal with a torn record. */
-static int copy_refs(lp_ref_reader *reader, lp_ref_writer *writer, bool strict, lp_error *err)
+static int copy_refs(lp_ref_source *reader, lp_ref_writer *writer, bool strict, lp_error *err)
 {
 	lp_ref *batch = g_new(lp_ref, CONVERT_BATCH);
 	ssize_t n;
 	int rc = 0;
-	while ((n = lp_ref_reader_read(reader, batch, CONVERT_BATCH, err)) > 0)
+	while ((n = lp_ref_source_read(reader, batch, CONVERT_BATCH, err)) > 0)
 		if ((rc = lp_ref_writer_write(writer, batch, (size_t)n, err)))
 			break;
 	g_free(batch);
@@ -44,22 +44,22 @@ static int copy_refs(lp_ref_reader *reader, lp_ref_writer *writer, bool strict, 
 		return err->status;
 	if (rc)
 		return rc;
-	size_t torn = lp_ref_reader_torn_bytes(reader);
+	size_t torn = lp_ref_source_torn_bytes(reader);
 	if (!torn)
 		return 0;
 	const lp_torn_policy policy = {.strict = strict, .warn = cli_warn};
-	return lp_torn_record(&policy, lp_ref_reader_name(reader), lp_ref_reader_index(reader), torn,
+	return lp_torn_record(&policy, lp_ref_source_name(reader), lp_ref_source_index(reader), torn,
 			      err);
 }
 
 static int convert_ref(const convert_request *rq, lp_error *err)
 {
-	lp_ref_reader *reader = lp_ref_reader_open(rq->input, rq->ref_format, rq->endian, err);
+	lp_ref_source *reader = lp_ref_reader_open(rq->input, rq->ref_format, rq->endian, err);
 	if (!reader)
 		return err->status;
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
 	if (!out) {
-		lp_ref_reader_close(reader);
+		lp_ref_source_close(reader);
 		return err->status;
 	}
 	lp_ref_writer *writer = lp_ref_writer_new(out, rq->to, rq->endian);
@@ -72,7 +72,7 @@ static int convert_ref(const convert_request *rq, lp_error *err)
 	} else {
 		lp_output_abort(out);
 	}
-	lp_ref_reader_close(reader);
+	lp_ref_source_close(reader);
 	return rc;
 }
 

@@ -13,14 +13,14 @@
 static int dump_ref(const char *path, enum lp_endian endian, const lp_torn_policy *policy,
 		    lp_output *out, lp_error *err)
 {
-	lp_ref_reader *reader = lp_ref_reader_open(path, LP_REF_AUTO, endian, err);
+	lp_ref_source *reader = lp_ref_reader_open(path, LP_REF_AUTO, endian, err);
 	if (!reader)
 		return err->status;
 	lp_ref_writer *writer = lp_ref_writer_new(out, LP_REF_TEXT, endian);
 	lp_ref *batch = g_new(lp_ref, DUMP_BATCH);
 	ssize_t n;
 	int rc = 0;
-	while ((n = lp_ref_reader_read(reader, batch, DUMP_BATCH, err)) > 0)
+	while ((n = lp_ref_source_read(reader, batch, DUMP_BATCH, err)) > 0)
 		if ((rc = lp_ref_writer_write(writer, batch, (size_t)n, err)))
 			break;
 	g_free(batch);
@@ -30,11 +30,11 @@ static int dump_ref(const char *path, enum lp_endian endian, const lp_torn_polic
 		rc = lp_ref_writer_finish(writer, err);
 	else
 		lp_ref_writer_free(writer);
-	size_t torn = lp_ref_reader_torn_bytes(reader);
-	if (!rc && torn && lp_ref_reader_format(reader) == LP_REF_BIN)
-		rc = lp_torn_record(policy, lp_ref_reader_name(reader), lp_ref_reader_index(reader),
+	size_t torn = lp_ref_source_torn_bytes(reader);
+	if (!rc && torn) /* binary: text is never torn */
+		rc = lp_torn_record(policy, lp_ref_source_name(reader), lp_ref_source_index(reader),
 				    torn, err);
-	lp_ref_reader_close(reader);
+	lp_ref_source_close(reader);
 	return rc;
 }
 

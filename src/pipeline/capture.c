@@ -16,8 +16,8 @@
 #include "formats/refio.h"
 
 struct lp_capture {
-	lp_ref_reader *refs;
-	lp_kern_reader *kern;
+	lp_ref_source *refs;
+	lp_event_source *kern;
 	lp_merge *merge;
 	lp_pipeline pipeline;
 	lp_pipeline_state *run;
@@ -193,7 +193,7 @@ void lp_capture_close(lp_capture *c)
 		return;
 	lp_pipeline_stop(c->run);
 	lp_merge_free(c->merge);
-	lp_kern_reader_close(c->kern);
-	lp_ref_reader_close(c->refs);
+	lp_event_source_close(c->kern);
+	lp_ref_source_close(c->refs);
 	g_free(c);
 }

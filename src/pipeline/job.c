@@ -5,6 +5,8 @@
 
 #include <fcntl.h>
 
+#include "formats/kern.h"
+#include "formats/refio.h"
 #include "pipeline/sinks.h"
 #include "formats/stats.h"
 
@@ -32,8 +34,8 @@ static int stage_stats(const char *path, const lp_stats *stats, lp_staged **stag
 int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 {
 	int rc;
-	lp_ref_reader *refs = NULL;
-	lp_kern_reader *kern = NULL;
+	lp_ref_source *refs = NULL;
+	lp_event_source *kern = NULL;
 	lp_output *out = NULL;
 	lp_basic_sink *basic = NULL;
 	lp_procdir *procdir = NULL;
@@ -123,7 +125,7 @@ done:
 	lp_basic_sink_free(basic);
 	lp_procdir_free(procdir);
 	lp_merge_free(merge);
-	lp_kern_reader_close(kern);
-	lp_ref_reader_close(refs);
+	lp_event_source_close(kern);
+	lp_ref_source_close(refs);
 	return rc;
 }

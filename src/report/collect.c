@@ -366,12 +366,12 @@ static const lp_sink report_sink_ops = {
 
 lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp_error *err)
 {
-	lp_ref_reader *refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err);
+	lp_ref_source *refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err);
 	if (!refs)
 		return NULL;
-	lp_kern_reader *kern = lp_kern_reader_open(job->kernel, err);
+	lp_event_source *kern = lp_kern_reader_open(job->kernel, err);
 	if (!kern) {
-		lp_ref_reader_close(refs);
+		lp_ref_source_close(refs);
 		return NULL;
 	}
 	lp_report *r = report_new(LP_REPORT_CAPTURE, title);
@@ -393,8 +393,8 @@ lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp
 		finish(&c);
 	collector_free(&c);
 	lp_merge_free(merge);
-	lp_kern_reader_close(kern);
-	lp_ref_reader_close(refs);
+	lp_event_source_close(kern);
+	lp_ref_source_close(refs);
 	if (rc) {
 		lp_report_free(r);
 		return NULL;

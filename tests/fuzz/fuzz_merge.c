@@ -26,6 +26,8 @@
 
 #include <glib.h>
 
+#include "formats/kern.h"
+#include "formats/refio.h"
 #include "pipeline/job.h"
 #include "laplace/laplace.h"
 #include "pipeline/pipeline.h"
@@ -221,8 +223,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 	lp_stats stats = {0};
 	GArray *merged = g_array_new(FALSE, FALSE, sizeof(lp_merged_ref));
-	lp_ref_reader *refs = lp_ref_reader_open(ref_path, job.ref_format, job.endian, &err);
-	lp_kern_reader *kern = refs ? lp_kern_reader_open(kern_path, &err) : NULL;
+	lp_ref_source *refs = lp_ref_reader_open(ref_path, job.ref_format, job.endian, &err);
+	lp_event_source *kern = refs ? lp_kern_reader_open(kern_path, &err) : NULL;
 	if (!refs || !kern) {
 		rc = err.status;
 		FUZZ_CHECK(rc == LP_EIO || rc == LP_EINPUT);
@@ -251,8 +253,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		lp_basic_sink_free(c.basic);
 		lp_merge_free(merge);
 	}
-	lp_kern_reader_close(kern);
-	lp_ref_reader_close(refs);
+	lp_event_source_close(kern);
+	lp_ref_source_close(refs);
 	check_capture(&job, 1 + size % 8, merged, rc, &err, &stats);
 	g_array_free(merged, TRUE);
 
