@@ -17,16 +17,37 @@
 /* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n". */
 #define TEXT_RECORD_MAX 40
 #define WRITER_BUFFER_SIZE (256u << 10)
+#define DUMP_BATCH 65536
+
+/* The forms by enum lp_ref_format: as options and the library name them. */
+static const struct {
+	const char *name, *constant;
+} ref_forms[] = {
+	[LP_REF_AUTO] = {"auto", "LP_REF_AUTO"},
+	[LP_REF_BIN] = {"bin", "LP_REF_BIN"},
+	[LP_REF_TEXT] = {"text", "LP_REF_TEXT"},
+};
+#define NFORMS (int)(sizeof ref_forms / sizeof ref_forms[0])
 
 int lp_ref_format_parse(const char *s)
 {
-	if (!strcmp(s, "auto"))
-		return LP_REF_AUTO;
-	if (!strcmp(s, "bin"))
-		return LP_REF_BIN;
-	if (!strcmp(s, "text"))
-		return LP_REF_TEXT;
+	for (int f = 0; f < NFORMS; f++)
+		if (!strcmp(s, ref_forms[f].name))
+			return f;
 	return -1;
+}
+
+int lp_ref_format_check(int format, const char *field, lp_error *err)
+{
+	if (format >= 0 && format < NFORMS)
+		return 0;
+	GString *names = g_string_new(NULL);
+	for (int f = 0; f < NFORMS; f++)
+		g_string_append_printf(names, "%s%s", f == 0 ? "" : f == NFORMS - 1 ? " or " : ", ",
+				       ref_forms[f].constant);
+	lp_fail(err, LP_EUSAGE, "%s: %d is not %s", field, format, names->str);
+	g_string_free(names, TRUE);
+	return LP_EUSAGE;
 }
 
 int lp_endian_parse(const char *s)
@@ -511,3 +532,33 @@ int lp_ref_writer_finish(lp_ref_writer *w, lp_error *err)
 }
 
 void lp_ref_writer_free(lp_ref_writer *w) { g_free(w); }
+
+/* ---- laplace dump ---- */
+
+int lp_ref_dump(const char *path, enum lp_endian endian, const lp_torn_policy *policy,
+		lp_output *out, lp_error *err)
+{
+	lp_ref_source *reader = lp_ref_reader_open(path, LP_REF_AUTO, endian, err);
+	if (!reader)
+		return err->status;
+	lp_ref_writer *writer = lp_ref_writer_new(out, LP_REF_TEXT, endian);
+	lp_ref *batch = g_new(lp_ref, DUMP_BATCH);
+	ssize_t n;
+	int rc = 0;
+	while ((n = lp_ref_source_read(reader, batch, DUMP_BATCH, err)) > 0)
+		if ((rc = lp_ref_writer_write(writer, batch, (size_t)n, err)))
+			break;
+	g_free(batch);
+	if (!rc && n < 0)
+		rc = err->status;
+	if (!rc)
+		rc = lp_ref_writer_finish(writer, err);
+	else
+		lp_ref_writer_free(writer);
+	size_t torn = lp_ref_source_torn_bytes(reader);
+	if (!rc && torn) /* binary: text is never torn */
+		rc = lp_torn_record(policy, lp_ref_source_name(reader), lp_ref_source_index(reader),
+				    torn, err);
+	lp_ref_source_close(reader);
+	return rc;
+}

@@ -22,6 +22,9 @@
 /* Parse "bin"/"text"/"auto" and "little"/"big"; -1 if unknown. */
 int lp_ref_format_parse(const char *s);
 int lp_endian_parse(const char *s);
+/* 0 when format is an enum lp_ref_format; else LP_EUSAGE with err saying
+ * "FIELD: N is not" the library's names for them. */
+int lp_ref_format_check(int format, const char *field, lp_error *err);
 
 /* Whether data[0, n), the start of a (decompressed) trace, is text
  * (laplace-formats(5), 1.3): its first line, the bytes before the first
@@ -64,6 +67,11 @@ int lp_ref_writer_write(lp_ref_writer *w, const lp_ref *refs, size_t n, lp_error
 /* Flush buffered records into the output (does not commit it); frees w. */
 int lp_ref_writer_finish(lp_ref_writer *w, lp_error *err);
 void lp_ref_writer_free(lp_ref_writer *w);
+
+/* laplace dump: the trace at path (binary or text, detected) in text on
+ * out; a torn last record as policy says. */
+int lp_ref_dump(const char *path, enum lp_endian endian, const lp_torn_policy *policy,
+		lp_output *out, lp_error *err);
 
 
 
