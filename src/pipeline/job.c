@@ -1,6 +1,6 @@
 /* A whole merge: open the inputs, build the pipeline, write the outputs,
  * and publish them together; on any failure leave nothing that looks
- * complete. */
+ * complete. The first half, lp_run, is every run's. */
 #include "pipeline/job.h"
 
 #include <fcntl.h>
@@ -31,17 +31,44 @@ static int stage_stats(const char *path, const lp_stats *stats, lp_staged **stag
 	return lp_output_stage(out, lp_stats_write_yaml(out, stats, err), staged, err);
 }
 
+int lp_run_open(lp_run *r, const lp_merge_job *job, lp_error *err)
+{
+	*r = (lp_run){0};
+	if (!(r->refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err)) ||
+	    !(r->kern = lp_kern_reader_open(job->kernel, err))) {
+		lp_run_close(r);
+		return err->status;
+	}
+	r->merge = lp_merge_new(&(lp_merge_config){.page_offset = job->page_offset});
+	r->pipeline = (lp_pipeline){
+		.refs = r->refs,
+		.kern = r->kern,
+		.merge = r->merge,
+		.strict = job->strict,
+		.warn = job->warn,
+		.warn_ctx = job->warn_ctx,
+		.progress = job->progress,
+		.progress_ctx = job->progress_ctx,
+		.threads = job->threads,
+	};
+	return 0;
+}
+
+void lp_run_close(lp_run *r)
+{
+	lp_merge_free(r->merge);
+	lp_event_source_close(r->kern);
+	lp_ref_source_close(r->refs);
+	*r = (lp_run){0};
+}
+
 int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 {
 	int rc;
-	lp_ref_source *refs = NULL;
-	lp_event_source *kern = NULL;
+	lp_run run = {0};
 	lp_output *out = NULL;
 	lp_basic_sink *basic = NULL;
 	lp_procdir *procdir = NULL;
-	lp_merge *merge = NULL;
-	const lp_sink *sink;
-	void *sink_ctx;
 	/* What the run publishes: the output (file or directory) and the
 	 * statistics file. */
 	lp_staged *staged[2] = {NULL, NULL};
@@ -53,17 +80,10 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 	if ((rc = lp_check_outputs(inputs, 2, outputs, 2, err)) ||
 	    (confined && (rc = lp_check_output_in(job->output_dir_fd, output, inputs, 2, err))))
 		return rc;
-	refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err);
-	if (!refs)
-		return err->status;
-	kern = lp_kern_reader_open(job->kernel, err);
-	if (!kern) {
-		rc = err->status;
-		goto done;
-	}
+	if ((rc = lp_run_open(&run, job, err)))
+		return rc;
 	if (job->discard) {
-		sink = &lp_null_sink_ops;
-		sink_ctx = NULL;
+		run.pipeline.sink = &lp_null_sink_ops;
 	} else if (job->per_process) {
 		lp_procdir_inputs names = {job->reference, job->kernel};
 		procdir = lp_procdir_open(job->output_dir_fd, job->output, job->force, job->user_only,
@@ -72,8 +92,8 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 			rc = err->status;
 			goto done;
 		}
-		sink = &lp_procdir_sink_ops;
-		sink_ctx = procdir;
+		run.pipeline.sink = &lp_procdir_sink_ops;
+		run.pipeline.sink_ctx = procdir;
 	} else {
 		out = confined ? lp_output_open_in_level(job->output_dir_fd, output, job->compress,
 							 job->level, err)
@@ -83,24 +103,10 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 			goto done;
 		}
 		basic = lp_basic_sink_new(out, job->user_only, job->form);
-		sink = &lp_basic_sink_ops;
-		sink_ctx = basic;
+		run.pipeline.sink = &lp_basic_sink_ops;
+		run.pipeline.sink_ctx = basic;
 	}
-	merge = lp_merge_new(&(lp_merge_config){.page_offset = job->page_offset});
-	lp_pipeline p = {
-		.refs = refs,
-		.kern = kern,
-		.merge = merge,
-		.sink = sink,
-		.sink_ctx = sink_ctx,
-		.strict = job->strict,
-		.warn = job->warn,
-		.warn_ctx = job->warn_ctx,
-		.progress = job->progress,
-		.progress_ctx = job->progress_ctx,
-		.threads = job->threads,
-	};
-	if ((rc = lp_pipeline_run(&p, err)))
+	if ((rc = lp_pipeline_run(&run.pipeline, err)))
 		goto done;
 	if (out) {
 		rc = lp_output_stage(out, 0, &staged[0], err);
@@ -111,21 +117,20 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 		staged[0] = lp_procdir_release(procdir);
 		procdir = NULL;
 	}
-	if (job->stats_path && (rc = stage_stats(job->stats_path, lp_merge_stats(merge), &staged[1], err)))
+	if (job->stats_path &&
+	    (rc = stage_stats(job->stats_path, lp_merge_stats(run.merge), &staged[1], err)))
 		goto done;
 	/* Publishing frees the staged items, whatever happens. */
 	rc = lp_stage_publish(staged, 2, err);
 	staged[0] = staged[1] = NULL;
 	if (!rc && stats)
-		*stats = *lp_merge_stats(merge);
+		*stats = *lp_merge_stats(run.merge);
 done:
 	lp_staged_discard(staged[0]);
 	lp_staged_discard(staged[1]);
 	lp_output_abort(out);
 	lp_basic_sink_free(basic);
 	lp_procdir_free(procdir);
-	lp_merge_free(merge);
-	lp_event_source_close(kern);
-	lp_ref_source_close(refs);
+	lp_run_close(&run);
 	return rc;
 }
