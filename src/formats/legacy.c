@@ -228,53 +228,121 @@ static void count_ref(lp_legacy_summary *sum, char type)
 	sum->refs[type == 'i' ? 0 : type == 'r' ? 1 : 2]++;
 }
 
+/* BYU and p6 records turned into references a batch at a time: read()
+ * reads up to BATCH records and puts the references among them in refs,
+ * counting the rest in sum (by request type or operation); it returns the
+ * records read, 0 at the end, or -1 with err set. */
+typedef struct refs_decoder {
+	void *(*open)(lp_byte_source *src, enum lp_endian endian);
+	ssize_t (*read)(void *d, lp_ref *refs, size_t *nref, lp_legacy_summary *sum,
+			const lp_torn_policy *policy, lp_error *err);
+	void (*close)(void *d);
+} refs_decoder;
+
+typedef struct byu_refs {
+	lp_byu_reader *r;
+	lp_byu_record recs[BATCH];
+	uint64_t clock; /* running sum of the time deltas */
+} byu_refs;
+
+static void *byu_refs_open(lp_byte_source *src, enum lp_endian endian)
+{
+	byu_refs *d = g_new0(byu_refs, 1);
+	d->r = lp_byu_reader_new(src, endian);
+	return d;
+}
+
+static ssize_t byu_refs_read(void *dv, lp_ref *refs, size_t *nref, lp_legacy_summary *sum,
+			     const lp_torn_policy *policy, lp_error *err)
+{
+	byu_refs *d = dv;
+	ssize_t n = lp_byu_reader_read(d->r, d->recs, BATCH, policy, err);
+	for (ssize_t i = 0; i < n; i++) {
+		const lp_byu_record *b = &d->recs[i];
+		/* the first record's time is not a delta */
+		if (sum->records + (uint64_t)i > 0)
+			d->clock += b->time;
+		char type = lp_byu_ref_type(b->reqtype);
+		if (!type) {
+			sum->skipped++;
+			sum->skipped_by[b->reqtype]++;
+			continue;
+		}
+		refs[(*nref)++] = (lp_ref){.timestamp = d->clock, .vas = b->proc, .address = b->addr,
+					   .length = b->size, .type = type};
+	}
+	return n;
+}
+
+static void byu_refs_close(void *dv)
+{
+	byu_refs *d = dv;
+	lp_byu_reader_close(d->r);
+	g_free(d);
+}
+
+typedef struct p6_refs {
+	lp_p6_reader *r;
+	lp_p6_record recs[BATCH];
+} p6_refs;
+
+static void *p6_refs_open(lp_byte_source *src, enum lp_endian endian)
+{
+	p6_refs *d = g_new0(p6_refs, 1);
+	d->r = lp_p6_reader_new(src, endian);
+	return d;
+}
+
+static ssize_t p6_refs_read(void *dv, lp_ref *refs, size_t *nref, lp_legacy_summary *sum,
+			    const lp_torn_policy *policy, lp_error *err)
+{
+	p6_refs *d = dv;
+	ssize_t n = lp_p6_reader_read(d->r, d->recs, BATCH, policy, err);
+	for (ssize_t i = 0; i < n; i++) {
+		if (!lp_p6_to_ref(&d->recs[i], sum->records + (uint64_t)i, &refs[*nref])) {
+			sum->skipped++;
+			sum->skipped_by[d->recs[i].control >> 4]++;
+			continue;
+		}
+		(*nref)++;
+	}
+	return n;
+}
+
+static void p6_refs_close(void *dv)
+{
+	p6_refs *d = dv;
+	lp_p6_reader_close(d->r);
+	g_free(d);
+}
+
+static const refs_decoder refs_decoders[] = {
+	[LP_LEGACY_BYU] = {byu_refs_open, byu_refs_read, byu_refs_close},
+	[LP_LEGACY_P6] = {p6_refs_open, p6_refs_read, p6_refs_close},
+};
+
 int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format, enum lp_endian endian,
 		      const lp_torn_policy *policy, lp_ref_writer *w, lp_legacy_summary *sum,
 		      lp_error *err)
 {
 	memset(sum, 0, sizeof *sum);
-	if (format != LP_LEGACY_BYU && format != LP_LEGACY_P6) {
+	const lp_format *f = lp_format_of(format);
+	if (!f || !f->to_refs) {
 		lp_byte_source_close(src);
 		return lp_fail(err, LP_EUSAGE, "only BYU and p6 traces convert to raw references");
 	}
-	lp_byu_reader *byu = format == LP_LEGACY_BYU ? lp_byu_reader_new(src, endian) : NULL;
-	lp_p6_reader *p6 = format == LP_LEGACY_P6 ? lp_p6_reader_new(src, endian) : NULL;
-	lp_byu_record *brecs = byu ? g_new(lp_byu_record, BATCH) : NULL;
-	lp_p6_record *precs = p6 ? g_new(lp_p6_record, BATCH) : NULL;
+	const refs_decoder *dec = &refs_decoders[format];
+	void *d = dec->open(src, endian);
 	lp_ref *refs = g_new(lp_ref, BATCH);
-	uint64_t clock = 0; /* BYU: running sum of the time deltas */
 	ssize_t n;
 	int st = 0;
 	while (st == 0) {
-		n = byu ? lp_byu_reader_read(byu, brecs, BATCH, policy, err)
-			: lp_p6_reader_read(p6, precs, BATCH, policy, err);
+		size_t nref = 0;
+		n = dec->read(d, refs, &nref, sum, policy, err);
 		if (n <= 0)
 			break;
-		size_t nref = 0;
-		for (ssize_t i = 0; i < n; i++) {
-			uint64_t index = sum->records + (uint64_t)i;
-			if (byu) {
-				const lp_byu_record *b = &brecs[i];
-				/* the first record's time is not a delta */
-				if (index > 0)
-					clock += b->time;
-				char type = lp_byu_ref_type(b->reqtype);
-				if (!type) {
-					sum->skipped++;
-					sum->skipped_by[b->reqtype]++;
-					continue;
-				}
-				refs[nref] = (lp_ref){.timestamp = clock, .vas = b->proc,
-						      .address = b->addr, .length = b->size,
-						      .type = type};
-			} else if (!lp_p6_to_ref(&precs[i], index, &refs[nref])) {
-				sum->skipped++;
-				sum->skipped_by[precs[i].control >> 4]++;
-				continue;
-			}
-			count_ref(sum, refs[nref].type);
-			nref++;
-		}
+		for (size_t i = 0; i < nref; i++)
+			count_ref(sum, refs[i].type);
 		sum->records += (uint64_t)n;
 		st = lp_ref_writer_write(w, refs, nref, err);
 	}
@@ -283,9 +351,6 @@ int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format, enum lp
 	if (st == 0 && sum->records > 0 && sum->skipped == sum->records)
 		st = fail_all_skipped(sum, format, lp_byte_source_name(src), err);
 	g_free(refs);
-	g_free(brecs);
-	g_free(precs);
-	lp_byu_reader_close(byu);
-	lp_p6_reader_close(p6);
+	dec->close(d);
 	return st;
 }
