@@ -16,10 +16,11 @@
  * one of its own it lets the writer finish what came earlier, whose
  * failure, if any, came first.
  *
- * Text references cost more to parse than the merge costs: then the reader
- * thread only cuts the text into the batches' lines, parser threads parse
- * batches at once, and this thread takes them in order and checks their
- * order itself. A batch has the same lines as the single-threaded reader
+ * Some sources cost more to decode than the merge costs (text references):
+ * those that can cut and decode apart (lp_ref_source_ops.cut, .decode) have
+ * the reader thread only cut the batches' records, parser threads decode
+ * batches at once, and this thread take them in order and check their
+ * order itself. A batch has the same records as the single-threaded reader
  * would read at once, so that failures come at the same point. */
 #include "pipeline/pipeline.h"
 
@@ -30,7 +31,7 @@
 /* Batches in flight between the reader and the writer: enough to keep the
  * stages busy through each other's bursts, little enough to keep memory
  * (2 MiB a batch, and its text, 1.7 MiB for a gen capture) and latency
- * small. With text, two more for each parser thread. */
+ * small. With parser threads, two more for each. */
 #define SLOTS 4
 #define MAX_PARSERS 8
 #define MAX_SLOTS (SLOTS + 2 * MAX_PARSERS)
@@ -53,7 +54,7 @@ typedef struct ref_batch {
 	int status;      /* the reader's failure, with err */
 	lp_error err;
 	double fraction; /* of the reference input read, or -1 */
-	/* Text cut by the reader for a parser thread; parsed tells the merging
+	/* Records cut by the reader for a parser thread; parsed tells the merging
 	 * thread that refs and status are ready. */
 	lp_text_chunk text;
 	GMutex lock;
@@ -91,7 +92,7 @@ typedef struct stages {
 	GAsyncQueue *free_parcels; /* writer -> merger */
 	parcel parcel_set[PARCELS];
 	parcel *open;              /* being filled by the merger, or NULL */
-	GAsyncQueue *to_parse;     /* reader -> parsers (text); stop_parser ends one */
+	GAsyncQueue *to_parse;     /* reader -> parsers; stop_parser ends one */
 	GThread *parsers[MAX_PARSERS];
 	int nparsers;              /* 0: the reader reads and parses itself */
 	int nslots;
