@@ -196,6 +196,8 @@ int cmd_convert(int argc, char **argv)
 	gchar *from = NULL, *to = NULL, *ref_format = NULL, *endian = NULL;
 	gchar *output = NULL, *compress = NULL, *level = NULL;
 	gboolean strict = FALSE;
+	char *ref_forms = lp_ref_format_names();
+	char *ref_format_help = g_strdup_printf("Form of the reference input: %s (default)", ref_forms);
 	GOptionEntry entries[] = {
 		{"to", 0, 0, G_OPTION_ARG_STRING, &to,
 		 "Output form: text or bin (required); basic for page-image input", "FORM"},
@@ -203,8 +205,7 @@ int cmd_convert(int argc, char **argv)
 		 "Input format: ref, a raw reference trace (default), byu, p6, page-image, "
 		 "basic (a basic merge stream, text or bin) or bin",
 		 "FORMAT"},
-		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format,
-		 "Form of the reference input: bin, text or auto (default)", "FORM"},
+		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format, ref_format_help, "FORM"},
 		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
 		 "Byte order of binary input and output: little (default) or big", "ORDER"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
@@ -280,7 +281,7 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	if (ref_format && (int)(rq.ref_format = lp_ref_format_parse(ref_format)) < 0) {
-		cli_usage_error("--ref-format must be bin, text or auto, not '%s'", ref_format);
+		cli_usage_error("--ref-format must be %s, not '%s'", ref_forms, ref_format);
 		goto out;
 	}
 	if (endian && (int)(rq.endian = lp_endian_parse(endian)) < 0) {
@@ -313,5 +314,7 @@ out:
 	g_free(compress);
 	g_free(level);
 	g_free(names);
+	g_free(ref_forms);
+	g_free(ref_format_help);
 	return rc;
 }

@@ -37,6 +37,16 @@ int lp_ref_format_parse(const char *s)
 	return -1;
 }
 
+char *lp_ref_format_names(void)
+{
+	GString *names = g_string_new(NULL);
+	for (int f = 0; f < NFORMS; f++)
+		if (f != LP_REF_AUTO)
+			g_string_append_printf(names, "%s%s", names->len ? ", " : "", ref_forms[f].name);
+	g_string_append_printf(names, " or %s", ref_forms[LP_REF_AUTO].name);
+	return g_string_free(names, FALSE);
+}
+
 int lp_ref_format_check(int format, const char *field, lp_error *err)
 {
 	if (format >= 0 && format < NFORMS)

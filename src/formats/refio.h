@@ -22,6 +22,9 @@
 /* Parse "bin"/"text"/"auto" and "little"/"big"; -1 if unknown. */
 int lp_ref_format_parse(const char *s);
 int lp_endian_parse(const char *s);
+/* The forms lp_ref_format_parse takes, for help and messages: "bin, text
+ * or auto". g_free it. */
+char *lp_ref_format_names(void);
 /* 0 when format is an enum lp_ref_format; else LP_EUSAGE with err saying
  * "FIELD: N is not" the library's names for them. */
 int lp_ref_format_check(int format, const char *field, lp_error *err);

@@ -112,6 +112,12 @@ Test(refio, option_names)
 	cr_assert_eq(lp_endian_parse("little"), LP_LITTLE);
 	cr_assert_eq(lp_endian_parse("big"), LP_BIG);
 	cr_assert_eq(lp_endian_parse("Big"), -1);
+	char *names = lp_ref_format_names();
+	cr_assert_str_eq(names, "bin, text or auto");
+	g_free(names);
+	cr_assert_eq(lp_ref_format_check(LP_REF_TEXT, "f", &err), 0);
+	cr_assert_eq(lp_ref_format_check(-1, "f", &err), LP_EUSAGE);
+	cr_assert_str_eq(err.msg, "f: -1 is not LP_REF_AUTO, LP_REF_BIN or LP_REF_TEXT");
 }
 
 Test(refio, binary_little_and_big_endian)
