@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "io/staging.h"
+#include "formats/refio.h"
 #include "io/taskcodec.h"
 #include "core/numbers.h"
 #include "cmd/table.h"
@@ -151,9 +152,11 @@ void cli_warn(void *ctx, const char *msg)
 
 void cli_capture_add_options(cli_capture *c, GOptionContext *ctx)
 {
+	char *forms = lp_ref_format_names();
+	c->ref_format_help = g_strdup_printf("Reference trace form: %s (default)", forms);
+	g_free(forms);
 	const GOptionEntry entries[] = {
-		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &c->ref_format,
-		 "Reference trace form: bin, text or auto (default)", "FORMAT"},
+		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &c->ref_format, c->ref_format_help, "FORMAT"},
 		{"endian", 0, 0, G_OPTION_ARG_STRING, &c->endian,
 		 "Byte order of binary references: little (default) or big", "ORDER"},
 		{"page-offset", 0, 0, G_OPTION_ARG_STRING, &c->page_offset,
@@ -178,7 +181,9 @@ bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, 
 		return false;
 	}
 	if (c->ref_format && (int)(job->ref_format = lp_ref_format_parse(c->ref_format)) < 0) {
-		cli_usage_error("--ref-format must be bin, text or auto, not '%s'", c->ref_format);
+		char *forms = lp_ref_format_names();
+		cli_usage_error("--ref-format must be %s, not '%s'", forms, c->ref_format);
+		g_free(forms);
 		return false;
 	}
 	if (c->endian && (int)(job->endian = lp_endian_parse(c->endian)) < 0) {
@@ -201,6 +206,7 @@ void cli_capture_free(cli_capture *c)
 	g_free(c->ref_format);
 	g_free(c->endian);
 	g_free(c->page_offset);
+	g_free(c->ref_format_help);
 }
 
 void cli_print_stats(GString *to, const lp_stats *st)

@@ -52,6 +52,7 @@ typedef struct cli_capture {
 	gchar *ref_format, *endian, *page_offset;
 	gboolean strict;
 	GOptionEntry entries[5];
+	char *ref_format_help;
 } cli_capture;
 /* Add the capture options to ctx's main group; c must outlive parsing. */
 void cli_capture_add_options(cli_capture *c, GOptionContext *ctx);

@@ -1,13 +1,13 @@
-/* laplace convert: raw reference traces between their binary and text forms.
- * Each input format (--from) is one entry of the sources table, so further
- * formats are added beside "ref" without touching the others. */
+/* laplace convert: raw reference traces between their binary and text forms,
+ * and the other formats (registry.h, --from) into them or into a basic
+ * merge stream. */
 #include <stdbool.h>
 #include <string.h>
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "io/io.h"
-#include "formats/legacy.h"
+#include "formats/registry.h"
 #include "analysis/lru.h"
 #include "formats/refio.h"
 #include "pipeline/sinks.h"
@@ -31,12 +31,12 @@ typedef struct convert_request {
 } convert_request;
 
 /* Copy every reference from reader to writer; then deal with a torn record. */
-static int copy_refs(lp_ref_reader *reader, lp_ref_writer *writer, bool strict, lp_error *err)
+static int copy_refs(lp_ref_source *reader, lp_ref_writer *writer, bool strict, lp_error *err)
 {
 	lp_ref *batch = g_new(lp_ref, CONVERT_BATCH);
 	ssize_t n;
 	int rc = 0;
-	while ((n = lp_ref_reader_read(reader, batch, CONVERT_BATCH, err)) > 0)
+	while ((n = lp_ref_source_read(reader, batch, CONVERT_BATCH, err)) > 0)
 		if ((rc = lp_ref_writer_write(writer, batch, (size_t)n, err)))
 			break;
 	g_free(batch);
@@ -44,22 +44,23 @@ static int copy_refs(lp_ref_reader *reader, lp_ref_writer *writer, bool strict, 
 		return err->status;
 	if (rc)
 		return rc;
-	size_t torn = lp_ref_reader_torn_bytes(reader);
+	size_t torn = lp_ref_source_torn_bytes(reader);
 	if (!torn)
 		return 0;
 	const lp_torn_policy policy = {.strict = strict, .warn = cli_warn};
-	return lp_torn_record(&policy, lp_ref_reader_name(reader), lp_ref_reader_index(reader), torn,
+	return lp_torn_record(&policy, lp_ref_source_name(reader), lp_ref_source_index(reader), torn,
 			      err);
 }
 
-static int convert_ref(const convert_request *rq, lp_error *err)
+static int convert_ref(const convert_request *rq, const lp_format *format, lp_error *err)
 {
-	lp_ref_reader *reader = lp_ref_reader_open(rq->input, rq->ref_format, rq->endian, err);
+	(void)format;
+	lp_ref_source *reader = lp_ref_reader_open(rq->input, rq->ref_format, rq->endian, err);
 	if (!reader)
 		return err->status;
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
 	if (!out) {
-		lp_ref_reader_close(reader);
+		lp_ref_source_close(reader);
 		return err->status;
 	}
 	lp_ref_writer *writer = lp_ref_writer_new(out, rq->to, rq->endian);
@@ -72,14 +73,14 @@ static int convert_ref(const convert_request *rq, lp_error *err)
 	} else {
 		lp_output_abort(out);
 	}
-	lp_ref_reader_close(reader);
+	lp_ref_source_close(reader);
 	return rc;
 }
 
 /* BYU and p6 traces to raw references: the input's byte order is
  * rq->endian, the binary output is always little-endian; a summary of the
  * references written and the records skipped goes to stderr. */
-static int convert_legacy(const convert_request *rq, enum lp_legacy_format format, lp_error *err)
+static int convert_to_refs(const convert_request *rq, const lp_format *format, lp_error *err)
 {
 	lp_byte_source *src = lp_byte_source_open(rq->input, err);
 	if (!src)
@@ -89,12 +90,11 @@ static int convert_legacy(const convert_request *rq, enum lp_legacy_format forma
 		lp_byte_source_close(src);
 		return err->status;
 	}
-	enum lp_endian order = rq->endian_given ? rq->endian
-				 : format == LP_LEGACY_P6 ? LP_BIG : LP_LITTLE;
+	enum lp_endian order = rq->endian_given ? rq->endian : format->byte_order;
 	lp_ref_writer *writer = lp_ref_writer_new(out, rq->to, LP_LITTLE);
 	lp_torn_policy policy = {.strict = rq->strict, .warn = cli_warn};
 	lp_legacy_summary sum;
-	int rc = lp_legacy_to_refs(src, format, order, &policy, writer, &sum, err);
+	int rc = lp_legacy_to_refs(src, format->id, order, &policy, writer, &sum, err);
 	if (rc)
 		lp_ref_writer_free(writer);
 	else
@@ -106,24 +106,15 @@ static int convert_legacy(const convert_request *rq, enum lp_legacy_format forma
 	if ((rc = lp_output_commit(out, err)))
 		return rc;
 	char line[1024];
-	lp_legacy_summary_text(&sum, format, line, sizeof line);
+	lp_legacy_summary_text(&sum, format->id, line, sizeof line);
 	fprintf(stderr, "%s: %s\n", cli_command(), line);
 	return 0;
 }
 
-static int convert_byu(const convert_request *rq, lp_error *err)
-{
-	return convert_legacy(rq, LP_LEGACY_BYU, err);
-}
-
-static int convert_p6(const convert_request *rq, lp_error *err)
-{
-	return convert_legacy(rq, LP_LEGACY_P6, err);
-}
-
 /* A page-image trace to the basic merge stream that reproduces it. */
-static int convert_page_image(const convert_request *rq, lp_error *err)
+static int convert_page_image(const convert_request *rq, const lp_format *format, lp_error *err)
 {
+	(void)format;
 	lp_byte_source *src = lp_byte_source_open(rq->input, err);
 	if (!src)
 		return err->status;
@@ -142,8 +133,9 @@ static int convert_page_image(const convert_request *rq, lp_error *err)
 }
 
 /* A basic merge stream in one form to the other (--to basic or bin). */
-static int convert_basic(const convert_request *rq, lp_error *err)
+static int convert_basic(const convert_request *rq, const lp_format *format, lp_error *err)
 {
+	(void)format;
 	lp_basic_reader *reader = lp_basic_open(rq->input, err);
 	if (!reader)
 		return err->status;
@@ -184,26 +176,18 @@ static int convert_basic(const convert_request *rq, lp_error *err)
 	return rc;
 }
 
-static const struct convert_source {
-	const char *name;
-	int (*run)(const convert_request *rq, lp_error *err);
-} sources[] = {
-	{"ref", convert_ref},
-	{"byu", convert_byu},
-	{"p6", convert_p6},
-	{"page-image", convert_page_image},
-	{"basic", convert_basic},
-	{"bin", convert_basic},
-};
+typedef int convert_fn(const convert_request *rq, const lp_format *format, lp_error *err);
 
-#define NSOURCES (sizeof sources / sizeof sources[0])
-
-static const struct convert_source *find_source(const char *name)
+/* What each format (registry.h) converts by: into raw references, or
+ * into a basic merge stream for the pages without addresses. */
+static convert_fn *converter(const lp_format *f)
 {
-	for (size_t i = 0; i < NSOURCES; i++)
-		if (!strcmp(sources[i].name, name))
-			return &sources[i];
-	return NULL;
+	static convert_fn *const by_id[] = {
+		[LP_LEGACY_REF] = convert_ref,
+		[LP_LEGACY_PAGE_IMAGE] = convert_page_image,
+		[LP_LEGACY_BASIC] = convert_basic,
+	};
+	return f->to_refs ? convert_to_refs : by_id[f->id];
 }
 
 int cmd_convert(int argc, char **argv)
@@ -212,6 +196,8 @@ int cmd_convert(int argc, char **argv)
 	gchar *from = NULL, *to = NULL, *ref_format = NULL, *endian = NULL;
 	gchar *output = NULL, *compress = NULL, *level = NULL;
 	gboolean strict = FALSE;
+	char *ref_forms = lp_ref_format_names();
+	char *ref_format_help = g_strdup_printf("Form of the reference input: %s (default)", ref_forms);
 	GOptionEntry entries[] = {
 		{"to", 0, 0, G_OPTION_ARG_STRING, &to,
 		 "Output form: text or bin (required); basic for page-image input", "FORM"},
@@ -219,8 +205,7 @@ int cmd_convert(int argc, char **argv)
 		 "Input format: ref, a raw reference trace (default), byu, p6, page-image, "
 		 "basic (a basic merge stream, text or bin) or bin",
 		 "FORMAT"},
-		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format,
-		 "Form of the reference input: bin, text or auto (default)", "FORM"},
+		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format, ref_format_help, "FORM"},
 		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
 		 "Byte order of binary input and output: little (default) or big", "ORDER"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
@@ -257,7 +242,8 @@ int cmd_convert(int argc, char **argv)
 		.endian = LP_LITTLE,
 		.compress = LP_COMPRESS_AUTO,
 	};
-	const struct convert_source *source = &sources[0];
+	const lp_format *source = lp_format_find("ref");
+	char *names = lp_format_names("bin");
 	lp_error err = {0};
 	if (!cli_parse_one_input(ctx, &argc, &argv))
 		goto out;
@@ -273,28 +259,29 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	rq.to = (enum lp_ref_format)form;
-	if (from && !(source = find_source(from))) {
-		cli_usage_error("--from must be ref, byu, p6, page-image, basic or bin, not '%s'", from);
+	/* --from bin: a basic merge stream that must be in the bin form. */
+	rq.from_bin = from && !strcmp(from, "bin");
+	if (from && !(source = lp_format_find(rq.from_bin ? "basic" : from))) {
+		cli_usage_error("--from must be %s, not '%s'", names, from);
 		goto out;
 	}
+	convert_fn *run = converter(source);
 	/* Pages without addresses (a page-image trace, a basic merge stream)
 	 * become a basic merge stream, and only they do; a basic stream may
 	 * also become the bin form. */
-	bool pages = source->run == convert_page_image || source->run == convert_basic;
-	if (rq.to_basic != pages &&
-	    !(source->run == convert_basic && rq.to == LP_REF_BIN)) {
+	bool pages = run == convert_page_image || run == convert_basic;
+	if (rq.to_basic != pages && !(run == convert_basic && rq.to == LP_REF_BIN)) {
 		cli_usage_error(rq.to_basic ? "--to basic needs --from page-image, basic or bin"
 				: "--from %s converts only --to basic%s", from,
-				source->run == convert_basic ? " or bin" : "");
+				run == convert_basic ? " or bin" : "");
 		goto out;
 	}
-	if (source->run == convert_basic && !strcmp(from, "bin") && !rq.to_basic) {
+	if (rq.from_bin && !rq.to_basic) {
 		cli_usage_error("--from bin converts only --to basic");
 		goto out;
 	}
-	rq.from_bin = source->run == convert_basic && !strcmp(from, "bin");
 	if (ref_format && (int)(rq.ref_format = lp_ref_format_parse(ref_format)) < 0) {
-		cli_usage_error("--ref-format must be bin, text or auto, not '%s'", ref_format);
+		cli_usage_error("--ref-format must be %s, not '%s'", ref_forms, ref_format);
 		goto out;
 	}
 	if (endian && (int)(rq.endian = lp_endian_parse(endian)) < 0) {
@@ -314,7 +301,7 @@ int cmd_convert(int argc, char **argv)
 	const char *inputs[] = {rq.input}, *outputs[] = {rq.output ? rq.output : "-"};
 	rc = lp_check_outputs(inputs, 1, outputs, 1, &err);
 	if (!rc)
-		rc = source->run(&rq, &err);
+		rc = run(&rq, source, &err);
 	if (rc)
 		cli_fail(&err);
 out:
@@ -326,5 +313,8 @@ out:
 	g_free(output);
 	g_free(compress);
 	g_free(level);
+	g_free(names);
+	g_free(ref_forms);
+	g_free(ref_format_help);
 	return rc;
 }

@@ -4,48 +4,17 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "formats/legacy.h"
-#include "formats/refio.h"
-
-#define DUMP_BATCH 65536
-
-/* A raw reference trace, binary or text, in its text form. */
-static int dump_ref(const char *path, enum lp_endian endian, const lp_torn_policy *policy,
-		    lp_output *out, lp_error *err)
-{
-	lp_ref_reader *reader = lp_ref_reader_open(path, LP_REF_AUTO, endian, err);
-	if (!reader)
-		return err->status;
-	lp_ref_writer *writer = lp_ref_writer_new(out, LP_REF_TEXT, endian);
-	lp_ref *batch = g_new(lp_ref, DUMP_BATCH);
-	ssize_t n;
-	int rc = 0;
-	while ((n = lp_ref_reader_read(reader, batch, DUMP_BATCH, err)) > 0)
-		if ((rc = lp_ref_writer_write(writer, batch, (size_t)n, err)))
-			break;
-	g_free(batch);
-	if (!rc && n < 0)
-		rc = err->status;
-	if (!rc)
-		rc = lp_ref_writer_finish(writer, err);
-	else
-		lp_ref_writer_free(writer);
-	size_t torn = lp_ref_reader_torn_bytes(reader);
-	if (!rc && torn && lp_ref_reader_format(reader) == LP_REF_BIN)
-		rc = lp_torn_record(policy, lp_ref_reader_name(reader), lp_ref_reader_index(reader),
-				    torn, err);
-	lp_ref_reader_close(reader);
-	return rc;
-}
+#include "formats/registry.h"
 
 int cmd_dump(int argc, char **argv)
 {
 	cli_set_command("laplace dump");
 	gchar *format = NULL, *endian = NULL;
 	gboolean strict = FALSE;
+	char *names = lp_format_names("auto"), *detectable = lp_format_names(NULL);
+	char *format_help = g_strdup_printf("Input format: %s (default)", names);
 	GOptionEntry entries[] = {
-		{"format", 'f', 0, G_OPTION_ARG_STRING, &format,
-		 "Input format: ref, byu, p6, page-image, basic or auto (default)", "FORMAT"},
+		{"format", 'f', 0, G_OPTION_ARG_STRING, &format, format_help, "FORMAT"},
 		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
 		 "Byte order of the input: little or big (default: big for p6, else little)",
 		 "ORDER"},
@@ -72,15 +41,14 @@ int cmd_dump(int argc, char **argv)
 	g_option_context_add_main_entries(ctx, entries, NULL);
 
 	int rc = LP_EUSAGE;
-	int fmt = -1;
+	const lp_format *fmt = NULL;
 	int order = -1;
 	lp_byte_source *src = NULL;
 	lp_error err = {0};
 	if (!cli_parse_one_input(ctx, &argc, &argv))
 		goto out;
-	if (format && strcmp(format, "auto") && (fmt = lp_legacy_format_parse(format)) < 0) {
-		cli_usage_error("--format must be ref, byu, p6, page-image, basic or auto, not '%s'",
-				format);
+	if (format && strcmp(format, "auto") && !(fmt = lp_format_find(format))) {
+		cli_usage_error("--format must be %s, not '%s'", names, format);
 		goto out;
 	}
 	if (endian && (order = lp_endian_parse(endian)) < 0) {
@@ -94,46 +62,45 @@ int cmd_dump(int argc, char **argv)
 		rc = cli_fail(&err);
 		goto out;
 	}
-	if (fmt != LP_LEGACY_REF) {
+	if (!fmt || fmt->dump) {
 		if (!(src = lp_byte_source_open(path, &err))) {
 			rc = cli_fail(&err);
 			goto out;
 		}
-		if (fmt < 0) {
-			fmt = lp_legacy_detect(src, &err);
-			if (fmt == -2) {
+		if (!fmt) {
+			bool failed;
+			fmt = lp_format_detect(src, &failed, &err);
+			if (failed) {
 				rc = cli_fail(&err);
 				goto out;
 			}
-			if (fmt == LP_LEGACY_UNKNOWN) {
-				cli_usage_error("cannot tell the format of %s; give --format "
-						"(ref, byu, p6, page-image or basic)",
-						lp_byte_source_name(src));
+			if (!fmt) {
+				cli_usage_error("cannot tell the format of %s; give --format (%s)",
+						lp_byte_source_name(src), detectable);
 				goto out;
 			}
-			if (fmt == LP_LEGACY_REF && !strcmp(path, "-")) {
-				cli_usage_error("standard input holds a raw reference trace; give "
-						"--format ref to read it");
+			if (fmt->dump_path && !strcmp(path, "-")) {
+				cli_usage_error("standard input holds %s; give --format %s to read it",
+						fmt->what, fmt->name);
 				goto out;
 			}
 		}
 	}
 	if (order < 0)
-		order = fmt == LP_LEGACY_P6 ? LP_BIG : LP_LITTLE;
+		order = fmt->byte_order;
 	lp_output *output = lp_output_open(NULL, LP_COMPRESS_NONE, &err);
 	if (!output) {
 		rc = cli_fail(&err);
 		goto out;
 	}
 	lp_torn_policy policy = {.strict = strict, .warn = cli_warn};
-	if (fmt == LP_LEGACY_REF) {
-		/* the raw reference reader opens the file itself */
+	if (fmt->dump_path) {
+		/* the format's reader opens the file itself */
 		lp_byte_source_close(src);
 		src = NULL;
-		rc = dump_ref(path, (enum lp_endian)order, &policy, output, &err);
+		rc = fmt->dump_path(path, (enum lp_endian)order, &policy, output, &err);
 	} else {
-		rc = lp_legacy_dump(src, (enum lp_legacy_format)fmt, (enum lp_endian)order, &policy,
-				    output, &err);
+		rc = fmt->dump(src, (enum lp_endian)order, &policy, output, &err);
 		src = NULL;
 	}
 	if (rc == 0)
@@ -147,5 +114,8 @@ out:
 	g_option_context_free(ctx);
 	g_free(format);
 	g_free(endian);
+	g_free(format_help);
+	g_free(names);
+	g_free(detectable);
 	return rc;
 }

@@ -13,7 +13,7 @@
 int cmd_report(int argc, char **argv)
 {
 	cli_set_command("laplace report");
-	gchar *output = NULL, *schedule = NULL, *seed = NULL;
+	gchar *output = NULL, *schedule = NULL, *seed = NULL, *threads = NULL;
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
@@ -23,6 +23,9 @@ int cmd_report(int argc, char **argv)
 		 "run again)", "REPORT.yaml"},
 		{"seed", 0, 0, G_OPTION_ARG_STRING, &seed,
 		 "With --schedule of a random schedule: its --seed (default 0)", "N"},
+		{"threads", 'j', 0, G_OPTION_ARG_STRING, &threads,
+		 "A capture: read, merge and gather in N threads; 1: all in one (default: the "
+		 "processors available)", "N"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("REF KERN | DIR | STREAM");
@@ -63,6 +66,12 @@ int cmd_report(int argc, char **argv)
 				"capture (REF KERN)");
 		goto out;
 	}
+	if (argc == 2 && threads) {
+		cli_usage_error("-j goes with a capture (REF KERN)");
+		goto out;
+	}
+	if (!cli_threads_apply(threads, &job.threads))
+		goto out;
 	if (schedule && !is_dir) {
 		cli_usage_error("--schedule goes with a per-process directory, the one scheduled");
 		goto out;
@@ -117,5 +126,6 @@ out:
 	g_free(output);
 	g_free(schedule);
 	g_free(seed);
+	g_free(threads);
 	return rc;
 }

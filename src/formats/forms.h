@@ -4,12 +4,15 @@
 #ifndef LAPLACE_FORMS_H
 #define LAPLACE_FORMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/byteorder.h"
 #include "core/numbers.h"
 #include "core/record.h"
+#include "formats/stream.h"
+#include "io/io.h"
 
 enum lp_form {
 	LP_FORM_BASIC, /* type canonical */
@@ -117,5 +120,12 @@ static inline size_t lp_task_line_encode(char *p, const lp_ref *ref, uint64_t ca
 	*q++ = '\n';
 	return (size_t)(q - p);
 }
+
+/* Basic merge (laplace-formats(5), "BASIC MERGE OUTPUT"): the merge's sink
+ * writing references in a form to out. */
+typedef struct lp_basic_sink lp_basic_sink;
+lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only, enum lp_form form);
+void lp_basic_sink_free(lp_basic_sink *s);
+extern const lp_sink lp_basic_sink_ops;
 
 #endif

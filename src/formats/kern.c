@@ -12,10 +12,11 @@
 #include "formats/refio.h"
 #include "core/numbers.h"
 
-struct lp_kern_reader {
+typedef struct kern_reader {
+	lp_event_source base; /* first: the source is the reader */
 	lp_byte_source src;
 	uint64_t line_no;
-};
+} kern_reader;
 
 static bool all_hex_digits(const char *s, size_t len)
 {
@@ -96,18 +97,9 @@ int lp_kern_parse_line(char *line, size_t len, lp_event *ev, lp_error *err)
 	return 1;
 }
 
-lp_kern_reader *lp_kern_reader_open(const char *path, lp_error *err)
+static int kern_next(lp_event_source *s, lp_event *ev, lp_error *err)
 {
-	lp_kern_reader *r = g_new0(lp_kern_reader, 1);
-	if (lp_byte_source_init(&r->src, path, err)) {
-		g_free(r);
-		return NULL;
-	}
-	return r;
-}
-
-int lp_kern_reader_next(lp_kern_reader *r, lp_event *ev, lp_error *err)
-{
+	kern_reader *r = (kern_reader *)s;
 	for (;;) {
 		char *line;
 		size_t len;
@@ -129,14 +121,34 @@ int lp_kern_reader_next(lp_kern_reader *r, lp_event *ev, lp_error *err)
 	}
 }
 
-const char *lp_kern_reader_name(const lp_kern_reader *r) { return lp_input_name(r->src.in); }
-
-void lp_kern_reader_close(lp_kern_reader *r)
+static char *kern_where(const lp_event_source *s, const lp_event *ev)
 {
-	if (!r)
-		return;
+	const kern_reader *r = (const kern_reader *)s;
+	return g_strdup_printf("%s:%" G_GUINT64_FORMAT, lp_input_name(r->src.in), ev->line_no);
+}
+
+static void kern_close(lp_event_source *s)
+{
+	kern_reader *r = (kern_reader *)s;
 	lp_byte_source_clear(&r->src);
 	g_free(r);
+}
+
+static const lp_event_source_ops kern_ops = {
+	.next = kern_next,
+	.where = kern_where,
+	.close = kern_close,
+};
+
+lp_event_source *lp_kern_reader_open(const char *path, lp_error *err)
+{
+	kern_reader *r = g_new0(kern_reader, 1);
+	if (lp_byte_source_init(&r->src, path, err)) {
+		g_free(r);
+		return NULL;
+	}
+	r->base.ops = &kern_ops;
+	return &r->base;
 }
 
 size_t lp_kern_format_line(char *dst, char tag, uint64_t timestamp, const uint64_t *fields,

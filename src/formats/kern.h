@@ -4,18 +4,13 @@
 
 #include "core/error.h"
 #include "core/record.h"
-
-typedef struct lp_kern_reader lp_kern_reader;
+#include "formats/stream.h"
 
 /* Open a kernel event trace ("-" is standard input; compressed input is
- * read transparently). */
-lp_kern_reader *lp_kern_reader_open(const char *path, lp_error *err);
-/* Next event: 1 with *ev filled (its strings stay valid until the next
- * call), 0 at the end, -1 on error (err names file, line and field; a line
- * longer than LP_LINE_MAX bytes is one). Blank and '#' lines are skipped. Timestamp order is not checked here. */
-int lp_kern_reader_next(lp_kern_reader *r, lp_event *ev, lp_error *err);
-const char *lp_kern_reader_name(const lp_kern_reader *r);
-void lp_kern_reader_close(lp_kern_reader *r);
+ * read transparently) as an event source. Its next() fails naming file,
+ * line and field (a line longer than LP_LINE_MAX bytes is one); blank and
+ * '#' lines are skipped. */
+lp_event_source *lp_kern_reader_open(const char *path, lp_error *err);
 
 /* Parse one line (without its '\n'; trailing spaces and '\r' allowed, and
  * removed in place; line[len] must be '\0', as ev->name points into line) into

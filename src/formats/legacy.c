@@ -1,5 +1,5 @@
-/* What the legacy readers share: format detection, torn
- * records, and the dump and conversion loops. */
+/* What the legacy readers share: torn records, and the dump and
+ * conversion loops (the formats' rows and their detection: registry.c). */
 #include "formats/legacy.h"
 
 #include <inttypes.h>
@@ -8,85 +8,10 @@
 
 #include "core/byteorder.h"
 #include "formats/forms.h"
+#include "formats/registry.h"
 #include "core/numbers.h"
 
 #define BATCH 4096
-
-int lp_legacy_format_parse(const char *s)
-{
-	static const char *const names[] = {
-		[LP_LEGACY_REF] = "ref", [LP_LEGACY_BYU] = "byu", [LP_LEGACY_P6] = "p6",
-		[LP_LEGACY_PAGE_IMAGE] = "page-image", [LP_LEGACY_BASIC] = "basic",
-	};
-	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	return -1;
-}
-
-/* ---- detection ---- */
-
-static bool all_hex(const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!g_ascii_isxdigit(p[i]))
-			return false;
-	return true;
-}
-
-/* A page-image record starts at p (n bytes available from there): true
- * when its tags and page numbers are well formed and the next record, if
- * any byte follows, starts with a fetch tag. */
-static bool looks_page_image(const unsigned char *p, size_t n)
-{
-	if (n < LP_PI_SHORT_RECORD || (p[0] != 'C' && p[0] != 'F') || !all_hex(p + 1, 4))
-		return false;
-	const unsigned char *ev = p + 5 + LP_PAGE_BYTES;
-	if ((ev[0] != 'W' && ev[0] != 'R' && ev[0] != 'N') || !all_hex(ev + 1, 4))
-		return false;
-	size_t size = ev[0] == 'N' ? LP_PI_SHORT_RECORD : LP_PI_LONG_RECORD;
-	if (n < size)
-		return false;
-	return n == size || p[size] == 'C' || p[size] == 'F';
-}
-
-/* A binary raw reference trace, little-endian, starts at p (n bytes
- * available): every whole record there, and there is one, has a type byte
- * and a timestamp no smaller than the one before, and some byte is 0, as
- * in no text (a timestamp's top byte, a small vas). BYU and p6 records
- * pass by chance about never: a type byte is 6 values of 256. */
-static bool looks_binary_ref(const unsigned char *p, size_t n)
-{
-	size_t records = n / LP_REF_RECORD_SIZE;
-	if (records == 0 || !memchr(p, 0, records * LP_REF_RECORD_SIZE))
-		return false;
-	uint64_t before = 0;
-	for (size_t i = 0; i < records; i++, p += LP_REF_RECORD_SIZE) {
-		uint64_t timestamp = lp_load_u64(p + 1, false);
-		if (lp_ref_type_index((char)p[0]) < 0 || timestamp < before)
-			return false;
-		before = timestamp;
-	}
-	return true;
-}
-
-int lp_legacy_detect(lp_byte_source *s, lp_error *err)
-{
-	ssize_t n = lp_inbuf_fill(&s->b, 2 * LP_PI_LONG_RECORD, err);
-	if (n < 0)
-		return -2;
-	const unsigned char *p = lp_byte_source_data(s);
-	if (looks_page_image(p, (size_t)n))
-		return LP_LEGACY_PAGE_IMAGE;
-	if (lp_ref_starts_as_text((const char *)p, (size_t)n))
-		return LP_LEGACY_REF;
-	if (((size_t)n >= 7 && !memcmp(p, LP_BIN_HEADER, LP_BIN_MAGIC_SIZE)) ||
-	    lp_basic_starts_as_text((const char *)p, MIN((size_t)n, (size_t)LP_LINE_MAX)))
-		return LP_LEGACY_BASIC;
-	if (looks_binary_ref(p, (size_t)n))
-		return LP_LEGACY_REF;
-	return LP_LEGACY_UNKNOWN;
-}
 
 /* ---- dump and conversion loops ---- */
 
@@ -141,9 +66,10 @@ static int dump_p6(lp_byte_source *src, enum lp_endian endian, const lp_torn_pol
 	return st;
 }
 
-static int dump_page_image(lp_byte_source *src, const lp_torn_policy *policy, text_buf *t,
-			   lp_error *err)
+static int dump_page_image(lp_byte_source *src, enum lp_endian endian,
+			   const lp_torn_policy *policy, text_buf *t, lp_error *err)
 {
+	(void)endian;
 	lp_pi_reader *r = lp_pi_reader_new(src);
 	lp_pi_record rec;
 	int got, st = 0;
@@ -162,8 +88,10 @@ static int dump_page_image(lp_byte_source *src, const lp_torn_policy *policy, te
 }
 
 /* A basic merge stream's text form: "type canonical" lines. */
-static int dump_basic(lp_byte_source *src, text_buf *t, lp_error *err)
+static int dump_basic(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		      text_buf *t, lp_error *err)
 {
+	(void)endian, (void)policy;
 	enum { LINE_MAX_LEN = 2 + 16 + 1 };
 	lp_basic_reader *r = lp_basic_reader_new(src, err);
 	if (!r)
@@ -189,32 +117,39 @@ static int dump_basic(lp_byte_source *src, text_buf *t, lp_error *err)
 	return st;
 }
 
-int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format, enum lp_endian endian,
-		   const lp_torn_policy *policy, lp_output *out, lp_error *err)
+typedef int dump_fn(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		    text_buf *t, lp_error *err);
+
+static int dump_with(dump_fn *fn, lp_byte_source *src, enum lp_endian endian,
+		     const lp_torn_policy *policy, lp_output *out, lp_error *err)
 {
 	text_buf t = {.cap = BATCH * LP_BYU_LINE_MAX, .out = out};
 	t.buf = g_malloc(t.cap);
-	int st;
-	switch (format) {
-	case LP_LEGACY_BYU:
-		st = dump_byu(src, endian, policy, &t, err);
-		break;
-	case LP_LEGACY_P6:
-		st = dump_p6(src, endian, policy, &t, err);
-		break;
-	case LP_LEGACY_PAGE_IMAGE:
-		st = dump_page_image(src, policy, &t, err);
-		break;
-	case LP_LEGACY_BASIC:
-		st = dump_basic(src, &t, err);
-		break;
-	default:
-		lp_byte_source_close(src);
-		st = lp_fail(err, LP_EUSAGE, "no text dump for this format here");
-		break;
-	}
+	int st = fn(src, endian, policy, &t, err);
 	g_free(t.buf);
 	return st;
+}
+
+#define DUMP(NAME, FN) \
+	int NAME(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy, \
+		 lp_output *out, lp_error *err) \
+	{ \
+		return dump_with(FN, src, endian, policy, out, err); \
+	}
+DUMP(lp_byu_dump, dump_byu)
+DUMP(lp_p6_dump, dump_p6)
+DUMP(lp_page_image_dump, dump_page_image)
+DUMP(lp_basic_dump, dump_basic)
+
+int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format, enum lp_endian endian,
+		   const lp_torn_policy *policy, lp_output *out, lp_error *err)
+{
+	const lp_format *f = lp_format_of(format);
+	if (!f || !f->dump) {
+		lp_byte_source_close(src);
+		return lp_fail(err, LP_EUSAGE, "no text dump for this format here");
+	}
+	return f->dump(src, endian, policy, out, err);
 }
 
 /* " (NAME N, ...)": the skipped records by request type or operation. */
@@ -293,53 +228,121 @@ static void count_ref(lp_legacy_summary *sum, char type)
 	sum->refs[type == 'i' ? 0 : type == 'r' ? 1 : 2]++;
 }
 
+/* BYU and p6 records turned into references a batch at a time: read()
+ * reads up to BATCH records and puts the references among them in refs,
+ * counting the rest in sum (by request type or operation); it returns the
+ * records read, 0 at the end, or -1 with err set. */
+typedef struct refs_decoder {
+	void *(*open)(lp_byte_source *src, enum lp_endian endian);
+	ssize_t (*read)(void *d, lp_ref *refs, size_t *nref, lp_legacy_summary *sum,
+			const lp_torn_policy *policy, lp_error *err);
+	void (*close)(void *d);
+} refs_decoder;
+
+typedef struct byu_refs {
+	lp_byu_reader *r;
+	lp_byu_record recs[BATCH];
+	uint64_t clock; /* running sum of the time deltas */
+} byu_refs;
+
+static void *byu_refs_open(lp_byte_source *src, enum lp_endian endian)
+{
+	byu_refs *d = g_new0(byu_refs, 1);
+	d->r = lp_byu_reader_new(src, endian);
+	return d;
+}
+
+static ssize_t byu_refs_read(void *dv, lp_ref *refs, size_t *nref, lp_legacy_summary *sum,
+			     const lp_torn_policy *policy, lp_error *err)
+{
+	byu_refs *d = dv;
+	ssize_t n = lp_byu_reader_read(d->r, d->recs, BATCH, policy, err);
+	for (ssize_t i = 0; i < n; i++) {
+		const lp_byu_record *b = &d->recs[i];
+		/* the first record's time is not a delta */
+		if (sum->records + (uint64_t)i > 0)
+			d->clock += b->time;
+		char type = lp_byu_ref_type(b->reqtype);
+		if (!type) {
+			sum->skipped++;
+			sum->skipped_by[b->reqtype]++;
+			continue;
+		}
+		refs[(*nref)++] = (lp_ref){.timestamp = d->clock, .vas = b->proc, .address = b->addr,
+					   .length = b->size, .type = type};
+	}
+	return n;
+}
+
+static void byu_refs_close(void *dv)
+{
+	byu_refs *d = dv;
+	lp_byu_reader_close(d->r);
+	g_free(d);
+}
+
+typedef struct p6_refs {
+	lp_p6_reader *r;
+	lp_p6_record recs[BATCH];
+} p6_refs;
+
+static void *p6_refs_open(lp_byte_source *src, enum lp_endian endian)
+{
+	p6_refs *d = g_new0(p6_refs, 1);
+	d->r = lp_p6_reader_new(src, endian);
+	return d;
+}
+
+static ssize_t p6_refs_read(void *dv, lp_ref *refs, size_t *nref, lp_legacy_summary *sum,
+			    const lp_torn_policy *policy, lp_error *err)
+{
+	p6_refs *d = dv;
+	ssize_t n = lp_p6_reader_read(d->r, d->recs, BATCH, policy, err);
+	for (ssize_t i = 0; i < n; i++) {
+		if (!lp_p6_to_ref(&d->recs[i], sum->records + (uint64_t)i, &refs[*nref])) {
+			sum->skipped++;
+			sum->skipped_by[d->recs[i].control >> 4]++;
+			continue;
+		}
+		(*nref)++;
+	}
+	return n;
+}
+
+static void p6_refs_close(void *dv)
+{
+	p6_refs *d = dv;
+	lp_p6_reader_close(d->r);
+	g_free(d);
+}
+
+static const refs_decoder refs_decoders[] = {
+	[LP_LEGACY_BYU] = {byu_refs_open, byu_refs_read, byu_refs_close},
+	[LP_LEGACY_P6] = {p6_refs_open, p6_refs_read, p6_refs_close},
+};
+
 int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format, enum lp_endian endian,
 		      const lp_torn_policy *policy, lp_ref_writer *w, lp_legacy_summary *sum,
 		      lp_error *err)
 {
 	memset(sum, 0, sizeof *sum);
-	if (format != LP_LEGACY_BYU && format != LP_LEGACY_P6) {
+	const lp_format *f = lp_format_of(format);
+	if (!f || !f->to_refs) {
 		lp_byte_source_close(src);
 		return lp_fail(err, LP_EUSAGE, "only BYU and p6 traces convert to raw references");
 	}
-	lp_byu_reader *byu = format == LP_LEGACY_BYU ? lp_byu_reader_new(src, endian) : NULL;
-	lp_p6_reader *p6 = format == LP_LEGACY_P6 ? lp_p6_reader_new(src, endian) : NULL;
-	lp_byu_record *brecs = byu ? g_new(lp_byu_record, BATCH) : NULL;
-	lp_p6_record *precs = p6 ? g_new(lp_p6_record, BATCH) : NULL;
+	const refs_decoder *dec = &refs_decoders[format];
+	void *d = dec->open(src, endian);
 	lp_ref *refs = g_new(lp_ref, BATCH);
-	uint64_t clock = 0; /* BYU: running sum of the time deltas */
 	ssize_t n;
 	int st = 0;
 	while (st == 0) {
-		n = byu ? lp_byu_reader_read(byu, brecs, BATCH, policy, err)
-			: lp_p6_reader_read(p6, precs, BATCH, policy, err);
+		size_t nref = 0;
+		n = dec->read(d, refs, &nref, sum, policy, err);
 		if (n <= 0)
 			break;
-		size_t nref = 0;
-		for (ssize_t i = 0; i < n; i++) {
-			uint64_t index = sum->records + (uint64_t)i;
-			if (byu) {
-				const lp_byu_record *b = &brecs[i];
-				/* the first record's time is not a delta */
-				if (index > 0)
-					clock += b->time;
-				char type = lp_byu_ref_type(b->reqtype);
-				if (!type) {
-					sum->skipped++;
-					sum->skipped_by[b->reqtype]++;
-					continue;
-				}
-				refs[nref] = (lp_ref){.timestamp = clock, .vas = b->proc,
-						      .address = b->addr, .length = b->size,
-						      .type = type};
-			} else if (!lp_p6_to_ref(&precs[i], index, &refs[nref])) {
-				sum->skipped++;
-				sum->skipped_by[precs[i].control >> 4]++;
-				continue;
-			}
-			count_ref(sum, refs[nref].type);
-			nref++;
-		}
+		for (size_t i = 0; i < nref; i++)
+			count_ref(sum, refs[i].type);
 		sum->records += (uint64_t)n;
 		st = lp_ref_writer_write(w, refs, nref, err);
 	}
@@ -348,9 +351,6 @@ int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format, enum lp
 	if (st == 0 && sum->records > 0 && sum->skipped == sum->records)
 		st = fail_all_skipped(sum, format, lp_byte_source_name(src), err);
 	g_free(refs);
-	g_free(brecs);
-	g_free(precs);
-	lp_byu_reader_close(byu);
-	lp_p6_reader_close(p6);
+	dec->close(d);
 	return st;
 }

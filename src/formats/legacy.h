@@ -31,18 +31,7 @@ enum lp_legacy_format {
 	LP_LEGACY_PAGE_IMAGE,
 	LP_LEGACY_BASIC,      /* a basic merge stream, text or binary */
 };
-/* "ref", "byu", "p6", "page-image", "basic"; -1 if unknown. */
-int lp_legacy_format_parse(const char *s);
-
-/* Detect page-image (tags, hex page numbers and the 4106/8202-byte record
- * structure), raw reference text (the first line parses as one), a basic
- * merge stream (the binary form's header, or a first line that parses as
- * a text record) or a little-endian binary raw reference trace (every
- * whole record of the first 16 KiB has a type byte, their timestamps
- * never decrease, and a byte is 0); LP_LEGACY_UNKNOWN when none holds,
- * -2 on a read error (err set). BYU and p6 records are arbitrary bytes
- * and are never detected. */
-int lp_legacy_detect(lp_byte_source *s, lp_error *err);
+/* Their rows, names and detection: registry.h. */
 
 /* ---- conversion of BYU and p6 traces to raw references ---- */
 
@@ -65,10 +54,21 @@ int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format,
 		      enum lp_endian endian, const lp_torn_policy *policy,
 		      lp_ref_writer *w, lp_legacy_summary *sum, lp_error *err);
 /* Read all of src (closed) in format and write its text dump to out
- * (a basic merge stream: its text form). LP_LEGACY_REF is not handled here
- * (src cannot be handed to the raw reference reader). */
+ * (a basic merge stream: its text form): the format's row's dump().
+ * LP_LEGACY_REF is not handled here (src cannot be handed to the raw
+ * reference reader). */
 int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format,
 		   enum lp_endian endian, const lp_torn_policy *policy,
 		   lp_output *out, lp_error *err);
+
+/* The rows' dump()s (registry.h). */
+int lp_byu_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		lp_output *out, lp_error *err);
+int lp_p6_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+	       lp_output *out, lp_error *err);
+int lp_page_image_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		       lp_output *out, lp_error *err);
+int lp_basic_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		  lp_output *out, lp_error *err);
 
 #endif

@@ -14,16 +14,45 @@
 #include "io/bytesrc.h"
 #include "core/numbers.h"
 
+/* The forms by enum lp_ref_format: as options and the library name them. */
+static const struct {
+	const char *name, *constant;
+} ref_forms[] = {
+	[LP_REF_AUTO] = {"auto", "LP_REF_AUTO"},
+	[LP_REF_BIN] = {"bin", "LP_REF_BIN"},
+	[LP_REF_TEXT] = {"text", "LP_REF_TEXT"},
+};
+#define NFORMS (int)(sizeof ref_forms / sizeof ref_forms[0])
 
 int lp_ref_format_parse(const char *s)
 {
-	if (!strcmp(s, "auto"))
-		return LP_REF_AUTO;
-	if (!strcmp(s, "bin"))
-		return LP_REF_BIN;
-	if (!strcmp(s, "text"))
-		return LP_REF_TEXT;
+	for (int f = 0; f < NFORMS; f++)
+		if (!strcmp(s, ref_forms[f].name))
+			return f;
 	return -1;
+}
+
+char *lp_ref_format_names(void)
+{
+	GString *names = g_string_new(NULL);
+	for (int f = 0; f < NFORMS; f++)
+		if (f != LP_REF_AUTO)
+			g_string_append_printf(names, "%s%s", names->len ? ", " : "", ref_forms[f].name);
+	g_string_append_printf(names, " or %s", ref_forms[LP_REF_AUTO].name);
+	return g_string_free(names, FALSE);
+}
+
+int lp_ref_format_check(int format, const char *field, lp_error *err)
+{
+	if (format >= 0 && format < NFORMS)
+		return 0;
+	GString *names = g_string_new(NULL);
+	for (int f = 0; f < NFORMS; f++)
+		g_string_append_printf(names, "%s%s", f == 0 ? "" : f == NFORMS - 1 ? " or " : ", ",
+				       ref_forms[f].constant);
+	lp_fail(err, LP_EUSAGE, "%s: %d is not %s", field, format, names->str);
+	g_string_free(names, TRUE);
+	return LP_EUSAGE;
 }
 
 int lp_endian_parse(const char *s)
@@ -37,18 +66,22 @@ int lp_endian_parse(const char *s)
 
 /* ---- reader ---- */
 
-struct lp_ref_reader {
+typedef struct lp_ref_reader {
+	lp_ref_source base; /* first: the source is the reader */
 	lp_byte_source src;
 	enum lp_ref_format format;
 	enum lp_endian endian;
 	uint64_t index;
 	size_t torn;
-	bool handoff; /* lp_ref_reader_set_handoff */
+	bool handoff; /* lp_ref_source_ops.set_handoff */
 	uint64_t last_timestamp; /* of the last binary record decoded */
-	uint64_t order_breaks;   /* lp_ref_reader_order_breaks */
-};
+	uint64_t order_breaks;   /* lp_ref_source_ops.order_breaks */
+} lp_ref_reader;
 
-lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
+static const lp_ref_source_ops bin_ops, text_ops;
+static void reader_close(lp_ref_source *s);
+
+lp_ref_source *lp_ref_reader_open(const char *path, enum lp_ref_format format,
 				  enum lp_endian endian, lp_error *err)
 {
 	lp_ref_reader *r = g_new0(lp_ref_reader, 1);
@@ -61,20 +94,21 @@ lp_ref_reader *lp_ref_reader_open(const char *path, enum lp_ref_format format,
 	if (format == LP_REF_AUTO) {
 		ssize_t avail = lp_inbuf_fill(&r->src.b, LP_REF_SNIFF_BYTES, err);
 		if (avail < 0) {
-			lp_ref_reader_close(r);
+			reader_close(&r->base);
 			return NULL;
 		}
 		r->format = lp_ref_starts_as_text(r->src.b.data + r->src.b.pos, (size_t)avail)
 			? LP_REF_TEXT : LP_REF_BIN;
 	}
-	return r;
+	r->base.ops = r->format == LP_REF_TEXT ? &text_ops : &bin_ops;
+	return &r->base;
 }
 
 static const bool valid_type[256] = {
 	['r'] = true, ['w'] = true, ['i'] = true, ['R'] = true, ['W'] = true, ['I'] = true,
 };
 
-/* A record stored for another thread (lp_ref_reader_set_handoff). The
+/* A record stored for another thread (lp_ref_source_ops.set_handoff). The
  * buffers handed between threads come back to be filled again while the
  * other processor still holds their lines from its last reading: ordinary
  * stores would each wait to take a line back, and the decoding ran six
@@ -99,8 +133,9 @@ static inline void store_handed_off(lp_ref *to, uint64_t timestamp, uint32_t vas
 #endif
 }
 
-static ssize_t read_binary(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err)
+static ssize_t read_binary(lp_ref_source *s, lp_ref *out, size_t cap, lp_error *err)
 {
+	lp_ref_reader *r = (lp_ref_reader *)s;
 	bool big = r->endian == LP_BIG;
 	size_t count = 0;
 	while (count < cap) {
@@ -263,8 +298,9 @@ static size_t parse_plain_text_record(const unsigned char *p, lp_ref *ref)
 	return (size_t)(q - p);
 }
 
-static ssize_t read_text(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err)
+static ssize_t read_text(lp_ref_source *s, lp_ref *out, size_t cap, lp_error *err)
 {
+	lp_ref_reader *r = (lp_ref_reader *)s;
 	lp_inbuf *b = &r->src.b;
 	size_t count = 0;
 	while (count < cap) {
@@ -318,9 +354,10 @@ static void chunk_reserve(lp_text_chunk *c, size_t size)
 	memset(c->text + old, 0, c->cap - old);
 }
 
-ssize_t lp_ref_reader_take_lines(lp_ref_reader *r, lp_text_chunk *c, size_t max_lines,
-				 lp_error *err)
+/* Move the next lines, at most max_lines, into c (replacing what it held). */
+static ssize_t take_lines(lp_ref_source *s, lp_text_chunk *c, size_t max_lines, lp_error *err)
 {
+	lp_ref_reader *r = (lp_ref_reader *)s;
 	c->len = 0;
 	c->lines = 0;
 	c->long_line = false;
@@ -349,8 +386,10 @@ ssize_t lp_ref_reader_take_lines(lp_ref_reader *r, lp_text_chunk *c, size_t max_
 	return (ssize_t)c->lines;
 }
 
-ssize_t lp_ref_parse_lines(const char *name, const lp_text_chunk *c, lp_ref *refs, lp_error *err)
+static ssize_t parse_lines(const lp_ref_source *s, const lp_text_chunk *c, lp_ref *refs,
+			   lp_error *err)
 {
+	const char *name = s->ops->name(s);
 	const char *p = c->text;
 	for (size_t i = 0; i < c->lines; i++) {
 		size_t used = parse_plain_text_record((const unsigned char *)p, &refs[i]);
@@ -370,23 +409,64 @@ ssize_t lp_ref_parse_lines(const char *name, const lp_text_chunk *c, lp_ref *ref
 	return (ssize_t)c->lines;
 }
 
-ssize_t lp_ref_reader_read(lp_ref_reader *r, lp_ref *out, size_t cap, lp_error *err)
+static const lp_ref_reader *reader_of(const lp_ref_source *s) { return (const lp_ref_reader *)s; }
+
+static void set_handoff(lp_ref_source *s, bool handoff) { ((lp_ref_reader *)s)->handoff = handoff; }
+static uint64_t order_breaks(const lp_ref_source *s) { return reader_of(s)->order_breaks; }
+static uint64_t reader_index(const lp_ref_source *s) { return reader_of(s)->index; }
+static size_t torn_bytes(const lp_ref_source *s) { return reader_of(s)->torn; }
+static const char *reader_name(const lp_ref_source *s) { return lp_input_name(reader_of(s)->src.in); }
+
+static double reader_fraction(const lp_ref_source *s)
 {
-	return r->format == LP_REF_TEXT ? read_text(r, out, cap, err) : read_binary(r, out, cap, err);
+	const lp_input *in = reader_of(s)->src.in;
+	int64_t size = lp_input_file_size(in);
+	return size > 0 ? (double)lp_input_file_offset(in) / (double)size : -1;
 }
 
-void lp_ref_reader_set_handoff(lp_ref_reader *r, bool handoff) { r->handoff = handoff; }
-uint64_t lp_ref_reader_order_breaks(const lp_ref_reader *r) { return r->order_breaks; }
-uint64_t lp_ref_reader_index(const lp_ref_reader *r) { return r->index; }
-size_t lp_ref_reader_torn_bytes(const lp_ref_reader *r) { return r->torn; }
-enum lp_ref_format lp_ref_reader_format(const lp_ref_reader *r) { return r->format; }
-const char *lp_ref_reader_name(const lp_ref_reader *r) { return lp_input_name(r->src.in); }
-lp_input *lp_ref_reader_input(lp_ref_reader *r) { return r->src.in; }
-
-void lp_ref_reader_close(lp_ref_reader *r)
+static char *record_where(const lp_ref_source *s, uint64_t i)
 {
-	if (!r)
-		return;
+	return g_strdup_printf("%s: record %" G_GUINT64_FORMAT, reader_name(s), i);
+}
+
+static char *line_where(const lp_ref_source *s, uint64_t i)
+{
+	return g_strdup_printf("%s:%" G_GUINT64_FORMAT, reader_name(s), i + 1);
+}
+
+static void reader_close(lp_ref_source *s)
+{
+	lp_ref_reader *r = (lp_ref_reader *)s;
 	lp_byte_source_clear(&r->src);
 	g_free(r);
+}
+
+static const lp_ref_source_ops bin_ops = {
+	.read = read_binary,
+	.where = record_where,
+	.index = reader_index,
+	.torn_bytes = torn_bytes,
+	.fraction = reader_fraction,
+	.name = reader_name,
+	.close = reader_close,
+	.order_breaks = order_breaks,
+	.set_handoff = set_handoff,
+};
+
+/* Text costs more to parse than the merge: it is cut and decoded apart. */
+static const lp_ref_source_ops text_ops = {
+	.read = read_text,
+	.where = line_where,
+	.index = reader_index,
+	.torn_bytes = torn_bytes,
+	.fraction = reader_fraction,
+	.name = reader_name,
+	.close = reader_close,
+	.cut = take_lines,
+	.decode = parse_lines,
+};
+
+enum lp_ref_format lp_ref_reader_format(const lp_ref_source *s)
+{
+	return s->ops == &text_ops ? LP_REF_TEXT : LP_REF_BIN;
 }

@@ -1,6 +1,7 @@
 /* Raw reference traces written (laplace-formats(5), "RAW REFERENCE TRACE"),
  * binary or text: apart from the reader, which the library uses without
- * the outputs this needs. */
+ * the outputs this needs; and laplace dump of a raw trace, which writes
+ * its text. */
 #include "formats/refio.h"
 
 #include <glib.h>
@@ -8,6 +9,7 @@
 #include "core/numbers.h"
 
 #define WRITER_BUFFER_SIZE (256u << 10)
+#define DUMP_BATCH 65536
 
 struct lp_ref_writer {
 	lp_output *out;
@@ -74,3 +76,33 @@ int lp_ref_writer_finish(lp_ref_writer *w, lp_error *err)
 }
 
 void lp_ref_writer_free(lp_ref_writer *w) { g_free(w); }
+
+/* ---- laplace dump ---- */
+
+int lp_ref_dump(const char *path, enum lp_endian endian, const lp_torn_policy *policy,
+		lp_output *out, lp_error *err)
+{
+	lp_ref_source *reader = lp_ref_reader_open(path, LP_REF_AUTO, endian, err);
+	if (!reader)
+		return err->status;
+	lp_ref_writer *writer = lp_ref_writer_new(out, LP_REF_TEXT, endian);
+	lp_ref *batch = g_new(lp_ref, DUMP_BATCH);
+	ssize_t n;
+	int rc = 0;
+	while ((n = lp_ref_source_read(reader, batch, DUMP_BATCH, err)) > 0)
+		if ((rc = lp_ref_writer_write(writer, batch, (size_t)n, err)))
+			break;
+	g_free(batch);
+	if (!rc && n < 0)
+		rc = err->status;
+	if (!rc)
+		rc = lp_ref_writer_finish(writer, err);
+	else
+		lp_ref_writer_free(writer);
+	size_t torn = lp_ref_source_torn_bytes(reader);
+	if (!rc && torn) /* binary: text is never torn */
+		rc = lp_torn_record(policy, lp_ref_source_name(reader), lp_ref_source_index(reader),
+				    torn, err);
+	lp_ref_source_close(reader);
+	return rc;
+}

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "formats/refio.h"
 #include "io/inbuf.h"
 #include "core/merge.h"
 #include "core/numbers.h"

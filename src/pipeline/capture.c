@@ -10,17 +10,13 @@
 
 #include <string.h>
 
-#include "formats/kern.h"
 #include "core/merge.h"
-#include "pipeline/pipeline.h"
 #include "formats/refio.h"
+#include "pipeline/job.h"
 
 struct lp_capture {
-	lp_ref_reader *refs;
-	lp_kern_reader *kern;
-	lp_merge *merge;
-	lp_pipeline pipeline;
-	lp_pipeline_state *run;
+	lp_run run;      /* its pipeline is stepped: no threads */
+	lp_pipeline_state *steps;
 	bool user_only;
 	/* The run handed over last: run_refs[run_pos, run_n) are still to be
 	 * read, all made by one task (or none). */
@@ -106,10 +102,8 @@ static int check_options(const char *ref, const char *kern, const lp_capture_opt
 	if (!strcmp(ref, "-") && !strcmp(kern, "-"))
 		return lp_fail(err, LP_EUSAGE, "the reference and kernel traces cannot both be "
 			       "standard input");
-	if (opt->ref_format != LP_REF_AUTO && opt->ref_format != LP_REF_BIN &&
-	    opt->ref_format != LP_REF_TEXT)
-		return lp_fail(err, LP_EUSAGE, "options: field ref_format: %d is not LP_REF_AUTO, "
-			       "LP_REF_BIN or LP_REF_TEXT", (int)opt->ref_format);
+	if (lp_ref_format_check((int)opt->ref_format, "options: field ref_format", err))
+		return err->status;
 	if (opt->endian != LP_LITTLE && opt->endian != LP_BIG)
 		return lp_fail(err, LP_EUSAGE, "options: field endian: %d is not LP_LITTLE or LP_BIG",
 			       (int)opt->endian);
@@ -129,25 +123,25 @@ lp_capture *lp_capture_open(const char *ref, const char *kern, const lp_capture_
 	}
 	if (check_options(ref, kern, opt, err))
 		return NULL;
+	lp_merge_job job;
+	lp_merge_job_init(&job);
+	job.reference = ref;
+	job.kernel = kern;
+	job.ref_format = opt->ref_format;
+	job.endian = opt->endian;
+	job.page_offset = opt->page_offset;
+	job.strict = opt->strict;
+	job.warn = opt->warn;
+	job.warn_ctx = opt->warn_ctx;
 	lp_capture *c = g_new0(lp_capture, 1);
 	c->user_only = opt->user_only;
-	if (!(c->refs = lp_ref_reader_open(ref, opt->ref_format, opt->endian, err)) ||
-	    !(c->kern = lp_kern_reader_open(kern, err))) {
-		lp_capture_close(c);
+	if (lp_run_open(&c->run, &job, err)) {
+		g_free(c);
 		return NULL;
 	}
-	c->merge = lp_merge_new(&(lp_merge_config){.page_offset = opt->page_offset});
-	c->pipeline = (lp_pipeline){
-		.refs = c->refs,
-		.kern = c->kern,
-		.merge = c->merge,
-		.sink = &capture_sink_ops,
-		.sink_ctx = c,
-		.strict = opt->strict,
-		.warn = opt->warn,
-		.warn_ctx = opt->warn_ctx,
-	};
-	c->run = lp_pipeline_start(&c->pipeline);
+	c->run.pipeline.sink = &capture_sink_ops;
+	c->run.pipeline.sink_ctx = c;
+	c->steps = lp_pipeline_start(&c->run.pipeline);
 	return c;
 }
 
@@ -192,7 +186,7 @@ ssize_t lp_capture_read(lp_capture *c, lp_merged_ref *refs, size_t n, lp_error *
 		}
 		if (c->finished || c->failed.status)
 			break;
-		c->finished = lp_pipeline_step(c->run, &c->failed) == 0;
+		c->finished = lp_pipeline_step(c->steps, &c->failed) == 0;
 	}
 	if (count == 0 && c->failed.status) {
 		if (err)
@@ -204,16 +198,14 @@ ssize_t lp_capture_read(lp_capture *c, lp_merged_ref *refs, size_t n, lp_error *
 
 const lp_stats *lp_capture_stats(const lp_capture *c)
 {
-	return !c ? NULL : lp_merge_stats(c->merge);
+	return !c ? NULL : lp_merge_stats(c->run.merge);
 }
 
 void lp_capture_close(lp_capture *c)
 {
 	if (!c)
 		return;
-	lp_pipeline_stop(c->run);
-	lp_merge_free(c->merge);
-	lp_kern_reader_close(c->kern);
-	lp_ref_reader_close(c->refs);
+	lp_pipeline_stop(c->steps);
+	lp_run_close(&c->run);
 	g_free(c);
 }

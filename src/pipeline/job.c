@@ -1,24 +1,12 @@
-/* A whole merge: open the inputs, build the pipeline, write the outputs,
- * and publish them together; on any failure leave nothing that looks
- * complete. */
+/* A whole merge: open the inputs (lp_run, pipeline/run.c), write the
+ * outputs, and publish them together; on any failure leave nothing that
+ * looks complete. */
 #include "pipeline/job.h"
 
 #include <fcntl.h>
 
 #include "pipeline/sinks.h"
 #include "formats/stats.h"
-
-void lp_merge_job_init(lp_merge_job *job)
-{
-	*job = (lp_merge_job){
-		.ref_format = LP_REF_AUTO,
-		.endian = LP_LITTLE,
-		.page_offset = LP_DEFAULT_PAGE_OFFSET,
-		.compress = LP_COMPRESS_AUTO,
-		.level = LP_LEVEL_DEFAULT,
-		.output_dir_fd = AT_FDCWD,
-	};
-}
 
 /* The statistics file, staged beside the main output. */
 static int stage_stats(const char *path, const lp_stats *stats, lp_staged **staged, lp_error *err)
@@ -32,14 +20,10 @@ static int stage_stats(const char *path, const lp_stats *stats, lp_staged **stag
 int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 {
 	int rc;
-	lp_ref_reader *refs = NULL;
-	lp_kern_reader *kern = NULL;
+	lp_run run = {0};
 	lp_output *out = NULL;
 	lp_basic_sink *basic = NULL;
 	lp_procdir *procdir = NULL;
-	lp_merge *merge = NULL;
-	const lp_sink *sink;
-	void *sink_ctx;
 	/* What the run publishes: the output (file or directory) and the
 	 * statistics file. */
 	lp_staged *staged[2] = {NULL, NULL};
@@ -51,17 +35,10 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 	if ((rc = lp_check_outputs(inputs, 2, outputs, 2, err)) ||
 	    (confined && (rc = lp_check_output_in(job->output_dir_fd, output, inputs, 2, err))))
 		return rc;
-	refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err);
-	if (!refs)
-		return err->status;
-	kern = lp_kern_reader_open(job->kernel, err);
-	if (!kern) {
-		rc = err->status;
-		goto done;
-	}
+	if ((rc = lp_run_open(&run, job, err)))
+		return rc;
 	if (job->discard) {
-		sink = &lp_null_sink_ops;
-		sink_ctx = NULL;
+		run.pipeline.sink = &lp_null_sink_ops;
 	} else if (job->per_process) {
 		lp_procdir_inputs names = {job->reference, job->kernel};
 		procdir = lp_procdir_open(job->output_dir_fd, job->output, job->force, job->user_only,
@@ -70,8 +47,8 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 			rc = err->status;
 			goto done;
 		}
-		sink = &lp_procdir_sink_ops;
-		sink_ctx = procdir;
+		run.pipeline.sink = &lp_procdir_sink_ops;
+		run.pipeline.sink_ctx = procdir;
 	} else {
 		out = confined ? lp_output_open_in_level(job->output_dir_fd, output, job->compress,
 							 job->level, err)
@@ -81,24 +58,10 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 			goto done;
 		}
 		basic = lp_basic_sink_new(out, job->user_only, job->form);
-		sink = &lp_basic_sink_ops;
-		sink_ctx = basic;
+		run.pipeline.sink = &lp_basic_sink_ops;
+		run.pipeline.sink_ctx = basic;
 	}
-	merge = lp_merge_new(&(lp_merge_config){.page_offset = job->page_offset});
-	lp_pipeline p = {
-		.refs = refs,
-		.kern = kern,
-		.merge = merge,
-		.sink = sink,
-		.sink_ctx = sink_ctx,
-		.strict = job->strict,
-		.warn = job->warn,
-		.warn_ctx = job->warn_ctx,
-		.progress = job->progress,
-		.progress_ctx = job->progress_ctx,
-		.threads = job->threads,
-	};
-	if ((rc = lp_pipeline_run(&p, err)))
+	if ((rc = lp_pipeline_run(&run.pipeline, err)))
 		goto done;
 	if (out) {
 		rc = lp_output_stage(out, 0, &staged[0], err);
@@ -109,21 +72,20 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 		staged[0] = lp_procdir_release(procdir);
 		procdir = NULL;
 	}
-	if (job->stats_path && (rc = stage_stats(job->stats_path, lp_merge_stats(merge), &staged[1], err)))
+	if (job->stats_path &&
+	    (rc = stage_stats(job->stats_path, lp_merge_stats(run.merge), &staged[1], err)))
 		goto done;
 	/* Publishing frees the staged items, whatever happens. */
 	rc = lp_stage_publish(staged, 2, err);
 	staged[0] = staged[1] = NULL;
 	if (!rc && stats)
-		*stats = *lp_merge_stats(merge);
+		*stats = *lp_merge_stats(run.merge);
 done:
 	lp_staged_discard(staged[0]);
 	lp_staged_discard(staged[1]);
 	lp_output_abort(out);
 	lp_basic_sink_free(basic);
 	lp_procdir_free(procdir);
-	lp_merge_free(merge);
-	lp_kern_reader_close(kern);
-	lp_ref_reader_close(refs);
+	lp_run_close(&run);
 	return rc;
 }

@@ -41,6 +41,22 @@ typedef struct lp_merge_job {
 	unsigned threads;        /* lp_pipeline.threads */
 } lp_merge_job;
 
+/* The run the merge, the library's capture reader, batch jobs and report
+ * share: the job's two inputs opened as sources, a merge core, and the
+ * pipeline between them, whose sink the caller sets (and whose threads,
+ * progress and warnings come from the job). */
+typedef struct lp_run {
+	lp_ref_source *refs;
+	lp_event_source *kern;
+	lp_merge *merge;
+	lp_pipeline pipeline;
+} lp_run;
+/* Open job's inputs into r; returns 0, or an lp_status with err set and
+ * nothing left open. */
+int lp_run_open(lp_run *r, const lp_merge_job *job, lp_error *err);
+/* Close what lp_run_open opened (r may be all zeros). */
+void lp_run_close(lp_run *r);
+
 /* Fill in the defaults (auto format, little endian, default page offset). */
 void lp_merge_job_init(lp_merge_job *job);
 /* Run it. On success returns 0 with *stats filled; on failure returns an

@@ -16,10 +16,11 @@
  * one of its own it lets the writer finish what came earlier, whose
  * failure, if any, came first.
  *
- * Text references cost more to parse than the merge costs: then the reader
- * thread only cuts the text into the batches' lines, parser threads parse
- * batches at once, and this thread takes them in order and checks their
- * order itself. A batch has the same lines as the single-threaded reader
+ * Some sources cost more to decode than the merge costs (text references):
+ * those that can cut and decode apart (lp_ref_source_ops.cut, .decode) have
+ * the reader thread only cut the batches' records, parser threads decode
+ * batches at once, and this thread take them in order and check their
+ * order itself. A batch has the same records as the single-threaded reader
  * would read at once, so that failures come at the same point. */
 #include "pipeline/pipeline.h"
 
@@ -30,7 +31,7 @@
 /* Batches in flight between the reader and the writer: enough to keep the
  * stages busy through each other's bursts, little enough to keep memory
  * (2 MiB a batch, and its text, 1.7 MiB for a gen capture) and latency
- * small. With text, two more for each parser thread. */
+ * small. With parser threads, two more for each. */
 #define SLOTS 4
 #define MAX_PARSERS 8
 #define MAX_SLOTS (SLOTS + 2 * MAX_PARSERS)
@@ -53,7 +54,7 @@ typedef struct ref_batch {
 	int status;      /* the reader's failure, with err */
 	lp_error err;
 	double fraction; /* of the reference input read, or -1 */
-	/* Text cut by the reader for a parser thread; parsed tells the merging
+	/* Records cut by the reader for a parser thread; parsed tells the merging
 	 * thread that refs and status are ready. */
 	lp_text_chunk text;
 	GMutex lock;
@@ -91,7 +92,7 @@ typedef struct stages {
 	GAsyncQueue *free_parcels; /* writer -> merger */
 	parcel parcel_set[PARCELS];
 	parcel *open;              /* being filled by the merger, or NULL */
-	GAsyncQueue *to_parse;     /* reader -> parsers (text); stop_parser ends one */
+	GAsyncQueue *to_parse;     /* reader -> parsers; stop_parser ends one */
 	GThread *parsers[MAX_PARSERS];
 	int nparsers;              /* 0: the reader reads and parses itself */
 	int nslots;
@@ -114,7 +115,7 @@ struct lp_pipeline_state {
 	uint64_t prev_event_ts;
 	uint64_t prev_ref_ts; /* the reader's alone */
 	bool any_ref;
-	uint64_t order_breaks; /* lp_ref_reader_order_breaks at the last batch */
+	uint64_t order_breaks; /* the source's order_breaks at the last batch */
 	uint64_t refs_done, events_done;
 	ref_batch *batch; /* read last: refs[pos, n) are still to go */
 	ref_batch own_batch; /* the single-threaded path's one batch */
@@ -129,25 +130,28 @@ static void warn_at_event(void *ctx, const char *msg)
 	lp_pipeline_state *st = ctx;
 	if (!st->p->warn)
 		return;
-	char *full = g_strdup_printf("%s:%" PRIu64 ": %s", lp_kern_reader_name(st->p->kern),
-				     st->ev.line_no, msg);
+	char *where = st->p->kern->ops->where(st->p->kern, &st->ev);
+	char *full = g_strdup_printf("%s: %s", where, msg);
 	st->p->warn(st->p->warn_ctx, full);
 	g_free(full);
+	g_free(where);
 }
 
 static int next_event(lp_pipeline_state *st, lp_error *err)
 {
-	int rc = lp_kern_reader_next(st->p->kern, &st->ev, err);
+	int rc = lp_event_source_next(st->p->kern, &st->ev, err);
 	if (rc < 0)
 		return err->status;
 	st->have_event = rc > 0;
 	if (st->have_event) {
-		if (st->events_done && st->ev.timestamp < st->prev_event_ts)
-			return lp_fail(err, LP_EINPUT,
-				       "%s:%" PRIu64 ": field timestamp: %" PRIx64
-				       " is earlier than the previous event's %" PRIx64,
-				       lp_kern_reader_name(st->p->kern), st->ev.line_no,
-				       st->ev.timestamp, st->prev_event_ts);
+		if (st->events_done && st->ev.timestamp < st->prev_event_ts) {
+			char *where = st->p->kern->ops->where(st->p->kern, &st->ev);
+			lp_fail(err, LP_EINPUT,
+				"%s: field timestamp: %" PRIx64 " is earlier than the previous event's %" PRIx64,
+				where, st->ev.timestamp, st->prev_event_ts);
+			g_free(where);
+			return err->status;
+		}
 		st->prev_event_ts = st->ev.timestamp;
 	}
 	return 0;
@@ -157,14 +161,17 @@ static int next_event(lp_pipeline_state *st, lp_error *err)
  * the reader's work when it parses, else the merging thread's. */
 static void check_order(lp_pipeline_state *st, ref_batch *b)
 {
-	lp_ref_reader *r = st->p->refs;
+	lp_ref_source *r = st->p->refs;
 	const lp_ref *buf = b->refs;
 	uint64_t prev = st->any_ref ? st->prev_ref_ts : buf[0].timestamp;
-	/* Binary records are counted out of order as they are decoded: in
+	/* A source that counts records out of order as it decodes them: in
 	 * order (the rule), the batch need not be read again. */
-	uint64_t breaks = lp_ref_reader_order_breaks(r);
-	bool seen_in_order = lp_ref_reader_format(r) == LP_REF_BIN && breaks == st->order_breaks;
-	st->order_breaks = breaks;
+	bool seen_in_order = false;
+	if (r->ops->order_breaks) {
+		uint64_t breaks = r->ops->order_breaks(r);
+		seen_in_order = breaks == st->order_breaks;
+		st->order_breaks = breaks;
+	}
 	if (seen_in_order && b->n) {
 		st->prev_ref_ts = buf[b->n - 1].timestamp;
 		st->any_ref = true;
@@ -173,12 +180,7 @@ static void check_order(lp_pipeline_state *st, ref_batch *b)
 	for (size_t k = 0; k < b->n; k++) {
 		if (buf[k].timestamp < prev) {
 			lp_error *err = &b->err;
-			uint64_t index = b->first_index + k;
-			if (lp_ref_reader_format(r) == LP_REF_TEXT)
-				lp_fail(err, LP_EINPUT, "%s:%" PRIu64, lp_ref_reader_name(r), index + 1);
-			else
-				lp_fail(err, LP_EINPUT, "%s: record %" PRIu64, lp_ref_reader_name(r), index);
-			char *where = g_strdup(err->msg);
+			char *where = r->ops->where(r, b->first_index + k);
 			b->status = lp_fail(err, LP_EINPUT,
 					    "%s: field timestamp: %" PRIx64 " is earlier than the previous reference's %" PRIx64,
 					    where, buf[k].timestamp, prev);
@@ -196,26 +198,24 @@ static void check_order(lp_pipeline_state *st, ref_batch *b)
 
 static void note_fraction(lp_pipeline_state *st, ref_batch *b)
 {
-	const lp_input *in = lp_ref_reader_input(st->p->refs);
-	int64_t size = lp_input_file_size(in);
-	b->fraction = size > 0 ? (double)lp_input_file_offset(in) / (double)size : -1;
+	b->fraction = st->p->refs->ops->fraction(st->p->refs);
 }
 
 /* Read the next batch of references into b and check their order; the
  * reader thread's work when there is one. */
 static void read_batch(lp_pipeline_state *st, ref_batch *b)
 {
-	lp_ref_reader *r = st->p->refs;
+	lp_ref_source *r = st->p->refs;
 	b->n = 0;
 	b->status = 0;
-	ssize_t n = lp_ref_reader_read(r, b->refs, BATCH, &b->err);
+	ssize_t n = r->ops->read(r, b->refs, BATCH, &b->err);
 	note_fraction(st, b);
 	if (n < 0) {
 		b->status = b->err.status;
 		return;
 	}
 	b->n = (size_t)n;
-	b->first_index = lp_ref_reader_index(r) - b->n;
+	b->first_index = r->ops->index(r) - b->n;
 	check_order(st, b);
 }
 
@@ -226,7 +226,7 @@ static bool cut_batch(lp_pipeline_state *st, ref_batch *b)
 	b->n = 0;
 	b->status = 0;
 	b->parsed = false;
-	ssize_t n = lp_ref_reader_take_lines(st->p->refs, &b->text, BATCH, &b->err);
+	ssize_t n = st->p->refs->ops->cut(st->p->refs, &b->text, BATCH, &b->err);
 	note_fraction(st, b);
 	if (n < 0) {
 		b->status = b->err.status;
@@ -242,12 +242,12 @@ static bool cut_batch(lp_pipeline_state *st, ref_batch *b)
 static gpointer parser_main(gpointer data)
 {
 	lp_pipeline_state *st = data;
-	const char *name = lp_ref_reader_name(st->p->refs);
+	const lp_ref_source *r = st->p->refs;
 	for (;;) {
 		ref_batch *b = g_async_queue_pop(st->stages->to_parse);
 		if (b == &stop_parser)
 			return NULL;
-		ssize_t n = lp_ref_parse_lines(name, &b->text, b->refs, &b->err);
+		ssize_t n = r->ops->decode(r, &b->text, b->refs, &b->err);
 		g_mutex_lock(&b->lock);
 		if (n < 0)
 			b->status = b->err.status;
@@ -363,7 +363,7 @@ static void start_stages(lp_pipeline_state *st)
 		sg->parcel_set[i].text = g_string_new(NULL);
 		g_async_queue_push(sg->free_parcels, &sg->parcel_set[i]);
 	}
-	if (lp_ref_reader_format(st->p->refs) == LP_REF_TEXT)
+	if (st->p->refs->ops->cut)
 		sg->nparsers = (int)MIN(st->p->threads, (unsigned)MAX_PARSERS);
 	sg->nslots = SLOTS + 2 * sg->nparsers;
 	for (int i = 0; i < sg->nslots; i++) {
@@ -377,7 +377,8 @@ static void start_stages(lp_pipeline_state *st)
 	sg->to_parse = g_async_queue_new();
 	for (int i = 0; i < sg->nparsers; i++)
 		sg->parsers[i] = g_thread_new("laplace-parse", parser_main, st);
-	lp_ref_reader_set_handoff(st->p->refs, true);
+	if (st->p->refs->ops->set_handoff)
+		st->p->refs->ops->set_handoff(st->p->refs, true);
 	sg->reader = g_thread_new("laplace-read", reader_main, st);
 	sg->writer = g_thread_new("laplace-write", writer_main, st);
 }
@@ -514,7 +515,9 @@ static int apply_event(lp_pipeline_state *st, lp_error *err)
 	int rc = lp_merge_event(p->merge, &st->ev, &route, err);
 	if (rc == LP_EINPUT) { /* running out of memory is no fault of the line's */
 		char *what = g_strdup(err->msg);
-		lp_fail(err, rc, "%s:%" PRIu64 ": %s", lp_kern_reader_name(p->kern), st->ev.line_no, what);
+		char *where = p->kern->ops->where(p->kern, &st->ev);
+		lp_fail(err, rc, "%s: %s", where, what);
+		g_free(where);
 		g_free(what);
 		return rc;
 	}
@@ -543,13 +546,13 @@ static void report_progress(const lp_pipeline_state *st)
 static int torn_record(const lp_pipeline_state *st, lp_error *err)
 {
 	const lp_pipeline *p = st->p;
-	size_t torn = lp_ref_reader_torn_bytes(p->refs);
+	size_t torn = lp_ref_source_torn_bytes(p->refs);
 	if (!torn)
 		return 0;
 	if (!p->strict)
 		lp_merge_add_warning(p->merge);
 	const lp_torn_policy policy = {.strict = p->strict, .warn = p->warn, .warn_ctx = p->warn_ctx};
-	return lp_torn_record(&policy, lp_ref_reader_name(p->refs), lp_ref_reader_index(p->refs), torn,
+	return lp_torn_record(&policy, lp_ref_source_name(p->refs), lp_ref_source_index(p->refs), torn,
 			      err);
 }
 

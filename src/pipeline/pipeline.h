@@ -1,4 +1,4 @@
-/* The merge pipeline: reference and kernel readers (sources) -> merge core
+/* The merge pipeline: a reference source and an event source (stream.h) -> merge core
  * (filter) -> a sink that writes or counts. It interleaves the two inputs
  * by timestamp (events first on ties) and checks that each is ordered. */
 #ifndef LAPLACE_PIPELINE_H
@@ -8,24 +8,11 @@
 
 #include "core/merge.h"
 #include "core/progress.h"
-#include "formats/kern.h"
-#include "formats/refio.h"
-
-/* A sink receives the merged stream. refs() gets a run of references that
- * share one current task (who is NULL when none is current); event() gets
- * each kernel event after it was applied, with its route; finish() gets the
- * final statistics once both inputs are exhausted. Each returns 0 or an
- * lp_status with err set. */
-typedef struct lp_sink {
-	int (*refs)(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
-		    const lp_task_id *who, lp_error *err);
-	int (*event)(void *ctx, const lp_event *ev, const lp_event_route *route, lp_error *err);
-	int (*finish)(void *ctx, const lp_stats *stats, lp_error *err);
-} lp_sink;
+#include "formats/stream.h"
 
 typedef struct lp_pipeline {
-	lp_ref_reader *refs;
-	lp_kern_reader *kern;
+	lp_ref_source *refs;
+	lp_event_source *kern;
 	lp_merge *merge;
 	const lp_sink *sink;
 	void *sink_ctx;

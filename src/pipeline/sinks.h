@@ -1,5 +1,6 @@
-/* The writers at the end of the merge pipeline. They know output formats,
- * not merge semantics: they receive canonical numbers and routes. */
+/* The writers at the end of the merge pipeline that live here. They know
+ * output formats, not merge semantics: they receive canonical numbers and
+ * routes. */
 #ifndef LAPLACE_SINKS_H
 #define LAPLACE_SINKS_H
 
@@ -10,13 +11,7 @@
 #include "formats/forms.h"
 #include "formats/procindex.h"
 
-/* Basic merge (laplace-formats(5), "BASIC MERGE OUTPUT"): "type canonical"
- * lines. */
-typedef struct lp_basic_sink lp_basic_sink;
-/* Write the references, in form, to out. */
-lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only, enum lp_form form);
-void lp_basic_sink_free(lp_basic_sink *s);
-extern const lp_sink lp_basic_sink_ops;
+/* The basic merge's sink is its forms' writer: formats/forms.h. */
 
 /* A sink that writes nothing, for runs that only want the statistics
  * (the merge core keeps them). */

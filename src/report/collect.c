@@ -7,12 +7,10 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "formats/kern.h"
 #include "formats/legacy.h"
 #include "analysis/mrc.h"
-#include "pipeline/pipeline.h"
+#include "pipeline/job.h"
 #include "formats/procindex.h"
-#include "formats/refio.h"
 #include "sched/schedule.h"
 #include "formats/taskdir.h"
 
@@ -366,35 +364,19 @@ static const lp_sink report_sink_ops = {
 
 lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp_error *err)
 {
-	lp_ref_reader *refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err);
-	if (!refs)
+	lp_run run;
+	if (lp_run_open(&run, job, err))
 		return NULL;
-	lp_kern_reader *kern = lp_kern_reader_open(job->kernel, err);
-	if (!kern) {
-		lp_ref_reader_close(refs);
-		return NULL;
-	}
 	lp_report *r = report_new(LP_REPORT_CAPTURE, title);
 	collector c;
 	collector_init(&c, r);
-	lp_merge *merge = lp_merge_new(&(lp_merge_config){.page_offset = job->page_offset});
-	lp_pipeline p = {
-		.refs = refs,
-		.kern = kern,
-		.merge = merge,
-		.sink = &report_sink_ops,
-		.sink_ctx = &c,
-		.strict = job->strict,
-		.warn = job->warn,
-		.warn_ctx = job->warn_ctx,
-	};
-	int rc = lp_pipeline_run(&p, err);
+	run.pipeline.sink = &report_sink_ops;
+	run.pipeline.sink_ctx = &c;
+	int rc = lp_pipeline_run(&run.pipeline, err);
 	if (!rc)
 		finish(&c);
 	collector_free(&c);
-	lp_merge_free(merge);
-	lp_kern_reader_close(kern);
-	lp_ref_reader_close(refs);
+	lp_run_close(&run);
 	if (rc) {
 		lp_report_free(r);
 		return NULL;

@@ -88,19 +88,19 @@ static long event_lines(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	lp_error err;
-	lp_kern_reader *r = lp_kern_reader_open(fuzz_file(data, size), &err);
+	lp_event_source *r = lp_kern_reader_open(fuzz_file(data, size), &err);
 	FUZZ_CHECK(r);
 	lp_event ev;
 	uint64_t prev_line = 0;
 	long events = 0;
 	int rc;
-	while ((rc = lp_kern_reader_next(r, &ev, &err)) > 0) {
+	while ((rc = lp_event_source_next(r, &ev, &err)) > 0) {
 		FUZZ_CHECK(ev.line_no > prev_line);
 		prev_line = ev.line_no;
 		check_event(&ev);
 		events++;
 	}
-	lp_kern_reader_close(r);
+	lp_event_source_close(r);
 	if (rc < 0)
 		FUZZ_CHECK(err.status == LP_EINPUT || err.status == LP_EIO);
 	if (!fuzz_compressed(data, size)) {

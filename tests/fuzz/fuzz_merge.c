@@ -216,18 +216,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	job.ref_format = formats[opt >> 5 & 3];
 	job.warn = ignore;
 
-	/* The pipeline, as lp_merge_job_run builds it, into the checker. */
+	/* The run, as lp_merge_job_run opens it, into the checker. */
 	lp_error err = {0};
 	int rc;
 	lp_stats stats = {0};
 	GArray *merged = g_array_new(FALSE, FALSE, sizeof(lp_merged_ref));
-	lp_ref_reader *refs = lp_ref_reader_open(ref_path, job.ref_format, job.endian, &err);
-	lp_kern_reader *kern = refs ? lp_kern_reader_open(kern_path, &err) : NULL;
-	if (!refs || !kern) {
+	lp_run run;
+	if (lp_run_open(&run, &job, &err)) {
 		rc = err.status;
 		FUZZ_CHECK(rc == LP_EIO || rc == LP_EINPUT);
 	} else {
-		lp_merge *merge = lp_merge_new(&(lp_merge_config){.page_offset = job.page_offset});
 		checker c = {
 			.basic = lp_basic_sink_new(fuzz_sink(), job.user_only, LP_FORM_BASIC),
 			.page_offset = job.page_offset,
@@ -235,24 +233,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			.user_only = job.user_only,
 			.merged = merged,
 		};
-		lp_pipeline p = {
-			.refs = refs,
-			.kern = kern,
-			.merge = merge,
-			.sink = &checking_sink,
-			.sink_ctx = &c,
-			.strict = job.strict,
-			.warn = ignore,
-		};
-		rc = lp_pipeline_run(&p, &err);
+		run.pipeline.sink = &checking_sink;
+		run.pipeline.sink_ctx = &c;
+		rc = lp_pipeline_run(&run.pipeline, &err);
 		FUZZ_CHECK(rc == LP_OK || rc == LP_EINPUT || rc == LP_EIO);
-		stats = *lp_merge_stats(merge);
+		stats = *lp_merge_stats(run.merge);
 		g_hash_table_destroy(c.seen);
 		lp_basic_sink_free(c.basic);
-		lp_merge_free(merge);
+		lp_run_close(&run);
 	}
-	lp_kern_reader_close(kern);
-	lp_ref_reader_close(refs);
 	check_capture(&job, 1 + size % 8, merged, rc, &err, &stats);
 	g_array_free(merged, TRUE);
 

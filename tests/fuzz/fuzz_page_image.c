@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "formats/legacy.h"
+#include "formats/registry.h"
 #include "analysis/lru.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,7 +28,8 @@ static void run_all(const char *path, uint32_t frames, bool strict, bool text)
 	lp_byte_source *src = lp_byte_source_open(path, &err);
 	if (!src)
 		abort();
-	lp_legacy_detect(src, &err);
+	bool failed;
+	lp_format_detect(src, &failed, &err);
 	lp_legacy_dump(src, LP_LEGACY_PAGE_IMAGE, LP_LITTLE, &policy, fuzz_sink(), &err);
 
 	lp_pi_validation res;

@@ -70,13 +70,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* Some records before the bad one may have been read. */
 			FUZZ_CHECK(first_bad < whole && refs->len <= first_bad);
 			lp_error err;
-			lp_ref_reader *r = lp_ref_reader_open(path, LP_REF_BIN, endian, &err);
+			lp_ref_source *r = lp_ref_reader_open(path, LP_REF_BIN, endian, &err);
 			FUZZ_CHECK(r);
 			static lp_ref buf[1024];
 			ssize_t n;
-			while ((n = lp_ref_reader_read(r, buf, 1024, &err)) > 0)
+			while ((n = lp_ref_source_read(r, buf, 1024, &err)) > 0)
 				;
-			lp_ref_reader_close(r);
+			lp_ref_source_close(r);
 			char want[64];
 			snprintf(want, sizeof want, ": record %zu: field type", first_bad);
 			FUZZ_CHECK(n < 0 && strstr(err.msg, want));

@@ -15,11 +15,11 @@
 static int first_record_reads(const char *path)
 {
 	lp_error err;
-	lp_ref_reader *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
 	FUZZ_CHECK(r);
 	lp_ref ref;
-	ssize_t n = lp_ref_reader_read(r, &ref, 1, &err);
-	lp_ref_reader_close(r);
+	ssize_t n = lp_ref_source_read(r, &ref, 1, &err);
+	lp_ref_source_close(r);
 	return n == 1;
 }
 
@@ -41,13 +41,13 @@ static void check_lines(const uint8_t *data, size_t size, size_t records)
 static char *reader_failure(const char *path)
 {
 	lp_error err;
-	lp_ref_reader *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
 	FUZZ_CHECK(r);
 	lp_ref buf[64];
 	ssize_t n;
-	while ((n = lp_ref_reader_read(r, buf, 64, &err)) > 0)
+	while ((n = lp_ref_source_read(r, buf, 64, &err)) > 0)
 		;
-	lp_ref_reader_close(r);
+	lp_ref_source_close(r);
 	return n < 0 ? g_strdup(err.msg) : NULL;
 }
 
@@ -55,7 +55,7 @@ static char *reader_failure(const char *path)
 static void check_chunks(const char *path, const GArray *refs, bool read_whole)
 {
 	lp_error err;
-	lp_ref_reader *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
 	if (!r) {
 		/* A compressed input that does not start right. */
 		FUZZ_CHECK(!read_whole);
@@ -66,12 +66,12 @@ static void check_chunks(const char *path, const GArray *refs, bool read_whole)
 	size_t total = 0;
 	bool failed = false;
 	for (;;) {
-		ssize_t n = lp_ref_reader_take_lines(r, &c, 7, &err);
+		ssize_t n = r->ops->cut(r, &c, 7, &err);
 		if (n < 0 || (n == 0 && !c.long_line)) {
 			failed = n < 0;
 			break;
 		}
-		if (lp_ref_parse_lines(lp_ref_reader_name(r), &c, buf, &err) < 0) {
+		if (r->ops->decode(r, &c, buf, &err) < 0) {
 			failed = true;
 			break;
 		}
@@ -88,7 +88,7 @@ static void check_chunks(const char *path, const GArray *refs, bool read_whole)
 		g_free(msg);
 	}
 	lp_text_chunk_free(&c);
-	lp_ref_reader_close(r);
+	lp_ref_source_close(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -109,10 +109,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t first = nl ? (size_t)(nl - data) : size;
 		if (first <= LP_REF_SNIFF_BYTES) {
 			lp_error err;
-			lp_ref_reader *r = lp_ref_reader_open(path, LP_REF_AUTO, LP_LITTLE, &err);
+			lp_ref_source *r = lp_ref_reader_open(path, LP_REF_AUTO, LP_LITTLE, &err);
 			FUZZ_CHECK(r);
 			detected = lp_ref_reader_format(r);
-			lp_ref_reader_close(r);
+			lp_ref_source_close(r);
 			FUZZ_CHECK((detected == LP_REF_TEXT) == first_record_reads(path));
 		}
 	}

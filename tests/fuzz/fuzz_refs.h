@@ -20,7 +20,7 @@ static FUZZ_UNUSED int fuzz_read_refs(const char *path, enum lp_ref_format forma
 	lp_error err;
 	g_array_set_size(refs, 0);
 	*torn = 0;
-	lp_ref_reader *r = lp_ref_reader_open(path, format, endian, &err);
+	lp_ref_source *r = lp_ref_reader_open(path, format, endian, &err);
 	if (!r)
 		return -1;
 	*detected = lp_ref_reader_format(r);
@@ -29,20 +29,20 @@ static FUZZ_UNUSED int fuzz_read_refs(const char *path, enum lp_ref_format forma
 	lp_ref buf[257];
 	ssize_t n;
 	/* An odd batch size, so that batches and buffer refills do not align. */
-	while ((n = lp_ref_reader_read(r, buf, 257, &err)) > 0) {
+	while ((n = lp_ref_source_read(r, buf, 257, &err)) > 0) {
 		FUZZ_CHECK(n <= 257);
 		for (ssize_t i = 0; i < n; i++)
 			FUZZ_CHECK(lp_ref_type_index(buf[i].type) >= 0);
 		g_array_append_vals(refs, buf, (guint)n);
-		FUZZ_CHECK(lp_ref_reader_index(r) == refs->len);
+		FUZZ_CHECK(lp_ref_source_index(r) == refs->len);
 	}
 	if (n < 0)
 		FUZZ_CHECK(err.status == LP_EINPUT || err.status == LP_EIO);
 	if (n == 0 && *detected == LP_REF_BIN) {
-		*torn = lp_ref_reader_torn_bytes(r);
+		*torn = lp_ref_source_torn_bytes(r);
 		FUZZ_CHECK(*torn < LP_REF_RECORD_SIZE);
 	}
-	lp_ref_reader_close(r);
+	lp_ref_source_close(r);
 	return n < 0 ? -1 : 0;
 }
 

@@ -169,24 +169,27 @@ Test(kern, reader_skips_lines_and_counts_them)
 		"E 2 a 9f8e7 /usr/bin/two words\n"
 		"X 3 a";
 	char *p = scratch_file(dir, "k", text, strlen(text));
-	lp_kern_reader *r = lp_kern_reader_open(p, &err);
+	lp_event_source *r = lp_kern_reader_open(p, &err);
 	cr_assert_not_null(r);
-	cr_assert_str_eq(lp_kern_reader_name(r), p);
 	lp_event ev;
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(lp_event_source_next(r, &ev, &err), 1);
 	cr_assert_eq(ev.tag, LP_TAG_S);
+	char *where = r->ops->where(r, &ev), *want = g_strdup_printf("%s:3", p);
+	cr_assert_str_eq(where, want);
+	g_free(where);
+	g_free(want);
 	cr_assert_eq(ev.line_no, 3);
 	cr_assert_eq(ev.line_len, 11);
 	cr_assert(memcmp(ev.line, "S 1 a 9f8e7", 11) == 0);
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(lp_event_source_next(r, &ev, &err), 1);
 	cr_assert_eq(ev.line_no, 5);
 	cr_assert_str_eq(ev.name, "/usr/bin/two words");
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(lp_event_source_next(r, &ev, &err), 1);
 	cr_assert_eq(ev.tag, LP_TAG_X);
 	cr_assert_eq(ev.line_no, 6);
 	cr_assert_eq(ev.timestamp, 3);
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 0);
-	lp_kern_reader_close(r);
+	cr_assert_eq(lp_event_source_next(r, &ev, &err), 0);
+	lp_event_source_close(r);
 	g_free(p);
 }
 
@@ -194,15 +197,15 @@ Test(kern, reader_error_names_file_and_line)
 {
 	const char *text = "S 1 a 9f8e7\n# fine\nM 2 a 1000 zz 0 22 3 0 -\n";
 	char *p = scratch_file(dir, "bad", text, strlen(text));
-	lp_kern_reader *r = lp_kern_reader_open(p, &err);
+	lp_event_source *r = lp_kern_reader_open(p, &err);
 	lp_event ev;
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), -1);
+	cr_assert_eq(lp_event_source_next(r, &ev, &err), 1);
+	cr_assert_eq(lp_event_source_next(r, &ev, &err), -1);
 	cr_assert_eq(err.status, LP_EINPUT);
 	char *want = g_strdup_printf("%s:3: tag M: field length: bad hex number 'zz'", p);
 	cr_assert_str_eq(err.msg, want);
 	g_free(want);
-	lp_kern_reader_close(r);
+	lp_event_source_close(r);
 	g_free(p);
 }
 
@@ -240,25 +243,25 @@ static void read_long_line(size_t at, size_t line_len)
 {
 	GString *s = trace_with_long_line(at, line_len);
 	char *p = scratch_file(dir, "long", s->str, s->len);
-	lp_kern_reader *r = lp_kern_reader_open(p, &err);
+	lp_event_source *r = lp_kern_reader_open(p, &err);
 	lp_event ev;
 	uint64_t line_no = at / 64 + 1;
 	if (line_len <= LP_LINE_MAX) {
-		cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1, "%s", err.msg);
+		cr_assert_eq(lp_event_source_next(r, &ev, &err), 1, "%s", err.msg);
 		cr_assert_eq(ev.line_no, line_no);
 		cr_assert_eq(strlen(ev.name), line_len - 8);
-		cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+		cr_assert_eq(lp_event_source_next(r, &ev, &err), 1);
 		cr_assert_eq(ev.tag, LP_TAG_X);
-		cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 0);
+		cr_assert_eq(lp_event_source_next(r, &ev, &err), 0);
 	} else {
-		cr_assert_eq(lp_kern_reader_next(r, &ev, &err), -1);
+		cr_assert_eq(lp_event_source_next(r, &ev, &err), -1);
 		cr_assert_eq(err.status, LP_EINPUT);
 		char *want = g_strdup_printf("%s:%" G_GUINT64_FORMAT ": line longer than 4096 bytes",
 					     p, line_no);
 		cr_assert_str_eq(err.msg, want);
 		g_free(want);
 	}
-	lp_kern_reader_close(r);
+	lp_event_source_close(r);
 	g_string_free(s, TRUE);
 	g_free(p);
 }
@@ -287,15 +290,15 @@ Test(kern, gzip_compressed_trace)
 	cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
 	char *p = scratch_file(dir, "k.txt", gz, zs.total_out);
 	deflateEnd(&zs);
-	lp_kern_reader *r = lp_kern_reader_open(p, &err);
+	lp_event_source *r = lp_kern_reader_open(p, &err);
 	lp_event ev;
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1, "%s", err.msg);
+	cr_assert_eq(lp_event_source_next(r, &ev, &err), 1, "%s", err.msg);
 	cr_assert_eq(ev.tag, LP_TAG_F);
 	cr_assert_eq(ev.f[1], 0xb);
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 1);
+	cr_assert_eq(lp_event_source_next(r, &ev, &err), 1);
 	cr_assert_eq(ev.tag, LP_TAG_Q);
-	cr_assert_eq(lp_kern_reader_next(r, &ev, &err), 0);
-	lp_kern_reader_close(r);
+	cr_assert_eq(lp_event_source_next(r, &ev, &err), 0);
+	lp_event_source_close(r);
 	g_free(p);
 }
 

@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 
 #include "formats/legacy.h"
+#include "formats/registry.h"
 
 static char *dir;
 static lp_error err;
@@ -513,10 +514,12 @@ static int detect(const void *bytes, size_t n)
 {
 	char *path = file_with("d", bytes, n);
 	lp_byte_source *s = open_source(path);
-	int f = lp_legacy_detect(s, &err);
+	bool failed;
+	const lp_format *f = lp_format_detect(s, &failed, &err);
+	cr_assert(!failed);
 	lp_byte_source_close(s);
 	g_free(path);
-	return f;
+	return f ? (int)f->id : LP_LEGACY_UNKNOWN;
 }
 
 Test(legacy, detection)
@@ -570,12 +573,22 @@ Test(legacy, detection)
 
 Test(legacy, format_names)
 {
-	cr_assert_eq(lp_legacy_format_parse("ref"), LP_LEGACY_REF);
-	cr_assert_eq(lp_legacy_format_parse("byu"), LP_LEGACY_BYU);
-	cr_assert_eq(lp_legacy_format_parse("p6"), LP_LEGACY_P6);
-	cr_assert_eq(lp_legacy_format_parse("page-image"), LP_LEGACY_PAGE_IMAGE);
-	cr_assert_eq(lp_legacy_format_parse("basic"), LP_LEGACY_BASIC);
-	cr_assert_eq(lp_legacy_format_parse("auto"), -1);
+	cr_assert_eq(lp_format_find("ref")->id, LP_LEGACY_REF);
+	cr_assert_eq(lp_format_find("byu")->id, LP_LEGACY_BYU);
+	cr_assert_eq(lp_format_find("p6")->id, LP_LEGACY_P6);
+	cr_assert_eq(lp_format_find("page-image")->id, LP_LEGACY_PAGE_IMAGE);
+	cr_assert_eq(lp_format_find("basic")->id, LP_LEGACY_BASIC);
+	cr_assert_null(lp_format_find("auto"));
+	for (size_t i = 0; i < lp_nformats; i++) {
+		cr_assert_eq(lp_format_of(lp_formats[i].id), &lp_formats[i]);
+		cr_assert((lp_formats[i].dump == NULL) != (lp_formats[i].dump_path == NULL),
+			  "%s: one way to dump it", lp_formats[i].name);
+	}
+	char *names = lp_format_names(NULL), *or_auto = lp_format_names("auto");
+	cr_assert_str_eq(names, "ref, byu, p6, page-image or basic");
+	cr_assert_str_eq(or_auto, "ref, byu, p6, page-image, basic or auto");
+	g_free(names);
+	g_free(or_auto);
 }
 
 /* ---- conversion summaries ---- */

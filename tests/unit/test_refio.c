@@ -41,18 +41,18 @@ static void assert_ref(const lp_ref *got, const lp_ref *want)
 static ssize_t read_refs(const char *path, enum lp_ref_format format, enum lp_endian endian,
 			 lp_ref *refs, size_t cap, size_t *torn, enum lp_ref_format *detected)
 {
-	lp_ref_reader *r = lp_ref_reader_open(path, format, endian, &err);
+	lp_ref_source *r = lp_ref_reader_open(path, format, endian, &err);
 	if (!r)
 		return -1;
 	size_t total = 0;
 	ssize_t n;
-	while ((n = lp_ref_reader_read(r, refs + total, cap - total, &err)) > 0)
+	while ((n = lp_ref_source_read(r, refs + total, cap - total, &err)) > 0)
 		total += (size_t)n;
 	if (torn)
-		*torn = lp_ref_reader_torn_bytes(r);
+		*torn = lp_ref_source_torn_bytes(r);
 	if (detected)
 		*detected = lp_ref_reader_format(r);
-	lp_ref_reader_close(r);
+	lp_ref_source_close(r);
 	return n < 0 ? -1 : (ssize_t)total;
 }
 
@@ -112,6 +112,12 @@ Test(refio, option_names)
 	cr_assert_eq(lp_endian_parse("little"), LP_LITTLE);
 	cr_assert_eq(lp_endian_parse("big"), LP_BIG);
 	cr_assert_eq(lp_endian_parse("Big"), -1);
+	char *names = lp_ref_format_names();
+	cr_assert_str_eq(names, "bin, text or auto");
+	g_free(names);
+	cr_assert_eq(lp_ref_format_check(LP_REF_TEXT, "f", &err), 0);
+	cr_assert_eq(lp_ref_format_check(-1, "f", &err), LP_EUSAGE);
+	cr_assert_str_eq(err.msg, "f: -1 is not LP_REF_AUTO, LP_REF_BIN or LP_REF_TEXT");
 }
 
 Test(refio, binary_little_and_big_endian)
@@ -135,21 +141,25 @@ Test(refio, binary_every_type_and_index)
 		data[i * 18 + 1] = (unsigned char)i; /* timestamp i */
 	}
 	char *p = scratch_file(dir, "all.bin", data, sizeof data);
-	lp_ref_reader *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
 	cr_assert_not_null(r);
 	lp_ref got[4];
-	cr_assert_eq(lp_ref_reader_read(r, got, 4, &err), 4);
-	cr_assert_eq(lp_ref_reader_index(r), 4);
+	cr_assert_eq(lp_ref_source_read(r, got, 4, &err), 4);
+	cr_assert_eq(lp_ref_source_index(r), 4);
 	cr_assert_eq(got[3].type, 'R');
 	cr_assert_eq(got[3].timestamp, 3);
-	cr_assert_eq(lp_ref_reader_read(r, got, 4, &err), 2);
+	cr_assert_eq(lp_ref_source_read(r, got, 4, &err), 2);
 	cr_assert_eq(got[1].type, 'I');
-	cr_assert_eq(lp_ref_reader_index(r), 6);
-	cr_assert_eq(lp_ref_reader_read(r, got, 4, &err), 0);
-	cr_assert_eq(lp_ref_reader_torn_bytes(r), 0);
-	cr_assert_str_eq(lp_ref_reader_name(r), p);
-	cr_assert_not_null(lp_ref_reader_input(r));
-	lp_ref_reader_close(r);
+	cr_assert_eq(lp_ref_source_index(r), 6);
+	cr_assert_eq(lp_ref_source_read(r, got, 4, &err), 0);
+	cr_assert_eq(lp_ref_source_torn_bytes(r), 0);
+	cr_assert_str_eq(lp_ref_source_name(r), p);
+	cr_assert_eq(r->ops->fraction(r), 1.0, "read to its end");
+	char *where = r->ops->where(r, 5), *want = g_strdup_printf("%s: record 5", p);
+	cr_assert_str_eq(where, want);
+	g_free(where);
+	g_free(want);
+	lp_ref_source_close(r);
 	g_free(p);
 }
 
@@ -216,17 +226,17 @@ Test(refio, handed_off_records_are_the_same)
 	memcpy(data + 36, example_be, 18);
 	data[36] = 'x';
 	char *p = scratch_file(dir, "handoff.bin", data, sizeof data);
-	lp_ref_reader *r = lp_ref_reader_open(p, LP_REF_BIN, LP_BIG, &err);
+	lp_ref_source *r = lp_ref_reader_open(p, LP_REF_BIN, LP_BIG, &err);
 	cr_assert_not_null(r);
-	lp_ref_reader_set_handoff(r, true);
+	r->ops->set_handoff(r, true);
 	lp_ref got[3];
 	memset(got, 0xa5, sizeof got);
-	cr_assert_eq(lp_ref_reader_read(r, got, 2, &err), 2);
+	cr_assert_eq(lp_ref_source_read(r, got, 2, &err), 2);
 	assert_ref(&got[0], &example);
 	assert_ref(&got[1], &example);
-	cr_assert_eq(lp_ref_reader_read(r, got, 1, &err), -1);
-	cr_assert_eq(lp_ref_reader_index(r), 2);
-	lp_ref_reader_close(r);
+	cr_assert_eq(lp_ref_source_read(r, got, 1, &err), -1);
+	cr_assert_eq(lp_ref_source_index(r), 2);
+	lp_ref_source_close(r);
 	assert_error(LP_EINPUT, p, ": record 2: field type: bad reference type 0x78");
 	g_free(p);
 }
@@ -242,23 +252,27 @@ Test(refio, binary_order_breaks_are_counted)
 		data[i * 18 + 1] = stamps[i];
 	}
 	char *p = scratch_file(dir, "order.bin", data, sizeof data);
-	lp_ref_reader *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
 	cr_assert_not_null(r);
 	lp_ref got[6];
-	cr_assert_eq(lp_ref_reader_read(r, got, 2, &err), 2);
-	cr_assert_eq(lp_ref_reader_order_breaks(r), 0);
-	cr_assert_eq(lp_ref_reader_read(r, got, 2, &err), 2);
-	cr_assert_eq(lp_ref_reader_order_breaks(r), 1, "3 then 2");
-	cr_assert_eq(lp_ref_reader_read(r, got, 6, &err), 2);
-	cr_assert_eq(lp_ref_reader_order_breaks(r), 2, "5 then 4; 4 then 4 is in order");
-	lp_ref_reader_close(r);
+	cr_assert_eq(lp_ref_source_read(r, got, 2, &err), 2);
+	cr_assert_eq(r->ops->order_breaks(r), 0);
+	cr_assert_eq(lp_ref_source_read(r, got, 2, &err), 2);
+	cr_assert_eq(r->ops->order_breaks(r), 1, "3 then 2");
+	cr_assert_eq(lp_ref_source_read(r, got, 6, &err), 2);
+	cr_assert_eq(r->ops->order_breaks(r), 2, "5 then 4; 4 then 4 is in order");
+	lp_ref_source_close(r);
 	g_free(p);
 	p = scratch_file(dir, "order.txt", "r 3 4 1 1000\nr 2 4 1 1000\n", 26);
 	r = lp_ref_reader_open(p, LP_REF_TEXT, LP_LITTLE, &err);
 	cr_assert_not_null(r);
-	cr_assert_eq(lp_ref_reader_read(r, got, 6, &err), 2);
-	cr_assert_eq(lp_ref_reader_order_breaks(r), 0, "text is checked by its caller");
-	lp_ref_reader_close(r);
+	cr_assert_eq(lp_ref_source_read(r, got, 6, &err), 2);
+	cr_assert_eq((void *)r->ops->order_breaks, NULL, "text is checked by its caller");
+	char *where = r->ops->where(r, 1), *want = g_strdup_printf("%s:2", p);
+	cr_assert_str_eq(where, want, "index 1 is line 2");
+	g_free(where);
+	g_free(want);
+	lp_ref_source_close(r);
 	g_free(p);
 }
 

@@ -1,0 +1,62 @@
+/* The formats laplace reads traces in, one row each: the names that
+ * --from, --format, their help and messages list, how a format is told
+ * from its first bytes, and what dump and convert do with it. A new format
+ * is its own file under formats/ and a row here. */
+#ifndef LAPLACE_REGISTRY_H
+#define LAPLACE_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/error.h"
+#include "formats/legacy.h"
+#include "io/bytesrc.h"
+#include "io/io.h"
+
+/* What a sniff() says of a trace's first bytes. */
+enum lp_sniff {
+	LP_SNIFF_NO,
+	LP_SNIFF_LIKELY, /* plausible records, no proof */
+	LP_SNIFF_SURE,   /* its header, or a first record that parses */
+};
+
+/* Bytes a sniff() is given when the input is that long. */
+#define LP_SNIFF_BYTES (2 * LP_PI_LONG_RECORD)
+
+typedef struct lp_format {
+	const char *name;
+	enum lp_legacy_format id;
+	const char *what;            /* for messages: "a raw reference trace" */
+	/* How surely data[0, n) starts a trace of this format; NULL: never
+	 * detected (the format's records are arbitrary bytes). */
+	enum lp_sniff (*sniff)(const unsigned char *data, size_t n);
+	enum lp_endian byte_order;   /* of its binary input, unless told */
+	/* laplace dump: the whole trace in text on out. Exactly one is set:
+	 * dump reads src (and closes it); dump_path opens the trace itself,
+	 * so that it cannot be detected on standard input. */
+	int (*dump)(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		    lp_output *out, lp_error *err);
+	int (*dump_path)(const char *path, enum lp_endian endian, const lp_torn_policy *policy,
+			 lp_output *out, lp_error *err);
+	/* laplace convert --to text|bin turns its records into raw references
+	 * (lp_legacy_to_refs). */
+	bool to_refs;
+} lp_format;
+
+/* The rows, in the order detection tries them. */
+extern const lp_format lp_formats[];
+extern const size_t lp_nformats;
+
+/* The row named name, or NULL. */
+const lp_format *lp_format_find(const char *name);
+const lp_format *lp_format_of(enum lp_legacy_format id);
+/* The first row whose sniff() is sure of src's first bytes, else the
+ * first that finds them likely; NULL when none does, or on a read error
+ * (*failed and err set). */
+const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *err);
+/* The rows' names as a list for help and messages: "ref, byu, p6,
+ * page-image, basic", then " or last" when last is given, else the last
+ * name after " or ". g_free it. */
+char *lp_format_names(const char *last);
+
+#endif
