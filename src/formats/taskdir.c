@@ -833,10 +833,12 @@ static void ahead_start(lp_taskdir *t, unsigned threads)
 	g_cond_init(&t->work_ready);
 	g_queue_init(&t->work);
 	t->threaded = true;
-	t->nworkers = threads;
+	/* Workers that cannot start (short of memory or threads) are done
+	 * without: the engine parses a stream itself when no worker has. */
 	t->workers = g_new0(GThread *, threads);
-	for (unsigned i = 0; i < threads; i++)
-		t->workers[i] = g_thread_new("laplace-parse", ahead_worker, t);
+	while (t->nworkers < threads &&
+	       (t->workers[t->nworkers] = g_thread_try_new("laplace-parse", ahead_worker, t, NULL)))
+		t->nworkers++;
 	t->input.source.read = ahead_read;
 	/* Hints cost a lock each: only when a slice is a block or more. */
 	if (t->opt.slice >= t->block_refs)

@@ -2,6 +2,7 @@
  * their taker, the bound on jobs in flight, no worker at all, and closing
  * mid-stream. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <string.h>
 
 #include <glib.h>
@@ -88,7 +89,7 @@ static void ordered(unsigned threads, unsigned in_flight, unsigned n, counts *c)
 	cr_assert_null(lp_workpool_take(p, &rc, NULL));
 	cr_assert_eq(rc, 0);
 	cr_assert_leq(g_atomic_int_get(&c->most_running), (gint)in_flight);
-	if (!threads)
+	if (!lp_workpool_threads(p))
 		for (unsigned i = 0; i < n; i++)
 			cr_assert_eq(jobs[i].ran_on, g_thread_self());
 	lp_workpool_free(p);
@@ -164,4 +165,20 @@ Test(workpool, closing_mid_stream_ends_every_worker, .timeout = 30)
 	lp_workpool_free(p);
 	cr_assert_eq(threads_named("test-pool"), 0);
 	lp_workpool_free(NULL);
+}
+
+/* Threads cannot start (their stacks cannot be mapped): a pool has no
+ * worker, and its taker runs every job. */
+Test(workpool, no_thread_can_start)
+{
+	pthread_attr_t attr;
+	cr_assert_eq(pthread_attr_init(&attr), 0);
+	cr_assert_eq(pthread_attr_setstacksize(&attr, (size_t)1 << 50), 0);
+	cr_assert_eq(pthread_setattr_default_np(&attr), 0);
+	pthread_attr_destroy(&attr);
+	counts c = {.fail_every = 4};
+	lp_workpool *p = lp_workpool_new("test-pool", 4, 4, run, &c);
+	cr_assert_eq(lp_workpool_threads(p), 0);
+	lp_workpool_free(p);
+	ordered(4, 4, 40, &c);
 }
