@@ -3,8 +3,9 @@
  * Jobs are given in order, at most a bounded number in flight, and their
  * results are taken back in the same order, each job's failure with it.
  * Worker threads that cannot start (short of memory or threads) are done
- * without: a job no worker has begun is run by the thread that waits for
- * it, so a pool with no worker at all runs every job in its taker.
+ * without: a thread waiting for a job's result runs the jobs no worker
+ * has begun meanwhile, so a pool with no worker at all runs every job in
+ * its taker.
  *
  * Every wait has an end: a worker marks every job it begins done, failed
  * or not (the taker's wait); a submitter waits for room only while jobs
@@ -37,8 +38,9 @@ unsigned lp_workpool_pending(const lp_workpool *p);
 /* Give job (the caller's until it is taken back); waits while the pool
  * is full. */
 void lp_workpool_submit(lp_workpool *p, void *job);
-/* The oldest job given and not taken, once done (run here if no worker
- * has begun it), and its status in *rc (err set if not 0); NULL if none. */
+/* The oldest job given and not taken, once done (jobs no worker has
+ * begun are run here meanwhile, that one first), and its status in *rc
+ * (err set if not 0); NULL if none. */
 void *lp_workpool_take(lp_workpool *p, int *rc, lp_error *err);
 /* Stop the workers once the jobs they run are done; jobs not begun are
  * dropped (they stay their owner's). NULL-safe. */

@@ -1039,11 +1039,14 @@ static int search_file(void *ctx, void *job, lp_error *err)
 
 static int find_all_units(lp_taskdir *t, size_t first, unsigned threads, lp_error *err)
 {
-	/* A search holds a file open: threads of them at most. */
+	/* A search holds a file open: threads of them at most (this one
+	 * searches too, while it waits); twice as many files in flight keep
+	 * them all busy. */
 	threads = MIN(threads, t->opt.max_open);
-	lp_workpool *pool = lp_workpool_new("laplace-units", threads - 1, threads, search_file, NULL);
-	file_units *found = g_new0(file_units, threads);
-	for (unsigned i = 0; i < threads; i++) {
+	unsigned in_flight = 2 * threads;
+	lp_workpool *pool = lp_workpool_new("laplace-units", threads - 1, in_flight, search_file, NULL);
+	file_units *found = g_new0(file_units, in_flight);
+	for (unsigned i = 0; i < in_flight; i++) {
 		found[i].t = t;
 		found[i].units = g_array_new(FALSE, FALSE, sizeof(lp_sched_unit));
 		found[i].unit_starts = g_array_new(FALSE, FALSE, sizeof(td_stream));
@@ -1051,7 +1054,7 @@ static int find_all_units(lp_taskdir *t, size_t first, unsigned threads, lp_erro
 	int rc = 0;
 	for (size_t f = first, given = 0; !rc && (f < t->nfiles || lp_workpool_pending(pool));) {
 		if (f < t->nfiles && !lp_workpool_full(pool)) {
-			file_units *fu = &found[given++ % threads];
+			file_units *fu = &found[given++ % in_flight];
 			fu->file = f++;
 			g_array_set_size(fu->units, 0);
 			g_array_set_size(fu->unit_starts, 0);
@@ -1067,7 +1070,7 @@ static int find_all_units(lp_taskdir *t, size_t first, unsigned threads, lp_erro
 	}
 	/* After a failure: the searches under way end, their results unread. */
 	lp_workpool_free(pool);
-	for (unsigned i = 0; i < threads; i++) {
+	for (unsigned i = 0; i < in_flight; i++) {
 		g_array_free(found[i].units, TRUE);
 		g_array_free(found[i].unit_starts, TRUE);
 	}

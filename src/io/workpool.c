@@ -2,8 +2,8 @@
  *
  * Jobs sit in a ring of in_flight slots, counted by three numbers that
  * only grow: given (submitted), begun (by a worker or a taker) and taken.
- * Jobs are begun in the order they were given, so a taker finding the
- * oldest job not begun runs it itself rather than wait. Wake-ups cost a
+ * Jobs are begun in the order they were given; a taker whose job is not
+ * done runs the next job not begun, if any, rather than wait. Wake-ups cost a
  * system call each: a thread is woken only if one waits. */
 #include "laplace/workpool.h"
 
@@ -128,12 +128,14 @@ void *lp_workpool_take(lp_workpool *p, int *rc, lp_error *err)
 		*rc = 0;
 		return NULL;
 	}
+	/* Rather than wait for the oldest job, run the next one no worker has
+	 * begun (the oldest first, if none has). */
 	work_slot *s = &p->slots[p->taken % p->nslots];
-	if (p->begun == p->taken) {
-		p->begun++;
-		run_job(p, s);
-	}
 	while (!s->done) {
+		if (p->begun < p->given) {
+			run_job(p, &p->slots[p->begun++ % p->nslots]);
+			continue;
+		}
 		p->waiting_done++;
 		g_cond_wait(&p->done, &p->lock);
 		p->waiting_done--;
