@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -28,6 +27,7 @@
 #include "core/record.h"
 #include "formats/refio.h"
 #include "core/numbers.h"
+#include "io/workpool.h"
 
 /* Buffers of an open stream: small, as many streams may be open. */
 #define STREAM_INPUT_BUFFER (64 * 1024)
@@ -830,10 +830,12 @@ static void ahead_start(lp_taskdir *t, unsigned threads)
 	g_cond_init(&t->work_ready);
 	g_queue_init(&t->work);
 	t->threaded = true;
-	t->nworkers = threads;
+	/* Workers that cannot start (short of memory or threads) are done
+	 * without: the engine parses a stream itself when no worker has. */
 	t->workers = g_new0(GThread *, threads);
-	for (unsigned i = 0; i < threads; i++)
-		t->workers[i] = g_thread_new("laplace-parse", ahead_worker, t);
+	while (t->nworkers < threads &&
+	       (t->workers[t->nworkers] = g_thread_try_new("laplace-parse", ahead_worker, t, NULL)))
+		t->nworkers++;
 	t->input.source.read = ahead_read;
 	/* Hints cost a lock each: only when a slice is a block or more. */
 	if (t->opt.slice >= t->block_refs)
@@ -1013,72 +1015,61 @@ static int find_units(const lp_taskdir *t, size_t f, GArray *units, GArray *star
 }
 
 /* The units of files [first, t->nfiles), searched by several threads at
- * once: each file's go to its own arrays, appended in file order at the
- * end. Files are taken in order and none after a failure, so the first
- * failing file is among those searched: its error is the one reported,
- * as without threads. */
+ * once (a job of the work pool a file, each file's units to arrays of its
+ * own), appended in file order. Files are given in order and none after a
+ * failure, so the first failing file is the error reported, as without
+ * threads; files searched after it are dropped. */
 typedef struct file_units {
+	const lp_taskdir *t;
+	size_t file;
 	GArray *units, *unit_starts;
-	int rc;
-	lp_error err;
 } file_units;
 
-typedef struct unit_search {
-	const lp_taskdir *t;
-	file_units *found;
-	atomic_size_t next;
-	size_t end;
-	atomic_bool failed;
-} unit_search;
-
-static gpointer search_files(gpointer data)
+static int search_file(void *ctx, void *job, lp_error *err)
 {
-	unit_search *us = data;
-	while (!atomic_load(&us->failed)) {
-		size_t f = atomic_fetch_add(&us->next, 1);
-		if (f >= us->end)
-			break;
-		file_units *fu = &us->found[f];
-		fu->units = g_array_new(FALSE, FALSE, sizeof(lp_sched_unit));
-		fu->unit_starts = g_array_new(FALSE, FALSE, sizeof(td_stream));
-		fu->rc = find_units(us->t, f, fu->units, fu->unit_starts, &fu->err);
-		if (fu->rc)
-			atomic_store(&us->failed, true);
-	}
-	return NULL;
+	(void)ctx;
+	file_units *fu = job;
+	return find_units(fu->t, fu->file, fu->units, fu->unit_starts, err);
 }
 
 static int find_all_units(lp_taskdir *t, size_t first, unsigned threads, lp_error *err)
 {
-	unit_search us = {.t = t, .found = g_new0(file_units, t->nfiles), .end = t->nfiles};
-	atomic_init(&us.next, first);
-	atomic_init(&us.failed, false);
+	/* A search holds a file open: threads of them at most (this one
+	 * searches too, while it waits); twice as many files in flight keep
+	 * them all busy. */
 	threads = MIN(threads, t->opt.max_open);
-	GThread **searchers = g_new0(GThread *, threads);
-	for (unsigned i = 1; i < threads; i++)
-		searchers[i] = g_thread_new("laplace-units", search_files, &us);
-	search_files(&us);
-	for (unsigned i = 1; i < threads; i++)
-		g_thread_join(searchers[i]);
-	g_free(searchers);
+	unsigned in_flight = 2 * threads;
+	lp_workpool *pool = lp_workpool_new("laplace-units", threads - 1, in_flight, search_file, NULL);
+	file_units *found = g_new0(file_units, in_flight);
+	for (unsigned i = 0; i < in_flight; i++) {
+		found[i].t = t;
+		found[i].units = g_array_new(FALSE, FALSE, sizeof(lp_sched_unit));
+		found[i].unit_starts = g_array_new(FALSE, FALSE, sizeof(td_stream));
+	}
 	int rc = 0;
-	for (size_t f = first; f < t->nfiles; f++) {
-		file_units *fu = &us.found[f];
-		if (!fu->units)
-			continue; /* not searched: after a failure */
-		if (!rc && fu->rc) {
-			rc = fu->rc;
-			*err = fu->err;
+	for (size_t f = first, given = 0; !rc && (f < t->nfiles || lp_workpool_pending(pool));) {
+		if (f < t->nfiles && !lp_workpool_full(pool)) {
+			file_units *fu = &found[given++ % in_flight];
+			fu->file = f++;
+			g_array_set_size(fu->units, 0);
+			g_array_set_size(fu->unit_starts, 0);
+			lp_workpool_submit(pool, fu);
+			continue;
 		}
+		file_units *fu = lp_workpool_take(pool, &rc, err);
 		if (!rc && fu->units->len) {
-			t->sched_files[f].first_unit = t->units->len;
+			t->sched_files[fu->file].first_unit = t->units->len;
 			g_array_append_vals(t->units, fu->units->data, fu->units->len);
 			g_array_append_vals(t->unit_starts, fu->unit_starts->data, fu->unit_starts->len);
 		}
-		g_array_free(fu->units, TRUE);
-		g_array_free(fu->unit_starts, TRUE);
 	}
-	g_free(us.found);
+	/* After a failure: the searches under way end, their results unread. */
+	lp_workpool_free(pool);
+	for (unsigned i = 0; i < in_flight; i++) {
+		g_array_free(found[i].units, TRUE);
+		g_array_free(found[i].unit_starts, TRUE);
+	}
+	g_free(found);
 	return rc;
 }
 

@@ -12,9 +12,10 @@
  * zstd content in many frames whose headers give their size (as laplace
  * writes its compressed outputs, or pzstd does) is decompressed on every
  * core: that thread only cuts the input into frames, a chunk each, and
- * hands them in order both to worker threads and to the reader, which
- * waits for each to be done. The workers start at the first such frame,
- * as many as can (a memory limit may allow none: then a stream it is).
+ * hands them in order both to a work pool (lp_workpool) and to the
+ * reader, which takes each from the pool once done. The pool's workers
+ * start at the first such frame, as many as can (a memory limit may allow
+ * none: then the reader decompresses each frame as it takes it).
  * One zstd frame decompresses on one core at best (a 5*10^7-reference
  * capture: 0.9 s of a 2-CPU machine's 1.6 s for the whole merge), so a
  * capture in one frame cannot go faster than that.
@@ -23,12 +24,13 @@
  * which reports whatever is wrong as it always did; a frame that fails in
  * a worker is reported as corrupt in its chunk's turn.
  *
- * Every wait has an end, whatever fails: a worker marks every frame it is
- * given ready, failed or not (the reader's wait for it); the thread puts
- * every chunk it takes on full and ends only after the last one (the
- * reader's pop); the reader, on closing, hands chunks back until that last
- * one, an error or not (the thread's pop of empty, then its join); the
- * workers end at the sentinels pushed after that (their pop, their join). */
+ * Every wait has an end, whatever fails: the pool's (see workpool.h) for
+ * a frame; the thread puts every chunk it takes on full and ends only
+ * after the last one (the reader's pop); the reader, on closing, hands
+ * chunks back until that last one, an error or not (the thread's pop of
+ * empty, then its join); the pool's workers end when it is freed after
+ * that (their join). The pool holds as many frames as there are chunks,
+ * so the thread never waits to give one. */
 #include "io/io.h"
 
 #include <errno.h>
@@ -41,6 +43,8 @@
 #include <zstd.h>
 
 #include <glib.h>
+
+#include "io/workpool.h"
 
 #ifndef INPUT_BUFFER_SIZE /* fuzz builds make it small: a buffer per input */
 #define INPUT_BUFFER_SIZE (1u << 20)
@@ -61,21 +65,13 @@
 
 enum input_codec { CODEC_NONE, CODEC_GZIP, CODEC_ZSTD };
 
-
-/* A frame worker, with the context made for it when it is started (a
- * worker that could not have one is not started). */
-typedef struct frame_worker {
-	lp_input *in;
-	ZSTD_DCtx *dctx;
-	GThread *thread;
-} frame_worker;
-
 /* Decompressed bytes on their way to the reader. failed: the error is in
  * err instead of bytes. last: the decompressing thread made it and has
  * ended, the input ended or failed; only that thread sets it, so that a
  * reader stopping at a frame a worker could not decompress still hands
  * chunks back until then (stop_decoder) and never waits for a thread that
- * waits for a chunk. A zstd frame for a worker is in frame until ready. */
+ * waits for a chunk. A zstd frame (is_frame) is in frame until the pool
+ * has decompressed it with the chunk's own context. */
 typedef struct in_chunk {
 	unsigned char *data;
 	size_t cap;           /* data's size */
@@ -83,9 +79,10 @@ typedef struct in_chunk {
 	uint64_t file_offset; /* compressed bytes consumed once it was full */
 	bool last, failed;
 	lp_error err;
+	bool is_frame;
 	unsigned char *frame;
 	size_t frame_len, frame_cap;
-	bool ready;           /* under lp_input.frame_lock */
+	ZSTD_DCtx *dctx;
 } in_chunk;
 
 struct lp_input {
@@ -119,12 +116,8 @@ struct lp_input {
 	bool decoder_ended;
 	gint stop;            /* the reader closes early: the thread ends */
 	uint64_t offset_read; /* lp_input_file_offset under the thread */
-	/* Frame workers (zstd only): frames go to them through todo. */
-	frame_worker workers[FRAME_WORKERS_MAX];
-	unsigned nworkers;
-	GAsyncQueue *todo;
-	GMutex frame_lock;
-	GCond frame_ready;
+	/* zstd frames are decompressed on this pool, once a frame is found. */
+	lp_workpool *frames;
 };
 
 static int read_failed(lp_input *in, lp_error *err)
@@ -391,7 +384,7 @@ static bool next_frame(lp_input *in, in_chunk *c)
 				c->len = (size_t)content;
 				c->pos = 0;
 				c->file_offset = in->raw_total - (in->raw_len - in->raw_pos);
-				c->last = c->failed = c->ready = false;
+				c->last = c->failed = false;
 				return true;
 			}
 		}
@@ -405,52 +398,35 @@ static bool next_frame(lp_input *in, in_chunk *c)
 	}
 }
 
-static gpointer frame_work(gpointer data)
+/* lp_work_fn: decompress chunk job's frame. */
+static int decompress_frame(void *ctx, void *job, lp_error *err)
 {
-	frame_worker *w = data;
-	lp_input *in = w->in;
-	for (;;) {
-		in_chunk *c = g_async_queue_pop(in->todo);
-		if ((void *)c == (void *)in)
-			return NULL;
-		size_t r = ZSTD_decompressDCtx(w->dctx, c->data, c->len, c->frame, c->frame_len);
-		g_mutex_lock(&in->frame_lock);
-		if (ZSTD_isError(r) || r != c->len) {
-			corrupt(in, "zstd", ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong frame size",
-				&c->err);
-			c->failed = true;
-			c->len = 0;
-		}
-		c->ready = true;
-		g_cond_broadcast(&in->frame_ready);
-		g_mutex_unlock(&in->frame_lock);
-	}
+	in_chunk *c = job;
+	size_t r = ZSTD_decompressDCtx(c->dctx, c->data, c->len, c->frame, c->frame_len);
+	if (!ZSTD_isError(r) && r == c->len)
+		return 0;
+	c->len = 0;
+	return corrupt(ctx, "zstd", ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong frame size", err);
 }
 
-/* The frame workers and a chunk more for each, once a frame is found
- * (a stream in one frame needs neither). Those that cannot start (short
- * of memory or threads) are done without; false if none could. */
-static bool start_workers(lp_input *in)
+/* Ready c, holding a frame, for the pool: the pool and a chunk more for
+ * each of its workers, once a frame is found (a stream in one frame needs
+ * neither), and c's context. false if c cannot have one. */
+static bool frame_job(lp_input *in, in_chunk *c)
 {
-	in->todo = g_async_queue_new();
-	unsigned want = MIN(g_get_num_processors(), FRAME_WORKERS_MAX);
-	while (in->nworkers < want) {
-		frame_worker *w = &in->workers[in->nworkers];
-		w->in = in;
-		if (!(w->dctx = ZSTD_createDCtx()) ||
-		    !(w->thread = g_thread_try_new("laplace-unzstd", frame_work, w, NULL))) {
-			ZSTD_freeDCtx(w->dctx);
-			break;
+	if (!in->frames) {
+		in->frames = lp_workpool_new("laplace-unzstd", MIN(g_get_num_processors(), FRAME_WORKERS_MAX),
+					     INPUT_RING + FRAME_WORKERS_MAX, decompress_frame, in);
+		for (unsigned i = 0; i < lp_workpool_threads(in->frames); i++) {
+			in_chunk *more = &in->chunks[in->nchunks++];
+			more->data = g_malloc(in->chunk_size);
+			more->cap = in->chunk_size;
+			g_async_queue_push(in->empty, more);
 		}
-		in->nworkers++;
 	}
-	for (unsigned i = 0; i < in->nworkers; i++) {
-		in_chunk *c = &in->chunks[in->nchunks++];
-		c->data = g_malloc(in->chunk_size);
-		c->cap = in->chunk_size;
-		g_async_queue_push(in->empty, c);
-	}
-	return in->nworkers > 0;
+	if (!c->dctx)
+		c->dctx = ZSTD_createDCtx();
+	return c->is_frame = c->dctx != NULL;
 }
 
 static gpointer decoder_main(gpointer data)
@@ -460,23 +436,21 @@ static gpointer decoder_main(gpointer data)
 	for (;;) {
 		in_chunk *c = g_async_queue_pop(in->empty);
 		if (frames && !g_atomic_int_get(&in->stop) && next_frame(in, c)) {
-			if (in->nworkers || start_workers(in)) {
-				g_async_queue_push(in->todo, c);
+			if (frame_job(in, c)) {
+				lp_workpool_submit(in->frames, c);
 				g_async_queue_push(in->full, c);
 				continue;
 			}
-			in->raw_pos -= c->frame_len; /* no worker: a stream after all */
+			in->raw_pos -= c->frame_len; /* no context: a stream after all */
 		}
 		frames = false;
+		c->is_frame = false;
 		ssize_t r = g_atomic_int_get(&in->stop) ? 0 : decode(in, c->data, in->chunk_size, &c->err);
 		c->failed = r < 0;
 		c->len = r < 0 ? 0 : (size_t)r;
 		c->pos = 0;
 		c->file_offset = in->raw_total - (in->raw_len - in->raw_pos);
 		c->last = c->failed || c->len < in->chunk_size;
-		g_mutex_lock(&in->frame_lock);
-		c->ready = true;
-		g_mutex_unlock(&in->frame_lock);
 		g_async_queue_push(in->full, c);
 		if (c->last)
 			return NULL;
@@ -487,8 +461,6 @@ static void start_decoder(lp_input *in)
 {
 	in->full = g_async_queue_new();
 	in->empty = g_async_queue_new();
-	g_mutex_init(&in->frame_lock);
-	g_cond_init(&in->frame_ready);
 	in->nchunks = INPUT_RING;
 	for (size_t i = 0; i < in->nchunks; i++) {
 		in->chunks[i].data = g_malloc(in->chunk_size);
@@ -498,14 +470,16 @@ static void start_decoder(lp_input *in)
 	in->decoder = g_thread_new("laplace-input", decoder_main, in);
 }
 
-/* The next chunk from the decompressing thread, once decompressed. */
+/* The next chunk from the decompressing thread, once decompressed: a
+ * frame is the oldest in the pool. */
 static in_chunk *take_chunk(lp_input *in)
 {
 	in_chunk *c = g_async_queue_pop(in->full);
-	g_mutex_lock(&in->frame_lock);
-	while (!c->ready)
-		g_cond_wait(&in->frame_ready, &in->frame_lock);
-	g_mutex_unlock(&in->frame_lock);
+	if (c->is_frame) {
+		int rc;
+		lp_workpool_take(in->frames, &rc, &c->err); /* c: given to both in order */
+		c->failed = rc != 0;
+	}
 	return c;
 }
 
@@ -541,7 +515,7 @@ static ssize_t read_chunks(lp_input *in, unsigned char *buf, size_t n, lp_error 
 
 /* Stop the decompressing thread: hand back every chunk until the last
  * (a failed one included: the thread has not ended at a frame that failed
- * in a worker); then the workers. */
+ * in the pool); then the pool. */
 static void stop_decoder(lp_input *in)
 {
 	g_atomic_int_set(&in->stop, 1);
@@ -553,13 +527,8 @@ static void stop_decoder(lp_input *in)
 	}
 	g_thread_join(in->decoder);
 	in->decoder = NULL;
-	for (unsigned i = 0; i < in->nworkers; i++)
-		g_async_queue_push(in->todo, in);
-	for (unsigned i = 0; i < in->nworkers; i++) {
-		g_thread_join(in->workers[i].thread);
-		ZSTD_freeDCtx(in->workers[i].dctx);
-	}
-	in->nworkers = 0;
+	lp_workpool_free(in->frames);
+	in->frames = NULL;
 }
 
 ssize_t lp_input_read(lp_input *in, void *buf, size_t n, lp_error *err)
@@ -619,14 +588,11 @@ void lp_input_close(lp_input *in)
 	if (in->full) {
 		g_async_queue_unref(in->full);
 		g_async_queue_unref(in->empty);
-		g_mutex_clear(&in->frame_lock);
-		g_cond_clear(&in->frame_ready);
 	}
-	if (in->todo)
-		g_async_queue_unref(in->todo);
 	for (size_t i = 0; i < in->nchunks; i++) {
 		g_free(in->chunks[i].data);
 		g_free(in->chunks[i].frame);
+		ZSTD_freeDCtx(in->chunks[i].dctx);
 	}
 	g_free(in->gz);
 	ZSTD_freeDStream(in->zds);

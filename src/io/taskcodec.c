@@ -7,6 +7,8 @@
 #include <isa-l/igzip_lib.h>
 #include <zstd.h>
 
+#include "io/workpool.h"
+
 /* Defaults chosen for speed (bench/RESULTS.md, "Fast codecs"), for every
  * output and every piece of a task file: igzip's 1 was 6 times faster
  * than zlib's 1; on task files zstd's 1 compressed as well as its 3 (6.83
@@ -126,7 +128,7 @@ ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const cha
 	return (ssize_t)len;
 }
 
-/* ---- the pool ---- */
+/* ---- the pool: pieces as jobs of a work pool, a slot each ---- */
 
 typedef struct piece_slot {
 	lp_piece_coder *coder;
@@ -135,44 +137,24 @@ typedef struct piece_slot {
 	void *file;
 	char *path;
 	const void *out;
-	ssize_t len; /* -1: err */
-	lp_error err;
-	bool done;   /* under the lock */
+	ssize_t len;
 } piece_slot;
 
 struct lp_piece_pool {
+	lp_workpool *work;
 	piece_slot *slots;
 	unsigned nslots;
-	unsigned oldest, count; /* the ring of pieces in flight */
-	GMutex lock;
-	GCond done;
-	GAsyncQueue *todo;      /* piece_slot *; the pool itself stops a worker */
-	GThread **workers;
-	unsigned nworkers;
+	unsigned next; /* the slot of the next piece: the ring follows the pool's */
 	lp_piece_write_fn write;
 	void *ctx;
 };
 
-static gpointer pool_worker(gpointer data)
+static int encode_piece(void *ctx, void *job, lp_error *err)
 {
-	lp_piece_pool *p = data;
-	for (;;) {
-		gpointer job = g_async_queue_pop(p->todo);
-		if (job == p)
-			return NULL;
-		piece_slot *s = job;
-		lp_error err = {0};
-		const void *out;
-		ssize_t len = lp_piece_encode(s->coder, s->data, s->n, s->path, &out, &err);
-		g_mutex_lock(&p->lock);
-		s->out = out;
-		s->len = len;
-		if (len < 0)
-			s->err = err;
-		s->done = true;
-		g_cond_broadcast(&p->done);
-		g_mutex_unlock(&p->lock);
-	}
+	(void)ctx;
+	piece_slot *s = job;
+	s->len = lp_piece_encode(s->coder, s->data, s->n, s->path, &s->out, err);
+	return s->len < 0 ? err->status : 0;
 }
 
 lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_piece,
@@ -183,9 +165,6 @@ lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_
 	p->slots = g_new0(piece_slot, p->nslots);
 	p->write = write;
 	p->ctx = ctx;
-	g_mutex_init(&p->lock);
-	g_cond_init(&p->done);
-	p->todo = g_async_queue_new();
 	for (unsigned i = 0; i < p->nslots; i++) {
 		p->slots[i].data = g_malloc(max_piece);
 		if (!(p->slots[i].coder = lp_piece_coder_new(method, level, max_piece))) {
@@ -193,32 +172,19 @@ lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_
 			return NULL;
 		}
 	}
-	/* Workers that cannot start (short of memory or threads) are done
-	 * without; with none, the compressor cannot start. */
-	p->workers = g_new0(GThread *, threads);
-	while (p->nworkers < threads &&
-	       (p->workers[p->nworkers] = g_thread_try_new("laplace-zip", pool_worker, p, NULL)))
-		p->nworkers++;
-	if (!p->nworkers) {
-		lp_piece_pool_free(p);
-		return NULL;
-	}
+	p->work = lp_workpool_new("laplace-zip", threads, p->nslots, encode_piece, NULL);
 	return p;
 }
 
 /* Wait for the oldest piece and write it (or report its failure). */
 static int write_oldest(lp_piece_pool *p, lp_error *err)
 {
-	piece_slot *s = &p->slots[p->oldest];
-	g_mutex_lock(&p->lock);
-	while (!s->done)
-		g_cond_wait(&p->done, &p->lock);
-	g_mutex_unlock(&p->lock);
-	int rc = s->len < 0 ? (*err = s->err, err->status) : p->write(p->ctx, s->file, s->out, (size_t)s->len, err);
+	int rc;
+	piece_slot *s = lp_workpool_take(p->work, &rc, err);
+	if (!rc)
+		rc = p->write(p->ctx, s->file, s->out, (size_t)s->len, err);
 	g_free(s->path);
 	s->path = NULL;
-	p->oldest = (p->oldest + 1) % p->nslots;
-	p->count--;
 	return rc;
 }
 
@@ -226,22 +192,22 @@ int lp_piece_pool_submit(lp_piece_pool *p, void *file, const char *path, const v
 			 lp_error *err)
 {
 	int rc;
-	if (p->count == p->nslots && (rc = write_oldest(p, err)))
+	if (lp_workpool_full(p->work) && (rc = write_oldest(p, err)))
 		return rc;
-	piece_slot *s = &p->slots[(p->oldest + p->count++) % p->nslots];
+	piece_slot *s = &p->slots[p->next];
+	p->next = (p->next + 1) % p->nslots;
 	memcpy(s->data, data, n);
 	s->n = n;
 	s->file = file;
 	s->path = g_strdup(path);
-	s->done = false; /* no worker has it: the queue's push publishes it */
-	g_async_queue_push(p->todo, s);
+	lp_workpool_submit(p->work, s);
 	return 0;
 }
 
 int lp_piece_pool_drain(lp_piece_pool *p, lp_error *err)
 {
 	int rc = 0;
-	while (p->count && !(rc = write_oldest(p, err)))
+	while (lp_workpool_pending(p->work) && !(rc = write_oldest(p, err)))
 		;
 	return rc;
 }
@@ -250,19 +216,12 @@ void lp_piece_pool_free(lp_piece_pool *p)
 {
 	if (!p)
 		return;
-	for (unsigned i = 0; i < p->nworkers; i++)
-		g_async_queue_push(p->todo, p);
-	for (unsigned i = 0; i < p->nworkers; i++)
-		g_thread_join(p->workers[i]);
+	lp_workpool_free(p->work);
 	for (unsigned i = 0; i < p->nslots; i++) {
 		lp_piece_coder_free(p->slots[i].coder);
 		g_free(p->slots[i].data);
 		g_free(p->slots[i].path);
 	}
-	g_async_queue_unref(p->todo);
-	g_cond_clear(&p->done);
-	g_mutex_clear(&p->lock);
-	g_free(p->workers);
 	g_free(p->slots);
 	g_free(p);
 }

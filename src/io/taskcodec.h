@@ -31,12 +31,12 @@ void lp_piece_coder_free(lp_piece_coder *c);
  * with err set (LP_EIO, naming path). */
 ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const char *path,
 			const void **out, lp_error *err);
-/* Pieces compressed by worker threads and written in the order they were
- * given, through write (called in the caller's thread only, from submit
- * and drain): at most 2 * threads + 2 pieces in flight. */
+/* Pieces compressed by up to threads workers (lp_workpool) and written in
+ * the order they were given, through write (called in the caller's thread
+ * only, from submit and drain): at most 2 * threads + 2 pieces in flight. */
 typedef struct lp_piece_pool lp_piece_pool;
 typedef int (*lp_piece_write_fn)(void *ctx, void *file, const void *data, size_t n, lp_error *err);
-/* NULL if a compressor or every thread cannot start. */
+/* NULL if a compressor cannot start. */
 lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_piece,
 				 unsigned threads, lp_piece_write_fn write, void *ctx);
 /* Queue data[0, n) (copied) for file, path naming it in messages; pieces

@@ -18,14 +18,17 @@
  *
  * Some sources cost more to decode than the merge costs (text references):
  * those that can cut and decode apart (lp_ref_source_ops.cut, .decode) have
- * the reader thread only cut the batches' records, parser threads decode
- * batches at once, and this thread take them in order and check their
- * order itself. A batch has the same records as the single-threaded reader
- * would read at once, so that failures come at the same point. */
+ * the reader thread only cut the batches' records, a work pool
+ * (lp_workpool) decodes batches at once, and this thread takes them from
+ * it in order and checks their order itself. A batch has the same records
+ * as the single-threaded reader would read at once, so that failures come
+ * at the same point. */
 #include "pipeline/pipeline.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+
+#include "io/workpool.h"
 
 #define BATCH 65536
 /* Batches in flight between the reader and the writer: enough to keep the
@@ -54,12 +57,10 @@ typedef struct ref_batch {
 	int status;      /* the reader's failure, with err */
 	lp_error err;
 	double fraction; /* of the reference input read, or -1 */
-	/* Records cut by the reader for a parser thread; parsed tells the merging
-	 * thread that refs and status are ready. */
+	/* Records cut by the reader; to_parse: given to the parsing pool, whose
+	 * result the merging thread takes before refs and status. */
 	lp_text_chunk text;
-	GMutex lock;
-	GCond cond;
-	bool parsed;
+	bool to_parse;
 } ref_batch;
 
 /* What the merging thread queues for the writer thread. */
@@ -92,9 +93,8 @@ typedef struct stages {
 	GAsyncQueue *free_parcels; /* writer -> merger */
 	parcel parcel_set[PARCELS];
 	parcel *open;              /* being filled by the merger, or NULL */
-	GAsyncQueue *to_parse;     /* reader -> parsers; stop_parser ends one */
-	GThread *parsers[MAX_PARSERS];
-	int nparsers;              /* 0: the reader reads and parses itself */
+	lp_workpool *parsers;      /* reader -> merger (a source that decodes apart); NULL: the reader
+				    * reads and parses itself */
 	int nslots;
 	ref_batch slots[MAX_SLOTS];
 	int write_failed;          /* atomic: the writer's sink failed */
@@ -102,9 +102,8 @@ typedef struct stages {
 	lp_error write_err;
 } stages;
 
-/* Pushed into free_batches to end the reader, into to_parse to end a
- * parser. */
-static ref_batch stop_reader, stop_parser;
+/* Pushed into free_batches to end the reader. */
+static ref_batch stop_reader;
 
 struct lp_pipeline_state {
 	const lp_pipeline *p;
@@ -219,44 +218,35 @@ static void read_batch(lp_pipeline_state *st, ref_batch *b)
 	check_order(st, b);
 }
 
-/* Cut the next batch's lines for a parser thread. Returns false when this
+/* Cut the next batch's records for the decoding pool. Returns false when this
  * batch is the reader's last (the end, or a failure). */
 static bool cut_batch(lp_pipeline_state *st, ref_batch *b)
 {
 	b->n = 0;
 	b->status = 0;
-	b->parsed = false;
+	b->to_parse = false;
 	ssize_t n = st->p->refs->ops->cut(st->p->refs, &b->text, BATCH, &b->err);
 	note_fraction(st, b);
 	if (n < 0) {
 		b->status = b->err.status;
-		b->parsed = true;
 		return false;
 	}
 	b->first_index = b->text.first_line - 1;
-	if (n == 0 && !b->text.long_line)
-		b->parsed = true;
+	b->to_parse = n > 0 || b->text.long_line;
 	return n > 0 && !b->text.long_line;
 }
 
-static gpointer parser_main(gpointer data)
+/* lp_work_fn: decode batch job's records. */
+static int parse_batch(void *ctx, void *job, lp_error *err)
 {
-	lp_pipeline_state *st = data;
+	lp_pipeline_state *st = ctx;
+	ref_batch *b = job;
 	const lp_ref_source *r = st->p->refs;
-	for (;;) {
-		ref_batch *b = g_async_queue_pop(st->stages->to_parse);
-		if (b == &stop_parser)
-			return NULL;
-		ssize_t n = r->ops->decode(r, &b->text, b->refs, &b->err);
-		g_mutex_lock(&b->lock);
-		if (n < 0)
-			b->status = b->err.status;
-		else
-			b->n = (size_t)n;
-		b->parsed = true;
-		g_cond_signal(&b->cond);
-		g_mutex_unlock(&b->lock);
-	}
+	ssize_t n = r->ops->decode(r, &b->text, b->refs, err);
+	if (n < 0)
+		return err->status;
+	b->n = (size_t)n;
+	return 0;
 }
 
 static gpointer reader_main(gpointer data)
@@ -267,7 +257,7 @@ static gpointer reader_main(gpointer data)
 		ref_batch *b = g_async_queue_pop(sg->free_batches);
 		if (b == &stop_reader)
 			return NULL;
-		if (!sg->nparsers) {
+		if (!sg->parsers) {
 			read_batch(st, b);
 			g_async_queue_push(sg->read_batches, b);
 			if (b->n == 0)
@@ -275,8 +265,8 @@ static gpointer reader_main(gpointer data)
 			continue;
 		}
 		bool more = cut_batch(st, b);
-		if (!b->parsed)
-			g_async_queue_push(sg->to_parse, b);
+		if (b->to_parse)
+			lp_workpool_submit(sg->parsers, b);
 		g_async_queue_push(sg->read_batches, b);
 		if (!more)
 			return NULL;
@@ -363,20 +353,21 @@ static void start_stages(lp_pipeline_state *st)
 		sg->parcel_set[i].text = g_string_new(NULL);
 		g_async_queue_push(sg->free_parcels, &sg->parcel_set[i]);
 	}
+	unsigned nparsers = 0;
 	if (st->p->refs->ops->cut)
-		sg->nparsers = (int)MIN(st->p->threads, (unsigned)MAX_PARSERS);
-	sg->nslots = SLOTS + 2 * sg->nparsers;
+		nparsers = MIN(st->p->threads, (unsigned)MAX_PARSERS);
+	sg->nslots = SLOTS + 2 * (int)nparsers;
 	for (int i = 0; i < sg->nslots; i++) {
 		ref_batch *b = &sg->slots[i];
 		b->refs = g_new(lp_ref, BATCH);
 		b->canon = g_new(uint64_t, BATCH);
-		g_mutex_init(&b->lock);
-		g_cond_init(&b->cond);
 		g_async_queue_push(sg->free_batches, b);
 	}
-	sg->to_parse = g_async_queue_new();
-	for (int i = 0; i < sg->nparsers; i++)
-		sg->parsers[i] = g_thread_new("laplace-parse", parser_main, st);
+	/* As many batches as there are: the reader never waits to give one.
+	 * Parsers that cannot start leave their batches to the merging thread. */
+	if (nparsers)
+		sg->parsers = lp_workpool_new("laplace-parse", nparsers, (unsigned)sg->nslots,
+					      parse_batch, st);
 	if (st->p->refs->ops->set_handoff)
 		st->p->refs->ops->set_handoff(st->p->refs, true);
 	sg->reader = g_thread_new("laplace-read", reader_main, st);
@@ -397,25 +388,19 @@ static int stop_stages(lp_pipeline_state *st, bool finish, lp_error *err)
 	 * for a free batch, or is reading one. */
 	g_async_queue_push_front(sg->free_batches, &stop_reader);
 	g_thread_join(sg->reader);
-	/* Parsers finish the batches queued before their stops. */
-	for (int i = 0; i < sg->nparsers; i++)
-		g_async_queue_push(sg->to_parse, &stop_parser);
-	for (int i = 0; i < sg->nparsers; i++)
-		g_thread_join(sg->parsers[i]);
+	/* Parsers finish the batches they are parsing; the rest are dropped. */
+	lp_workpool_free(sg->parsers);
 	g_async_queue_unref(sg->free_batches);
 	g_async_queue_unref(sg->read_batches);
 	g_async_queue_unref(sg->parcels);
 	g_async_queue_unref(sg->free_parcels);
 	for (int i = 0; i < PARCELS; i++)
 		g_string_free(sg->parcel_set[i].text, TRUE);
-	g_async_queue_unref(sg->to_parse);
 	for (int i = 0; i < sg->nslots; i++) {
 		ref_batch *b = &sg->slots[i];
 		g_free(b->refs);
 		g_free(b->canon);
 		lp_text_chunk_free(&b->text);
-		g_mutex_clear(&b->lock);
-		g_cond_clear(&b->cond);
 	}
 	int rc = sg->write_status;
 	if (rc)
@@ -439,11 +424,9 @@ static ssize_t next_refs(lp_pipeline_state *st, lp_error *err)
 		}
 		ref_batch *b = g_async_queue_pop(sg->read_batches);
 		st->batch = b;
-		if (sg->nparsers) {
-			g_mutex_lock(&b->lock);
-			while (!b->parsed)
-				g_cond_wait(&b->cond, &b->lock);
-			g_mutex_unlock(&b->lock);
+		if (sg->parsers) {
+			if (b->to_parse) /* b: given to both in order */
+				lp_workpool_take(sg->parsers, &b->status, &b->err);
 			if (!b->status)
 				check_order(st, b);
 		}

@@ -21,6 +21,7 @@
 #include "io/staging.h"
 #include "formats/stats.h"
 #include "io/taskcodec.h"
+#include "io/workpool.h"
 #include "core/numbers.h"
 #include "io/yamlout.h"
 #include "formats/forms.h"
@@ -596,7 +597,6 @@ typedef struct sync_list {
 	GPtrArray *paths;  /* char *, relative to pd->dirfd */
 	int *open_errno;   /* per path: 0, or why it could not be opened */
 	int *sync_errno;   /* per path: 0, or why its fsync failed */
-	gint next;         /* the next path to take */
 } sync_list;
 
 static void sync_one(sync_list *l, guint i)
@@ -610,27 +610,30 @@ static void sync_one(sync_list *l, guint i)
 	close(fd);
 }
 
-static gpointer sync_worker(gpointer data)
+/* lp_work_fn: job is the path's index + 1; its errors are kept by index. */
+static int sync_job(void *ctx, void *job, lp_error *err)
 {
-	sync_list *l = data;
-	for (guint i; (i = (guint)g_atomic_int_add(&l->next, 1)) < l->paths->len;)
-		sync_one(l, i);
-	return NULL;
+	(void)err;
+	sync_one(ctx, GPOINTER_TO_UINT(job) - 1);
+	return 0;
 }
 
 static int sync_all(const lp_procdir *pd, GPtrArray *paths, lp_error *err)
 {
-	sync_list l = {pd, paths, g_new0(int, paths->len), g_new0(int, paths->len), 0};
-	/* This thread takes paths too, so threads that cannot start (short of
-	 * memory or threads) only make it slower. */
-	GThread *threads[SYNC_THREADS - 1];
-	guint n = 0;
-	while (n + 1 < MIN(paths->len, SYNC_THREADS) &&
-	       (threads[n] = g_thread_try_new("laplace-sync", sync_worker, &l, NULL)))
-		n++;
-	sync_worker(&l);
-	for (guint t = 0; t < n; t++)
-		g_thread_join(threads[t]);
+	sync_list l = {pd, paths, g_new0(int, paths->len), g_new0(int, paths->len)};
+	/* This thread runs paths too (those no worker has begun when it
+	 * takes them), so threads that cannot start only make it slower. */
+	lp_workpool *pool = lp_workpool_new("laplace-sync", MAX(MIN(paths->len, SYNC_THREADS), 1u) - 1,
+					    SYNC_THREADS, sync_job, &l);
+	int ignored;
+	for (guint i = 0; i < paths->len; i++) {
+		if (lp_workpool_full(pool))
+			lp_workpool_take(pool, &ignored, NULL);
+		lp_workpool_submit(pool, GUINT_TO_POINTER(i + 1));
+	}
+	while (lp_workpool_take(pool, &ignored, NULL))
+		;
+	lp_workpool_free(pool);
 	/* Out of descriptors with every thread holding one (a low ulimit -n):
 	 * those again, one at a time. */
 	for (guint i = 0; i < paths->len; i++)

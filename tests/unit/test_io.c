@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -502,6 +503,51 @@ static void compressed_round_trip(const char *name, enum lp_compress compress,
 	g_byte_array_unref(data);
 	g_free(p);
 }
+
+/* New threads' stacks: so large that none can start, or the usual. */
+static void thread_stacks(size_t size)
+{
+	pthread_attr_t attr;
+	cr_assert_eq(pthread_attr_init(&attr), 0);
+	cr_assert_eq(pthread_attr_setstacksize(&attr, size), 0);
+	cr_assert_eq(pthread_setattr_default_np(&attr), 0);
+	pthread_attr_destroy(&attr);
+}
+
+/* No compressing thread can start: the writing thread compresses, and
+ * the file is the same. */
+static void compressed_without_threads(const char *name, enum lp_compress compress)
+{
+	GByteArray *data = pattern(3300000);
+	char *p = path_of(name);
+	char *q = g_strconcat(p, ".threads", NULL);
+	for (int pass = 0; pass < 2; pass++) {
+		thread_stacks(pass ? 8u << 20 : (size_t)1 << 50);
+		lp_output *out = lp_output_open(pass ? q : p, compress, &err);
+		cr_assert_not_null(out, "%s", err.msg);
+		for (size_t i = 0; i < data->len; i += 100000)
+			cr_assert_eq(lp_output_write(out, data->data + i, MIN(100000, data->len - i), &err), 0);
+		cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+	}
+	char *without, *with;
+	gsize n_without, n_with;
+	cr_assert(g_file_get_contents(p, &without, &n_without, NULL));
+	cr_assert(g_file_get_contents(q, &with, &n_with, NULL));
+	cr_assert(n_without == n_with && !memcmp(without, with, n_with));
+	g_free(without);
+	g_free(with);
+	int status;
+	GByteArray *got = read_all(p, 65536, &status);
+	cr_assert_eq(status, 0, "%s", err.msg);
+	assert_bytes(got, data->data, data->len);
+	g_byte_array_unref(got);
+	g_byte_array_unref(data);
+	g_free(q);
+	g_free(p);
+}
+
+Test(io, gzip_output_without_threads) { compressed_without_threads("o.gz", LP_COMPRESS_GZIP); }
+Test(io, zstd_output_without_threads) { compressed_without_threads("o.zst", LP_COMPRESS_ZSTD); }
 
 Test(io, gzip_output_by_suffix) { compressed_round_trip("o.gz", LP_COMPRESS_AUTO, "\x1f\x8b", 2); }
 Test(io, zstd_output_by_suffix) { compressed_round_trip("o.zst", LP_COMPRESS_AUTO, "\x28\xb5\x2f\xfd", 4); }

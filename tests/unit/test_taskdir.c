@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "core/error.h"
@@ -21,6 +22,9 @@ static const char index_yaml[] =
 	"kernel:\n  path: kernel\n  records: 0\n  references: 0\n"
 	"orphan:\n  records: 0\n  references: 0\n";
 
+/* Threads for the reader (0: none). */
+static unsigned read_threads;
+
 /* A directory whose one task file is text; its references read back. */
 static GArray *read_back(const char *text, lp_error *e)
 {
@@ -31,7 +35,7 @@ static GArray *read_back(const char *text, lp_error *e)
 	g_free(scratch_file(dir, "d/kernel", "", 0));
 	g_free(scratch_file(dir, "d/1/1", text, strlen(text)));
 	char *d = g_build_filename(dir, "d", NULL);
-	lp_taskdir_options opt = {.max_open = 4};
+	lp_taskdir_options opt = {.max_open = 4, .threads = read_threads, .slice = 100};
 	lp_taskdir *t = lp_taskdir_open(d, &opt, e);
 	g_free(d);
 	if (!t)
@@ -61,7 +65,7 @@ static GArray *read_back(const char *text, lp_error *e)
  * leading zeros, trailing spaces, '\r'). The first round has timestamps of
  * every width; the file is larger than the reader's buffer, so that lines
  * fall both inside it and near its end. */
-Test(taskdir, reference_lines_of_every_width)
+static void reference_lines_of_every_width(void)
 {
 	GString *text = g_string_new("S 0 1 100\n");
 	GArray *want = g_array_new(FALSE, FALSE, sizeof(lp_sched_ref));
@@ -103,6 +107,27 @@ Test(taskdir, reference_lines_of_every_width)
 	g_array_free(got, TRUE);
 	g_array_free(want, TRUE);
 	g_string_free(text, TRUE);
+}
+
+Test(taskdir, reference_lines_of_every_width) { reference_lines_of_every_width(); }
+Test(taskdir, reference_lines_of_every_width_parsed_ahead)
+{
+	read_threads = 4;
+	reference_lines_of_every_width();
+}
+
+/* Threads cannot start (their stacks cannot be mapped): the reader asked
+ * for four parses every stream itself, and the files' units are searched
+ * in this thread. */
+Test(taskdir, reference_lines_parsed_ahead_without_threads)
+{
+	pthread_attr_t attr;
+	cr_assert_eq(pthread_attr_init(&attr), 0);
+	cr_assert_eq(pthread_attr_setstacksize(&attr, (size_t)1 << 50), 0);
+	cr_assert_eq(pthread_setattr_default_np(&attr), 0);
+	pthread_attr_destroy(&attr);
+	read_threads = 4;
+	reference_lines_of_every_width();
 }
 
 /* Lines that look like references but are not: each is the careful
