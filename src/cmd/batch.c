@@ -1,7 +1,5 @@
 /* laplace batch: the options; the batch engine (jobs/batch.h) runs the
  * jobs, here, in Slurm array elements, or collects what they reported. */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,6 +7,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "jobs/batch.h"
+#include "jobs/gather.h"
 #include "core/numbers.h"
 #include "cmd/table.h"
 
@@ -137,75 +136,13 @@ static int summarize(const lp_batch *b)
 	return rc;
 }
 
-/* The report must not replace an input of the batch. */
-static int check_report(const char *report, const char *file, const lp_job_spec *specs,
-			size_t nspecs, lp_error *err)
-{
-	const char **inputs = g_new(const char *, 2 * nspecs + 1);
-	inputs[0] = file;
-	for (size_t i = 0; i < nspecs; i++) {
-		inputs[1 + 2 * i] = specs[i].reference;
-		inputs[2 + 2 * i] = specs[i].kernel;
-	}
-	const char *outputs[] = {report};
-	int r = lp_check_outputs(inputs, 2 * nspecs + 1, outputs, 1, err);
-	g_free(inputs);
-	return r;
-}
-
-/* The report of an earlier run, if there is one (*earlier NULL if not). */
-static int load_earlier(const char *report, lp_batch_report **earlier, lp_error *err)
-{
-	*earlier = NULL;
-	if (!g_file_test(report, G_FILE_TEST_EXISTS))
-		return 0;
-	return lp_batch_report_load(report, earlier, err);
-}
-
-/* g_ptr_array_sort hands over pointers to the elements. */
-static gint by_name(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* --collect DIR: the reports of DIR (N.yaml, from array elements) first,
- * then the earlier report's entries of jobs done before; a job with
- * neither was interrupted. */
+/* --collect DIR: the reports of DIR, collected (lp_batch_collect) into
+ * the report. */
 static int collect(lp_batch *b, const char *dir, const char *report, lp_error *err)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
-		lp_fail(err, LP_EIO, "cannot read directory %s: %s", dir, g_strerror(errno));
+	GPtrArray *reports = lp_batch_collect(b, dir, report, cli_warn, NULL, err);
+	if (!reports)
 		return cli_fail(err);
-	}
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	const struct dirent *entry;
-	while ((entry = readdir(d)))
-		if (entry->d_name[0] != '.' && g_str_has_suffix(entry->d_name, ".yaml"))
-			g_ptr_array_add(names, g_strdup(entry->d_name));
-	closedir(d);
-	g_ptr_array_sort(names, by_name);
-	GPtrArray *reports = g_ptr_array_new_with_free_func((GDestroyNotify)lp_batch_report_free);
-	for (guint i = 0; i < names->len; i++) {
-		char *path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
-		lp_batch_report *part;
-		if (lp_batch_report_load(path, &part, err)) {
-			fprintf(stderr, "%s: warning: ignoring a report: %s\n", cli_command(), err->msg);
-		} else {
-			g_ptr_array_add(reports, part);
-			lp_batch_take_entries(b, part);
-		}
-		g_free(path);
-	}
-	g_ptr_array_free(names, TRUE);
-	lp_batch_report *earlier = NULL;
-	if (load_earlier(report, &earlier, err))
-		fprintf(stderr, "%s: warning: ignoring the earlier report: %s\n", cli_command(), err->msg);
-	else if (earlier) {
-		g_ptr_array_add(reports, earlier);
-		lp_batch_skip_done(b, earlier);
-	}
-	b->missing_why = "no report from its array element";
 	int rc = summarize(b);
 	lp_output *out = lp_output_open(report, LP_COMPRESS_NONE, err);
 	int r = out ? lp_batch_write_report(out, b, NULL, g_getenv("SLURM_JOB_ID"), err) : err->status;
@@ -221,9 +158,7 @@ static int collect(lp_batch *b, const char *dir, const char *report, lp_error *e
  * wrote. */
 static int submit(lp_batch *b, const batch_options *o, const char *report, lp_error *err)
 {
-	size_t to_run = 0;
-	for (size_t i = 0; i < b->njobs; i++)
-		to_run += !b->jobs[i].entry;
+	size_t to_run = lp_batch_pending(b);
 	if (!to_run) {
 		fprintf(stderr, "%s: nothing to submit: %s %zu job%s done (%s)\n", cli_command(),
 			b->njobs == 1 ? "its" : "all", b->njobs, b->njobs == 1 ? " is" : "s are",
@@ -255,19 +190,10 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 		report);
 	int rc = 0;
 	if (o->wait) {
-		lp_batch_report *collected;
-		r = lp_batch_report_load(report, &collected, err);
-		if (!r && g_strcmp0(collected->collector_job_id, s.collector_job_id)) {
-			r = lp_fail(err, LP_EIO, "collector job %s ended without writing %s",
-				    s.collector_job_id, report);
-			lp_batch_report_free(collected);
-		}
-		if (r) {
+		lp_batch_report *collected = lp_batch_take_collected(b, report, s.collector_job_id, err);
+		if (!collected) {
 			rc = cli_fail(err);
 		} else {
-			for (size_t i = 0; i < b->njobs; i++)
-				b->jobs[i].entry = NULL;
-			lp_batch_take_entries(b, collected);
 			rc = summarize(b);
 			lp_batch_report_free(collected);
 		}
@@ -359,7 +285,7 @@ int cmd_batch(int argc, char **argv)
 	if (!rc)
 		rc = lp_batch_set_jobs(&b, file, specs, nspecs, &err);
 	if (!rc && report)
-		rc = check_report(report, file, specs, nspecs, &err);
+		rc = lp_batch_check_report(&b, report, &err);
 	if (rc) {
 		cli_fail(&err);
 		goto out;
@@ -378,7 +304,7 @@ int cmd_batch(int argc, char **argv)
 		goto out;
 	}
 	if (o.skip_done) {
-		if ((rc = load_earlier(report, &earlier, &err))) {
+		if ((rc = lp_batch_load_earlier(report, &earlier, &err))) {
 			cli_fail(&err);
 			goto out;
 		}
