@@ -202,6 +202,93 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 	return rc;
 }
 
+/* Run the jobs here, the report written as they end. */
+static int run_here(lp_batch *b, const batch_options *o, const char *report, lp_error *err)
+{
+	lp_output *report_out = NULL;
+	if (report && !(report_out = lp_output_open(report, LP_COMPRESS_NONE, err)))
+		return cli_fail(err);
+	b->job_timeout = (unsigned)o->job_timeout;
+	b->max_running = o->parallel != -1 ? (size_t)o->parallel : lp_batch_default_max_running();
+	b->show_progress = !o->quiet && isatty(STDERR_FILENO);
+	lp_batch_run(b);
+	int rc;
+	if (b->stopped_by) {
+		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(b->stopped_by));
+		rc = 128 + b->stopped_by;
+	} else {
+		rc = summarize(b);
+	}
+	if (report_out) {
+		int r = lp_batch_write_report(report_out, b, o->shard, NULL, err);
+		if (r) {
+			cli_fail(err);
+			if (r > rc)
+				rc = r;
+		}
+	}
+	return rc;
+}
+
+/* The batch file read, its jobs selected, then run, collected or
+ * submitted as the options say. */
+static int batch(const batch_options *o, const char *path, size_t shard_k, size_t shard_n)
+{
+	lp_job_spec *specs = NULL;
+	size_t nspecs = 0;
+	char *text = NULL;
+	lp_error err = {0};
+	lp_batch_report *earlier = NULL;
+	lp_batch b;
+	lp_batch_init(&b, cli_command());
+	/* Before anything is staged: the report's temporary file is removed
+	 * on a signal like the jobs' outputs. */
+	lp_batch_catch_signals(&b);
+	/* Slurm runs the scripts elsewhere: every path absolute. */
+	char *file = o->submit ? g_canonicalize_filename(path, NULL) : g_strdup(path);
+	char *report = !o->report ? NULL
+		       : o->submit ? g_canonicalize_filename(o->report, NULL) : g_strdup(o->report);
+	char *base_dir = g_path_get_dirname(file);
+	size_t len;
+	int rc = lp_jobfile_read(file, BATCH_FILE_MAX_BYTES, &text, &len, &err);
+	if (!rc)
+		rc = lp_jobfile_parse_batch(file, text, len, base_dir, &specs, &nspecs, &err);
+	g_free(base_dir);
+	if (!rc)
+		rc = lp_batch_set_jobs(&b, file, specs, nspecs, &err);
+	if (!rc && report)
+		rc = lp_batch_check_report(&b, report, &err);
+	if (rc) {
+		cli_fail(&err);
+		goto out;
+	}
+	if (o->index != -1 && (size_t)o->index >= nspecs) {
+		rc = cli_usage_error("--index %d is past the last job of %s (%zu job%s, from 0)",
+				     o->index, file, nspecs, nspecs == 1 ? "" : "s");
+		goto out;
+	}
+	if (o->index != -1)
+		lp_batch_select_index(&b, (size_t)o->index);
+	if (o->shard)
+		lp_batch_select_shard(&b, shard_k, shard_n, !o->shard_by || !strcmp(o->shard_by, "size"));
+	if (o->skip_done && (rc = lp_batch_load_earlier(report, &earlier, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
+	if (earlier)
+		lp_batch_skip_done(&b, earlier);
+	rc = o->collect ? collect(&b, o->collect, report, &err)
+	     : o->submit ? submit(&b, o, report, &err) : run_here(&b, o, report, &err);
+out:
+	lp_batch_clear(&b);
+	lp_batch_report_free(earlier);
+	lp_job_specs_free(specs, nspecs);
+	g_free(text);
+	g_free(file);
+	g_free(report);
+	return rc;
+}
+
 int cmd_batch(int argc, char **argv)
 {
 	cli_set_command("laplace batch");
@@ -259,95 +346,9 @@ int cmd_batch(int argc, char **argv)
 
 	int rc = LP_EUSAGE;
 	size_t shard_k = 0, shard_n = 1;
-	lp_job_spec *specs = NULL;
-	size_t nspecs = 0;
-	char *text = NULL, *file = NULL, *report = NULL;
-	lp_error err = {0};
-	lp_output *report_out = NULL;
-	lp_batch_report *earlier = NULL;
-	lp_batch b;
-	lp_batch_init(&b, cli_command());
-	/* Before anything is staged: the report's temporary file is removed
-	 * on a signal like the jobs' outputs. */
-	lp_batch_catch_signals(&b);
-	if (!cli_parse(ctx, &argc, &argv) || !check_options(&o, argc, &shard_k, &shard_n))
-		goto out;
-	/* Slurm runs the scripts elsewhere: every path absolute. */
-	file = o.submit ? g_canonicalize_filename(argv[1], NULL) : g_strdup(argv[1]);
-	if (o.report)
-		report = o.submit ? g_canonicalize_filename(o.report, NULL) : g_strdup(o.report);
-	char *base_dir = g_path_get_dirname(file);
-	size_t len;
-	rc = lp_jobfile_read(file, BATCH_FILE_MAX_BYTES, &text, &len, &err);
-	if (!rc)
-		rc = lp_jobfile_parse_batch(file, text, len, base_dir, &specs, &nspecs, &err);
-	g_free(base_dir);
-	if (!rc)
-		rc = lp_batch_set_jobs(&b, file, specs, nspecs, &err);
-	if (!rc && report)
-		rc = lp_batch_check_report(&b, report, &err);
-	if (rc) {
-		cli_fail(&err);
-		goto out;
-	}
-	if (o.index != -1 && (size_t)o.index >= nspecs) {
-		rc = cli_usage_error("--index %d is past the last job of %s (%zu job%s, from 0)",
-				     o.index, file, nspecs, nspecs == 1 ? "" : "s");
-		goto out;
-	}
-	if (o.index != -1)
-		lp_batch_select_index(&b, (size_t)o.index);
-	if (o.shard)
-		lp_batch_select_shard(&b, shard_k, shard_n, !o.shard_by || !strcmp(o.shard_by, "size"));
-	if (o.collect) {
-		rc = collect(&b, o.collect, report, &err);
-		goto out;
-	}
-	if (o.skip_done) {
-		if ((rc = lp_batch_load_earlier(report, &earlier, &err))) {
-			cli_fail(&err);
-			goto out;
-		}
-		if (earlier)
-			lp_batch_skip_done(&b, earlier);
-	}
-	if (o.submit) {
-		rc = submit(&b, &o, report, &err);
-		goto out;
-	}
-	if (report && !(report_out = lp_output_open(report, LP_COMPRESS_NONE, &err))) {
-		rc = cli_fail(&err);
-		goto out;
-	}
-
-	b.job_timeout = (unsigned)o.job_timeout;
-	b.max_running = o.parallel != -1 ? (size_t)o.parallel : lp_batch_default_max_running();
-	b.show_progress = !o.quiet && isatty(STDERR_FILENO);
-	lp_batch_run(&b);
-	if (b.stopped_by) {
-		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(b.stopped_by));
-		rc = 128 + b.stopped_by;
-	} else {
-		rc = summarize(&b);
-	}
-	if (report_out) {
-		int r = lp_batch_write_report(report_out, &b, o.shard, NULL, &err);
-		report_out = NULL;
-		if (r) {
-			cli_fail(&err);
-			if (r > rc)
-				rc = r;
-		}
-	}
-out:
-	lp_batch_clear(&b);
-	lp_output_abort(report_out);
-	lp_batch_report_free(earlier);
+	if (cli_parse(ctx, &argc, &argv) && check_options(&o, argc, &shard_k, &shard_n))
+		rc = batch(&o, argv[1], shard_k, shard_n);
 	g_option_context_free(ctx);
-	lp_job_specs_free(specs, nspecs);
-	g_free(text);
-	g_free(file);
-	g_free(report);
 	g_free(o.report);
 	g_free(o.shard);
 	g_free(o.shard_by);
