@@ -45,18 +45,22 @@ int lp_reuse_of_stream(const char *path, lp_reuse *r, lp_error *err)
 	lp_mrc *mrc = lp_mrc_new();
 	lp_basic_ref *batch = g_new(lp_basic_ref, STREAM_BATCH);
 	type_pages pages = {0};
+	/* Counted here, not through r: the compiler then knows that the
+	 * counts are not the batch's. */
+	lp_reuse acc = {0};
 	ssize_t n;
 	while ((n = lp_basic_read(in, batch, STREAM_BATCH, err)) > 0) {
 		for (ssize_t k = 0; k < n; k++) {
 			uint64_t id;
 			uint64_t distance = lp_mrc_access(mrc, batch[k].canonical, &id);
-			count(r, &pages, lp_ref_type_index(batch[k].type), id, distance);
+			count(&acc, &pages, lp_ref_type_index(batch[k].type), id, distance);
 		}
 	}
 	g_free(batch);
 	g_free(pages.types_of_page);
 	lp_basic_close(in);
 	if (n == 0) {
+		*r = acc;
 		r->references = lp_mrc_references(mrc);
 		r->distinct = lp_mrc_distinct_pages(mrc);
 		r->misses = g_new(uint64_t, r->distinct + 1);
