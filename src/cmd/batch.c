@@ -165,9 +165,7 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 			report);
 		return 0;
 	}
-	char *program = g_file_read_link("/proc/self/exe", NULL);
 	lp_slurm_submission s = {
-		.program = program ? program : "laplace",
 		.batch_file = b->file,
 		.report = report,
 		.max_running = o->max_running == -1 ? 0 : (size_t)o->max_running,
@@ -175,11 +173,7 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 		.job_timeout = (unsigned)o->job_timeout,
 		.wait = o->wait,
 	};
-	/* Waiting for sbatch: a signal ends this process as it would sbatch. */
-	lp_batch_release_signals(b);
-	int r = lp_slurm_submit(&s, b, err);
-	g_free(program);
-	if (r) {
+	if (lp_batch_submit(b, &s, err)) {
 		lp_slurm_submission_clear(&s);
 		return cli_fail(err);
 	}

@@ -88,6 +88,17 @@ size_t lp_batch_pending(const lp_batch *b)
 	return n;
 }
 
+int lp_batch_submit(lp_batch *b, lp_slurm_submission *s, lp_error *err)
+{
+	char *program = g_file_read_link("/proc/self/exe", NULL);
+	s->program = program ? program : "laplace";
+	lp_batch_release_signals(b);
+	int r = lp_slurm_submit(s, b, err);
+	s->program = NULL;
+	g_free(program);
+	return r;
+}
+
 lp_batch_report *lp_batch_take_collected(lp_batch *b, const char *report,
 					 const char *collector_job_id, lp_error *err)
 {

@@ -28,6 +28,10 @@ GPtrArray *lp_batch_collect(lp_batch *b, const char *dir, const char *report, lp
 			    void *warn_ctx, lp_error *err);
 /* How many of the selected jobs have no entry: the ones to run. */
 size_t lp_batch_pending(const lp_batch *b);
+/* --submit slurm: lp_slurm_submit(s, b) with s->program this program
+ * (else "laplace" on PATH); b stops catching signals first, as waiting
+ * for sbatch a signal ends this process as it would sbatch. */
+int lp_batch_submit(lp_batch *b, lp_slurm_submission *s, lp_error *err);
 /* --wait: the report the collector job collector_job_id wrote to report,
  * its entries taken for every job instead of any they had. Returns it (to
  * free with lp_batch_report_free once b is done with it), or NULL with
