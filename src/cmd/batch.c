@@ -1,7 +1,5 @@
 /* laplace batch: the options; the batch engine (jobs/batch.h) runs the
  * jobs, here, in Slurm array elements, or collects what they reported. */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,6 +7,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "jobs/batch.h"
+#include "jobs/gather.h"
 #include "core/numbers.h"
 #include "cmd/table.h"
 
@@ -137,75 +136,13 @@ static int summarize(const lp_batch *b)
 	return rc;
 }
 
-/* The report must not replace an input of the batch. */
-static int check_report(const char *report, const char *file, const lp_job_spec *specs,
-			size_t nspecs, lp_error *err)
-{
-	const char **inputs = g_new(const char *, 2 * nspecs + 1);
-	inputs[0] = file;
-	for (size_t i = 0; i < nspecs; i++) {
-		inputs[1 + 2 * i] = specs[i].reference;
-		inputs[2 + 2 * i] = specs[i].kernel;
-	}
-	const char *outputs[] = {report};
-	int r = lp_check_outputs(inputs, 2 * nspecs + 1, outputs, 1, err);
-	g_free(inputs);
-	return r;
-}
-
-/* The report of an earlier run, if there is one (*earlier NULL if not). */
-static int load_earlier(const char *report, lp_batch_report **earlier, lp_error *err)
-{
-	*earlier = NULL;
-	if (!g_file_test(report, G_FILE_TEST_EXISTS))
-		return 0;
-	return lp_batch_report_load(report, earlier, err);
-}
-
-/* g_ptr_array_sort hands over pointers to the elements. */
-static gint by_name(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* --collect DIR: the reports of DIR (N.yaml, from array elements) first,
- * then the earlier report's entries of jobs done before; a job with
- * neither was interrupted. */
+/* --collect DIR: the reports of DIR, collected (lp_batch_collect) into
+ * the report. */
 static int collect(lp_batch *b, const char *dir, const char *report, lp_error *err)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
-		lp_fail(err, LP_EIO, "cannot read directory %s: %s", dir, g_strerror(errno));
+	GPtrArray *reports = lp_batch_collect(b, dir, report, cli_warn, NULL, err);
+	if (!reports)
 		return cli_fail(err);
-	}
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	const struct dirent *entry;
-	while ((entry = readdir(d)))
-		if (entry->d_name[0] != '.' && g_str_has_suffix(entry->d_name, ".yaml"))
-			g_ptr_array_add(names, g_strdup(entry->d_name));
-	closedir(d);
-	g_ptr_array_sort(names, by_name);
-	GPtrArray *reports = g_ptr_array_new_with_free_func((GDestroyNotify)lp_batch_report_free);
-	for (guint i = 0; i < names->len; i++) {
-		char *path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
-		lp_batch_report *part;
-		if (lp_batch_report_load(path, &part, err)) {
-			fprintf(stderr, "%s: warning: ignoring a report: %s\n", cli_command(), err->msg);
-		} else {
-			g_ptr_array_add(reports, part);
-			lp_batch_take_entries(b, part);
-		}
-		g_free(path);
-	}
-	g_ptr_array_free(names, TRUE);
-	lp_batch_report *earlier = NULL;
-	if (load_earlier(report, &earlier, err))
-		fprintf(stderr, "%s: warning: ignoring the earlier report: %s\n", cli_command(), err->msg);
-	else if (earlier) {
-		g_ptr_array_add(reports, earlier);
-		lp_batch_skip_done(b, earlier);
-	}
-	b->missing_why = "no report from its array element";
 	int rc = summarize(b);
 	lp_output *out = lp_output_open(report, LP_COMPRESS_NONE, err);
 	int r = out ? lp_batch_write_report(out, b, NULL, g_getenv("SLURM_JOB_ID"), err) : err->status;
@@ -221,18 +158,14 @@ static int collect(lp_batch *b, const char *dir, const char *report, lp_error *e
  * wrote. */
 static int submit(lp_batch *b, const batch_options *o, const char *report, lp_error *err)
 {
-	size_t to_run = 0;
-	for (size_t i = 0; i < b->njobs; i++)
-		to_run += !b->jobs[i].entry;
+	size_t to_run = lp_batch_pending(b);
 	if (!to_run) {
 		fprintf(stderr, "%s: nothing to submit: %s %zu job%s done (%s)\n", cli_command(),
 			b->njobs == 1 ? "its" : "all", b->njobs, b->njobs == 1 ? " is" : "s are",
 			report);
 		return 0;
 	}
-	char *program = g_file_read_link("/proc/self/exe", NULL);
 	lp_slurm_submission s = {
-		.program = program ? program : "laplace",
 		.batch_file = b->file,
 		.report = report,
 		.max_running = o->max_running == -1 ? 0 : (size_t)o->max_running,
@@ -240,11 +173,7 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 		.job_timeout = (unsigned)o->job_timeout,
 		.wait = o->wait,
 	};
-	/* Waiting for sbatch: a signal ends this process as it would sbatch. */
-	lp_batch_release_signals(b);
-	int r = lp_slurm_submit(&s, b, err);
-	g_free(program);
-	if (r) {
+	if (lp_batch_submit(b, &s, err)) {
 		lp_slurm_submission_clear(&s);
 		return cli_fail(err);
 	}
@@ -255,24 +184,102 @@ static int submit(lp_batch *b, const batch_options *o, const char *report, lp_er
 		report);
 	int rc = 0;
 	if (o->wait) {
-		lp_batch_report *collected;
-		r = lp_batch_report_load(report, &collected, err);
-		if (!r && g_strcmp0(collected->collector_job_id, s.collector_job_id)) {
-			r = lp_fail(err, LP_EIO, "collector job %s ended without writing %s",
-				    s.collector_job_id, report);
-			lp_batch_report_free(collected);
-		}
-		if (r) {
+		lp_batch_report *collected = lp_batch_take_collected(b, report, s.collector_job_id, err);
+		if (!collected) {
 			rc = cli_fail(err);
 		} else {
-			for (size_t i = 0; i < b->njobs; i++)
-				b->jobs[i].entry = NULL;
-			lp_batch_take_entries(b, collected);
 			rc = summarize(b);
 			lp_batch_report_free(collected);
 		}
 	}
 	lp_slurm_submission_clear(&s);
+	return rc;
+}
+
+/* Run the jobs here, the report written as they end. */
+static int run_here(lp_batch *b, const batch_options *o, const char *report, lp_error *err)
+{
+	lp_output *report_out = NULL;
+	if (report && !(report_out = lp_output_open(report, LP_COMPRESS_NONE, err)))
+		return cli_fail(err);
+	b->job_timeout = (unsigned)o->job_timeout;
+	b->max_running = o->parallel != -1 ? (size_t)o->parallel : lp_batch_default_max_running();
+	b->show_progress = !o->quiet && isatty(STDERR_FILENO);
+	lp_batch_run(b);
+	int rc;
+	if (b->stopped_by) {
+		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(b->stopped_by));
+		rc = 128 + b->stopped_by;
+	} else {
+		rc = summarize(b);
+	}
+	if (report_out) {
+		int r = lp_batch_write_report(report_out, b, o->shard, NULL, err);
+		if (r) {
+			cli_fail(err);
+			if (r > rc)
+				rc = r;
+		}
+	}
+	return rc;
+}
+
+/* The batch file read, its jobs selected, then run, collected or
+ * submitted as the options say. */
+static int batch(const batch_options *o, const char *path, size_t shard_k, size_t shard_n)
+{
+	lp_job_spec *specs = NULL;
+	size_t nspecs = 0;
+	char *text = NULL;
+	lp_error err = {0};
+	lp_batch_report *earlier = NULL;
+	lp_batch b;
+	lp_batch_init(&b, cli_command());
+	/* Before anything is staged: the report's temporary file is removed
+	 * on a signal like the jobs' outputs. */
+	lp_batch_catch_signals(&b);
+	/* Slurm runs the scripts elsewhere: every path absolute. */
+	char *file = o->submit ? g_canonicalize_filename(path, NULL) : g_strdup(path);
+	char *report = !o->report ? NULL
+		       : o->submit ? g_canonicalize_filename(o->report, NULL) : g_strdup(o->report);
+	char *base_dir = g_path_get_dirname(file);
+	size_t len;
+	int rc = lp_jobfile_read(file, BATCH_FILE_MAX_BYTES, &text, &len, &err);
+	if (!rc)
+		rc = lp_jobfile_parse_batch(file, text, len, base_dir, &specs, &nspecs, &err);
+	g_free(base_dir);
+	if (!rc)
+		rc = lp_batch_set_jobs(&b, file, specs, nspecs, &err);
+	if (!rc && report)
+		rc = lp_batch_check_report(&b, report, &err);
+	if (rc) {
+		cli_fail(&err);
+		goto out;
+	}
+	if (o->index != -1 && (size_t)o->index >= nspecs) {
+		rc = cli_usage_error("--index %d is past the last job of %s (%zu job%s, from 0)",
+				     o->index, file, nspecs, nspecs == 1 ? "" : "s");
+		goto out;
+	}
+	if (o->index != -1)
+		lp_batch_select_index(&b, (size_t)o->index);
+	if (o->shard)
+		lp_batch_select_shard(&b, shard_k, shard_n, !o->shard_by || !strcmp(o->shard_by, "size"));
+	if (o->skip_done && (rc = lp_batch_load_earlier(report, &earlier, &err))) {
+		cli_fail(&err);
+		goto out;
+	}
+	if (earlier)
+		lp_batch_skip_done(&b, earlier);
+	rc = o->collect ? collect(&b, o->collect, report, &err)
+	     : o->submit ? submit(&b, o, report, &err) : run_here(&b, o, report, &err);
+out:
+	lp_batch_clear(&b);
+	lp_batch_report_free(earlier);
+	lp_job_specs_free(specs, nspecs);
+	g_free(text);
+	g_free(file);
+	g_free(report);
 	return rc;
 }
 
@@ -333,95 +340,9 @@ int cmd_batch(int argc, char **argv)
 
 	int rc = LP_EUSAGE;
 	size_t shard_k = 0, shard_n = 1;
-	lp_job_spec *specs = NULL;
-	size_t nspecs = 0;
-	char *text = NULL, *file = NULL, *report = NULL;
-	lp_error err = {0};
-	lp_output *report_out = NULL;
-	lp_batch_report *earlier = NULL;
-	lp_batch b;
-	lp_batch_init(&b, cli_command());
-	/* Before anything is staged: the report's temporary file is removed
-	 * on a signal like the jobs' outputs. */
-	lp_batch_catch_signals(&b);
-	if (!cli_parse(ctx, &argc, &argv) || !check_options(&o, argc, &shard_k, &shard_n))
-		goto out;
-	/* Slurm runs the scripts elsewhere: every path absolute. */
-	file = o.submit ? g_canonicalize_filename(argv[1], NULL) : g_strdup(argv[1]);
-	if (o.report)
-		report = o.submit ? g_canonicalize_filename(o.report, NULL) : g_strdup(o.report);
-	char *base_dir = g_path_get_dirname(file);
-	size_t len;
-	rc = lp_jobfile_read(file, BATCH_FILE_MAX_BYTES, &text, &len, &err);
-	if (!rc)
-		rc = lp_jobfile_parse_batch(file, text, len, base_dir, &specs, &nspecs, &err);
-	g_free(base_dir);
-	if (!rc)
-		rc = lp_batch_set_jobs(&b, file, specs, nspecs, &err);
-	if (!rc && report)
-		rc = check_report(report, file, specs, nspecs, &err);
-	if (rc) {
-		cli_fail(&err);
-		goto out;
-	}
-	if (o.index != -1 && (size_t)o.index >= nspecs) {
-		rc = cli_usage_error("--index %d is past the last job of %s (%zu job%s, from 0)",
-				     o.index, file, nspecs, nspecs == 1 ? "" : "s");
-		goto out;
-	}
-	if (o.index != -1)
-		lp_batch_select_index(&b, (size_t)o.index);
-	if (o.shard)
-		lp_batch_select_shard(&b, shard_k, shard_n, !o.shard_by || !strcmp(o.shard_by, "size"));
-	if (o.collect) {
-		rc = collect(&b, o.collect, report, &err);
-		goto out;
-	}
-	if (o.skip_done) {
-		if ((rc = load_earlier(report, &earlier, &err))) {
-			cli_fail(&err);
-			goto out;
-		}
-		if (earlier)
-			lp_batch_skip_done(&b, earlier);
-	}
-	if (o.submit) {
-		rc = submit(&b, &o, report, &err);
-		goto out;
-	}
-	if (report && !(report_out = lp_output_open(report, LP_COMPRESS_NONE, &err))) {
-		rc = cli_fail(&err);
-		goto out;
-	}
-
-	b.job_timeout = (unsigned)o.job_timeout;
-	b.max_running = o.parallel != -1 ? (size_t)o.parallel : lp_batch_default_max_running();
-	b.show_progress = !o.quiet && isatty(STDERR_FILENO);
-	lp_batch_run(&b);
-	if (b.stopped_by) {
-		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(b.stopped_by));
-		rc = 128 + b.stopped_by;
-	} else {
-		rc = summarize(&b);
-	}
-	if (report_out) {
-		int r = lp_batch_write_report(report_out, &b, o.shard, NULL, &err);
-		report_out = NULL;
-		if (r) {
-			cli_fail(&err);
-			if (r > rc)
-				rc = r;
-		}
-	}
-out:
-	lp_batch_clear(&b);
-	lp_output_abort(report_out);
-	lp_batch_report_free(earlier);
+	if (cli_parse(ctx, &argc, &argv) && check_options(&o, argc, &shard_k, &shard_n))
+		rc = batch(&o, argv[1], shard_k, shard_n);
 	g_option_context_free(ctx);
-	lp_job_specs_free(specs, nspecs);
-	g_free(text);
-	g_free(file);
-	g_free(report);
 	g_free(o.report);
 	g_free(o.shard);
 	g_free(o.shard_by);

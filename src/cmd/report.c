@@ -10,6 +10,73 @@
 #include "report/page.h"
 #include "report/schedread.h"
 
+/* Check the arguments and options (the capture's into job); on a usage
+ * error print it and return false. */
+static bool check_options(int argc, char **argv, bool is_dir, const cli_capture *capture,
+			  const char *threads, const char *schedule, const char *seed,
+			  uint64_t *seed_value, lp_merge_job *job)
+{
+	if (argc != 2 && argc != 3)
+		cli_usage_error("expected REF KERN, DIR or STREAM, got %d arguments", argc - 1);
+	else if (argc == 2 && cli_capture_given(capture))
+		cli_usage_error("--ref-format, --endian, --page-offset and --strict go with a "
+				"capture (REF KERN)");
+	else if (argc == 2 && threads)
+		cli_usage_error("-j goes with a capture (REF KERN)");
+	else if (!cli_threads_apply(threads, &job->threads))
+		return false;
+	else if (schedule && !is_dir)
+		cli_usage_error("--schedule goes with a per-process directory, the one scheduled");
+	else if (seed && !schedule)
+		cli_usage_error("--seed goes with --schedule");
+	else if (seed && !lp_parse_decimal(seed, 0, UINT64_MAX, seed_value))
+		cli_usage_error("--seed must be a decimal number, not '%s'", seed);
+	else if (argc == 3 && !cli_capture_apply(capture, argv[1], argv[2], job))
+		return false;
+	else
+		return true;
+	return false;
+}
+
+/* The report of the inputs (a capture, a directory with its schedule, or
+ * a stream), written as a page to output. */
+static int report_page(int argc, char **argv, bool is_dir, const lp_merge_job *job,
+		       const char *output, const char *schedule, uint64_t seed)
+{
+	lp_error err = {0};
+	lp_report *report = NULL;
+	const char *inputs[] = {argv[1], argc == 3 ? argv[2] : schedule};
+	const char *outputs[] = {output ? output : "-"};
+	int rc = lp_check_outputs(inputs, (size_t)(argc == 3 || schedule ? 2 : 1), outputs, 1, &err);
+	if (rc)
+		return cli_fail(&err);
+	if (argc == 3) {
+		char *title = g_strconcat(argv[1], " ", argv[2], NULL);
+		report = lp_report_from_capture(job, title, &err);
+		g_free(title);
+	} else if (is_dir) {
+		report = lp_report_from_directory(argv[1], &err);
+	} else {
+		report = lp_report_from_stream(argv[1], &err);
+	}
+	lp_output *out = NULL;
+	if (!report || (schedule && (lp_report_read_schedule(report, schedule, &err) ||
+				     lp_report_replay_schedule(report, argv[1], seed, &err))) ||
+	    !(out = lp_output_open(output, LP_COMPRESS_NONE, &err))) {
+		lp_report_free(report);
+		return cli_fail(&err);
+	}
+	rc = lp_report_write_html(report, out, &err);
+	if (rc)
+		lp_output_abort(out);
+	else
+		rc = lp_output_commit(out, &err);
+	if (rc)
+		cli_fail(&err);
+	lp_report_free(report);
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	cli_set_command("laplace report");
@@ -49,78 +116,15 @@ int cmd_report(int argc, char **argv)
 	cli_capture_add_options(&capture, ctx);
 
 	int rc = LP_EUSAGE;
-	lp_error err = {0};
-	lp_report *report = NULL;
 	lp_merge_job job;
 	lp_merge_job_init(&job);
 	job.warn = cli_warn;
-	if (!cli_parse(ctx, &argc, &argv))
-		goto out;
-	if (argc != 2 && argc != 3) {
-		cli_usage_error("expected REF KERN, DIR or STREAM, got %d arguments", argc - 1);
-		goto out;
-	}
-	bool is_dir = argc == 2 && g_file_test(argv[1], G_FILE_TEST_IS_DIR);
-	if (argc == 2 && cli_capture_given(&capture)) {
-		cli_usage_error("--ref-format, --endian, --page-offset and --strict go with a "
-				"capture (REF KERN)");
-		goto out;
-	}
-	if (argc == 2 && threads) {
-		cli_usage_error("-j goes with a capture (REF KERN)");
-		goto out;
-	}
-	if (!cli_threads_apply(threads, &job.threads))
-		goto out;
-	if (schedule && !is_dir) {
-		cli_usage_error("--schedule goes with a per-process directory, the one scheduled");
-		goto out;
-	}
 	uint64_t seed_value = 0;
-	if (seed && !schedule) {
-		cli_usage_error("--seed goes with --schedule");
-		goto out;
+	if (cli_parse(ctx, &argc, &argv)) {
+		bool is_dir = argc == 2 && g_file_test(argv[1], G_FILE_TEST_IS_DIR);
+		if (check_options(argc, argv, is_dir, &capture, threads, schedule, seed, &seed_value, &job))
+			rc = report_page(argc, argv, is_dir, &job, output, schedule, seed_value);
 	}
-	if (seed && !lp_parse_decimal(seed, 0, UINT64_MAX, &seed_value)) {
-		cli_usage_error("--seed must be a decimal number, not '%s'", seed);
-		goto out;
-	}
-	if (argc == 3 && !cli_capture_apply(&capture, argv[1], argv[2], &job))
-		goto out;
-	const char *inputs[] = {argv[1], argc == 3 ? argv[2] : schedule};
-	const char *outputs[] = {output ? output : "-"};
-	if ((rc = lp_check_outputs(inputs, (size_t)(argc == 3 || schedule ? 2 : 1), outputs, 1, &err))) {
-		cli_fail(&err);
-		goto out;
-	}
-	if (argc == 3) {
-		char *title = g_strconcat(argv[1], " ", argv[2], NULL);
-		report = lp_report_from_capture(&job, title, &err);
-		g_free(title);
-	} else if (is_dir) {
-		report = lp_report_from_directory(argv[1], &err);
-	} else {
-		report = lp_report_from_stream(argv[1], &err);
-	}
-	if (!report || (schedule && (lp_report_read_schedule(report, schedule, &err) ||
-				     lp_report_replay_schedule(report, argv[1], seed_value, &err)))) {
-		rc = cli_fail(&err);
-		goto out;
-	}
-	lp_output *out = lp_output_open(output, LP_COMPRESS_NONE, &err);
-	if (!out) {
-		rc = cli_fail(&err);
-		goto out;
-	}
-	rc = lp_report_write_html(report, out, &err);
-	if (rc)
-		lp_output_abort(out);
-	else
-		rc = lp_output_commit(out, &err);
-	if (rc)
-		cli_fail(&err);
-out:
-	lp_report_free(report);
 	g_option_context_free(ctx);
 	cli_capture_free(&capture);
 	g_free(output);

@@ -1,20 +1,18 @@
 /* laplace stat: counts of a per-process directory (from its index.yaml, or
- * its files for what that does not give), a
- * capture's merge statistics, or a basic merge stream's LRU miss-ratio
- * curve. */
+ * its files for what that does not give), a capture's merge statistics, or
+ * a basic merge stream's LRU miss-ratio curve and reuse distances. The
+ * counting is src/analysis/ (counts.h, reuse.h); here are the options and
+ * the tables printed. */
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/counts.h"
+#include "analysis/reuse.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "pipeline/job.h"
-#include "formats/legacy.h"
-#include "analysis/mrc.h"
-#include "formats/procindex.h"
-#include "formats/stats.h"
 #include "cmd/table.h"
-
-#define STREAM_BATCH 65536
+#include "core/record.h"
+#include "pipeline/job.h"
 
 /* Write a report on standard output through lp_output, as every command
  * writes its output; then publish extra (a staged file, or
@@ -51,36 +49,16 @@ static void file_row(cli_table *t, const lp_index_file *f, uint64_t all_refs)
 	}
 }
 
-static void sum_tasks(const lp_index_process *p, uint64_t *records, uint64_t *refs)
-{
-	*records = *refs = 0;
-	for (size_t k = 0; k < p->ntasks; k++) {
-		*records += p->tasks[k].file.records;
-		*refs += p->tasks[k].file.references;
-	}
-}
-
 /* Pids and tids in decimal, as ps shows them, and in hex, as the traces
  * and the file names have them. */
 static int stat_directory(const char *dir)
 {
 	lp_error err = {0};
-	lp_index *ix = lp_index_read(dir, &err);
-	if (!ix)
+	lp_dir_counts c;
+	if (lp_dir_counts_read(dir, &c, &err))
 		return cli_fail(&err);
-	if (lp_index_count(dir, ix, &err)) {
-		lp_index_free(ix);
-		return cli_fail(&err);
-	}
-	uint64_t tasks = 0, records = ix->kernel.records + ix->orphan.records;
-	uint64_t refs = ix->kernel.references + ix->orphan.references;
-	for (size_t i = 0; i < ix->nprocesses; i++) {
-		uint64_t precords, prefs;
-		sum_tasks(&ix->processes[i], &precords, &prefs);
-		tasks += ix->processes[i].ntasks;
-		records += precords;
-		refs += prefs;
-	}
+	const lp_index *ix = c.ix;
+	uint64_t refs = c.references;
 	cli_table *t = cli_table_new();
 	cli_table_row(t, "%s", "");
 	cli_table_text(t, "tasks");
@@ -91,12 +69,10 @@ static int stat_directory(const char *dir)
 	cli_table_text(t, "last timestamp");
 	for (size_t i = 0; i < ix->nprocesses; i++) {
 		const lp_index_process *p = &ix->processes[i];
-		uint64_t precords, prefs;
-		sum_tasks(p, &precords, &prefs);
 		cli_table_row(t, "pid %" G_GUINT64_FORMAT " (0x%" G_GINT64_MODIFIER "x)", p->pid, p->pid);
 		cli_table_count(t, p->ntasks);
-		cli_table_count(t, precords);
-		cli_table_share(t, prefs, refs);
+		cli_table_count(t, c.records_of[i]);
+		cli_table_share(t, c.references_of[i], refs);
 		if (p->programs[0]) {
 			char *programs = g_strjoinv(", ", p->programs);
 			cli_table_note(t, "  programs: %s", programs);
@@ -121,10 +97,10 @@ static int stat_directory(const char *dir)
 		cli_table_note(t, "orphan: none (every user reference had a current task)");
 	}
 	cli_table_row(t, "total: %zu process%s", ix->nprocesses, ix->nprocesses == 1 ? "" : "es");
-	cli_table_count(t, tasks);
-	cli_table_count(t, records);
+	cli_table_count(t, c.tasks);
+	cli_table_count(t, c.records);
 	cli_table_count(t, refs);
-	lp_index_free(ix);
+	lp_dir_counts_clear(&c);
 	GString *to = g_string_new(NULL);
 	cli_table_finish(t, to);
 	int rc = print_report(to->str, to->len, NULL);
@@ -132,93 +108,24 @@ static int stat_directory(const char *dir)
 	return rc;
 }
 
-/* The statistics of a capture's merge; the --stats file is staged here,
- * not by the job, to be published only once the summary is written. */
+/* The statistics of a capture's merge. */
 static int stat_capture(lp_merge_job *job, const char *stats_path)
 {
 	lp_error err = {0};
 	lp_stats stats;
-	job->discard = true;
-	const char *inputs[] = {job->reference, job->kernel};
-	int rc = lp_check_outputs(inputs, 2, &stats_path, 1, &err);
-	if (!rc)
-		rc = lp_merge_job_run(job, &stats, &err);
-	if (rc)
+	lp_staged *yaml;
+	if (lp_merge_stats_only(job, stats_path, &stats, &yaml, &err))
 		return cli_fail(&err);
-	lp_staged *yaml = NULL;
-	if (stats_path) {
-		lp_output *out = lp_output_open(stats_path, LP_COMPRESS_NONE, &err);
-		if (!out || lp_output_stage(out, lp_stats_write_yaml(out, &stats, &err), &yaml, &err))
-			return cli_fail(&err);
-	}
 	GString *summary = g_string_new(NULL);
 	cli_print_stats(summary, &stats);
-	rc = print_report(summary->str, summary->len, yaml);
+	int rc = print_report(summary->str, summary->len, yaml);
 	g_string_free(summary, TRUE);
 	return rc;
 }
 
-/* Write the whole curve to path: *done is to be published (or discarded)
- * by the caller. */
-static int write_mrc_csv(const char *path, const uint64_t *misses, uint64_t distinct, uint64_t refs,
-			 lp_staged **done, lp_error *err)
-{
-	lp_output *out = lp_output_open(path, LP_COMPRESS_AUTO, err);
-	if (!out)
-		return err->status;
-	GString *buf = g_string_sized_new(1 << 16);
-	g_string_append(buf, "frames,misses,miss_ratio\n");
-	int rc = 0;
-	for (uint64_t f = 1; f <= distinct && !rc; f++) {
-		g_string_append_printf(buf, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f\n", f,
-				       misses[f], (double)misses[f] / (double)refs);
-		if (buf->len >= 1 << 16) {
-			rc = lp_output_write(out, buf->str, buf->len, err);
-			g_string_truncate(buf, 0);
-		}
-	}
-	if (!rc)
-		rc = lp_output_write(out, buf->str, buf->len, err);
-	g_string_free(buf, TRUE);
-	return lp_output_stage(out, rc, done, err);
-}
-
-/* Per reference type (lp_ref_types order): references, distinct pages, and
- * stack distances in power-of-two buckets: bucket b holds distances
- * 2^b .. 2^(b+1)-1; first references are counted apart. */
-#define REUSE_BUCKETS 64
-typedef struct reuse_counts {
-	uint64_t refs[6];
-	uint64_t distinct[6];
-	uint64_t first[6];
-	uint64_t buckets[REUSE_BUCKETS][6];
-	uint8_t *types_of_page; /* page id -> bit per type that referenced it */
-	uint64_t pages_cap;
-} reuse_counts;
-
-static void reuse_count(reuse_counts *c, int type, uint64_t id, uint64_t distance)
-{
-	c->refs[type]++;
-	if (distance)
-		c->buckets[g_bit_nth_msf(distance, -1)][type]++;
-	else
-		c->first[type]++;
-	if (id >= c->pages_cap) {
-		uint64_t cap = c->pages_cap ? c->pages_cap * 2 : 4096;
-		c->types_of_page = g_realloc_n(c->types_of_page, cap, 1);
-		memset(c->types_of_page + c->pages_cap, 0, cap - c->pages_cap);
-		c->pages_cap = cap;
-	}
-	uint8_t bit = (uint8_t)(1u << type);
-	if (!(c->types_of_page[id] & bit)) {
-		c->types_of_page[id] |= bit;
-		c->distinct[type]++;
-	}
-}
-
 /* Per reference type: references, distinct pages, and first references
  * (of that type's references); the first row for all types. */
-static void print_types(GString *to, const reuse_counts *c, uint64_t refs, uint64_t distinct)
+static void print_types(GString *to, const lp_reuse *c)
 {
 	cli_table *t = cli_table_new();
 	cli_table_row(t, "type");
@@ -228,15 +135,15 @@ static void print_types(GString *to, const reuse_counts *c, uint64_t refs, uint6
 	cli_table_text(t, "first references");
 	cli_table_text(t, "(%% of type)");
 	cli_table_row(t, "all");
-	cli_table_count(t, refs);
+	cli_table_count(t, c->references);
 	cli_table_empty(t);
-	cli_table_count(t, distinct);
-	cli_table_count(t, distinct); /* one first reference a distinct page */
-	cli_table_percent(t, distinct, refs);
+	cli_table_count(t, c->distinct);
+	cli_table_count(t, c->distinct); /* one first reference a distinct page */
+	cli_table_percent(t, c->distinct, c->references);
 	for (int k = 0; k < 6; k++) {
 		cli_table_row(t, "%s (%c)", lp_ref_type_words[k], lp_ref_types[k]);
-		cli_table_share(t, c->refs[k], refs);
-		cli_table_count(t, c->distinct[k]);
+		cli_table_share(t, c->refs[k], c->references);
+		cli_table_count(t, c->distinct_of[k]);
 		cli_table_share(t, c->first[k], c->refs[k]);
 	}
 	cli_table_finish(t, to);
@@ -244,8 +151,9 @@ static void print_types(GString *to, const reuse_counts *c, uint64_t refs, uint6
 
 /* The miss-ratio curve at powers of two, and at the size that holds every
  * page: the whole curve goes to --mrc. */
-static void print_curve(GString *to, const uint64_t *misses, uint64_t refs, uint64_t distinct)
+static void print_curve(GString *to, const lp_reuse *c)
 {
+	const uint64_t *misses = c->misses, refs = c->references, distinct = c->distinct;
 	g_string_append(to, "\nLRU miss-ratio curve (misses of an LRU memory of each size):\n");
 	cli_table *t = cli_table_new();
 	cli_table_row(t, "%s", "");
@@ -263,8 +171,9 @@ static void print_curve(GString *to, const uint64_t *misses, uint64_t refs, uint
 /* The reuse-distance table: one row per bucket up to the last non-empty
  * one, then the first references; a column for all references, their
  * share, and one per type. */
-static void print_reuse(GString *to, const reuse_counts *c, uint64_t refs)
+static void print_reuse(GString *to, const lp_reuse *c)
 {
+	uint64_t refs = c->references;
 	g_string_append(to, "\nreuse distance (LRU stack distance, in pages), references by type:\n");
 	static const char *const user_or_kernel[6] = {"", "", "", "kernel", "kernel", "kernel"};
 	static const char *const access[6] = {"read", "write", "fetch", "read", "write", "fetch"};
@@ -280,7 +189,7 @@ static void print_reuse(GString *to, const reuse_counts *c, uint64_t refs)
 	for (int k = 0; k < 6; k++)
 		cli_table_text(t, "%s", access[k]);
 	int last = -1;
-	for (int b = 0; b < REUSE_BUCKETS; b++)
+	for (int b = 0; b < LP_REUSE_BUCKETS; b++)
 		for (int k = 0; k < 6; k++)
 			if (c->buckets[b][k])
 				last = b;
@@ -308,47 +217,22 @@ static void print_reuse(GString *to, const reuse_counts *c, uint64_t refs)
 static int stat_stream(const char *path, const char *mrc_path)
 {
 	lp_error err = {0};
-	if (lp_check_outputs(&path, 1, &mrc_path, 1, &err))
-		return cli_fail(&err);
-	lp_basic_reader *r = lp_basic_open(path, &err);
-	if (!r)
-		return cli_fail(&err);
-	lp_mrc *mrc = lp_mrc_new();
-	lp_basic_ref *batch = g_new(lp_basic_ref, STREAM_BATCH);
-	reuse_counts counts = {0};
-	ssize_t n;
-	while ((n = lp_basic_read(r, batch, STREAM_BATCH, &err)) > 0) {
-		for (ssize_t k = 0; k < n; k++) {
-			uint64_t id;
-			uint64_t distance = lp_mrc_access(mrc, batch[k].canonical, &id);
-			reuse_count(&counts, lp_ref_type_index(batch[k].type), id, distance);
-		}
-	}
-	g_free(batch);
-	lp_basic_close(r);
-	int rc = 0;
-	if (n < 0) {
-		rc = cli_fail(&err);
-		goto out;
-	}
-	uint64_t refs = lp_mrc_references(mrc), distinct = lp_mrc_distinct_pages(mrc);
-	uint64_t *misses = g_new(uint64_t, distinct + 1);
-	lp_mrc_misses(mrc, misses);
+	lp_reuse c;
 	lp_staged *curve = NULL;
-	if (mrc_path && (rc = write_mrc_csv(mrc_path, misses, distinct, refs, &curve, &err))) {
-		cli_fail(&err);
+	if (lp_check_outputs(&path, 1, &mrc_path, 1, &err) || lp_reuse_of_stream(path, &c, &err))
+		return cli_fail(&err);
+	int rc;
+	if (mrc_path && lp_reuse_stage_curve(&c, mrc_path, &curve, &err)) {
+		rc = cli_fail(&err);
 	} else {
 		GString *to = g_string_new(NULL);
-		print_types(to, &counts, refs, distinct);
-		print_curve(to, misses, refs, distinct);
-		print_reuse(to, &counts, refs);
+		print_types(to, &c);
+		print_curve(to, &c);
+		print_reuse(to, &c);
 		rc = print_report(to->str, to->len, curve);
 		g_string_free(to, TRUE);
 	}
-	g_free(misses);
-out:
-	g_free(counts.types_of_page);
-	lp_mrc_free(mrc);
+	lp_reuse_clear(&c);
 	return rc;
 }
 

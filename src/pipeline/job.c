@@ -1,4 +1,4 @@
-/* A whole merge: open the inputs (lp_run, pipeline/run.c), write the
+/* A whole merge: open the inputs (lp_run, pipeline/assembly.c), write the
  * outputs, and publish them together; on any failure leave nothing that
  * looks complete. */
 #include "pipeline/job.h"

@@ -11,6 +11,7 @@
 #include "analysis/mrc.h"
 #include "pipeline/job.h"
 #include "formats/procindex.h"
+#include "sched/run.h"
 #include "sched/schedule.h"
 #include "formats/taskdir.h"
 
@@ -399,24 +400,43 @@ static int mrc_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err
  * merge's order), for the miss-ratio curve. */
 static int directory_curve(collector *c, const char *dir, lp_error *err)
 {
-	lp_taskdir_options topt = {.max_open = LP_TASKDIR_MAX_OPEN};
-	lp_taskdir *t = lp_taskdir_open(dir, &topt, err);
-	if (!t)
-		return err->status;
-	lp_sched_options opt = {.policy = LP_SCHED_AS_TRACED, .cpus = 1};
+	lp_sched_dir_options opt = {.sched = {.policy = LP_SCHED_AS_TRACED, .cpus = 1},
+				    .max_open = LP_TASKDIR_MAX_OPEN};
 	lp_sched_sink sink = {.ctx = c, .refs = mrc_refs};
 	lp_sched_report rep;
-	int rc = lp_schedule_run(lp_taskdir_input(t), &opt, &sink, &rep, err);
+	int rc = lp_sched_dir_run(dir, &opt, &sink, &rep, err);
 	if (!rc)
 		lp_sched_report_free(&rep);
-	lp_taskdir_close(t);
 	return rc;
 }
 
 typedef struct replay {
+	const lp_report *r;
 	lp_report_schedule *sc;
 	uint32_t *unit_task; /* per unit of the run: its task row + 1, 0: none */
 } replay;
+
+/* lp_sched_dir_options.ready: each unit's task row. */
+static int replay_ready(void *ctx, const lp_sched_input *in, const char *const *paths,
+			lp_error *err)
+{
+	(void)paths, (void)err;
+	replay *rp = ctx;
+	GHashTable *rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	for (guint i = 0; i < rp->r->tasks->len; i++) {
+		const lp_report_task *task = &g_array_index(rp->r->tasks, lp_report_task, i);
+		g_hash_table_insert(rows, g_strdup_printf("%" PRIx64 "/%" PRIx64, task->pid, task->tid),
+				    GSIZE_TO_POINTER(i + 1));
+	}
+	rp->unit_task = g_new0(uint32_t, in->nunits);
+	for (size_t u = 0; u < in->nunits; u++) {
+		char key[48];
+		g_snprintf(key, sizeof key, "%" PRIx64 "/%" PRIx64, in->units[u].pid, in->units[u].tid);
+		rp->unit_task[u] = (uint32_t)GPOINTER_TO_SIZE(g_hash_table_lookup(rows, key));
+	}
+	g_hash_table_destroy(rows);
+	return 0;
+}
 
 static int replay_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err)
 {
@@ -443,28 +463,14 @@ static int replay_once(lp_report *r, const char *dir, const lp_sched_options *op
 		       bool user_only, bool *same, lp_error *err)
 {
 	lp_report_schedule *sc = r->schedule;
-	lp_taskdir_options topt = {.unit_streams = opt->policy != LP_SCHED_AS_TRACED,
-				   .user_only = user_only, .max_open = LP_TASKDIR_MAX_OPEN};
-	lp_taskdir *t = lp_taskdir_open(dir, &topt, err);
-	if (!t)
-		return err->status;
-	const lp_sched_input *in = lp_taskdir_input(t);
-	GHashTable *rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	for (guint i = 0; i < r->tasks->len; i++) {
-		const lp_report_task *task = &g_array_index(r->tasks, lp_report_task, i);
-		g_hash_table_insert(rows, g_strdup_printf("%" PRIx64 "/%" PRIx64, task->pid, task->tid),
-				    GSIZE_TO_POINTER(i + 1));
-	}
-	replay rp = {.sc = sc, .unit_task = g_new0(uint32_t, in->nunits)};
-	for (size_t u = 0; u < in->nunits; u++) {
-		char key[48];
-		g_snprintf(key, sizeof key, "%" PRIx64 "/%" PRIx64, in->units[u].pid, in->units[u].tid);
-		rp.unit_task[u] = (uint32_t)GPOINTER_TO_SIZE(g_hash_table_lookup(rows, key));
-	}
+	replay rp = {.r = r, .sc = sc};
+	lp_sched_dir_options dopt = {.sched = *opt, .user_only = user_only,
+				     .max_open = LP_TASKDIR_MAX_OPEN, .ready = replay_ready,
+				     .ready_ctx = &rp};
 	memset(sc->columns, 0, sc->ncpus * sizeof *sc->columns);
 	lp_sched_sink sink = {.ctx = &rp, .refs = replay_refs, .ran = replay_ran};
 	lp_sched_report rep;
-	int rc = lp_schedule_run(in, opt, &sink, &rep, err);
+	int rc = lp_sched_dir_run(dir, &dopt, &sink, &rep, err);
 	if (!rc) {
 		*same = rep.ticks == sc->ticks && rep.cpus == sc->ncpus;
 		for (size_t c = 0; *same && c < sc->ncpus; c++)
@@ -472,8 +478,6 @@ static int replay_once(lp_report *r, const char *dir, const lp_sched_options *op
 		lp_sched_report_free(&rep);
 	}
 	g_free(rp.unit_task);
-	g_hash_table_destroy(rows);
-	lp_taskdir_close(t);
 	return rc;
 }
 

@@ -584,6 +584,7 @@ static void report_init(lp_sched_report *rep, const lp_sched_input *in, const lp
 	rep->nslices = g_new0(size_t, rep->cpus);
 	rep->nunits = in->nunits;
 	rep->unit = g_new0(lp_sched_unit_stats, in->nunits);
+	rep->units = g_memdup2(in->units, in->nunits * sizeof *in->units);
 	rep->unit_order = g_new(size_t, in->nunits);
 	lp_sched_unit_order(in, rep->unit_order);
 }
@@ -592,6 +593,7 @@ void lp_sched_report_free(lp_sched_report *rep)
 {
 	g_free(rep->cpu);
 	g_free(rep->unit);
+	g_free(rep->units);
 	g_free(rep->unit_order);
 	g_free(rep->slices);
 	g_free(rep->nslices);

@@ -71,6 +71,8 @@ typedef struct lp_sched_report {
 	uint64_t ticks;
 	lp_sched_cpu_stats *cpu;   /* cpus entries */
 	lp_sched_unit_stats *unit; /* parallel to the input's units */
+	lp_sched_unit *units;      /* a copy of the input's units: the report
+				      outlives the input */
 	size_t *unit_order;        /* unit indexes in report order (9.3) */
 	lp_sched_slice (*slices)[LP_SCHED_PICTURE_SLICES]; /* per cpu */
 	size_t *nslices;           /* per cpu, at most LP_SCHED_PICTURE_SLICES kept */

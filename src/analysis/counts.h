@@ -1,0 +1,31 @@
+/* What `laplace stat` counts (laplace-stat(1)) of a per-process directory
+ * and of a capture; a basic merge stream's counts are reuse.h's. */
+#ifndef LAPLACE_COUNTS_H
+#define LAPLACE_COUNTS_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+#include "formats/procindex.h"
+#include "io/io.h"
+#include "pipeline/job.h"
+
+typedef struct lp_dir_counts {
+	lp_index *ix;                   /* index.yaml, every file counted */
+	uint64_t tasks, records, references; /* in all */
+	uint64_t *records_of, *references_of; /* per process: its tasks' */
+} lp_dir_counts;
+
+/* Read DIR/index.yaml and count what it does not give (lp_index_count).
+ * 0, or an lp_status with err set. */
+int lp_dir_counts_read(const char *dir, lp_dir_counts *c, lp_error *err);
+void lp_dir_counts_clear(lp_dir_counts *c);
+
+/* The statistics of job's merge, nothing else written; with stats_path
+ * (NULL: none) also staged there as YAML in *yaml, for the caller to
+ * publish once it has written its summary. 0, or an lp_status with err
+ * set: stats_path would replace an input, or the merge failed. */
+int lp_merge_stats_only(lp_merge_job *job, const char *stats_path, lp_stats *stats, lp_staged **yaml,
+		     lp_error *err);
+
+#endif

@@ -1,0 +1,33 @@
+/* What `laplace stat` says of a basic merge stream (laplace-stat(1)):
+ * references and distinct pages by type, the LRU miss-ratio curve (mrc.h)
+ * and reuse distances by type in power-of-two buckets, in one pass. */
+#ifndef LAPLACE_REUSE_H
+#define LAPLACE_REUSE_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+#include "io/io.h"
+
+/* Bucket b holds stack distances 2^b .. 2^(b+1)-1. */
+#define LP_REUSE_BUCKETS 64
+
+/* Per reference type in lp_ref_types order, and in all. */
+typedef struct lp_reuse {
+	uint64_t references, distinct; /* all types */
+	uint64_t refs[6];
+	uint64_t distinct_of[6];       /* pages that type referenced */
+	uint64_t first[6];             /* first references (no distance) */
+	uint64_t buckets[LP_REUSE_BUCKETS][6];
+	uint64_t *misses; /* LRU misses with f frames, f = 0 .. distinct */
+} lp_reuse;
+
+/* Read the basic merge stream path ('-': standard input; any form, gzip or
+ * zstd) to its end. 0, or the reader's lp_status with err set. */
+int lp_reuse_of_stream(const char *path, lp_reuse *r, lp_error *err);
+void lp_reuse_clear(lp_reuse *r);
+/* The whole curve as CSV ("frames,misses,miss_ratio") to path, staged in
+ * *done for the caller to publish or discard. */
+int lp_reuse_stage_curve(const lp_reuse *r, const char *path, lp_staged **done, lp_error *err);
+
+#endif
