@@ -10,7 +10,7 @@
 #include "formats/registry.h"
 #include "analysis/lru.h"
 #include "formats/refio.h"
-#include "pipeline/sinks.h"
+#include "formats/forms.h"
 
 /* References decoded and encoded per step: big enough to amortise calls. */
 #define CONVERT_BATCH 65536

@@ -1,20 +1,25 @@
-/* Reading index.yaml back with libyaml's document loader. The layout is
- * the one src/pipeline/procdir.c writes: ids and timestamps as hex strings,
- * counts as decimal numbers. Readers need only layout, form and the
+/* index.yaml, both directions: written by the per-process sink
+ * (src/formats/procdir.c, through lp_index_write_at) and by laplace index,
+ * read back with libyaml's document loader. Ids and timestamps are hex
+ * strings, counts decimal numbers. Readers need only layout, form and the
  * tasks' paths (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"): every
  * other key may be absent, and keys not known are ignored; a key that is
  * there is read as strictly as when the merge wrote it. */
 #include "formats/procindex.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "io/inbuf.h"
+#include "io/staging.h"
 #include "formats/refio.h"
 #include "core/numbers.h"
 #include "io/yamlout.h"
@@ -402,4 +407,47 @@ int lp_index_emit(yaml_emitter_t *em, const lp_index *ix, const lp_stats *stats)
 		      lp_stats_emit(em, stats) || lp_yaml_end(em, false)))
 		return -1;
 	return 0;
+}
+
+static int write_all(int fd, const char *dir, const char *data, size_t n, lp_error *err)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, data, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", dir, g_strerror(errno));
+		}
+		data += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int lp_index_write_at(int dirfd, const char *dir, const lp_index *ix, const lp_stats *stats,
+		      lp_error *err)
+{
+	GString *text = g_string_new(NULL);
+	yaml_emitter_t em;
+	int rc = 0;
+	bool failed = lp_yaml_start(&em, text) || lp_index_emit(&em, ix, stats);
+	const char *problem = em.problem ? em.problem : "YAML emitter failed"; /* a literal */
+	if (lp_yaml_finish(&em) || failed) /* finish frees the emitter in any case */
+		rc = lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", dir, problem);
+	if (!rc) {
+		int fd = openat(dirfd, "index.yaml", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			rc = lp_fail(err, LP_EIO, "cannot open %s/index.yaml: %s", dir, g_strerror(errno));
+		} else {
+			rc = write_all(fd, dir, text->str, text->len, err);
+			if (!rc && lp_fsync(fd) < 0)
+				rc = lp_fail(err, LP_EIO, "cannot sync %s/index.yaml to disk: %s", dir,
+					     g_strerror(errno));
+			if (close(fd) && !rc)
+				rc = lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", dir,
+					     g_strerror(errno));
+		}
+	}
+	g_string_free(text, TRUE);
+	return rc;
 }

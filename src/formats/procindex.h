@@ -78,5 +78,10 @@ void lp_index_free(lp_index *ix);
  * path NULL: it was not made, and no path is written; inputs not known
  * and stats NULL: not written). Every file must be counted. */
 int lp_index_emit(yaml_emitter_t *em, const lp_index *ix, const lp_stats *stats);
+/* Write index.yaml (lp_index_emit's entries) into the directory dirfd,
+ * named dir in messages, and flush it to disk: the per-process sink's last
+ * file (src/formats/procdir.c). 0, or LP_EIO with err set. */
+int lp_index_write_at(int dirfd, const char *dir, const lp_index *ix, const lp_stats *stats,
+		      lp_error *err);
 
 #endif

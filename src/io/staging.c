@@ -20,7 +20,7 @@
  * (3) Data reach stable storage before their name does: a finished file is
  *     fsynced before it is renamed (output_finish in src/io/output.c,
  *     through lp_sync_fd), a per-process tree file by file, then each
- *     directory, then the top (sync_tree in src/pipeline/procdir.c).
+ *     directory, then the top (sync_tree in src/formats/procdir.c).
  *
  * (4) The rename into place is one renameat() in that directory
  *     (publish_one): a file replaces an old one atomically; a directory is

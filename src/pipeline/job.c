@@ -5,7 +5,8 @@
 
 #include <fcntl.h>
 
-#include "pipeline/sinks.h"
+#include "formats/forms.h"
+#include "formats/procdir.h"
 #include "formats/stats.h"
 
 /* The statistics file, staged beside the main output. */

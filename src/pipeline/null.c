@@ -1,5 +1,5 @@
 /* The sink that writes nothing. */
-#include "pipeline/sinks.h"
+#include "pipeline/pipeline.h"
 
 static int null_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
 		     const lp_task_id *who, lp_error *err)

@@ -26,6 +26,11 @@ typedef struct lp_pipeline {
 	unsigned threads;
 } lp_pipeline;
 
+/* A sink that writes nothing, for runs that only want the statistics
+ * (the merge core keeps them): src/pipeline/null.c. The writers of the
+ * output formats are their formats' (formats/forms.h, formats/procdir.h). */
+extern const lp_sink lp_null_sink_ops;
+
 /* Run to the end of both inputs. Returns 0 or an lp_status with err set. */
 int lp_pipeline_run(const lp_pipeline *p, lp_error *err);
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -10,7 +11,7 @@
 
 #include "formats/taskdir.h"
 #include "io/staging.h"
-#include "pipeline/sinks.h"
+#include "formats/forms.h"
 #include "sched/run.h"
 #include "sched/summary.h"
 

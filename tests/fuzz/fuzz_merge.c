@@ -30,7 +30,7 @@
 #include "laplace/laplace.h"
 #include "pipeline/pipeline.h"
 #include "formats/procindex.h"
-#include "pipeline/sinks.h"
+#include "formats/forms.h"
 
 static const uint8_t separator[] = "\n--\n";
 

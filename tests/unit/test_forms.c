@@ -4,7 +4,6 @@
 #include <glib.h>
 
 #include "formats/forms.h"
-#include "pipeline/sinks.h"
 #include "scratch.h"
 
 Test(forms, names)

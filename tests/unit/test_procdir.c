@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "formats/procindex.h"
-#include "pipeline/sinks.h"
+#include "formats/procdir.h"
 #include "io/yamlout.h"
 
 static char *scratch;

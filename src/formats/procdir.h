@@ -1,26 +1,22 @@
-/* The writers at the end of the merge pipeline that live here. They know
- * output formats, not merge semantics: they receive canonical numbers and
- * routes. */
-#ifndef LAPLACE_SINKS_H
-#define LAPLACE_SINKS_H
+/* The per-process merge output's writer (laplace-formats(5), "PER-PROCESS
+ * MERGE OUTPUT"): the merge's sink writing one file per task, kernel,
+ * orphan and index.yaml. Its readers: formats/taskdir.h (the task files)
+ * and formats/procindex.h (index.yaml, written there too). */
+#ifndef LAPLACE_PROCDIR_H
+#define LAPLACE_PROCDIR_H
 
 #include <stdbool.h>
 
+#include "core/error.h"
 #include "io/io.h"
-#include "pipeline/pipeline.h"
-#include "formats/forms.h"
+#include "io/staging.h"
 #include "formats/procindex.h"
+#include "formats/stream.h"
 
-/* The basic merge's sink is its forms' writer: formats/forms.h. */
-
-/* A sink that writes nothing, for runs that only want the statistics
- * (the merge core keeps them). */
-extern const lp_sink lp_null_sink_ops;
-
-/* Per-process directory (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"). The
- * directory is staged as DIR.partial-XXXXXX; finish() writes index.yaml and
- * flushes the tree to disk; lp_procdir_release() hands it over for
- * publication (replacing an existing DIR only when force was given). */
+/* The directory is staged as DIR.partial-XXXXXX; finish() writes
+ * index.yaml and flushes the tree to disk; lp_procdir_release() hands it
+ * over for publication (replacing an existing DIR only when force was
+ * given). */
 typedef struct lp_procdir_inputs {
 	const char *reference; /* input names recorded in index.yaml */
 	const char *kernel;

@@ -4,7 +4,7 @@
  * DIR.partial-XXXXXX beside DIR and published by the caller with the run's
  * other outputs (staging invariants, src/io/staging.c); sync_tree upholds
  * staging invariant (3) for it. */
-#include "pipeline/sinks.h"
+#include "formats/procdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,15 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <yaml.h>
-
 #include "formats/procindex.h"
 #include "io/staging.h"
 #include "formats/stats.h"
 #include "io/taskcodec.h"
 #include "io/workpool.h"
 #include "core/numbers.h"
-#include "io/yamlout.h"
 #include "formats/forms.h"
 
 /* Captures may hold far more tasks than a process may open files, so only a
@@ -558,30 +555,9 @@ static void index_view_free(lp_index *ix)
 
 static int write_index(lp_procdir *pd, const lp_stats *stats, lp_error *err)
 {
-	GString *text = g_string_new(NULL);
-	yaml_emitter_t em;
-	int rc = 0;
 	lp_index *ix = index_view(pd);
-	bool failed = lp_yaml_start(&em, text) || lp_index_emit(&em, ix, stats);
+	int rc = lp_index_write_at(pd->dirfd, pd->partial, ix, stats, err);
 	index_view_free(ix);
-	const char *problem = em.problem ? em.problem : "YAML emitter failed"; /* a literal */
-	if (lp_yaml_finish(&em) || failed) /* finish frees the emitter in any case */
-		rc = lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", pd->partial, problem);
-	if (!rc) {
-		int fd = openat(pd->dirfd, "index.yaml", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (fd < 0) {
-			rc = lp_fail(err, LP_EIO, "cannot open %s/index.yaml: %s", pd->partial,
-				     g_strerror(errno));
-		} else {
-			rc = write_all(pd, fd, "index.yaml", text->str, text->len, err);
-			if (!rc)
-				rc = sync_at(pd, fd, "index.yaml", err);
-			if (close(fd) && !rc)
-				rc = lp_fail(err, LP_EIO, "cannot write %s/index.yaml: %s", pd->partial,
-					     g_strerror(errno));
-		}
-	}
-	g_string_free(text, TRUE);
 	return rc;
 }
 
