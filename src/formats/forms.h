@@ -99,28 +99,6 @@ static inline size_t lp_form_encode(enum lp_form form, char *p, char type, uint6
 	return (size_t)(q - p);
 }
 
-/* A reference line of a per-process task file (laplace-formats(5),
- * "PER-PROCESS MERGE OUTPUT"): type, timestamp, length, virtual page and
- * canonical page, read back by the basic stream reader. At most 45 bytes
- * are stored (the virtual page has at most 5 digits, but the formatter
- * stores 16 at it). */
-#define LP_TASK_LINE_MAX 48
-static inline size_t lp_task_line_encode(char *p, const lp_ref *ref, uint64_t canon)
-{
-	char *q = p;
-	*q++ = ref->type;
-	*q++ = ' ';
-	q += lp_fmt_hex(q, ref->timestamp);
-	*q++ = ' ';
-	q = lp_form_put_length(q, ref->length);
-	*q++ = ' ';
-	q += lp_fmt_hex(q, ref->address >> LP_PAGE_SHIFT);
-	*q++ = ' ';
-	q += lp_fmt_hex(q, canon);
-	*q++ = '\n';
-	return (size_t)(q - p);
-}
-
 /* Basic merge (laplace-formats(5), "BASIC MERGE OUTPUT"): the merge's sink
  * writing references in a form to out. */
 typedef struct lp_basic_sink lp_basic_sink;

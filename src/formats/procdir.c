@@ -21,7 +21,7 @@
 #include "io/taskcodec.h"
 #include "io/workpool.h"
 #include "core/numbers.h"
-#include "formats/forms.h"
+#include "formats/taskline.h"
 
 /* Captures may hold far more tasks than a process may open files, so only a
  * bounded set of task files is open (least recently written closed first,

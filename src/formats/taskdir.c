@@ -19,7 +19,7 @@
 
 #include <glib.h>
 
-#include "core/byteorder.h"
+#include "formats/taskline.h"
 #include "io/bytesrc.h"
 #include "io/io.h"
 #include "formats/kern.h"
@@ -127,159 +127,7 @@ static void td_unlock(lp_taskdir *t)
 
 /* ---- lines ---- */
 
-static const char event_tags[] = "FTESXMUBKGHDQCV";
-
-/* Parse a reference line "type timestamp length vpn canonical" into *ref;
- * -1 with err naming the field (no file or line). */
-static int parse_reference(const char *s, size_t len, lp_sched_ref *ref, lp_error *err)
-{
-	static const char *const fields[] = {"timestamp", "length", "vpn", "canonical"};
-	static const int field_bits[] = {64, 8, 20, 64}; /* a byte; a 32-bit address's page */
-	if (lp_ref_type_index(s[0]) < 0 || (len > 1 && s[1] != ' '))
-		return lp_fail(err, LP_EINPUT, "field type: not one of r w i R W I, nor an event tag");
-	const char *p = s + 1, *end = s + len;
-	uint64_t values[4];
-	for (size_t f = 0; f < 4; f++) {
-		if (p >= end || *p != ' ' || p + 1 >= end)
-			return lp_fail(err, LP_EINPUT, "field %s: missing", fields[f]);
-		const char *start = ++p;
-		p = memchr(start, ' ', (size_t)(end - start));
-		if (!p)
-			p = end;
-		if (lp_parse_hex(start, (size_t)(p - start), &values[f]) < 0 ||
-		    (field_bits[f] < 64 && values[f] >> field_bits[f]))
-			return lp_fail(err, LP_EINPUT, "field %s: not a hex number of at most %d bits",
-				       fields[f], field_bits[f]);
-	}
-	if (p != end)
-		return lp_fail(err, LP_EINPUT, "more than five fields");
-	ref->type = s[0];
-	ref->timestamp = values[0];
-	ref->canonical = values[3];
-	return 0;
-}
-
-/* One record of a task, kernel or orphan file: a reference (1, *ref
- * set) or an event (0, *ev set); -1 with err naming the field. line is
- * NUL-terminated and may be changed. */
-static int parse_record(char *line, size_t len, lp_sched_ref *ref, lp_sched_event *ev, lp_error *err)
-{
-	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
-		line[--len] = '\0';
-	if (len == 0)
-		return lp_fail(err, LP_EINPUT, "an empty line is not a per-process record"), -1;
-	if (!(len >= 2 && line[1] == ' ' && strchr(event_tags, line[0])))
-		return parse_reference(line, len, ref, err) ? -1 : 1;
-	lp_event event;
-	if (lp_kern_parse_line(line, len, &event, err) < 0)
-		return -1;
-	*ev = (lp_sched_event){.tag = line[0], .timestamp = event.timestamp};
-	if (event.tag == LP_TAG_F || event.tag == LP_TAG_T) {
-		ev->parent = event.f[0];
-		ev->child = event.f[1];
-	} else if (event.tag == LP_TAG_X) {
-		ev->task = event.f[0];
-	}
-	return 0;
-}
-
-/* The hot path reads eight bytes at a time: a field's digits are
- * classified, counted and packed into its value with no loop over them,
- * so that neither their number nor their case costs a branch. */
-#define BYTES(b) (UINT64_C(0x0101010101010101) * (b))
-
-/* 0x80 in each byte of w that is a hex digit (either case), 0 elsewhere:
- * with the high bit cleared, adding 0x80 - lo sets a byte's high bit
- * exactly when the byte is at least lo, and no byte carries into the next. */
-static inline uint64_t hex_digit_bytes(uint64_t w)
-{
-	uint64_t x = w & ~BYTES(0x80), folded = x | BYTES(0x20);
-	uint64_t digit = (x + BYTES(0x80 - '0')) & ~(x + BYTES(0x80 - '9' - 1));
-	uint64_t letter = (folded + BYTES(0x80 - 'a')) & ~(folded + BYTES(0x80 - 'f' - 1));
-	return (digit | letter) & ~w & BYTES(0x80);
-}
-
-/* The value of the hex digits in w's bytes, the first the most
- * significant; bytes that are 0 count as leading zeros. Each byte becomes
- * its digit's value ('a' to 'f' and 'A' to 'F' have bit 6 set and a low
- * nibble 9 less), then neighbours merge: pairs, quads, the eight. */
-static inline uint64_t hex_digits_value(uint64_t w, unsigned digits)
-{
-	uint64_t x = (w & BYTES(0x0f)) + ((w >> 6) & BYTES(1)) * 9;
-	x <<= 8 * (8 - digits); /* the bytes past the digits out, zeros in front */
-	x = ((x << 4) | (x >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
-	x = ((x << 8) | (x >> 16)) & UINT64_C(0x0000ffff0000ffff);
-	return ((x << 16) | (x >> 32)) & UINT64_C(0xffffffff);
-}
-
-/* How many of w's bytes, from the first, are hex digits (8: all). */
-static inline unsigned hex_digit_run(uint64_t w)
-{
-	uint64_t others = ~hex_digit_bytes(w) & BYTES(0x80);
-	return others ? (unsigned)__builtin_ctzll(others) / 8 : 8;
-}
-
-/* The number of hex digits at s, from 1 to 16, with their value in
- * *value; 0 for none or more than 16. Reads 16 bytes. Inlined by force:
- * called, it cost a quarter of the hot path's instructions in saving
- * registers and reloading its constants. */
-static inline __attribute__((always_inline)) unsigned hex_number(const unsigned char *s, uint64_t *value)
-{
-	uint64_t w = lp_load_u64(s, false);
-	unsigned digits = hex_digit_run(w);
-	if (digits < 8) {
-		*value = digits ? hex_digits_value(w, digits) : 0;
-		return digits;
-	}
-	uint64_t w2 = lp_load_u64(s + 8, false);
-	unsigned more = hex_digit_run(w2);
-	*value = hex_digits_value(w, 8);
-	if (more == 8)
-		return 0;
-	if (more)
-		*value = *value << 4 * more | hex_digits_value(w2, more);
-	return 8 + more;
-}
-
-/* The hot path: a well-formed reference line "type ts length vpn
- * canonical\n" lying whole in [p, end). Returns the byte after its '\n'
- * with *ref set, or NULL for anything else (another record, a line near
- * the end of the buffer, a line with an error, trailing spaces, a length
- * or vpn written with leading zeros), which the careful path
- * (next_record) then reads and, if need be, explains. A length of at
- * most two digits is a byte and a vpn of at most five 20 bits: their
- * values are not needed, only their digits counted. */
-static inline const char *fast_reference(const char *p, const char *end, lp_sched_ref *ref)
-{
-	static const bool is_type[256] = {['r'] = 1, ['w'] = 1, ['i'] = 1, ['R'] = 1, ['W'] = 1, ['I'] = 1};
-	/* The longest line taken here, and the 16 bytes its last field reads. */
-	if (end - p < 2 + 17 + 3 + 6 + 17 || !is_type[(unsigned char)p[0]] || p[1] != ' ')
-		return NULL;
-	const unsigned char *q = (const unsigned char *)p + 2;
-	uint64_t timestamp, canonical;
-	unsigned digits = hex_number(q, &timestamp);
-	if (!digits || q[digits] != ' ')
-		return NULL;
-	q += digits + 1;
-	/* The length and the vpn from one word, unless the vpn ends past it. */
-	uint64_t others = ~hex_digit_bytes(lp_load_u64(q, false)) & BYTES(0x80);
-	digits = others ? (unsigned)__builtin_ctzll(others) / 8 : 8;
-	if (digits - 1 > 1 || q[digits] != ' ') /* unsigned: 0 digits fails too */
-		return NULL;
-	q += digits + 1;
-	others >>= 8 * (digits + 1);
-	digits = others ? (unsigned)__builtin_ctzll(others) / 8 : hex_digit_run(lp_load_u64(q, false));
-	if (digits - 1 > 4 || q[digits] != ' ')
-		return NULL;
-	q += digits + 1;
-	digits = hex_number(q, &canonical);
-	if (!digits || q[digits] != '\n')
-		return NULL;
-	ref->type = p[0];
-	ref->timestamp = timestamp;
-	ref->canonical = canonical;
-	return (const char *)q + digits + 1;
-}
+/* The records' text: formats/taskline.h. */
 
 /* ---- the open set ---- */
 
@@ -435,7 +283,7 @@ static enum record_kind next_record(lp_taskdir *t, td_stream *s, lp_sched_ref *r
 		if (got <= 0)
 			return got < 0 ? RECORD_ERROR : RECORD_END;
 		lp_error why;
-		int kind = parse_record(line, len, ref, ev, &why);
+		int kind = lp_task_record_parse(line, len, ref, ev, &why);
 		if (kind < 0)
 			return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", t->files[s->file].path,
 				       line_number(t, s), why.msg), RECORD_ERROR;
@@ -491,7 +339,7 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 			const char *start = b->data + b->pos, *p = start, *end = b->data + b->len, *next;
 			uint64_t prev_ts = s->prev_ts, lines = 0;
 			lp_sched_ref ref;
-			while ((next = fast_reference(p, end, &ref)) && ref.timestamp >= prev_ts) {
+			while ((next = lp_task_line_fast(p, end, &ref)) && ref.timestamp >= prev_ts) {
 				p = next;
 				lines++;
 				prev_ts = ref.timestamp;
@@ -986,7 +834,7 @@ static int find_units(const lp_taskdir *t, size_t f, GArray *units, GArray *star
 		lp_sched_ref ref;
 		lp_sched_event ev;
 		lp_error why;
-		int kind = parse_record(line, len, &ref, &ev, &why);
+		int kind = lp_task_record_parse(line, len, &ref, &ev, &why);
 		if (kind < 0) {
 			rc = lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", t->files[f].path,
 				     line_number(t, &s), why.msg);
@@ -1222,7 +1070,7 @@ static int count_file(const char *dir, const char *rel, const char *index, lp_in
 		lp_sched_ref ref;
 		lp_sched_event ev;
 		lp_error why;
-		int kind = parse_record(line, len, &ref, &ev, &why);
+		int kind = lp_task_record_parse(line, len, &ref, &ev, &why);
 		if (kind < 0) {
 			rc = lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", path, line_no, why.msg);
 			break;
