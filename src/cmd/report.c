@@ -8,7 +8,6 @@
 #include "core/numbers.h"
 #include "report/collect.h"
 #include "report/page.h"
-#include "report/schedread.h"
 
 /* Check the arguments and options (the capture's into job); on a usage
  * error print it and return false. */

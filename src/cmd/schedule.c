@@ -1,6 +1,6 @@
 /* laplace schedule: the tasks of a per-process directory under another
  * schedule (laplace-formats(5), "RE-SCHEDULING"). The engine is
- * src/sched/ (output.h: the run and its outputs; summary.h: the picture),
+ * src/sched/ (output.h: the run and its outputs; report.h: the picture),
  * the directory's reader src/formats/taskdir.c; here are the options and
  * the picture printed. */
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include "core/numbers.h"
 #include "formats/forms.h"
 #include "sched/output.h"
-#include "sched/summary.h"
+#include "sched/report.h"
 
 /* The options as given (NULL: not given). */
 typedef struct schedule_options {

@@ -11,6 +11,7 @@
 #include "analysis/mrc.h"
 #include "pipeline/job.h"
 #include "formats/procindex.h"
+#include "sched/report.h"
 #include "sched/run.h"
 #include "sched/schedule.h"
 #include "formats/taskdir.h"
@@ -481,6 +482,33 @@ static int replay_once(lp_report *r, const char *dir, const lp_sched_options *op
 	return rc;
 }
 
+int lp_report_read_schedule(lp_report *r, const char *path, lp_error *err)
+{
+	lp_sched_report rep;
+	int rc = lp_sched_report_read(path, r->units, r->nunits, &rep, err);
+	if (rc)
+		return rc;
+	lp_report_schedule *sc = g_new0(lp_report_schedule, 1);
+	sc->policy = g_strdup(lp_sched_policy_names[rep.policy]);
+	sc->quantum = rep.quantum;
+	sc->ticks = rep.ticks;
+	sc->ncpus = rep.cpus;
+	sc->cpu = g_new0(lp_report_cpu, rep.cpus);
+	for (size_t c = 0; c < sc->ncpus; c++)
+		sc->cpu[c] = (lp_report_cpu){rep.cpu[c].references, rep.cpu[c].idle_ticks, rep.cpu[c].slices};
+	sc->nunits = rep.nunits;
+	sc->unit = g_new0(lp_report_unit, rep.nunits ? rep.nunits : 1);
+	for (size_t i = 0; i < sc->nunits; i++) {
+		const lp_sched_unit *u = &rep.units[i];
+		const lp_sched_unit_stats *us = &rep.unit[i];
+		sc->unit[i] = (lp_report_unit){u->pid, u->tid, u->incarnation, us->references, us->slices,
+					       us->first_tick, us->last_tick};
+	}
+	lp_sched_report_free(&rep);
+	r->schedule = sc;
+	return 0;
+}
+
 int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_error *err)
 {
 	lp_report_schedule *sc = r->schedule;
@@ -599,11 +627,11 @@ static void directory_units(lp_report *r, const lp_sched_input *in)
 {
 	size_t *order = g_new(size_t, in->nunits);
 	lp_sched_unit_order(in, order);
-	r->units = g_new0(lp_report_unit, in->nunits);
+	r->units = g_new0(lp_sched_unit, in->nunits);
 	r->nunits = in->nunits;
 	for (size_t i = 0; i < in->nunits; i++) {
 		const lp_sched_unit *u = &in->units[order[i]];
-		r->units[i] = (lp_report_unit){.pid = u->pid, .tid = u->tid, .incarnation = u->incarnation};
+		r->units[i] = (lp_sched_unit){.pid = u->pid, .tid = u->tid, .incarnation = u->incarnation};
 	}
 	g_free(order);
 }

@@ -1,7 +1,7 @@
 /* laplace report (laplace-report(1)): what a capture, a per-process
  * directory or a basic merge stream holds, gathered once (here), a
- * schedule's report added (schedread.h), and drawn as one self-contained
- * HTML page with inline SVG figures (page.h, with the axes, colours and
+ * schedule's report added (lp_report_read_schedule), and drawn as one
+ * self-contained HTML page with inline SVG figures (page.h, with the axes, colours and
  * knees of figure.h). */
 #ifndef LAPLACE_REPORT_COLLECT_H
 #define LAPLACE_REPORT_COLLECT_H
@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/units.h"
 #include "io/io.h"
 #include "pipeline/job.h"
 
@@ -79,7 +80,7 @@ typedef struct lp_report {
 	uint64_t first_ts, last_ts;
 	/* A directory's units, in the order a schedule report lists them
 	 * (9.3); only pid, tid and incarnation are set. */
-	lp_report_unit *units;
+	lp_sched_unit *units;
 	size_t nunits;
 	lp_report_schedule *schedule;
 } lp_report;
@@ -89,6 +90,13 @@ typedef struct lp_report {
 lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp_error *err);
 lp_report *lp_report_from_directory(const char *dir, lp_error *err);
 lp_report *lp_report_from_stream(const char *path, lp_error *err);
+/* Add laplace schedule's report of the directory r is of, the YAML file
+ * at path (lp_sched_report_read, src/sched/report.c, with r's units):
+ * LP_EINPUT naming file, line and field when it is not one as laplace
+ * schedule writes it, keys and values, or lists a unit other than r's
+ * units in their order. The file may be no larger than such a report of
+ * r's units can be; memory follows the directory, not the file. */
+int lp_report_read_schedule(lp_report *r, const char *path, lp_error *err);
 /* Run again the schedule read by lp_report_read_schedule (its policy,
  * quantum and processors, and seed for random) over the directory the
  * report is of, to know which task ran on which processor when. LP_EINPUT

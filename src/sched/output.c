@@ -13,7 +13,7 @@
 #include "io/staging.h"
 #include "formats/forms.h"
 #include "sched/run.h"
-#include "sched/summary.h"
+#include "sched/report.h"
 
 /* Descriptors kept for everything but task files: standard streams, the
  * output and report with their directories, index.yaml, slack. */

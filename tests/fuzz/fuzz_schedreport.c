@@ -9,13 +9,13 @@
 
 #include <glib.h>
 
-#include "report/schedread.h"
+#include "report/collect.h"
 #include "sched/schedule.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = fuzz_file(data, size);
-	static lp_report_unit demo_units[] = {{.pid = 0x64, .tid = 0x64},
+	static lp_sched_unit demo_units[] = {{.pid = 0x64, .tid = 0x64},
 					      {.pid = 0x65, .tid = 0x65},
 					      {.pid = 0x65, .tid = 0x66}};
 	lp_report rep = {.units = demo_units, .nunits = G_N_ELEMENTS(demo_units)};

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/report.h"
 #include "sched/schedule.h"
+#include "scratch.h"
 
 typedef struct mem_source {
 	char **tokens[8]; /* per stream, NULL-terminated */
@@ -218,4 +220,43 @@ Test(schedule, as_traced_ties_and_units)
 	for (int i = 0; i < 3; i++)
 		g_strfreev(m.tokens[i]);
 	g_string_free(c.text, TRUE);
+}
+
+/* The report's reader takes back what its writer wrote: the same report
+ * written again is the same text. Listing the units in another order than
+ * the directory's is refused, and leaves nothing. */
+Test(schedule, report_reads_back_as_written)
+{
+	lp_sched_options opt = {.policy = LP_SCHED_RR, .quantum = 2, .cpus = 2};
+	lp_sched_report rep;
+	g_free(run_units(three_units, 3, three_streams, &opt, &rep));
+	lp_error err = {0};
+	GString *text = lp_sched_report_yaml(&rep, &err);
+	cr_assert(text, "%s", err.msg);
+	lp_sched_unit listed[3];
+	for (size_t i = 0; i < 3; i++)
+		listed[i] = three_units[rep.unit_order[i]];
+	char *dir = scratch_dir_new();
+	char *path = scratch_file(dir, "report.yaml", text->str, text->len);
+
+	lp_sched_report back;
+	cr_assert_eq(lp_sched_report_read(path, listed, 3, &back, &err), 0, "%s", err.msg);
+	cr_assert_eq(back.policy, LP_SCHED_RR);
+	cr_assert_eq(back.cpus, 2);
+	cr_assert_eq(back.ticks, rep.ticks);
+	GString *again = lp_sched_report_yaml(&back, &err);
+	cr_assert(again, "%s", err.msg);
+	cr_assert_str_eq(again->str, text->str);
+
+	lp_sched_unit swapped[3] = {listed[1], listed[0], listed[2]};
+	cr_assert_eq(lp_sched_report_read(path, swapped, 3, &back, &err), LP_EINPUT);
+	cr_assert(strstr(err.msg, ": field units: pid 3 tid 3 incarnation 0: out of order"), "%s", err.msg);
+	cr_assert_null(back.cpu);
+	cr_assert_null(back.unit);
+
+	g_string_free(again, TRUE);
+	g_string_free(text, TRUE);
+	g_free(path);
+	scratch_dir_free(dir);
+	lp_sched_report_free(&rep);
 }

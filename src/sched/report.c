@@ -1,5 +1,6 @@
-/* The report of laplace schedule --report read back (laplace-formats(5),
- * "Output and report"), for the per-CPU rows of the task timeline.
+/* A schedule's report (laplace-formats(5), "RE-SCHEDULING", "Output and
+ * report"), both directions: written as YAML by laplace schedule --report,
+ * read back by laplace report --schedule; and drawn as a picture.
  *
  * Read strictly, as laplace schedule writes it: the keys it writes and no
  * others, each once, values as its command line takes them, no anchors or
@@ -7,15 +8,66 @@
  * read event by event, not loaded as a document, and the file may be no
  * larger than such a report of the directory can be: memory follows the
  * directory, whatever the file holds. */
-#include "report/schedread.h"
+#include "sched/report.h"
 
 #include <inttypes.h>
 #include <string.h>
 #include <yaml.h>
 
-#include "io/inbuf.h"
 #include "core/numbers.h"
-#include "sched/schedule.h"
+#include "io/inbuf.h"
+#include "io/yamlout.h"
+
+static int emit_report(yaml_emitter_t *em, const lp_sched_report *rep)
+{
+	if (lp_yaml_pair(em, "policy", lp_sched_policy_names[rep->policy]) ||
+	    lp_yaml_pair_u64(em, "quantum", rep->quantum) || lp_yaml_pair_u64(em, "cpus", rep->cpus) ||
+	    lp_yaml_pair_u64(em, "ticks", rep->ticks) || lp_yaml_key(em, "cpu_stats") ||
+	    lp_yaml_begin(em, true))
+		return -1;
+	for (unsigned i = 0; i < rep->cpus; i++)
+		if (lp_yaml_begin_flow(em, false) || lp_yaml_pair_u64(em, "cpu", i) ||
+		    lp_yaml_pair_u64(em, "references", rep->cpu[i].references) ||
+		    lp_yaml_pair_u64(em, "idle_ticks", rep->cpu[i].idle_ticks) ||
+		    lp_yaml_pair_u64(em, "slices", rep->cpu[i].slices) || lp_yaml_end(em, false))
+			return -1;
+	if (lp_yaml_end(em, true) || lp_yaml_key(em, "units") ||
+	    (rep->nunits ? lp_yaml_begin(em, true) : lp_yaml_begin_flow(em, true)))
+		return -1;
+	for (size_t k = 0; k < rep->nunits; k++) {
+		size_t u = rep->unit_order[k];
+		const lp_sched_unit *unit = &rep->units[u];
+		const lp_sched_unit_stats *us = &rep->unit[u];
+		if (lp_yaml_begin_flow(em, false) || lp_yaml_pair_u64(em, "pid", unit->pid) ||
+		    lp_yaml_pair_u64(em, "tid", unit->tid) ||
+		    lp_yaml_pair_u64(em, "incarnation", unit->incarnation) ||
+		    lp_yaml_pair_u64(em, "references", us->references) ||
+		    lp_yaml_pair_u64(em, "slices", us->slices))
+			return -1;
+		if (us->references && (lp_yaml_pair_u64(em, "first_tick", us->first_tick) ||
+				       lp_yaml_pair_u64(em, "last_tick", us->last_tick)))
+			return -1;
+		if (lp_yaml_end(em, false))
+			return -1;
+	}
+	return lp_yaml_end(em, true);
+}
+
+/* The report (laplace-formats(5), "RE-SCHEDULING"), through the one YAML emitter. */
+GString *lp_sched_report_yaml(const lp_sched_report *rep, lp_error *err)
+{
+	GString *y = g_string_new(NULL);
+	yaml_emitter_t em;
+	bool failed = lp_yaml_start(&em, y) || emit_report(&em, rep);
+	if (lp_yaml_finish(&em) || failed) { /* finish frees the emitter in any case */
+		g_string_free(y, TRUE);
+		lp_fail(err, LP_EIO, "cannot write the report: YAML emitter failed");
+		return NULL;
+	}
+	return y;
+}
+
+/* ---- reading it back ---- */
 
 /* The longest lines laplace schedule writes, every count 20 digits long,
  * and room for the four header lines. */
@@ -28,8 +80,10 @@ typedef struct sched_reader {
 	yaml_event_t ev; /* the event last read */
 	const char *name;
 	lp_error *err;
-	const lp_report *r;
-	lp_report_schedule *sc;
+	const lp_sched_unit *units; /* the directory's, in report order */
+	size_t nunits;
+	lp_sched_report *rep;
+	size_t ncpus; /* cpu_stats entries read */
 } sched_reader;
 
 /* "NAME:LINE: field FIELD: WHAT", line counted from 0; returns -1. */
@@ -133,28 +187,28 @@ static const char *const cpu_keys[CPU_KEYS] = {"cpu", "references", "idle_ticks"
  * after the whole report is read. */
 static int read_cpus(sched_reader *sr, size_t *lines)
 {
-	lp_report_schedule *sc = sr->sc;
-	sc->cpu = g_new0(lp_report_cpu, LP_SCHED_MAX_CPUS);
+	lp_sched_report *rep = sr->rep;
+	rep->cpu = g_new0(lp_sched_cpu_stats, LP_SCHED_MAX_CPUS);
 	for (;;) {
 		if (next(sr, "cpu_stats"))
 			return -1;
 		if (sr->ev.type == YAML_SEQUENCE_END_EVENT)
 			return 0;
-		if (sc->ncpus == LP_SCHED_MAX_CPUS)
+		if (sr->ncpus == LP_SCHED_MAX_CPUS)
 			return bad(sr, "cpu_stats", "more than 1024 entries (laplace schedule --cpus)");
 		uint64_t v[CPU_KEYS];
 		bool have[CPU_KEYS];
-		lines[sc->ncpus] = sr->ev.start_mark.line;
+		lines[sr->ncpus] = sr->ev.start_mark.line;
 		if (read_counts(sr, "cpu_stats", cpu_keys, CPU_KEYS, v, have))
 			return -1;
 		for (int k = 0; k < CPU_KEYS; k++)
 			if (!have[k])
 				return bad(sr, cpu_keys[k], "missing");
-		if (v[CPU_CPU] != sc->ncpus)
+		if (v[CPU_CPU] != sr->ncpus)
 			return bad(sr, "cpu", "not the entry's place in the list");
 		if (v[CPU_SLICES] > v[CPU_REFERENCES])
 			return bad(sr, "slices", "more than references");
-		sc->cpu[sc->ncpus++] = (lp_report_cpu){v[CPU_REFERENCES], v[CPU_IDLE], v[CPU_SLICES]};
+		rep->cpu[sr->ncpus++] = (lp_sched_cpu_stats){v[CPU_REFERENCES], v[CPU_IDLE], v[CPU_SLICES]};
 	}
 }
 
@@ -162,16 +216,16 @@ enum { U_PID, U_TID, U_INCARNATION, U_REFERENCES, U_SLICES, U_FIRST, U_LAST, UNI
 static const char *const unit_keys[UNIT_KEYS] = {
 	"pid", "tid", "incarnation", "references", "slices", "first_tick", "last_tick"};
 
-/* Entry i of units is not r's unit i: say why. */
-static int wrong_unit(sched_reader *sr, size_t i, const lp_report_unit *u)
+/* Entry i of units is not the directory's unit i: say why. */
+static int wrong_unit(sched_reader *sr, size_t i, const lp_sched_unit *u)
 {
-	const lp_report *r = sr->r;
+	const lp_sched_unit *units = sr->units;
 	size_t j = 0;
-	while (j < r->nunits && (r->units[j].pid != u->pid || r->units[j].tid != u->tid ||
-				 r->units[j].incarnation != u->incarnation))
+	while (j < sr->nunits && (units[j].pid != u->pid || units[j].tid != u->tid ||
+				  units[j].incarnation != u->incarnation))
 		j++;
 	char what[200];
-	if (j == r->nunits)
+	if (j == sr->nunits)
 		g_snprintf(what, sizeof what,
 			   "pid %" PRIu64 " tid %" PRIu64 " incarnation %" PRIu64
 			   ": the directory has no such unit",
@@ -185,23 +239,23 @@ static int wrong_unit(sched_reader *sr, size_t i, const lp_report_unit *u)
 			   "pid %" PRIu64 " tid %" PRIu64 " incarnation %" PRIu64
 			   ": out of order (laplace schedule lists pid %" PRIu64 " tid %" PRIu64
 			   " incarnation %" PRIu64 " here)",
-			   u->pid, u->tid, u->incarnation, r->units[i].pid, r->units[i].tid,
-			   r->units[i].incarnation);
+			   u->pid, u->tid, u->incarnation, units[i].pid, units[i].tid,
+			   units[i].incarnation);
 	return bad(sr, "units", what);
 }
 
 /* units, from its sequence start: the directory's, each once, in order. */
 static int read_units(sched_reader *sr, size_t *lines)
 {
-	lp_report_schedule *sc = sr->sc;
-	const lp_report *r = sr->r;
-	sc->unit = g_new0(lp_report_unit, r->nunits ? r->nunits : 1);
+	lp_sched_report *rep = sr->rep;
+	rep->unit = g_new0(lp_sched_unit_stats, sr->nunits ? sr->nunits : 1);
+	rep->units = g_new0(lp_sched_unit, sr->nunits ? sr->nunits : 1);
 	for (;;) {
 		if (next(sr, "units"))
 			return -1;
 		if (sr->ev.type == YAML_SEQUENCE_END_EVENT)
 			break;
-		uint64_t v[UNIT_KEYS];
+		uint64_t v[UNIT_KEYS] = {0};
 		bool have[UNIT_KEYS];
 		size_t line = sr->ev.start_mark.line;
 		if (read_counts(sr, "units", unit_keys, UNIT_KEYS, v, have))
@@ -209,12 +263,12 @@ static int read_units(sched_reader *sr, size_t *lines)
 		for (int k = 0; k < U_FIRST; k++)
 			if (!have[k])
 				return bad(sr, unit_keys[k], "missing");
-		lp_report_unit u = {v[U_PID], v[U_TID], v[U_INCARNATION], v[U_REFERENCES], v[U_SLICES],
-				    v[U_FIRST], v[U_LAST]};
-		size_t i = sc->nunits;
-		if (i == r->nunits || r->units[i].pid != u.pid || r->units[i].tid != u.tid ||
-		    r->units[i].incarnation != u.incarnation)
-			return wrong_unit(sr, i, &u);
+		lp_sched_unit id = {.pid = v[U_PID], .tid = v[U_TID], .incarnation = v[U_INCARNATION]};
+		lp_sched_unit_stats u = {v[U_REFERENCES], v[U_SLICES], v[U_FIRST], v[U_LAST]};
+		size_t i = rep->nunits;
+		if (i == sr->nunits || sr->units[i].pid != id.pid || sr->units[i].tid != id.tid ||
+		    sr->units[i].incarnation != id.incarnation)
+			return wrong_unit(sr, i, &id);
 		/* first_tick and last_tick: both there for a unit with
 		 * references, both omitted for one with none (9.3). */
 		if (u.references && !have[U_FIRST])
@@ -232,12 +286,13 @@ static int read_units(sched_reader *sr, size_t *lines)
 				     u.last_tick - u.first_tick < u.references - 1))
 			return bad(sr, "last_tick", "fewer ticks from first_tick than references");
 		lines[i] = line;
-		sc->unit[sc->nunits++] = u;
+		rep->units[i] = id;
+		rep->unit[rep->nunits++] = u;
 	}
-	if (sc->nunits < r->nunits) {
+	if (rep->nunits < sr->nunits) {
 		char what[160];
-		g_snprintf(what, sizeof what, "%zu units listed; the directory has %zu", sc->nunits,
-			   r->nunits);
+		g_snprintf(what, sizeof what, "%zu units listed; the directory has %zu", rep->nunits,
+			   sr->nunits);
 		return bad(sr, "units", what);
 	}
 	return 0;
@@ -252,21 +307,21 @@ static const char *const top_keys[TOP_KEYS] = {"policy", "quantum",   "cpus",
 static int check_whole(sched_reader *sr, int policy, uint64_t cpus, size_t cpu_stats_line,
 		       const size_t *cpu_lines, const size_t *unit_lines)
 {
-	lp_report_schedule *sc = sr->sc;
-	if (cpus != sc->ncpus)
+	const lp_sched_report *rep = sr->rep;
+	if (cpus != sr->ncpus)
 		return bad_at(sr, cpu_stats_line, "cpu_stats", "not one entry per CPU of cpus");
 	uint64_t cpu_refs = 0, unit_refs = 0;
-	for (size_t c = 0; c < sc->ncpus; c++) {
-		if (sc->cpu[c].references > sc->ticks)
+	for (size_t c = 0; c < sr->ncpus; c++) {
+		if (rep->cpu[c].references > rep->ticks)
 			return bad_at(sr, cpu_lines[c], "references", "more than ticks");
-		if (sc->cpu[c].idle_ticks != sc->ticks - sc->cpu[c].references)
+		if (rep->cpu[c].idle_ticks != rep->ticks - rep->cpu[c].references)
 			return bad_at(sr, cpu_lines[c], "idle_ticks", "not ticks less references");
-		cpu_refs += sc->cpu[c].references;
+		cpu_refs += rep->cpu[c].references;
 	}
-	for (size_t i = 0; i < sc->nunits; i++) {
-		if (sc->unit[i].references && sc->unit[i].last_tick >= sc->ticks)
+	for (size_t i = 0; i < rep->nunits; i++) {
+		if (rep->unit[i].references && rep->unit[i].last_tick >= rep->ticks)
 			return bad_at(sr, unit_lines[i], "last_tick", "not between first_tick and ticks");
-		unit_refs += sc->unit[i].references;
+		unit_refs += rep->unit[i].references;
 	}
 	/* as-traced also emits the kernel's and orphan's references, which
 	 * no unit counts. */
@@ -279,7 +334,7 @@ static int check_whole(sched_reader *sr, int policy, uint64_t cpus, size_t cpu_s
 
 static int read_report(sched_reader *sr)
 {
-	lp_report_schedule *sc = sr->sc;
+	lp_sched_report *rep = sr->rep;
 	if (expect(sr, "report", YAML_STREAM_START_EVENT, "not YAML") ||
 	    expect(sr, "report", YAML_DOCUMENT_START_EVENT, "not a schedule report (empty)") ||
 	    expect(sr, "report", YAML_MAPPING_START_EVENT,
@@ -290,7 +345,7 @@ static int read_report(sched_reader *sr)
 	uint64_t cpus = 0;
 	int policy = -1;
 	size_t *cpu_lines = g_new0(size_t, LP_SCHED_MAX_CPUS);
-	size_t *unit_lines = g_new0(size_t, sr->r->nunits ? sr->r->nunits : 1);
+	size_t *unit_lines = g_new0(size_t, sr->nunits ? sr->nunits : 1);
 	int rc = 0;
 	for (int k; !rc && (k = next_key(sr, "report", top_keys, TOP_KEYS, seen)) != TOP_KEYS;) {
 		if (k < 0 || next(sr, top_keys[k])) {
@@ -304,17 +359,17 @@ static int read_report(sched_reader *sr)
 			else if ((policy = lp_sched_policy_parse((const char *)sr->ev.data.scalar.value)) < 0)
 				rc = bad(sr, "policy", "not as-traced, rr or random");
 			else
-				sc->policy = g_strdup(lp_sched_policy_names[policy]);
+				rep->policy = (enum lp_sched_policy)policy;
 			break;
 		case K_QUANTUM:
-			rc = count(sr, "quantum", &sc->quantum);
+			rc = count(sr, "quantum", &rep->quantum);
 			break;
 		case K_CPUS:
 			if (!(rc = count(sr, "cpus", &cpus)) && (cpus < 1 || cpus > LP_SCHED_MAX_CPUS))
 				rc = bad(sr, "cpus", "not from 1 to 1024 (laplace schedule --cpus)");
 			break;
 		case K_TICKS:
-			rc = count(sr, "ticks", &sc->ticks);
+			rc = count(sr, "ticks", &rep->ticks);
 			break;
 		case K_CPU_STATS:
 		case K_UNITS:
@@ -329,30 +384,33 @@ static int read_report(sched_reader *sr)
 	for (int k = 0; !rc && k < TOP_KEYS; k++)
 		if (!seen[k])
 			rc = bad_at(sr, top, top_keys[k], "missing");
-	if (!rc && policy == LP_SCHED_AS_TRACED && (sc->quantum != 0 || cpus != 1))
-		rc = bad_at(sr, top, sc->quantum ? "quantum" : "cpus",
-			    sc->quantum ? "not 0, as as-traced has it" : "not 1, as as-traced has it");
-	if (!rc && policy != LP_SCHED_AS_TRACED && sc->quantum == 0)
+	if (!rc && policy == LP_SCHED_AS_TRACED && (rep->quantum != 0 || cpus != 1))
+		rc = bad_at(sr, top, rep->quantum ? "quantum" : "cpus",
+			    rep->quantum ? "not 0, as as-traced has it" : "not 1, as as-traced has it");
+	if (!rc && policy != LP_SCHED_AS_TRACED && rep->quantum == 0)
 		rc = bad_at(sr, top, "quantum", "0 (laplace schedule --quantum is at least 1)");
 	if (!rc)
 		rc = check_whole(sr, policy, cpus, cpu_stats_line, cpu_lines, unit_lines);
 	if (!rc && (expect(sr, "report", YAML_DOCUMENT_END_EVENT, "more after the report") ||
 		    expect(sr, "report", YAML_STREAM_END_EVENT, "a second document")))
 		rc = -1;
+	rep->cpus = (unsigned)cpus;
 	g_free(cpu_lines);
 	g_free(unit_lines);
 	return rc;
 }
 
-int lp_report_read_schedule(lp_report *rep, const char *path, lp_error *err)
+int lp_sched_report_read(const char *path, const lp_sched_unit *units, size_t nunits,
+			 lp_sched_report *rep, lp_error *err)
 {
-	size_t max_bytes = HEADER_MAX + CPU_LINE_MAX * LP_SCHED_MAX_CPUS + UNIT_LINE_MAX * rep->nunits;
+	memset(rep, 0, sizeof *rep);
+	size_t max_bytes = HEADER_MAX + CPU_LINE_MAX * LP_SCHED_MAX_CPUS + UNIT_LINE_MAX * nunits;
 	char *text = NULL;
 	size_t len = 0;
 	if (lp_read_small_file(path, true, max_bytes, "schedule report of this directory", &text, &len,
 			       err))
 		return err->status;
-	sched_reader sr = {.name = path, .err = err, .r = rep, .sc = g_new0(lp_report_schedule, 1)};
+	sched_reader sr = {.name = path, .err = err, .units = units, .nunits = nunits, .rep = rep};
 	yaml_parser_initialize(&sr.parser);
 	yaml_parser_set_input_string(&sr.parser, (const unsigned char *)text, len);
 	int rc = read_report(&sr) ? err->status : 0;
@@ -360,12 +418,72 @@ int lp_report_read_schedule(lp_report *rep, const char *path, lp_error *err)
 	yaml_parser_delete(&sr.parser);
 	g_free(text);
 	if (rc) {
-		g_free(sr.sc->policy);
-		g_free(sr.sc->cpu);
-		g_free(sr.sc->unit);
-		g_free(sr.sc);
+		lp_sched_report_free(rep);
 		return rc;
 	}
-	rep->schedule = sr.sc;
+	/* As listed: the report's order is the units'. */
+	rep->unit_order = g_new(size_t, rep->nunits ? rep->nunits : 1);
+	for (size_t u = 0; u < rep->nunits; u++)
+		rep->unit_order[u] = u;
 	return 0;
+}
+
+/* ---- the picture ---- */
+
+/* Letters for tasks in the picture, in report order; '*' past them. */
+static const char task_letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/* One line per processor, as drmemtrace's schedule_stats draws it: a
+ * letter per slice (its task's), '_' for a stretch of idle ticks; then
+ * the legend. */
+GString *lp_sched_report_picture(const lp_sched_report *rep)
+{
+	GString *p = g_string_new(NULL);
+	char *letter = g_new(char, rep->nunits ? rep->nunits : 1);
+	GString *legend = g_string_new(NULL);
+	size_t ntasks = 0;
+	for (size_t k = 0; k < rep->nunits; k++) {
+		size_t u = rep->unit_order[k];
+		const lp_sched_unit *unit = &rep->units[u];
+		letter[u] = 0;
+		for (size_t j = 0; j < k && !letter[u]; j++) {
+			const lp_sched_unit *other = &rep->units[rep->unit_order[j]];
+			if (other->pid == unit->pid && other->tid == unit->tid)
+				letter[u] = letter[rep->unit_order[j]];
+		}
+		if (letter[u])
+			continue;
+		letter[u] = ntasks < sizeof task_letters - 1 ? task_letters[ntasks] : '*';
+		if (ntasks < sizeof task_letters - 1)
+			g_string_append_printf(legend, " %c=%" PRIx64 "/%" PRIx64, letter[u], unit->pid,
+					       unit->tid);
+		ntasks++;
+	}
+	g_string_append_printf(p, "%s schedule, %u CPU%s, %" PRIu64 " tick%s\n",
+			       lp_sched_policy_names[rep->policy], rep->cpus, rep->cpus == 1 ? "" : "s",
+			       rep->ticks, rep->ticks == 1 ? "" : "s");
+	for (unsigned i = 0; i < rep->cpus; i++) {
+		g_string_append_printf(p, "Core #%u schedule: ", i);
+		uint64_t next_tick = 0;
+		for (size_t s = 0; s < rep->nslices[i]; s++) {
+			const lp_sched_slice *sl = &rep->slices[i][s];
+			if (sl->first_tick > next_tick)
+				g_string_append_c(p, '_');
+			g_string_append_c(p, letter[sl->unit]);
+			next_tick = sl->last_tick + 1;
+		}
+		if (rep->cpu[i].slices > rep->nslices[i])
+			g_string_append_printf(p, "... (%" PRIu64 " slice%s)", rep->cpu[i].slices,
+					       rep->cpu[i].slices == 1 ? "" : "s");
+		else if (next_tick < rep->ticks)
+			g_string_append_c(p, '_');
+		g_string_append_c(p, '\n');
+	}
+	g_string_append_printf(p, "Tasks (pid/tid):%s%s\n", legend->str,
+			       ntasks > sizeof task_letters - 1 ? " *=others" : "");
+	g_string_append(p, rep->policy == LP_SCHED_AS_TRACED
+			? "_: references of the kernel or of no task\n" : "_: idle\n");
+	g_string_free(legend, TRUE);
+	g_free(letter);
+	return p;
 }
