@@ -551,6 +551,21 @@ static void page_range(uint64_t start, uint64_t length, uint64_t *first, uint64_
 	*end = *first + (last_off >> LP_PAGE_SHIFT) + carry + 1;
 }
 
+/* Pages of the 64-bit address space: no range may end past them. */
+#define ADDRESS_PAGES (UINT64_C(1) << (64 - LP_PAGE_SHIFT))
+
+/* laplace-formats(5) 10.2: a range whose last byte would lie past the last
+ * address is an error, in captures of either width. Returns 0, or
+ * LP_EINPUT naming field. */
+static int check_range(const char *field, uint64_t start, uint64_t length, lp_error *err)
+{
+	if (length && length - 1 > UINT64_MAX - start)
+		return lp_fail(err, LP_EINPUT,
+			       "field %s: range 0x%" PRIx64 "+0x%" PRIx64 " ends past 0xffffffffffffffff",
+			       field, start, length);
+	return 0;
+}
+
 /* ---------------------------------------------------------- address spaces */
 
 static space *space_new(lp_merge *m)
@@ -846,6 +861,9 @@ static int event_mremap(lp_merge *m, task *t, const lp_event *ev, lp_error *err)
 	space *sp = t->space;
 	if (old_length == 0)
 		return lp_fail(err, LP_EINPUT, "field old_length: mremap of an empty range");
+	int rc = check_range("old_start", old_start, old_length, err);
+	if (rc || (rc = check_range("new_start", new_start, new_length, err)))
+		return rc;
 	uint64_t os, oe;
 	page_range(old_start, old_length, &os, &oe);
 	const region *found = find_region(sp, os);
@@ -1014,6 +1032,9 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 		end_task(m, t);
 		break;
 	case LP_TAG_M: {
+		int rc = check_range("start", f[1], f[2], err);
+		if (rc)
+			return rc;
 		uint64_t flags = f[4];
 		region r = {0};
 		page_range(f[1], f[2], &r.start, &r.end);
@@ -1032,10 +1053,14 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 		map_region(m, t->space, &r);
 		break;
 	}
-	case LP_TAG_U:
+	case LP_TAG_U: {
+		int rc = check_range("start", f[1], f[2], err);
+		if (rc)
+			return rc;
 		page_range(f[1], f[2], &first, &end);
 		remove_range(m, t->space, first, end);
 		break;
+	}
 	case LP_TAG_B:
 		if (f[2] > f[1]) {
 			region r = {.kind = REGION_PRIVATE_ANON};
@@ -1071,6 +1096,11 @@ int lp_merge_event(lp_merge *m, const lp_event *ev, lp_event_route *route, lp_er
 			return lp_fail(err, LP_EINPUT, "field shmid: no segment 0x%" PRIx64, f[1]);
 		region r = {.kind = REGION_SEGMENT, .backing = seg->instance};
 		r.start = f[2] >> LP_PAGE_SHIFT;
+		if (seg->npages > ADDRESS_PAGES - r.start)
+			return lp_fail(err, LP_EINPUT,
+				       "field start: segment 0x%" PRIx64 " of 0x%" PRIx64
+				       " pages at 0x%" PRIx64 " ends past 0xffffffffffffffff",
+				       f[1], seg->npages, f[2]);
 		r.end = r.start + seg->npages;
 		map_region(m, t->space, &r);
 		break;
