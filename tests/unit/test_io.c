@@ -3,7 +3,6 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -14,6 +13,7 @@
 #include <glib/gstdio.h>
 
 #include "scratch.h"
+#include "threads.h"
 #include "io/inbuf.h"
 #include "io/io.h"
 #include "io/staging.h"
@@ -171,23 +171,6 @@ static GByteArray *zstd_frames(const guint8 *data, size_t len, size_t size, int 
 	}
 	ZSTD_freeCCtx(cctx);
 	return z;
-}
-
-/* Threads of this process named name. */
-static unsigned threads_named(const char *name)
-{
-	unsigned n = 0;
-	GDir *tasks = g_dir_open("/proc/self/task", 0, NULL);
-	cr_assert_not_null(tasks);
-	for (const char *t; (t = g_dir_read_name(tasks));) {
-		char *path = g_strdup_printf("/proc/self/task/%s/comm", t), *comm = NULL;
-		if (g_file_get_contents(path, &comm, NULL, NULL) && !strcmp(g_strchomp(comm), name))
-			n++;
-		g_free(comm);
-		g_free(path);
-	}
-	g_dir_close(tasks);
-	return n;
 }
 
 Test(io, zstd_frames_have_workers_a_stream_none)
@@ -504,16 +487,6 @@ static void compressed_round_trip(const char *name, enum lp_compress compress,
 	g_free(p);
 }
 
-/* New threads' stacks: so large that none can start, or the usual. */
-static void thread_stacks(size_t size)
-{
-	pthread_attr_t attr;
-	cr_assert_eq(pthread_attr_init(&attr), 0);
-	cr_assert_eq(pthread_attr_setstacksize(&attr, size), 0);
-	cr_assert_eq(pthread_setattr_default_np(&attr), 0);
-	pthread_attr_destroy(&attr);
-}
-
 /* No compressing thread can start: the writing thread compresses, and
  * the file is the same. */
 static void compressed_without_threads(const char *name, enum lp_compress compress)
@@ -522,7 +495,7 @@ static void compressed_without_threads(const char *name, enum lp_compress compre
 	char *p = path_of(name);
 	char *q = g_strconcat(p, ".threads", NULL);
 	for (int pass = 0; pass < 2; pass++) {
-		thread_stacks(pass ? 8u << 20 : (size_t)1 << 50);
+		thread_stacks(pass ? 8u << 20 : THREAD_STACK_TOO_LARGE);
 		lp_output *out = lp_output_open(pass ? q : p, compress, &err);
 		cr_assert_not_null(out, "%s", err.msg);
 		for (size_t i = 0; i < data->len; i += 100000)

@@ -5,12 +5,12 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 
 #include "core/error.h"
 #include "formats/taskdir.h"
 #include "scratch.h"
+#include "threads.h"
 
 SCRATCH_SUITE(taskdir);
 
@@ -121,11 +121,7 @@ Test(taskdir, reference_lines_of_every_width_parsed_ahead)
  * in this thread. */
 Test(taskdir, reference_lines_parsed_ahead_without_threads)
 {
-	pthread_attr_t attr;
-	cr_assert_eq(pthread_attr_init(&attr), 0);
-	cr_assert_eq(pthread_attr_setstacksize(&attr, (size_t)1 << 50), 0);
-	cr_assert_eq(pthread_setattr_default_np(&attr), 0);
-	pthread_attr_destroy(&attr);
+	thread_stacks(THREAD_STACK_TOO_LARGE);
 	read_threads = 4;
 	reference_lines_of_every_width();
 }

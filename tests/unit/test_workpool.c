@@ -2,12 +2,12 @@
  * their taker, the bound on jobs in flight, no worker at all, and closing
  * mid-stream. */
 #include <criterion/criterion.h>
-#include <pthread.h>
 #include <string.h>
 
 #include <glib.h>
 
 #include "io/workpool.h"
+#include "threads.h"
 
 typedef struct job {
 	unsigned index;
@@ -35,22 +35,6 @@ static int run(void *ctx, void *data, lp_error *err)
 	if (c->fail_every && j->index % c->fail_every == 0)
 		return lp_fail(err, LP_EINPUT, "job %u failed", j->index);
 	return 0;
-}
-
-static unsigned threads_named(const char *name)
-{
-	unsigned n = 0;
-	GDir *tasks = g_dir_open("/proc/self/task", 0, NULL);
-	cr_assert_not_null(tasks);
-	for (const char *t; (t = g_dir_read_name(tasks));) {
-		char *path = g_strdup_printf("/proc/self/task/%s/comm", t), *comm = NULL;
-		if (g_file_get_contents(path, &comm, NULL, NULL) && !strcmp(g_strchomp(comm), name))
-			n++;
-		g_free(comm);
-		g_free(path);
-	}
-	g_dir_close(tasks);
-	return n;
 }
 
 /* Submit n jobs, taking the oldest whenever the pool is full, then the
@@ -171,11 +155,7 @@ Test(workpool, closing_mid_stream_ends_every_worker, .timeout = 30)
  * worker, and its taker runs every job. */
 Test(workpool, no_thread_can_start)
 {
-	pthread_attr_t attr;
-	cr_assert_eq(pthread_attr_init(&attr), 0);
-	cr_assert_eq(pthread_attr_setstacksize(&attr, (size_t)1 << 50), 0);
-	cr_assert_eq(pthread_setattr_default_np(&attr), 0);
-	pthread_attr_destroy(&attr);
+	thread_stacks(THREAD_STACK_TOO_LARGE);
 	counts c = {.fail_every = 4};
 	lp_workpool *p = lp_workpool_new("test-pool", 4, 4, run, &c);
 	cr_assert_eq(lp_workpool_threads(p), 0);
