@@ -56,7 +56,8 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 # build/internal.a, where every function stays in reach.
 DAEMON_SRCS := src/jobs/daemon.c
 LIB_SRCS := $(filter-out $(DAEMON_SRCS),$(sort $(wildcard src/core/*.c src/analysis/*.c src/io/*.c \
-	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c src/report/*.c)))
+	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c src/report/*.c \
+	src/record/decode.c)))
 # liblaplace.so.0 and liblaplace.a hold only the objects that the functions
 # of laplace.h need, as the linker pulls them from build/internal.a (-u:
 # each of them): no daemon, spool, Slurm, generator or report code
@@ -171,7 +172,7 @@ $(BUILD)/record/laplace-record-amd64-linux: $(RECORD_TOOL_SRCS)
 
 # The streams' decoder: merges a recording's streams into a capture
 # (src/record/decode.h, for laplace record to take up).
-RECORD_DECODE_OBJS := $(BUILD)/src/record/decode.o $(BUILD)/src/record/decode-main.o
+RECORD_DECODE_OBJS := $(BUILD)/src/record/decode-main.o
 $(BUILD)/record/laplace-record-decode: $(RECORD_DECODE_OBJS) $(BUILD)/internal.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(RECORD_DECODE_OBJS) $(BUILD)/internal.a $(PKG_LIBS)
