@@ -12,8 +12,9 @@
 /* One raw reference (laplace-formats(5), "RAW REFERENCE TRACE"). */
 typedef struct lp_ref {
 	uint64_t timestamp;
-	uint32_t vas;     /* address-space id: the page-directory frame */
-	uint32_t address; /* 32-bit virtual address */
+	uint64_t vas;     /* address-space id: the page-directory frame */
+	uint64_t address; /* virtual address: 32 bits, or 64 in a 64-bit
+			   * capture (laplace-formats(5), section 10) */
 	uint8_t length;   /* bytes touched */
 	char type;        /* r w i (user) or R W I (kernel) */
 } lp_ref;

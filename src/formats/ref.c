@@ -115,18 +115,19 @@ static const bool valid_type[256] = {
  * times slower than in one thread. Non-temporal stores write whole lines
  * without taking them. The words are put together in registers: built in
  * memory, a word read back over narrower stores stalls every record. */
-static inline void store_handed_off(lp_ref *to, uint64_t timestamp, uint32_t vas, uint32_t address,
+static inline void store_handed_off(lp_ref *to, uint64_t timestamp, uint64_t vas, uint64_t address,
 				    uint8_t length, char type)
 {
 #if defined(__x86_64__)
 	_Static_assert(offsetof(lp_ref, timestamp) == 0 && offsetof(lp_ref, vas) == 8 &&
-			       offsetof(lp_ref, address) == 12 && offsetof(lp_ref, length) == 16 &&
-			       offsetof(lp_ref, type) == 17 && sizeof(lp_ref) == 24,
-		       "lp_ref is stored as these three words");
+			       offsetof(lp_ref, address) == 16 && offsetof(lp_ref, length) == 24 &&
+			       offsetof(lp_ref, type) == 25 && sizeof(lp_ref) == 32,
+		       "lp_ref is stored as these four words");
 	long long *w = (long long *)to;
 	_mm_stream_si64(w, (long long)timestamp);
-	_mm_stream_si64(w + 1, (long long)(vas | (uint64_t)address << 32));
-	_mm_stream_si64(w + 2, (long long)(length | (uint64_t)(unsigned char)type << 8));
+	_mm_stream_si64(w + 1, (long long)vas);
+	_mm_stream_si64(w + 2, (long long)address);
+	_mm_stream_si64(w + 3, (long long)(length | (uint64_t)(unsigned char)type << 8));
 #else
 	*to = (lp_ref){.timestamp = timestamp, .vas = vas, .address = address, .length = length,
 		       .type = type};

@@ -62,8 +62,9 @@ static inline size_t lp_ref_encode_bin(unsigned char *p, const lp_ref *ref, bool
 	p[0] = (unsigned char)ref->type;
 	lp_store_u64(p + 1, ref->timestamp, big);
 	p[9] = ref->length;
-	lp_store_u32(p + 10, ref->vas, big);
-	lp_store_u32(p + 14, ref->address, big);
+	/* The 32-bit form: its readers fill only 32 bits. */
+	lp_store_u32(p + 10, (uint32_t)ref->vas, big);
+	lp_store_u32(p + 14, (uint32_t)ref->address, big);
 	return LP_REF_RECORD_SIZE;
 }
 

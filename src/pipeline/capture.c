@@ -159,7 +159,10 @@ static size_t take_run(lp_capture *c, lp_merged_ref *out, size_t room)
 		out[k++] = (lp_merged_ref){
 			.type = r->type,
 			.length = r->length,
-			.address = r->address,
+			/* lp_merged_ref's address has 32 bits (the
+			 * library's interface, laplace.h): the captures it
+			 * reads are 32-bit, so this keeps every bit. */
+			.address = (uint32_t)r->address,
 			.timestamp = r->timestamp,
 			.canonical = canonical,
 			.pid = c->run_pid,
