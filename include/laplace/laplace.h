@@ -123,6 +123,11 @@ typedef struct lp_merged_ref {
 enum lp_ref_format { LP_REF_AUTO, LP_REF_BIN, LP_REF_TEXT };
 enum lp_endian { LP_LITTLE, LP_BIG };
 
+/* The name laplace's options give the reference format `format` ("auto",
+ * "bin", "text", ...), or NULL when it is no enum lp_ref_format: counting
+ * from 0 until NULL lists them all. The strings are the library's own. */
+LP_API const char *lp_ref_format_name(int format);
+
 #define LP_DEFAULT_PAGE_OFFSET 0xc0000000u
 
 /* What laplace merge's options say. Set up with lp_capture_options_init
