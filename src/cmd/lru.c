@@ -1,8 +1,6 @@
 /* laplace lru: LRU behaviour sequences, from a basic merge stream or by
  * re-reducing a page-image trace to a larger memory. */
-#include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cli.h"
