@@ -194,6 +194,7 @@ bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, 
 		cli_usage_error("--page-offset must be a hex number, not '%s'", c->page_offset);
 		return false;
 	}
+	job->page_offset_given = c->page_offset != NULL;
 	job->reference = ref;
 	job->kernel = kern;
 	job->strict = c->strict;

@@ -18,6 +18,9 @@ typedef struct lp_merge_job {
 	bool user_only;
 	bool strict;
 	uint64_t page_offset;
+	bool page_offset_given;  /* page_offset was asked for; else the
+				  * capture's width picks it (laplace-formats(5),
+				  * section 10.2) */
 	bool per_process;        /* output is a directory (laplace-formats(5),
 				  * "PER-PROCESS MERGE OUTPUT") */
 	enum lp_layout layout;   /* per-process: a file per task or per process */
