@@ -312,6 +312,20 @@ Test(api, basic_task_file)
 	g_free(path);
 }
 
+/* The task file of a 64-bit capture: its vpns have up to 52 bits (a
+ * stack's near 7ffffffff, the direct map's at ffff888000000); one of 53
+ * is refused, naming the field. */
+Test(api, basic_task_file_of_a_64_bit_capture)
+{
+	char *path = text_file("task.txt", "S 10 1 123456789\nw 11 8 7fffffffe 1a\n"
+					    "R 12 8 ffff888000abc 1b\nr 13 1 fffffffffffff 1c\n");
+	expect_basic(path, "w 1a\nR 1b\nr 1c\n");
+	g_free(path);
+	path = text_file("task.txt", "r 11 8 7fffffffe 1a\nr 12 8 10000000000000 1b\n");
+	expect_read_error(path, "r 1a\n", "%s:2: field vpn: not a hex number of at most 52 bits");
+	g_free(path);
+}
+
 Test(api, basic_task_file_bad_event_lines)
 {
 	static const struct {
