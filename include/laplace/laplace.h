@@ -21,10 +21,11 @@
  *
  * What is promised (the ABI): the functions and types below, for as long
  * as the library's soname (liblaplace.so.1) stays; LP_VERSION_MAJOR
- * changes with it (1.0.0, liblaplace.so.1: lp_merged_ref took 64-bit
- * addresses and the reference's vas, for captures of 64-bit machines). A minor version adds, never changes. lp_basic_ref and
+ * changes with it. A minor version adds, never changes. lp_basic_ref and
  * lp_merged_ref, which the caller allocates in arrays, change only with
- * the soname. The two structures that may grow, lp_capture_options and
+ * the soname (as in 1.0.0, liblaplace.so.1, whose lp_merged_ref took the
+ * reference's vas and a 64-bit address, for captures of 64-bit
+ * machines). The two structures that may grow, lp_capture_options and
  * lp_stats, begin with their size and grow at their end only, so a
  * program built against an older laplace.h goes on working:
  * lp_capture_options_init records the caller's sizeof (fields past it take
