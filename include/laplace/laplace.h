@@ -132,7 +132,7 @@ enum lp_endian { LP_LITTLE, LP_BIG };
  * i386 Linux kernel's in a 32-bit capture, the x86-64 Linux direct map's
  * in a 64-bit one (laplace-formats(5), section 10.2). */
 #define LP_DEFAULT_PAGE_OFFSET 0xc0000000u
-#define LP_DEFAULT_PAGE_OFFSET_64 UINT64_C(0xffff888000000000)
+#define LP_PAGE_OFFSET_64 UINT64_C(0xffff888000000000)
 /* lp_capture_options.page_offset: the one of the capture's width, as
  * above. (A page offset of ffffffffffffffff itself cannot be asked for:
  * it would make kernel memory the last byte alone.) */

@@ -245,7 +245,7 @@ static int parse_options(parser *p, lp_job_spec *spec)
 		case OPT_STRICT: r = parse_bool(p, option_names[k], &spec->strict); break;
 		case OPT_PAGE_OFFSET:
 			r = parse_hex(p, option_names[k], &spec->page_offset);
-			spec->page_offset_given = true;
+			spec->page_offset_set = true;
 			break;
 		case OPT_ENDIAN:
 			r = parse_word(p, option_names[k], "little or big", lp_endian_parse, &v);
@@ -269,6 +269,7 @@ static int parse_options(parser *p, lp_job_spec *spec)
 static int parse_job(parser *p, lp_job_spec *spec)
 {
 	memset(spec, 0, sizeof *spec);
+	spec->page_offset = LP_DEFAULT_PAGE_OFFSET;
 	spec->endian = LP_LITTLE;
 	spec->compress = LP_COMPRESS_AUTO;
 	spec->line = event_line(p);
@@ -537,10 +538,8 @@ void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job)
 	job->endian = spec->endian;
 	job->user_only = spec->user_only;
 	job->strict = spec->strict;
-	if (spec->page_offset_given) {
-		job->page_offset = spec->page_offset;
-		job->page_offset_given = true;
-	}
+	job->page_offset = spec->page_offset;
+	job->page_offset_set = spec->page_offset_set;
 	job->per_process = spec->per_process;
 	job->output = spec->output;
 	job->force = true;

@@ -141,7 +141,7 @@ lp_capture *lp_capture_open(const char *ref, const char *kern, const lp_capture_
 	job.endian = opt->endian;
 	if (opt->page_offset != LP_PAGE_OFFSET_BY_WIDTH) {
 		job.page_offset = opt->page_offset;
-		job.page_offset_given = true;
+		job.page_offset_set = true;
 	}
 	job.strict = opt->strict;
 	job.warn = opt->warn;

@@ -52,7 +52,7 @@ Test(jobfile, full_job)
 	cr_assert(spec.user_only);
 	cr_assert(spec.strict);
 	cr_assert_eq(spec.page_offset, 0x80000000u);
-	cr_assert(spec.page_offset_given);
+	cr_assert(spec.page_offset_set);
 	cr_assert_eq(spec.endian, LP_BIG);
 	cr_assert_eq(spec.compress, LP_COMPRESS_ZSTD);
 	cr_assert_eq(spec.line, 1);
@@ -66,10 +66,10 @@ Test(jobfile, defaults)
 	cr_assert_not(spec.user_only);
 	cr_assert_not(spec.strict);
 	/* The capture's width picks it (laplace-formats(5), section 10.2). */
-	cr_assert_not(spec.page_offset_given);
+	cr_assert_not(spec.page_offset_set);
 	lp_merge_job job;
 	lp_job_spec_to_merge(&spec, &job);
-	cr_assert_not(job.page_offset_given);
+	cr_assert_not(job.page_offset_set);
 	cr_assert_eq(spec.endian, LP_LITTLE);
 	cr_assert_eq(spec.compress, LP_COMPRESS_AUTO);
 	cr_assert_eq(spec.key_line[LP_JOB_KEY_OPTIONS], 0);
@@ -137,7 +137,7 @@ Test(jobfile, page_offset_of_64_bits)
 			   " options: {page_offset: 0xffff888000000000}}"), 0, "%s", err.msg);
 	lp_merge_job job;
 	lp_job_spec_to_merge(&spec, &job);
-	cr_assert(job.page_offset_given);
+	cr_assert(job.page_offset_set);
 	cr_assert_eq(job.page_offset, UINT64_C(0xffff888000000000));
 }
 
