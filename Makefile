@@ -4,6 +4,7 @@
 #                        and build/liblaplace.a
 #   make demo            build and merge the demo capture in fixtures/demo
 #   make check           with warnings as errors: unit and end-to-end tests,
+#                        the man pages' tables of formats,
 #                        the library's exports and contents, its installed use
 #                        from C, C++ and Python (the module also through pip),
 #                        then again under ASan+UBSan
@@ -83,7 +84,8 @@ MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
 .PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e check-exports \
-	check-lib-contents check-python check-python-venv check-install install uninstall clean fuzz bench recorder
+	check-man-formats check-lib-contents check-python check-python-venv check-install install \
+	uninstall clean fuzz bench recorder
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
 
@@ -191,6 +193,10 @@ check-exports: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
 	nm -D --defined-only $(BUILD)/$(SONAME) | awk '{print $$3}' | sort | diff -u tests/exports -
 	nm -g --defined-only $(BUILD)/liblaplace.a | awk 'NF == 3 {print $$3}' | sort | diff -u tests/exports -
 
+# The man pages' tables of formats name what the program takes.
+check-man-formats: $(BUILD)/laplace
+	tests/check-man-formats $(BUILD)/laplace man
+
 # The library holds no code of the layers its interface does not need
 # (daemon, jobs, spool, Slurm, generator, scheduler, reports); the check
 # itself finds them in build/internal.a, which holds them all.
@@ -240,8 +246,8 @@ check-install: all
 	PYTHON_RUN='$(PYTHON_RUN)' tests/check-install $(CURDIR)/$(BUILD)/inst $(BUILD)/laplace \
 		"$(SANFLAGS)"
 
-check-plain: unit e2e fuzz-replay check-exports check-lib-contents check-python check-python-venv \
-	check-install
+check-plain: unit e2e fuzz-replay check-exports check-man-formats check-lib-contents check-python \
+	check-python-venv check-install
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:

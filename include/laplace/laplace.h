@@ -128,6 +128,11 @@ typedef struct lp_merged_ref {
 enum lp_ref_format { LP_REF_AUTO, LP_REF_BIN, LP_REF_TEXT };
 enum lp_endian { LP_LITTLE, LP_BIG };
 
+/* The name laplace's options give the reference format `format` ("auto",
+ * "bin", "text", ...), or NULL when it is no enum lp_ref_format: counting
+ * from 0 until NULL lists them all. The strings are the library's own. */
+LP_API const char *lp_ref_format_name(int format);
+
 /* The start of kernel memory a capture has unless told otherwise: an
  * i386 Linux kernel's in a 32-bit capture, the x86-64 Linux direct map's
  * in a 64-bit one (laplace-formats(5), section 10.2). */

@@ -103,7 +103,6 @@ class _LpStats(ctypes.Structure):
 BASIC_REF = np.dtype(_LpBasicRef)
 MERGED_REF = np.dtype(_LpMergedRef)
 
-_REF_FORMATS = {"auto": 0, "bin": 1, "text": 2}
 _ENDIANS = {"little": 0, "big": 1}
 
 try:
@@ -132,6 +131,21 @@ _lib.lp_capture_stats.restype = ctypes.POINTER(_LpStats)
 _lib.lp_capture_stats.argtypes = [ctypes.c_void_p]
 _lib.lp_capture_close.restype = None
 _lib.lp_capture_close.argtypes = [ctypes.c_void_p]
+_lib.lp_ref_format_name.restype = ctypes.c_char_p
+_lib.lp_ref_format_name.argtypes = [ctypes.c_int]
+
+
+def _ref_formats():
+    """The reference formats (enum lp_ref_format) by the library's names."""
+    formats = {}
+    while True:
+        name = _lib.lp_ref_format_name(len(formats))
+        if name is None:
+            return formats
+        formats[name.decode()] = len(formats)
+
+
+_REF_FORMATS = _ref_formats()
 
 
 def _raise(err):
@@ -206,7 +220,9 @@ class Merge:
         opt = _LpCaptureOptions()
         _lib.lp_capture_options_init_sized(ctypes.byref(opt), ctypes.sizeof(opt))
         if ref_format not in _REF_FORMATS:
-            raise ValueError("ref_format must be auto, bin or text, not %r" % (ref_format,))
+            *names, last = _REF_FORMATS
+            raise ValueError("ref_format must be %s or %s, not %r"
+                             % (", ".join(names), last, ref_format))
         if endian not in _ENDIANS:
             raise ValueError("endian must be little or big, not %r" % (endian,))
         opt.ref_format = _REF_FORMATS[ref_format]
@@ -280,5 +296,6 @@ def merge(ref, kern, user_only=False, batch=1 << 20, **options):
     trace): an iterator (a Merge) of arrays of at most batch references.
     Options as `laplace merge`'s: page_offset (int; None, the default: the
     one of the capture's width, c0000000 or ffff888000000000), ref_format
-    ("auto", "bin", "text"), endian ("little", "big"), strict (bool)."""
+    ("auto", "bin", "text": the names the library gives), endian ("little",
+    "big"), strict (bool)."""
     return Merge(ref, kern, user_only=user_only, batch=batch, **options)

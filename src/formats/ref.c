@@ -32,6 +32,11 @@ int lp_ref_format_parse(const char *s)
 	return -1;
 }
 
+const char *lp_ref_format_name(int format)
+{
+	return format >= 0 && format < NFORMS ? ref_forms[format].name : NULL;
+}
+
 char *lp_ref_format_names(void)
 {
 	GString *names = g_string_new(NULL);

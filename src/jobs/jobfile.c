@@ -468,7 +468,7 @@ static int parse_count(parser *p, const char *key, int min, int max, int *out)
 
 const char *const lp_log_level_names[LP_LOG_LEVEL_COUNT] = {"error", "warning", "info", "debug"};
 
-static int log_level_lookup(const char *s)
+int lp_log_level_parse(const char *s)
 {
 	for (int i = 0; i < LP_LOG_LEVEL_COUNT; i++)
 		if (!strcmp(s, lp_log_level_names[i]))
@@ -500,7 +500,7 @@ int lp_daemon_settings_parse(const char *name, const char *text, size_t len,
 		case 1: r = parse_count(&p, keys[k], 0, 86400, &settings->grace); break;
 		case 2: r = parse_count(&p, keys[k], 1, 86400, &settings->rescan); break;
 		case 3:
-			r = parse_word(&p, keys[k], "error, warning, info or debug", log_level_lookup,
+			r = parse_word(&p, keys[k], "error, warning, info or debug", lp_log_level_parse,
 				       &settings->log_level);
 			break;
 		/* A year at most: a larger number is a typo, not a limit. */

@@ -80,6 +80,8 @@ void lp_job_specs_free(lp_job_spec *jobs, size_t njobs);
 
 enum lp_log_level { LP_LOG_ERROR, LP_LOG_WARNING, LP_LOG_INFO, LP_LOG_DEBUG, LP_LOG_LEVEL_COUNT };
 extern const char *const lp_log_level_names[LP_LOG_LEVEL_COUNT];
+/* The lp_log_level named s ("error", ...), or -1. */
+int lp_log_level_parse(const char *s);
 
 /* Settings a daemon rereads on SIGHUP. Absent keys stay "not set": 0 for
  * jobs, rescan and max_attempts, -1 for grace, log_level and job_timeout. */

@@ -7,6 +7,7 @@ LAPLACE_PROGRAM the laplace program of the same build."""
 import ctypes
 import gzip
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -233,6 +234,25 @@ class Merge(Scratch):
         with laplace.merge(ref, kern, page_offset=None) as m:
             self.assertEqual(np.concatenate(list(m)).tolist(), MERGED)
             self.assertEqual(m.stats["canonical_pages"]["kernel"], 1)
+
+    def test_ref_formats_are_the_programs(self):
+        """ref_format takes the names laplace merge's --ref-format takes, as
+        the library gives them, and a wrong one is refused listing them."""
+        out = subprocess.run([PROGRAM, "merge", "--ref-format", "?", "r", "k"],
+                             stderr=subprocess.PIPE)
+        listed = re.search(r"--ref-format must be (.*), not '\?'", out.stderr.decode())
+        self.assertIsNotNone(listed, out.stderr)
+        names = re.split(r", | or ", listed.group(1))
+        self.assertEqual(sorted(laplace._REF_FORMATS), sorted(names))
+        self.assertEqual(laplace._REF_FORMATS["text"], 2)  # LP_REF_TEXT
+        ref, kern = self.capture()
+        with self.assertRaises(ValueError) as caught:
+            laplace.merge(ref, kern, ref_format="binary")
+        message = str(caught.exception)
+        self.assertTrue(message.startswith("ref_format must be auto, bin"), message)
+        self.assertTrue(message.endswith(", not 'binary'"), message)
+        for name in names:
+            self.assertIn(name, message)
 
     def test_equals_the_merge(self):
         for args in ((), ("--user-only",)):

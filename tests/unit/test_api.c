@@ -748,6 +748,35 @@ Test(api, version)
 	g_free(version);
 }
 
+/* The names list every format lp_capture_open takes, and only those. */
+Test(api, ref_format_names)
+{
+	cr_assert_str_eq(lp_ref_format_name(LP_REF_AUTO), "auto");
+	cr_assert_str_eq(lp_ref_format_name(LP_REF_BIN), "bin");
+	cr_assert_str_eq(lp_ref_format_name(LP_REF_TEXT), "text");
+	cr_assert_null(lp_ref_format_name(-1));
+	int n = 0;
+	while (lp_ref_format_name(n))
+		n++;
+	char *ref = text_file("r.txt", reference_trace);
+	char *kern = text_file("k.txt", kernel_trace);
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	for (int format = 0; format <= n; format++) {
+		opt.ref_format = (enum lp_ref_format)format;
+		lp_capture *c = lp_capture_open(ref, kern, &opt, &err);
+		if (format < n) {
+			cr_assert_not_null(c, "%s: %s", lp_ref_format_name(format), err.msg);
+		} else {
+			cr_assert_null(c);
+			cr_assert_eq(err.status, LP_EUSAGE);
+		}
+		lp_capture_close(c);
+	}
+	g_free(ref);
+	g_free(kern);
+}
+
 /* Open ref and kern, read 8 at a time: the references merged before the
  * error, then the error (fmt names the reference trace, or the kernel
  * trace when in_kernel), repeated by a read after it. */

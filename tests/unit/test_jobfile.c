@@ -298,6 +298,14 @@ static int parse_settings(const char *text)
 	return lp_daemon_settings_parse("daemon.yaml", text, strlen(text), &settings, &err);
 }
 
+Test(jobfile, log_level_names)
+{
+	for (int level = 0; level < LP_LOG_LEVEL_COUNT; level++)
+		cr_assert_eq(lp_log_level_parse(lp_log_level_names[level]), level);
+	cr_assert_eq(lp_log_level_parse("Info"), -1);
+	cr_assert_eq(lp_log_level_parse(""), -1);
+}
+
 Test(jobfile, settings)
 {
 	cr_assert_eq(parse_settings("jobs: 4\ngrace: 0\nrescan: 5\nlog_level: debug\n"
