@@ -1,6 +1,6 @@
 # laplace — build, test and install.
 #
-#   make                 build build/laplace and the library, build/liblaplace.so.0
+#   make                 build build/laplace and the library, build/liblaplace.so.1
 #                        and build/liblaplace.a
 #   make demo            build and merge the demo capture in fixtures/demo
 #   make check           with warnings as errors: unit and end-to-end tests,
@@ -59,7 +59,7 @@ DAEMON_SRCS := src/jobs/daemon.c
 LIB_SRCS := $(filter-out $(DAEMON_SRCS),$(sort $(wildcard src/core/*.c src/analysis/*.c src/io/*.c \
 	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c src/report/*.c \
 	src/record/decode.c)))
-# liblaplace.so.0 and liblaplace.a hold only the objects that the functions
+# liblaplace.so.1 and liblaplace.a hold only the objects that the functions
 # of laplace.h need, as the linker pulls them from build/internal.a (-u:
 # each of them): no daemon, spool, Slurm, generator or report code
 # (tests/check-lib-contents).
@@ -72,7 +72,9 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 $(LIB_OBJS): OBJ_CFLAGS = -fPIC -fvisibility=hidden
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
-SONAME = liblaplace.so.0
+# The soname's number is LP_VERSION_MAJOR (laplace.h): it changes when
+# the ABI does.
+SONAME = liblaplace.so.$(firstword $(subst ., ,$(VERSION)))
 LIB_SHARED = $(BUILD)/liblaplace.so.$(VERSION)
 CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)

@@ -114,8 +114,9 @@ static bool is_event_line(const char *s, size_t len)
 static int parse_task_reference(const char *s, size_t len, lp_basic_ref *ref, lp_error *err)
 {
 	static const char *const fields[] = {"timestamp", "length", "vpn", "canonical"};
-	/* A length is a byte, a vpn a 32-bit address's page number. */
-	static const int field_bits[] = {64, 8, 20, 64};
+	/* A length is a byte, a vpn a 64-bit address's page number (a
+	 * capture of a 64-bit machine's, laplace-formats(5) section 10). */
+	static const int field_bits[] = {64, 8, 64 - LP_PAGE_SHIFT, 64};
 	if (len == 0 || lp_ref_type_index(s[0]) < 0 || (len > 1 && s[1] != ' '))
 		return lp_fail(err, LP_EINPUT, "field type: not one of r w i R W I, nor an event");
 	const char *p = s + 1, *end = s + len;

@@ -29,11 +29,11 @@ KERNEL = "S 10 1 a\nT 13 1 2\nS 14 2 a\nX 16 2\n"
 REFERENCES = ("r 5 4 a 1000\nw 11 4 a 1004\nR 12 4 a c0003000\ni 15 2 a 2000\n"
               "r 17 4 a 1000\n")
 N = laplace.NO_TASK
-MERGED = [(b"r", 4, 0x1000, 0x5, 0, N, N),
-          (b"w", 4, 0x1004, 0x11, 1, 1, 1),
-          (b"R", 4, 0xc0003000, 0x12, 2, 1, 1),
-          (b"i", 2, 0x2000, 0x15, 3, 1, 2),
-          (b"r", 4, 0x1000, 0x17, 1, N, N)]
+MERGED = [(b"r", 4, 0xa, 0x1000, 0x5, 0, N, N),
+          (b"w", 4, 0xa, 0x1004, 0x11, 1, 1, 1),
+          (b"R", 4, 0xa, 0xc0003000, 0x12, 2, 1, 1),
+          (b"i", 2, 0xa, 0x2000, 0x15, 3, 1, 2),
+          (b"r", 4, 0xa, 0x1000, 0x17, 1, N, N)]
 
 
 def basic_bin(pairs):
@@ -175,9 +175,8 @@ class Merge(Scratch):
         arrays = list(m)
         self.assertEqual([len(a) for a in arrays], [2, 2, 1])
         self.assertEqual(arrays[0].dtype, laplace.MERGED_REF)
-        self.assertEqual(arrays[0].dtype.names,
-                         ("type", "length", "address", "timestamp", "canonical", "pid", "tid"))
-        self.assertEqual(arrays[0].dtype.itemsize, 40)
+        self.assertEqual(arrays[0].dtype.names, ("type", "length", "vas", "address", "timestamp",
+                                                 "canonical", "pid", "tid"))
         self.assertEqual(np.concatenate(arrays).tolist(), MERGED)
         self.assertEqual(m.stats, {
             "references": {"r": 2, "w": 1, "i": 1, "R": 1, "W": 0, "I": 0},
@@ -194,6 +193,24 @@ class Merge(Scratch):
         with self.assertRaises(ValueError):
             m.stats
 
+    def test_layout(self):
+        """MERGED_REF is lp_merged_ref byte for byte: the offsets that
+        src/pipeline/capture.c asserts of the C structure, and 64-bit
+        values (an address of the direct map, a vas above 32 bits) read
+        back whole from the bytes ctypes lays out."""
+        offsets = {"type": 0, "length": 1, "vas": 8, "address": 16, "timestamp": 24,
+                   "canonical": 32, "pid": 40, "tid": 48}
+        self.assertEqual({name: laplace.MERGED_REF.fields[name][1] for name in offsets}, offsets)
+        self.assertEqual(laplace.MERGED_REF.itemsize, 56)
+        self.assertEqual({name: getattr(laplace._LpMergedRef, name).offset for name in offsets},
+                         offsets)
+        wide = (b"W", 8, 0x1234567800000000, 0xffff888012345678, 2**64 - 2, 2**61 - 1, N, 7)
+        packed = laplace._LpMergedRef(*wide)
+        got = np.frombuffer(bytes(packed), laplace.MERGED_REF)
+        self.assertEqual(got.tolist(), [wide])
+        back = laplace._LpMergedRef.from_buffer_copy(got.tobytes())
+        self.assertEqual((back.vas, back.address), (0x1234567800000000, 0xffff888012345678))
+
     def test_options(self):
         ref, kern = self.capture()
         user = np.concatenate(list(laplace.merge(ref, kern, user_only=True)))
@@ -207,11 +224,16 @@ class Merge(Scratch):
             with self.assertRaises(ValueError):
                 laplace.merge(ref, kern, **bad)
         # Not wrapped into 64 bits by ctypes.
-        for offset in (-1, 2**64, 1.5, True):
+        # 2**64 - 1 is the library's default, the capture's width's.
+        for offset in (-1, 2**64 - 1, 2**64, 1.5, True):
             with self.assertRaises(ValueError) as caught:
                 laplace.merge(ref, kern, page_offset=offset)
-            self.assertEqual(str(caught.exception), "page_offset must be an integer from 0 to "
-                             "2**64 - 1, not %r" % (offset,))
+            self.assertEqual(str(caught.exception), "page_offset must be None or an integer "
+                             "from 0 to 2**64 - 2, not %r" % (offset,))
+        # None, as not given: a 32-bit capture's, c0000000.
+        with laplace.merge(ref, kern, page_offset=None) as m:
+            self.assertEqual(np.concatenate(list(m)).tolist(), MERGED)
+            self.assertEqual(m.stats["canonical_pages"]["kernel"], 1)
 
     def test_ref_formats_are_the_programs(self):
         """ref_format takes the names laplace merge's --ref-format takes, as

@@ -312,6 +312,20 @@ Test(api, basic_task_file)
 	g_free(path);
 }
 
+/* The task file of a 64-bit capture: its vpns have up to 52 bits (a
+ * stack's near 7ffffffff, the direct map's at ffff888000000); one of 53
+ * is refused, naming the field. */
+Test(api, basic_task_file_of_a_64_bit_capture)
+{
+	char *path = text_file("task.txt", "S 10 1 123456789\nw 11 8 7fffffffe 1a\n"
+					    "R 12 8 ffff888000abc 1b\nr 13 1 fffffffffffff 1c\n");
+	expect_basic(path, "w 1a\nR 1b\nr 1c\n");
+	g_free(path);
+	path = text_file("task.txt", "r 11 8 7fffffffe 1a\nr 12 8 10000000000000 1b\n");
+	expect_read_error(path, "r 1a\n", "%s:2: field vpn: not a hex number of at most 52 bits");
+	g_free(path);
+}
+
 Test(api, basic_task_file_bad_event_lines)
 {
 	static const struct {
@@ -343,11 +357,11 @@ static const char kernel_trace[] = "S 10 1 a\nT 13 1 2\nS 14 2 a\nX 16 2\n";
 static const char reference_trace[] =
 	"r 5 4 a 1000\nw 11 4 a 1004\nR 12 4 a c0003000\ni 15 2 a 2000\nr 17 4 a 1000\n";
 static const char merged[] =
-	"r 5 4 1000 0 - -\n"
-	"w 11 4 1004 1 1 1\n"
-	"R 12 4 c0003000 2 1 1\n"
-	"i 15 2 2000 3 1 2\n"
-	"r 17 4 1000 1 - -\n";
+	"r 5 4 a 1000 0 - -\n"
+	"w 11 4 a 1004 1 1 1\n"
+	"R 12 4 a c0003000 2 1 1\n"
+	"i 15 2 a 2000 3 1 2\n"
+	"r 17 4 a 1000 1 - -\n";
 
 static void put_task(GString *out, uint64_t id)
 {
@@ -358,7 +372,7 @@ static void put_task(GString *out, uint64_t id)
 }
 
 /* Every reference of an open capture, read n at a time, one line each:
- * type timestamp length address canonical pid tid (hex, "-" for
+ * type timestamp length vas address canonical pid tid (hex, "-" for
  * LP_NO_TASK); the last call's result in *last. */
 static char *read_capture(lp_capture *c, size_t n, ssize_t *last)
 {
@@ -369,8 +383,9 @@ static char *read_capture(lp_capture *c, size_t n, ssize_t *last)
 		cr_assert_leq((size_t)got, n);
 		for (ssize_t i = 0; i < got; i++) {
 			const lp_merged_ref *m = &refs[i];
-			g_string_append_printf(out, "%c %" G_GINT64_MODIFIER "x %x %x %" G_GINT64_MODIFIER "x",
-					       m->type, m->timestamp, m->length, m->address, m->canonical);
+			g_string_append_printf(out, "%c %" G_GINT64_MODIFIER "x %x %" G_GINT64_MODIFIER "x %"
+					       G_GINT64_MODIFIER "x %" G_GINT64_MODIFIER "x", m->type,
+					       m->timestamp, m->length, m->vas, m->address, m->canonical);
 			put_task(out, m->pid);
 			put_task(out, m->tid);
 			g_string_append_c(out, '\n');
@@ -418,7 +433,7 @@ Test(api, capture_with_default_options)
 	lp_capture_options_init(&opt);
 	cr_assert_eq(opt.ref_format, LP_REF_AUTO);
 	cr_assert_eq(opt.endian, LP_LITTLE);
-	cr_assert_eq(opt.page_offset, 0xc0000000);
+	cr_assert_eq(opt.page_offset, LP_PAGE_OFFSET_BY_WIDTH);
 	cr_assert(!opt.user_only && !opt.strict && !opt.warn && !opt.warn_ctx);
 	for (size_t n = 1; n <= 100; n *= 3) {
 		lp_stats st;
@@ -444,10 +459,10 @@ Test(api, capture_user_only_and_page_offset)
 	opt.user_only = true;
 	lp_stats st;
 	char *got = merge_all(ref, kern, &opt, 2, &st);
-	cr_assert_str_eq(got, "r 5 4 1000 0 - -\n"
-			      "w 11 4 1004 1 1 1\n"
-			      "i 15 2 2000 3 1 2\n"
-			      "r 17 4 1000 1 - -\n");
+	cr_assert_str_eq(got, "r 5 4 a 1000 0 - -\n"
+			      "w 11 4 a 1004 1 1 1\n"
+			      "i 15 2 a 2000 3 1 2\n"
+			      "r 17 4 a 1000 1 - -\n");
 	expect_stats(&st, "refs 2 1 1 1 0 0; S 2 T 1 X 1; private_anon 3 kernel 1; "
 			  "unmapped 3 orphan 1 warnings 0");
 	g_free(got);
@@ -533,10 +548,10 @@ Test(api, capture_torn_record_warns_or_fails_when_strict)
 	opt.warn_ctx = warnings;
 	lp_stats st;
 	char *got = merge_all(ref, kern, &opt, 10, &st);
-	cr_assert_str_eq(got, "r 5 4 1000 0 - -\n"
-			      "w 11 4 1004 1 1 1\n"
-			      "R 12 4 c0003000 2 1 1\n"
-			      "i 15 2 2000 3 1 2\n");
+	cr_assert_str_eq(got, "r 5 4 a 1000 0 - -\n"
+			      "w 11 4 a 1004 1 1 1\n"
+			      "R 12 4 a c0003000 2 1 1\n"
+			      "i 15 2 a 2000 3 1 2\n");
 	char *want = g_strdup_printf("%s: torn last record: 5 bytes left over after 4 whole records\n",
 				     ref);
 	cr_assert_str_eq(warnings->str, want);
@@ -794,9 +809,9 @@ Test(api, capture_bad_input)
 {
 	/* The references before the bad line's event are merged first. */
 	expect_capture_error(reference_trace, "S 10 1 a\nT 13 1 2\nS 14 2 a q\n",
-			     "r 5 4 1000 0 - -\nw 11 4 1004 1 1 1\nR 12 4 c0003000 2 1 1\n", true,
+			     "r 5 4 a 1000 0 - -\nw 11 4 a 1004 1 1 1\nR 12 4 a c0003000 2 1 1\n", true,
 			     "%s:3: tag S: extra field 'q'");
-	expect_capture_error(reference_trace, "S 10 1 a\nT 13 1\n", "r 5 4 1000 0 - -\n", true,
+	expect_capture_error(reference_trace, "S 10 1 a\nT 13 1\n", "r 5 4 a 1000 0 - -\n", true,
 			     "%s:2: tag T: missing field child");
 	/* A batch of references is checked whole when it is read. */
 	expect_capture_error("r 5 4 a 1000\nw 11 4 a 1004\nr 10 4 a 1000\n", kernel_trace, "", false,
