@@ -55,7 +55,7 @@ static int copy_refs(lp_ref_source *reader, lp_ref_writer *writer, bool strict, 
 static int convert_ref(const convert_request *rq, const lp_format *format, lp_error *err)
 {
 	(void)format;
-	lp_ref_source *reader = lp_ref_reader_open(rq->input, rq->ref_format, rq->endian, err);
+	lp_ref_source *reader = lp_ref_open(rq->input, rq->ref_format, rq->endian, err);
 	if (!reader)
 		return err->status;
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
@@ -63,7 +63,8 @@ static int convert_ref(const convert_request *rq, const lp_format *format, lp_er
 		lp_ref_source_close(reader);
 		return err->status;
 	}
-	lp_ref_writer *writer = lp_ref_writer_new(out, rq->to, rq->endian);
+	const lp_format *form = lp_ref_form(rq->to, lp_ref_source_width(reader));
+	lp_ref_writer *writer = form->open_sink(out, rq->endian);
 	int rc = copy_refs(reader, writer, rq->strict, err);
 	if (rc) {
 		lp_ref_writer_free(writer);
@@ -91,7 +92,7 @@ static int convert_to_refs(const convert_request *rq, const lp_format *format, l
 		return err->status;
 	}
 	enum lp_endian order = rq->endian_given ? rq->endian : format->byte_order;
-	lp_ref_writer *writer = lp_ref_writer_new(out, rq->to, LP_LITTLE);
+	lp_ref_writer *writer = lp_ref_form(rq->to, 32)->open_sink(out, LP_LITTLE);
 	lp_torn_policy policy = {.strict = rq->strict, .warn = cli_warn};
 	lp_legacy_summary sum;
 	int rc = lp_legacy_to_refs(src, format->id, order, &policy, writer, &sum, err);
@@ -198,13 +199,13 @@ int cmd_convert(int argc, char **argv)
 	gboolean strict = FALSE;
 	char *ref_forms = lp_ref_format_names();
 	char *ref_format_help = g_strdup_printf("Form of the reference input: %s (default)", ref_forms);
+	char *names = lp_format_names("bin");
+	char *from_help = g_strdup_printf("Input format: %s (default ref, a raw reference trace; "
+					  "bin: a basic merge stream in its bin form)", names);
 	GOptionEntry entries[] = {
 		{"to", 0, 0, G_OPTION_ARG_STRING, &to,
 		 "Output form: text or bin (required); basic for page-image input", "FORM"},
-		{"from", 0, 0, G_OPTION_ARG_STRING, &from,
-		 "Input format: ref, a raw reference trace (default), byu, p6, page-image, "
-		 "basic (a basic merge stream, text or bin) or bin",
-		 "FORMAT"},
+		{"from", 0, 0, G_OPTION_ARG_STRING, &from, from_help, "FORMAT"},
 		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format, ref_format_help, "FORM"},
 		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
 		 "Byte order of binary input and output: little (default) or big", "ORDER"},
@@ -243,7 +244,6 @@ int cmd_convert(int argc, char **argv)
 		.compress = LP_COMPRESS_AUTO,
 	};
 	const lp_format *source = lp_format_find("ref");
-	char *names = lp_format_names("bin");
 	lp_error err = {0};
 	if (!cli_parse_one_input(ctx, &argc, &argv))
 		goto out;
@@ -316,5 +316,6 @@ out:
 	g_free(names);
 	g_free(ref_forms);
 	g_free(ref_format_help);
+	g_free(from_help);
 	return rc;
 }

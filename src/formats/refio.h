@@ -14,6 +14,7 @@
 #include "io/io.h"
 #include "core/record.h"
 #include "formats/stream.h"
+#include "io/bytesrc.h"
 
 #define LP_REF_RECORD_SIZE 18
 /* The 64-bit binary form (laplace-formats(5), 10.1): this 8-byte header
@@ -26,15 +27,18 @@
 
 /* enum lp_ref_format and enum lp_endian: laplace/laplace.h. */
 
-/* Parse "bin"/"text"/"auto" and "little"/"big"; -1 if unknown. */
+/* --ref-format's names, "bin", "text" and "auto", and the library's
+ * constants for them: the raw reference forms are rows of the registry
+ * (registry.c defines these). Parse one; -1 if unknown. */
 int lp_ref_format_parse(const char *s);
-int lp_endian_parse(const char *s);
-/* The forms lp_ref_format_parse takes, for help and messages: "bin, text
+/* The names lp_ref_format_parse takes, for help and messages: "bin, text
  * or auto". g_free it. */
 char *lp_ref_format_names(void);
 /* 0 when format is an enum lp_ref_format; else LP_EUSAGE with err saying
  * "FIELD: N is not" the library's names for them. */
 int lp_ref_format_check(int format, const char *field, lp_error *err);
+/* "little" or "big"; -1 if unknown. */
+int lp_endian_parse(const char *s);
 
 /* Whether data[0, n), the start of a (decompressed) trace, is text
  * (laplace-formats(5), 1.3): its first line, the bytes before the first
@@ -43,15 +47,19 @@ int lp_ref_format_check(int format, const char *field, lp_error *err);
 #define LP_REF_SNIFF_BYTES 64
 bool lp_ref_starts_as_text(const char *data, size_t n);
 
-/* Open a raw reference trace as a reference source (stream.h). LP_REF_AUTO
- * reads it as text when lp_ref_starts_as_text says so, else as binary.
- * Binary sources count order breaks and take handoff; text sources cut
- * and decode apart. Text: the reference of index i is on line i + 1, and
- * nothing is ever torn. */
-lp_ref_source *lp_ref_reader_open(const char *path, enum lp_ref_format format,
-				  enum lp_endian endian, lp_error *err);
-/* LP_REF_TEXT or LP_REF_BIN, as opened (or detected); s must be from
- * lp_ref_reader_open. */
+/* The forms' rows in the registry (registry.h): how sure data[0, n) is
+ * of each form, and its source, which takes over the input and buffer
+ * src holds (leaving src empty; src itself stays the caller's).
+ * lp_ref_open (registry.h) picks the form and opens it. Binary sources
+ * count order breaks and take handoff; text sources cut and decode
+ * apart. Text: the reference of index i is on line i + 1, and nothing is
+ * ever torn. */
+enum lp_sniff lp_ref_bin_sniff(const unsigned char *data, size_t n);
+enum lp_sniff lp_ref_text_sniff(const unsigned char *data, size_t n);
+lp_ref_source *lp_ref_bin_open(lp_byte_source *src, enum lp_endian endian, lp_error *err);
+lp_ref_source *lp_ref_text_open(lp_byte_source *src, enum lp_endian endian, lp_error *err);
+/* LP_REF_TEXT or LP_REF_BIN, as opened; s must be a raw reference
+ * trace's source. */
 enum lp_ref_format lp_ref_reader_format(const lp_ref_source *s);
 
 /* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n". */
@@ -59,8 +67,6 @@ enum lp_ref_format lp_ref_reader_format(const lp_ref_source *s);
 
 typedef struct lp_ref_writer lp_ref_writer;
 
-/* Write references to out (not owned) as binary (in the given byte order)
- * or text. */
 /* One reference as an 18-byte binary record at p (laplace-formats(5),
  * "Raw reference trace"); returns LP_REF_RECORD_SIZE. Inline: the
  * generator writes with it too, a billion times a run. */
@@ -87,18 +93,18 @@ static inline size_t lp_ref_encode_bin64(unsigned char *p, const lp_ref *ref)
 	return LP_REF64_RECORD_SIZE;
 }
 
-lp_ref_writer *lp_ref_writer_new(lp_output *out, enum lp_ref_format format,
-				 enum lp_endian endian);
+/* The forms' writers (their rows' open_sink): references written to out
+ * (not owned), binary in the given byte order, or text. */
+lp_ref_writer *lp_ref_bin_writer_new(lp_output *out, enum lp_endian endian);
+lp_ref_writer *lp_ref_text_writer_new(lp_output *out, enum lp_endian endian);
 int lp_ref_writer_write(lp_ref_writer *w, const lp_ref *refs, size_t n, lp_error *err);
 /* Flush buffered records into the output (does not commit it); frees w. */
 int lp_ref_writer_finish(lp_ref_writer *w, lp_error *err);
 void lp_ref_writer_free(lp_ref_writer *w);
 
-/* laplace dump: the trace at path (binary or text, detected) in text on
- * out; a torn last record as policy says. */
+/* laplace dump: the trace at path (any raw reference form, detected) in
+ * text on out; a torn last record as policy says. */
 int lp_ref_dump(const char *path, enum lp_endian endian, const lp_torn_policy *policy,
 		lp_output *out, lp_error *err);
-
-
 
 #endif

@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "core/numbers.h"
+#include "formats/registry.h"
 
 #define WRITER_BUFFER_SIZE (256u << 10)
 #define DUMP_BATCH 65536
@@ -19,7 +20,7 @@ struct lp_ref_writer {
 	char buf[WRITER_BUFFER_SIZE];
 };
 
-lp_ref_writer *lp_ref_writer_new(lp_output *out, enum lp_ref_format format, enum lp_endian endian)
+static lp_ref_writer *writer_new(lp_output *out, enum lp_ref_format format, enum lp_endian endian)
 {
 	lp_ref_writer *w = g_new(lp_ref_writer, 1);
 	w->out = out;
@@ -27,6 +28,16 @@ lp_ref_writer *lp_ref_writer_new(lp_output *out, enum lp_ref_format format, enum
 	w->big = endian == LP_BIG;
 	w->used = 0;
 	return w;
+}
+
+lp_ref_writer *lp_ref_bin_writer_new(lp_output *out, enum lp_endian endian)
+{
+	return writer_new(out, LP_REF_BIN, endian);
+}
+
+lp_ref_writer *lp_ref_text_writer_new(lp_output *out, enum lp_endian endian)
+{
+	return writer_new(out, LP_REF_TEXT, endian);
 }
 
 static size_t encode_text(char *p, const lp_ref *ref)
@@ -82,10 +93,10 @@ void lp_ref_writer_free(lp_ref_writer *w) { g_free(w); }
 int lp_ref_dump(const char *path, enum lp_endian endian, const lp_torn_policy *policy,
 		lp_output *out, lp_error *err)
 {
-	lp_ref_source *reader = lp_ref_reader_open(path, LP_REF_AUTO, endian, err);
+	lp_ref_source *reader = lp_ref_open(path, LP_REF_AUTO, endian, err);
 	if (!reader)
 		return err->status;
-	lp_ref_writer *writer = lp_ref_writer_new(out, LP_REF_TEXT, endian);
+	lp_ref_writer *writer = lp_ref_text_writer_new(out, endian);
 	lp_ref *batch = g_new(lp_ref, DUMP_BATCH);
 	ssize_t n;
 	int rc = 0;

@@ -33,38 +33,9 @@ static bool looks_page_image(const unsigned char *p, size_t n)
 	return n == size || p[size] == 'C' || p[size] == 'F';
 }
 
-/* A binary raw reference trace, little-endian, starts at p (n bytes
- * available): every whole record there, and there is one, has a type byte
- * and a timestamp no smaller than the one before, and some byte is 0, as
- * in no text (a timestamp's top byte, a small vas). BYU and p6 records
- * pass by chance about never: a type byte is 6 values of 256. */
-static bool looks_binary_ref(const unsigned char *p, size_t n)
-{
-	size_t records = n / LP_REF_RECORD_SIZE;
-	if (records == 0 || !memchr(p, 0, records * LP_REF_RECORD_SIZE))
-		return false;
-	uint64_t before = 0;
-	for (size_t i = 0; i < records; i++, p += LP_REF_RECORD_SIZE) {
-		uint64_t timestamp = lp_load_u64(p + 1, false);
-		if (lp_ref_type_index((char)p[0]) < 0 || timestamp < before)
-			return false;
-		before = timestamp;
-	}
-	return true;
-}
-
 static enum lp_sniff sniff_page_image(const unsigned char *p, size_t n)
 {
 	return looks_page_image(p, n) ? LP_SNIFF_SURE : LP_SNIFF_NO;
-}
-
-/* Text is sure (its first line parses); binary records only likely, and
- * tried after the sure rows: a basic merge stream's text comes first. */
-static enum lp_sniff sniff_ref(const unsigned char *p, size_t n)
-{
-	if (lp_ref_starts_as_text((const char *)p, n))
-		return LP_SNIFF_SURE;
-	return looks_binary_ref(p, n) ? LP_SNIFF_LIKELY : LP_SNIFF_NO;
 }
 
 static enum lp_sniff sniff_basic(const unsigned char *p, size_t n)
@@ -75,9 +46,20 @@ static enum lp_sniff sniff_basic(const unsigned char *p, size_t n)
 	return LP_SNIFF_NO;
 }
 
+/* A form of the raw reference trace: each is dumped by the reader of
+ * them all, which opens the file itself (lp_ref_open). */
+#define REF_FORM .name = "ref", .id = LP_LEGACY_REF, .what = "a raw reference trace", \
+	.byte_order = LP_LITTLE, .dump_path = lp_ref_dump
+
 const lp_format lp_formats[] = {
-	{.name = "ref", .id = LP_LEGACY_REF, .what = "a raw reference trace", .sniff = sniff_ref,
-	 .byte_order = LP_LITTLE, .dump_path = lp_ref_dump},
+	/* Sure forms first; the 32-bit binary form, which any bytes are,
+	 * last (lp_ref_open). */
+	{REF_FORM, .encoding = LP_REF_TEXT, .encoding_name = "text", .width = 32,
+	 .sniff = lp_ref_text_sniff, .open_source = lp_ref_text_open,
+	 .open_sink = lp_ref_text_writer_new},
+	{REF_FORM, .encoding = LP_REF_BIN, .encoding_name = "bin", .width = 32,
+	 .sniff = lp_ref_bin_sniff, .open_source = lp_ref_bin_open,
+	 .open_sink = lp_ref_bin_writer_new},
 	{.name = "byu", .id = LP_LEGACY_BYU, .what = "a BYU address trace", .byte_order = LP_LITTLE,
 	 .dump = lp_byu_dump, .to_refs = true},
 	{.name = "p6", .id = LP_LEGACY_P6, .what = "a Pentium bus trace", .byte_order = LP_BIG,
@@ -126,15 +108,113 @@ const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *e
 	return likely;
 }
 
-char *lp_format_names(const char *last)
+/* A list "a, b, c or d" of names[0, n). */
+static char *name_list(const char *const *names, size_t n)
 {
 	GString *s = g_string_new(NULL);
-	for (size_t i = 0; i < lp_nformats; i++) {
-		if (i > 0)
-			g_string_append(s, !last && i == lp_nformats - 1 ? " or " : ", ");
-		g_string_append(s, lp_formats[i].name);
-	}
-	if (last)
-		g_string_append_printf(s, " or %s", last);
+	for (size_t i = 0; i < n; i++)
+		g_string_append_printf(s, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
 	return g_string_free(s, FALSE);
+}
+
+char *lp_format_names(const char *last)
+{
+	const char *names[G_N_ELEMENTS(lp_formats) + 1];
+	size_t n = 0;
+	for (size_t i = 0; i < lp_nformats; i++)
+		if (i == 0 || strcmp(lp_formats[i].name, lp_formats[i - 1].name))
+			names[n++] = lp_formats[i].name;
+	if (last)
+		names[n++] = last;
+	return name_list(names, n);
+}
+
+/* ---- the raw reference forms ---- */
+
+#define AUTO_NAME "auto"
+
+lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
+			   lp_error *err)
+{
+	lp_byte_source src;
+	if (lp_byte_source_init(&src, path, err))
+		return NULL;
+	ssize_t n = lp_inbuf_fill(&src.b, LP_SNIFF_BYTES, err);
+	if (n < 0) {
+		lp_byte_source_clear(&src);
+		return NULL;
+	}
+	const unsigned char *p = lp_byte_source_data(&src);
+	const lp_format *form = NULL;
+	for (size_t i = 0; i < lp_nformats; i++) {
+		const lp_format *f = &lp_formats[i];
+		if (!f->open_source || (encoding != LP_REF_AUTO && f->encoding != encoding))
+			continue;
+		form = f;
+		if (f->sniff(p, (size_t)n) == LP_SNIFF_SURE)
+			break;
+	}
+	lp_ref_source *s = form->open_source(&src, endian, err);
+	lp_byte_source_clear(&src); /* what the source did not take */
+	return s;
+}
+
+const lp_format *lp_ref_form(enum lp_ref_format encoding, unsigned width)
+{
+	for (size_t i = 0; i < lp_nformats; i++)
+		if (lp_formats[i].open_source && lp_formats[i].encoding == encoding &&
+		    lp_formats[i].width == width)
+			return &lp_formats[i];
+	return NULL;
+}
+
+/* The name of an encoding; NULL when no form has it. */
+static const char *encoding_name(int encoding)
+{
+	if (encoding == LP_REF_AUTO)
+		return AUTO_NAME;
+	for (size_t i = 0; i < lp_nformats; i++)
+		if (lp_formats[i].open_source && (int)lp_formats[i].encoding == encoding)
+			return lp_formats[i].encoding_name;
+	return NULL;
+}
+
+int lp_ref_format_parse(const char *s)
+{
+	const char *name;
+	for (int e = LP_REF_AUTO; (name = encoding_name(e)); e++)
+		if (!strcmp(s, name))
+			return e;
+	return -1;
+}
+
+/* The encodings are enum lp_ref_format's values from LP_REF_AUTO on,
+ * each named by its forms' rows. */
+char *lp_ref_format_names(void)
+{
+	const char *names[G_N_ELEMENTS(lp_formats) + 1];
+	size_t n = 0;
+	for (int e = LP_REF_AUTO + 1; (names[n] = encoding_name(e)); e++)
+		n++;
+	names[n++] = AUTO_NAME;
+	return name_list(names, n);
+}
+
+int lp_ref_format_check(int format, const char *field, lp_error *err)
+{
+	if (format >= LP_REF_AUTO && encoding_name(format))
+		return 0;
+	char *constants[G_N_ELEMENTS(lp_formats) + 1];
+	size_t n = 0;
+	for (const char *name; (name = encoding_name(LP_REF_AUTO + (int)n)); n++) {
+		char *upper = g_ascii_strup(name, -1);
+		constants[n] = g_strconcat("LP_REF_", upper, NULL);
+		g_free(upper);
+	}
+	char *list = name_list((const char *const *)constants, n);
+	lp_fail(err, LP_EUSAGE, "%s: %d is not %s", field, format, list);
+	g_free(list);
+	for (size_t i = 0; i < n; i++)
+		g_free(constants[i]);
+	return LP_EUSAGE;
 }

@@ -13,13 +13,6 @@
 #include "io/bytesrc.h"
 #include "io/io.h"
 
-/* What a sniff() says of a trace's first bytes. */
-enum lp_sniff {
-	LP_SNIFF_NO,
-	LP_SNIFF_LIKELY, /* plausible records, no proof */
-	LP_SNIFF_SURE,   /* its header, or a first record that parses */
-};
-
 /* Bytes a sniff() is given when the input is that long. */
 #define LP_SNIFF_BYTES (2 * LP_PI_LONG_RECORD)
 
@@ -41,20 +34,41 @@ typedef struct lp_format {
 	/* laplace convert --to text|bin turns its records into raw references
 	 * (lp_legacy_to_refs). */
 	bool to_refs;
+	/* A form of the raw reference trace (name "ref", a row each): the
+	 * encoding --ref-format names, its width (the bits of its vas ids and
+	 * addresses), its source and its writer (refio.h). NULL open_source:
+	 * a format the merge does not read. */
+	enum lp_ref_format encoding;
+	const char *encoding_name;
+	unsigned width;
+	lp_ref_source *(*open_source)(lp_byte_source *src, enum lp_endian endian, lp_error *err);
+	lp_ref_writer *(*open_sink)(lp_output *out, enum lp_endian endian);
 } lp_format;
 
-/* The rows, in the order detection tries them. */
+/* The rows, in the order detection tries them; the rows of one format
+ * are next to each other. */
 extern const lp_format lp_formats[];
 extern const size_t lp_nformats;
 
-/* The row named name, or NULL. */
+/* The (first) row named name, or NULL. */
 const lp_format *lp_format_find(const char *name);
 const lp_format *lp_format_of(enum lp_legacy_format id);
 /* The first row whose sniff() is sure of src's first bytes, else the
  * first that finds them likely; NULL when none does, or on a read error
  * (*failed and err set). */
 const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *err);
-/* The rows' names as a list for help and messages: "ref, byu, p6,
+/* Open the raw reference trace at path as a source, in the form its
+ * first bytes show among those of encoding (LP_REF_AUTO: any): the first
+ * form sure of them, else the last form of the encoding (the 32-bit
+ * binary form for LP_REF_AUTO, laplace-formats(5) 1.3 and 10.1). NULL
+ * with err set when it cannot be opened or read. */
+lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
+			   lp_error *err);
+/* The raw reference form of encoding (LP_REF_BIN or LP_REF_TEXT) and
+ * width, or NULL. */
+const lp_format *lp_ref_form(enum lp_ref_format encoding, unsigned width);
+
+/* The formats' names as a list for help and messages: "ref, byu, p6,
  * page-image, basic", then " or last" when last is given, else the last
  * name after " or ". g_free it. */
 char *lp_format_names(const char *last);

@@ -7,7 +7,7 @@
 #include <fcntl.h>
 
 #include "formats/kern.h"
-#include "formats/refio.h"
+#include "formats/registry.h"
 
 void lp_merge_job_init(lp_merge_job *job)
 {
@@ -24,7 +24,7 @@ void lp_merge_job_init(lp_merge_job *job)
 int lp_run_open(lp_run *r, const lp_merge_job *job, lp_error *err)
 {
 	*r = (lp_run){0};
-	if (!(r->refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err)) ||
+	if (!(r->refs = lp_ref_open(job->reference, job->ref_format, job->endian, err)) ||
 	    !(r->kern = lp_kern_reader_open(job->kernel, err))) {
 		lp_run_close(r);
 		return err->status;

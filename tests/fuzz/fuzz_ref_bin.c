@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* Some records before the bad one may have been read. */
 			FUZZ_CHECK(first_bad < whole && refs->len <= first_bad);
 			lp_error err;
-			lp_ref_source *r = lp_ref_reader_open(path, LP_REF_BIN, endian, &err);
+			lp_ref_source *r = lp_ref_open(path, LP_REF_BIN, endian, &err);
 			FUZZ_CHECK(r);
 			static lp_ref buf[1024];
 			ssize_t n;

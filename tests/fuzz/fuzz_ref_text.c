@@ -15,7 +15,7 @@
 static int first_record_reads(const char *path)
 {
 	lp_error err;
-	lp_ref_source *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_open(path, LP_REF_TEXT, LP_LITTLE, &err);
 	FUZZ_CHECK(r);
 	lp_ref ref;
 	ssize_t n = lp_ref_source_read(r, &ref, 1, &err);
@@ -41,7 +41,7 @@ static void check_lines(const uint8_t *data, size_t size, size_t records)
 static char *reader_failure(const char *path)
 {
 	lp_error err;
-	lp_ref_source *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_open(path, LP_REF_TEXT, LP_LITTLE, &err);
 	FUZZ_CHECK(r);
 	lp_ref buf[64];
 	ssize_t n;
@@ -55,7 +55,7 @@ static char *reader_failure(const char *path)
 static void check_chunks(const char *path, const GArray *refs, bool read_whole)
 {
 	lp_error err;
-	lp_ref_source *r = lp_ref_reader_open(path, LP_REF_TEXT, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_open(path, LP_REF_TEXT, LP_LITTLE, &err);
 	if (!r) {
 		/* A compressed input that does not start right. */
 		FUZZ_CHECK(!read_whole);
@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t first = nl ? (size_t)(nl - data) : size;
 		if (first <= LP_REF_SNIFF_BYTES) {
 			lp_error err;
-			lp_ref_source *r = lp_ref_reader_open(path, LP_REF_AUTO, LP_LITTLE, &err);
+			lp_ref_source *r = lp_ref_open(path, LP_REF_AUTO, LP_LITTLE, &err);
 			FUZZ_CHECK(r);
 			detected = lp_ref_reader_format(r);
 			lp_ref_source_close(r);

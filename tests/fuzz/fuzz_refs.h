@@ -10,6 +10,7 @@
 #include <glib.h>
 
 #include "formats/refio.h"
+#include "formats/registry.h"
 
 /* Every record of the trace at path into refs; returns what the last read
  * returned (0 at the end, -1 on an error), with *torn the torn bytes. */
@@ -20,7 +21,7 @@ static FUZZ_UNUSED int fuzz_read_refs(const char *path, enum lp_ref_format forma
 	lp_error err;
 	g_array_set_size(refs, 0);
 	*torn = 0;
-	lp_ref_source *r = lp_ref_reader_open(path, format, endian, &err);
+	lp_ref_source *r = lp_ref_open(path, format, endian, &err);
 	if (!r)
 		return -1;
 	*detected = lp_ref_reader_format(r);
@@ -65,7 +66,7 @@ static FUZZ_UNUSED char *fuzz_round_trip(const GArray *refs, enum lp_ref_format 
 	lp_error err;
 	lp_output *out = lp_output_open(path, compress, &err);
 	FUZZ_CHECK(out);
-	lp_ref_writer *w = lp_ref_writer_new(out, format, endian);
+	lp_ref_writer *w = lp_ref_form(format, 32)->open_sink(out, endian);
 	/* In uneven pieces, as a converter would write them. */
 	for (size_t at = 0; at < refs->len;) {
 		size_t n = MIN(refs->len - at, (size_t)1 + at % 1000);

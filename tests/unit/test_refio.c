@@ -11,6 +11,7 @@
 #include "scratch.h"
 #include "io/inbuf.h"
 #include "formats/refio.h"
+#include "formats/registry.h"
 #include "core/numbers.h"
 
 SCRATCH_SUITE(refio);
@@ -41,7 +42,7 @@ static void assert_ref(const lp_ref *got, const lp_ref *want)
 static ssize_t read_refs(const char *path, enum lp_ref_format format, enum lp_endian endian,
 			 lp_ref *refs, size_t cap, size_t *torn, enum lp_ref_format *detected)
 {
-	lp_ref_source *r = lp_ref_reader_open(path, format, endian, &err);
+	lp_ref_source *r = lp_ref_open(path, format, endian, &err);
 	if (!r)
 		return -1;
 	size_t total = 0;
@@ -141,7 +142,7 @@ Test(refio, binary_every_type_and_index)
 		data[i * 18 + 1] = (unsigned char)i; /* timestamp i */
 	}
 	char *p = scratch_file(dir, "all.bin", data, sizeof data);
-	lp_ref_source *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_open(p, LP_REF_BIN, LP_LITTLE, &err);
 	cr_assert_not_null(r);
 	lp_ref got[4];
 	cr_assert_eq(lp_ref_source_read(r, got, 4, &err), 4);
@@ -226,7 +227,7 @@ Test(refio, handed_off_records_are_the_same)
 	memcpy(data + 36, example_be, 18);
 	data[36] = 'x';
 	char *p = scratch_file(dir, "handoff.bin", data, sizeof data);
-	lp_ref_source *r = lp_ref_reader_open(p, LP_REF_BIN, LP_BIG, &err);
+	lp_ref_source *r = lp_ref_open(p, LP_REF_BIN, LP_BIG, &err);
 	cr_assert_not_null(r);
 	r->ops->set_handoff(r, true);
 	lp_ref got[3];
@@ -252,7 +253,7 @@ Test(refio, binary_order_breaks_are_counted)
 		data[i * 18 + 1] = stamps[i];
 	}
 	char *p = scratch_file(dir, "order.bin", data, sizeof data);
-	lp_ref_source *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_open(p, LP_REF_BIN, LP_LITTLE, &err);
 	cr_assert_not_null(r);
 	lp_ref got[6];
 	cr_assert_eq(lp_ref_source_read(r, got, 2, &err), 2);
@@ -264,7 +265,7 @@ Test(refio, binary_order_breaks_are_counted)
 	lp_ref_source_close(r);
 	g_free(p);
 	p = scratch_file(dir, "order.txt", "r 3 4 1 1000\nr 2 4 1 1000\n", 26);
-	r = lp_ref_reader_open(p, LP_REF_TEXT, LP_LITTLE, &err);
+	r = lp_ref_open(p, LP_REF_TEXT, LP_LITTLE, &err);
 	cr_assert_not_null(r);
 	cr_assert_eq(lp_ref_source_read(r, got, 6, &err), 2);
 	cr_assert_eq((void *)r->ops->order_breaks, NULL, "text is checked by its caller");
@@ -547,7 +548,7 @@ Test(refio, auto_detects_inside_gzip)
 Test(refio, missing_file)
 {
 	char *p = g_build_filename(dir, "nope", NULL);
-	cr_assert_null(lp_ref_reader_open(p, LP_REF_AUTO, LP_LITTLE, &err));
+	cr_assert_null(lp_ref_open(p, LP_REF_AUTO, LP_LITTLE, &err));
 	cr_assert_eq(err.status, LP_EIO);
 	char *want = g_strdup_printf("cannot open %s: No such file or directory", p);
 	cr_assert_str_eq(err.msg, want);
@@ -562,7 +563,7 @@ static char *write_refs(const char *name, enum lp_ref_format format, enum lp_end
 	char *p = g_build_filename(dir, name, NULL);
 	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
 	cr_assert_not_null(out);
-	lp_ref_writer *w = lp_ref_writer_new(out, format, endian);
+	lp_ref_writer *w = lp_ref_form(format, 32)->open_sink(out, endian);
 	cr_assert_eq(lp_ref_writer_write(w, refs, n, &err), 0);
 	cr_assert_eq(lp_ref_writer_finish(w, &err), 0);
 	cr_assert_eq(lp_output_commit(out, &err), 0);
@@ -604,7 +605,7 @@ Test(refio, writer_free_discards)
 {
 	char *p = g_build_filename(dir, "o", NULL);
 	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
-	lp_ref_writer *w = lp_ref_writer_new(out, LP_REF_TEXT, LP_LITTLE);
+	lp_ref_writer *w = lp_ref_form(LP_REF_TEXT, 32)->open_sink(out, LP_LITTLE);
 	cr_assert_eq(lp_ref_writer_write(w, &example, 1, &err), 0);
 	lp_ref_writer_free(w);
 	cr_assert_eq(lp_output_commit(out, &err), 0);
