@@ -24,6 +24,8 @@
 #define LP_REF64_HEADER LP_REF64_MAGIC "\x01"
 #define LP_REF64_HEADER_SIZE 8
 #define LP_REF64_RECORD_SIZE 26
+/* The 64-bit text form's first line (a trailing '\r' or spaces tolerated). */
+#define LP_REF64_TEXT_HEADER "#laplace-ref 64"
 
 /* enum lp_ref_format and enum lp_endian: laplace/laplace.h. */
 
@@ -49,21 +51,29 @@ bool lp_ref_starts_as_text(const char *data, size_t n);
 
 /* The forms' rows in the registry (registry.h): how sure data[0, n) is
  * of each form, and its source, which takes over the input and buffer
- * src holds (leaving src empty; src itself stays the caller's).
- * lp_ref_open (registry.h) picks the form and opens it. Binary sources
- * count order breaks and take handoff; text sources cut and decode
- * apart. Text: the reference of index i is on line i + 1, and nothing is
- * ever torn. */
+ * src holds (leaving src empty; src itself stays the caller's), or
+ * returns NULL with err set. lp_ref_open (registry.h) picks the form and
+ * opens it. Binary sources count order breaks and take handoff; text
+ * sources cut and decode apart. Text: the reference of index i is on
+ * line i + 1 (i + 2 in the 64-bit form, after its first line), and
+ * nothing is ever torn. The 64-bit binary form is little-endian
+ * whatever endian says. */
 enum lp_sniff lp_ref_bin_sniff(const unsigned char *data, size_t n);
 enum lp_sniff lp_ref_text_sniff(const unsigned char *data, size_t n);
+enum lp_sniff lp_ref64_bin_sniff(const unsigned char *data, size_t n);
+enum lp_sniff lp_ref64_text_sniff(const unsigned char *data, size_t n);
 lp_ref_source *lp_ref_bin_open(lp_byte_source *src, enum lp_endian endian, lp_error *err);
 lp_ref_source *lp_ref_text_open(lp_byte_source *src, enum lp_endian endian, lp_error *err);
+lp_ref_source *lp_ref64_bin_open(lp_byte_source *src, enum lp_endian endian, lp_error *err);
+lp_ref_source *lp_ref64_text_open(lp_byte_source *src, enum lp_endian endian, lp_error *err);
 /* LP_REF_TEXT or LP_REF_BIN, as opened; s must be a raw reference
  * trace's source. */
 enum lp_ref_format lp_ref_reader_format(const lp_ref_source *s);
 
-/* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n". */
+/* Longest text record: "t " + 16 + " " + 2 + " " + 8 + " " + 8 + "\n";
+ * in the 64-bit form, with 16 digits of vas and of address. */
 #define LP_REF_TEXT_RECORD_MAX 40
+#define LP_REF64_TEXT_RECORD_MAX 56
 
 typedef struct lp_ref_writer lp_ref_writer;
 
@@ -94,9 +104,13 @@ static inline size_t lp_ref_encode_bin64(unsigned char *p, const lp_ref *ref)
 }
 
 /* The forms' writers (their rows' open_sink): references written to out
- * (not owned), binary in the given byte order, or text. */
+ * (not owned), binary in the given byte order, or text. The 64-bit forms
+ * start with their header (the binary one, little-endian, ignores
+ * endian); the 32-bit ones keep the low 32 bits of vas and address. */
 lp_ref_writer *lp_ref_bin_writer_new(lp_output *out, enum lp_endian endian);
 lp_ref_writer *lp_ref_text_writer_new(lp_output *out, enum lp_endian endian);
+lp_ref_writer *lp_ref64_bin_writer_new(lp_output *out, enum lp_endian endian);
+lp_ref_writer *lp_ref64_text_writer_new(lp_output *out, enum lp_endian endian);
 int lp_ref_writer_write(lp_ref_writer *w, const lp_ref *refs, size_t n, lp_error *err);
 /* Flush buffered records into the output (does not commit it); frees w. */
 int lp_ref_writer_finish(lp_ref_writer *w, lp_error *err);

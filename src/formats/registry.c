@@ -52,8 +52,15 @@ static enum lp_sniff sniff_basic(const unsigned char *p, size_t n)
 	.byte_order = LP_LITTLE, .dump_path = lp_ref_dump
 
 const lp_format lp_formats[] = {
-	/* Sure forms first; the 32-bit binary form, which any bytes are,
-	 * last (lp_ref_open). */
+	/* Sure forms first, the headed 64-bit ones (laplace-formats(5) 10.1)
+	 * before all; the 32-bit binary form, which any bytes are, last
+	 * (lp_ref_open). */
+	{REF_FORM, .encoding = LP_REF_BIN, .encoding_name = "bin", .width = 64,
+	 .sniff = lp_ref64_bin_sniff, .open_source = lp_ref64_bin_open,
+	 .open_sink = lp_ref64_bin_writer_new},
+	{REF_FORM, .encoding = LP_REF_TEXT, .encoding_name = "text", .width = 64,
+	 .sniff = lp_ref64_text_sniff, .open_source = lp_ref64_text_open,
+	 .open_sink = lp_ref64_text_writer_new},
 	{REF_FORM, .encoding = LP_REF_TEXT, .encoding_name = "text", .width = 32,
 	 .sniff = lp_ref_text_sniff, .open_source = lp_ref_text_open,
 	 .open_sink = lp_ref_text_writer_new},

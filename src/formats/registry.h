@@ -68,6 +68,15 @@ lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum l
  * width, or NULL. */
 const lp_format *lp_ref_form(enum lp_ref_format encoding, unsigned width);
 
+/* laplace convert and dump: every reference of s written to out by form's
+ * writer (a raw reference form; endian for the 32-bit binary form), then
+ * a torn last record reported as policy says. A form narrower than s
+ * refuses the first vas or address that does not fit it (LP_EINPUT,
+ * naming its record and field) before anything of its batch is written.
+ * s stays open; out is neither committed nor aborted. */
+int lp_ref_copy(lp_ref_source *s, const lp_format *form, enum lp_endian endian,
+		const lp_torn_policy *policy, lp_output *out, lp_error *err);
+
 /* The formats' names as a list for help and messages: "ref, byu, p6,
  * page-image, basic", then " or last" when last is given, else the last
  * name after " or ". g_free it. */
