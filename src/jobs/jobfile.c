@@ -243,7 +243,10 @@ static int parse_options(parser *p, lp_job_spec *spec)
 		switch ((enum option_key)k) {
 		case OPT_USER_ONLY: r = parse_bool(p, option_names[k], &spec->user_only); break;
 		case OPT_STRICT: r = parse_bool(p, option_names[k], &spec->strict); break;
-		case OPT_PAGE_OFFSET: r = parse_hex(p, option_names[k], &spec->page_offset); break;
+		case OPT_PAGE_OFFSET:
+			r = parse_hex(p, option_names[k], &spec->page_offset);
+			spec->page_offset_set = true;
+			break;
 		case OPT_ENDIAN:
 			r = parse_word(p, option_names[k], "little or big", lp_endian_parse, &v);
 			if (!r)
@@ -536,6 +539,7 @@ void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job)
 	job->user_only = spec->user_only;
 	job->strict = spec->strict;
 	job->page_offset = spec->page_offset;
+	job->page_offset_set = spec->page_offset_set;
 	job->per_process = spec->per_process;
 	job->output = spec->output;
 	job->force = true;

@@ -38,6 +38,7 @@ typedef struct lp_job_spec {
 	bool user_only;
 	bool strict;
 	uint64_t page_offset;
+	bool page_offset_set;            /* given; else the capture's width's */
 	enum lp_endian endian;
 	enum lp_compress compress;
 	unsigned timeout;                /* seconds, or 0: the runner's limit */

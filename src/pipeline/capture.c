@@ -130,6 +130,7 @@ lp_capture *lp_capture_open(const char *ref, const char *kern, const lp_capture_
 	job.ref_format = opt->ref_format;
 	job.endian = opt->endian;
 	job.page_offset = opt->page_offset;
+	job.page_offset_set = true;
 	job.strict = opt->strict;
 	job.warn = opt->warn;
 	job.warn_ctx = opt->warn_ctx;

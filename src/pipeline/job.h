@@ -10,6 +10,9 @@
 #include "pipeline/pipeline.h"
 #include "formats/procindex.h"
 
+/* The default page offset of a 64-bit capture: x86-64 Linux's direct map. */
+#define LP_PAGE_OFFSET_64 UINT64_C(0xffff888000000000)
+
 typedef struct lp_merge_job {
 	const char *reference;   /* raw reference trace ("-": standard input) */
 	const char *kernel;      /* kernel event trace ("-": standard input) */
@@ -17,7 +20,12 @@ typedef struct lp_merge_job {
 	enum lp_endian endian;
 	bool user_only;
 	bool strict;
+	/* The page offset, when page_offset_set; else, as lp_merge_job_init
+	 * leaves it, the default of the capture's width (its reference
+	 * source's): LP_DEFAULT_PAGE_OFFSET for 32 bits, LP_PAGE_OFFSET_64
+	 * for 64 (laplace-formats(5) 10.2). */
 	uint64_t page_offset;
+	bool page_offset_set;
 	bool per_process;        /* output is a directory (laplace-formats(5),
 				  * "PER-PROCESS MERGE OUTPUT") */
 	enum lp_layout layout;   /* per-process: a file per task or per process */
@@ -57,7 +65,8 @@ int lp_run_open(lp_run *r, const lp_merge_job *job, lp_error *err);
 /* Close what lp_run_open opened (r may be all zeros). */
 void lp_run_close(lp_run *r);
 
-/* Fill in the defaults (auto format, little endian, default page offset). */
+/* Fill in the defaults (auto format, little endian, the page offset of
+ * the capture's width). */
 void lp_merge_job_init(lp_merge_job *job);
 /* Run it. On success returns 0 with *stats filled; on failure returns an
  * lp_status with err set and leaves no output that looks complete. */
