@@ -52,6 +52,7 @@ Test(jobfile, full_job)
 	cr_assert(spec.user_only);
 	cr_assert(spec.strict);
 	cr_assert_eq(spec.page_offset, 0x80000000u);
+	cr_assert(spec.page_offset_set);
 	cr_assert_eq(spec.endian, LP_BIG);
 	cr_assert_eq(spec.compress, LP_COMPRESS_ZSTD);
 	cr_assert_eq(spec.line, 1);
@@ -65,6 +66,8 @@ Test(jobfile, defaults)
 	cr_assert_not(spec.user_only);
 	cr_assert_not(spec.strict);
 	cr_assert_eq(spec.page_offset, 0xc0000000u);
+	/* Not given: the merge takes the capture's width's (laplace-formats(5) 10.2). */
+	cr_assert_not(spec.page_offset_set);
 	cr_assert_eq(spec.endian, LP_LITTLE);
 	cr_assert_eq(spec.compress, LP_COMPRESS_AUTO);
 	cr_assert_eq(spec.key_line[LP_JOB_KEY_OPTIONS], 0);
