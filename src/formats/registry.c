@@ -143,6 +143,8 @@ char *lp_format_names(const char *last)
 lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
 			   lp_error *err)
 {
+	if (lp_ref_format_check((int)encoding, "reference trace form", err))
+		return NULL;
 	lp_byte_source src;
 	if (lp_byte_source_init(&src, path, err))
 		return NULL;
@@ -152,7 +154,7 @@ lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum l
 		return NULL;
 	}
 	const unsigned char *p = lp_byte_source_data(&src);
-	const lp_format *form = NULL;
+	const lp_format *form = NULL; /* the last of encoding's forms, at worst */
 	for (size_t i = 0; i < lp_nformats; i++) {
 		const lp_format *f = &lp_formats[i];
 		if (!f->open_source || (encoding != LP_REF_AUTO && f->encoding != encoding))

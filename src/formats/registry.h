@@ -61,7 +61,8 @@ const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *e
  * first bytes show among those of encoding (LP_REF_AUTO: any): the first
  * form sure of them, else the last form of the encoding (the 32-bit
  * binary form for LP_REF_AUTO, laplace-formats(5) 1.3 and 10.1). NULL
- * with err set when it cannot be opened or read. */
+ * with err set when it cannot be opened or read, or encoding is none
+ * (LP_EUSAGE). */
 lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
 			   lp_error *err);
 /* The raw reference form of encoding (LP_REF_BIN or LP_REF_TEXT) and

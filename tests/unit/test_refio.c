@@ -545,6 +545,16 @@ Test(refio, auto_detects_inside_gzip)
 	g_free(p);
 }
 
+Test(refio, unknown_form)
+{
+	char *p = scratch_file(dir, "t.txt", "r 1 1 1 1\n", 10);
+	cr_assert_null(lp_ref_open(p, (enum lp_ref_format)3, LP_LITTLE, &err));
+	cr_assert_eq(err.status, LP_EUSAGE);
+	cr_assert_str_eq(err.msg, "reference trace form: 3 is not LP_REF_AUTO, LP_REF_BIN or "
+				  "LP_REF_TEXT");
+	g_free(p);
+}
+
 Test(refio, missing_file)
 {
 	char *p = g_build_filename(dir, "nope", NULL);
