@@ -45,7 +45,7 @@ static int convert_ref(const convert_request *rq, const lp_format *format, lp_er
 	if (out) {
 		unsigned width = rq->width ? rq->width : lp_ref_source_width(reader);
 		const lp_torn_policy policy = {.strict = rq->strict, .warn = cli_warn};
-		rc = lp_ref_copy(reader, lp_ref_form(rq->to, width), rq->endian, &policy, out, err);
+		rc = lp_ref_copy(reader, lp_ref_row(rq->to, width), rq->endian, &policy, out, err);
 		rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
 	}
 	lp_ref_source_close(reader);
@@ -66,7 +66,8 @@ static int convert_to_refs(const convert_request *rq, const lp_format *format, l
 		return err->status;
 	}
 	enum lp_endian order = rq->endian_given ? rq->endian : format->byte_order;
-	lp_ref_writer *writer = lp_ref_form(rq->to, rq->width ? rq->width : 32)->open_sink(out, LP_LITTLE);
+	const lp_format *form = lp_ref_row(rq->to, rq->width ? rq->width : 32);
+	lp_ref_writer *writer = form->open_sink(out, LP_LITTLE);
 	lp_torn_policy policy = {.strict = rq->strict, .warn = cli_warn};
 	lp_legacy_summary sum;
 	int rc = lp_legacy_to_refs(src, format->id, order, &policy, writer, &sum, err);

@@ -58,13 +58,13 @@ static lp_ref_source *reader_new(lp_byte_source *src, const lp_ref_source_ops *o
 	return &r->base;
 }
 
-lp_ref_source *lp_ref_bin_open(lp_byte_source *src, enum lp_endian endian, lp_error *err)
+static lp_ref_source *bin_open(lp_byte_source *src, enum lp_endian endian, lp_error *err)
 {
 	(void)err;
 	return reader_new(src, &bin_ops, endian);
 }
 
-lp_ref_source *lp_ref_text_open(lp_byte_source *src, enum lp_endian endian, lp_error *err)
+static lp_ref_source *text_open(lp_byte_source *src, enum lp_endian endian, lp_error *err)
 {
 	(void)err;
 	return reader_new(src, &text_ops, endian);
@@ -72,7 +72,7 @@ lp_ref_source *lp_ref_text_open(lp_byte_source *src, enum lp_endian endian, lp_e
 
 /* The header's version byte checked and passed; src starts with the
  * magic (its sniff was sure). The form is little-endian whatever endian. */
-lp_ref_source *lp_ref64_bin_open(lp_byte_source *src, enum lp_endian endian, lp_error *err)
+static lp_ref_source *bin64_open(lp_byte_source *src, enum lp_endian endian, lp_error *err)
 {
 	(void)endian;
 	ssize_t avail = lp_inbuf_fill(&src->b, LP_REF64_HEADER_SIZE, err);
@@ -92,7 +92,7 @@ lp_ref_source *lp_ref64_bin_open(lp_byte_source *src, enum lp_endian endian, lp_
 }
 
 /* Its first line, "#laplace-ref 64" (its sniff was sure), passed. */
-lp_ref_source *lp_ref64_text_open(lp_byte_source *src, enum lp_endian endian, lp_error *err)
+static lp_ref_source *text64_open(lp_byte_source *src, enum lp_endian endian, lp_error *err)
 {
 	char *line;
 	size_t len;
@@ -298,24 +298,24 @@ static bool looks_binary(const unsigned char *p, size_t n)
 
 /* Binary records are only plausible: any bytes are a binary trace, read
  * when no other form is sure of them (lp_ref_open). */
-enum lp_sniff lp_ref_bin_sniff(const unsigned char *data, size_t n)
+static enum lp_sniff bin_sniff(const unsigned char *data, size_t n)
 {
 	return looks_binary(data, n) ? LP_SNIFF_LIKELY : LP_SNIFF_NO;
 }
 
-enum lp_sniff lp_ref_text_sniff(const unsigned char *data, size_t n)
+static enum lp_sniff text_sniff(const unsigned char *data, size_t n)
 {
 	return lp_ref_starts_as_text((const char *)data, n) ? LP_SNIFF_SURE : LP_SNIFF_NO;
 }
 
-enum lp_sniff lp_ref64_bin_sniff(const unsigned char *data, size_t n)
+static enum lp_sniff bin64_sniff(const unsigned char *data, size_t n)
 {
 	return n >= LP_REF64_MAGIC_SIZE && !memcmp(data, LP_REF64_MAGIC, LP_REF64_MAGIC_SIZE)
 		? LP_SNIFF_SURE : LP_SNIFF_NO;
 }
 
 /* Its first line, trailing '\r's and spaces aside, is the header. */
-enum lp_sniff lp_ref64_text_sniff(const unsigned char *data, size_t n)
+static enum lp_sniff text64_sniff(const unsigned char *data, size_t n)
 {
 	const unsigned char *nl = memchr(data, '\n', n);
 	size_t len = nl ? (size_t)(nl - data) : n;
@@ -596,4 +596,95 @@ static const lp_ref_source_ops text64_ops = {
 enum lp_ref_format lp_ref_reader_format(const lp_ref_source *s)
 {
 	return s->ops->cut ? LP_REF_TEXT : LP_REF_BIN;
+}
+
+/* ---- the forms, and opening a trace in its form ---- */
+
+const lp_ref_form lp_ref_forms[] = {
+	{LP_REF_BIN, "bin", 64, bin64_sniff, bin64_open},
+	{LP_REF_TEXT, "text", 64, text64_sniff, text64_open},
+	{LP_REF_TEXT, "text", 32, text_sniff, text_open},
+	{LP_REF_BIN, "bin", 32, bin_sniff, bin_open},
+};
+const size_t lp_nref_forms = sizeof lp_ref_forms / sizeof lp_ref_forms[0];
+
+#define AUTO_NAME "auto"
+
+/* The name of an encoding; NULL when no form has it. */
+static const char *encoding_name(int encoding)
+{
+	if (encoding == LP_REF_AUTO)
+		return AUTO_NAME;
+	for (size_t i = 0; i < lp_nref_forms; i++)
+		if ((int)lp_ref_forms[i].encoding == encoding)
+			return lp_ref_forms[i].encoding_name;
+	return NULL;
+}
+
+int lp_ref_format_parse(const char *s)
+{
+	const char *name;
+	for (int e = LP_REF_AUTO; (name = encoding_name(e)); e++)
+		if (!strcmp(s, name))
+			return e;
+	return -1;
+}
+
+/* The encodings are enum lp_ref_format's values from LP_REF_AUTO on,
+ * each named by its forms. */
+char *lp_ref_format_names(void)
+{
+	GString *names = g_string_new(NULL);
+	const char *name;
+	for (int e = LP_REF_AUTO + 1; (name = encoding_name(e)); e++)
+		g_string_append_printf(names, "%s%s", names->len ? ", " : "", name);
+	g_string_append(names, " or " AUTO_NAME);
+	return g_string_free(names, FALSE);
+}
+
+int lp_ref_format_check(int format, const char *field, lp_error *err)
+{
+	if (format >= LP_REF_AUTO && encoding_name(format))
+		return 0;
+	GString *names = g_string_new(NULL);
+	const char *name;
+	for (int e = LP_REF_AUTO; (name = encoding_name(e)); e++) {
+		char *upper = g_ascii_strup(name, -1);
+		bool last = !encoding_name(e + 1);
+		g_string_append_printf(names, "%sLP_REF_%s", e == LP_REF_AUTO ? "" : last ? " or " : ", ",
+				       upper);
+		g_free(upper);
+	}
+	lp_fail(err, LP_EUSAGE, "%s: %d is not %s", field, format, names->str);
+	g_string_free(names, TRUE);
+	return LP_EUSAGE;
+}
+
+lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
+			   lp_error *err)
+{
+	if (lp_ref_format_check((int)encoding, "reference trace form", err))
+		return NULL;
+	lp_byte_source src;
+	if (lp_byte_source_init(&src, path, err))
+		return NULL;
+	/* Enough for every form's sniff(): the longest first line, and its newline. */
+	ssize_t n = lp_inbuf_fill(&src.b, LP_LINE_MAX + 1, err);
+	if (n < 0) {
+		lp_byte_source_clear(&src);
+		return NULL;
+	}
+	const unsigned char *p = lp_byte_source_data(&src);
+	const lp_ref_form *form = NULL; /* the last of encoding's forms, at worst */
+	for (size_t i = 0; i < lp_nref_forms; i++) {
+		const lp_ref_form *f = &lp_ref_forms[i];
+		if (encoding != LP_REF_AUTO && f->encoding != encoding)
+			continue;
+		form = f;
+		if (f->sniff(p, (size_t)n) == LP_SNIFF_SURE)
+			break;
+	}
+	lp_ref_source *s = form->open_source(&src, endian, err);
+	lp_byte_source_clear(&src); /* what the source did not take */
+	return s;
 }

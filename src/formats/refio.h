@@ -30,8 +30,8 @@
 /* enum lp_ref_format and enum lp_endian: laplace/laplace.h. */
 
 /* --ref-format's names, "bin", "text" and "auto", and the library's
- * constants for them: the raw reference forms are rows of the registry
- * (registry.c defines these). Parse one; -1 if unknown. */
+ * constants for them, from the forms (lp_ref_forms). Parse one; -1 if
+ * unknown. */
 int lp_ref_format_parse(const char *s);
 /* The names lp_ref_format_parse takes, for help and messages: "bin, text
  * or auto". g_free it. */
@@ -49,23 +49,38 @@ int lp_endian_parse(const char *s);
 #define LP_REF_SNIFF_BYTES 64
 bool lp_ref_starts_as_text(const char *data, size_t n);
 
-/* The forms' rows in the registry (registry.h): how sure data[0, n) is
- * of each form, and its source, which takes over the input and buffer
+/* A form of the raw reference trace as it is read: the encoding
+ * --ref-format names, the width of its vas ids and addresses (32, or 64:
+ * laplace-formats(5) 10), how sure the first bytes of a (decompressed)
+ * trace are of it, and its source, which takes over the input and buffer
  * src holds (leaving src empty; src itself stays the caller's), or
- * returns NULL with err set. lp_ref_open (registry.h) picks the form and
- * opens it. Binary sources count order breaks and take handoff; text
- * sources cut and decode apart. Text: the reference of index i is on
- * line i + 1 (i + 2 in the 64-bit form, after its first line), and
- * nothing is ever torn. The 64-bit binary form is little-endian
- * whatever endian says. */
-enum lp_sniff lp_ref_bin_sniff(const unsigned char *data, size_t n);
-enum lp_sniff lp_ref_text_sniff(const unsigned char *data, size_t n);
-enum lp_sniff lp_ref64_bin_sniff(const unsigned char *data, size_t n);
-enum lp_sniff lp_ref64_text_sniff(const unsigned char *data, size_t n);
-lp_ref_source *lp_ref_bin_open(lp_byte_source *src, enum lp_endian endian, lp_error *err);
-lp_ref_source *lp_ref_text_open(lp_byte_source *src, enum lp_endian endian, lp_error *err);
-lp_ref_source *lp_ref64_bin_open(lp_byte_source *src, enum lp_endian endian, lp_error *err);
-lp_ref_source *lp_ref64_text_open(lp_byte_source *src, enum lp_endian endian, lp_error *err);
+ * returns NULL with err set. Each is the reading half of a row of the
+ * registry (registry.h), which adds its writer; apart, so that the
+ * library reads traces without the registry's writers and dumps.
+ * Binary sources count order breaks and take handoff; text sources cut
+ * and decode apart. Text: the reference of index i is on line i + 1 (i +
+ * 2 in the 64-bit form, after its first line), and nothing is ever torn.
+ * The 64-bit binary form is little-endian whatever endian says. */
+typedef struct lp_ref_form {
+	enum lp_ref_format encoding;
+	const char *encoding_name;
+	unsigned width;
+	enum lp_sniff (*sniff)(const unsigned char *data, size_t n);
+	lp_ref_source *(*open_source)(lp_byte_source *src, enum lp_endian endian, lp_error *err);
+} lp_ref_form;
+/* The forms in the order lp_ref_open tries them: the 64-bit ones, sure of
+ * their header, first; the 32-bit binary form, which any bytes are, last. */
+extern const lp_ref_form lp_ref_forms[];
+extern const size_t lp_nref_forms;
+
+/* Open the raw reference trace at path as a source, in the form its
+ * first bytes show among those of encoding (LP_REF_AUTO: any): the first
+ * form sure of them, else the last form of the encoding (the 32-bit
+ * binary form for LP_REF_AUTO, laplace-formats(5) 1.3 and 10.1). NULL
+ * with err set when it cannot be opened or read, or encoding is none
+ * (LP_EUSAGE). */
+lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
+			   lp_error *err);
 /* LP_REF_TEXT or LP_REF_BIN, as opened; s must be a raw reference
  * trace's source. */
 enum lp_ref_format lp_ref_reader_format(const lp_ref_source *s);

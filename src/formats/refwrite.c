@@ -134,7 +134,7 @@ static int check_narrow(const lp_ref_source *s, uint64_t first, const lp_ref *re
 int lp_ref_copy(lp_ref_source *s, const lp_format *form, enum lp_endian endian,
 		const lp_torn_policy *policy, lp_output *out, lp_error *err)
 {
-	bool narrow = form->width < lp_ref_source_width(s);
+	bool narrow = form->ref->width < lp_ref_source_width(s);
 	lp_ref_writer *w = form->open_sink(out, endian);
 	lp_ref *batch = g_new(lp_ref, COPY_BATCH);
 	ssize_t n;
@@ -167,7 +167,7 @@ int lp_ref_dump(const char *path, enum lp_endian endian, const lp_torn_policy *p
 	lp_ref_source *s = lp_ref_open(path, LP_REF_AUTO, endian, err);
 	if (!s)
 		return err->status;
-	int rc = lp_ref_copy(s, lp_ref_form(LP_REF_TEXT, lp_ref_source_width(s)), endian, policy,
+	int rc = lp_ref_copy(s, lp_ref_row(LP_REF_TEXT, lp_ref_source_width(s)), endian, policy,
 			     out, err);
 	lp_ref_source_close(s);
 	return rc;

@@ -52,21 +52,13 @@ static enum lp_sniff sniff_basic(const unsigned char *p, size_t n)
 	.byte_order = LP_LITTLE, .dump_path = lp_ref_dump
 
 const lp_format lp_formats[] = {
-	/* Sure forms first, the headed 64-bit ones (laplace-formats(5) 10.1)
-	 * before all; the 32-bit binary form, which any bytes are, last
-	 * (lp_ref_open). */
-	{REF_FORM, .encoding = LP_REF_BIN, .encoding_name = "bin", .width = 64,
-	 .sniff = lp_ref64_bin_sniff, .open_source = lp_ref64_bin_open,
-	 .open_sink = lp_ref64_bin_writer_new},
-	{REF_FORM, .encoding = LP_REF_TEXT, .encoding_name = "text", .width = 64,
-	 .sniff = lp_ref64_text_sniff, .open_source = lp_ref64_text_open,
-	 .open_sink = lp_ref64_text_writer_new},
-	{REF_FORM, .encoding = LP_REF_TEXT, .encoding_name = "text", .width = 32,
-	 .sniff = lp_ref_text_sniff, .open_source = lp_ref_text_open,
-	 .open_sink = lp_ref_text_writer_new},
-	{REF_FORM, .encoding = LP_REF_BIN, .encoding_name = "bin", .width = 32,
-	 .sniff = lp_ref_bin_sniff, .open_source = lp_ref_bin_open,
-	 .open_sink = lp_ref_bin_writer_new},
+	/* In lp_ref_forms' order: sure forms first, the headed 64-bit ones
+	 * (laplace-formats(5) 10.1) before all; the 32-bit binary form, which
+	 * any bytes are, last. */
+	{REF_FORM, .ref = &lp_ref_forms[0], .open_sink = lp_ref64_bin_writer_new},
+	{REF_FORM, .ref = &lp_ref_forms[1], .open_sink = lp_ref64_text_writer_new},
+	{REF_FORM, .ref = &lp_ref_forms[2], .open_sink = lp_ref_text_writer_new},
+	{REF_FORM, .ref = &lp_ref_forms[3], .open_sink = lp_ref_bin_writer_new},
 	{.name = "byu", .id = LP_LEGACY_BYU, .what = "a BYU address trace", .byte_order = LP_LITTLE,
 	 .dump = lp_byu_dump, .to_refs = true},
 	{.name = "p6", .id = LP_LEGACY_P6, .what = "a Pentium bus trace", .byte_order = LP_BIG,
@@ -94,6 +86,13 @@ const lp_format *lp_format_of(enum lp_legacy_format id)
 	return NULL;
 }
 
+enum lp_sniff lp_format_sniff(const lp_format *f, const unsigned char *data, size_t n)
+{
+	if (f->ref)
+		return f->ref->sniff(data, n);
+	return f->sniff ? f->sniff(data, n) : LP_SNIFF_NO;
+}
+
 const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *err)
 {
 	*failed = false;
@@ -106,7 +105,7 @@ const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *e
 	const lp_format *likely = NULL;
 	for (size_t i = 0; i < lp_nformats; i++) {
 		const lp_format *f = &lp_formats[i];
-		enum lp_sniff says = f->sniff ? f->sniff(p, (size_t)n) : LP_SNIFF_NO;
+		enum lp_sniff says = lp_format_sniff(f, p, (size_t)n);
 		if (says == LP_SNIFF_SURE)
 			return f;
 		if (says == LP_SNIFF_LIKELY && !likely)
@@ -136,94 +135,12 @@ char *lp_format_names(const char *last)
 	return name_list(names, n);
 }
 
-/* ---- the raw reference forms ---- */
-
-#define AUTO_NAME "auto"
-
-lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
-			   lp_error *err)
+const lp_format *lp_ref_row(enum lp_ref_format encoding, unsigned width)
 {
-	if (lp_ref_format_check((int)encoding, "reference trace form", err))
-		return NULL;
-	lp_byte_source src;
-	if (lp_byte_source_init(&src, path, err))
-		return NULL;
-	ssize_t n = lp_inbuf_fill(&src.b, LP_SNIFF_BYTES, err);
-	if (n < 0) {
-		lp_byte_source_clear(&src);
-		return NULL;
-	}
-	const unsigned char *p = lp_byte_source_data(&src);
-	const lp_format *form = NULL; /* the last of encoding's forms, at worst */
 	for (size_t i = 0; i < lp_nformats; i++) {
-		const lp_format *f = &lp_formats[i];
-		if (!f->open_source || (encoding != LP_REF_AUTO && f->encoding != encoding))
-			continue;
-		form = f;
-		if (f->sniff(p, (size_t)n) == LP_SNIFF_SURE)
-			break;
-	}
-	lp_ref_source *s = form->open_source(&src, endian, err);
-	lp_byte_source_clear(&src); /* what the source did not take */
-	return s;
-}
-
-const lp_format *lp_ref_form(enum lp_ref_format encoding, unsigned width)
-{
-	for (size_t i = 0; i < lp_nformats; i++)
-		if (lp_formats[i].open_source && lp_formats[i].encoding == encoding &&
-		    lp_formats[i].width == width)
+		const lp_ref_form *ref = lp_formats[i].ref;
+		if (ref && ref->encoding == encoding && ref->width == width)
 			return &lp_formats[i];
-	return NULL;
-}
-
-/* The name of an encoding; NULL when no form has it. */
-static const char *encoding_name(int encoding)
-{
-	if (encoding == LP_REF_AUTO)
-		return AUTO_NAME;
-	for (size_t i = 0; i < lp_nformats; i++)
-		if (lp_formats[i].open_source && (int)lp_formats[i].encoding == encoding)
-			return lp_formats[i].encoding_name;
-	return NULL;
-}
-
-int lp_ref_format_parse(const char *s)
-{
-	const char *name;
-	for (int e = LP_REF_AUTO; (name = encoding_name(e)); e++)
-		if (!strcmp(s, name))
-			return e;
-	return -1;
-}
-
-/* The encodings are enum lp_ref_format's values from LP_REF_AUTO on,
- * each named by its forms' rows. */
-char *lp_ref_format_names(void)
-{
-	const char *names[G_N_ELEMENTS(lp_formats) + 1];
-	size_t n = 0;
-	for (int e = LP_REF_AUTO + 1; (names[n] = encoding_name(e)); e++)
-		n++;
-	names[n++] = AUTO_NAME;
-	return name_list(names, n);
-}
-
-int lp_ref_format_check(int format, const char *field, lp_error *err)
-{
-	if (format >= LP_REF_AUTO && encoding_name(format))
-		return 0;
-	char *constants[G_N_ELEMENTS(lp_formats) + 1];
-	size_t n = 0;
-	for (const char *name; (name = encoding_name(LP_REF_AUTO + (int)n)); n++) {
-		char *upper = g_ascii_strup(name, -1);
-		constants[n] = g_strconcat("LP_REF_", upper, NULL);
-		g_free(upper);
 	}
-	char *list = name_list((const char *const *)constants, n);
-	lp_fail(err, LP_EUSAGE, "%s: %d is not %s", field, format, list);
-	g_free(list);
-	for (size_t i = 0; i < n; i++)
-		g_free(constants[i]);
-	return LP_EUSAGE;
+	return NULL;
 }

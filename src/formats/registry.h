@@ -21,7 +21,8 @@ typedef struct lp_format {
 	enum lp_legacy_format id;
 	const char *what;            /* for messages: "a raw reference trace" */
 	/* How surely data[0, n) starts a trace of this format; NULL: never
-	 * detected (the format's records are arbitrary bytes). */
+	 * detected (the format's records are arbitrary bytes), or its
+	 * reference form's (ref). */
 	enum lp_sniff (*sniff)(const unsigned char *data, size_t n);
 	enum lp_endian byte_order;   /* of its binary input, unless told */
 	/* laplace dump: the whole trace in text on out. Exactly one is set:
@@ -34,14 +35,10 @@ typedef struct lp_format {
 	/* laplace convert --to text|bin turns its records into raw references
 	 * (lp_legacy_to_refs). */
 	bool to_refs;
-	/* A form of the raw reference trace (name "ref", a row each): the
-	 * encoding --ref-format names, its width (the bits of its vas ids and
-	 * addresses), its source and its writer (refio.h). NULL open_source:
-	 * a format the merge does not read. */
-	enum lp_ref_format encoding;
-	const char *encoding_name;
-	unsigned width;
-	lp_ref_source *(*open_source)(lp_byte_source *src, enum lp_endian endian, lp_error *err);
+	/* A form of the raw reference trace (name "ref", a row each): how it
+	 * is read (its encoding, width, sniff() and source: refio.h), and its
+	 * writer. NULL ref: a format the merge does not read. */
+	const lp_ref_form *ref;
 	lp_ref_writer *(*open_sink)(lp_output *out, enum lp_endian endian);
 } lp_format;
 
@@ -57,17 +54,12 @@ const lp_format *lp_format_of(enum lp_legacy_format id);
  * first that finds them likely; NULL when none does, or on a read error
  * (*failed and err set). */
 const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *err);
-/* Open the raw reference trace at path as a source, in the form its
- * first bytes show among those of encoding (LP_REF_AUTO: any): the first
- * form sure of them, else the last form of the encoding (the 32-bit
- * binary form for LP_REF_AUTO, laplace-formats(5) 1.3 and 10.1). NULL
- * with err set when it cannot be opened or read, or encoding is none
- * (LP_EUSAGE). */
-lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
-			   lp_error *err);
-/* The raw reference form of encoding (LP_REF_BIN or LP_REF_TEXT) and
- * width, or NULL. */
-const lp_format *lp_ref_form(enum lp_ref_format encoding, unsigned width);
+/* How surely data[0, n) starts a trace of f's format: its sniff(), or its
+ * reference form's; LP_SNIFF_NO when it has none. */
+enum lp_sniff lp_format_sniff(const lp_format *f, const unsigned char *data, size_t n);
+/* The row of the raw reference form of encoding (LP_REF_BIN or
+ * LP_REF_TEXT) and width, or NULL. */
+const lp_format *lp_ref_row(enum lp_ref_format encoding, unsigned width);
 
 /* laplace convert and dump: every reference of s written to out by form's
  * writer (a raw reference form; endian for the 32-bit binary form), then

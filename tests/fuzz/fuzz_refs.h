@@ -76,7 +76,7 @@ static FUZZ_UNUSED char *fuzz_round_trip(const GArray *refs, enum lp_ref_format 
 	lp_error err;
 	lp_output *out = lp_output_open(path, compress, &err);
 	FUZZ_CHECK(out);
-	lp_ref_writer *w = lp_ref_form(format, width)->open_sink(out, endian);
+	lp_ref_writer *w = lp_ref_row(format, width)->open_sink(out, endian);
 	/* In uneven pieces, as a converter would write them. */
 	for (size_t at = 0; at < refs->len;) {
 		size_t n = MIN(refs->len - at, (size_t)1 + at % 1000);
@@ -119,7 +119,7 @@ static FUZZ_UNUSED void fuzz_narrow(const GArray *refs, enum lp_ref_format forma
 	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, &err);
 	FUZZ_CHECK(s && out);
 	lp_torn_policy policy = {.strict = true};
-	int rc = lp_ref_copy(s, lp_ref_form(format, 32), LP_LITTLE, &policy, out, &err);
+	int rc = lp_ref_copy(s, lp_ref_row(format, 32), LP_LITTLE, &policy, out, &err);
 	lp_ref_source_close(s);
 	if (first < refs->len) {
 		char want[96];

@@ -573,7 +573,7 @@ static char *write_refs(const char *name, enum lp_ref_format format, enum lp_end
 	char *p = g_build_filename(dir, name, NULL);
 	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
 	cr_assert_not_null(out);
-	lp_ref_writer *w = lp_ref_form(format, 32)->open_sink(out, endian);
+	lp_ref_writer *w = lp_ref_row(format, 32)->open_sink(out, endian);
 	cr_assert_eq(lp_ref_writer_write(w, refs, n, &err), 0);
 	cr_assert_eq(lp_ref_writer_finish(w, &err), 0);
 	cr_assert_eq(lp_output_commit(out, &err), 0);
@@ -615,7 +615,7 @@ Test(refio, writer_free_discards)
 {
 	char *p = g_build_filename(dir, "o", NULL);
 	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
-	lp_ref_writer *w = lp_ref_form(LP_REF_TEXT, 32)->open_sink(out, LP_LITTLE);
+	lp_ref_writer *w = lp_ref_row(LP_REF_TEXT, 32)->open_sink(out, LP_LITTLE);
 	cr_assert_eq(lp_ref_writer_write(w, &example, 1, &err), 0);
 	lp_ref_writer_free(w);
 	cr_assert_eq(lp_output_commit(out, &err), 0);
@@ -771,7 +771,7 @@ Test(refio, copy_narrows_or_names_what_does_not_fit)
 		cr_assert_not_null(s, "%s", err.msg);
 		lp_output *out = lp_output_open(out_path, LP_COMPRESS_NONE, &err);
 		cr_assert_not_null(out, "%s", err.msg);
-		int rc = lp_ref_copy(s, lp_ref_form(LP_REF_TEXT, narrow ? 32 : 64), LP_LITTLE,
+		int rc = lp_ref_copy(s, lp_ref_row(LP_REF_TEXT, narrow ? 32 : 64), LP_LITTLE,
 				     &strict, out, &err);
 		lp_ref_source_close(s);
 		if (narrow) {
