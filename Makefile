@@ -83,7 +83,7 @@ MAN1 := $(wildcard man/*.1)
 MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
-.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e check-exports \
+.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e e2e-widen check-exports \
 	check-man-formats check-lib-contents check-python check-python-venv check-install install \
 	uninstall clean fuzz bench recorder
 
@@ -186,6 +186,11 @@ recorder: $(BUILD)/record/laplace-record-amd64-linux $(BUILD)/record/laplace-rec
 e2e: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
 	tests/run-cases $(BUILD)/laplace
 
+# The cases that merge, again with each 32-bit reference trace widened by
+# convert --wide (and --page-offset c0000000): the same outputs.
+e2e-widen: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
+	tests/widen-all $(BUILD)/laplace
+
 # The shared library exports the functions of include/laplace/laplace.h
 # and nothing else; so does the static one.
 check-exports: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
@@ -246,7 +251,7 @@ check-install: all
 	PYTHON_RUN='$(PYTHON_RUN)' tests/check-install $(CURDIR)/$(BUILD)/inst $(BUILD)/laplace \
 		"$(SANFLAGS)"
 
-check-plain: unit e2e fuzz-replay check-exports check-man-formats check-lib-contents check-python \
+check-plain: unit e2e e2e-widen fuzz-replay check-exports check-man-formats check-lib-contents check-python \
 	check-python-venv check-install
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
