@@ -1396,9 +1396,17 @@ typedef struct held_blocks {
 	uint64_t base, other_base;
 } held_blocks;
 
+/* The mid level of sp's block `block`: radix_mid, out of line, as the
+ * rare path it is in the translation loop (inline, the loop had a worse
+ * allocation of its registers). */
+static G_NO_INLINE void *const *space_mid(const space *sp, uint64_t block)
+{
+	return radix_mid(&sp->xlats, block);
+}
+
 /* Hold vpn's block first: the other held one if it is that, else a walk
  * of sp's directories. */
-static void hold_block(const space *sp, held_blocks *held, uint64_t vpn)
+static inline void hold_block(const space *sp, held_blocks *held, uint64_t vpn)
 {
 	void *const *mid = held->other_mid;
 	uint64_t base = held->other_base;
@@ -1406,7 +1414,7 @@ static void hold_block(const space *sp, held_blocks *held, uint64_t vpn)
 	held->other_base = held->base;
 	if ((vpn >> LEAF_BITS) - base >= MID_SIZE) {
 		base = (vpn >> BLOCK_SHIFT) << MID_BITS;
-		mid = radix_mid(&sp->xlats, vpn >> BLOCK_SHIFT);
+		mid = space_mid(sp, vpn >> BLOCK_SHIFT);
 	}
 	held->mid = mid;
 	held->base = base;
@@ -1434,7 +1442,7 @@ static inline uint64_t translate(lp_merge *m, space *sp, held_blocks *held, uint
 	}
 	uint64_t c = translate_slow(m, sp, vpn, write != 0);
 	if (held->mid == empty_mid) /* the slow path may have made the block */
-		held->mid = radix_mid(&sp->xlats, vpn >> BLOCK_SHIFT);
+		held->mid = space_mid(sp, vpn >> BLOCK_SHIFT);
 	return c;
 }
 
