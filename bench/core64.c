@@ -10,7 +10,9 @@
  * and a checksum of every canonical number, which must not depend on how
  * the core keeps its tables.
  *
- * Usage: core64 REF KERN [PAGE_OFFSET]   (hex; default ffff888000000000) */
+ * Usage: core64 REF KERN [PAGE_OFFSET]   (REF - is standard input; the
+ *                                        page offset in hex, by default
+ *                                        ffff888000000000) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +52,7 @@ int main(int argc, char **argv)
 	}
 	lp_merge_config cfg = {.page_offset = argc > 3 ? strtoull(argv[3], NULL, 16)
 						       : UINT64_C(0xffff888000000000)};
-	FILE *in = fopen(argv[1], "rb");
+	FILE *in = strcmp(argv[1], "-") ? fopen(argv[1], "rb") : stdin;
 	char header[LP_REF64_HEADER_SIZE];
 	if (!in || fread(header, 1, sizeof header, in) != sizeof header ||
 	    memcmp(header, LP_REF64_HEADER, LP_REF64_HEADER_SIZE)) {

@@ -17,15 +17,30 @@
  *   space); four levels of 256-entry directories find a block by its
  *   32-bit number. Nothing exists before the space's first translation, so
  *   that a space that has none (most of a kernel trace's processes) costs
- *   a few dozen bytes. The loop over a batch keeps the mid level of the
- *   last block it looked up, and the number of that block's first leaf, in
- *   registers: a reference costs a subtraction and a compare that find its
- *   leaf in that block, then two loads, as it did in the two-level table
- *   over 20-bit vpns this replaces (which took 1.297e9 instructions for
- *   the basic merge of a fixed 32-bit capture of 10^7 references, and this
- *   1.311e9, +1.1%). Another block costs a walk of the directories, four
- *   loads that stay in the cache. Ranges (an munmap of the whole user
- *   space) walk the parts of the tree that exist, not the range.
+ *   a few dozen bytes. The loop over a batch holds two blocks of the last
+ *   space (held_blocks): a reference costs a subtraction and a compare that
+ *   find its leaf in the first, then two loads, as in the two-level table
+ *   over 20-bit vpns that this replaces; another block is the second held
+ *   one, or a walk of the directories. Ranges (an munmap of the whole user
+ *   space, a fork, a death) walk the parts of the tree that exist.
+ *   Why a radix tree, measured by bench/core64 10000000 (instructions;
+ *   the 64-bit captures merged by its driver, gen --wide --refs 10^7, the
+ *   small one with the default options (4,815 pages), the huge one with
+ *   --processes 32 --footprint 2000000 (1.9*10^6 pages)):
+ *                       32-bit fixed capture   small 64-bit   huge 64-bit
+ *     20-bit table      1.2972e9               -              -
+ *     radix tree        1.3094e9 (+0.9%)       8.591e8        2.1301e9
+ *     blocks in a hash  1.3094e9               8.591e8        2.1453e9
+ *   ("blocks in a hash": the earlier design's areas, found by an idmap
+ *   when the held blocks miss, bench/core64-areas.patch; peak RSS on the
+ *   huge capture 37.5 MB either way). The two are even where processes
+ *   keep to two blocks, and the walk, four loads that stay in the cache,
+ *   costs less than a hash's multiply and probe where they do not. A hash
+ *   keyed by vpn was not built: at every reference it costs a multiply and
+ *   a probe of a table far larger than the caches where the radix tree
+ *   costs two loads, where the 2% allowed on the 32-bit capture is about
+ *   three instructions a reference. And the tree is one structure for the
+ *   spaces and the kernel's tables alike, walked in order.
  * - Regions are a treap keyed by start: insert, remove and split cost
  *   O(log n) in a space of n regions.
  * - The copy-on-write rule needs, for private anonymous pages only, the
