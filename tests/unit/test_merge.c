@@ -513,6 +513,25 @@ Test(merge64, pages_differing_above_bit_20_of_the_vpn_are_apart)
 	cr_assert_eq(lp_merge_stats(m)->mismatches, 0);
 }
 
+Test(merge64, regions_differing_only_above_bit_32_are_apart)
+{
+	/* Shared file maps at 0x10000001000 (file f00 from page 5) and
+	 * 0x1000 (file f01 from page 9): the same low 32 bits. */
+	EV('M', U64(1), U64(0x10000001000), U64(0x2000), U64(5), U64(1), U64(3), U64(0xf00));
+	EV('M', U64(1), U64(0x1000), U64(0x2000), U64(9), U64(1), U64(3), U64(0xf01));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('r', 0xa, 0x10000002000), 0, "file f00 page 6");
+	cr_assert_eq(ref('r', 0xa, 0x2000), 1, "file f01 page 10");
+	EV('C', U64(0x42), U64(0xf00), U64(6));
+	cr_assert_eq(ref('R', 0xa, DIRECT_MAP + 0x42000), 0, "f00 page 6 through the page cache");
+	EV('U', U64(1), U64(0x1000), U64(0x2000));
+	cr_assert_eq(ref('r', 0xa, 0x10000002000), 0, "the munmap of the low one left it");
+	cr_assert_eq(ref('r', 0xa, 0x2000), 2, "unmapped");
+	const lp_stats *st = lp_merge_stats(m);
+	cr_assert_eq(st->pages[LP_PAGE_FILE], 2);
+	cr_assert_eq(st->unmapped_pages, 1);
+}
+
 Test(merge64, a_stack_ending_at_7ffffffff000)
 {
 	EV('M', U64(1), U64(0x7ffffffde000), U64(0x21000), U64(0), U64(PRIVATE_ANON_MAP), U64(3), U64(0));
