@@ -141,9 +141,14 @@ typedef struct region_node {
 	uint32_t priority;
 } region_node;
 
-/* A radix tree over vpns: its top directory, NULL while it is empty. */
+/* A radix tree over vpns. Its height grows with the blocks it holds (as
+ * Linux's radix trees do): a root of level h covers the blocks below
+ * 2^(8h), so that the root of a 32-bit space is the mid level of its one
+ * block, as the top level of its table was before vpns had 52 bits, and
+ * a 47-bit user space has two directories. */
 typedef struct radix {
-	void **root;
+	void **root; /* NULL while the tree is empty */
+	int height;  /* the root's level (see level_shift) */
 } radix;
 
 /* A radix tree outside any space (kernel pages, page-cache frames), with
@@ -251,7 +256,8 @@ static int oom_fail(const lp_merge *m, lp_error *err)
 /* ---------------------------------------------------------- radix trees */
 
 /* Levels are numbered from the bottom: 0 is a block's mid level (its
- * entries are leaves), 1 to DIR_LEVELS directories, DIR_LEVELS the root. */
+ * entries are leaves), 1 to DIR_LEVELS directories; the root's is the
+ * tree's height. */
 static size_t level_entries(int level) { return level ? DIR_SIZE : MID_SIZE; }
 
 /* log2 of the pages an entry of a node of this level covers. */
@@ -260,15 +266,21 @@ static unsigned level_shift(int level)
 	return level ? BLOCK_SHIFT + (unsigned)(level - 1) * DIR_BITS : LEAF_BITS;
 }
 
+/* Whether a tree of this height covers block. */
+static inline bool height_covers(int height, uint64_t block)
+{
+	return !(block >> (DIR_BITS * (unsigned)height));
+}
+
 /* The mid level of block `block` of t, or empty_mid (for any 64-bit
  * block number: past the 52-bit vpns there is none). */
 static inline void *const *radix_mid(const radix *t, uint64_t block)
 {
-	if (block >> (VPN_BITS - BLOCK_SHIFT))
+	if (!height_covers(t->height, block))
 		return empty_mid;
 	void **n = t->root;
-	for (int level = DIR_LEVELS; n && level > 0; level--)
-		n = n[(block >> (level_shift(level) - BLOCK_SHIFT)) & DIR_MASK];
+	for (int level = t->height; n && level > 0; level--)
+		n = n[(block >> ((unsigned)(level - 1) * DIR_BITS)) & DIR_MASK];
 	return n ? (void *const *)n : empty_mid;
 }
 
@@ -281,14 +293,27 @@ static void **node_at(lp_merge *m, void **slot, size_t entries, const char *what
 	return *slot;
 }
 
-/* The mid level of block `block` of t, made with its directories if need
- * be; NULL with the failure recorded. */
+/* The mid level of block `block` (below 2^32) of t, made with its
+ * directories if need be, the tree grown as high as it needs (the old
+ * root becomes entry 0 of a new one); NULL with the failure recorded. */
 static void **radix_mid_make(lp_merge *m, radix *t, uint64_t block, const char *what)
 {
-	void **n = node_at(m, (void **)&t->root, DIR_SIZE, what);
-	for (int level = DIR_LEVELS; n && level > 1; level--)
-		n = node_at(m, &n[(block >> (level_shift(level) - BLOCK_SHIFT)) & DIR_MASK], DIR_SIZE, what);
-	return n ? node_at(m, &n[block & DIR_MASK], MID_SIZE, what) : NULL;
+	if (!t->root)
+		for (t->height = 0; !height_covers(t->height, block); t->height++)
+			;
+	while (!height_covers(t->height, block)) {
+		void **up = try_alloc0(m, DIR_SIZE * sizeof(void *), what);
+		if (!up)
+			return NULL;
+		up[0] = t->root;
+		t->root = up;
+		t->height++;
+	}
+	void **n = node_at(m, (void **)&t->root, level_entries(t->height), what);
+	for (int level = t->height; n && level > 0; level--)
+		n = node_at(m, &n[(block >> ((unsigned)(level - 1) * DIR_BITS)) & DIR_MASK],
+			    level_entries(level - 1), what);
+	return n;
 }
 
 /* What radix_visit calls for each leaf holding pages of its range: the
@@ -319,7 +344,7 @@ static void visit_node(lp_merge *m, void **node, int level, uint64_t base, uint6
 static void radix_visit(lp_merge *m, const radix *t, uint64_t start, uint64_t end, leaf_fn *fn, void *ctx)
 {
 	if (t->root && start < end)
-		visit_node(m, t->root, DIR_LEVELS, 0, start, end < VPN_LIMIT ? end : VPN_LIMIT, fn, ctx);
+		visit_node(m, t->root, t->height, 0, start, end < VPN_LIMIT ? end : VPN_LIMIT, fn, ctx);
 }
 
 static void free_node(void **node, int level, bool free_leaves)
@@ -340,8 +365,8 @@ static void free_node(void **node, int level, bool free_leaves)
 static void radix_free(radix *t, bool free_leaves)
 {
 	if (t->root)
-		free_node(t->root, DIR_LEVELS, free_leaves);
-	t->root = NULL;
+		free_node(t->root, t->height, free_leaves);
+	*t = (radix){0};
 }
 
 /* Entry vpn's leaf in a global table, or NULL. */
@@ -861,7 +886,9 @@ static space *space_fork(lp_merge *m, space *parent)
 	child->regions = regions_copy(m, parent->regions, &failed);
 	if (failed)
 		goto fail;
-	if (parent->xlats.root && !copy_node(m, (void **)&child->xlats.root, parent->xlats.root, DIR_LEVELS))
+	child->xlats.height = parent->xlats.height;
+	if (parent->xlats.root &&
+	    !copy_node(m, (void **)&child->xlats.root, parent->xlats.root, parent->xlats.height))
 		goto fail;
 	return child;
 fail:

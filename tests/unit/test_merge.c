@@ -532,6 +532,28 @@ Test(merge64, regions_differing_only_above_bit_32_are_apart)
 	cr_assert_eq(st->unmapped_pages, 1);
 }
 
+/* A space's first pages in its first 4 GiB, then ever higher up to the
+ * kernel's half below the direct map: what it had stays where it was. */
+Test(merge64, pages_first_low_then_ever_higher)
+{
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	cr_assert_eq(ref('w', 0xa, 0x555555554000), 1);
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	cr_assert_eq(ref('W', 0xa, 0xffff800000001000), 2, "below page_offset: the space's");
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	cr_assert_eq(ref('w', 0xa, 0x555555554000), 1);
+	cr_assert_eq(ref('R', 0xa, 0xffff800000001000), 2);
+	EV('F', U64(1), U64(2));
+	EV('S', U64(2), U64(0xb));
+	cr_assert_eq(ref('r', 0xb, 0xffff800000001000), 2, "forked with the whole tree");
+	cr_assert_eq(ref('r', 0xb, 0x1000), 0);
+	EV('U', U64(2), U64(0), U64(0xffff888000000000));
+	cr_assert_eq(ref('r', 0xb, 0xffff800000001000), 3, "an munmap of all below the direct map");
+	cr_assert_eq(ref('r', 0xb, 0x1000), 4);
+	cr_assert_eq(ref('r', 0xa, 0x1000), 0, "the parent keeps its own");
+}
+
 Test(merge64, a_stack_ending_at_7ffffffff000)
 {
 	EV('M', U64(1), U64(0x7ffffffde000), U64(0x21000), U64(0), U64(PRIVATE_ANON_MAP), U64(3), U64(0));
