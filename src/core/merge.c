@@ -14,33 +14,37 @@
  *   laplace-formats(5) 10), sparse over a 47-bit user space and the direct
  *   map at ffff888000000000. A leaf holds 1024 translations; a block's mid
  *   level 1024 leaves (a block is 2^20 pages, 4 GiB: the whole of a 32-bit
- *   space); four levels of 256-entry directories find a block by its
- *   32-bit number. Nothing exists before the space's first translation, so
- *   that a space that has none (most of a kernel trace's processes) costs
- *   a few dozen bytes. The loop over a batch holds two blocks of the last
- *   space (held_blocks): a reference costs a subtraction and a compare that
- *   find its leaf in the first, then two loads, as in the two-level table
- *   over 20-bit vpns that this replaces; another block is the second held
- *   one, or a walk of the directories. Ranges (an munmap of the whole user
- *   space, a fork, a death) walk the parts of the tree that exist.
- *   Why a radix tree, measured by bench/core64 10000000 (instructions;
- *   the 64-bit captures merged by its driver, gen --wide --refs 10^7, the
- *   small one with the default options (4,815 pages), the huge one with
- *   --processes 32 --footprint 2000000 (1.9*10^6 pages)):
- *                       32-bit fixed capture   small 64-bit   huge 64-bit
- *     20-bit table      1.2972e9               -              -
- *     radix tree        1.3094e9 (+0.9%)       8.591e8        2.1301e9
- *     blocks in a hash  1.3094e9               8.591e8        2.1453e9
+ *   space); directories of 256 entries above find a block by its number,
+ *   as many levels as the tree's blocks need (struct radix): a 32-bit
+ *   space's tree is its one mid level, as big as the top level of the
+ *   two-level table over 20-bit vpns that this replaces, a 47-bit user
+ *   space's has two directories above its blocks. Nothing exists before
+ *   the space's first translation, so that a space that has none (most of
+ *   a kernel trace's processes) costs a few dozen bytes. The loop over a
+ *   batch holds two blocks of the last space (held_blocks): a reference
+ *   costs a subtraction and a compare that find its leaf in the first,
+ *   then two loads, as before; another block is the second held one, or a
+ *   walk of the directories. Ranges (an munmap of the whole user space, a
+ *   fork, a death) walk the parts of the tree that exist.
+ *   Why a radix tree: instructions counted by bench/core64 (its driver
+ *   merging gen --wide captures of 2*10^7 references, small: the default
+ *   options, 6,826 pages; huge: --processes 32 --footprint 2000000,
+ *   3.1*10^6 pages) and on the fixed 32-bit capture of 10^7 references
+ *   (laplace merge -j 1, basic):
+ *                         32-bit capture   small 64-bit   huge 64-bit
+ *     20-bit table        1.2972e9         -              -
+ *     radix tree          1.3078e9 +0.8%   1.6856e9       3.5671e9
+ *     blocks in a hash    1.3078e9         1.6857e9       3.6660e9 +2.8%
  *   ("blocks in a hash": the earlier design's areas, found by an idmap
  *   when the held blocks miss, bench/core64-areas.patch; peak RSS on the
- *   huge capture 37.5 MB either way). The two are even where processes
- *   keep to two blocks, and the walk, four loads that stay in the cache,
- *   costs less than a hash's multiply and probe where they do not. A hash
- *   keyed by vpn was not built: at every reference it costs a multiply and
- *   a probe of a table far larger than the caches where the radix tree
- *   costs two loads, where the 2% allowed on the 32-bit capture is about
- *   three instructions a reference. And the tree is one structure for the
- *   spaces and the kernel's tables alike, walked in order.
+ *   huge capture 51.5 MB either way, 17 bytes a page). The two are even
+ *   where processes keep to two blocks; where they do not, the walk, two
+ *   loads that stay in the cache, costs less than a hash's multiply and
+ *   probe. A hash keyed by vpn was not built: at every reference it costs
+ *   a multiply and a probe of a table far larger than the caches where the
+ *   tree costs two loads, and the 2% allowed on the 32-bit capture is
+ *   about three instructions a reference. And the tree is one structure
+ *   for the spaces and the kernel's tables alike, walked in order.
  * - Regions are a treap keyed by start: insert, remove and split cost
  *   O(log n) in a space of n regions.
  * - The copy-on-write rule needs, for private anonymous pages only, the
@@ -65,8 +69,9 @@
 /* Vpns have up to 52 bits (64-bit addresses). Tables over them are radix
  * trees (see the top comment): a leaf holds LEAF_SIZE entries, the mid level
  * of a block MID_SIZE leaves (a block is 2^20 pages, 4 GiB, the whole of a
- * 32-bit address space), and DIR_LEVELS levels of directories find a block
- * by its number, 8 bits a level. */
+ * 32-bit address space), and up to DIR_LEVELS levels of directories (as
+ * many as a tree's blocks need) find a block by its number, 8 bits a
+ * level. */
 #define VPN_BITS 52
 #define VPN_LIMIT (UINT64_C(1) << VPN_BITS)
 #define LEAF_BITS 10
