@@ -254,6 +254,22 @@ class Merge(Scratch):
         for name in names:
             self.assertIn(name, message)
 
+    def test_capture_of_a_64_bit_machine(self):
+        """A 64-bit capture (laplace-formats(5) section 10): vas and
+        address come whole, above 32 bits; the page offset is the direct
+        map's unless one is given."""
+        ref = self.file("r64.txt", "#laplace-ref 64\nr 5 8 123456789a 7fffffffeff8\n"
+                                   "R 6 8 123456789a ffff888000abc123\n"
+                                   "w 7 4 123456789a 7fffffffeffc\n")
+        kern = self.file("k64.txt", "S 1 1 123456789a\n")
+        want = [(b"r", 8, 0x123456789a, 0x7fffffffeff8, 5, 0, 1, 1),
+                (b"R", 8, 0x123456789a, 0xffff888000abc123, 6, 1, 1, 1),
+                (b"w", 4, 0x123456789a, 0x7fffffffeffc, 7, 0, 1, 1)]
+        for page_offset, kernel_pages in ((None, 1), (0xffffffff80000000, 0)):
+            with laplace.merge(ref, kern, page_offset=page_offset) as m:
+                self.assertEqual(np.concatenate(list(m)).tolist(), want)
+                self.assertEqual(m.stats["canonical_pages"]["kernel"], kernel_pages)
+
     def test_equals_the_merge(self):
         for args in ((), ("--user-only",)):
             got = np.concatenate(list(laplace.merge(DEMO_REF, DEMO_KERN,

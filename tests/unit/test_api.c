@@ -479,6 +479,35 @@ Test(api, capture_user_only_and_page_offset)
 	g_free(kern);
 }
 
+/* A capture of a 64-bit machine (laplace-formats(5), section 10): vas
+ * and address come whole, above 32 bits; the page offset is the direct
+ * map's (ffff888000000000) unless one is given, when the kernel reference
+ * below it is to a page of vas 123456789a. */
+Test(api, capture_of_a_64_bit_machine)
+{
+	char *ref = text_file("r64.txt", "#laplace-ref 64\nr 5 8 123456789a 7fffffffeff8\n"
+					 "R 6 8 123456789a ffff888000abc123\n"
+					 "w 7 4 123456789a 7fffffffeffc\n");
+	char *kern = text_file("k64.txt", "S 1 1 123456789a\n");
+	static const char want[] = "r 5 8 123456789a 7fffffffeff8 0 1 1\n"
+				   "R 6 8 123456789a ffff888000abc123 1 1 1\n"
+				   "w 7 4 123456789a 7fffffffeffc 0 1 1\n";
+	lp_stats st;
+	char *got = merge_all(ref, kern, NULL, 2, &st);
+	cr_assert_str_eq(got, want);
+	cr_assert_eq(st.pages[LP_PAGE_KERNEL], 1);
+	g_free(got);
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	opt.page_offset = UINT64_C(0xffffffff80000000);
+	got = merge_all(ref, kern, &opt, 2, &st);
+	cr_assert_str_eq(got, want);
+	cr_assert_eq(st.pages[LP_PAGE_KERNEL], 0);
+	g_free(got);
+	g_free(ref);
+	g_free(kern);
+}
+
 /* The binary form of a raw reference in the given byte order. */
 static void put_binary_ref(GByteArray *b, char type, uint64_t ts, uint8_t len, uint32_t vas,
 			   uint32_t addr, bool big)
