@@ -11,6 +11,7 @@
 #include "analysis/lru.h"
 #include "formats/refio.h"
 #include "formats/forms.h"
+#include "formats/taskline.h"
 
 /* References decoded and encoded per step: big enough to amortise calls. */
 #define CONVERT_BATCH 65536
@@ -24,6 +25,7 @@ typedef struct convert_request {
 	enum lp_endian endian;         /* binary input and output byte order */
 	bool endian_given;             /* --endian was given (p6 defaults to big) */
 	bool to_basic;                 /* --to basic: a basic merge stream */
+	bool to_task, to_task_bin;     /* --to task or task-bin: a task file */
 	bool from_bin;                 /* --from bin: the input must be one */
 	enum lp_compress compress;
 	int level;
@@ -176,6 +178,22 @@ static int convert_basic(const convert_request *rq, const lp_format *format, lp_
 	return rc;
 }
 
+/* A per-process task file in one form to the other (laplace-formats(5),
+ * "PER-PROCESS MERGE OUTPUT"). */
+static int convert_task(const convert_request *rq, const lp_format *format, lp_error *err)
+{
+	lp_byte_source *src = lp_byte_source_open(rq->input, err);
+	if (!src)
+		return err->status;
+	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
+	int rc = out ? lp_task_convert(src, format->id == LP_LEGACY_TASK_BIN, rq->to_task_bin, out, err)
+		     : err->status;
+	if (out)
+		rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
+	lp_byte_source_close(src);
+	return rc;
+}
+
 typedef int convert_fn(const convert_request *rq, const lp_format *format, lp_error *err);
 
 /* What each format (registry.h) converts by: into raw references, or
@@ -186,6 +204,8 @@ static convert_fn *converter(const lp_format *f)
 		[LP_LEGACY_REF] = convert_ref,
 		[LP_LEGACY_PAGE_IMAGE] = convert_page_image,
 		[LP_LEGACY_BASIC] = convert_basic,
+		[LP_LEGACY_TASK] = convert_task,
+		[LP_LEGACY_TASK_BIN] = convert_task,
 	};
 	return f->to_refs ? convert_to_refs : by_id[f->id];
 }
@@ -200,10 +220,12 @@ int cmd_convert(int argc, char **argv)
 	char *ref_format_help = g_strdup_printf("Form of the reference input: %s (default)", ref_forms);
 	GOptionEntry entries[] = {
 		{"to", 0, 0, G_OPTION_ARG_STRING, &to,
-		 "Output form: text or bin (required); basic for page-image input", "FORM"},
+		 "Output form: text or bin (required); basic for page-image input; task or "
+		 "task-bin for task files", "FORM"},
 		{"from", 0, 0, G_OPTION_ARG_STRING, &from,
 		 "Input format: ref, a raw reference trace (default), byu, p6, page-image, "
-		 "basic (a basic merge stream, text or bin) or bin",
+		 "basic (a basic merge stream, text or bin), bin, task (a per-process task file, "
+		 "either form) or task-bin",
 		 "FORMAT"},
 		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format, ref_format_help, "FORM"},
 		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
@@ -252,9 +274,11 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	int form = lp_ref_format_parse(to);
-	if (form != LP_REF_TEXT && form != LP_REF_BIN) {
+	rq.to_task_bin = !strcmp(to, "task-bin");
+	rq.to_task = rq.to_task_bin || !strcmp(to, "task");
+	if (form != LP_REF_TEXT && form != LP_REF_BIN && !rq.to_task) {
 		if (!(rq.to_basic = !strcmp(to, "basic"))) {
-			cli_usage_error("--to must be text, bin or basic, not '%s'", to);
+			cli_usage_error("--to must be text, bin, basic, task or task-bin, not '%s'", to);
 			goto out;
 		}
 	}
@@ -266,6 +290,11 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	convert_fn *run = converter(source);
+	if (rq.to_task != (run == convert_task)) {
+		cli_usage_error(rq.to_task ? "--to %s needs --from task or task-bin"
+				: "--from %s converts only --to task or task-bin", rq.to_task ? to : from);
+		goto out;
+	}
 	/* Pages without addresses (a page-image trace, a basic merge stream)
 	 * become a basic merge stream, and only they do; a basic stream may
 	 * also become the bin form. */

@@ -20,7 +20,8 @@ int cmd_merge(int argc, char **argv)
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
 		 "Write the basic merge to FILE (default: standard output)", "FILE"},
 		{"format", 0, 0, G_OPTION_ARG_STRING, &form,
-		 "The form of the output: basic (the default), addr, din or bin", "FORM"},
+		 "The form of the output: basic (the default), addr, din or bin; with "
+		 "--per-process, bin: the binary task form", "FORM"},
 		{"per-process", 0, 0, G_OPTION_ARG_FILENAME, &per_process,
 		 "Write one file per task into directory DIR instead", "DIR"},
 		{"by", 0, 0, G_OPTION_ARG_STRING, &by,
@@ -82,9 +83,9 @@ int cmd_merge(int argc, char **argv)
 		cli_usage_error("--force goes with --per-process");
 		goto out;
 	}
-	if (form && per_process) {
-		cli_usage_error("--format goes with the basic merge; per-process files have their "
-				"own form");
+	if (form && per_process && strcmp(form, "bin")) {
+		cli_usage_error("--format with --per-process must be bin (the binary task form), "
+				"not '%s'", form);
 		goto out;
 	}
 	if (form && (int)(job.form = lp_form_parse(form)) < 0) {

@@ -136,10 +136,10 @@ Test(taskdir, malformed_reference_lines)
 	} bad[] = {
 		{"r 10 4 1 g", "field canonical: not a hex number of at most 64 bits"},
 		{"r 10 100 1 2", "field length: not a hex number of at most 8 bits"},
-		{"r 10 4 100000 2", "field vpn: not a hex number of at most 20 bits"},
+		{"r 10 4 10000000000000 2", "field vpn: not a hex number of at most 52 bits"},
 		{"r 1g 4 1 2", "field timestamp: not a hex number of at most 64 bits"},
 		{"r 10 4 1 10000000000000000", "field canonical: not a hex number of at most 64 bits"},
-		{"r 10 4  1 2", "field vpn: not a hex number of at most 20 bits"},
+		{"r 10 4  1 2", "field vpn: not a hex number of at most 52 bits"},
 		{"r 10 4 1", "field canonical: missing"},
 		{"r 10 4 1 2 3", "more than five fields"},
 		{"x 10 4 1 2", "field type: not one of r w i R W I, nor an event tag"},
