@@ -87,7 +87,7 @@ int lp_task_form_start(lp_inbuf *b, const char *name, lp_error *err)
 	if (avail < LP_TASK_BIN_HEADER_SIZE)
 		return lp_fail(err, LP_EINPUT, "%s: byte %d: field version: cut short (the binary task "
 			       "form's header is 8 bytes)", name, LP_TASK_BIN_MAGIC_SIZE), -1;
-	if (memcmp(p + LP_TASK_BIN_MAGIC_SIZE, LP_TASK_BIN_HEADER + LP_TASK_BIN_MAGIC_SIZE, 2))
+	if (memcmp(p + LP_TASK_BIN_MAGIC_SIZE, &LP_TASK_BIN_HEADER[LP_TASK_BIN_MAGIC_SIZE], 2))
 		return lp_fail(err, LP_EINPUT, "%s: byte %d: field version: %02x %02x is not 01 00",
 			       name, LP_TASK_BIN_MAGIC_SIZE, (unsigned char)p[LP_TASK_BIN_MAGIC_SIZE],
 			       (unsigned char)p[LP_TASK_BIN_MAGIC_SIZE + 1]), -1;
