@@ -3,7 +3,8 @@
 #   make                 build build/laplace and the library, build/liblaplace.so.0
 #                        and build/liblaplace.a
 #   make demo            build and merge the demo capture in fixtures/demo
-#   make check           with warnings as errors: unit and end-to-end tests,
+#   make check           with warnings as errors: unit and end-to-end tests
+#                        (the per-process ones also in the binary task form),
 #                        the library's exports and contents, its installed use
 #                        from C, C++ and Python (the module also through pip),
 #                        then again under ASan+UBSan
@@ -80,7 +81,7 @@ MAN1 := $(wildcard man/*.1)
 MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
-.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e check-exports \
+.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e e2e-task-bin check-exports \
 	check-lib-contents check-python check-python-venv check-install install uninstall clean fuzz bench recorder
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
@@ -182,6 +183,11 @@ recorder: $(BUILD)/record/laplace-record-amd64-linux $(BUILD)/record/laplace-rec
 e2e: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
 	tests/run-cases $(BUILD)/laplace
 
+# The per-process cases again, each per-process merge also made in the
+# binary task form and compared with the text form (tests/task-bin-cases).
+e2e-task-bin: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
+	tests/task-bin-cases $(BUILD)/laplace
+
 # The shared library exports the functions of include/laplace/laplace.h
 # and nothing else; so does the static one.
 check-exports: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
@@ -238,7 +244,7 @@ check-install: all
 	PYTHON_RUN='$(PYTHON_RUN)' tests/check-install $(CURDIR)/$(BUILD)/inst $(BUILD)/laplace \
 		"$(SANFLAGS)"
 
-check-plain: unit e2e fuzz-replay check-exports check-lib-contents check-python check-python-venv \
+check-plain: unit e2e e2e-task-bin fuzz-replay check-exports check-lib-contents check-python check-python-venv \
 	check-install
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
