@@ -398,6 +398,14 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 			const unsigned char *end = (const unsigned char *)b->data + b->len;
 			uint64_t prev_ts = s->prev_ts;
 			lp_sched_ref ref;
+			/* rr and random take references up to cap alone: those
+			 * the buffer holds whole, copied without other tests. */
+			if (last_ts == UINT64_MAX && !t->opt.user_only) {
+				size_t k = lp_task_bin_copy(p, MIN(cap - n, (size_t)(end - p) / LP_TASK_BIN_REF_SIZE),
+							    refs + n, &prev_ts);
+				n += k;
+				p += k * LP_TASK_BIN_REF_SIZE;
+			}
 			while (lp_task_bin_ref_fast(p, end, &ref) && ref.timestamp >= prev_ts) {
 				p += LP_TASK_BIN_REF_SIZE;
 				prev_ts = ref.timestamp;

@@ -260,4 +260,26 @@ static inline bool lp_task_bin_ref_fast(const unsigned char *p, const unsigned c
 	return true;
 }
 
+/* The hottest path of the binary form: up to records reference records
+ * at p copied into refs, as long as each is a well-formed reference whose
+ * timestamp is no earlier than *prev_ts (updated); how many. The tests
+ * are combined without branches: one branch a record. */
+static inline size_t lp_task_bin_copy(const unsigned char *p, size_t records, lp_sched_ref *refs,
+				      uint64_t *prev_ts)
+{
+	static const bool is_type[256] = {['r'] = 1, ['w'] = 1, ['i'] = 1, ['R'] = 1, ['W'] = 1, ['I'] = 1};
+	uint64_t prev = *prev_ts;
+	size_t i;
+	for (i = 0; i < records; i++, p += LP_TASK_BIN_REF_SIZE) {
+		uint64_t ts = lp_load_u64(p + 2, false);
+		if (!is_type[p[0]] | (lp_load_u64(p + 10, false) >> LP_TASK_VPN_BITS != 0) | (ts < prev))
+			break;
+		refs[i] = (lp_sched_ref){.canonical = lp_load_u64(p + 18, false), .timestamp = ts,
+					 .type = (char)p[0]};
+		prev = ts;
+	}
+	*prev_ts = prev;
+	return i;
+}
+
 #endif
