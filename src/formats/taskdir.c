@@ -1,5 +1,7 @@
 /* A per-process merge directory read for re-scheduling: index.yaml, the
- * units of every task file, and their records as streams.
+ * units of every task file, and their records as streams. Each file is
+ * text or in the binary task form (told by its header, found when its
+ * units are): lines parsed, or binary records copied.
  *
  * A stream remembers where it stands in its file (byte offset, line,
  * previous timestamp); only the streams being read hold an open file, at

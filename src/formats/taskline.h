@@ -1,9 +1,11 @@
 /* The records of a per-process task, kernel or orphan file
- * (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"), both directions: a
- * reference line written by the per-process sink (formats/procdir.c) and
- * read back by the task directory reader (formats/taskdir.c), fast or
- * carefully; event lines are the kernel trace's, as they came. The hot
- * paths are inline here; the careful one is formats/taskline.c. */
+ * (laplace-formats(5), "PER-PROCESS MERGE OUTPUT"), in its two forms and
+ * both directions: a reference line or binary record written by the
+ * per-process sink (formats/procdir.c) and read back by the task directory
+ * reader (formats/taskdir.c), fast or carefully; event lines are the
+ * kernel trace's, as they came. The hot paths are inline here; the
+ * careful ones, the reader of either form and convert's, are
+ * formats/taskline.c. */
 #ifndef LAPLACE_TASKLINE_H
 #define LAPLACE_TASKLINE_H
 
