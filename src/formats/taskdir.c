@@ -408,9 +408,8 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 				n += k;
 				p += k * LP_TASK_BIN_REF_SIZE;
 			}
-			while (lp_task_bin_ref_fast(p, end, &ref) && ref.timestamp >= prev_ts) {
+			while (end - p >= LP_TASK_BIN_REF_SIZE && lp_task_bin_copy(p, 1, &ref, &prev_ts)) {
 				p += LP_TASK_BIN_REF_SIZE;
-				prev_ts = ref.timestamp;
 				if (!take_ref(t, s, &ref, refs, &n, cap, last_ts))
 					break;
 			}

@@ -247,25 +247,12 @@ static inline const char *lp_task_line_fast(const char *p, const char *end, lp_s
 	return (const char *)q + digits + 1;
 }
 
-/* The hot path of the binary form: a reference record lying whole in
- * [p, end), its vpn of at most 52 bits: true with *ref set. Anything
- * else (an event, a record cut by the buffer's end, an error) is the
- * careful path's, lp_task_bin_next. */
-static inline bool lp_task_bin_ref_fast(const unsigned char *p, const unsigned char *end, lp_sched_ref *ref)
-{
-	static const bool is_type[256] = {['r'] = 1, ['w'] = 1, ['i'] = 1, ['R'] = 1, ['W'] = 1, ['I'] = 1};
-	if (end - p < LP_TASK_BIN_REF_SIZE || !is_type[p[0]] || lp_load_u64(p + 10, false) >> LP_TASK_VPN_BITS)
-		return false;
-	ref->type = (char)p[0];
-	ref->timestamp = lp_load_u64(p + 2, false);
-	ref->canonical = lp_load_u64(p + 18, false);
-	return true;
-}
-
-/* The hottest path of the binary form: up to records reference records
- * at p copied into refs, as long as each is a well-formed reference whose
- * timestamp is no earlier than *prev_ts (updated); how many. The tests
- * are combined without branches: one branch a record. */
+/* The hot path of the binary form: up to records reference records at p
+ * (lying whole in the buffer) copied into refs, as long as each is a
+ * reference, its vpn of at most 52 bits, whose timestamp is no earlier
+ * than *prev_ts (updated); how many. Anything else (an event, a record
+ * cut by the buffer's end, an error) is the careful path's,
+ * lp_task_bin_next. The tests are combined: one branch a record. */
 static inline size_t lp_task_bin_copy(const unsigned char *p, size_t records, lp_sched_ref *refs,
 				      uint64_t *prev_ts)
 {
