@@ -6,13 +6,19 @@
  * fails with an input error naming the file and a byte offset within it,
  * or converts back to the same bytes; read as a basic stream
  * (lp_basic_read), it gives the text's reference lines, or fails as the
- * conversion did (a file that begins with the header). */
+ * conversion did (a file that begins with the header); read as the task
+ * file of a per-process directory (lp_taskdir, which also checks that
+ * timestamps do not go back), by this thread or parsed ahead by three,
+ * it gives the same references or the same error, and when it reads the
+ * file, the text's reference lines. */
 #include "fuzz_input.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 
 #include "formats/basicin.h"
+#include "formats/taskdir.h"
 #include "formats/taskline.h"
 
 /* data[0, size) converted by lp_task_convert into fuzz_dir()/name:
@@ -56,6 +62,53 @@ static uint64_t reference_lines(const uint8_t *text, size_t size)
 		at = (size_t)(nl - text) + 1;
 	}
 	return n;
+}
+
+/* The directory td: index.yaml with form: bin, a kernel file of the
+ * header alone, and the task file 1/1 of data[0, size). */
+static char *task_dir(const uint8_t *data, size_t size)
+{
+	static const char index_yaml[] = "form: bin\nprocesses:\n- tasks: [{path: 1/1}]\n";
+	char *dir = fuzz_dir_path_of("td"), *sub = fuzz_dir_path_of("td/1");
+	if ((mkdir(dir, 0700) && errno != EEXIST) || (mkdir(sub, 0700) && errno != EEXIST))
+		abort();
+	free(sub);
+	free(fuzz_dir_file("td/index.yaml", (const uint8_t *)index_yaml, sizeof index_yaml - 1));
+	free(fuzz_dir_file("td/kernel", (const uint8_t *)LP_TASK_BIN_HEADER, LP_TASK_BIN_HEADER_SIZE));
+	free(fuzz_dir_file("td/1/1", data, size));
+	return dir;
+}
+
+/* The references of stream 1 (the task file, read whole) of directory
+ * dir, read with threads: 0 with *count and *hash set, or the status of
+ * the error in err. */
+static int read_task_dir(const char *dir, unsigned threads, uint64_t *count, uint64_t *hash, lp_error *err)
+{
+	lp_taskdir_options opt = {.max_open = 1, .threads = threads, .slice = 2};
+	lp_taskdir *t = lp_taskdir_open(dir, &opt, err);
+	if (!t)
+		return err->status;
+	const lp_sched_input *in = lp_taskdir_input(t);
+	*count = 0;
+	*hash = UINT64_C(0xcbf29ce484222325);
+	int rc = 0;
+	for (;;) {
+		lp_sched_ref batch[5];
+		lp_sched_event ev;
+		ssize_t n = in->source.read(in->source.ctx, 1, batch, 5, UINT64_MAX, &ev, err);
+		if (n < 0) {
+			rc = err->status;
+			break;
+		}
+		for (ssize_t i = 0; i < n; i++)
+			*hash = (*hash ^ batch[i].canonical ^ batch[i].timestamp ^ (uint64_t)batch[i].type) *
+				UINT64_C(0x100000001b3);
+		*count += (uint64_t)n;
+		if (!n && ev.tag == LP_SCHED_END)
+			break;
+	}
+	lp_taskdir_close(t);
+	return rc;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -109,6 +162,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!rc == !read_rc);
 	if (!rc)
 		FUZZ_CHECK(refs == reference_lines(text, text_size));
+
+	char *dir = task_dir(file, file_size);
+	lp_error err1 = {0}, err3 = {0};
+	uint64_t count1, hash1, count3, hash3;
+	int rc1 = read_task_dir(dir, 1, &count1, &hash1, &err1);
+	int rc3 = read_task_dir(dir, 3, &count3, &hash3, &err3);
+	FUZZ_CHECK(rc1 == rc3);
+	FUZZ_CHECK(rc1 ? strcmp(err1.msg, err3.msg) == 0 : count1 == count3 && hash1 == hash3);
+	FUZZ_CHECK(!rc1 || rc1 == LP_EINPUT);
+	/* The directory refuses more (timestamps going back), never less. */
+	FUZZ_CHECK(!rc || rc1);
+	if (!rc1)
+		FUZZ_CHECK(count1 == reference_lines(text, text_size));
+	free(dir);
 out:
 	free(text);
 	free(back);
