@@ -376,6 +376,37 @@ static inline bool take_ref(const lp_taskdir *t, td_stream *s, const lp_sched_re
 	return true;
 }
 
+/* stream_parse's fast path for the binary form: reference records are
+ * copied, not parsed, into refs[n, cap) (the one that does not fit left
+ * pending); the new n. A function of its own, so that the text form's
+ * loop is compiled as it was without it. */
+static __attribute__((noinline)) size_t copy_bin_refs(const lp_taskdir *t, td_stream *s, lp_sched_ref *refs,
+						      size_t n, size_t cap, uint64_t last_ts)
+{
+	lp_inbuf *b = &s->reader->src.b;
+	const unsigned char *start = (const unsigned char *)b->data + b->pos, *p = start;
+	const unsigned char *end = (const unsigned char *)b->data + b->len;
+	uint64_t prev_ts = s->prev_ts;
+	lp_sched_ref ref;
+	/* rr and random take references up to cap alone: those the buffer
+	 * holds whole, copied without other tests. */
+	if (last_ts == UINT64_MAX && !t->opt.user_only) {
+		size_t k = lp_task_bin_copy(p, MIN(cap - n, (size_t)(end - p) / LP_TASK_BIN_REF_SIZE), refs + n,
+					    &prev_ts);
+		n += k;
+		p += k * LP_TASK_BIN_REF_SIZE;
+	}
+	while (end - p >= LP_TASK_BIN_REF_SIZE && lp_task_bin_copy(p, 1, &ref, &prev_ts)) {
+		p += LP_TASK_BIN_REF_SIZE;
+		if (!take_ref(t, s, &ref, refs, &n, cap, last_ts))
+			break;
+	}
+	b->pos += (size_t)(p - start);
+	s->offset += (uint64_t)(p - start);
+	s->prev_ts = prev_ts;
+	return n;
+}
+
 /* lp_sched_source.read over the streams, parsing their files, except
  * that a failure (*failed set, err set) returns the references taken
  * before it: the read-ahead keeps them. */
@@ -394,29 +425,7 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 		/* Well-formed reference lines straight into refs; the one that
 		 * does not fit is left pending, anything else to the careful path. */
 		if (s->pending == PENDING_NONE && s->reader && t->files[s->file].binary) {
-			/* Binary records are copied, not parsed. */
-			lp_inbuf *b = &s->reader->src.b;
-			const unsigned char *start = (const unsigned char *)b->data + b->pos, *p = start;
-			const unsigned char *end = (const unsigned char *)b->data + b->len;
-			uint64_t prev_ts = s->prev_ts;
-			lp_sched_ref ref;
-			/* rr and random take references up to cap alone: those
-			 * the buffer holds whole, copied without other tests. */
-			if (last_ts == UINT64_MAX && !t->opt.user_only) {
-				size_t k = lp_task_bin_copy(p, MIN(cap - n, (size_t)(end - p) / LP_TASK_BIN_REF_SIZE),
-							    refs + n, &prev_ts);
-				n += k;
-				p += k * LP_TASK_BIN_REF_SIZE;
-			}
-			while (end - p >= LP_TASK_BIN_REF_SIZE && lp_task_bin_copy(p, 1, &ref, &prev_ts)) {
-				p += LP_TASK_BIN_REF_SIZE;
-				if (!take_ref(t, s, &ref, refs, &n, cap, last_ts))
-					break;
-			}
-			b->pos += (size_t)(p - start);
-			s->offset += (uint64_t)(p - start);
-			s->prev_ts = prev_ts;
-		} else if (s->pending == PENDING_NONE && s->reader) {
+			n = copy_bin_refs(t, s, refs, n, cap, last_ts);		} else if (s->pending == PENDING_NONE && s->reader) {
 			lp_inbuf *b = &s->reader->src.b;
 			const char *start = b->data + b->pos, *p = start, *end = b->data + b->len, *next;
 			uint64_t prev_ts = s->prev_ts, lines = 0;
