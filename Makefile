@@ -3,7 +3,9 @@
 #   make                 build build/laplace and the library, build/liblaplace.so.1
 #                        and build/liblaplace.a
 #   make demo            build and merge the demo capture in fixtures/demo
-#   make check           with warnings as errors: unit and end-to-end tests,
+#   make check           with warnings as errors: unit and end-to-end tests
+#                        (those that merge also with their references widened,
+#                        the per-process ones also in the binary task form),
 #                        the man pages' tables of formats,
 #                        the library's exports and contents, its installed use
 #                        from C, C++ and Python (the module also through pip),
@@ -83,7 +85,7 @@ MAN1 := $(wildcard man/*.1)
 MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
-.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e e2e-widen check-exports \
+.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e e2e-widen e2e-task-bin check-exports \
 	check-man-formats check-lib-contents check-python check-python-venv check-install install \
 	uninstall clean fuzz bench recorder
 
@@ -191,6 +193,11 @@ e2e: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
 e2e-widen: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
 	tests/widen-all $(BUILD)/laplace
 
+# The per-process cases again, each per-process merge also made in the
+# binary task form and compared with the text form (tests/task-bin-cases).
+e2e-task-bin: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
+	tests/task-bin-cases $(BUILD)/laplace
+
 # The shared library exports the functions of include/laplace/laplace.h
 # and nothing else; so does the static one.
 check-exports: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
@@ -251,7 +258,7 @@ check-install: all
 	PYTHON_RUN='$(PYTHON_RUN)' tests/check-install $(CURDIR)/$(BUILD)/inst $(BUILD)/laplace \
 		"$(SANFLAGS)"
 
-check-plain: unit e2e e2e-widen fuzz-replay check-exports check-man-formats check-lib-contents check-python \
+check-plain: unit e2e e2e-widen e2e-task-bin fuzz-replay check-exports check-man-formats check-lib-contents check-python \
 	check-python-venv check-install
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

@@ -11,6 +11,7 @@
 #include "analysis/lru.h"
 #include "formats/refio.h"
 #include "formats/forms.h"
+#include "formats/taskline.h"
 
 /* Everything a source needs to run one conversion. */
 typedef struct convert_request {
@@ -23,6 +24,7 @@ typedef struct convert_request {
 	enum lp_endian endian;         /* binary input and output byte order */
 	bool endian_given;             /* --endian was given (p6 defaults to big) */
 	bool to_basic;                 /* --to basic: a basic merge stream */
+	bool to_task, to_task_bin;     /* --to task or task-bin: a task file */
 	bool from_bin;                 /* --from bin: the input must be one */
 	enum lp_compress compress;
 	int level;
@@ -152,6 +154,22 @@ static int convert_basic(const convert_request *rq, const lp_format *format, lp_
 	return rc;
 }
 
+/* A per-process task file in one form to the other (laplace-formats(5),
+ * "PER-PROCESS MERGE OUTPUT"). */
+static int convert_task(const convert_request *rq, const lp_format *format, lp_error *err)
+{
+	lp_byte_source *src = lp_byte_source_open(rq->input, err);
+	if (!src)
+		return err->status;
+	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
+	int rc = out ? lp_task_convert(src, format->id == LP_LEGACY_TASK_BIN, rq->to_task_bin, out, err)
+		     : err->status;
+	if (out)
+		rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
+	lp_byte_source_close(src);
+	return rc;
+}
+
 typedef int convert_fn(const convert_request *rq, const lp_format *format, lp_error *err);
 
 /* What each format (registry.h) converts by: into raw references, or
@@ -162,6 +180,8 @@ static convert_fn *converter(const lp_format *f)
 		[LP_LEGACY_REF] = convert_ref,
 		[LP_LEGACY_PAGE_IMAGE] = convert_page_image,
 		[LP_LEGACY_BASIC] = convert_basic,
+		[LP_LEGACY_TASK] = convert_task,
+		[LP_LEGACY_TASK_BIN] = convert_task,
 	};
 	return f->to_refs ? convert_to_refs : by_id[f->id];
 }
@@ -183,14 +203,21 @@ static bool check_options(const convert_options *o, convert_request *rq, const l
 		return !cli_usage_error("--to is required (text or bin)");
 	int form = lp_ref_format_parse(o->to);
 	rq->to_basic = !strcmp(o->to, "basic");
-	if (form != LP_REF_TEXT && form != LP_REF_BIN && !rq->to_basic)
-		return !cli_usage_error("--to must be text, bin or basic, not '%s'", o->to);
+	rq->to_task_bin = !strcmp(o->to, "task-bin");
+	rq->to_task = rq->to_task_bin || !strcmp(o->to, "task");
+	if (form != LP_REF_TEXT && form != LP_REF_BIN && !rq->to_basic && !rq->to_task)
+		return !cli_usage_error("--to must be text, bin, basic, task or task-bin, not '%s'",
+					o->to);
 	rq->to = (enum lp_ref_format)form;
 	/* --from bin: a basic merge stream that must be in the bin form. */
 	rq->from_bin = o->from && !strcmp(o->from, "bin");
 	if (o->from && !(*source = lp_format_find(rq->from_bin ? "basic" : o->from)))
 		return !cli_usage_error("--from must be %s, not '%s'", o->names, o->from);
 	*run = converter(*source);
+	if (rq->to_task != (*run == convert_task))
+		return !cli_usage_error(rq->to_task ? "--to %s needs --from task or task-bin"
+					: "--from %s converts only --to task or task-bin",
+					rq->to_task ? o->to : o->from);
 	/* Pages without addresses (a page-image trace, a basic merge stream)
 	 * become a basic merge stream, and only they do; a basic stream may
 	 * also become the bin form. */
@@ -203,7 +230,7 @@ static bool check_options(const convert_options *o, convert_request *rq, const l
 		return !cli_usage_error("--from bin converts only --to basic");
 	if (o->wide && o->narrow)
 		return !cli_usage_error("--wide and --narrow cannot both be given");
-	if ((o->wide || o->narrow) && pages)
+	if ((o->wide || o->narrow) && (pages || rq->to_task))
 		return !cli_usage_error("--%s converts only to raw references (--to text or bin)",
 					o->wide ? "wide" : "narrow");
 	rq->width = o->wide ? 64 : o->narrow ? 32 : 0;
@@ -230,7 +257,8 @@ int cmd_convert(int argc, char **argv)
 					  "bin: a basic merge stream in its bin form)", o.names);
 	GOptionEntry entries[] = {
 		{"to", 0, 0, G_OPTION_ARG_STRING, &o.to,
-		 "Output form: text or bin (required); basic for page-image input", "FORM"},
+		 "Output form: text or bin (required); basic for page-image input; task or "
+		 "task-bin for task files", "FORM"},
 		{"from", 0, 0, G_OPTION_ARG_STRING, &o.from, from_help, "FORMAT"},
 		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &o.ref_format, ref_format_help, "FORM"},
 		{"wide", 0, 0, G_OPTION_ARG_NONE, &o.wide,

@@ -21,7 +21,8 @@ static GOptionContext *merge_options(merge_args *a)
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
 		 "Write the basic merge to FILE (default: standard output)", "FILE"},
 		{"format", 0, 0, G_OPTION_ARG_STRING, &a->form,
-		 "The form of the output: basic (the default), addr, din or bin", "FORM"},
+		 "The form of the output: basic (the default), addr, din or bin; with "
+		 "--per-process, bin: the binary task form", "FORM"},
 		{"per-process", 0, 0, G_OPTION_ARG_FILENAME, &a->per_process,
 		 "Write one file per task into directory DIR instead", "DIR"},
 		{"by", 0, 0, G_OPTION_ARG_STRING, &a->by,
@@ -81,9 +82,9 @@ static bool merge_job_apply(const merge_args *a, int argc, char **argv, lp_merge
 		cli_usage_error("--force goes with --per-process");
 		return false;
 	}
-	if (a->form && a->per_process) {
-		cli_usage_error("--format goes with the basic merge; per-process files have their "
-				"own form");
+	if (a->form && a->per_process && strcmp(a->form, "bin")) {
+		cli_usage_error("--format with --per-process must be bin (the binary task form), "
+				"not '%s'", a->form);
 		return false;
 	}
 	if (a->form && (int)(job->form = lp_form_parse(a->form)) < 0) {

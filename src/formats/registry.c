@@ -8,6 +8,7 @@
 
 #include "core/byteorder.h"
 #include "formats/forms.h"
+#include "formats/taskline.h"
 
 static bool all_hex(const unsigned char *p, size_t n)
 {
@@ -46,6 +47,14 @@ static enum lp_sniff sniff_basic(const unsigned char *p, size_t n)
 	return LP_SNIFF_NO;
 }
 
+/* The binary task form has a header; its text form is a basic stream's
+ * too (basic streams' readers take task files). */
+static enum lp_sniff sniff_task_bin(const unsigned char *p, size_t n)
+{
+	return n >= LP_TASK_BIN_MAGIC_SIZE && !memcmp(p, LP_TASK_BIN_HEADER, LP_TASK_BIN_MAGIC_SIZE)
+		       ? LP_SNIFF_SURE : LP_SNIFF_NO;
+}
+
 /* A form of the raw reference trace: each is dumped by the reader of
  * them all, which opens the file itself (lp_ref_open). */
 #define REF_FORM .name = "ref", .id = LP_LEGACY_REF, .what = "a raw reference trace", \
@@ -67,6 +76,11 @@ const lp_format lp_formats[] = {
 	 .sniff = sniff_page_image, .byte_order = LP_LITTLE, .dump = lp_page_image_dump},
 	{.name = "basic", .id = LP_LEGACY_BASIC, .what = "a basic merge stream",
 	 .sniff = sniff_basic, .byte_order = LP_LITTLE, .dump = lp_basic_dump},
+	{.name = "task", .id = LP_LEGACY_TASK, .what = "a per-process task file",
+	 .byte_order = LP_LITTLE, .dump = lp_task_dump},
+	{.name = "task-bin", .id = LP_LEGACY_TASK_BIN,
+	 .what = "a per-process task file in the binary task form", .sniff = sniff_task_bin,
+	 .byte_order = LP_LITTLE, .dump = lp_task_dump},
 };
 const size_t lp_nformats = sizeof lp_formats / sizeof lp_formats[0];
 

@@ -36,7 +36,8 @@ typedef struct lp_merge_job {
 	enum lp_compress compress; /* basic output */
 	int level;               /* its compression level, or LP_LEVEL_DEFAULT */
 	enum lp_form form;       /* basic output (laplace-formats(5), "FORMS
-				  * FOR SIMULATORS") */
+				  * FOR SIMULATORS"); per-process: LP_FORM_BIN
+				  * for the binary task form, else text */
 	const char *stats_path;  /* the statistics as YAML, or NULL; published
 				  * with the output, all or nothing */
 	lp_warn_fn warn;         /* may be NULL */

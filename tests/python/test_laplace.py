@@ -89,6 +89,26 @@ class ReadBasic(Scratch):
         self.assertEqual(len(want), 79)
         self.assertEqual(as_pairs(laplace.read_basic(self.file("demo.bin", basic_bin(want)))), want)
 
+    def test_task_files_of_either_form(self):
+        """A per-process merge's task files, as text and in the binary task
+        form (compressed), give the same references; a record of the binary
+        form cut short is an error naming its byte."""
+        dirs = {}
+        for name, form in (("text", []), ("bin", ["--format", "bin", "--compress", "zstd"])):
+            dirs[name] = os.path.join(self.dir.name, name)
+            subprocess.run([PROGRAM, "merge", "-q", *form, "--per-process", dirs[name],
+                            DEMO_REF, DEMO_KERN], check=True)
+        for task in ("64/64", "65/65", "65/66", "kernel"):
+            text = as_pairs(laplace.read_basic(os.path.join(dirs["text"], task)))
+            self.assertGreater(len(text), 0)
+            self.assertEqual(as_pairs(laplace.read_basic(os.path.join(dirs["bin"], task + ".zst"))), text)
+        torn = self.file("torn.task", b"LPTASK\x01\x00r\x04" + bytes(20))
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.read_basic(torn)
+        self.assertEqual(str(caught.exception), "%s: byte 8: field canonical: the reference record "
+                         "is cut short (22 of 26 bytes)" % torn)
+        self.assertEqual(caught.exception.status, 2)
+
     def test_errors(self):
         missing = os.path.join(self.dir.name, "absent")
         cases = [

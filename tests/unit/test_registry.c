@@ -12,6 +12,7 @@
 #include "formats/forms.h"
 #include "formats/legacy.h"
 #include "formats/registry.h"
+#include "formats/taskline.h"
 #include "scratch.h"
 
 SCRATCH_SUITE(registry);
@@ -388,6 +389,89 @@ static void cover_basic(const lp_format *row)
 	}
 }
 
+/* ---- task, task-bin: a per-process task file in its two forms, as the
+ * per-process sink encodes its records ---- */
+
+static const lp_ref task_refs[] = {
+	{.type = 'r', .timestamp = 0x10, .length = 4, .address = 0x9a8b7c6d},
+	/* A 64-bit capture's vpn, above 2^32. */
+	{.type = 'W', .timestamp = 0x123456789abcdef0, .length = 0xff, .address = 0x7ffffffde123},
+};
+static const uint64_t task_canon[] = {0, 0xffffffffffffffff};
+static const char task_event[] = "X 123456789abcdef0 40";
+static const char task_text[] = "r 10 4 9a8b7 0\n"
+				"W 123456789abcdef0 ff 7ffffffde ffffffffffffffff\n"
+				"X 123456789abcdef0 40\n";
+
+/* The file of task_refs then task_event in the binary form or as text. */
+static char *write_task(const char *name, bool binary)
+{
+	char *path = g_build_filename(dir, name, NULL);
+	GString *s = g_string_new(binary ? LP_TASK_BIN_HEADER : "");
+	if (binary)
+		g_string_set_size(s, LP_TASK_BIN_HEADER_SIZE);
+	for (size_t i = 0; i < G_N_ELEMENTS(task_refs); i++) {
+		char rec[LP_TASK_LINE_MAX];
+		size_t len = LP_TASK_BIN_REF_SIZE;
+		if (binary)
+			lp_task_bin_encode((unsigned char *)rec, &task_refs[i], task_canon[i]);
+		else
+			len = lp_task_line_encode(rec, &task_refs[i], task_canon[i]);
+		g_string_append_len(s, rec, (gssize)len);
+	}
+	char ev[LP_TASK_BIN_EVENT_HEAD + sizeof task_event];
+	if (binary)
+		g_string_append_len(s, ev, (gssize)lp_task_bin_encode_event((unsigned char *)ev, task_event,
+									   strlen(task_event)));
+	else
+		g_string_append_printf(s, "%s\n", task_event);
+	cr_assert(g_file_set_contents(path, s->str, (gssize)s->len, NULL));
+	g_string_free(s, TRUE);
+	return path;
+}
+
+/* lp_task_convert of the file at from into the other form: the file at to. */
+static void check_task_convert(const char *from, const char *to, bool to_binary)
+{
+	char *out_path = g_build_filename(dir, "converted", NULL);
+	lp_output *out = lp_output_open(out_path, LP_COMPRESS_NONE, &err);
+	cr_assert_not_null(out, "%s", err.msg);
+	lp_byte_source *src = open_source(from);
+	cr_assert_eq(lp_task_convert(src, !to_binary, to_binary, out, &err), 0, "%s", err.msg);
+	lp_byte_source_close(src);
+	cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+	gchar *got, *want;
+	gsize got_len, want_len;
+	cr_assert(g_file_get_contents(out_path, &got, &got_len, NULL));
+	cr_assert(g_file_get_contents(to, &want, &want_len, NULL));
+	cr_assert(got_len == want_len && !memcmp(got, want, got_len), "%s to %s", from, to);
+	g_free(got);
+	g_free(want);
+	g_free(out_path);
+}
+
+static void cover_task(const lp_format *row)
+{
+	bool binary = row->id == LP_LEGACY_TASK_BIN;
+	char *path = write_task(row->name, binary), *other = write_task("other", !binary);
+	check_sniff(row, path, binary ? LP_SNIFF_SURE : LP_SNIFF_NO);
+	check_dump(row, path, task_text);
+	check_to_refs(row, path, false, NULL);
+	check_task_convert(path, other, !binary);
+	lp_basic_reader *r = lp_basic_open(path, &err);
+	cr_assert_not_null(r, "%s", err.msg);
+	lp_basic_ref got[G_N_ELEMENTS(task_refs) + 1];
+	cr_assert_eq(lp_basic_read(r, got, G_N_ELEMENTS(got), &err), (ssize_t)G_N_ELEMENTS(task_refs),
+		     "%s", err.msg);
+	cr_assert_eq(lp_basic_read(r, got, G_N_ELEMENTS(got), &err), 0, "%s", err.msg);
+	for (size_t i = 0; i < G_N_ELEMENTS(task_refs); i++)
+		cr_assert(got[i].type == task_refs[i].type && got[i].canonical == task_canon[i],
+			  "%s: reference %zu", row->name, i);
+	lp_basic_close(r);
+	g_free(path);
+	g_free(other);
+}
+
 Test(registry, every_row_round_trips)
 {
 	for (size_t i = 0; i < lp_nformats; i++) {
@@ -403,10 +487,12 @@ Test(registry, every_row_round_trips)
 		case LP_LEGACY_P6: cover_p6(row); break;
 		case LP_LEGACY_PAGE_IMAGE: cover_page_image(row); break;
 		case LP_LEGACY_BASIC: cover_basic(row); break;
+		case LP_LEGACY_TASK:
+		case LP_LEGACY_TASK_BIN: cover_task(row); break;
 		default: cr_assert_fail("row %s is not covered", row->name);
 		}
 	}
-	cr_assert_eq(lp_nformats, 8, "a new or removed row needs its round trip here");
+	cr_assert_eq(lp_nformats, 10, "a new or removed row needs its round trip here");
 	/* Every form of the raw reference trace is a row's, in the same order. */
 	size_t forms = 0;
 	for (size_t i = 0; i < lp_nformats; i++)
