@@ -21,6 +21,7 @@
 
 #include "formats/kern.h"
 #include "formats/refio.h"
+#include "io/staging.h"
 
 /* ---- random numbers: splitmix64 seeds xoshiro256** ---- */
 
@@ -1556,5 +1557,39 @@ int lp_gen_run(const lp_gen_config *cfg, lp_output *refs, lp_output *kern,
 		rc = flush_kern(g);
 	gen_free(g);
 	g_free(g);
+	return rc;
+}
+
+/* Write one trace (the references, or the kernel events) and finish it;
+ * *staged is what is left to publish (NULL for standard output). */
+static int write_trace(const lp_gen_config *cfg, const char *path, bool references,
+		       lp_progress_fn progress, void *progress_ctx, lp_staged **staged,
+		       lp_error *err)
+{
+	lp_output *out = lp_output_open(path, LP_COMPRESS_AUTO, err);
+	if (!out)
+		return err->status;
+	int rc = lp_gen_run(cfg, references ? out : NULL, references ? NULL : out, progress,
+			    progress_ctx, err);
+	return lp_output_stage(out, rc, staged, err);
+}
+
+int lp_gen_write(const lp_gen_config *cfg, const char *ref_path, const char *kern_path,
+		 lp_progress_fn progress, void *progress_ctx, lp_error *err)
+{
+	/* The kernel trace first (a fast pass that skips the references); it
+	 * is removed again if the references fail or a signal comes. */
+	lp_staged *kern_staged = NULL, *ref_staged = NULL;
+	int rc = write_trace(cfg, kern_path, false, NULL, NULL, &kern_staged, err);
+	if (!rc && kern_staged)
+		rc = lp_stage_publish_early(kern_staged, err);
+	if (!rc)
+		rc = write_trace(cfg, ref_path, true, progress, progress_ctx, &ref_staged, err);
+	if (!rc)
+		rc = lp_stage_publish(&ref_staged, 1, err);
+	if (rc)
+		lp_staged_discard(kern_staged);
+	else if (kern_staged)
+		lp_staged_keep(kern_staged);
 	return rc;
 }

@@ -54,4 +54,13 @@ int lp_gen_config_check(const lp_gen_config *cfg, lp_error *err);
 int lp_gen_run(const lp_gen_config *cfg, lp_output *refs, lp_output *kern,
 	       lp_progress_fn progress, void *progress_ctx, lp_error *err);
 
+/* Write the capture to the files (or "-", standard output) ref_path and
+ * kern_path, compressed by their names' suffixes: the kernel trace first
+ * and in place before the first reference is written, so that a reader of
+ * the references can open it; both kept, or neither (a kernel trace
+ * without its references is no capture). progress as for lp_gen_run,
+ * while the references are written. */
+int lp_gen_write(const lp_gen_config *cfg, const char *ref_path, const char *kern_path,
+		 lp_progress_fn progress, void *progress_ctx, lp_error *err);
+
 #endif
