@@ -57,7 +57,7 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 DAEMON_SRCS := src/jobs/daemon.c
 LIB_SRCS := $(filter-out $(DAEMON_SRCS),$(sort $(wildcard src/core/*.c src/analysis/*.c src/io/*.c \
 	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c src/report/*.c \
-	src/record/decode.c)))
+	src/record/decode.c src/record/record.c)))
 # liblaplace.so.0 and liblaplace.a hold only the objects that the functions
 # of laplace.h need, as the linker pulls them from build/internal.a (-u:
 # each of them): no daemon, spool, Slurm, generator or report code
