@@ -1,0 +1,23 @@
+#!/usr/bin/env python3
+"""interrupt.py N COMMAND...: runs COMMAND in a session of its own with
+SIGINT at its default action (as a terminal's foreground job), waits for
+it to print "ready", then sends SIGINT to its whole process group N times,
+waiting for "caught" between two; exits with the command's status (128 +
+the signal that killed it)."""
+import os
+import signal
+import subprocess
+import sys
+
+count = int(sys.argv[1])
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, start_new_session=True,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+if p.stdout.readline() != b"ready\n":
+    sys.exit("interrupt.py: no ready")
+for k in range(count):
+    os.killpg(p.pid, signal.SIGINT)
+    if k + 1 < count and p.stdout.readline() != b"caught\n":
+        sys.exit("interrupt.py: no caught")
+p.stdout.read()
+status = p.wait()
+sys.exit(128 - status if status < 0 else status)
