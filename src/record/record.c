@@ -38,8 +38,9 @@ static char *find_tool(lp_error *err)
 	}
 	char *self = g_file_read_link("/proc/self/exe", NULL);
 	char *bindir = self ? g_path_get_dirname(self) : g_strdup(".");
-	char *installed = g_build_filename(bindir, "..", "libexec", "laplace", LP_RECORD_TOOL_FILE,
-					   NULL);
+	char *libexec = g_build_filename(bindir, "..", "libexec", "laplace", LP_RECORD_TOOL_FILE, NULL);
+	char *installed = g_canonicalize_filename(libexec, NULL);
+	g_free(libexec);
 	char *built = g_build_filename(bindir, "record", LP_RECORD_TOOL_FILE, NULL);
 	char *tool = NULL;
 	if (g_file_test(installed, G_FILE_TEST_IS_EXECUTABLE))
@@ -48,8 +49,8 @@ static char *find_tool(lp_error *err)
 		tool = g_strdup(built);
 	else
 		lp_fail(err, LP_EIO,
-			"the recorder is not installed: no %s or %s (laplace was built without "
-			"Valgrind's development files, the valgrind package)",
+			"the recorder is not installed: no %s or %s (make builds it when Valgrind's "
+			"development files, the valgrind package, are there)",
 			installed, built);
 	g_free(self);
 	g_free(bindir);
