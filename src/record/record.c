@@ -313,8 +313,12 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 			     g_strerror(errno));
 		goto out;
 	}
-	lib = g_build_filename(lp_staged_path(scratch), "lib", NULL);
-	streams = g_build_filename(lp_staged_path(scratch), "streams", NULL);
+	/* Absolute: the command may change its directory before it starts
+	   others. */
+	char *scratch_path = g_canonicalize_filename(lp_staged_path(scratch), NULL);
+	lib = g_build_filename(scratch_path, "lib", NULL);
+	streams = g_build_filename(scratch_path, "streams", NULL);
+	g_free(scratch_path);
 	if (g_mkdir(streams, 0777) != 0) {
 		rc = lp_fail(err, LP_EIO, "cannot create %s: %s", streams, g_strerror(errno));
 		goto out;

@@ -3,7 +3,8 @@
 SIGINT at its default action (as a terminal's foreground job), waits for
 it to print "ready", then sends SIGINT to its whole process group N times,
 waiting for "caught" between two; exits with the command's status (128 +
-the signal that killed it)."""
+the signal that killed it). With SIGNAL=TERM in the environment, sends
+SIGTERM to COMMAND alone instead."""
 import os
 import signal
 import subprocess
@@ -15,7 +16,10 @@ p = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, start_new_session=Tru
 if p.stdout.readline() != b"ready\n":
     sys.exit("interrupt.py: no ready")
 for k in range(count):
-    os.killpg(p.pid, signal.SIGINT)
+    if os.environ.get("SIGNAL") == "TERM":
+        os.kill(p.pid, signal.SIGTERM)
+    else:
+        os.killpg(p.pid, signal.SIGINT)
     if k + 1 < count and p.stdout.readline() != b"caught\n":
         sys.exit("interrupt.py: no caught")
 p.stdout.read()
