@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <glib.h>
 
@@ -752,6 +753,16 @@ static G_NO_INLINE void merge(Decoder *d, Capture *c, GPtrArray *paths, Stream *
 	c->refbuf_len = 0;
 }
 
+/* Every stream is open at once while they are merged, one a process. */
+static void raise_open_files_limit(void)
+{
+	struct rlimit lim;
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+		lim.rlim_cur = lim.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &lim);
+	}
+}
+
 int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record_summary *sum,
 		     lp_error *err)
 {
@@ -770,6 +781,7 @@ int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record
 		g_ptr_array_free(paths, TRUE);
 		return lp_fail(err, LP_EINPUT, "%s: no streams", dir);
 	}
+	raise_open_files_limit();
 	/* The order of the directory's entries must not matter. */
 	g_ptr_array_sort(paths, by_path);
 	sum->streams = paths->len;

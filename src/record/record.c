@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -129,16 +128,6 @@ static bool privileged(const char *program)
 static void become_subreaper(void)
 {
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-}
-
-/* Every stream is open at once while they are merged, one a process. */
-static void raise_open_files_limit(void)
-{
-	struct rlimit lim;
-	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
-		lim.rlim_cur = lim.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &lim);
-	}
 }
 
 /* The command's run: started, then waited for with its descendants. */
@@ -345,7 +334,10 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 	sigemptyset(&waited);
 	sigaddset(&waited, SIGINT);
 	sigaddset(&waited, SIGTERM);
-	sigaddset(&waited, SIGHUP);
+	/* An ignored SIGHUP (nohup) stays ignored: blocked, it would wait
+	   here to be taken. */
+	if (!lp_signal_ignored(SIGHUP))
+		sigaddset(&waited, SIGHUP);
 	sigaddset(&waited, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &waited, &old);
 	become_subreaper();
@@ -370,7 +362,6 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 		rc = lp_fail(err, LP_EIO, "the recorder wrote nothing (Valgrind says why above)");
 		goto out;
 	}
-	raise_open_files_limit();
 	if ((rc = write_capture(rq, streams, res, err)))
 		goto out;
 	res->bytes = file_size(res->ref_path) + file_size(res->kern_path);

@@ -43,8 +43,9 @@ typedef struct lp_record_result {
    capture that could not be written; nothing is left then.
    Signals: call it with no other thread running. While the command runs,
    a first SIGINT marks the capture interrupted (the command gets its own
-   from the terminal); a second one, or SIGTERM or SIGHUP, abandons the
-   capture: the command gets SIGKILL (SIGTERM, SIGHUP: the same signal),
+   from the terminal); a second one, or SIGTERM or SIGHUP (unless ignored,
+   as nohup does), abandons the capture: the command gets SIGKILL
+   (SIGTERM, SIGHUP: the same signal),
    nothing is left, and the process exits with 128 + the signal. Once the
    command has ended, they end the run as every command's
    (lp_stage_handle_signals). */

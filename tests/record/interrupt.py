@@ -4,7 +4,8 @@ SIGINT at its default action (as a terminal's foreground job), waits for
 it to print "ready", then sends SIGINT to its whole process group N times,
 waiting for "caught" between two; exits with the command's status (128 +
 the signal that killed it). With SIGNAL=TERM in the environment, sends
-SIGTERM to COMMAND alone instead."""
+SIGTERM to COMMAND alone instead; with SIGNAL=HUP, starts COMMAND with
+SIGHUP ignored (as nohup does) and sends it SIGHUP before the SIGINTs."""
 import os
 import signal
 import subprocess
@@ -22,11 +23,19 @@ def sigint_pending(pid):
     return False
 
 
+def dispositions():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if os.environ.get("SIGNAL") == "HUP":
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
 count = int(sys.argv[1])
 p = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, start_new_session=True,
-                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                     preexec_fn=dispositions)
 if p.stdout.readline() != b"ready\n":
     sys.exit("interrupt.py: no ready")
+if os.environ.get("SIGNAL") == "HUP":
+    os.kill(p.pid, signal.SIGHUP)
 for k in range(count):
     if os.environ.get("SIGNAL") == "TERM":
         os.kill(p.pid, signal.SIGTERM)
