@@ -106,8 +106,9 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	for (guint i = 0; i < res.sum.untraced->len; i++) {
-		char *msg = g_strdup_printf("%s ran untraced (set-user-id, set-group-id or with "
-					    "capabilities): its references are not in the capture",
+		char *msg = g_strdup_printf("%s ran untraced (set-user-id, set-group-id, with "
+					    "capabilities or 32-bit): its references are not in the "
+					    "capture",
 					    (char *)g_ptr_array_index(res.sum.untraced, i));
 		cli_warn(NULL, msg);
 		g_free(msg);

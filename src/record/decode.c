@@ -647,12 +647,13 @@ static void emit_event(Capture *c, Stream *s)
 		break;
 	}
 	case 'u':
-		/* A program that runs untraced (set-user-id...): the capture says
-		   so, the caller warns. */
+		/* A program that runs untraced (set-user-id, 32-bit): the capture
+		   says so, the caller warns. */
 		if (sscanf(t, "u %" SCNx64 " %n", &a[0], &name_at) != 1 || name_at < 0)
 			bad_event(s, "u");
-		kern_line(c, "# untraced %s: run without the recorder (set-user-id, set-group-id or "
-			     "with capabilities): task %" PRIx64 " and what it starts are missing",
+		kern_line(c, "# untraced %s: run without the recorder (set-user-id, set-group-id, "
+			     "with capabilities or 32-bit): task %" PRIx64 " and what it starts "
+			     "are missing",
 			  t + name_at, a[0]);
 		g_ptr_array_add(c->sum->untraced, g_strdup(t + name_at));
 		break;

@@ -39,7 +39,7 @@ int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record
 		     lp_error *err);
 
 /* Writes DIR/0.lps, the stream of a program run untraced (the command
-   itself, set-user-id...) as task TASK: the capture then says so. */
+   itself, set-user-id or 32-bit) as task TASK: the capture then says so. */
 int lp_record_write_untraced(const char *dir, uint64_t task, const char *path, lp_error *err);
 
 #endif

@@ -111,15 +111,23 @@ static int make_tool_dir(const char *lib, const char *valgrind_lib, const char *
 	return rc;
 }
 
-/* Whether Valgrind refuses to run the program (it would run without the
-   privileges it asks for): set-user-id, set-group-id or with file
-   capabilities, as Valgrind itself checks. */
-static bool privileged(const char *program)
+/* Whether the recorder cannot run the program, which then runs untraced:
+   Valgrind refuses one that asks for privileges (set-user-id,
+   set-group-id, file capabilities: it would run without them), as it
+   checks; and has no tool for a 32-bit one. */
+static bool untraceable(const char *program)
 {
 	struct stat st;
 	if (stat(program, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
 		return true;
-	return getxattr(program, "security.capability", NULL, 0) >= 0;
+	if (getxattr(program, "security.capability", NULL, 0) >= 0)
+		return true;
+	unsigned char ident[5];
+	FILE *f = fopen(program, "rb");
+	size_t n = f ? fread(ident, 1, sizeof ident, f) : 0;
+	if (f)
+		fclose(f);
+	return n == sizeof ident && !memcmp(ident, "\x7f" "ELF", 4) && ident[4] != 2 /* ELFCLASS64 */;
 }
 
 /* Whatever the command starts is reaped here when its parent is gone, so
@@ -279,7 +287,7 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 	char *program = g_find_program_in_path(rq->argv[0]);
 	if (!program)
 		return lp_fail(err, LP_EUSAGE, "%s: command not found", rq->argv[0]);
-	bool untraced = privileged(program);
+	bool untraced = untraceable(program);
 	char *launcher = NULL, *valgrind_lib = NULL, *tool = NULL, *scratch_name = NULL;
 	char *lib = NULL, *streams = NULL, **envp = NULL;
 	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);

@@ -718,12 +718,26 @@ static void lp_truncated_fd(Int fd, ULong size)
 		lp_truncated(&st, size);
 }
 
-/* Valgrind cannot run a set-user-id, set-group-id or set-capability
-   program (it would run without its privileges), and with
-   --trace-children=yes it fails the exec: such a program is run untraced
-   instead, and its stream says so (u). The exec must not fail, so the
-   decision is Valgrind's own check on the path as given. A path with a
-   comma cannot be a pattern: its exec fails as under Valgrind alone. */
+/* Whether PATH is an ELF program of another class than ours (a 32-bit
+   one): this Valgrind has no tool for it. */
+static Bool lp_foreign_elf(const HChar *path)
+{
+	UChar ident[5];
+	SysRes r = VG_(open)(path, VKI_O_RDONLY, 0);
+	if (sr_isError(r))
+		return False;
+	Int n = VG_(read)((Int)sr_Res(r), ident, sizeof ident);
+	VG_(close)((Int)sr_Res(r));
+	return n == (Int)sizeof ident && ident[0] == 0x7f && ident[1] == 'E' && ident[2] == 'L' &&
+	       ident[3] == 'F' && ident[4] != 2 /* ELFCLASS64 */;
+}
+
+/* Programs the recorder cannot run are run untraced, and the stream says
+   so (u): a set-user-id, set-group-id or set-capability program (Valgrind
+   would run it without its privileges, and with --trace-children=yes it
+   fails the exec: the decision is Valgrind's own check on the path as
+   given), and a 32-bit one (no tool for it). A path with a comma cannot be
+   a pattern: its exec goes as under Valgrind alone. */
 static void lp_untraced_exec(ThreadId tid, UInt sysno, const UWord *args)
 {
 	static HChar pattern[4200];
@@ -731,11 +745,13 @@ static void lp_untraced_exec(ThreadId tid, UInt sysno, const UWord *args)
 	Bool is_setuid = False;
 	VG_(clo_trace_children_skip) = NULL;
 	if (!path || (sysno == __NR_execveat && (Int)args[0] != VKI_AT_FDCWD && path[0] != '/') ||
-	    VG_(check_executable)(&is_setuid, path, False) == 0 || !is_setuid ||
 	    VG_(strchr)(path, ','))
 		return;
-	/* Valgrind's patterns take * and ? as wildcards, \\ before them as
-	   themselves. */
+	Bool privileged = VG_(check_executable)(&is_setuid, path, False) != 0 && is_setuid;
+	if (!privileged && !lp_foreign_elf(path))
+		return;
+	/* Valgrind's patterns take * and ? as wildcards, \\ before any
+	   character as that character. */
 	Int n = 0;
 	for (const HChar *p = path; *p && n < (Int)sizeof pattern - 2; p++) {
 		if (*p == '*' || *p == '?' || *p == '\\')
