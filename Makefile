@@ -1,12 +1,15 @@
 # laplace — build, test and install.
 #
-#   make                 build build/laplace and the library, build/liblaplace.so.0
+#   make                 build build/laplace and the library, build/liblaplace.so.1
 #                        and build/liblaplace.a; and the recorder that laplace record
 #                        runs, build/record/laplace-record-amd64-linux, when Valgrind's
 #                        development files (Debian's valgrind package) are there
 #   make demo            build and merge the demo capture in fixtures/demo
-#   make check           with warnings as errors: unit and end-to-end tests, the
-#                        recorder's (tests/record/run; skipped without Valgrind),
+#   make check           with warnings as errors: unit and end-to-end tests
+#                        (those that merge also with their references widened,
+#                        the per-process ones also in the binary task form),
+#                        the recorder's (tests/record/run; skipped without Valgrind),
+#                        the man pages' tables of formats,
 #                        the library's exports and contents, its installed use
 #                        from C, C++ and Python (the module also through pip),
 #                        then again under ASan+UBSan
@@ -62,7 +65,7 @@ DAEMON_SRCS := src/jobs/daemon.c
 LIB_SRCS := $(filter-out $(DAEMON_SRCS),$(sort $(wildcard src/core/*.c src/analysis/*.c src/io/*.c \
 	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c src/report/*.c \
 	src/record/decode.c src/record/record.c)))
-# liblaplace.so.0 and liblaplace.a hold only the objects that the functions
+# liblaplace.so.1 and liblaplace.a hold only the objects that the functions
 # of laplace.h need, as the linker pulls them from build/internal.a (-u:
 # each of them): no daemon, spool, Slurm, generator or report code
 # (tests/check-lib-contents).
@@ -75,7 +78,9 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 $(LIB_OBJS): OBJ_CFLAGS = -fPIC -fvisibility=hidden
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
-SONAME = liblaplace.so.0
+# The soname's number is LP_VERSION_MAJOR (laplace.h): it changes when
+# the ABI does.
+SONAME = liblaplace.so.$(firstword $(subst ., ,$(VERSION)))
 LIB_SHARED = $(BUILD)/liblaplace.so.$(VERSION)
 CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
@@ -84,9 +89,9 @@ MAN1 := $(wildcard man/*.1)
 MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
-.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e check-exports \
-	check-lib-contents check-python check-python-venv check-install install uninstall clean fuzz bench recorder \
-	check-record
+.PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e e2e-widen e2e-task-bin check-exports \
+	check-man-formats check-lib-contents check-python check-python-venv check-install install \
+	uninstall clean fuzz bench recorder check-record
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
 
@@ -204,12 +209,26 @@ check-record: $(BUILD)/laplace $(BUILD)/record/laplace-record-decode $(if $(VALG
 e2e: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
 	tests/run-cases $(BUILD)/laplace
 
+# The cases that merge, again with each 32-bit reference trace widened by
+# convert --wide (and --page-offset c0000000): the same outputs.
+e2e-widen: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
+	tests/widen-all $(BUILD)/laplace
+
+# The per-process cases again, each per-process merge also made in the
+# binary task form and compared with the text form (tests/task-bin-cases).
+e2e-task-bin: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
+	tests/task-bin-cases $(BUILD)/laplace
+
 # The shared library exports the functions of include/laplace/laplace.h
 # and nothing else; so does the static one.
 check-exports: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
 	readelf -d $(BUILD)/$(SONAME) | grep -q 'Library soname: \[$(SONAME)\]'
 	nm -D --defined-only $(BUILD)/$(SONAME) | awk '{print $$3}' | sort | diff -u tests/exports -
 	nm -g --defined-only $(BUILD)/liblaplace.a | awk 'NF == 3 {print $$3}' | sort | diff -u tests/exports -
+
+# The man pages' tables of formats name what the program takes.
+check-man-formats: $(BUILD)/laplace
+	tests/check-man-formats $(BUILD)/laplace man
 
 # The library holds no code of the layers its interface does not need
 # (daemon, jobs, spool, Slurm, generator, scheduler, reports); the check
@@ -260,8 +279,8 @@ check-install: all
 	PYTHON_RUN='$(PYTHON_RUN)' tests/check-install $(CURDIR)/$(BUILD)/inst $(BUILD)/laplace \
 		"$(SANFLAGS)"
 
-check-plain: unit e2e fuzz-replay check-exports check-lib-contents check-python check-python-venv \
-	check-install check-record
+check-plain: unit e2e e2e-widen e2e-task-bin fuzz-replay check-exports check-man-formats check-lib-contents check-python \
+	check-python-venv check-install check-record
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:

@@ -20,10 +20,12 @@
  * used by one thread at a time (or under the caller's lock).
  *
  * What is promised (the ABI): the functions and types below, for as long
- * as the library's soname (liblaplace.so.0) stays; LP_VERSION_MAJOR
+ * as the library's soname (liblaplace.so.1) stays; LP_VERSION_MAJOR
  * changes with it. A minor version adds, never changes. lp_basic_ref and
  * lp_merged_ref, which the caller allocates in arrays, change only with
- * the soname. The two structures that may grow, lp_capture_options and
+ * the soname (as in 1.0.0, liblaplace.so.1, whose lp_merged_ref took the
+ * reference's vas and a 64-bit address, for captures of 64-bit
+ * machines). The two structures that may grow, lp_capture_options and
  * lp_stats, begin with their size and grow at their end only, so a
  * program built against an older laplace.h goes on working:
  * lp_capture_options_init records the caller's sizeof (fields past it take
@@ -49,8 +51,8 @@ extern "C" {
 /* ---- version ---- */
 
 /* The version of this header (the Makefile's too). */
-#define LP_VERSION_MAJOR 0
-#define LP_VERSION_MINOR 1
+#define LP_VERSION_MAJOR 1
+#define LP_VERSION_MINOR 0
 #define LP_VERSION_PATCH 0
 #define LP_VERSION_NUMBER (LP_VERSION_MAJOR * 10000 + LP_VERSION_MINOR * 100 + LP_VERSION_PATCH)
 
@@ -110,11 +112,14 @@ LP_API void lp_basic_close(lp_basic_reader *r);
 
 /* One reference of the merged stream: the raw record's fields, its
  * canonical page, and the task current when it was made (kernel references
- * included), or LP_NO_TASK. */
+ * included), or LP_NO_TASK. vas and address have 32 bits in a capture of
+ * a 32-bit machine, up to 64 in one of a 64-bit machine
+ * (laplace-formats(5), section 10). */
 typedef struct lp_merged_ref {
 	char type;          /* r w i (user) or R W I (kernel) */
 	uint8_t length;     /* bytes touched */
-	uint32_t address;   /* 32-bit virtual address */
+	uint64_t vas;       /* address-space id */
+	uint64_t address;   /* virtual address */
 	uint64_t timestamp;
 	uint64_t canonical;
 	uint64_t pid, tid;
@@ -123,7 +128,20 @@ typedef struct lp_merged_ref {
 enum lp_ref_format { LP_REF_AUTO, LP_REF_BIN, LP_REF_TEXT };
 enum lp_endian { LP_LITTLE, LP_BIG };
 
+/* The name laplace's options give the reference format `format` ("auto",
+ * "bin", "text", ...), or NULL when it is no enum lp_ref_format: counting
+ * from 0 until NULL lists them all. The strings are the library's own. */
+LP_API const char *lp_ref_format_name(int format);
+
+/* The start of kernel memory a capture has unless told otherwise: an
+ * i386 Linux kernel's in a 32-bit capture, the x86-64 Linux direct map's
+ * in a 64-bit one (laplace-formats(5), section 10.2). */
 #define LP_DEFAULT_PAGE_OFFSET 0xc0000000u
+#define LP_PAGE_OFFSET_64 UINT64_C(0xffff888000000000)
+/* lp_capture_options.page_offset: the one of the capture's width, as
+ * above. (A page offset of ffffffffffffffff itself cannot be asked for:
+ * it would make kernel memory the last byte alone.) */
+#define LP_PAGE_OFFSET_BY_WIDTH UINT64_MAX
 
 /* What laplace merge's options say. Set up with lp_capture_options_init
  * (which records size), then change the fields wanted. */
@@ -131,7 +149,8 @@ typedef struct lp_capture_options {
 	size_t size;                   /* sizeof the caller's lp_capture_options */
 	enum lp_ref_format ref_format; /* LP_REF_AUTO: text if the first line is a record */
 	enum lp_endian endian;         /* of binary references; LP_LITTLE */
-	uint64_t page_offset;          /* start of kernel memory; LP_DEFAULT_PAGE_OFFSET */
+	uint64_t page_offset;          /* start of kernel memory;
+					* LP_PAGE_OFFSET_BY_WIDTH */
 	bool user_only;                /* leave kernel references (R W I) out; still
 					* translated, so numbering is unchanged */
 	bool strict;                   /* a torn last reference record is an error */

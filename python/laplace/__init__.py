@@ -5,8 +5,9 @@
                             structured array with fields type, canonical
     merge(ref, kern, ...)   a capture merged on the fly: an iterator of
                             structured arrays with the fields of
-                            lp_merged_ref (type, length, address, timestamp,
-                            canonical, pid, tid)
+                            lp_merged_ref (type, length, vas, address,
+                            timestamp, canonical, pid, tid; vas and address
+                            of up to 64 bits)
 
 Types are one-byte strings (b"r", b"W", ...); pid and tid are NO_TASK for
 references made while no task was current. A failure raises Error with the
@@ -16,7 +17,7 @@ are issued as TraceWarning. See laplace(3) and laplace-formats(5).
 
 The library loaded is the one named by the environment variable
 LAPLACE_LIBRARY (a path), else the one `make install` recorded beside this
-module, else liblaplace.so.0 as the dynamic loader finds it.
+module, else liblaplace.so.1 as the dynamic loader finds it.
 """
 import ctypes
 import os
@@ -28,7 +29,8 @@ __all__ = ["read_basic", "merge", "Merge", "Error", "TraceWarning", "NO_TASK",
            "BASIC_REF", "MERGED_REF"]
 
 NO_TASK = 2**64 - 1
-_DEFAULT_PAGE_OFFSET = 0xC0000000
+# LP_PAGE_OFFSET_BY_WIDTH: the page offset of the capture's width.
+_PAGE_OFFSET_BY_WIDTH = 2**64 - 1
 
 
 class Error(Exception):
@@ -51,7 +53,7 @@ def _library():
     try:
         from ._library import LIBRARY  # written by make install
     except ImportError:
-        return "liblaplace.so.0"
+        return "liblaplace.so.1"
     return LIBRARY
 
 
@@ -67,7 +69,8 @@ class _LpBasicRef(ctypes.Structure):
 
 class _LpMergedRef(ctypes.Structure):
     _fields_ = [("type", ctypes.c_char), ("length", ctypes.c_uint8),
-                ("address", ctypes.c_uint32), ("timestamp", ctypes.c_uint64),
+                ("vas", ctypes.c_uint64), ("address", ctypes.c_uint64),
+                ("timestamp", ctypes.c_uint64),
                 ("canonical", ctypes.c_uint64), ("pid", ctypes.c_uint64),
                 ("tid", ctypes.c_uint64)]
 
@@ -100,7 +103,6 @@ class _LpStats(ctypes.Structure):
 BASIC_REF = np.dtype(_LpBasicRef)
 MERGED_REF = np.dtype(_LpMergedRef)
 
-_REF_FORMATS = {"auto": 0, "bin": 1, "text": 2}
 _ENDIANS = {"little": 0, "big": 1}
 
 try:
@@ -129,6 +131,21 @@ _lib.lp_capture_stats.restype = ctypes.POINTER(_LpStats)
 _lib.lp_capture_stats.argtypes = [ctypes.c_void_p]
 _lib.lp_capture_close.restype = None
 _lib.lp_capture_close.argtypes = [ctypes.c_void_p]
+_lib.lp_ref_format_name.restype = ctypes.c_char_p
+_lib.lp_ref_format_name.argtypes = [ctypes.c_int]
+
+
+def _ref_formats():
+    """The reference formats (enum lp_ref_format) by the library's names."""
+    formats = {}
+    while True:
+        name = _lib.lp_ref_format_name(len(formats))
+        if name is None:
+            return formats
+        formats[name.decode()] = len(formats)
+
+
+_REF_FORMATS = _ref_formats()
 
 
 def _raise(err):
@@ -150,11 +167,14 @@ def _path(name, value):
 
 
 def _page_offset(value):
-    """value as a uint64_t: ctypes would wrap -1 or 2**64 silently."""
+    """value as a uint64_t: ctypes would wrap -1 or 2**64 silently, and
+    2**64 - 1 is the library's "the capture's width picks it" (None)."""
     if value is None:
-        return _DEFAULT_PAGE_OFFSET
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
-        raise ValueError("page_offset must be an integer from 0 to 2**64 - 1, not %r" % (value,))
+        return _PAGE_OFFSET_BY_WIDTH
+    if (isinstance(value, bool) or not isinstance(value, int)
+            or not 0 <= value < _PAGE_OFFSET_BY_WIDTH):
+        raise ValueError("page_offset must be None or an integer from 0 to 2**64 - 2, not %r"
+                         % (value,))
     return value
 
 
@@ -200,7 +220,9 @@ class Merge:
         opt = _LpCaptureOptions()
         _lib.lp_capture_options_init_sized(ctypes.byref(opt), ctypes.sizeof(opt))
         if ref_format not in _REF_FORMATS:
-            raise ValueError("ref_format must be auto, bin or text, not %r" % (ref_format,))
+            *names, last = _REF_FORMATS
+            raise ValueError("ref_format must be %s or %s, not %r"
+                             % (", ".join(names), last, ref_format))
         if endian not in _ENDIANS:
             raise ValueError("endian must be little or big, not %r" % (endian,))
         opt.ref_format = _REF_FORMATS[ref_format]
@@ -272,6 +294,8 @@ class Merge:
 def merge(ref, kern, user_only=False, batch=1 << 20, **options):
     """Merge the capture ref (raw reference trace) and kern (kernel event
     trace): an iterator (a Merge) of arrays of at most batch references.
-    Options as `laplace merge`'s: page_offset (int), ref_format ("auto",
-    "bin", "text"), endian ("little", "big"), strict (bool)."""
+    Options as `laplace merge`'s: page_offset (int; None, the default: the
+    one of the capture's width, c0000000 or ffff888000000000), ref_format
+    ("auto", "bin", "text": the names the library gives), endian ("little",
+    "big"), strict (bool)."""
     return Merge(ref, kern, user_only=user_only, batch=batch, **options)

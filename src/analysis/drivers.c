@@ -7,6 +7,7 @@
 
 #include "formats/forms.h"
 #include "core/numbers.h"
+#include "io/bytesrc.h"
 
 #include <inttypes.h>
 
@@ -100,4 +101,24 @@ int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_err
 	g_free(refs);
 	lp_basic_close(r);
 	return st;
+}
+
+int lp_lru_run(const lp_lru_request *rq, lp_error *err)
+{
+	lp_byte_source *src = NULL;
+	if (rq->page_image && !(src = lp_byte_source_open(rq->input, err)))
+		return err->status;
+	lp_output *out = lp_output_open_level(rq->output, LP_COMPRESS_AUTO, rq->level, err);
+	if (!out) {
+		lp_byte_source_close(src);
+		return err->status;
+	}
+	int st = rq->page_image ? lp_pi_reduce_trace(src, (uint32_t)rq->frames, rq->text,
+						      &rq->policy, out, err)
+				: lp_lru_basic_trace(rq->input, rq->frames, out, err);
+	if (st) {
+		lp_output_abort(out);
+		return st;
+	}
+	return lp_output_commit(out, err);
 }

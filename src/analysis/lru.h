@@ -70,4 +70,20 @@ int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output 
  * stream at path (laplace-lru(1), "From a basic merge stream"). */
 int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_error *err);
 
+/* What `laplace lru` asks (laplace-lru(1)). */
+typedef struct lp_lru_request {
+	const char *input;     /* "-": standard input */
+	bool page_image;       /* input is a page-image trace, else a basic merge stream */
+	bool text;             /* text output; binary output needs page_image */
+	uint64_t frames;       /* at most UINT32_MAX with page_image */
+	const char *output;    /* compressed by its suffix; NULL: standard output */
+	int level;             /* its compression level, or LP_LEVEL_DEFAULT */
+	lp_torn_policy policy; /* of a page-image input */
+} lp_lru_request;
+/* Write the behaviour sequence rq asks for, lp_pi_reduce_trace's or
+ * lp_lru_basic_trace's, and publish the output only when it is whole.
+ * Returns 0, or an lp_status with err set (LP_EUSAGE: frames is below the
+ * page-image trace's memory). */
+int lp_lru_run(const lp_lru_request *rq, lp_error *err);
+
 #endif

@@ -160,7 +160,8 @@ void cli_capture_add_options(cli_capture *c, GOptionContext *ctx)
 		{"endian", 0, 0, G_OPTION_ARG_STRING, &c->endian,
 		 "Byte order of binary references: little (default) or big", "ORDER"},
 		{"page-offset", 0, 0, G_OPTION_ARG_STRING, &c->page_offset,
-		 "Start of kernel memory, hex (default c0000000)", "HEX"},
+		 "Start of kernel memory, hex (default c0000000, or ffff888000000000 in a "
+		 "64-bit capture)", "HEX"},
 		{"strict", 0, 0, G_OPTION_ARG_NONE, &c->strict,
 		 "Treat a torn last reference record as an error", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -194,6 +195,7 @@ bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, 
 		cli_usage_error("--page-offset must be a hex number, not '%s'", c->page_offset);
 		return false;
 	}
+	job->page_offset_set = c->page_offset != NULL;
 	job->reference = ref;
 	job->kernel = kern;
 	job->strict = c->strict;

@@ -11,67 +11,44 @@
 #include "analysis/lru.h"
 #include "formats/refio.h"
 #include "formats/forms.h"
-
-/* References decoded and encoded per step: big enough to amortise calls. */
-#define CONVERT_BATCH 65536
+#include "formats/taskline.h"
 
 /* Everything a source needs to run one conversion. */
 typedef struct convert_request {
 	const char *input;             /* "-" is standard input */
 	const char *output;            /* NULL or "-" is standard output */
 	enum lp_ref_format to;         /* LP_REF_BIN or LP_REF_TEXT */
+	unsigned width;                /* of raw references written: 32 (--narrow), 64
+					* (--wide), or 0, the input's */
 	enum lp_ref_format ref_format; /* form of a raw reference input */
 	enum lp_endian endian;         /* binary input and output byte order */
 	bool endian_given;             /* --endian was given (p6 defaults to big) */
 	bool to_basic;                 /* --to basic: a basic merge stream */
+	bool to_task, to_task_bin;     /* --to task or task-bin: a task file */
 	bool from_bin;                 /* --from bin: the input must be one */
 	enum lp_compress compress;
 	int level;
 	bool strict;                   /* a torn last record is an error */
 } convert_request;
 
-/* Copy every reference from reader to writer; then deal with a torn record. */
-static int copy_refs(lp_ref_source *reader, lp_ref_writer *writer, bool strict, lp_error *err)
-{
-	lp_ref *batch = g_new(lp_ref, CONVERT_BATCH);
-	ssize_t n;
-	int rc = 0;
-	while ((n = lp_ref_source_read(reader, batch, CONVERT_BATCH, err)) > 0)
-		if ((rc = lp_ref_writer_write(writer, batch, (size_t)n, err)))
-			break;
-	g_free(batch);
-	if (n < 0)
-		return err->status;
-	if (rc)
-		return rc;
-	size_t torn = lp_ref_source_torn_bytes(reader);
-	if (!torn)
-		return 0;
-	const lp_torn_policy policy = {.strict = strict, .warn = cli_warn};
-	return lp_torn_record(&policy, lp_ref_source_name(reader), lp_ref_source_index(reader), torn,
-			      err);
-}
+/* References decoded and encoded per step: big enough to amortise calls. */
+#define CONVERT_BATCH 65536
 
+/* A raw reference trace into the form of rq->to and the width asked for,
+ * or its own. */
 static int convert_ref(const convert_request *rq, const lp_format *format, lp_error *err)
 {
 	(void)format;
-	lp_ref_source *reader = lp_ref_reader_open(rq->input, rq->ref_format, rq->endian, err);
+	lp_ref_source *reader = lp_ref_open(rq->input, rq->ref_format, rq->endian, err);
 	if (!reader)
 		return err->status;
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
-	if (!out) {
-		lp_ref_source_close(reader);
-		return err->status;
-	}
-	lp_ref_writer *writer = lp_ref_writer_new(out, rq->to, rq->endian);
-	int rc = copy_refs(reader, writer, rq->strict, err);
-	if (rc) {
-		lp_ref_writer_free(writer);
-		lp_output_abort(out);
-	} else if (!(rc = lp_ref_writer_finish(writer, err))) {
-		rc = lp_output_commit(out, err);
-	} else {
-		lp_output_abort(out);
+	int rc = out ? 0 : err->status;
+	if (out) {
+		unsigned width = rq->width ? rq->width : lp_ref_source_width(reader);
+		const lp_torn_policy policy = {.strict = rq->strict, .warn = cli_warn};
+		rc = lp_ref_copy(reader, lp_ref_row(rq->to, width), rq->endian, &policy, out, err);
+		rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
 	}
 	lp_ref_source_close(reader);
 	return rc;
@@ -91,7 +68,8 @@ static int convert_to_refs(const convert_request *rq, const lp_format *format, l
 		return err->status;
 	}
 	enum lp_endian order = rq->endian_given ? rq->endian : format->byte_order;
-	lp_ref_writer *writer = lp_ref_writer_new(out, rq->to, LP_LITTLE);
+	const lp_format *form = lp_ref_row(rq->to, rq->width ? rq->width : 32);
+	lp_ref_writer *writer = form->open_sink(out, LP_LITTLE);
 	lp_torn_policy policy = {.strict = rq->strict, .warn = cli_warn};
 	lp_legacy_summary sum;
 	int rc = lp_legacy_to_refs(src, format->id, order, &policy, writer, &sum, err);
@@ -176,6 +154,22 @@ static int convert_basic(const convert_request *rq, const lp_format *format, lp_
 	return rc;
 }
 
+/* A per-process task file in one form to the other (laplace-formats(5),
+ * "PER-PROCESS MERGE OUTPUT"). */
+static int convert_task(const convert_request *rq, const lp_format *format, lp_error *err)
+{
+	lp_byte_source *src = lp_byte_source_open(rq->input, err);
+	if (!src)
+		return err->status;
+	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
+	int rc = out ? lp_task_convert(src, format->id == LP_LEGACY_TASK_BIN, rq->to_task_bin, out, err)
+		     : err->status;
+	if (out)
+		rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
+	lp_byte_source_close(src);
+	return rc;
+}
+
 typedef int convert_fn(const convert_request *rq, const lp_format *format, lp_error *err);
 
 /* What each format (registry.h) converts by: into raw references, or
@@ -186,135 +180,150 @@ static convert_fn *converter(const lp_format *f)
 		[LP_LEGACY_REF] = convert_ref,
 		[LP_LEGACY_PAGE_IMAGE] = convert_page_image,
 		[LP_LEGACY_BASIC] = convert_basic,
+		[LP_LEGACY_TASK] = convert_task,
+		[LP_LEGACY_TASK_BIN] = convert_task,
 	};
 	return f->to_refs ? convert_to_refs : by_id[f->id];
+}
+
+/* The options as given. */
+typedef struct convert_options {
+	gchar *from, *to, *ref_format, *endian, *output, *compress, *level;
+	gboolean strict, wide, narrow;
+	char *ref_forms; /* --ref-format's names */
+	char *names;     /* --from's */
+} convert_options;
+
+/* rq, its input's format and its converter from the options; false after
+ * a usage message. */
+static bool check_options(const convert_options *o, convert_request *rq, const lp_format **source,
+			  convert_fn **run)
+{
+	if (!o->to)
+		return !cli_usage_error("--to is required (text or bin)");
+	int form = lp_ref_format_parse(o->to);
+	rq->to_basic = !strcmp(o->to, "basic");
+	rq->to_task_bin = !strcmp(o->to, "task-bin");
+	rq->to_task = rq->to_task_bin || !strcmp(o->to, "task");
+	if (form != LP_REF_TEXT && form != LP_REF_BIN && !rq->to_basic && !rq->to_task)
+		return !cli_usage_error("--to must be text, bin, basic, task or task-bin, not '%s'",
+					o->to);
+	rq->to = (enum lp_ref_format)form;
+	/* --from bin: a basic merge stream that must be in the bin form. */
+	rq->from_bin = o->from && !strcmp(o->from, "bin");
+	if (o->from && !(*source = lp_format_find(rq->from_bin ? "basic" : o->from)))
+		return !cli_usage_error("--from must be %s, not '%s'", o->names, o->from);
+	*run = converter(*source);
+	if (rq->to_task != (*run == convert_task))
+		return !cli_usage_error(rq->to_task ? "--to %s needs --from task or task-bin"
+					: "--from %s converts only --to task or task-bin",
+					rq->to_task ? o->to : o->from);
+	/* Pages without addresses (a page-image trace, a basic merge stream)
+	 * become a basic merge stream, and only they do; a basic stream may
+	 * also become the bin form. */
+	bool pages = *run == convert_page_image || *run == convert_basic;
+	if (rq->to_basic != pages && !(*run == convert_basic && rq->to == LP_REF_BIN))
+		return !cli_usage_error(rq->to_basic ? "--to basic needs --from page-image, basic or bin"
+					: "--from %s converts only --to basic%s", o->from,
+					*run == convert_basic ? " or bin" : "");
+	if (rq->from_bin && !rq->to_basic)
+		return !cli_usage_error("--from bin converts only --to basic");
+	if (o->wide && o->narrow)
+		return !cli_usage_error("--wide and --narrow cannot both be given");
+	if ((o->wide || o->narrow) && (pages || rq->to_task))
+		return !cli_usage_error("--%s converts only to raw references (--to text or bin)",
+					o->wide ? "wide" : "narrow");
+	rq->width = o->wide ? 64 : o->narrow ? 32 : 0;
+	if (o->ref_format && (int)(rq->ref_format = lp_ref_format_parse(o->ref_format)) < 0)
+		return !cli_usage_error("--ref-format must be %s, not '%s'", o->ref_forms,
+					o->ref_format);
+	if (o->endian && (int)(rq->endian = lp_endian_parse(o->endian)) < 0)
+		return !cli_usage_error("--endian must be little or big, not '%s'", o->endian);
+	if (o->compress && (int)(rq->compress = lp_compress_parse(o->compress)) < 0)
+		return !cli_usage_error("--compress must be gzip, zstd or none, not '%s'", o->compress);
+	rq->output = o->output;
+	rq->strict = o->strict;
+	rq->endian_given = o->endian != NULL;
+	return cli_level_apply(o->level, o->output, rq->compress, &rq->level);
 }
 
 int cmd_convert(int argc, char **argv)
 {
 	cli_set_command("laplace convert");
-	gchar *from = NULL, *to = NULL, *ref_format = NULL, *endian = NULL;
-	gchar *output = NULL, *compress = NULL, *level = NULL;
-	gboolean strict = FALSE;
-	char *ref_forms = lp_ref_format_names();
-	char *ref_format_help = g_strdup_printf("Form of the reference input: %s (default)", ref_forms);
+	convert_options o = {.ref_forms = lp_ref_format_names(), .names = lp_format_names("bin")};
+	char *ref_format_help = g_strdup_printf("Form of the reference input: %s (default); the "
+						"input says which width", o.ref_forms);
+	char *from_help = g_strdup_printf("Input format: %s (default ref, a raw reference trace; "
+					  "bin: a basic merge stream in its bin form)", o.names);
 	GOptionEntry entries[] = {
-		{"to", 0, 0, G_OPTION_ARG_STRING, &to,
-		 "Output form: text or bin (required); basic for page-image input", "FORM"},
-		{"from", 0, 0, G_OPTION_ARG_STRING, &from,
-		 "Input format: ref, a raw reference trace (default), byu, p6, page-image, "
-		 "basic (a basic merge stream, text or bin) or bin",
-		 "FORMAT"},
-		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &ref_format, ref_format_help, "FORM"},
-		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
-		 "Byte order of binary input and output: little (default) or big", "ORDER"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+		{"to", 0, 0, G_OPTION_ARG_STRING, &o.to,
+		 "Output form: text or bin (required); basic for page-image input; task or "
+		 "task-bin for task files", "FORM"},
+		{"from", 0, 0, G_OPTION_ARG_STRING, &o.from, from_help, "FORMAT"},
+		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &o.ref_format, ref_format_help, "FORM"},
+		{"wide", 0, 0, G_OPTION_ARG_NONE, &o.wide,
+		 "Write the 64-bit form of raw references (default: the input's width)", NULL},
+		{"narrow", 0, 0, G_OPTION_ARG_NONE, &o.narrow,
+		 "Write the 32-bit form; a vas or address past 32 bits is an error", NULL},
+		{"endian", 0, 0, G_OPTION_ARG_STRING, &o.endian,
+		 "Byte order of 32-bit binary input and output: little (default) or big", "ORDER"},
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
 		 "Write to FILE (default: standard output)", "FILE"},
-		{"compress", 0, 0, G_OPTION_ARG_STRING, &compress,
+		{"compress", 0, 0, G_OPTION_ARG_STRING, &o.compress,
 		 "Compress the output: gzip, zstd or none (default: by the name's suffix)", "METHOD"},
-		{"level", 0, 0, G_OPTION_ARG_STRING, &level,
+		{"level", 0, 0, G_OPTION_ARG_STRING, &o.level,
 		 "Compression level: gzip 0-3 (default 1), zstd 1-19 or -7 to -1, its fast modes "
 		 "(default 1)", "N"},
-		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
+		{"strict", 0, 0, G_OPTION_ARG_NONE, &o.strict,
 		 "Treat a torn last binary record as an error", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("INPUT");
 	g_option_context_set_summary(ctx,
 		"Convert a raw reference trace INPUT between its binary form (18-byte\n"
-		"records) and its text form (type timestamp length vas address), losslessly\n"
-		"both ways. With --from byu or p6, convert a BYU address trace or a\n"
-		"Pentium bus trace to a raw reference trace (other request types are\n"
-		"skipped and counted on stderr); with --from page-image --to basic, write\n"
-		"the basic merge stream on which every LRU memory at least as large\n"
-		"behaves as the trace says. INPUT may be '-' (standard input) and may be\n"
-		"gzip or zstd compressed. See laplace-convert(1).");
+		"records; 26-byte records after a header in the 64-bit form) and its text\n"
+		"form (type timestamp length vas address), losslessly both ways, keeping\n"
+		"its width unless --wide or --narrow says. With --from byu or p6, convert\n"
+		"a BYU address trace or a Pentium bus trace to a raw reference trace\n"
+		"(other request types are skipped and counted on stderr); with --from\n"
+		"page-image --to basic, write the basic merge stream on which every LRU\n"
+		"memory at least as large behaves as the trace says. INPUT may be '-'\n"
+		"(standard input) and may be gzip or zstd compressed. See\n"
+		"laplace-convert(1).");
 	g_option_context_set_description(ctx,
 		"Examples:\n"
 		"  laplace convert --to text trace.bin > trace.txt\n"
-		"  laplace convert --to bin --endian big -o trace.bin trace.txt\n");
+		"  laplace convert --to bin --endian big -o trace.bin trace.txt\n"
+		"  laplace convert --to bin --wide -o trace64.bin trace.bin\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
 
 	int rc = LP_EUSAGE;
-	convert_request rq = {
-		.ref_format = LP_REF_AUTO,
-		.endian = LP_LITTLE,
-		.compress = LP_COMPRESS_AUTO,
-	};
+	convert_request rq = {.ref_format = LP_REF_AUTO, .endian = LP_LITTLE,
+			      .compress = LP_COMPRESS_AUTO};
 	const lp_format *source = lp_format_find("ref");
-	char *names = lp_format_names("bin");
+	convert_fn *run = NULL;
 	lp_error err = {0};
-	if (!cli_parse_one_input(ctx, &argc, &argv))
-		goto out;
-	if (!to) {
-		cli_usage_error("--to is required (text or bin)");
-		goto out;
+	if (cli_parse_one_input(ctx, &argc, &argv) && check_options(&o, &rq, &source, &run)) {
+		rq.input = argv[1];
+		const char *inputs[] = {rq.input}, *outputs[] = {rq.output ? rq.output : "-"};
+		rc = lp_check_outputs(inputs, 1, outputs, 1, &err);
+		if (!rc)
+			rc = run(&rq, source, &err);
+		if (rc)
+			cli_fail(&err);
 	}
-	int form = lp_ref_format_parse(to);
-	if (form != LP_REF_TEXT && form != LP_REF_BIN) {
-		if (!(rq.to_basic = !strcmp(to, "basic"))) {
-			cli_usage_error("--to must be text, bin or basic, not '%s'", to);
-			goto out;
-		}
-	}
-	rq.to = (enum lp_ref_format)form;
-	/* --from bin: a basic merge stream that must be in the bin form. */
-	rq.from_bin = from && !strcmp(from, "bin");
-	if (from && !(source = lp_format_find(rq.from_bin ? "basic" : from))) {
-		cli_usage_error("--from must be %s, not '%s'", names, from);
-		goto out;
-	}
-	convert_fn *run = converter(source);
-	/* Pages without addresses (a page-image trace, a basic merge stream)
-	 * become a basic merge stream, and only they do; a basic stream may
-	 * also become the bin form. */
-	bool pages = run == convert_page_image || run == convert_basic;
-	if (rq.to_basic != pages && !(run == convert_basic && rq.to == LP_REF_BIN)) {
-		cli_usage_error(rq.to_basic ? "--to basic needs --from page-image, basic or bin"
-				: "--from %s converts only --to basic%s", from,
-				run == convert_basic ? " or bin" : "");
-		goto out;
-	}
-	if (rq.from_bin && !rq.to_basic) {
-		cli_usage_error("--from bin converts only --to basic");
-		goto out;
-	}
-	if (ref_format && (int)(rq.ref_format = lp_ref_format_parse(ref_format)) < 0) {
-		cli_usage_error("--ref-format must be %s, not '%s'", ref_forms, ref_format);
-		goto out;
-	}
-	if (endian && (int)(rq.endian = lp_endian_parse(endian)) < 0) {
-		cli_usage_error("--endian must be little or big, not '%s'", endian);
-		goto out;
-	}
-	if (compress && (int)(rq.compress = lp_compress_parse(compress)) < 0) {
-		cli_usage_error("--compress must be gzip, zstd or none, not '%s'", compress);
-		goto out;
-	}
-	if (!cli_level_apply(level, output, rq.compress, &rq.level))
-		goto out;
-	rq.input = argv[1];
-	rq.output = output;
-	rq.strict = strict;
-	rq.endian_given = endian != NULL;
-	const char *inputs[] = {rq.input}, *outputs[] = {rq.output ? rq.output : "-"};
-	rc = lp_check_outputs(inputs, 1, outputs, 1, &err);
-	if (!rc)
-		rc = run(&rq, source, &err);
-	if (rc)
-		cli_fail(&err);
-out:
 	g_option_context_free(ctx);
-	g_free(from);
-	g_free(to);
-	g_free(ref_format);
-	g_free(endian);
-	g_free(output);
-	g_free(compress);
-	g_free(level);
-	g_free(names);
-	g_free(ref_forms);
+	g_free(o.from);
+	g_free(o.to);
+	g_free(o.ref_format);
+	g_free(o.endian);
+	g_free(o.output);
+	g_free(o.compress);
+	g_free(o.level);
+	g_free(o.names);
+	g_free(o.ref_forms);
 	g_free(ref_format_help);
+	g_free(from_help);
 	return rc;
 }

@@ -6,6 +6,32 @@
 #include "cmd/commands.h"
 #include "formats/registry.h"
 
+/* The trace at path opened into *src (unless its format's reader opens
+ * it itself) and its format told into *fmt when not given; 0, or an exit
+ * status after a message. */
+static int open_trace(const char *path, const lp_format **fmt, lp_byte_source **src,
+		      const char *detectable)
+{
+	lp_error err = {0};
+	if (*fmt && !(*fmt)->dump)
+		return 0;
+	if (!(*src = lp_byte_source_open(path, &err)))
+		return cli_fail(&err);
+	if (*fmt)
+		return 0;
+	bool failed;
+	*fmt = lp_format_detect(*src, &failed, &err);
+	if (failed)
+		return cli_fail(&err);
+	if (!*fmt)
+		return cli_usage_error("cannot tell the format of %s; give --format (%s)",
+				       lp_byte_source_name(*src), detectable);
+	if ((*fmt)->dump_path && !strcmp(path, "-"))
+		return cli_usage_error("standard input holds %s; give --format %s to read it",
+				       (*fmt)->what, (*fmt)->name);
+	return 0;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	cli_set_command("laplace dump");
@@ -25,14 +51,15 @@ int cmd_dump(int argc, char **argv)
 	GOptionContext *ctx = g_option_context_new("FILE");
 	g_option_context_set_summary(ctx,
 		"Print a trace as text on standard output, one line per record: a raw\n"
-		"reference trace (ref, binary or text), a BYU address trace (byu), a\n"
+		"reference trace (ref, binary or text, 32-bit or 64-bit: the text form\n"
+		"of its width), a BYU address trace (byu), a\n"
 		"Pentium bus trace (p6, exactly as its original decoder prints it), a\n"
 		"page-image LRU behaviour sequence (page-image) or a basic merge stream\n"
 		"(basic, text or binary). FILE may be '-' and may be gzip or zstd\n"
 		"compressed. See laplace-dump(1).");
 	g_option_context_set_description(ctx,
 		"Auto-detection recognises page-image traces, raw reference traces\n"
-		"(binary or text) and basic merge streams; BYU and p6 traces need\n"
+		"(any form) and basic merge streams; BYU and p6 traces need\n"
 		"--format, and so does a raw reference trace on standard input.\n\n"
 		"Examples:\n"
 		"  laplace dump --format byu trace.tr | head\n"
@@ -62,30 +89,8 @@ int cmd_dump(int argc, char **argv)
 		rc = cli_fail(&err);
 		goto out;
 	}
-	if (!fmt || fmt->dump) {
-		if (!(src = lp_byte_source_open(path, &err))) {
-			rc = cli_fail(&err);
-			goto out;
-		}
-		if (!fmt) {
-			bool failed;
-			fmt = lp_format_detect(src, &failed, &err);
-			if (failed) {
-				rc = cli_fail(&err);
-				goto out;
-			}
-			if (!fmt) {
-				cli_usage_error("cannot tell the format of %s; give --format (%s)",
-						lp_byte_source_name(src), detectable);
-				goto out;
-			}
-			if (fmt->dump_path && !strcmp(path, "-")) {
-				cli_usage_error("standard input holds %s; give --format %s to read it",
-						fmt->what, fmt->name);
-				goto out;
-			}
-		}
-	}
+	if ((rc = open_trace(path, &fmt, &src, detectable)))
+		goto out;
 	if (order < 0)
 		order = fmt->byte_order;
 	lp_output *output = lp_output_open(NULL, LP_COMPRESS_NONE, &err);

@@ -41,7 +41,7 @@ int cmd_gen(int argc, char **argv)
 	gchar *seed = NULL, *refs = NULL, *processes = NULL, *threads = NULL, *files = NULL;
 	gchar *footprint = NULL;
 	gchar *prefix = NULL, *ref_path = NULL, *kern_path = NULL;
-	gboolean quiet = FALSE;
+	gboolean quiet = FALSE, wide = FALSE;
 	gchar *jobs = NULL;
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &prefix,
@@ -63,6 +63,9 @@ int cmd_gen(int argc, char **argv)
 		{"footprint", 0, 0, G_OPTION_ARG_STRING, &footprint,
 		 "Anonymous pages the programs touch in random order, at most 65536 per "
 		 "process (default 0: none)", "PAGES"},
+		{"wide", 0, 0, G_OPTION_ARG_NONE, &wide,
+		 "A capture of an x86-64 machine, its references in the 64-bit binary form",
+		 NULL},
 		{"jobs", 'j', 0, G_OPTION_ARG_STRING, &jobs,
 		 "Write the references on a thread of their own when N > 1 (default: the "
 		 "processors available; the same bytes for any N)", "N"},
@@ -112,6 +115,7 @@ int cmd_gen(int argc, char **argv)
 	cfg.files = files ? (unsigned)v : cfg.files;
 	if (footprint && !parse_count("footprint", footprint, UINT64_MAX, &cfg.footprint))
 		goto out;
+	cfg.wide = wide;
 	if (lp_gen_config_check(&cfg, &err)) {
 		cli_usage_error("--%s", err.msg);
 		goto out;

@@ -1,8 +1,6 @@
 /* laplace lru: LRU behaviour sequences, from a basic merge stream or by
  * re-reducing a page-image trace to a larger memory. */
-#include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cli.h"
@@ -11,25 +9,28 @@
 #include "analysis/lru.h"
 #include "core/numbers.h"
 
-int cmd_lru(int argc, char **argv)
+/* The options as given: NULL or FALSE when not. */
+typedef struct lru_args {
+	gchar *frames, *from, *to, *output, *level;
+	gboolean strict;
+} lru_args;
+
+static GOptionContext *lru_options(lru_args *a)
 {
-	cli_set_command("laplace lru");
-	gchar *frames_arg = NULL, *from = NULL, *to = NULL, *output = NULL, *level_arg = NULL;
-	gboolean strict = FALSE;
-	GOptionEntry entries[] = {
-		{"frames", 'm', 0, G_OPTION_ARG_STRING, &frames_arg,
+	const GOptionEntry entries[] = {
+		{"frames", 'm', 0, G_OPTION_ARG_STRING, &a->frames,
 		 "Pages of the LRU memory (required; decimal)", "M"},
-		{"from", 0, 0, G_OPTION_ARG_STRING, &from,
+		{"from", 0, 0, G_OPTION_ARG_STRING, &a->from,
 		 "Input: basic (a basic merge stream, the default) or page-image", "FORMAT"},
-		{"to", 0, 0, G_OPTION_ARG_STRING, &to,
+		{"to", 0, 0, G_OPTION_ARG_STRING, &a->to,
 		 "Output: binary (page-image records, the default for page-image input) "
 		 "or text", "FORM"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
 		 "Write to FILE (default: standard output)", "FILE"},
-		{"level", 0, 0, G_OPTION_ARG_STRING, &level_arg,
+		{"level", 0, 0, G_OPTION_ARG_STRING, &a->level,
 		 "Compression level of FILE.gz (0-3, default 1) or FILE.zst (1-19 or -7 to -1, "
 		 "default 1)", "N"},
-		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
+		{"strict", 0, 0, G_OPTION_ARG_NONE, &a->strict,
 		 "Treat a torn last page-image record as an error", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
@@ -49,78 +50,74 @@ int cmd_lru(int argc, char **argv)
 		"  laplace lru --from page-image --frames 4096 -o big.pi small.pi\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
+	return ctx;
+}
 
-	int rc = LP_EUSAGE;
-	lp_error err = {0};
-	if (!cli_parse_one_input(ctx, &argc, &argv))
-		goto out;
-	if (!frames_arg) {
+/* The parsed options a as a request for input; on a usage error print it
+ * and return false. */
+static bool lru_request_apply(const lru_args *a, const char *input, lp_lru_request *rq)
+{
+	*rq = (lp_lru_request){.input = input, .output = a->output,
+			       .policy = {.strict = a->strict, .warn = cli_warn}};
+	if (!a->frames) {
 		cli_usage_error("--frames is required");
-		goto out;
+		return false;
 	}
-	uint64_t frames;
-	if (!lp_parse_decimal(frames_arg, 1, UINT64_MAX, &frames)) {
-		cli_usage_error("--frames must be a positive decimal number, not '%s'", frames_arg);
-		goto out;
+	if (!lp_parse_decimal(a->frames, 1, UINT64_MAX, &rq->frames)) {
+		cli_usage_error("--frames must be a positive decimal number, not '%s'", a->frames);
+		return false;
 	}
-	bool page_image = from && !strcmp(from, "page-image");
-	if (from && !page_image && strcmp(from, "basic")) {
-		cli_usage_error("--from must be basic or page-image, not '%s'", from);
-		goto out;
+	rq->page_image = a->from && !strcmp(a->from, "page-image");
+	if (a->from && !rq->page_image && strcmp(a->from, "basic")) {
+		cli_usage_error("--from must be basic or page-image, not '%s'", a->from);
+		return false;
 	}
-	if (to && strcmp(to, "binary") && strcmp(to, "text")) {
-		cli_usage_error("--to must be binary or text, not '%s'", to);
-		goto out;
+	if (a->to && strcmp(a->to, "binary") && strcmp(a->to, "text")) {
+		cli_usage_error("--to must be binary or text, not '%s'", a->to);
+		return false;
 	}
-	bool text = to ? !strcmp(to, "text") : !page_image;
-	if (!page_image && !text) {
+	rq->text = a->to ? !strcmp(a->to, "text") : !rq->page_image;
+	if (!rq->page_image && !rq->text) {
 		cli_usage_error("binary output needs page images, which a basic merge stream "
 				"does not have; use --to text");
-		goto out;
+		return false;
 	}
-	int level;
-	if (!cli_level_apply(level_arg, output, LP_COMPRESS_AUTO, &level))
-		goto out;
-	if (page_image && frames > UINT32_MAX) {
+	if (!cli_level_apply(a->level, a->output, LP_COMPRESS_AUTO, &rq->level))
+		return false;
+	if (rq->page_image && rq->frames > UINT32_MAX) {
 		cli_usage_error("--frames must be at most %" PRIu32 " for page-image traces",
 				UINT32_MAX);
-		goto out;
+		return false;
 	}
-	const char *inputs[] = {argv[1]}, *outputs[] = {output ? output : "-"};
+	return true;
+}
+
+int cmd_lru(int argc, char **argv)
+{
+	cli_set_command("laplace lru");
+	lru_args a = {0};
+	GOptionContext *ctx = lru_options(&a);
+	int rc = LP_EUSAGE;
+	lp_error err = {0};
+	lp_lru_request rq;
+	if (!cli_parse_one_input(ctx, &argc, &argv) || !lru_request_apply(&a, argv[1], &rq))
+		goto out;
+	const char *inputs[] = {argv[1]}, *outputs[] = {a.output ? a.output : "-"};
 	if ((rc = lp_check_outputs(inputs, 1, outputs, 1, &err))) {
 		cli_fail(&err);
 		goto out;
 	}
-	lp_byte_source *src = NULL;
-	if (page_image && !(src = lp_byte_source_open(argv[1], &err))) {
-		rc = cli_fail(&err);
-		goto out;
-	}
-	lp_output *out = lp_output_open_level(output, LP_COMPRESS_AUTO, level, &err);
-	if (!out) {
-		lp_byte_source_close(src);
-		rc = cli_fail(&err);
-		goto out;
-	}
-	lp_torn_policy policy = {.strict = strict, .warn = cli_warn};
-	if (page_image)
-		rc = lp_pi_reduce_trace(src, (uint32_t)frames, text, &policy, out, &err);
-	else
-		rc = lp_lru_basic_trace(argv[1], frames, out, &err);
-	if (rc == 0)
-		rc = lp_output_commit(out, &err);
-	else
-		lp_output_abort(out);
-	if (rc == LP_EUSAGE)
+	/* LP_EUSAGE: --frames below the page-image input's memory. */
+	if ((rc = lp_lru_run(&rq, &err)) == LP_EUSAGE)
 		cli_usage_error("%s", err.msg);
 	else if (rc)
 		cli_fail(&err);
 out:
 	g_option_context_free(ctx);
-	g_free(frames_arg);
-	g_free(from);
-	g_free(to);
-	g_free(output);
-	g_free(level_arg);
+	g_free(a.frames);
+	g_free(a.from);
+	g_free(a.to);
+	g_free(a.output);
+	g_free(a.level);
 	return rc;
 }

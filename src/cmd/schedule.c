@@ -10,7 +10,7 @@
 #include "cmd/commands.h"
 #include "core/numbers.h"
 #include "formats/forms.h"
-#include "sched/output.h"
+#include "sched/publish.h"
 #include "sched/report.h"
 
 /* The options as given (NULL: not given). */

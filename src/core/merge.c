@@ -9,12 +9,42 @@
  *   the page cache, segment and shared-anonymous pages) live in maps keyed
  *   by what they are, and get their number on first use.
  * - A translation is one uint64_t: ((canonical + 1) << 1) | cow, 0 = none.
- * - Each address space maps vpn -> translation with a two-level table over
- *   the 20-bit vpn of a 32-bit address. The top level is allocated on the
- *   space's first translation, so that a space that has none (most of a
- *   kernel trace's processes) costs a few dozen bytes, not the top level's
- *   8 KiB; the loop over a batch keeps the top level of the last space in
- *   a register, so that a reference still costs two loads.
+ * - Each address space maps vpn -> translation in a radix tree, as the
+ *   hardware's page tables do: vpns have up to 52 bits (64-bit captures,
+ *   laplace-formats(5) 10), sparse over a 47-bit user space and the direct
+ *   map at ffff888000000000. A leaf holds 1024 translations; a block's mid
+ *   level 1024 leaves (a block is 2^20 pages, 4 GiB: the whole of a 32-bit
+ *   space); directories of 256 entries above find a block by its number,
+ *   as many levels as the tree's blocks need (struct radix): a 32-bit
+ *   space's tree is its one mid level, as big as the top level of the
+ *   two-level table over 20-bit vpns that this replaces, a 47-bit user
+ *   space's has two directories above its blocks. Nothing exists before
+ *   the space's first translation, so that a space that has none (most of
+ *   a kernel trace's processes) costs a few dozen bytes. The loop over a
+ *   batch holds two blocks of the last space (held_blocks): a reference
+ *   costs a subtraction and a compare that find its leaf in the first,
+ *   then two loads, as before; another block is the second held one, or a
+ *   walk of the directories. Ranges (an munmap of the whole user space, a
+ *   fork, a death) walk the parts of the tree that exist.
+ *   Why a radix tree: instructions counted by bench/core64 (its driver
+ *   merging gen --wide captures of 2*10^7 references, small: the default
+ *   options, 6,826 pages; huge: --processes 32 --footprint 2000000,
+ *   3.1*10^6 pages) and on the fixed 32-bit capture of 10^7 references
+ *   (laplace merge -j 1, basic):
+ *                         32-bit capture   small 64-bit   huge 64-bit
+ *     20-bit table        1.2972e9         -              -
+ *     radix tree          1.3078e9 +0.8%   1.6856e9       3.5671e9
+ *     blocks in a hash    1.3078e9         1.6857e9       3.6660e9 +2.8%
+ *   ("blocks in a hash": the earlier design's areas, found by an idmap
+ *   when the held blocks miss, bench/core64-areas.patch; peak RSS on the
+ *   huge capture 51.5 MB either way, 17 bytes a page). The two are even
+ *   where processes keep to two blocks; where they do not, the walk, two
+ *   loads that stay in the cache, costs less than a hash's multiply and
+ *   probe. A hash keyed by vpn was not built: at every reference it costs
+ *   a multiply and a probe of a table far larger than the caches where the
+ *   tree costs two loads, and the 2% allowed on the 32-bit capture is
+ *   about three instructions a reference. And the tree is one structure
+ *   for the spaces and the kernel's tables alike, walked in order.
  * - Regions are a treap keyed by start: insert, remove and split cost
  *   O(log n) in a space of n regions.
  * - The copy-on-write rule needs, for private anonymous pages only, the
@@ -36,12 +66,31 @@
 #include "core/idmap.h"
 #include "core/pairmap.h"
 
-#define VPN_BITS 20 /* references carry 32-bit addresses */
+/* Vpns have up to 52 bits (64-bit addresses). Tables over them are radix
+ * trees (see the top comment): a leaf holds LEAF_SIZE entries, the mid level
+ * of a block MID_SIZE leaves (a block is 2^20 pages, 4 GiB, the whole of a
+ * 32-bit address space), and up to DIR_LEVELS levels of directories (as
+ * many as a tree's blocks need) find a block by its number, 8 bits a
+ * level. */
+#define VPN_BITS 52
+#define VPN_LIMIT (UINT64_C(1) << VPN_BITS)
 #define LEAF_BITS 10
 #define LEAF_SIZE (1u << LEAF_BITS)
 #define LEAF_MASK (LEAF_SIZE - 1)
-#define TOP_SIZE (1u << (VPN_BITS - LEAF_BITS))
-#define VPN_LIMIT (1ull << VPN_BITS)
+#define MID_BITS 10
+#define MID_SIZE (1u << MID_BITS)
+#define MID_MASK (MID_SIZE - 1)
+#define BLOCK_SHIFT (LEAF_BITS + MID_BITS)
+#define DIR_BITS 8
+#define DIR_SIZE (1u << DIR_BITS)
+#define DIR_MASK (DIR_SIZE - 1)
+#define DIR_LEVELS ((VPN_BITS - BLOCK_SHIFT) / DIR_BITS)
+_Static_assert(BLOCK_SHIFT + DIR_LEVELS * DIR_BITS == VPN_BITS, "the directories cover every block");
+/* No block has this number (they have 32 bits). */
+#define NO_BLOCK UINT64_MAX
+/* A mid base ((block << MID_BITS)) that no vpn's leaf number lies within
+ * MID_SIZE above (leaf numbers have 42 bits): the look-up misses. */
+#define NO_MID_BASE (UINT64_C(1) << 63)
 
 /* What the merge could not allocate when a task or address space could not
  * be made: one message for both, since which of the two a process's
@@ -97,9 +146,27 @@ typedef struct region_node {
 	uint32_t priority;
 } region_node;
 
+/* A radix tree over vpns. Its height grows with the blocks it holds (as
+ * Linux's radix trees do): a root of level h covers the blocks below
+ * 2^(8h), so that the root of a 32-bit space is the mid level of its one
+ * block, as the top level of its table was before vpns had 52 bits, and
+ * a 47-bit user space has two directories. */
+typedef struct radix {
+	void **root; /* NULL while the tree is empty */
+	int height;  /* the root's level (see level_shift) */
+} radix;
+
+/* A radix tree outside any space (kernel pages, page-cache frames), with
+ * the mid level of the last block looked up, since every kernel reference
+ * reaches both. */
+typedef struct global_table {
+	radix tree;
+	uint64_t block; /* of mid, or NO_BLOCK */
+	void *const *mid;
+} global_table;
+
 typedef struct space {
-	/* TOP_SIZE leaves; empty_top until the space's first translation. */
-	xlat **top;
+	radix xlats; /* vpn -> translation (leaves of xlat) */
 	region_node *regions;
 	uint64_t ntasks;
 	bool bound;
@@ -145,8 +212,8 @@ struct lp_merge {
 
 	pairmap file_pages;     /* (file, index) -> canonical + 1 */
 	pairmap instance_pages; /* (instance, index) -> canonical + 1 */
-	uint64_t *kernel_pages[TOP_SIZE]; /* vpn -> canonical + 1 */
-	frame_entry *frames[TOP_SIZE];    /* frame -> file page */
+	global_table kernel_pages; /* vpn -> canonical + 1 (leaves of uint64_t) */
+	global_table frames;       /* frame -> file page (leaves of frame_entry) */
 
 	/* Leaves are cut from chunks of one huge page each and live as long as
 	 * the merge. */
@@ -166,9 +233,9 @@ struct lp_merge {
 	bool tearing_down;
 };
 
-/* The top level of every space that has no translation yet: all NULL, so
- * that the per-reference path needs no test of its own for it. */
-static xlat *const empty_top[TOP_SIZE];
+/* The mid level of every block that has none: all NULL, so that the
+ * per-reference path needs no test of its own for it. */
+static void *const empty_mid[MID_SIZE];
 
 /* Record that `what` could not be allocated (the first failure is the one
  * reported) and return NULL, for `return out_of_memory(m, ...)`. */
@@ -189,6 +256,147 @@ static void *try_alloc0(lp_merge *m, size_t bytes, const char *what)
 static int oom_fail(const lp_merge *m, lp_error *err)
 {
 	return lp_fail(err, LP_EIO, "out of memory: %s", m->oom);
+}
+
+/* ---------------------------------------------------------- radix trees */
+
+/* Levels are numbered from the bottom: 0 is a block's mid level (its
+ * entries are leaves), 1 to DIR_LEVELS directories; the root's is the
+ * tree's height. */
+static size_t level_entries(int level) { return level ? DIR_SIZE : MID_SIZE; }
+
+/* log2 of the pages an entry of a node of this level covers. */
+static unsigned level_shift(int level)
+{
+	return level ? BLOCK_SHIFT + (unsigned)(level - 1) * DIR_BITS : LEAF_BITS;
+}
+
+/* Whether a tree of this height covers block. */
+static inline bool height_covers(int height, uint64_t block)
+{
+	return !(block >> (DIR_BITS * (unsigned)height));
+}
+
+/* The mid level of block `block` of t, or empty_mid (for any 64-bit
+ * block number: past the 52-bit vpns there is none). */
+static inline void *const *radix_mid(const radix *t, uint64_t block)
+{
+	if (!height_covers(t->height, block))
+		return empty_mid;
+	void **n = t->root;
+	for (int level = t->height; n && level > 0; level--)
+		n = n[(block >> ((unsigned)(level - 1) * DIR_BITS)) & DIR_MASK];
+	return n ? (void *const *)n : empty_mid;
+}
+
+/* The node at *slot, made (with `entries` NULL entries) if need be; NULL
+ * with the failure recorded. */
+static void **node_at(lp_merge *m, void **slot, size_t entries, const char *what)
+{
+	if (!*slot)
+		*slot = try_alloc0(m, entries * sizeof(void *), what);
+	return *slot;
+}
+
+/* The mid level of block `block` (below 2^32) of t, made with its
+ * directories if need be, the tree grown as high as it needs (the old
+ * root becomes entry 0 of a new one); NULL with the failure recorded. */
+static void **radix_mid_make(lp_merge *m, radix *t, uint64_t block, const char *what)
+{
+	if (!t->root)
+		for (t->height = 0; !height_covers(t->height, block); t->height++)
+			;
+	while (!height_covers(t->height, block)) {
+		void **up = try_alloc0(m, DIR_SIZE * sizeof(void *), what);
+		if (!up)
+			return NULL;
+		up[0] = t->root;
+		t->root = up;
+		t->height++;
+	}
+	void **n = node_at(m, (void **)&t->root, level_entries(t->height), what);
+	for (int level = t->height; n && level > 0; level--)
+		n = node_at(m, &n[(block >> ((unsigned)(level - 1) * DIR_BITS)) & DIR_MASK],
+			    level_entries(level - 1), what);
+	return n;
+}
+
+/* What radix_visit calls for each leaf holding pages of its range: the
+ * leaf, the vpn of its entry 0, and the part [from, to) of the range in
+ * it. */
+typedef void leaf_fn(lp_merge *m, void *leaf, uint64_t first, uint64_t from, uint64_t to, void *ctx);
+
+static void visit_node(lp_merge *m, void **node, int level, uint64_t base, uint64_t start, uint64_t end,
+		       leaf_fn *fn, void *ctx)
+{
+	unsigned shift = level_shift(level);
+	for (size_t k = start > base ? (start - base) >> shift : 0; k < level_entries(level); k++) {
+		uint64_t lo = base + ((uint64_t)k << shift), hi = lo + (UINT64_C(1) << shift);
+		if (lo >= end)
+			break;
+		if (!node[k])
+			continue;
+		if (level)
+			visit_node(m, node[k], level - 1, lo, start, end, fn, ctx);
+		else
+			fn(m, node[k], lo, start > lo ? start : lo, end < hi ? end : hi, ctx);
+	}
+}
+
+/* Call fn for every leaf of t that holds pages of [start, end): only the
+ * parts of the tree that exist are walked, so a range may span the whole
+ * 64-bit space. */
+static void radix_visit(lp_merge *m, const radix *t, uint64_t start, uint64_t end, leaf_fn *fn, void *ctx)
+{
+	if (t->root && start < end)
+		visit_node(m, t->root, t->height, 0, start, end < VPN_LIMIT ? end : VPN_LIMIT, fn, ctx);
+}
+
+static void free_node(void **node, int level, bool free_leaves)
+{
+	for (size_t k = 0; k < level_entries(level); k++) {
+		if (!node[k])
+			continue;
+		if (level)
+			free_node(node[k], level - 1, free_leaves);
+		else if (free_leaves)
+			g_free(node[k]);
+	}
+	g_free(node);
+}
+
+/* Free t's directories and mid levels, and its leaves when free_leaves
+ * (those of translations are cut from chunks, and are not). */
+static void radix_free(radix *t, bool free_leaves)
+{
+	if (t->root)
+		free_node(t->root, t->height, free_leaves);
+	*t = (radix){0};
+}
+
+/* Entry vpn's leaf in a global table, or NULL. */
+static inline void *global_leaf(global_table *t, uint64_t vpn)
+{
+	uint64_t block = vpn >> BLOCK_SHIFT;
+	if (G_UNLIKELY(block != t->block)) {
+		t->block = block;
+		t->mid = radix_mid(&t->tree, block);
+	}
+	return t->mid[(vpn >> LEAF_BITS) & MID_MASK];
+}
+
+/* Where entry vpn (of entry_size bytes) of a global table lies, made if
+ * need be; NULL with the failure recorded. */
+static void *global_slot(lp_merge *m, global_table *t, uint64_t vpn, size_t entry_size, const char *what)
+{
+	void **mid = radix_mid_make(m, &t->tree, vpn >> BLOCK_SHIFT, what);
+	t->block = NO_BLOCK; /* the last look-up may have found no block */
+	if (!mid)
+		return NULL;
+	void **leaf = &mid[(vpn >> LEAF_BITS) & MID_MASK];
+	if (!*leaf && !(*leaf = try_alloc0(m, LEAF_SIZE * entry_size, what)))
+		return NULL;
+	return (char *)*leaf + (vpn & LEAF_MASK) * entry_size;
 }
 
 /* ----------------------------------------------------------- big tables */
@@ -358,45 +566,38 @@ static void leaf_spare(lp_merge *m, xlat *leaf)
 	m->spare_leaves = leaf;
 }
 
-/* Where vpn's translation is kept in sp, its leaf (and the top level, on
- * sp's first translation) made if need be; NULL with the failure recorded. */
+/* Where vpn's translation is kept in sp, its leaf (and the levels above
+ * it) made if need be; NULL with the failure recorded. */
 static xlat *slot_for(lp_merge *m, space *sp, uint64_t vpn)
 {
-	if (sp->top == empty_top) {
-		xlat **top = try_alloc0(m, sizeof empty_top, XLAT_TABLE);
-		if (!top)
-			return NULL;
-		sp->top = top;
-	}
-	xlat **leaf = &sp->top[vpn >> LEAF_BITS];
+	void **mid = radix_mid_make(m, &sp->xlats, vpn >> BLOCK_SHIFT, XLAT_TABLE);
+	if (!mid)
+		return NULL;
+	void **leaf = &mid[(vpn >> LEAF_BITS) & MID_MASK];
 	if (!*leaf && !(*leaf = leaf_new(m)))
 		return NULL;
-	return &(*leaf)[vpn & LEAF_MASK];
+	return &((xlat *)*leaf)[vpn & LEAF_MASK];
+}
+
+/* radix_visit: release and clear the translations of [from, to). */
+static void drop_leaf_translations(lp_merge *m, void *leaf_, uint64_t first, uint64_t from, uint64_t to,
+				   void *ctx)
+{
+	(void)ctx;
+	xlat *leaf = leaf_;
+	for (size_t k = from - first; k < to - first; k++) {
+		__builtin_prefetch(count_ahead(m, leaf, k + COUNT_PREFETCH_AHEAD, COW_TRANSLATION), 1);
+		if (leaf[k]) {
+			release(m, leaf[k]);
+			leaf[k] = 0;
+		}
+	}
 }
 
 /* Remove the translations of pages [start, end), releasing them. */
 static void drop_translations(lp_merge *m, space *sp, uint64_t start, uint64_t end)
 {
-	if (end > VPN_LIMIT)
-		end = VPN_LIMIT;
-	for (uint64_t v = start; v < end;) {
-		xlat *leaf = sp->top[v >> LEAF_BITS];
-		uint64_t leaf_end = (v | LEAF_MASK) + 1;
-		if (leaf_end > end)
-			leaf_end = end;
-		if (leaf) {
-			for (; v < leaf_end; v++) {
-				__builtin_prefetch(count_ahead(m, leaf, (v & LEAF_MASK) + COUNT_PREFETCH_AHEAD,
-									COW_TRANSLATION), 1);
-				xlat *x = &leaf[v & LEAF_MASK];
-				if (*x) {
-					release(m, *x);
-					*x = 0;
-				}
-			}
-		}
-		v = leaf_end;
-	}
+	radix_visit(m, &sp->xlats, start, end, drop_leaf_translations, NULL);
 }
 
 /* ---------------------------------------------------------------- regions */
@@ -570,10 +771,7 @@ static int check_range(const char *field, uint64_t start, uint64_t length, lp_er
 
 static space *space_new(lp_merge *m)
 {
-	space *sp = try_alloc0(m, sizeof *sp, PROCESS_STATE);
-	if (sp)
-		sp->top = (xlat **)empty_top;
-	return sp;
+	return try_alloc0(m, sizeof(space), PROCESS_STATE);
 }
 
 static void unbind(lp_merge *m, space *sp)
@@ -584,19 +782,20 @@ static void unbind(lp_merge *m, space *sp)
 	}
 }
 
+/* radix_visit: release a dead space's leaf and keep it for another. */
+static void spare_leaf(lp_merge *m, void *leaf, uint64_t first, uint64_t from, uint64_t to, void *ctx)
+{
+	(void)first, (void)from, (void)to, (void)ctx;
+	release_leaf(m, leaf);
+	leaf_spare(m, leaf);
+}
+
 static void space_free(lp_merge *m, space *sp)
 {
 	unbind(m, sp);
-	if (sp->top != empty_top) {
-		for (size_t t = 0; t < TOP_SIZE; t++) {
-			xlat *leaf = sp->top[t];
-			if (leaf && !m->tearing_down) {
-				release_leaf(m, leaf);
-				leaf_spare(m, leaf);
-			}
-		}
-		g_free(sp->top);
-	}
+	if (!m->tearing_down)
+		radix_visit(m, &sp->xlats, 0, VPN_LIMIT, spare_leaf, NULL);
+	radix_free(&sp->xlats, false);
 	regions_free(sp->regions);
 	g_free(sp);
 }
@@ -642,31 +841,27 @@ static region_node *regions_copy(lp_merge *m, const region_node *t, bool *failed
 	return n;
 }
 
-/* F: the child's space copies the parent's regions and translations;
- * private anonymous pages become copy-on-write on both sides. NULL when out
- * of memory. */
-static space *space_fork(lp_merge *m, space *parent)
+/* Copy the node pn of a parent's translations, of the given level, into
+ * *slot, a child's: translations to private anonymous pages become cow on
+ * both sides. False when out of memory (what was copied is in *slot, for
+ * space_free). */
+static bool copy_node(lp_merge *m, void **slot, void **pn, int level)
 {
-	space *child = space_new(m);
-	if (!child)
-		return NULL;
-	bool failed = false;
-	child->regions = regions_copy(m, parent->regions, &failed);
-	if (failed)
-		goto fail;
-	if (parent->top == empty_top)
-		return child;
-	if (!(child->top = try_alloc0(m, sizeof empty_top, XLAT_TABLE))) {
-		child->top = (xlat **)empty_top;
-		goto fail;
-	}
-	for (size_t t = 0; t < TOP_SIZE; t++) {
-		xlat *pl = parent->top[t];
-		if (!pl)
+	void **cn = node_at(m, slot, level_entries(level), XLAT_TABLE);
+	if (!cn)
+		return false;
+	for (size_t t = 0; t < level_entries(level); t++) {
+		if (!pn[t])
 			continue;
-		xlat *cl = child->top[t] = leaf_new(m);
+		if (level) {
+			if (!copy_node(m, &cn[t], pn[t], level - 1))
+				return false;
+			continue;
+		}
+		xlat *pl = pn[t];
+		xlat *cl = cn[t] = leaf_new(m);
 		if (!cl)
-			goto fail;
+			return false;
 		for (size_t k = 0; k < LEAF_SIZE; k++) {
 			__builtin_prefetch(count_ahead(m, pl, k + COUNT_PREFETCH_AHEAD, ANY_TRANSLATION), 1);
 			xlat x = pl[k];
@@ -681,6 +876,25 @@ static space *space_fork(lp_merge *m, space *parent)
 			cl[k] = x;
 		}
 	}
+	return true;
+}
+
+/* F: the child's space copies the parent's regions and translations;
+ * private anonymous pages become copy-on-write on both sides. NULL when out
+ * of memory. */
+static space *space_fork(lp_merge *m, space *parent)
+{
+	space *child = space_new(m);
+	if (!child)
+		return NULL;
+	bool failed = false;
+	child->regions = regions_copy(m, parent->regions, &failed);
+	if (failed)
+		goto fail;
+	child->xlats.height = parent->xlats.height;
+	if (parent->xlats.root &&
+	    !copy_node(m, (void **)&child->xlats.root, parent->xlats.root, parent->xlats.height))
+		goto fail;
 	return child;
 fail:
 	space_free(m, child);
@@ -754,6 +968,7 @@ lp_merge *lp_merge_new(const lp_merge_config *cfg)
 	m->stats.size = sizeof m->stats;
 	pairmap_init(&m->file_pages);
 	pairmap_init(&m->instance_pages);
+	m->kernel_pages.block = m->frames.block = NO_BLOCK;
 	return m;
 }
 
@@ -784,10 +999,8 @@ void lp_merge_free(lp_merge *m)
 	idmap_free(&m->segments);
 	pairmap_free(&m->file_pages);
 	pairmap_free(&m->instance_pages);
-	for (size_t t = 0; t < TOP_SIZE; t++) {
-		g_free(m->kernel_pages[t]);
-		g_free(m->frames[t]);
-	}
+	radix_free(&m->kernel_pages.tree, true);
+	radix_free(&m->frames.tree, true);
 	for (size_t i = 0; i < m->nchunks; i++)
 		table_free(m->leaf_chunks[i]);
 	g_free(m->leaf_chunks);
@@ -854,6 +1067,44 @@ static void warn(lp_merge *m, const char *fmt, ...)
 	g_free(msg);
 }
 
+/* The translations that mremap moves: each with its offset in the old
+ * range, which starts at `start`. */
+typedef struct carried_xlat {
+	uint64_t offset;
+	xlat x;
+} carried_xlat;
+
+typedef struct carrying {
+	uint64_t start;
+	carried_xlat *carried; /* NULL while counting */
+	size_t n;
+} carrying;
+
+/* radix_visit: count the translations of [from, to) in c->n. */
+static void count_translations(lp_merge *m, void *leaf_, uint64_t first, uint64_t from, uint64_t to, void *c_)
+{
+	(void)m;
+	const xlat *leaf = leaf_;
+	carrying *c = c_;
+	for (uint64_t v = from; v < to; v++)
+		c->n += leaf[v - first] != 0;
+}
+
+/* radix_visit: move the translations of [from, to) into c->carried. */
+static void lift_translations(lp_merge *m, void *leaf_, uint64_t first, uint64_t from, uint64_t to, void *c_)
+{
+	(void)m;
+	xlat *leaf = leaf_;
+	carrying *c = c_;
+	for (uint64_t v = from; v < to; v++) {
+		xlat *x = &leaf[v - first];
+		if (*x) {
+			c->carried[c->n++] = (carried_xlat){v - c->start, *x};
+			*x = 0;
+		}
+	}
+}
+
 static int event_mremap(lp_merge *m, task *t, const lp_event *ev, lp_error *err)
 {
 	uint64_t old_start = ev->f[1], old_length = ev->f[2];
@@ -877,34 +1128,17 @@ static int event_mremap(lp_merge *m, task *t, const lp_event *ev, lp_error *err)
 
 	/* Lift the old range's translations out before any removal, so that
 	 * a new range overlapping the old one cannot drop them. */
-	uint64_t ocap = (oe < VPN_LIMIT ? oe : VPN_LIMIT);
-	size_t ncarried = 0;
-	for (uint64_t v = os; v < ocap; v++) {
-		const xlat *leaf = sp->top[v >> LEAF_BITS];
-		if (!leaf)
-			v |= LEAF_MASK;
-		else if (leaf[v & LEAF_MASK])
-			ncarried++;
-	}
-	typedef struct { uint64_t offset; xlat x; } carried_xlat;
-	carried_xlat *carried = g_try_new(carried_xlat, ncarried);
-	if (ncarried && !carried) {
+	carrying c = {.start = os};
+	radix_visit(m, &sp->xlats, os, oe, count_translations, &c);
+	c.carried = g_try_new(carried_xlat, c.n);
+	if (c.n && !c.carried) {
 		out_of_memory(m, "the translations that mremap moves");
 		return 0;
 	}
-	ncarried = 0;
-	for (uint64_t v = os; v < ocap; v++) {
-		xlat *leaf = sp->top[v >> LEAF_BITS];
-		if (!leaf) {
-			v |= LEAF_MASK;
-			continue;
-		}
-		xlat *x = &leaf[v & LEAF_MASK];
-		if (*x) {
-			carried[ncarried++] = (carried_xlat){v - os, *x};
-			*x = 0;
-		}
-	}
+	c.n = 0;
+	radix_visit(m, &sp->xlats, os, oe, lift_translations, &c);
+	carried_xlat *carried = c.carried;
+	size_t ncarried = c.n;
 	bool ok = remove_range(m, sp, os, oe);
 	uint64_t ns = 0, ne = 0;
 	if (ok && new_length) {
@@ -916,7 +1150,7 @@ static int event_mremap(lp_merge *m, task *t, const lp_event *ev, lp_error *err)
 	for (size_t k = 0; ok && k < ncarried; k++) {
 		uint64_t v = ns + carried[k].offset;
 		xlat *slot;
-		if (!new_length || v >= ne || v >= VPN_LIMIT)
+		if (!new_length || v >= ne)
 			release(m, carried[k].x);
 		else if ((slot = slot_for(m, sp, v)))
 			*slot = carried[k].x;
@@ -950,9 +1184,8 @@ static region_node *detach(lp_merge *m, space *sp, region_node *t, uint64_t vpn,
  * reached its part of the table, or no reference can reach it). */
 static inline frame_entry *frame_find(lp_merge *m, uint64_t frame)
 {
-	if (frame >= VPN_LIMIT || !m->frames[frame >> LEAF_BITS])
-		return NULL;
-	return &m->frames[frame >> LEAF_BITS][frame & LEAF_MASK];
+	frame_entry *leaf = global_leaf(&m->frames, frame);
+	return leaf ? &leaf[frame & LEAF_MASK] : NULL;
 }
 
 /* frame_find, making the entry's part of the table if need be (NULL, with
@@ -961,10 +1194,7 @@ static frame_entry *frame_slot(lp_merge *m, uint64_t frame)
 {
 	if (frame >= VPN_LIMIT)
 		return NULL;
-	frame_entry **leaf = &m->frames[frame >> LEAF_BITS];
-	if (!*leaf && !(*leaf = try_alloc0(m, LEAF_SIZE * sizeof **leaf, "the table of the page cache")))
-		return NULL;
-	return &(*leaf)[frame & LEAF_MASK];
+	return global_slot(m, &m->frames, frame, sizeof(frame_entry), "the table of the page cache");
 }
 
 /* Whether an event's first field is the task it happens in. */
@@ -1200,37 +1430,81 @@ static uint64_t translate_slow(lp_merge *m, space *sp, uint64_t vpn, bool write)
 	return c;
 }
 
-/* vpn's canonical page in sp, whose top level *top is (the caller keeps it
- * in a register; the slow path may make a new one). */
-static inline uint64_t translate(lp_merge *m, space *sp, xlat *const **top, uint64_t vpn, bool write)
+/* The two blocks of a space that a translation loop holds, the one of the
+ * last reference first: each one's mid level and base, the number of its
+ * leaf 0 (block << MID_BITS). Two, because a 64-bit process's references
+ * jump between two blocks above all, one with its text and heap (near
+ * 0x555555554000), one with its libraries, maps and stack (near
+ * 0x7ffff7...): one held block missed on a quarter of the references of
+ * a `gen --wide` capture, each miss a walk of the directories (9% of the
+ * merge core's instructions). */
+typedef struct held_blocks {
+	void *const *mid, *const *other_mid;
+	uint64_t base, other_base;
+} held_blocks;
+
+/* The mid level of sp's block `block`: radix_mid, out of line, as the
+ * rare path it is in the translation loop (inline, the loop had a worse
+ * allocation of its registers). */
+static G_NO_INLINE void *const *space_mid(const space *sp, uint64_t block)
 {
-	const xlat *leaf = (*top)[vpn >> LEAF_BITS];
+	return radix_mid(&sp->xlats, block);
+}
+
+/* Hold vpn's block first: the other held one if it is that, else a walk
+ * of sp's directories. */
+static inline void hold_block(const space *sp, held_blocks *held, uint64_t vpn)
+{
+	void *const *mid = held->other_mid;
+	uint64_t base = held->other_base;
+	held->other_mid = held->mid;
+	held->other_base = held->base;
+	if ((vpn >> LEAF_BITS) - base >= MID_SIZE) {
+		base = (vpn >> BLOCK_SHIFT) << MID_BITS;
+		mid = space_mid(sp, vpn >> BLOCK_SHIFT);
+	}
+	held->mid = mid;
+	held->base = base;
+}
+
+/* vpn's canonical page in sp. The caller keeps *held in registers: vpn's
+ * leaf number less the first block's base is the leaf's index there when
+ * below MID_SIZE, else the block is held first (the slow path may make
+ * it). */
+static inline uint64_t translate(lp_merge *m, space *sp, held_blocks *held, uint64_t vpn, xlat write)
+{
+	uint64_t k = (vpn >> LEAF_BITS) - held->base;
+	if (G_UNLIKELY(k >= MID_SIZE)) {
+		hold_block(sp, held, vpn);
+		k = (vpn >> LEAF_BITS) - held->base;
+	}
+	const xlat *leaf = held->mid[k];
 	if (leaf) {
 		xlat x = leaf[vpn & LEAF_MASK];
 		/* No translation, or a write through a cow one, in one test:
 		 * whether a reference writes follows no pattern, and a branch
 		 * on it was nearly every mispredicted branch of the merge. */
-		if (!((x == 0) | (x & (xlat)write)))
+		if (!((x == 0) | (x & write)))
 			return xlat_canon(x);
 	}
-	uint64_t c = translate_slow(m, sp, vpn, write);
-	*top = sp->top;
+	uint64_t c = translate_slow(m, sp, vpn, write != 0);
+	if (held->mid == empty_mid) /* the slow path may have made the block */
+		held->mid = space_mid(sp, vpn >> BLOCK_SHIFT);
 	return c;
 }
 
 /* What space_of_vas gives when out of memory: a space without translations
  * or regions, which translate_slow does not touch once m->oom is set. */
-static space no_space = {.top = (xlat **)empty_top};
+static space no_space;
 
 /* The space bound to vas, or a new orphan space bound to it. */
-static space *space_of_vas(lp_merge *m, uint32_t vas)
+static space *space_of_vas(lp_merge *m, uint64_t vas)
 {
-	uint64_t key = vas;
-	space *sp = idmap_get(&m->bindings, key);
+	space *sp = idmap_get(&m->bindings, vas);
 	if (!sp) {
 		if (!(sp = space_new(m)))
 			return &no_space;
-		if (!bind(m, sp, key)) {
+		if (!bind(m, sp, vas)) {
 			space_free(m, sp);
 			return &no_space;
 		}
@@ -1239,9 +1513,9 @@ static space *space_of_vas(lp_merge *m, uint32_t vas)
 	return sp;
 }
 
-static uint64_t kernel_page(lp_merge *m, uint32_t address)
+static uint64_t kernel_page(lp_merge *m, uint64_t address)
 {
-	uint64_t frame = ((uint64_t)address - m->cfg.page_offset) >> LP_PAGE_SHIFT;
+	uint64_t frame = (address - m->cfg.page_offset) >> LP_PAGE_SHIFT;
 	frame_entry *fe = frame_find(m, frame);
 	if (fe && fe->used) {
 		if (!fe->canon1) {
@@ -1253,10 +1527,11 @@ static uint64_t kernel_page(lp_merge *m, uint32_t address)
 		return fe->canon1 - 1;
 	}
 	uint64_t vpn = address >> LP_PAGE_SHIFT;
-	uint64_t **leaf = &m->kernel_pages[vpn >> LEAF_BITS];
-	if (!*leaf && !(*leaf = try_alloc0(m, LEAF_SIZE * sizeof **leaf, "the table of kernel pages")))
+	uint64_t *leaf = global_leaf(&m->kernel_pages, vpn);
+	uint64_t *k = leaf ? &leaf[vpn & LEAF_MASK]
+			   : global_slot(m, &m->kernel_pages, vpn, sizeof *k, "the table of kernel pages");
+	if (!k)
 		return 0;
-	uint64_t *k = &(*leaf)[vpn & LEAF_MASK];
 	if (!*k) {
 		uint64_t c = new_canon(m, LP_PAGE_KERNEL);
 		if (m->oom)
@@ -1276,56 +1551,71 @@ static uint64_t kernel_page(lp_merge *m, uint32_t address)
  * 5,000 pages). 2^17 pages' translations take 1 MiB. */
 #define PREFETCH_FROM_PAGES (1u << 17)
 
+/* 1 for the writes, w and W, by type character: one load, where the test
+ * of the character took four instructions. */
+static const uint8_t write_of_type[256] = {['w'] = 1, ['W'] = 1};
+
+/* User references counted in by_type (by type character). */
+static inline uint64_t user_refs(const uint64_t *by_type)
+{
+	return by_type['r'] + by_type['w'] + by_type['i'];
+}
+
 /* The translation loop; inline and called with a constant prefetch, so
  * that a small footprint runs a loop without the prefetching's cost.
- * The space of the last vas looked up and its top level are kept in
- * locals: no event comes between two references of a batch, so no binding
- * changes. */
+ * The space of the last vas looked up, the block last looked up in it and
+ * whether it is a mismatch (laplace-formats(5) 3.2) are kept in locals: no
+ * event comes between two references of a batch, so no binding changes. */
 static G_ALWAYS_INLINE inline void translate_refs(lp_merge *m, const lp_ref *refs, size_t n, uint64_t *canon,
 				  const bool prefetch)
 {
 	const space *current = m->current ? m->current->space : NULL;
+	const uint64_t page_offset = m->cfg.page_offset;
 	uint64_t by_type[128] = {0}; /* reference counts by type character */
-	uint64_t vas = UINT64_MAX; /* none yet */
+	/* Every 64-bit value is a vas: any but the first reference's will do
+	 * for none yet. */
+	uint64_t vas = n ? ~refs[0].vas : 0;
 	space *sp = &no_space;
-	xlat *const *top = sp->top;
+	held_blocks held = {empty_mid, empty_mid, NO_MID_BASE, NO_MID_BASE};
+	/* Mismatches are counted a run of references to one vas at a time,
+	 * from the counts by type: whether the run's user references are
+	 * mismatches, and how many user references came before it. */
+	bool mismatch = false;
+	uint64_t run_from = 0;
 	for (size_t i = 0; i < n; i++) {
 		const lp_ref *r = &refs[i];
 		/* Where the translation of the reference PREFETCH_AHEAD on would
-		 * lie in the last space (its own nearly always, inside a batch),
-		 * if that part of the space has translations: only a hint (for a
-		 * kernel address or another space, a useless but harmless one). */
+		 * lie in the last block (its own nearly always, inside a batch),
+		 * if that part of the block has translations: only a hint (for a
+		 * kernel address or another space or block, a useless but
+		 * harmless one). */
 		if (prefetch && i + PREFETCH_AHEAD < n) {
-			uint32_t ahead = refs[i + PREFETCH_AHEAD].address >> LP_PAGE_SHIFT;
-			const xlat *leaf = top[ahead >> LEAF_BITS];
+			uint64_t ahead = refs[i + PREFETCH_AHEAD].address >> LP_PAGE_SHIFT;
+			uint64_t k = (ahead >> LEAF_BITS) - held.base;
+			const xlat *leaf = k < MID_SIZE ? held.mid[k] : NULL;
 			if (leaf)
 				__builtin_prefetch(&leaf[ahead & LEAF_MASK]);
 		}
-		by_type[r->type & 0x7f]++;
-		/* 'w' and 'W' differ only in the case bit, as do kernel and user. */
-		bool write = (r->type | 0x20) == 'w';
-		if (!(r->type & 0x20)) {
-			if (r->address >= m->cfg.page_offset) {
-				canon[i] = kernel_page(m, r->address);
-				continue;
-			}
+		xlat write = write_of_type[(unsigned char)r->type];
+		if (!(r->type & 0x20) && r->address >= page_offset) {
+			canon[i] = kernel_page(m, r->address);
+		} else {
 			if (r->vas != vas) {
+				uint64_t users = user_refs(by_type);
+				if (mismatch)
+					m->stats.mismatches += users - run_from;
+				run_from = users;
 				vas = r->vas;
 				sp = space_of_vas(m, r->vas);
-				top = sp->top;
+				held = (held_blocks){empty_mid, empty_mid, NO_MID_BASE, NO_MID_BASE};
+				mismatch = current && sp != current;
 			}
-			canon[i] = translate(m, sp, &top, r->address >> LP_PAGE_SHIFT, write);
-			continue;
+			canon[i] = translate(m, sp, &held, r->address >> LP_PAGE_SHIFT, write);
 		}
-		if (r->vas != vas) {
-			vas = r->vas;
-			sp = space_of_vas(m, r->vas);
-			top = sp->top;
-		}
-		if (current && sp != current)
-			m->stats.mismatches++;
-		canon[i] = translate(m, sp, &top, r->address >> LP_PAGE_SHIFT, write);
+		by_type[r->type & 0x7f]++;
 	}
+	if (mismatch)
+		m->stats.mismatches += user_refs(by_type) - run_from;
 	for (int t = 0; t < 6; t++)
 		m->stats.refs[t] += by_type[(unsigned char)lp_ref_types[t]];
 }

@@ -9,6 +9,7 @@
 #include "core/byteorder.h"
 #include "formats/forms.h"
 #include "formats/kern.h"
+#include "formats/taskline.h"
 #include "core/numbers.h"
 
 /* The text forms: basic lines, or the lines of a per-process task file
@@ -19,6 +20,8 @@ enum text_form { TEXT_UNKNOWN, TEXT_BASIC, TEXT_TASK };
 struct lp_basic_reader {
 	lp_byte_source *src;
 	bool binary;
+	lp_task_file task;        /* a task file in the binary task form... */
+	lp_task_record *task_rec; /* ...and its record, when one is read */
 	enum text_form text;
 	uint64_t done;    /* lines (text) or records (binary) read so far */
 	lp_error failed;  /* once status is set, what every read returns */
@@ -27,6 +30,12 @@ struct lp_basic_reader {
 /* Tell the forms apart by the header; check its version. */
 static int read_header(lp_basic_reader *r, lp_error *err)
 {
+	if (lp_task_file_start(&r->task, &r->src->b, lp_byte_source_name(r->src), false, err))
+		return err->status;
+	if (r->task.binary) {
+		r->task_rec = g_new(lp_task_record, 1);
+		return 0;
+	}
 	ssize_t avail = lp_inbuf_fill(&r->src->b, LP_BIN_HEADER_SIZE, err);
 	if (avail < 0)
 		return err->status;
@@ -75,6 +84,7 @@ void lp_basic_close(lp_basic_reader *r)
 	if (!r)
 		return;
 	lp_byte_source_close(r->src);
+	g_free(r->task_rec);
 	g_free(r);
 }
 
@@ -114,8 +124,8 @@ static bool is_event_line(const char *s, size_t len)
 static int parse_task_reference(const char *s, size_t len, lp_basic_ref *ref, lp_error *err)
 {
 	static const char *const fields[] = {"timestamp", "length", "vpn", "canonical"};
-	/* A length is a byte, a vpn a 32-bit address's page number. */
-	static const int field_bits[] = {64, 8, 20, 64};
+	/* A length is a byte, a vpn a 64-bit address's page number. */
+	static const int field_bits[] = {64, 8, LP_TASK_VPN_BITS, 64};
 	if (len == 0 || lp_ref_type_index(s[0]) < 0 || (len > 1 && s[1] != ' '))
 		return lp_fail(err, LP_EINPUT, "field type: not one of r w i R W I, nor an event");
 	const char *p = s + 1, *end = s + len;
@@ -209,6 +219,24 @@ static int read_text(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t *
 	return 0;
 }
 
+/* The references of a task file in the binary task form, its events
+ * read (and checked) but left out. */
+static int read_task_binary(lp_basic_reader *r, lp_basic_ref *out, size_t cap, size_t *count,
+			    lp_error *err)
+{
+	while (*count < cap) {
+		enum lp_task_kind kind = lp_task_file_next(&r->task, r->task_rec, err);
+		if (kind == LP_TASK_ERROR)
+			return err->status;
+		if (kind == LP_TASK_END)
+			break;
+		if (kind == LP_TASK_REF)
+			out[(*count)++] = (lp_basic_ref){.type = r->task_rec->ref.type,
+							 .canonical = r->task_rec->ref.canonical};
+	}
+	return 0;
+}
+
 /* Where record index of the bin form starts in the stream. */
 static uint64_t bin_offset(uint64_t index)
 {
@@ -275,8 +303,9 @@ ssize_t lp_basic_read(lp_basic_reader *r, lp_basic_ref *refs, size_t n, lp_error
 		return -1;
 	}
 	size_t count = 0;
-	int rc = r->binary ? read_binary(r, refs, n, &count, &r->failed)
-			   : read_text(r, refs, n, &count, &r->failed);
+	int rc = r->task_rec ? read_task_binary(r, refs, n, &count, &r->failed)
+		 : r->binary ? read_binary(r, refs, n, &count, &r->failed)
+			     : read_text(r, refs, n, &count, &r->failed);
 	if (rc && count == 0) {
 		*err = r->failed;
 		return -1;

@@ -65,10 +65,11 @@ static inline char *lp_form_put_length(char *p, uint8_t length)
 }
 
 /* One merged reference in form at p: its type, canonical number, and (for
- * addr and din) the raw address and length. Returns its length. Inline:
- * the basic merge writes a hundred million a second. */
+ * addr and din) the raw address, of 32 or 64 bits, whose offset in its
+ * page alone is written, and length. Returns its length. Inline: the
+ * basic merge writes a hundred million a second. */
 static inline size_t lp_form_encode(enum lp_form form, char *p, char type, uint64_t canon,
-				    uint32_t address, uint8_t length)
+				    uint64_t address, uint8_t length)
 {
 	char *q = p;
 	switch (form) {
@@ -80,14 +81,14 @@ static inline size_t lp_form_encode(enum lp_form form, char *p, char type, uint6
 	case LP_FORM_ADDR:
 		*q++ = type;
 		*q++ = ' ';
-		q += lp_fmt_hex(q, canon << LP_PAGE_SHIFT | (address & ((1u << LP_PAGE_SHIFT) - 1)));
+		q += lp_fmt_hex(q, canon << LP_PAGE_SHIFT | (address & ((UINT64_C(1) << LP_PAGE_SHIFT) - 1)));
 		*q++ = ' ';
 		q = lp_form_put_length(q, length);
 		break;
 	case LP_FORM_DIN:
 		*q++ = lp_din_label(type);
 		*q++ = ' ';
-		q += lp_fmt_hex(q, canon << LP_PAGE_SHIFT | (address & ((1u << LP_PAGE_SHIFT) - 1)));
+		q += lp_fmt_hex(q, canon << LP_PAGE_SHIFT | (address & ((UINT64_C(1) << LP_PAGE_SHIFT) - 1)));
 		break;
 	default: { /* LP_FORM_BIN */
 		uint64_t code = (uint64_t)lp_ref_type_index(type);

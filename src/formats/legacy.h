@@ -30,6 +30,8 @@ enum lp_legacy_format {
 	LP_LEGACY_P6,
 	LP_LEGACY_PAGE_IMAGE,
 	LP_LEGACY_BASIC,      /* a basic merge stream, text or binary */
+	LP_LEGACY_TASK,       /* a per-process task file, either form */
+	LP_LEGACY_TASK_BIN,   /* one in the binary task form */
 };
 /* Their rows, names and detection: registry.h. */
 

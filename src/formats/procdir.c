@@ -75,6 +75,7 @@ struct lp_procdir {
 	int dirfd;      /* the partial directory */
 	bool user_only;
 	enum lp_layout layout;
+	bool binary;    /* the binary task form */
 	char *reference, *kernel_input;
 	GHashTable *tasks;     /* lp_task_id * (pid, tid) -> pd_file * (owns the files) */
 	GHashTable *members;   /* lp_task_id * -> pd_member * (owns them) */
@@ -302,10 +303,15 @@ static int file_open(lp_procdir *pd, pd_file *f, lp_error *err)
 		return lp_fail(err, LP_EIO, "cannot open %s/%s: %s", pd->partial, f->path,
 			       g_strerror(errno));
 	}
-	f->created = true;
 	f->buf = pd->spare_bufs->len ? g_ptr_array_steal_index_fast(pd->spare_bufs, pd->spare_bufs->len - 1)
 				      : g_malloc(PD_BUF_SIZE);
 	f->used = 0;
+	/* A binary file begins with its header, a part of its first piece. */
+	if (!f->created && pd->binary) {
+		memcpy(f->buf, LP_TASK_BIN_HEADER, LP_TASK_BIN_HEADER_SIZE);
+		f->used = LP_TASK_BIN_HEADER_SIZE;
+	}
+	f->created = true;
 	pd->nopen++;
 	list_push_newest(pd, f);
 	return 0;
@@ -372,15 +378,20 @@ static void count_records(pd_counts *c, uint64_t first_ts, uint64_t last_ts, uin
 
 /* ---- the sink ---- */
 
+/* An event line (at most LP_LINE_MAX bytes, as the kernel trace's
+ * reader takes them) as a record of f: a line, or a binary event record. */
 static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, size_t len,
 		    uint64_t timestamp, lp_error *err)
 {
 	int rc = file_open(pd, f, err);
 	if (rc)
 		return rc;
-	if (len + 1 > PD_BUF_SIZE - f->used && (rc = file_flush(pd, f, err)))
+	size_t size = pd->binary ? LP_TASK_BIN_EVENT_HEAD + len : len + 1;
+	if (size > PD_BUF_SIZE - f->used && (rc = file_flush(pd, f, err)))
 		return rc;
-	if (len + 1 > PD_BUF_SIZE) {
+	if (pd->binary) {
+		f->used += lp_task_bin_encode_event((unsigned char *)f->buf + f->used, line, len);
+	} else if (len + 1 > PD_BUF_SIZE) {
 		if ((rc = write_piece(pd, f, line, len, err)) || (rc = write_piece(pd, f, "\n", 1, err)))
 			return rc;
 	} else {
@@ -392,14 +403,41 @@ static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, 
 	return 0;
 }
 
+/* Write refs[0, n) into f as binary reference records. */
+static int put_bin_refs(lp_procdir *pd, pd_file *f, const lp_ref *refs, const uint64_t *canon,
+			size_t n, lp_error *err)
+{
+	unsigned char *buf = (unsigned char *)f->buf, *p = buf + f->used;
+	for (size_t i = 0; i < n; i++) {
+		if ((size_t)(buf + PD_BUF_SIZE - p) < LP_TASK_BIN_REF_SIZE) {
+			f->used = (size_t)(p - buf);
+			int rc = file_flush(pd, f, err);
+			if (rc)
+				return rc;
+			p = buf;
+		}
+		lp_task_bin_encode(p, &refs[i], canon[i]);
+		p += LP_TASK_BIN_REF_SIZE;
+	}
+	f->used = (size_t)(p - buf);
+	return 0;
+}
+
 /* Write refs[0, n), all bound for f, as "type timestamp length vpn
- * canonical" lines. The counts are updated once for the whole run. */
+ * canonical" lines, or binary records. The counts are updated once for
+ * the whole run. */
 static int put_refs(lp_procdir *pd, pd_file *f, pd_counts *c, const lp_ref *refs,
 		    const uint64_t *canon, size_t n, lp_error *err)
 {
 	int rc = file_open(pd, f, err);
 	if (rc)
 		return rc;
+	if (pd->binary) {
+		if ((rc = put_bin_refs(pd, f, refs, canon, n, err)))
+			return rc;
+		count_records(c, refs[0].timestamp, refs[n - 1].timestamp, n, n);
+		return 0;
+	}
 	char *p = f->buf + f->used;
 	for (size_t i = 0; i < n; i++) {
 		if ((size_t)(f->buf + PD_BUF_SIZE - p) < LP_TASK_LINE_MAX) {
@@ -519,6 +557,7 @@ static lp_index *index_view(lp_procdir *pd)
 	ix->reference = pd->reference;
 	ix->kernel_input = pd->kernel_input;
 	ix->layout = pd->layout;
+	ix->binary = pd->binary;
 	GPtrArray *procs = sorted_processes(pd);
 	ix->nprocesses = procs->len;
 	ix->processes = g_new0(lp_index_process, procs->len);
@@ -693,8 +732,8 @@ static unsigned open_file_bound(void)
 }
 
 lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool user_only,
-			    enum lp_layout layout, enum lp_compress compress, int level, unsigned threads,
-			    const lp_procdir_inputs *inputs, lp_error *err)
+			    enum lp_layout layout, bool binary, enum lp_compress compress, int level,
+			    unsigned threads, const lp_procdir_inputs *inputs, lp_error *err)
 {
 	size_t len = strlen(dir);
 	while (len > 1 && dir[len - 1] == '/')
@@ -738,6 +777,7 @@ lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool use
 	pd->dirfd = dirfd;
 	pd->user_only = user_only;
 	pd->layout = layout;
+	pd->binary = binary;
 	pd->reference = g_strdup(inputs->reference);
 	pd->kernel_input = g_strdup(inputs->kernel);
 	pd->tasks = g_hash_table_new_full(task_id_hash, task_id_equal, NULL, file_free);

@@ -22,14 +22,15 @@ typedef struct lp_procdir_inputs {
 	const char *kernel;
 } lp_procdir_inputs;
 typedef struct lp_procdir lp_procdir;
-/* The directory dir, in parent_fd as lp_stage_dir takes it. With compress
+/* The directory dir, in parent_fd as lp_stage_dir takes it; its files in
+ * the binary task form when binary, else as text. With compress
  * LP_COMPRESS_GZIP or LP_COMPRESS_ZSTD every file but index.yaml is
  * compressed at level (LP_LEVEL_DEFAULT: the default) and named with the
  * suffix .gz or .zst, by threads workers when more than one; otherwise
  * plain. */
 lp_procdir *lp_procdir_open(int parent_fd, const char *dir, bool force, bool user_only,
-			    enum lp_layout layout, enum lp_compress compress, int level, unsigned threads,
-			    const lp_procdir_inputs *inputs, lp_error *err);
+			    enum lp_layout layout, bool binary, enum lp_compress compress, int level,
+			    unsigned threads, const lp_procdir_inputs *inputs, lp_error *err);
 /* After a successful finish(): free pd and hand back the staged tree. */
 lp_staged *lp_procdir_release(lp_procdir *pd);
 /* Free and remove the partial directory. */

@@ -252,10 +252,8 @@ static int get_index(lp_yaml_doc *r, const char *dir, lp_index *ix)
 		const char *form = get_text(r, root, "form");
 		if (!form)
 			return -1;
-		if (!strcmp(form, "bin"))
-			return lp_yaml_bad(r, lp_yaml_find(r, root, "form"), "form",
-					   "bin: the binary task form is not supported yet");
-		if (strcmp(form, "text"))
+		ix->binary = !strcmp(form, "bin");
+		if (!ix->binary && strcmp(form, "text"))
 			return lp_yaml_bad(r, lp_yaml_find(r, root, "form"), "form", "neither text nor bin");
 	}
 	/* The merge's inputs: only shown, so taken when they are names. */
@@ -387,7 +385,8 @@ static int emit_process(yaml_emitter_t *em, const lp_index_process *p)
 int lp_index_emit(yaml_emitter_t *em, const lp_index *ix, const lp_stats *stats)
 {
 	if (lp_yaml_pair(em, "format", "laplace-per-process") || lp_yaml_pair_u64(em, "version", 1) ||
-	    lp_yaml_pair(em, "layout", lp_layout_names[ix->layout]))
+	    lp_yaml_pair(em, "layout", lp_layout_names[ix->layout]) ||
+	    (ix->binary && lp_yaml_pair(em, "form", "bin")))
 		return -1;
 	if (ix->reference && ix->kernel_input &&
 	    (lp_yaml_key(em, "inputs") || lp_yaml_begin(em, false) ||

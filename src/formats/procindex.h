@@ -44,6 +44,7 @@ typedef struct lp_index_process {
 typedef struct lp_index {
 	char *reference, *kernel_input; /* the merge's inputs; NULL: not known */
 	enum lp_layout layout;
+	bool binary;           /* form: bin, the binary task form */
 	lp_index_process *processes;
 	size_t nprocesses;
 	lp_index_file kernel, orphan;
@@ -62,7 +63,7 @@ typedef struct lp_index {
  * NULL with err set: LP_EIO when it cannot be read, LP_EINPUT when it is
  * not a regular file (a FIFO is refused without blocking), is larger than
  * LP_INDEX_MAX_BYTES or is not a per-process index (line and field
- * named), or names the binary task form. */
+ * named). */
 lp_index *lp_index_read(const char *dir, lp_error *err);
 /* Count what ix does not give from DIR's files (src/formats/taskdir.c):
  * the records, references and first and last timestamps of every file not

@@ -8,6 +8,7 @@
 
 #include "core/byteorder.h"
 #include "formats/forms.h"
+#include "formats/taskline.h"
 
 static bool all_hex(const unsigned char *p, size_t n)
 {
@@ -33,38 +34,9 @@ static bool looks_page_image(const unsigned char *p, size_t n)
 	return n == size || p[size] == 'C' || p[size] == 'F';
 }
 
-/* A binary raw reference trace, little-endian, starts at p (n bytes
- * available): every whole record there, and there is one, has a type byte
- * and a timestamp no smaller than the one before, and some byte is 0, as
- * in no text (a timestamp's top byte, a small vas). BYU and p6 records
- * pass by chance about never: a type byte is 6 values of 256. */
-static bool looks_binary_ref(const unsigned char *p, size_t n)
-{
-	size_t records = n / LP_REF_RECORD_SIZE;
-	if (records == 0 || !memchr(p, 0, records * LP_REF_RECORD_SIZE))
-		return false;
-	uint64_t before = 0;
-	for (size_t i = 0; i < records; i++, p += LP_REF_RECORD_SIZE) {
-		uint64_t timestamp = lp_load_u64(p + 1, false);
-		if (lp_ref_type_index((char)p[0]) < 0 || timestamp < before)
-			return false;
-		before = timestamp;
-	}
-	return true;
-}
-
 static enum lp_sniff sniff_page_image(const unsigned char *p, size_t n)
 {
 	return looks_page_image(p, n) ? LP_SNIFF_SURE : LP_SNIFF_NO;
-}
-
-/* Text is sure (its first line parses); binary records only likely, and
- * tried after the sure rows: a basic merge stream's text comes first. */
-static enum lp_sniff sniff_ref(const unsigned char *p, size_t n)
-{
-	if (lp_ref_starts_as_text((const char *)p, n))
-		return LP_SNIFF_SURE;
-	return looks_binary_ref(p, n) ? LP_SNIFF_LIKELY : LP_SNIFF_NO;
 }
 
 static enum lp_sniff sniff_basic(const unsigned char *p, size_t n)
@@ -75,9 +47,27 @@ static enum lp_sniff sniff_basic(const unsigned char *p, size_t n)
 	return LP_SNIFF_NO;
 }
 
+/* The binary task form has a header; its text form is a basic stream's
+ * too (basic streams' readers take task files). */
+static enum lp_sniff sniff_task_bin(const unsigned char *p, size_t n)
+{
+	return n >= LP_TASK_BIN_MAGIC_SIZE && !memcmp(p, LP_TASK_BIN_HEADER, LP_TASK_BIN_MAGIC_SIZE)
+		       ? LP_SNIFF_SURE : LP_SNIFF_NO;
+}
+
+/* A form of the raw reference trace: each is dumped by the reader of
+ * them all, which opens the file itself (lp_ref_open). */
+#define REF_FORM .name = "ref", .id = LP_LEGACY_REF, .what = "a raw reference trace", \
+	.byte_order = LP_LITTLE, .dump_path = lp_ref_dump
+
 const lp_format lp_formats[] = {
-	{.name = "ref", .id = LP_LEGACY_REF, .what = "a raw reference trace", .sniff = sniff_ref,
-	 .byte_order = LP_LITTLE, .dump_path = lp_ref_dump},
+	/* In lp_ref_forms' order: sure forms first, the headed 64-bit ones
+	 * (laplace-formats(5) 10.1) before all; the 32-bit binary form, which
+	 * any bytes are, last. */
+	{REF_FORM, .ref = &lp_ref_forms[0], .open_sink = lp_ref64_bin_writer_new},
+	{REF_FORM, .ref = &lp_ref_forms[1], .open_sink = lp_ref64_text_writer_new},
+	{REF_FORM, .ref = &lp_ref_forms[2], .open_sink = lp_ref_text_writer_new},
+	{REF_FORM, .ref = &lp_ref_forms[3], .open_sink = lp_ref_bin_writer_new},
 	{.name = "byu", .id = LP_LEGACY_BYU, .what = "a BYU address trace", .byte_order = LP_LITTLE,
 	 .dump = lp_byu_dump, .to_refs = true},
 	{.name = "p6", .id = LP_LEGACY_P6, .what = "a Pentium bus trace", .byte_order = LP_BIG,
@@ -86,6 +76,11 @@ const lp_format lp_formats[] = {
 	 .sniff = sniff_page_image, .byte_order = LP_LITTLE, .dump = lp_page_image_dump},
 	{.name = "basic", .id = LP_LEGACY_BASIC, .what = "a basic merge stream",
 	 .sniff = sniff_basic, .byte_order = LP_LITTLE, .dump = lp_basic_dump},
+	{.name = "task", .id = LP_LEGACY_TASK, .what = "a per-process task file",
+	 .byte_order = LP_LITTLE, .dump = lp_task_dump},
+	{.name = "task-bin", .id = LP_LEGACY_TASK_BIN,
+	 .what = "a per-process task file in the binary task form", .sniff = sniff_task_bin,
+	 .byte_order = LP_LITTLE, .dump = lp_task_dump},
 };
 const size_t lp_nformats = sizeof lp_formats / sizeof lp_formats[0];
 
@@ -105,6 +100,13 @@ const lp_format *lp_format_of(enum lp_legacy_format id)
 	return NULL;
 }
 
+enum lp_sniff lp_format_sniff(const lp_format *f, const unsigned char *data, size_t n)
+{
+	if (f->ref)
+		return f->ref->sniff(data, n);
+	return f->sniff ? f->sniff(data, n) : LP_SNIFF_NO;
+}
+
 const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *err)
 {
 	*failed = false;
@@ -117,7 +119,7 @@ const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *e
 	const lp_format *likely = NULL;
 	for (size_t i = 0; i < lp_nformats; i++) {
 		const lp_format *f = &lp_formats[i];
-		enum lp_sniff says = f->sniff ? f->sniff(p, (size_t)n) : LP_SNIFF_NO;
+		enum lp_sniff says = lp_format_sniff(f, p, (size_t)n);
 		if (says == LP_SNIFF_SURE)
 			return f;
 		if (says == LP_SNIFF_LIKELY && !likely)
@@ -126,15 +128,33 @@ const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *e
 	return likely;
 }
 
-char *lp_format_names(const char *last)
+/* A list "a, b, c or d" of names[0, n). */
+static char *name_list(const char *const *names, size_t n)
 {
 	GString *s = g_string_new(NULL);
-	for (size_t i = 0; i < lp_nformats; i++) {
-		if (i > 0)
-			g_string_append(s, !last && i == lp_nformats - 1 ? " or " : ", ");
-		g_string_append(s, lp_formats[i].name);
-	}
-	if (last)
-		g_string_append_printf(s, " or %s", last);
+	for (size_t i = 0; i < n; i++)
+		g_string_append_printf(s, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
 	return g_string_free(s, FALSE);
+}
+
+char *lp_format_names(const char *last)
+{
+	const char *names[G_N_ELEMENTS(lp_formats) + 1];
+	size_t n = 0;
+	for (size_t i = 0; i < lp_nformats; i++)
+		if (i == 0 || strcmp(lp_formats[i].name, lp_formats[i - 1].name))
+			names[n++] = lp_formats[i].name;
+	if (last)
+		names[n++] = last;
+	return name_list(names, n);
+}
+
+const lp_format *lp_ref_row(enum lp_ref_format encoding, unsigned width)
+{
+	for (size_t i = 0; i < lp_nformats; i++) {
+		const lp_ref_form *ref = lp_formats[i].ref;
+		if (ref && ref->encoding == encoding && ref->width == width)
+			return &lp_formats[i];
+	}
+	return NULL;
 }

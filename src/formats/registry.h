@@ -13,13 +13,6 @@
 #include "io/bytesrc.h"
 #include "io/io.h"
 
-/* What a sniff() says of a trace's first bytes. */
-enum lp_sniff {
-	LP_SNIFF_NO,
-	LP_SNIFF_LIKELY, /* plausible records, no proof */
-	LP_SNIFF_SURE,   /* its header, or a first record that parses */
-};
-
 /* Bytes a sniff() is given when the input is that long. */
 #define LP_SNIFF_BYTES (2 * LP_PI_LONG_RECORD)
 
@@ -28,7 +21,8 @@ typedef struct lp_format {
 	enum lp_legacy_format id;
 	const char *what;            /* for messages: "a raw reference trace" */
 	/* How surely data[0, n) starts a trace of this format; NULL: never
-	 * detected (the format's records are arbitrary bytes). */
+	 * detected (the format's records are arbitrary bytes), or its
+	 * reference form's (ref). */
 	enum lp_sniff (*sniff)(const unsigned char *data, size_t n);
 	enum lp_endian byte_order;   /* of its binary input, unless told */
 	/* laplace dump: the whole trace in text on out. Exactly one is set:
@@ -41,20 +35,42 @@ typedef struct lp_format {
 	/* laplace convert --to text|bin turns its records into raw references
 	 * (lp_legacy_to_refs). */
 	bool to_refs;
+	/* A form of the raw reference trace (name "ref", a row each): how it
+	 * is read (its encoding, width, sniff() and source: refio.h), and its
+	 * writer. NULL ref: a format the merge does not read. */
+	const lp_ref_form *ref;
+	lp_ref_writer *(*open_sink)(lp_output *out, enum lp_endian endian);
 } lp_format;
 
-/* The rows, in the order detection tries them. */
+/* The rows, in the order detection tries them; the rows of one format
+ * are next to each other. */
 extern const lp_format lp_formats[];
 extern const size_t lp_nformats;
 
-/* The row named name, or NULL. */
+/* The (first) row named name, or NULL. */
 const lp_format *lp_format_find(const char *name);
 const lp_format *lp_format_of(enum lp_legacy_format id);
 /* The first row whose sniff() is sure of src's first bytes, else the
  * first that finds them likely; NULL when none does, or on a read error
  * (*failed and err set). */
 const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *err);
-/* The rows' names as a list for help and messages: "ref, byu, p6,
+/* How surely data[0, n) starts a trace of f's format: its sniff(), or its
+ * reference form's; LP_SNIFF_NO when it has none. */
+enum lp_sniff lp_format_sniff(const lp_format *f, const unsigned char *data, size_t n);
+/* The row of the raw reference form of encoding (LP_REF_BIN or
+ * LP_REF_TEXT) and width, or NULL. */
+const lp_format *lp_ref_row(enum lp_ref_format encoding, unsigned width);
+
+/* laplace convert and dump: every reference of s written to out by form's
+ * writer (a raw reference form; endian for the 32-bit binary form), then
+ * a torn last record reported as policy says. A form narrower than s
+ * refuses the first vas or address that does not fit it (LP_EINPUT,
+ * naming its record and field) before anything of its batch is written.
+ * s stays open; out is neither committed nor aborted. */
+int lp_ref_copy(lp_ref_source *s, const lp_format *form, enum lp_endian endian,
+		const lp_torn_policy *policy, lp_output *out, lp_error *err);
+
+/* The formats' names as a list for help and messages: "ref, byu, p6,
  * page-image, basic", then " or last" when last is given, else the last
  * name after " or ". g_free it. */
 char *lp_format_names(const char *last);

@@ -18,6 +18,13 @@
 #include "core/merge.h"
 #include "core/record.h"
 
+/* What a format's sniff() says of a trace's first bytes (registry.h). */
+enum lp_sniff {
+	LP_SNIFF_NO,
+	LP_SNIFF_LIKELY, /* plausible records, no proof */
+	LP_SNIFF_SURE,   /* its header, or a first record that parses */
+};
+
 /* A batch of records as bytes, cut by one thread and decoded by another
  * (lp_ref_source_ops.cut and .decode). For text: whole lines. */
 typedef struct lp_text_chunk {
@@ -64,6 +71,10 @@ typedef struct lp_ref_source_ops {
 	ssize_t (*cut)(lp_ref_source *s, lp_text_chunk *c, size_t max, lp_error *err);
 	ssize_t (*decode)(const lp_ref_source *s, const lp_text_chunk *c, lp_ref *refs,
 			  lp_error *err);
+	/* Bits of the vas ids and addresses its form carries: 32, or 64 in
+	 * the 64-bit forms (laplace-formats(5) 10), whose captures have
+	 * another default page offset. */
+	unsigned width;
 } lp_ref_source_ops;
 
 struct lp_ref_source {
@@ -80,6 +91,7 @@ static inline size_t lp_ref_source_torn_bytes(const lp_ref_source *s)
 {
 	return s->ops->torn_bytes(s);
 }
+static inline unsigned lp_ref_source_width(const lp_ref_source *s) { return s->ops->width; }
 static inline void lp_ref_source_close(lp_ref_source *s)
 {
 	if (s)

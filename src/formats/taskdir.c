@@ -1,5 +1,7 @@
 /* A per-process merge directory read for re-scheduling: index.yaml, the
- * units of every task file, and their records as streams.
+ * units of every task file, and their records as streams. Each file is
+ * text or in the binary task form (told by its header, found when its
+ * units are): lines parsed, or binary records copied.
  *
  * A stream remembers where it stands in its file (byte offset, line,
  * previous timestamp); only the streams being read hold an open file, at
@@ -49,13 +51,14 @@
 typedef struct td_file {
 	char *path;   /* dir/relative path */
 	uint64_t pid, tid;
+	bool binary;  /* in the binary task form (its header is bytes [0, 8)) */
 } td_file;
 
 typedef struct td_reader td_reader;
 
 typedef struct td_stream {
 	size_t file;
-	uint64_t offset;   /* bytes of the (decompressed) file before the next line */
+	uint64_t offset;   /* bytes of the (decompressed) file before the next record */
 	uint64_t line_base_offset; /* where line counting began: a unit's start */
 	uint64_t line;     /* lines read since then */
 	uint64_t prev_ts;  /* timestamp of the last record read */
@@ -93,6 +96,7 @@ struct lp_taskdir {
 	td_reader *newest, *oldest;
 	unsigned nopen;
 	char **paths;           /* lp_taskdir_paths */
+	bool form_bin;          /* index.yaml says form: bin */
 	lp_sched_input input;
 	/* Read-ahead (threads > 1). */
 	bool threaded;
@@ -271,31 +275,69 @@ static int next_line(const lp_taskdir *t, td_stream *s, char **line, size_t *len
 
 enum record_kind { RECORD_ERROR = -1, RECORD_END, RECORD_REF, RECORD_EVENT };
 
+/* Where the record of s that began at byte offset is, for a message
+ * (g_free it): "FILE: byte N" in the binary form, "FILE:LINE" (the line
+ * read last) in the text form. */
+static char *record_where(const lp_taskdir *t, const td_stream *s, uint64_t offset)
+{
+	const td_file *f = &t->files[s->file];
+	return f->binary ? g_strdup_printf("%s: byte %" PRIu64, f->path, offset)
+			 : g_strdup_printf("%s:%" PRIu64, f->path, line_number(t, s));
+}
+
+/* The next record of s's file into *rec: a line of the text form, or a
+ * record of the binary form. */
+static enum lp_task_kind read_record(const lp_taskdir *t, td_stream *s, lp_task_record *rec,
+				     lp_error *err)
+{
+	const td_file *f = &t->files[s->file];
+	if (f->binary) {
+		size_t size = 0;
+		enum lp_task_kind kind = lp_task_bin_next(&s->reader->src.b, f->path, s->offset, rec,
+							  &size, err);
+		s->offset += size;
+		return kind;
+	}
+	char *line;
+	size_t len;
+	int got = next_line(t, s, &line, &len, err);
+	if (got <= 0)
+		return got < 0 ? LP_TASK_ERROR : LP_TASK_END;
+	lp_error why;
+	enum lp_task_kind kind = lp_task_record_parse(line, len, rec, &why);
+	if (kind == LP_TASK_ERROR)
+		lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", f->path, line_number(t, s), why.msg);
+	return kind;
+}
+
 /* The next record of s into *ref or *ev (kernel references skipped with
  * user_only), its timestamp order checked. */
 static enum record_kind next_record(lp_taskdir *t, td_stream *s, lp_sched_ref *ref, lp_sched_event *ev,
 				    lp_error *err)
 {
 	for (;;) {
-		char *line;
-		size_t len;
-		int got = next_line(t, s, &line, &len, err);
-		if (got <= 0)
-			return got < 0 ? RECORD_ERROR : RECORD_END;
-		lp_error why;
-		int kind = lp_task_record_parse(line, len, ref, ev, &why);
-		if (kind < 0)
-			return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", t->files[s->file].path,
-				       line_number(t, s), why.msg), RECORD_ERROR;
-		uint64_t ts = kind ? ref->timestamp : ev->timestamp;
-		if (ts < s->prev_ts)
-			return lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": timestamp %" PRIx64 " is earlier "
-				       "than the previous record's, %" PRIx64, t->files[s->file].path,
-				       line_number(t, s), ts, s->prev_ts), RECORD_ERROR;
+		lp_task_record rec;
+		uint64_t offset = s->offset;
+		enum lp_task_kind kind = read_record(t, s, &rec, err);
+		if (kind == LP_TASK_ERROR || kind == LP_TASK_END)
+			return kind == LP_TASK_ERROR ? RECORD_ERROR : RECORD_END;
+		bool is_ref = kind == LP_TASK_REF;
+		uint64_t ts = is_ref ? rec.ref.timestamp : rec.ev.timestamp;
+		if (ts < s->prev_ts) {
+			char *where = record_where(t, s, offset);
+			lp_fail(err, LP_EINPUT, "%s: timestamp %" PRIx64 " is earlier than the previous "
+				"record's, %" PRIx64, where, ts, s->prev_ts);
+			g_free(where);
+			return RECORD_ERROR;
+		}
 		s->prev_ts = ts;
-		if (kind && t->opt.user_only && lp_ref_is_kernel(ref->type))
+		if (is_ref && t->opt.user_only && lp_ref_is_kernel(rec.ref.type))
 			continue;
-		return kind ? RECORD_REF : RECORD_EVENT;
+		if (is_ref)
+			*ref = rec.ref;
+		else
+			*ev = rec.ev;
+		return is_ref ? RECORD_REF : RECORD_EVENT;
 	}
 }
 
@@ -317,6 +359,54 @@ static int stream_fill(lp_taskdir *t, td_stream *s, lp_error *err)
 	return 0;
 }
 
+/* A reference the fast path read: into refs[*n] (kernel references
+ * dropped with user_only), or left pending when refs is full or it is
+ * past last_ts (false: stop). */
+static inline bool take_ref(const lp_taskdir *t, td_stream *s, const lp_sched_ref *ref, lp_sched_ref *refs,
+			    size_t *n, size_t cap, uint64_t last_ts)
+{
+	if (t->opt.user_only && lp_ref_is_kernel(ref->type))
+		return true;
+	if (*n == cap || ref->timestamp > last_ts) {
+		s->pending_ref = *ref;
+		s->pending = PENDING_REF;
+		return false;
+	}
+	refs[(*n)++] = *ref;
+	return true;
+}
+
+/* stream_parse's fast path for the binary form: reference records are
+ * copied, not parsed, into refs[n, cap) (the one that does not fit left
+ * pending); the new n. A function of its own, so that the text form's
+ * loop is compiled as it was without it. */
+static __attribute__((noinline)) size_t copy_bin_refs(const lp_taskdir *t, td_stream *s, lp_sched_ref *refs,
+						      size_t n, size_t cap, uint64_t last_ts)
+{
+	lp_inbuf *b = &s->reader->src.b;
+	const unsigned char *start = (const unsigned char *)b->data + b->pos, *p = start;
+	const unsigned char *end = (const unsigned char *)b->data + b->len;
+	uint64_t prev_ts = s->prev_ts;
+	lp_sched_ref ref;
+	/* rr and random take references up to cap alone: those the buffer
+	 * holds whole, copied without other tests. */
+	if (last_ts == UINT64_MAX && !t->opt.user_only) {
+		size_t k = lp_task_bin_copy(p, MIN(cap - n, (size_t)(end - p) / LP_TASK_BIN_REF_SIZE), refs + n,
+					    &prev_ts);
+		n += k;
+		p += k * LP_TASK_BIN_REF_SIZE;
+	}
+	while (end - p >= LP_TASK_BIN_REF_SIZE && lp_task_bin_copy(p, 1, &ref, &prev_ts)) {
+		p += LP_TASK_BIN_REF_SIZE;
+		if (!take_ref(t, s, &ref, refs, &n, cap, last_ts))
+			break;
+	}
+	b->pos += (size_t)(p - start);
+	s->offset += (uint64_t)(p - start);
+	s->prev_ts = prev_ts;
+	return n;
+}
+
 /* lp_sched_source.read over the streams, parsing their files, except
  * that a failure (*failed set, err set) returns the references taken
  * before it: the read-ahead keeps them. */
@@ -334,7 +424,8 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 	for (;;) {
 		/* Well-formed reference lines straight into refs; the one that
 		 * does not fit is left pending, anything else to the careful path. */
-		if (s->pending == PENDING_NONE && s->reader) {
+		if (s->pending == PENDING_NONE && s->reader && t->files[s->file].binary) {
+			n = copy_bin_refs(t, s, refs, n, cap, last_ts);		} else if (s->pending == PENDING_NONE && s->reader) {
 			lp_inbuf *b = &s->reader->src.b;
 			const char *start = b->data + b->pos, *p = start, *end = b->data + b->len, *next;
 			uint64_t prev_ts = s->prev_ts, lines = 0;
@@ -343,14 +434,8 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 				p = next;
 				lines++;
 				prev_ts = ref.timestamp;
-				if (t->opt.user_only && lp_ref_is_kernel(ref.type))
-					continue;
-				if (n == cap || ref.timestamp > last_ts) {
-					s->pending_ref = ref;
-					s->pending = PENDING_REF;
+				if (!take_ref(t, s, &ref, refs, &n, cap, last_ts))
 					break;
-				}
-				refs[n++] = ref;
 			}
 			b->pos += (size_t)(p - start);
 			s->offset += (uint64_t)(p - start);
@@ -800,11 +885,57 @@ static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
 	}
 }
 
+/* The form of file f, from its first bytes in b (the binary form's header
+ * consumed); with form: bin in index.yaml, every file must be binary. */
+static int file_form(lp_taskdir *t, size_t f, lp_inbuf *b, lp_error *err)
+{
+	lp_task_file tf;
+	if (lp_task_file_start(&tf, b, t->files[f].path, t->form_bin, err))
+		return err->status;
+	t->files[f].binary = tf.binary;
+	return 0;
+}
+
+/* The form of file f (kernel, orphan), which no search for units reads. */
+static int detect_form(lp_taskdir *t, size_t f, lp_error *err)
+{
+	lp_byte_source src;
+	if (lp_byte_source_init_sized(&src, t->files[f].path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER,
+				      err))
+		return err->status;
+	int rc = file_form(t, f, &src.b, err);
+	lp_byte_source_clear(&src);
+	return rc;
+}
+
+/* Skip the binary form's reference records ahead of s (only their type
+ * byte looked at: they are read when the schedule runs), up to the next
+ * other record, or one cut short, or the end. Returns 0 or -1. */
+static int skip_bin_references(td_stream *s, lp_error *err)
+{
+	static const bool is_type[256] = {['r'] = 1, ['w'] = 1, ['i'] = 1, ['R'] = 1, ['W'] = 1, ['I'] = 1};
+	lp_inbuf *b = &s->reader->src.b;
+	for (;;) {
+		ssize_t avail = lp_inbuf_fill(b, LP_TASK_BIN_REF_SIZE, err);
+		if (avail < 0)
+			return -1;
+		const unsigned char *start = (const unsigned char *)b->data + b->pos, *p = start;
+		const unsigned char *end = p + avail;
+		while (end - p >= LP_TASK_BIN_REF_SIZE && is_type[*p])
+			p += LP_TASK_BIN_REF_SIZE;
+		b->pos += (size_t)(p - start);
+		s->offset += (uint64_t)(p - start);
+		if (p == start)
+			return 0;
+	}
+}
+
 /* Read task file f once: a unit begins at its first record and after each
- * X of its task that more records follow. Only the lines that begin
- * with X, and the first of each unit, are parsed here: the rest are read
- * when the schedule runs. */
-static int find_units(const lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp_error *err)
+ * X of its task that more records follow. Only the records that are X
+ * events, and the first of each unit, are parsed here (in the text form,
+ * the lines that begin with X; in the binary form, every event): the rest
+ * are read when the schedule runs. The file's form is found here too. */
+static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp_error *err)
 {
 	td_stream s = {.file = f};
 	/* Small buffers: the heap hands the same ones back file after file,
@@ -816,47 +947,41 @@ static int find_units(const lp_taskdir *t, size_t f, GArray *units, GArray *star
 	s.reader = &r;
 	bool unit_starts = true, at_line_start = true;
 	uint64_t incarnation = 0;
-	int rc = 0;
-	for (;;) {
-		if (!unit_starts && skip_to_exit_line(&s, &at_line_start, err)) {
+	int rc = file_form(t, f, &r.src.b, err);
+	s.offset = t->files[f].binary ? LP_TASK_BIN_HEADER_SIZE : 0;
+	while (!rc) {
+		bool binary = t->files[f].binary;
+		if (!unit_starts && (binary ? skip_bin_references(&s, err)
+					    : skip_to_exit_line(&s, &at_line_start, err))) {
 			rc = err->status;
 			break;
 		}
 		uint64_t offset = s.offset;
-		char *line;
-		size_t len;
-		int got = next_line(t, &s, &line, &len, err);
-		if (got <= 0) {
-			rc = got < 0 ? err->status : 0;
+		lp_task_record rec;
+		enum lp_task_kind kind = read_record(t, &s, &rec, err);
+		if (kind == LP_TASK_ERROR || kind == LP_TASK_END) {
+			rc = kind == LP_TASK_ERROR ? err->status : 0;
 			break;
 		}
 		at_line_start = true;
-		lp_sched_ref ref;
-		lp_sched_event ev;
-		lp_error why;
-		int kind = lp_task_record_parse(line, len, &ref, &ev, &why);
-		if (kind < 0) {
-			rc = lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", t->files[f].path,
-				     line_number(t, &s), why.msg);
-			break;
-		}
+		bool is_ref = kind == LP_TASK_REF;
 		if (unit_starts) {
 			lp_sched_unit u = {
 				.pid = t->files[f].pid,
 				.tid = t->files[f].tid,
 				.incarnation = incarnation++,
-				.first_ts = kind ? ref.timestamp : ev.timestamp,
+				.first_ts = is_ref ? rec.ref.timestamp : rec.ev.timestamp,
 				.file = f,
 			};
-			if (!kind && (ev.tag == 'F' || ev.tag == 'T') && ev.child == u.tid) {
-				u.creator = ev.tag;
-				u.creator_parent = ev.parent;
+			if (!is_ref && (rec.ev.tag == 'F' || rec.ev.tag == 'T') && rec.ev.child == u.tid) {
+				u.creator = rec.ev.tag;
+				u.creator_parent = rec.ev.parent;
 			}
 			td_stream start = {.file = f, .offset = offset, .line_base_offset = offset};
 			g_array_append_val(units, u);
 			g_array_append_val(starts, start);
 		}
-		unit_starts = !kind && ev.tag == 'X' && ev.task == t->files[f].tid;
+		unit_starts = !is_ref && rec.ev.tag == 'X' && rec.ev.task == t->files[f].tid;
 	}
 	lp_byte_source_clear(&r.src);
 	return rc;
@@ -868,7 +993,7 @@ static int find_units(const lp_taskdir *t, size_t f, GArray *units, GArray *star
  * failure, so the first failing file is the error reported, as without
  * threads; files searched after it are dropped. */
 typedef struct file_units {
-	const lp_taskdir *t;
+	lp_taskdir *t;
 	size_t file;
 	GArray *units, *unit_starts;
 } file_units;
@@ -963,6 +1088,9 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 	g_hash_table_destroy(seen);
 	for (size_t f = 0; f < t->nfiles && !rc; f++)
 		rc = check_listed(t->files[f].path, index, err);
+	t->form_bin = ix->binary;
+	for (size_t f = 0; f < first_task && !rc; f++)
+		rc = detect_form(t, f, err);
 	t->sched_files = g_new0(lp_sched_file, t->nfiles);
 	for (size_t f = 0; f < t->nfiles; f++)
 		t->sched_files[f] = (lp_sched_file){t->files[f].path, SIZE_MAX, t->files[f].tid};
@@ -975,8 +1103,10 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 	} else {
 		t->nstreams = t->nfiles;
 		t->streams = g_new0(td_stream, t->nfiles);
-		for (size_t f = 0; f < t->nfiles; f++)
+		for (size_t f = 0; f < t->nfiles; f++) {
 			t->streams[f].file = f;
+			t->streams[f].offset = t->files[f].binary ? LP_TASK_BIN_HEADER_SIZE : 0;
+		}
 	}
 	t->paths = g_new0(char *, t->nfiles + 2);
 	t->paths[0] = g_strdup(index);
@@ -1041,10 +1171,17 @@ static int exec_cmp(gconstpointer a, gconstpointer b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* The form of the files counted so far: none yet, or the first's. */
+typedef struct count_form {
+	const char *first; /* the first file counted (g_free it), NULL: none yet */
+	bool binary;
+} count_form;
+
 /* Read the file rel of dir, listed in index, whole: its counts into *f
- * (unless NULL), its E records onto execs (unless NULL). */
+ * (unless NULL), its E records onto execs (unless NULL). Every file of
+ * a directory is in one form: form's. */
 static int count_file(const char *dir, const char *rel, const char *index, lp_index_file *f,
-		      GArray *execs, lp_error *err)
+		      GArray *execs, bool need_binary, count_form *form, lp_error *err)
 {
 	char *path = g_build_filename(dir, rel, NULL);
 	lp_byte_source src;
@@ -1054,46 +1191,53 @@ static int count_file(const char *dir, const char *rel, const char *index, lp_in
 		return err->status;
 	}
 	lp_index_file c = {.path = f ? f->path : NULL, .counted = true};
-	uint64_t line_no = 0;
-	int rc = 0;
-	for (;;) {
-		char *line;
-		size_t len;
-		int got = lp_inbuf_line(&src.b, &line, &len, err);
-		if (got == LP_INBUF_LONG_LINE)
-			rc = lp_inbuf_long_line(err, path, line_no + 1);
-		else if (got < 0)
+	lp_task_file tf;
+	int rc = lp_task_file_start(&tf, &src.b, path, need_binary, err) ? err->status : 0;
+	if (!rc && form->first && tf.binary != form->binary)
+		rc = lp_fail(err, LP_EINPUT, "%s: the %s task form, where %s is in the %s form: the "
+			     "files of a directory are in one form", path, tf.binary ? "binary" : "text",
+			     form->first, form->binary ? "binary" : "text");
+	if (!rc && !form->first) {
+		form->first = g_strdup(path);
+		form->binary = tf.binary;
+	}
+	lp_task_record *rec = g_new(lp_task_record, 1);
+	while (!rc) {
+		uint64_t offset = tf.offset;
+		enum lp_task_kind kind = lp_task_file_next(&tf, rec, err);
+		if (kind == LP_TASK_ERROR)
 			rc = err->status;
-		if (got <= 0)
+		if (kind == LP_TASK_ERROR || kind == LP_TASK_END)
 			break;
-		line_no++;
-		lp_sched_ref ref;
-		lp_sched_event ev;
-		lp_error why;
-		int kind = lp_task_record_parse(line, len, &ref, &ev, &why);
-		if (kind < 0) {
-			rc = lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": %s", path, line_no, why.msg);
-			break;
-		}
-		uint64_t ts = kind ? ref.timestamp : ev.timestamp;
+		bool is_ref = kind == LP_TASK_REF;
+		uint64_t ts = is_ref ? rec->ref.timestamp : rec->ev.timestamp;
 		if (c.records && ts < c.last_ts) {
-			rc = lp_fail(err, LP_EINPUT, "%s:%" PRIu64 ": timestamp %" PRIx64 " is earlier "
-				     "than the previous record's, %" PRIx64, path, line_no, ts, c.last_ts);
+			char *where = tf.binary ? g_strdup_printf("%s: byte %" PRIu64, path, offset)
+						: g_strdup_printf("%s:%" PRIu64, path, tf.line);
+			rc = lp_fail(err, LP_EINPUT, "%s: timestamp %" PRIx64 " is earlier than the "
+				     "previous record's, %" PRIx64, where, ts, c.last_ts);
+			g_free(where);
 			break;
 		}
 		if (!c.records)
 			c.first_ts = ts;
 		c.last_ts = ts;
 		c.records++;
-		c.references += (uint64_t)kind;
-		if (execs && !kind && ev.tag == 'E') {
+		c.references += is_ref;
+		if (execs && !is_ref && rec->ev.tag == 'E') {
+			/* The line again, for the program's name, which the
+			 * record does not keep. */
+			char *line = g_strndup(rec->line, rec->len);
 			lp_event event;
-			if (lp_kern_parse_line(line, strlen(line), &event, &why) > 0) {
+			lp_error why;
+			if (lp_kern_parse_line(line, rec->len, &event, &why) > 0) {
 				exec_record e = {ts, execs->len, g_strdup(event.name)};
 				g_array_append_val(execs, e);
 			}
+			g_free(line);
 		}
 	}
+	g_free(rec);
 	lp_byte_source_clear(&src);
 	g_free(path);
 	if (!rc && f)
@@ -1104,6 +1248,7 @@ static int count_file(const char *dir, const char *rel, const char *index, lp_in
 int lp_index_count(const char *dir, lp_index *ix, lp_error *err)
 {
 	char *index = g_build_filename(dir, "index.yaml", NULL);
+	count_form form = {0};
 	int rc = 0;
 	for (size_t i = 0; i < ix->nprocesses && !rc; i++) {
 		lp_index_process *p = &ix->processes[i];
@@ -1116,7 +1261,8 @@ int lp_index_count(const char *dir, lp_index *ix, lp_error *err)
 					     ": no records and references given, which a file per "
 					     "process does not tell apart", index, p->tasks[k].tid, p->pid);
 			else if (!f->counted || execs)
-				rc = count_file(dir, f->path, index, f->counted ? NULL : f, execs, err);
+				rc = count_file(dir, f->path, index, f->counted ? NULL : f, execs,
+						ix->binary, &form, err);
 		}
 		if (execs) {
 			g_array_sort(execs, exec_cmp);
@@ -1129,7 +1275,11 @@ int lp_index_count(const char *dir, lp_index *ix, lp_error *err)
 	lp_index_file *own[] = {&ix->kernel, &ix->orphan};
 	for (size_t i = 0; i < G_N_ELEMENTS(own) && !rc; i++)
 		if (!own[i]->counted)
-			rc = count_file(dir, own[i]->path, index, own[i], NULL, err);
+			rc = count_file(dir, own[i]->path, index, own[i], NULL, ix->binary, &form,
+					err);
+	if (form.first)
+		ix->binary = form.binary;
+	g_free((char *)form.first);
 	g_free(index);
 	return rc;
 }

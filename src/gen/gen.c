@@ -1,8 +1,9 @@
-/* The capture generator: a small model of a 32-bit Unix machine (a shell
+/* The capture generator: a small model of a Unix machine (a shell
  * forking programs that exec, threads, shared libraries, heaps, anonymous
  * and file mappings, System V shared memory, a page cache and a round-robin
  * scheduler) that emits its kernel events and the memory references of
- * whatever task is running.
+ * whatever task is running. The machine is a 32-bit i386 one, or (wide) an
+ * x86-64 one: the same model in another layout, written in the 64-bit form.
  *
  * Two random streams keep the kernel trace independent of the reference
  * contents: `ctl` decides every event, every time slice and every set of
@@ -74,32 +75,67 @@ static bool rng_chance(rng *r, unsigned num) { return (rng_next(r) >> 56) < num;
 /* ---- the machine's layout ---- */
 
 #define PAGE 4096u
-#define KERNEL_BASE 0xc0000000u
-#define KTEXT_BASE 0xc0100000u /* kernel text: 768 pages */
 #define KTEXT_PAGES 768u
-#define KDATA_BASE 0xc0400000u /* kernel data: 1024 pages */
 #define KDATA_PAGES 1024u
 #define CACHE_FRAME_BASE 0x10000u /* page-cache frames, above kernel memory */
-
-#define TEXT_BASE 0x08048000u
-#define HEAP_LIMIT 0x30000000u
-#define LIB_BASE 0x40000000u
-#define ANON_BASE 0x50000000u   /* anonymous mmap slots */
-#define FILEMAP_BASE 0x70000000u
-#define SHM_BASE 0x90000000u
-#define FOOTPRINT_BASE 0x60000000u /* free between the anonymous and file slots */
-#define SHARED_ANON_BASE 0xa0000000u
-#define TSTACK_BASE 0xb0000000u /* thread stacks */
 #define SLOT_SIZE 0x01000000u   /* 16 MiB between slots */
 #define TSTACK_SLOT 0x00200000u
 #define TSTACK_PAGES 256u
-#define STACK_START 0xbfe00000u /* main stack: 512 pages below KERNEL_BASE */
 #define STACK_PAGES 512u
+/* A footprint is made of runs of this many pages, one slot each. */
+#define FOOTPRINT_RUN_BITS 12
+#define FOOTPRINT_RUN_PAGES (1u << FOOTPRINT_RUN_BITS)
+#define MAX_FOOTPRINT_RUNS (int)(LP_GEN_MAX_FOOTPRINT_PAGES / FOOTPRINT_RUN_PAGES)
+
+/* Where things lie in a process's address space and the kernel's. */
+typedef struct layout {
+	uint64_t page_offset;  /* the kernel's map of physical memory: frame f at
+				* page_offset + (f << 12) */
+	uint64_t ktext, kdata; /* KTEXT_PAGES of kernel text, KDATA_PAGES of data */
+	uint64_t text;         /* the program's text and data, then its heap */
+	uint64_t heap_limit;
+	uint64_t lib;          /* the shared libraries, one after another */
+	uint64_t anon, filemap, shm; /* slots of anonymous, file and segment maps */
+	uint64_t shared_anon, tstack; /* a server's shared area; thread stacks */
+	uint64_t stack;        /* the main stack: STACK_PAGES */
+	/* The footprint's runs: in a row from here, or (0) spread over the
+	 * user space (footprint_run). */
+	uint64_t footprint;
+	uint64_t first_vas;
+} layout;
+
+/* An i386 Linux machine: 3 GiB of user space below the kernel. */
+static const layout layout32 = {
+	.page_offset = 0xc0000000, .ktext = 0xc0100000, .kdata = 0xc0400000,
+	.text = 0x08048000, .heap_limit = 0x30000000, .lib = 0x40000000,
+	.anon = 0x50000000, .filemap = 0x70000000, .shm = 0x90000000,
+	.shared_anon = 0xa0000000, .tstack = 0xb0000000,
+	.stack = 0xbfe00000, /* its last page just below page_offset */
+	.footprint = 0x60000000, /* free between the anonymous and file slots */
+	.first_vas = 0x1f400,
+};
+
+/* An x86-64 Linux machine (laplace-formats(5) 10): a PIE program near
+ * 0x555555554000, maps top-down below the libraries near 0x7ffff7..., the
+ * stack ending at 0x7ffffffff000 (the 47-bit user space's last page is
+ * left unmapped, as Linux does), the kernel's text at ffffffff81000000 and
+ * its data and page cache in the direct map at ffff888000000000; address
+ * spaces get ids past 32 bits. */
+static const layout layout64 = {
+	.page_offset = UINT64_C(0xffff888000000000), .ktext = UINT64_C(0xffffffff81000000),
+	.kdata = UINT64_C(0xffff888001000000),
+	.text = 0x555555554000, .heap_limit = 0x555555554000 + 0x28000000,
+	.lib = 0x7ffff7c00000, .anon = 0x7fffe0000000, .filemap = 0x7fffd0000000,
+	.shm = 0x7fffc0000000, .shared_anon = 0x7fffb0000000, .tstack = 0x7fffa0000000,
+	.stack = 0x7ffffffff000 - STACK_PAGES * PAGE,
+	.footprint = 0,
+	.first_vas = UINT64_C(0x10001f400),
+};
 
 #define ANON_SLOTS 16
 #define FILEMAP_SLOTS 8
 #define SHM_SLOTS 4
-#define MAX_REGIONS 64
+#define MAX_REGIONS (64 + MAX_FOOTPRINT_RUNS)
 #define MAX_SEGMENTS 8
 #define MAX_WORKERS 2
 #define MAX_PROCS (2 * LP_GEN_MAX_PROCESSES * (1 + MAX_WORKERS) + 1)
@@ -125,7 +161,7 @@ enum region_kind { RK_TEXT, RK_DATA, RK_HEAP, RK_STACK, RK_ANON, RK_FILE, RK_SHM
 		   RK_FOOTPRINT };
 
 typedef struct region {
-	uint32_t start; /* page aligned */
+	uint64_t start; /* page aligned */
 	uint32_t pages;
 	uint8_t kind;
 	bool writable;
@@ -189,10 +225,12 @@ typedef struct proc {
 	int exec_prog;
 	int prog;
 	uint64_t pid;
-	uint32_t vas;
+	uint64_t vas;
 	region reg[MAX_REGIONS];
 	int nreg;
-	uint32_t brk_start, brk; /* heap: [brk_start, brk) */
+	uint64_t brk_start, brk; /* heap: [brk_start, brk) */
+	uint32_t footprint_pages;
+	uint64_t footprint_run[MAX_FOOTPRINT_RUNS]; /* where each run starts */
 	uint64_t age, life;      /* references run, and how many before exit */
 	int main_task;
 	int ntasks;
@@ -211,10 +249,10 @@ typedef struct task {
 	uint64_t tid;
 	int tstack;              /* thread stack slot, -1 for the main task */
 	uint64_t age, life;      /* threads other than the main one exit */
-	uint32_t code[NCODE];
-	uint32_t data[NDATA];
+	uint64_t code[NCODE];
+	uint64_t data[NDATA];
 	bool data_writable[NDATA];
-	uint32_t pc;             /* reference state only (see top comment) */
+	uint64_t pc;             /* reference state only (see top comment) */
 } task;
 
 typedef struct segment {
@@ -226,14 +264,16 @@ typedef struct segment {
 
 /* What a run of references is made of: the hot pages and type letters. */
 typedef struct burst {
-	uint32_t vas;
+	uint64_t vas;
 	char fetch, read;
-	uint32_t code[NCODE];
-	uint32_t data[NDATA];
+	uint64_t code[NCODE];
+	uint64_t data[NDATA];
 	char write[NDATA]; /* the letter a write to data[k] uses: w/W or r/R */
-	/* A writable region whose pages half the data references pick at
-	 * random; footprint_pages 0: none. */
-	uint32_t footprint_base, footprint_pages;
+	/* The footprint: writable pages, in runs of FOOTPRINT_RUN_PAGES from
+	 * footprint_run[], that half the data references pick at random;
+	 * footprint_pages 0: none. */
+	uint32_t footprint_pages;
+	uint64_t footprint_run[MAX_FOOTPRINT_RUNS];
 } burst;
 
 #define REF_BUF_RECORDS 65536
@@ -241,6 +281,8 @@ typedef struct burst {
 
 typedef struct gen {
 	lp_gen_config cfg;
+	const layout *lay;
+	size_t record_size; /* of a reference in its binary form */
 	rng ctl, ref;
 	lp_output *ref_out, *kern_out;
 	lp_error *err;
@@ -258,7 +300,7 @@ typedef struct gen {
 	size_t klen;
 
 	uint64_t next_tid;
-	uint32_t next_vas;
+	uint64_t next_vas;
 	int spawned;         /* children the shell has started */
 	int children;        /* of those, alive */
 
@@ -323,7 +365,7 @@ static ref_writer *writer_start(lp_output *out)
 	w->empty = g_async_queue_new();
 	atomic_init(&w->failed, false);
 	for (int i = 0; i < WRITE_BUFFERS; i++) {
-		w->buffers[i].data = g_malloc((size_t)REF_BUF_RECORDS * LP_REF_RECORD_SIZE);
+		w->buffers[i].data = g_malloc((size_t)REF_BUF_RECORDS * LP_REF64_RECORD_SIZE);
 		g_async_queue_push(w->empty, &w->buffers[i]);
 	}
 	w->thread = g_thread_new("laplace-gen-write", writer_main, w);
@@ -353,13 +395,13 @@ static int flush_refs(gen *g)
 		if (atomic_load(&w->failed))
 			return *g->err = w->err, g->err->status;
 		if (g->rcount) {
-			g->wbuf->len = g->rcount * LP_REF_RECORD_SIZE;
+			g->wbuf->len = g->rcount * g->record_size;
 			g_async_queue_push(w->full, g->wbuf);
 			g->wbuf = g_async_queue_pop(w->empty);
 			g->rbuf = g->wbuf->data;
 		}
 	} else if (g->rcount) {
-		rc = lp_output_write(g->ref_out, g->rbuf, g->rcount * LP_REF_RECORD_SIZE, g->err);
+		rc = lp_output_write(g->ref_out, g->rbuf, g->rcount * g->record_size, g->err);
 	}
 	g->rcount = 0;
 	return rc;
@@ -401,9 +443,11 @@ static uint64_t refs_left(const gen *g) { return g->cfg.refs - g->refs_done; }
  * start + 2k or start + 2k + 1, so the run is ordered and the next record
  * (at start + 2n) comes after all of it. The bit layout of each random word:
  * 0-7 kind, 8-11 jump or first index, 12-15 target or second index, 16-27
- * offset, 28-30 length, 31 timestamp jitter; with a footprint region, 63
- * sends a data reference there and 32-62 pick its page. */
-static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
+ * offset, 28-30 length, 31 timestamp jitter; with a footprint, 63 sends a
+ * data reference there and 32-62 pick its page. Inline and called with a
+ * constant wide, so that each form has a loop of its own. */
+static G_ALWAYS_INLINE inline int emit_burst_in(gen *g, const burst *b, uint64_t *pc, uint64_t n,
+						const bool wide)
 {
 	if (n > refs_left(g))
 		n = refs_left(g);
@@ -413,7 +457,8 @@ static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
 	if (!g->ref_out)
 		return 0;
 	uint64_t k = 0;
-	uint32_t ip = *pc;
+	uint64_t ip = *pc;
+	const size_t record_size = wide ? LP_REF64_RECORD_SIZE : LP_REF_RECORD_SIZE;
 	/* Locals, not b and g's fields: the records are written through a
 	 * char pointer, which may alias anything, so fields would be loaded
 	 * and stored again for every record. */
@@ -422,8 +467,8 @@ static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
 	while (k < n) {
 		size_t room = REF_BUF_RECORDS - g->rcount;
 		size_t chunk = n - k < room ? (size_t)(n - k) : room;
-		unsigned char *p = g->rbuf + g->rcount * LP_REF_RECORD_SIZE;
-		for (size_t j = 0; j < chunk; j++, k++, p += LP_REF_RECORD_SIZE) {
+		unsigned char *p = g->rbuf + g->rcount * record_size;
+		for (size_t j = 0; j < chunk; j++, k++, p += record_size) {
 			uint64_t x = rng_next(&r);
 			unsigned kind = x & 0xff;
 			/* Both kinds are worked out and one is chosen without a
@@ -432,22 +477,23 @@ static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
 			/* Instruction fetch: straight-line code within a page,
 			 * with a jump one time in sixteen. */
 			unsigned fetch_len = 1 + ((x >> 28) & 7);
-			uint32_t jump_to = bl.code[(x >> 12) & (NCODE - 1)] | ((x >> 16) & 0xfff);
-			uint32_t fetch_addr = ((x >> 8) & 15) == 0 ? jump_to : ip;
-			uint32_t next_ip = (fetch_addr & ~0xfffu) | ((fetch_addr + fetch_len) & 0xfff);
-			/* Data: a hot page, or (with a footprint region, bit 63)
-			 * a page of the region picked by bits 32-62. */
+			uint64_t jump_to = bl.code[(x >> 12) & (NCODE - 1)] | ((x >> 16) & 0xfff);
+			uint64_t fetch_addr = ((x >> 8) & 15) == 0 ? jump_to : ip;
+			uint64_t next_ip = (fetch_addr & ~(uint64_t)0xfff) | ((fetch_addr + fetch_len) & 0xfff);
+			/* Data: a hot page, or (with a footprint, bit 63) a page
+			 * of the footprint picked by bits 32-62. */
 			unsigned i1 = (x >> 8) & (NDATA - 1), i2 = (x >> 12) & (NDATA - 1);
 			unsigned slot = i1 < i2 ? i1 : i2; /* favours the first slots */
 			unsigned data_len = 1u << ((x >> 28) & 3);
 			uint32_t offset = (x >> 16) & 0xfff & ~(data_len - 1);
 			uint64_t page = (((x >> 32) & 0x7fffffff) * bl.footprint_pages) >> 31;
 			bool in_region = bl.footprint_pages && (x >> 63);
-			uint32_t data_base = in_region ? bl.footprint_base + (uint32_t)(page << 12)
+			uint64_t data_base = in_region ? bl.footprint_run[page >> FOOTPRINT_RUN_BITS] +
+								 ((page & (FOOTPRINT_RUN_PAGES - 1)) << 12)
 						       : bl.data[slot];
 			char write = in_region ? 'w' : bl.write[slot];
 			bool fetch = kind < 120;
-			uint32_t addr = fetch ? fetch_addr : data_base + offset;
+			uint64_t addr = fetch ? fetch_addr : data_base + offset;
 			ip = fetch ? next_ip : ip;
 			lp_ref ref = {
 				.type = fetch ? bl.fetch : kind < 215 ? bl.read : write,
@@ -456,7 +502,10 @@ static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
 				.vas = bl.vas,
 				.address = addr,
 			};
-			lp_ref_encode_bin(p, &ref, false);
+			if (wide)
+				lp_ref_encode_bin64(p, &ref);
+			else
+				lp_ref_encode_bin(p, &ref, false);
 		}
 		g->rcount += chunk;
 		if (g->rcount == REF_BUF_RECORDS) {
@@ -471,11 +520,16 @@ static int emit_burst(gen *g, const burst *b, uint32_t *pc, uint64_t n)
 	return 0;
 }
 
+static int emit_burst(gen *g, const burst *b, uint64_t *pc, uint64_t n)
+{
+	return g->cfg.wide ? emit_burst_in(g, b, pc, n, true) : emit_burst_in(g, b, pc, n, false);
+}
+
 /* ---- the address-space model ---- */
 
-static region *region_at(proc *p, uint32_t addr)
+static region *region_at(proc *p, uint64_t addr)
 {
-	uint32_t vpn = addr >> 12;
+	uint64_t vpn = addr >> 12;
 	for (int i = 0; i < p->nreg; i++) {
 		region *r = &p->reg[i];
 		if (vpn >= r->start >> 12 && vpn < (r->start >> 12) + r->pages)
@@ -484,7 +538,7 @@ static region *region_at(proc *p, uint32_t addr)
 	return NULL;
 }
 
-static void region_add(proc *p, uint32_t start, uint32_t pages, int kind, bool writable, int owner)
+static void region_add(proc *p, uint64_t start, uint32_t pages, int kind, bool writable, int owner)
 {
 	g_assert(p->nreg < MAX_REGIONS);
 	p->reg[p->nreg++] = (region){start, pages, (uint8_t)kind, writable, (int16_t)owner};
@@ -493,12 +547,12 @@ static void region_add(proc *p, uint32_t start, uint32_t pages, int kind, bool w
 static void region_drop(proc *p, int i) { p->reg[i] = p->reg[--p->nreg]; }
 
 /* Remove pages [start, start + pages) from every region, as U does. */
-static void region_remove(proc *p, uint32_t start, uint32_t pages)
+static void region_remove(proc *p, uint64_t start, uint32_t pages)
 {
-	uint32_t lo = start >> 12, hi = lo + pages;
+	uint64_t lo = start >> 12, hi = lo + pages;
 	for (int i = 0; i < p->nreg;) {
 		region *r = &p->reg[i];
-		uint32_t rlo = r->start >> 12, rhi = rlo + r->pages;
+		uint64_t rlo = r->start >> 12, rhi = rlo + r->pages;
 		if (rhi <= lo || rlo >= hi) {
 			i++;
 			continue;
@@ -506,16 +560,16 @@ static void region_remove(proc *p, uint32_t start, uint32_t pages)
 		if (rlo < lo && rhi > hi) {
 			region tail = *r;
 			tail.start = hi << 12;
-			tail.pages = rhi - hi;
-			r->pages = lo - rlo;
+			tail.pages = (uint32_t)(rhi - hi);
+			r->pages = (uint32_t)(lo - rlo);
 			region_add(p, tail.start, tail.pages, tail.kind, tail.writable, tail.owner);
 			i++;
 		} else if (rlo < lo) {
-			r->pages = lo - rlo;
+			r->pages = (uint32_t)(lo - rlo);
 			i++;
 		} else if (rhi > hi) {
 			r->start = hi << 12;
-			r->pages = rhi - hi;
+			r->pages = (uint32_t)(rhi - hi);
 			i++;
 		} else {
 			region_drop(p, i);
@@ -533,11 +587,11 @@ static region *region_find(proc *p, int kind, int owner)
 
 /* A page of p worth touching: code from a text region, or data from the
  * others (a thread's data favours its own stack and never another's). */
-static uint32_t pick_page(gen *g, proc *p, const task *t, bool code, bool *writable)
+static uint64_t pick_page(gen *g, proc *p, const task *t, bool code, bool *writable)
 {
 	if (!code && p->brk > p->brk_start && rng_chance(&g->ctl, 96)) {
 		*writable = true;
-		return p->brk_start + rng_below(&g->ctl, (p->brk - p->brk_start) >> 12) * PAGE;
+		return p->brk_start + rng_below(&g->ctl, (uint32_t)((p->brk - p->brk_start) >> 12)) * PAGE;
 	}
 	for (;;) {
 		region *r = &p->reg[rng_below(&g->ctl, (uint32_t)p->nreg)];
@@ -555,14 +609,14 @@ static uint32_t pick_page(gen *g, proc *p, const task *t, bool code, bool *writa
 	}
 }
 
-static uint32_t stack_top(proc *p, const task *t)
+static uint64_t stack_top(proc *p, const task *t)
 {
 	region *r = region_find(p, RK_STACK, t->tstack);
 	return r->start + (r->pages - 1) * PAGE;
 }
 
 /* Make addr one of t's hot data pages (not the stack slots). */
-static void hot_put(gen *g, task *t, uint32_t addr, bool writable)
+static void hot_put(gen *g, task *t, uint64_t addr, bool writable)
 {
 	int i = 2 + (int)rng_below(&g->ctl, NDATA - 2);
 	t->data[i] = addr;
@@ -682,7 +736,10 @@ static int cache_page(gen *g, int fi, uint32_t page, uint32_t *frame)
 	return EV(g, 'C', NULL, fr, f->id, page);
 }
 
-static uint32_t frame_address(uint32_t frame) { return KERNEL_BASE + (frame << 12); }
+static uint64_t frame_address(const gen *g, uint32_t frame)
+{
+	return g->lay->page_offset + ((uint64_t)frame << 12);
+}
 
 /* ---- kernel work ---- */
 
@@ -690,13 +747,13 @@ static uint32_t frame_address(uint32_t frame) { return KERNEL_BASE + (frame << 1
  * text for entry point kc, t's kernel stack and kernel data, and up to
  * NDATA / 2 extra pages (page-cache frames, user buffers) with their write
  * letters. */
-static int kernel_work(gen *g, task *t, enum kcall kc, uint64_t n, const uint32_t *extra,
+static int kernel_work(gen *g, task *t, enum kcall kc, uint64_t n, const uint64_t *extra,
 		       const char *extra_write, int nextra)
 {
 	burst b = {.vas = g->procs[t->proc].vas, .fetch = 'I', .read = 'R'};
 	for (int i = 0; i < NCODE; i++)
-		b.code[i] = KTEXT_BASE + ((kc * 61u + (uint32_t)i * 5 + rng_below(&g->ctl, 3)) % KTEXT_PAGES) * PAGE;
-	b.data[0] = KDATA_BASE + (uint32_t)((t->tid * 7) % KDATA_PAGES) * PAGE;
+		b.code[i] = g->lay->ktext + ((kc * 61u + (uint32_t)i * 5 + rng_below(&g->ctl, 3)) % KTEXT_PAGES) * PAGE;
+	b.data[0] = g->lay->kdata + (uint32_t)((t->tid * 7) % KDATA_PAGES) * PAGE;
 	b.write[0] = 'W';
 	for (int i = 1; i < NDATA; i++) {
 		int e = i - NDATA / 2;
@@ -704,11 +761,11 @@ static int kernel_work(gen *g, task *t, enum kcall kc, uint64_t n, const uint32_
 			b.data[i] = extra[e % nextra];
 			b.write[i] = extra_write[e % nextra];
 		} else {
-			b.data[i] = KDATA_BASE + rng_below(&g->ctl, KDATA_PAGES) * PAGE;
+			b.data[i] = g->lay->kdata + rng_below(&g->ctl, KDATA_PAGES) * PAGE;
 			b.write[i] = 'W';
 		}
 	}
-	uint32_t pc = b.code[0];
+	uint64_t pc = b.code[0];
 	return emit_burst(g, &b, &pc, n);
 }
 
@@ -720,10 +777,9 @@ static int user_work(gen *g, task *t, uint64_t n)
 	memcpy(b.data, t->data, sizeof b.data);
 	for (int i = 0; i < NDATA; i++)
 		b.write[i] = t->data_writable[i] ? 'w' : 'r';
-	const region *fp = region_find(p, RK_FOOTPRINT, -1);
-	if (fp) {
-		b.footprint_base = fp->start;
-		b.footprint_pages = fp->pages;
+	if (p->footprint_pages) {
+		b.footprint_pages = p->footprint_pages;
+		memcpy(b.footprint_run, p->footprint_run, sizeof b.footprint_run);
 	}
 	uint64_t before = g->refs_done;
 	int rc = emit_burst(g, &b, &t->pc, n);
@@ -733,7 +789,7 @@ static int user_work(gen *g, task *t, uint64_t n)
 }
 
 /* Up to four writable user pages of t (for read() to fill). */
-static int user_buffers(task *t, uint32_t *buf)
+static int user_buffers(task *t, uint64_t *buf)
 {
 	int n = 0;
 	for (int i = 0; i < NDATA && n < 4; i++)
@@ -749,7 +805,7 @@ static int sys_file_io(gen *g, task *t, bool writing)
 	gfile *f = &g->files[fi];
 	uint32_t npages = rng_range(&g->ctl, 1, MIN(f->pages, 8u));
 	uint32_t first = rng_below(&g->ctl, f->pages - npages + 1);
-	uint32_t extra[NDATA / 2];
+	uint64_t extra[NDATA / 2];
 	char extra_write[NDATA / 2];
 	int n = user_buffers(t, extra);
 	for (int i = 0; i < n; i++)
@@ -760,7 +816,7 @@ static int sys_file_io(gen *g, task *t, bool writing)
 		if (rc)
 			return rc;
 		if (n < NDATA / 2) {
-			extra[n] = frame_address(frame);
+			extra[n] = frame_address(g, frame);
 			extra_write[n++] = writing ? 'W' : 'R';
 		}
 	}
@@ -768,7 +824,7 @@ static int sys_file_io(gen *g, task *t, bool writing)
 			   extra_write, n);
 }
 
-static int map_binary(gen *g, task *t, int fi, uint32_t base, uint32_t text_pages,
+static int map_binary(gen *g, task *t, int fi, uint64_t base, uint32_t text_pages,
 		      uint32_t data_pages)
 {
 	proc *p = &g->procs[t->proc];
@@ -778,20 +834,20 @@ static int map_binary(gen *g, task *t, int fi, uint32_t base, uint32_t text_page
 	if (rc)
 		return rc;
 	region_add(p, base, text_pages, RK_TEXT, false, -1);
-	uint32_t data = base + text_pages * PAGE;
+	uint64_t data = base + text_pages * PAGE;
 	if ((rc = EV(g, 'M', f->name, t->tid, data, data_pages * PAGE, text_pages,
 		     MAP_PRIVATE_ | MAP_FIXED_, PROT_R | PROT_W, f->id)))
 		return rc;
 	region_add(p, data, data_pages, RK_DATA, true, -1);
 	/* The loader reads the headers and the first code through the cache. */
-	uint32_t extra[NDATA / 2];
+	uint64_t extra[NDATA / 2];
 	char extra_write[NDATA / 2];
 	int n = 0;
 	for (uint32_t k = 0; k < MIN(text_pages, 4u); k++) {
 		uint32_t frame;
 		if ((rc = cache_page(g, fi, k, &frame)))
 			return rc;
-		extra[n] = frame_address(frame);
+		extra[n] = frame_address(g, frame);
 		extra_write[n++] = 'R';
 	}
 	return kernel_work(g, t, KC_MMAP, 96, extra, extra_write, n);
@@ -801,6 +857,58 @@ static int map_binary(gen *g, task *t, int fi, uint32_t base, uint32_t text_page
 static uint32_t footprint_pages(const lp_gen_config *cfg)
 {
 	return (uint32_t)((cfg->footprint + cfg->processes - 1) / cfg->processes);
+}
+
+/* Where the spread runs of a footprint may lie: the user space past its
+ * first 4 GiB, below the maps near its top. */
+#define SPREAD_FROM UINT64_C(0x100000000)
+#define SPREAD_TO UINT64_C(0x7f0000000000)
+
+/* Where run `run` of p's footprint starts: in a row from the layout's
+ * footprint, or else at a slot of the spread that the run's vas and number
+ * pick, past the program's text and heap and p's runs before it. No random
+ * number is drawn: either layout makes the same choices. */
+static uint64_t footprint_run(const gen *g, const proc *p, uint32_t run)
+{
+	const layout *lay = g->lay;
+	if (lay->footprint)
+		return lay->footprint + (uint64_t)run * FOOTPRINT_RUN_PAGES * PAGE;
+	uint64_t nslots = (SPREAD_TO - SPREAD_FROM) / SLOT_SIZE;
+	uint64_t seed = p->vas * MAX_FOOTPRINT_RUNS + run;
+	for (uint64_t slot = splitmix64(&seed) % nslots;; slot = (slot + 1) % nslots) {
+		uint64_t start = SPREAD_FROM + slot * SLOT_SIZE;
+		bool taken = start + SLOT_SIZE > lay->text && start < lay->heap_limit;
+		for (uint32_t i = 0; i < run && !taken; i++)
+			taken = p->footprint_run[i] == start;
+		if (!taken)
+			return start;
+	}
+}
+
+/* Map p's footprint, footprint_pages of the configuration: an M for each
+ * stretch of runs in a row (all of them, in the 32-bit layout). */
+static int map_footprint(gen *g, task *t)
+{
+	proc *p = &g->procs[t->proc];
+	uint32_t pages = footprint_pages(&g->cfg);
+	p->footprint_pages = pages;
+	for (uint32_t run = 0; run * FOOTPRINT_RUN_PAGES < pages; run++)
+		p->footprint_run[run] = footprint_run(g, p, run);
+	for (uint32_t run = 0; run * FOOTPRINT_RUN_PAGES < pages;) {
+		uint64_t start = p->footprint_run[run];
+		uint32_t stretch = 0;
+		do {
+			stretch += MIN(FOOTPRINT_RUN_PAGES, pages - run * FOOTPRINT_RUN_PAGES);
+			run++;
+		} while (run * FOOTPRINT_RUN_PAGES < pages &&
+			 p->footprint_run[run] == start + (uint64_t)stretch * PAGE);
+		int rc = EV(g, 'M', "-", t->tid, start, (uint64_t)stretch * PAGE, 0,
+			    MAP_PRIVATE_ | MAP_FIXED_ | MAP_ANON_, PROT_R | PROT_W, 0);
+		if (rc)
+			return rc;
+		region_add(p, start, stretch, RK_FOOTPRINT, true, -1);
+	}
+	return 0;
 }
 
 /* The current task t replaces its image with program prog: E, then the
@@ -817,20 +925,16 @@ static int sys_exec(gen *g, task *t, int prog)
 	p->nreg = 0;
 	p->anon_used = p->filemap_used = p->shm_used = 0;
 	p->age = 0;
-	if ((rc = map_binary(g, t, FILE_PROG(prog), TEXT_BASE, pr->text_pages, pr->data_pages)))
+	const layout *lay = g->lay;
+	if ((rc = map_binary(g, t, FILE_PROG(prog), lay->text, pr->text_pages, pr->data_pages)))
 		return rc;
-	if ((rc = EV(g, 'M', "-", t->tid, STACK_START, STACK_PAGES * PAGE, 0,
+	if ((rc = EV(g, 'M', "-", t->tid, lay->stack, STACK_PAGES * PAGE, 0,
 		     MAP_PRIVATE_ | MAP_FIXED_ | MAP_ANON_, PROT_R | PROT_W, 0)))
 		return rc;
-	region_add(p, STACK_START, STACK_PAGES, RK_STACK, true, -1);
-	uint32_t footprint = footprint_pages(&g->cfg);
-	if (footprint) {
-		if ((rc = EV(g, 'M', "-", t->tid, FOOTPRINT_BASE, footprint * PAGE, 0,
-			     MAP_PRIVATE_ | MAP_FIXED_ | MAP_ANON_, PROT_R | PROT_W, 0)))
-			return rc;
-		region_add(p, FOOTPRINT_BASE, footprint, RK_FOOTPRINT, true, -1);
-	}
-	uint32_t lib = LIB_BASE;
+	region_add(p, lay->stack, STACK_PAGES, RK_STACK, true, -1);
+	if ((rc = map_footprint(g, t)))
+		return rc;
+	uint64_t lib = lay->lib;
 	for (int i = 0; i < NLIBS; i++) {
 		if (!(pr->libs & (1u << i)))
 			continue;
@@ -839,7 +943,7 @@ static int sys_exec(gen *g, task *t, int prog)
 			return rc;
 		lib += (uint32_t)(l->text_pages + l->data_pages + 16) * PAGE;
 	}
-	p->brk_start = p->brk = TEXT_BASE + (uint32_t)(pr->text_pages + pr->data_pages + 1) * PAGE;
+	p->brk_start = p->brk = lay->text + (uint32_t)(pr->text_pages + pr->data_pages + 1) * PAGE;
 	uint32_t grow = rng_range(&g->ctl, 4, 32) * PAGE;
 	if ((rc = EV(g, 'B', NULL, t->tid, p->brk, p->brk + grow)))
 		return rc;
@@ -851,14 +955,14 @@ static int sys_exec(gen *g, task *t, int prog)
 static int sys_brk(gen *g, task *t)
 {
 	proc *p = &g->procs[t->proc];
-	uint32_t heap = (p->brk - p->brk_start) >> 12;
-	uint32_t next;
+	uint32_t heap = (uint32_t)((p->brk - p->brk_start) >> 12);
+	uint64_t next;
 	bool big = programs[p->prog].traits & TR_BIG_HEAP;
 	if (heap > 8 && rng_chance(&g->ctl, 40))
 		next = p->brk - rng_range(&g->ctl, 1, heap / 4) * PAGE;
 	else
 		next = p->brk + rng_range(&g->ctl, 1, big ? 64 : 8) * PAGE;
-	if (next >= HEAP_LIMIT)
+	if (next >= g->lay->heap_limit)
 		return 0;
 	int rc = kernel_work(g, t, KC_BRK, 64, NULL, NULL, 0);
 	if (rc || (rc = EV(g, 'B', NULL, t->tid, p->brk, next)))
@@ -878,7 +982,8 @@ static int sys_mmap_anon(gen *g, task *t)
 	int s = slot_take(&p->anon_used, ANON_SLOTS, g);
 	if (s < 0)
 		return 0;
-	uint32_t start = ANON_BASE + (uint32_t)s * SLOT_SIZE, pages = rng_range(&g->ctl, 4, 256);
+	uint64_t start = g->lay->anon + (uint64_t)s * SLOT_SIZE;
+	uint32_t pages = rng_range(&g->ctl, 4, 256);
 	int rc = kernel_work(g, t, KC_MMAP, 96, NULL, NULL, 0);
 	if (rc || (rc = EV(g, 'M', "-", t->tid, start, pages * PAGE, 0, MAP_PRIVATE_ | MAP_ANON_,
 			   PROT_R | PROT_W, 0)))
@@ -911,18 +1016,19 @@ static int sys_mremap(gen *g, task *t)
 	region *r = random_region(g, p, RK_ANON);
 	if (!r)
 		return 0;
-	uint32_t old_start = r->start, old_pages = r->pages, new_start = old_start;
+	uint64_t old_start = r->start, new_start = old_start;
+	uint32_t old_pages = r->pages;
 	uint32_t new_pages = rng_chance(&g->ctl, 200) ? old_pages + rng_range(&g->ctl, 1, 256)
 						      : rng_range(&g->ctl, 1, old_pages);
 	int owner = r->owner;
-	if ((old_start - ANON_BASE) % SLOT_SIZE || new_pages * PAGE > SLOT_SIZE)
+	if ((old_start - g->lay->anon) % SLOT_SIZE || new_pages * PAGE > SLOT_SIZE)
 		return 0; /* a tail piece, or too big for its slot */
 	if (rng_chance(&g->ctl, 96)) {
 		int s = slot_take(&p->anon_used, ANON_SLOTS, g);
 		if (s >= 0) {
 			p->anon_used &= ~(1u << owner);
 			owner = s;
-			new_start = ANON_BASE + (uint32_t)s * SLOT_SIZE;
+			new_start = g->lay->anon + (uint64_t)s * SLOT_SIZE;
 		}
 	}
 	int rc = kernel_work(g, t, KC_MMAP, 128, NULL, NULL, 0);
@@ -942,7 +1048,8 @@ static int sys_munmap(gen *g, task *t)
 	region *r = random_region(g, p, rng_chance(&g->ctl, 200) ? RK_ANON : RK_FILE);
 	if (!r)
 		return 0;
-	uint32_t start = r->start, pages = r->pages;
+	uint64_t start = r->start;
+	uint32_t pages = r->pages;
 	bool whole = pages < 2 || rng_chance(&g->ctl, 160);
 	if (whole && r->start % SLOT_SIZE == 0)
 		*(r->kind == RK_ANON ? &p->anon_used : &p->filemap_used) &= ~(1u << r->owner);
@@ -971,7 +1078,7 @@ static int sys_mmap_file(gen *g, task *t)
 	int fi = FILE_DATA(g, rng_below(&g->ctl, g->cfg.files));
 	const gfile *f = &g->files[fi];
 	bool shared = rng_chance(&g->ctl, 128);
-	uint32_t start = FILEMAP_BASE + (uint32_t)s * SLOT_SIZE;
+	uint64_t start = g->lay->filemap + (uint64_t)s * SLOT_SIZE;
 	int rc = kernel_work(g, t, KC_MMAP, 96, NULL, NULL, 0);
 	if (rc || (rc = EV(g, 'M', f->name, t->tid, start, f->size, 0,
 			   shared ? MAP_SHARED_ : MAP_PRIVATE_, shared ? PROT_R | PROT_W : PROT_R,
@@ -1033,7 +1140,7 @@ static int sys_thread(gen *g, task *t)
 	int s = slot_take(&p->tstack_used, LP_GEN_MAX_THREADS, g);
 	if (s < 0)
 		return 0;
-	uint32_t start = TSTACK_BASE + (uint32_t)s * TSTACK_SLOT;
+	uint64_t start = g->lay->tstack + (uint64_t)s * TSTACK_SLOT;
 	int rc = kernel_work(g, t, KC_CLONE, 256, NULL, NULL, 0);
 	if (rc || (rc = EV(g, 'M', "-", t->tid, start, TSTACK_PAGES * PAGE, 0,
 			   MAP_PRIVATE_ | MAP_ANON_, PROT_R | PROT_W, 0)))
@@ -1052,7 +1159,7 @@ static int shm_attach(gen *g, task *t, int seg)
 	int s = slot_take(&p->shm_used, SHM_SLOTS, g);
 	if (s < 0)
 		return 0;
-	uint32_t start = SHM_BASE + (uint32_t)s * SLOT_SIZE;
+	uint64_t start = g->lay->shm + (uint64_t)s * SLOT_SIZE;
 	int rc = kernel_work(g, t, KC_SHM, 96, NULL, NULL, 0);
 	if (rc || (rc = EV(g, 'H', NULL, t->tid, g->segs[seg].shmid, start)))
 		return rc;
@@ -1089,11 +1196,11 @@ static int server_setup(gen *g, task *t)
 	if (seg >= 0 && (rc = shm_attach(g, t, seg)))
 		return rc;
 	uint32_t pages = rng_range(&g->ctl, 8, 64);
-	if ((rc = EV(g, 'M', "-", t->tid, SHARED_ANON_BASE, pages * PAGE, 0,
+	if ((rc = EV(g, 'M', "-", t->tid, g->lay->shared_anon, pages * PAGE, 0,
 		     MAP_SHARED_ | MAP_ANON_, PROT_R | PROT_W, 0)))
 		return rc;
-	region_add(p, SHARED_ANON_BASE, pages, RK_SHARED_ANON, true, -1);
-	hot_put(g, t, SHARED_ANON_BASE, true);
+	region_add(p, g->lay->shared_anon, pages, RK_SHARED_ANON, true, -1);
+	hot_put(g, t, g->lay->shared_anon, true);
 	p->server_ready = true;
 	return 0;
 }
@@ -1387,22 +1494,29 @@ int lp_gen_run(const lp_gen_config *cfg, lp_output *refs, lp_output *kern,
 	g->err = err;
 	g->progress = progress;
 	g->progress_ctx = progress_ctx;
+	g->lay = cfg->wide ? &layout64 : &layout32;
+	g->record_size = cfg->wide ? LP_REF64_RECORD_SIZE : LP_REF_RECORD_SIZE;
 	uint64_t sm = cfg->seed;
 	rng_seed(&g->ctl, &sm);
 	rng_seed(&g->ref, &sm);
+	if (refs && cfg->wide &&
+	    (rc = lp_output_write(refs, LP_REF64_HEADER, LP_REF64_HEADER_SIZE, err))) {
+		g_free(g);
+		return rc;
+	}
 	if (refs && cfg->jobs > 1) {
 		g->writer = writer_start(refs);
 		g->wbuf = g_async_queue_pop(g->writer->empty);
 		g->rbuf = g->wbuf->data;
 	} else {
-		g->rbuf = g_malloc((size_t)REF_BUF_RECORDS * LP_REF_RECORD_SIZE);
+		g->rbuf = g_malloc((size_t)REF_BUF_RECORDS * g->record_size);
 	}
 	g->kbuf = g_malloc(KERN_BUF_SIZE);
 	g->procs = g_new0(proc, MAX_PROCS);
 	g->tasks = g_new0(task, MAX_TASKS);
 	g->now = 0x100000;
 	g->next_tid = 1;
-	g->next_vas = 0x1f400;
+	g->next_vas = g->lay->first_vas;
 	/* A process lives for about a third of its share of the run, but no
 	 * more than a few million references, so that long captures keep
 	 * starting programs. */

@@ -5,6 +5,7 @@
 #ifndef LAPLACE_GEN_H
 #define LAPLACE_GEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/error.h"
@@ -14,8 +15,8 @@
 #define LP_GEN_MAX_PROCESSES 64
 #define LP_GEN_MAX_THREADS 16
 #define LP_GEN_MAX_FILES 4096
-/* The most pages of one program's footprint region (256 MiB: the room its
- * 32-bit address space has for it). */
+/* The most pages of one program's footprint (256 MiB: the room its 32-bit
+ * address space has for it). */
 #define LP_GEN_MAX_FOOTPRINT_PAGES 65536
 
 typedef struct lp_gen_config {
@@ -28,6 +29,10 @@ typedef struct lp_gen_config {
 	 * random order, over their footprint regions (footprint / processes
 	 * pages each); 0: none, every program keeps to a few hot pages. */
 	uint64_t footprint;
+	/* A capture of an x86-64 machine (laplace-formats(5) 10) in the 64-bit
+	 * binary form, its footprints spread over the 47-bit user space; else
+	 * one of an i386 machine in the 32-bit form. */
+	bool wide;
 	/* Not part of the capture (the same bytes for any value): more than
 	 * 1, the references are written (and compressed) by a thread of
 	 * their own while the next are generated. */
@@ -40,7 +45,8 @@ void lp_gen_config_init(lp_gen_config *cfg);
 /* 0, or LP_EUSAGE with err naming the setting that is out of range. */
 int lp_gen_config_check(const lp_gen_config *cfg, lp_error *err);
 
-/* Generate the capture. refs receives binary little-endian records and
+/* Generate the capture. refs receives binary little-endian records (after
+ * the 64-bit form's header, when wide) and
  * kern the event lines; either may be NULL to skip writing it (the other
  * stays byte for byte the same, and skipping the references makes a run
  * fast). progress, when not NULL, is called between time slices. Outputs

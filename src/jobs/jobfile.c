@@ -155,10 +155,10 @@ static int parse_hex(parser *p, const char *key, uint64_t *out)
 			s += 2;
 			len -= 2;
 		}
-		if (lp_parse_hex(s, len, out) == 0 && *out <= UINT32_MAX)
+		if (lp_parse_hex(s, len, out) == 0)
 			return 0;
 	}
-	return wrong_type(p, key, "a 32-bit hexadecimal address");
+	return wrong_type(p, key, "a hexadecimal address of at most 64 bits");
 }
 
 /* One of a fixed set of words; returns its index in *out. */
@@ -243,7 +243,10 @@ static int parse_options(parser *p, lp_job_spec *spec)
 		switch ((enum option_key)k) {
 		case OPT_USER_ONLY: r = parse_bool(p, option_names[k], &spec->user_only); break;
 		case OPT_STRICT: r = parse_bool(p, option_names[k], &spec->strict); break;
-		case OPT_PAGE_OFFSET: r = parse_hex(p, option_names[k], &spec->page_offset); break;
+		case OPT_PAGE_OFFSET:
+			r = parse_hex(p, option_names[k], &spec->page_offset);
+			spec->page_offset_set = true;
+			break;
 		case OPT_ENDIAN:
 			r = parse_word(p, option_names[k], "little or big", lp_endian_parse, &v);
 			if (!r)
@@ -465,7 +468,7 @@ static int parse_count(parser *p, const char *key, int min, int max, int *out)
 
 const char *const lp_log_level_names[LP_LOG_LEVEL_COUNT] = {"error", "warning", "info", "debug"};
 
-static int log_level_lookup(const char *s)
+int lp_log_level_parse(const char *s)
 {
 	for (int i = 0; i < LP_LOG_LEVEL_COUNT; i++)
 		if (!strcmp(s, lp_log_level_names[i]))
@@ -497,7 +500,7 @@ int lp_daemon_settings_parse(const char *name, const char *text, size_t len,
 		case 1: r = parse_count(&p, keys[k], 0, 86400, &settings->grace); break;
 		case 2: r = parse_count(&p, keys[k], 1, 86400, &settings->rescan); break;
 		case 3:
-			r = parse_word(&p, keys[k], "error, warning, info or debug", log_level_lookup,
+			r = parse_word(&p, keys[k], "error, warning, info or debug", lp_log_level_parse,
 				       &settings->log_level);
 			break;
 		/* A year at most: a larger number is a typo, not a limit. */
@@ -536,6 +539,7 @@ void lp_job_spec_to_merge(const lp_job_spec *spec, lp_merge_job *job)
 	job->user_only = spec->user_only;
 	job->strict = spec->strict;
 	job->page_offset = spec->page_offset;
+	job->page_offset_set = spec->page_offset_set;
 	job->per_process = spec->per_process;
 	job->output = spec->output;
 	job->force = true;

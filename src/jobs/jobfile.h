@@ -38,6 +38,7 @@ typedef struct lp_job_spec {
 	bool user_only;
 	bool strict;
 	uint64_t page_offset;
+	bool page_offset_set;            /* given; else the capture's width's */
 	enum lp_endian endian;
 	enum lp_compress compress;
 	unsigned timeout;                /* seconds, or 0: the runner's limit */
@@ -79,6 +80,8 @@ void lp_job_specs_free(lp_job_spec *jobs, size_t njobs);
 
 enum lp_log_level { LP_LOG_ERROR, LP_LOG_WARNING, LP_LOG_INFO, LP_LOG_DEBUG, LP_LOG_LEVEL_COUNT };
 extern const char *const lp_log_level_names[LP_LOG_LEVEL_COUNT];
+/* The lp_log_level named s ("error", ...), or -1. */
+int lp_log_level_parse(const char *s);
 
 /* Settings a daemon rereads on SIGHUP. Absent keys stay "not set": 0 for
  * jobs, rescan and max_attempts, -1 for grace, log_level and job_timeout. */

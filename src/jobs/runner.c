@@ -111,6 +111,7 @@ static void child_warning(void *ctx, const char *msg)
  * back whole). */
 #define JOB_STRINGS(X) X(reference) X(kernel) X(output) X(stats_path)
 #define JOB_NUMBERS(X) X(ref_format) X(endian) X(user_only) X(strict) X(page_offset) \
+	X(page_offset_set) \
 	X(per_process) X(layout) X(discard) X(force) X(compress) X(level) X(form) X(threads)
 
 /* What the child needs besides the job. */

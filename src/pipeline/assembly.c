@@ -7,14 +7,13 @@
 #include <fcntl.h>
 
 #include "formats/kern.h"
-#include "formats/refio.h"
+#include "formats/registry.h"
 
 void lp_merge_job_init(lp_merge_job *job)
 {
 	*job = (lp_merge_job){
 		.ref_format = LP_REF_AUTO,
 		.endian = LP_LITTLE,
-		.page_offset = LP_DEFAULT_PAGE_OFFSET,
 		.compress = LP_COMPRESS_AUTO,
 		.level = LP_LEVEL_DEFAULT,
 		.output_dir_fd = AT_FDCWD,
@@ -24,12 +23,15 @@ void lp_merge_job_init(lp_merge_job *job)
 int lp_run_open(lp_run *r, const lp_merge_job *job, lp_error *err)
 {
 	*r = (lp_run){0};
-	if (!(r->refs = lp_ref_reader_open(job->reference, job->ref_format, job->endian, err)) ||
+	if (!(r->refs = lp_ref_open(job->reference, job->ref_format, job->endian, err)) ||
 	    !(r->kern = lp_kern_reader_open(job->kernel, err))) {
 		lp_run_close(r);
 		return err->status;
 	}
-	r->merge = lp_merge_new(&(lp_merge_config){.page_offset = job->page_offset});
+	uint64_t page_offset = job->page_offset_set ? job->page_offset
+			       : lp_ref_source_width(r->refs) == 64 ? LP_PAGE_OFFSET_64
+			       : LP_DEFAULT_PAGE_OFFSET;
+	r->merge = lp_merge_new(&(lp_merge_config){.page_offset = page_offset});
 	r->pipeline = (lp_pipeline){
 		.refs = r->refs,
 		.kern = r->kern,

@@ -8,11 +8,21 @@
  * allocated per reference. */
 #include "laplace/laplace.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "core/merge.h"
 #include "formats/refio.h"
 #include "pipeline/job.h"
+
+/* The layout of lp_merged_ref that the Python module's dtype copies
+ * (python/laplace, MERGED_REF; tests/python checks the same offsets). */
+_Static_assert(offsetof(lp_merged_ref, type) == 0 && offsetof(lp_merged_ref, length) == 1 &&
+		       offsetof(lp_merged_ref, vas) == 8 && offsetof(lp_merged_ref, address) == 16 &&
+		       offsetof(lp_merged_ref, timestamp) == 24 &&
+		       offsetof(lp_merged_ref, canonical) == 32 && offsetof(lp_merged_ref, pid) == 40 &&
+		       offsetof(lp_merged_ref, tid) == 48 && sizeof(lp_merged_ref) == 56,
+	       "lp_merged_ref's layout is the ABI's: change it only with the soname");
 
 struct lp_capture {
 	lp_run run;      /* its pipeline is stepped: no threads */
@@ -83,7 +93,7 @@ void lp_capture_options_init_sized(lp_capture_options *opt, size_t size)
 		.size = size,
 		.ref_format = LP_REF_AUTO,
 		.endian = LP_LITTLE,
-		.page_offset = LP_DEFAULT_PAGE_OFFSET,
+		.page_offset = LP_PAGE_OFFSET_BY_WIDTH,
 	};
 }
 
@@ -129,7 +139,10 @@ lp_capture *lp_capture_open(const char *ref, const char *kern, const lp_capture_
 	job.kernel = kern;
 	job.ref_format = opt->ref_format;
 	job.endian = opt->endian;
-	job.page_offset = opt->page_offset;
+	if (opt->page_offset != LP_PAGE_OFFSET_BY_WIDTH) {
+		job.page_offset = opt->page_offset;
+		job.page_offset_set = true;
+	}
 	job.strict = opt->strict;
 	job.warn = opt->warn;
 	job.warn_ctx = opt->warn_ctx;
@@ -159,10 +172,8 @@ static size_t take_run(lp_capture *c, lp_merged_ref *out, size_t room)
 		out[k++] = (lp_merged_ref){
 			.type = r->type,
 			.length = r->length,
-			/* lp_merged_ref's address has 32 bits (the
-			 * library's interface, laplace.h): the captures it
-			 * reads are 32-bit, so this keeps every bit. */
-			.address = (uint32_t)r->address,
+			.vas = r->vas,
+			.address = r->address,
 			.timestamp = r->timestamp,
 			.canonical = canonical,
 			.pid = c->run_pid,

@@ -43,7 +43,7 @@ int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err)
 	} else if (job->per_process) {
 		lp_procdir_inputs names = {job->reference, job->kernel};
 		procdir = lp_procdir_open(job->output_dir_fd, job->output, job->force, job->user_only,
-					  job->layout, job->compress, job->level, job->threads, &names, err);
+					  job->layout, job->form == LP_FORM_BIN, job->compress, job->level, job->threads, &names, err);
 		if (!procdir) {
 			rc = err->status;
 			goto done;

@@ -17,7 +17,12 @@ typedef struct lp_merge_job {
 	enum lp_endian endian;
 	bool user_only;
 	bool strict;
+	/* The page offset, when page_offset_set; else, as lp_merge_job_init
+	 * leaves it, the default of the capture's width (its reference
+	 * source's): LP_DEFAULT_PAGE_OFFSET for 32 bits, LP_PAGE_OFFSET_64
+	 * for 64 (laplace-formats(5) 10.2). */
 	uint64_t page_offset;
+	bool page_offset_set;
 	bool per_process;        /* output is a directory (laplace-formats(5),
 				  * "PER-PROCESS MERGE OUTPUT") */
 	enum lp_layout layout;   /* per-process: a file per task or per process */
@@ -31,7 +36,8 @@ typedef struct lp_merge_job {
 	enum lp_compress compress; /* basic output */
 	int level;               /* its compression level, or LP_LEVEL_DEFAULT */
 	enum lp_form form;       /* basic output (laplace-formats(5), "FORMS
-				  * FOR SIMULATORS") */
+				  * FOR SIMULATORS"); per-process: LP_FORM_BIN
+				  * for the binary task form, else text */
 	const char *stats_path;  /* the statistics as YAML, or NULL; published
 				  * with the output, all or nothing */
 	lp_warn_fn warn;         /* may be NULL */
@@ -57,7 +63,8 @@ int lp_run_open(lp_run *r, const lp_merge_job *job, lp_error *err);
 /* Close what lp_run_open opened (r may be all zeros). */
 void lp_run_close(lp_run *r);
 
-/* Fill in the defaults (auto format, little endian, default page offset). */
+/* Fill in the defaults (auto format, little endian, the page offset of
+ * the capture's width). */
 void lp_merge_job_init(lp_merge_job *job);
 /* Run it. On success returns 0 with *stats filled; on failure returns an
  * lp_status with err set and leaves no output that looks complete. */

@@ -20,8 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!(src = lp_byte_source_open(path, &err)))
 		abort();
-	lp_ref_writer *w = lp_ref_writer_new(fuzz_sink(), order == LP_BIG ? LP_REF_TEXT : LP_REF_BIN,
-					     LP_LITTLE);
+	lp_ref_writer *w = order == LP_BIG ? lp_ref_text_writer_new(fuzz_sink(), LP_LITTLE)
+					   : lp_ref_bin_writer_new(fuzz_sink(), LP_LITTLE);
 	lp_legacy_summary sum;
 	if (lp_legacy_to_refs(src, LP_LEGACY_BYU, order, &policy, w, &sum, &err) == 0) {
 		/* Every whole record is a reference or skipped, and not every

@@ -213,6 +213,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	job.strict = opt & 2;
 	job.user_only = opt & 4;
 	job.page_offset = offsets[opt >> 3 & 3];
+	job.page_offset_set = true;
 	job.ref_format = formats[opt >> 5 & 3];
 	job.warn = ignore;
 

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!(src = lp_byte_source_open(path, &err)))
 		abort();
-	lp_ref_writer *w = lp_ref_writer_new(fuzz_sink(), LP_REF_TEXT, LP_LITTLE);
+	lp_ref_writer *w = lp_ref_text_writer_new(fuzz_sink(), LP_LITTLE);
 	lp_legacy_summary sum;
 	if (lp_legacy_to_refs(src, LP_LEGACY_P6, LP_BIG, &policy, w, &sum, &err) == 0)
 		lp_ref_writer_finish(w, &err);

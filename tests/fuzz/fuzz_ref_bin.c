@@ -56,7 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum lp_ref_format detected = LP_REF_BIN;
 	size_t torn = 0;
 	int rc = fuzz_read_refs(path, format, endian, refs, &detected, &torn);
-	bool plain_bin = !fuzz_compressed(body, size) && detected == LP_REF_BIN;
+	/* Input that starts with LPREF64 is the 64-bit form (fuzz_ref64_bin). */
+	bool headed = size >= LP_REF64_MAGIC_SIZE && !memcmp(body, LP_REF64_MAGIC, LP_REF64_MAGIC_SIZE);
+	unsigned width = fuzz_width ? fuzz_width : 32;
+	bool plain_bin = !fuzz_compressed(body, size) && detected == LP_REF_BIN && !headed;
 	size_t whole = size / LP_REF_RECORD_SIZE;
 	if (plain_bin) {
 		check_decoding(body, size, refs, big);
@@ -70,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* Some records before the bad one may have been read. */
 			FUZZ_CHECK(first_bad < whole && refs->len <= first_bad);
 			lp_error err;
-			lp_ref_source *r = lp_ref_reader_open(path, LP_REF_BIN, endian, &err);
+			lp_ref_source *r = lp_ref_open(path, LP_REF_BIN, endian, &err);
 			FUZZ_CHECK(r);
 			static lp_ref buf[1024];
 			ssize_t n;
@@ -83,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 
-	char *copy = fuzz_round_trip(refs, LP_REF_BIN, endian, compress);
+	char *copy = fuzz_round_trip(refs, LP_REF_BIN, width, endian, compress);
 	if (plain_bin && compress == LP_COMPRESS_NONE) {
 		gchar *text;
 		gsize len;
@@ -93,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(copy);
 	if (opt & 4)
-		free(fuzz_round_trip(refs, LP_REF_TEXT, endian, compress));
+		free(fuzz_round_trip(refs, LP_REF_TEXT, width, endian, compress));
 	g_array_free(refs, TRUE);
 	return 0;
 }

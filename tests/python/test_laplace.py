@@ -7,6 +7,7 @@ LAPLACE_PROGRAM the laplace program of the same build."""
 import ctypes
 import gzip
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -28,11 +29,11 @@ KERNEL = "S 10 1 a\nT 13 1 2\nS 14 2 a\nX 16 2\n"
 REFERENCES = ("r 5 4 a 1000\nw 11 4 a 1004\nR 12 4 a c0003000\ni 15 2 a 2000\n"
               "r 17 4 a 1000\n")
 N = laplace.NO_TASK
-MERGED = [(b"r", 4, 0x1000, 0x5, 0, N, N),
-          (b"w", 4, 0x1004, 0x11, 1, 1, 1),
-          (b"R", 4, 0xc0003000, 0x12, 2, 1, 1),
-          (b"i", 2, 0x2000, 0x15, 3, 1, 2),
-          (b"r", 4, 0x1000, 0x17, 1, N, N)]
+MERGED = [(b"r", 4, 0xa, 0x1000, 0x5, 0, N, N),
+          (b"w", 4, 0xa, 0x1004, 0x11, 1, 1, 1),
+          (b"R", 4, 0xa, 0xc0003000, 0x12, 2, 1, 1),
+          (b"i", 2, 0xa, 0x2000, 0x15, 3, 1, 2),
+          (b"r", 4, 0xa, 0x1000, 0x17, 1, N, N)]
 
 
 def basic_bin(pairs):
@@ -87,6 +88,26 @@ class ReadBasic(Scratch):
         want = laplace_merge(DEMO_REF, DEMO_KERN)
         self.assertEqual(len(want), 79)
         self.assertEqual(as_pairs(laplace.read_basic(self.file("demo.bin", basic_bin(want)))), want)
+
+    def test_task_files_of_either_form(self):
+        """A per-process merge's task files, as text and in the binary task
+        form (compressed), give the same references; a record of the binary
+        form cut short is an error naming its byte."""
+        dirs = {}
+        for name, form in (("text", []), ("bin", ["--format", "bin", "--compress", "zstd"])):
+            dirs[name] = os.path.join(self.dir.name, name)
+            subprocess.run([PROGRAM, "merge", "-q", *form, "--per-process", dirs[name],
+                            DEMO_REF, DEMO_KERN], check=True)
+        for task in ("64/64", "65/65", "65/66", "kernel"):
+            text = as_pairs(laplace.read_basic(os.path.join(dirs["text"], task)))
+            self.assertGreater(len(text), 0)
+            self.assertEqual(as_pairs(laplace.read_basic(os.path.join(dirs["bin"], task + ".zst"))), text)
+        torn = self.file("torn.task", b"LPTASK\x01\x00r\x04" + bytes(20))
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.read_basic(torn)
+        self.assertEqual(str(caught.exception), "%s: byte 8: field canonical: the reference record "
+                         "is cut short (22 of 26 bytes)" % torn)
+        self.assertEqual(caught.exception.status, 2)
 
     def test_errors(self):
         missing = os.path.join(self.dir.name, "absent")
@@ -174,9 +195,8 @@ class Merge(Scratch):
         arrays = list(m)
         self.assertEqual([len(a) for a in arrays], [2, 2, 1])
         self.assertEqual(arrays[0].dtype, laplace.MERGED_REF)
-        self.assertEqual(arrays[0].dtype.names,
-                         ("type", "length", "address", "timestamp", "canonical", "pid", "tid"))
-        self.assertEqual(arrays[0].dtype.itemsize, 40)
+        self.assertEqual(arrays[0].dtype.names, ("type", "length", "vas", "address", "timestamp",
+                                                 "canonical", "pid", "tid"))
         self.assertEqual(np.concatenate(arrays).tolist(), MERGED)
         self.assertEqual(m.stats, {
             "references": {"r": 2, "w": 1, "i": 1, "R": 1, "W": 0, "I": 0},
@@ -193,6 +213,24 @@ class Merge(Scratch):
         with self.assertRaises(ValueError):
             m.stats
 
+    def test_layout(self):
+        """MERGED_REF is lp_merged_ref byte for byte: the offsets that
+        src/pipeline/capture.c asserts of the C structure, and 64-bit
+        values (an address of the direct map, a vas above 32 bits) read
+        back whole from the bytes ctypes lays out."""
+        offsets = {"type": 0, "length": 1, "vas": 8, "address": 16, "timestamp": 24,
+                   "canonical": 32, "pid": 40, "tid": 48}
+        self.assertEqual({name: laplace.MERGED_REF.fields[name][1] for name in offsets}, offsets)
+        self.assertEqual(laplace.MERGED_REF.itemsize, 56)
+        self.assertEqual({name: getattr(laplace._LpMergedRef, name).offset for name in offsets},
+                         offsets)
+        wide = (b"W", 8, 0x1234567800000000, 0xffff888012345678, 2**64 - 2, 2**61 - 1, N, 7)
+        packed = laplace._LpMergedRef(*wide)
+        got = np.frombuffer(bytes(packed), laplace.MERGED_REF)
+        self.assertEqual(got.tolist(), [wide])
+        back = laplace._LpMergedRef.from_buffer_copy(got.tobytes())
+        self.assertEqual((back.vas, back.address), (0x1234567800000000, 0xffff888012345678))
+
     def test_options(self):
         ref, kern = self.capture()
         user = np.concatenate(list(laplace.merge(ref, kern, user_only=True)))
@@ -206,11 +244,51 @@ class Merge(Scratch):
             with self.assertRaises(ValueError):
                 laplace.merge(ref, kern, **bad)
         # Not wrapped into 64 bits by ctypes.
-        for offset in (-1, 2**64, 1.5, True):
+        # 2**64 - 1 is the library's default, the capture's width's.
+        for offset in (-1, 2**64 - 1, 2**64, 1.5, True):
             with self.assertRaises(ValueError) as caught:
                 laplace.merge(ref, kern, page_offset=offset)
-            self.assertEqual(str(caught.exception), "page_offset must be an integer from 0 to "
-                             "2**64 - 1, not %r" % (offset,))
+            self.assertEqual(str(caught.exception), "page_offset must be None or an integer "
+                             "from 0 to 2**64 - 2, not %r" % (offset,))
+        # None, as not given: a 32-bit capture's, c0000000.
+        with laplace.merge(ref, kern, page_offset=None) as m:
+            self.assertEqual(np.concatenate(list(m)).tolist(), MERGED)
+            self.assertEqual(m.stats["canonical_pages"]["kernel"], 1)
+
+    def test_ref_formats_are_the_programs(self):
+        """ref_format takes the names laplace merge's --ref-format takes, as
+        the library gives them, and a wrong one is refused listing them."""
+        out = subprocess.run([PROGRAM, "merge", "--ref-format", "?", "r", "k"],
+                             stderr=subprocess.PIPE)
+        listed = re.search(r"--ref-format must be (.*), not '\?'", out.stderr.decode())
+        self.assertIsNotNone(listed, out.stderr)
+        names = re.split(r", | or ", listed.group(1))
+        self.assertEqual(sorted(laplace._REF_FORMATS), sorted(names))
+        self.assertEqual(laplace._REF_FORMATS["text"], 2)  # LP_REF_TEXT
+        ref, kern = self.capture()
+        with self.assertRaises(ValueError) as caught:
+            laplace.merge(ref, kern, ref_format="binary")
+        message = str(caught.exception)
+        self.assertTrue(message.startswith("ref_format must be auto, bin"), message)
+        self.assertTrue(message.endswith(", not 'binary'"), message)
+        for name in names:
+            self.assertIn(name, message)
+
+    def test_capture_of_a_64_bit_machine(self):
+        """A 64-bit capture (laplace-formats(5) section 10): vas and
+        address come whole, above 32 bits; the page offset is the direct
+        map's unless one is given."""
+        ref = self.file("r64.txt", "#laplace-ref 64\nr 5 8 123456789a 7fffffffeff8\n"
+                                   "R 6 8 123456789a ffff888000abc123\n"
+                                   "w 7 4 123456789a 7fffffffeffc\n")
+        kern = self.file("k64.txt", "S 1 1 123456789a\n")
+        want = [(b"r", 8, 0x123456789a, 0x7fffffffeff8, 5, 0, 1, 1),
+                (b"R", 8, 0x123456789a, 0xffff888000abc123, 6, 1, 1, 1),
+                (b"w", 4, 0x123456789a, 0x7fffffffeffc, 7, 0, 1, 1)]
+        for page_offset, kernel_pages in ((None, 1), (0xffffffff80000000, 0)):
+            with laplace.merge(ref, kern, page_offset=page_offset) as m:
+                self.assertEqual(np.concatenate(list(m)).tolist(), want)
+                self.assertEqual(m.stats["canonical_pages"]["kernel"], kernel_pages)
 
     def test_equals_the_merge(self):
         for args in ((), ("--user-only",)):

@@ -312,6 +312,20 @@ Test(api, basic_task_file)
 	g_free(path);
 }
 
+/* The task file of a 64-bit capture: its vpns have up to 52 bits (a
+ * stack's near 7ffffffff, the direct map's at ffff888000000); one of 53
+ * is refused, naming the field. */
+Test(api, basic_task_file_of_a_64_bit_capture)
+{
+	char *path = text_file("task.txt", "S 10 1 123456789\nw 11 8 7fffffffe 1a\n"
+					    "R 12 8 ffff888000abc 1b\nr 13 1 fffffffffffff 1c\n");
+	expect_basic(path, "w 1a\nR 1b\nr 1c\n");
+	g_free(path);
+	path = text_file("task.txt", "r 11 8 7fffffffe 1a\nr 12 8 10000000000000 1b\n");
+	expect_read_error(path, "r 1a\n", "%s:2: field vpn: not a hex number of at most 52 bits");
+	g_free(path);
+}
+
 Test(api, basic_task_file_bad_event_lines)
 {
 	static const struct {
@@ -343,11 +357,11 @@ static const char kernel_trace[] = "S 10 1 a\nT 13 1 2\nS 14 2 a\nX 16 2\n";
 static const char reference_trace[] =
 	"r 5 4 a 1000\nw 11 4 a 1004\nR 12 4 a c0003000\ni 15 2 a 2000\nr 17 4 a 1000\n";
 static const char merged[] =
-	"r 5 4 1000 0 - -\n"
-	"w 11 4 1004 1 1 1\n"
-	"R 12 4 c0003000 2 1 1\n"
-	"i 15 2 2000 3 1 2\n"
-	"r 17 4 1000 1 - -\n";
+	"r 5 4 a 1000 0 - -\n"
+	"w 11 4 a 1004 1 1 1\n"
+	"R 12 4 a c0003000 2 1 1\n"
+	"i 15 2 a 2000 3 1 2\n"
+	"r 17 4 a 1000 1 - -\n";
 
 static void put_task(GString *out, uint64_t id)
 {
@@ -358,7 +372,7 @@ static void put_task(GString *out, uint64_t id)
 }
 
 /* Every reference of an open capture, read n at a time, one line each:
- * type timestamp length address canonical pid tid (hex, "-" for
+ * type timestamp length vas address canonical pid tid (hex, "-" for
  * LP_NO_TASK); the last call's result in *last. */
 static char *read_capture(lp_capture *c, size_t n, ssize_t *last)
 {
@@ -369,8 +383,9 @@ static char *read_capture(lp_capture *c, size_t n, ssize_t *last)
 		cr_assert_leq((size_t)got, n);
 		for (ssize_t i = 0; i < got; i++) {
 			const lp_merged_ref *m = &refs[i];
-			g_string_append_printf(out, "%c %" G_GINT64_MODIFIER "x %x %x %" G_GINT64_MODIFIER "x",
-					       m->type, m->timestamp, m->length, m->address, m->canonical);
+			g_string_append_printf(out, "%c %" G_GINT64_MODIFIER "x %x %" G_GINT64_MODIFIER "x %"
+					       G_GINT64_MODIFIER "x %" G_GINT64_MODIFIER "x", m->type,
+					       m->timestamp, m->length, m->vas, m->address, m->canonical);
 			put_task(out, m->pid);
 			put_task(out, m->tid);
 			g_string_append_c(out, '\n');
@@ -418,7 +433,7 @@ Test(api, capture_with_default_options)
 	lp_capture_options_init(&opt);
 	cr_assert_eq(opt.ref_format, LP_REF_AUTO);
 	cr_assert_eq(opt.endian, LP_LITTLE);
-	cr_assert_eq(opt.page_offset, 0xc0000000);
+	cr_assert_eq(opt.page_offset, LP_PAGE_OFFSET_BY_WIDTH);
 	cr_assert(!opt.user_only && !opt.strict && !opt.warn && !opt.warn_ctx);
 	for (size_t n = 1; n <= 100; n *= 3) {
 		lp_stats st;
@@ -444,10 +459,10 @@ Test(api, capture_user_only_and_page_offset)
 	opt.user_only = true;
 	lp_stats st;
 	char *got = merge_all(ref, kern, &opt, 2, &st);
-	cr_assert_str_eq(got, "r 5 4 1000 0 - -\n"
-			      "w 11 4 1004 1 1 1\n"
-			      "i 15 2 2000 3 1 2\n"
-			      "r 17 4 1000 1 - -\n");
+	cr_assert_str_eq(got, "r 5 4 a 1000 0 - -\n"
+			      "w 11 4 a 1004 1 1 1\n"
+			      "i 15 2 a 2000 3 1 2\n"
+			      "r 17 4 a 1000 1 - -\n");
 	expect_stats(&st, "refs 2 1 1 1 0 0; S 2 T 1 X 1; private_anon 3 kernel 1; "
 			  "unmapped 3 orphan 1 warnings 0");
 	g_free(got);
@@ -459,6 +474,35 @@ Test(api, capture_user_only_and_page_offset)
 	cr_assert_str_eq(got, merged);
 	expect_stats(&st, "refs 2 1 1 1 0 0; S 2 T 1 X 1; private_anon 4 kernel 0; "
 			  "unmapped 4 orphan 1 warnings 0");
+	g_free(got);
+	g_free(ref);
+	g_free(kern);
+}
+
+/* A capture of a 64-bit machine (laplace-formats(5), section 10): vas
+ * and address come whole, above 32 bits; the page offset is the direct
+ * map's (ffff888000000000) unless one is given, when the kernel reference
+ * below it is to a page of vas 123456789a. */
+Test(api, capture_of_a_64_bit_machine)
+{
+	char *ref = text_file("r64.txt", "#laplace-ref 64\nr 5 8 123456789a 7fffffffeff8\n"
+					 "R 6 8 123456789a ffff888000abc123\n"
+					 "w 7 4 123456789a 7fffffffeffc\n");
+	char *kern = text_file("k64.txt", "S 1 1 123456789a\n");
+	static const char want[] = "r 5 8 123456789a 7fffffffeff8 0 1 1\n"
+				   "R 6 8 123456789a ffff888000abc123 1 1 1\n"
+				   "w 7 4 123456789a 7fffffffeffc 0 1 1\n";
+	lp_stats st;
+	char *got = merge_all(ref, kern, NULL, 2, &st);
+	cr_assert_str_eq(got, want);
+	cr_assert_eq(st.pages[LP_PAGE_KERNEL], 1);
+	g_free(got);
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	opt.page_offset = UINT64_C(0xffffffff80000000);
+	got = merge_all(ref, kern, &opt, 2, &st);
+	cr_assert_str_eq(got, want);
+	cr_assert_eq(st.pages[LP_PAGE_KERNEL], 0);
 	g_free(got);
 	g_free(ref);
 	g_free(kern);
@@ -533,10 +577,10 @@ Test(api, capture_torn_record_warns_or_fails_when_strict)
 	opt.warn_ctx = warnings;
 	lp_stats st;
 	char *got = merge_all(ref, kern, &opt, 10, &st);
-	cr_assert_str_eq(got, "r 5 4 1000 0 - -\n"
-			      "w 11 4 1004 1 1 1\n"
-			      "R 12 4 c0003000 2 1 1\n"
-			      "i 15 2 2000 3 1 2\n");
+	cr_assert_str_eq(got, "r 5 4 a 1000 0 - -\n"
+			      "w 11 4 a 1004 1 1 1\n"
+			      "R 12 4 a c0003000 2 1 1\n"
+			      "i 15 2 a 2000 3 1 2\n");
 	char *want = g_strdup_printf("%s: torn last record: 5 bytes left over after 4 whole records\n",
 				     ref);
 	cr_assert_str_eq(warnings->str, want);
@@ -733,6 +777,35 @@ Test(api, version)
 	g_free(version);
 }
 
+/* The names list every format lp_capture_open takes, and only those. */
+Test(api, ref_format_names)
+{
+	cr_assert_str_eq(lp_ref_format_name(LP_REF_AUTO), "auto");
+	cr_assert_str_eq(lp_ref_format_name(LP_REF_BIN), "bin");
+	cr_assert_str_eq(lp_ref_format_name(LP_REF_TEXT), "text");
+	cr_assert_null(lp_ref_format_name(-1));
+	int n = 0;
+	while (lp_ref_format_name(n))
+		n++;
+	char *ref = text_file("r.txt", reference_trace);
+	char *kern = text_file("k.txt", kernel_trace);
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	for (int format = 0; format <= n; format++) {
+		opt.ref_format = (enum lp_ref_format)format;
+		lp_capture *c = lp_capture_open(ref, kern, &opt, &err);
+		if (format < n) {
+			cr_assert_not_null(c, "%s: %s", lp_ref_format_name(format), err.msg);
+		} else {
+			cr_assert_null(c);
+			cr_assert_eq(err.status, LP_EUSAGE);
+		}
+		lp_capture_close(c);
+	}
+	g_free(ref);
+	g_free(kern);
+}
+
 /* Open ref and kern, read 8 at a time: the references merged before the
  * error, then the error (fmt names the reference trace, or the kernel
  * trace when in_kernel), repeated by a read after it. */
@@ -765,9 +838,9 @@ Test(api, capture_bad_input)
 {
 	/* The references before the bad line's event are merged first. */
 	expect_capture_error(reference_trace, "S 10 1 a\nT 13 1 2\nS 14 2 a q\n",
-			     "r 5 4 1000 0 - -\nw 11 4 1004 1 1 1\nR 12 4 c0003000 2 1 1\n", true,
+			     "r 5 4 a 1000 0 - -\nw 11 4 a 1004 1 1 1\nR 12 4 a c0003000 2 1 1\n", true,
 			     "%s:3: tag S: extra field 'q'");
-	expect_capture_error(reference_trace, "S 10 1 a\nT 13 1\n", "r 5 4 1000 0 - -\n", true,
+	expect_capture_error(reference_trace, "S 10 1 a\nT 13 1\n", "r 5 4 a 1000 0 - -\n", true,
 			     "%s:2: tag T: missing field child");
 	/* A batch of references is checked whole when it is read. */
 	expect_capture_error("r 5 4 a 1000\nw 11 4 a 1004\nr 10 4 a 1000\n", kernel_trace, "", false,

@@ -26,19 +26,16 @@ Test(forms, codes_and_labels)
 	}
 }
 
-/* Run the basic sink in form over one user read per canonical number;
- * returns the status, the file's bytes in *got. */
-static int sink_run(enum lp_form form, const uint64_t *canon, size_t n, GString **got,
-		    lp_error *err)
+/* Run the basic sink in form over refs[0, n) and their canonical
+ * numbers; returns the status, the file's bytes in *got. */
+static int sink_run_refs(enum lp_form form, const lp_ref *refs, const uint64_t *canon, size_t n,
+			 GString **got, lp_error *err)
 {
 	char *dir = scratch_dir_new();
 	char *path = g_build_filename(dir, "out", NULL);
 	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, err);
 	cr_assert(out, "%s", err->msg);
 	lp_basic_sink *s = lp_basic_sink_new(out, false, form);
-	lp_ref refs[4];
-	for (size_t i = 0; i < n; i++)
-		refs[i] = (lp_ref){.type = 'r', .length = 4, .address = 0x123};
 	int rc = lp_basic_sink_ops.refs(s, refs, canon, n, NULL, err);
 	if (!rc)
 		rc = lp_basic_sink_ops.finish(s, NULL, err);
@@ -53,6 +50,16 @@ static int sink_run(enum lp_form form, const uint64_t *canon, size_t n, GString 
 	g_free(path);
 	scratch_dir_free(dir);
 	return rc;
+}
+
+/* One user read per canonical number. */
+static int sink_run(enum lp_form form, const uint64_t *canon, size_t n, GString **got,
+		    lp_error *err)
+{
+	lp_ref refs[4];
+	for (size_t i = 0; i < n; i++)
+		refs[i] = (lp_ref){.type = 'r', .length = 4, .address = 0x123};
+	return sink_run_refs(form, refs, canon, n, got, err);
 }
 
 Test(forms, bin_takes_61_bits)
@@ -90,4 +97,42 @@ Test(forms, addr_and_din_take_52_bits)
 		g_free(want);
 		g_string_free(got, TRUE);
 	}
+}
+
+/* References of a 64-bit capture (laplace-formats(5), section 10): every
+ * form has the same shape; addr and din take the offset in the page from
+ * the raw address and nothing above it, whatever its width. */
+Test(forms, references_of_a_64_bit_capture)
+{
+	const lp_ref refs[] = {
+		/* through the direct map */
+		{.type = 'R', .length = 8, .vas = UINT64_C(0x1234567800000000),
+		 .address = UINT64_C(0xffff888000abc123)},
+		/* the last word of a stack ending at 7ffffffff000 */
+		{.type = 'w', .length = 4, .vas = UINT64_C(0x1234567800000000),
+		 .address = UINT64_C(0x7fffffffeff8)},
+		{.type = 'i', .length = 1, .vas = UINT64_C(0xffffffff00000001),
+		 .address = UINT64_C(0x555555554fff)},
+	};
+	const uint64_t canon[] = {5, UINT64_C(0x10000000000), LP_ADDR_CANON_MAX};
+	static const char *const want[] = {
+		[LP_FORM_BASIC] = "R 5\nw 10000000000\ni fffffffffffff\n",
+		[LP_FORM_ADDR] = "R 5123 8\nw 10000000000ff8 4\ni ffffffffffffffff 1\n",
+		[LP_FORM_DIN] = "0 5123\n1 10000000000ff8\n2 ffffffffffffffff\n",
+	};
+	lp_error err = {0};
+	GString *got;
+	for (enum lp_form f = LP_FORM_BASIC; f <= LP_FORM_DIN; f++) {
+		cr_assert_eq(sink_run_refs(f, refs, canon, 3, &got, &err), 0, "%s", err.msg);
+		cr_assert_str_eq(got->str, want[f], "form %s", lp_form_names[f]);
+		g_string_free(got, TRUE);
+	}
+	cr_assert_eq(sink_run_refs(LP_FORM_BIN, refs, canon, 3, &got, &err), 0, "%s", err.msg);
+	const unsigned char bin[] = "LPBASIC\x01"
+		"\x05\x00\x00\x00\x00\x00\x00\x60"  /* R: code 3 */
+		"\x00\x00\x00\x00\x00\x01\x00\x20"  /* w: code 1 */
+		"\xff\xff\xff\xff\xff\xff\x0f\x40"; /* i: code 2 */
+	cr_assert_eq(got->len, sizeof bin - 1);
+	cr_assert_eq(memcmp(got->str, bin, sizeof bin - 1), 0);
+	g_string_free(got, TRUE);
 }

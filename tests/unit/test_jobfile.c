@@ -52,6 +52,7 @@ Test(jobfile, full_job)
 	cr_assert(spec.user_only);
 	cr_assert(spec.strict);
 	cr_assert_eq(spec.page_offset, 0x80000000u);
+	cr_assert(spec.page_offset_set);
 	cr_assert_eq(spec.endian, LP_BIG);
 	cr_assert_eq(spec.compress, LP_COMPRESS_ZSTD);
 	cr_assert_eq(spec.line, 1);
@@ -64,7 +65,11 @@ Test(jobfile, defaults)
 	cr_assert_not(spec.per_process);
 	cr_assert_not(spec.user_only);
 	cr_assert_not(spec.strict);
-	cr_assert_eq(spec.page_offset, 0xc0000000u);
+	/* The capture's width picks it (laplace-formats(5), section 10.2). */
+	cr_assert_not(spec.page_offset_set);
+	lp_merge_job job;
+	lp_job_spec_to_merge(&spec, &job);
+	cr_assert_not(job.page_offset_set);
 	cr_assert_eq(spec.endian, LP_LITTLE);
 	cr_assert_eq(spec.compress, LP_COMPRESS_AUTO);
 	cr_assert_eq(spec.key_line[LP_JOB_KEY_OPTIONS], 0);
@@ -124,6 +129,18 @@ Test(jobfile, hex_page_offset_without_prefix)
 	cr_assert_eq(spec.page_offset, 0xc0001000u);
 }
 
+/* A 64-bit capture's page offset (laplace-formats(5), section 10.2)
+ * reaches the merge whole. */
+Test(jobfile, page_offset_of_64_bits)
+{
+	cr_assert_eq(parse("{reference: r, kernel: k, mode: basic, output: o,"
+			   " options: {page_offset: 0xffff888000000000}}"), 0, "%s", err.msg);
+	lp_merge_job job;
+	lp_job_spec_to_merge(&spec, &job);
+	cr_assert(job.page_offset_set);
+	cr_assert_eq(job.page_offset, UINT64_C(0xffff888000000000));
+}
+
 Test(jobfile, unknown_key)
 {
 	expect_error("reference: r\nkernel: k\ncolour: blue\n", "job.yaml:3: unknown key 'colour'");
@@ -160,10 +177,12 @@ Test(jobfile, wrong_types)
 		     "job.yaml:2: key 'user_only': expected true or false, found 'maybe'");
 	expect_error("options: {strict: \"true\"}\n",
 		     "job.yaml:1: key 'strict': expected true or false, found 'true'");
-	expect_error("options:\n  page_offset: 1000000000\n",
-		     "job.yaml:2: key 'page_offset': expected a 32-bit hexadecimal address, found '1000000000'");
+	expect_error("options:\n  page_offset: 10000000000000000\n",
+		     "job.yaml:2: key 'page_offset': expected a hexadecimal address of at most 64 bits, "
+		     "found '10000000000000000'");
 	expect_error("options:\n  page_offset: 0xg\n",
-		     "job.yaml:2: key 'page_offset': expected a 32-bit hexadecimal address, found '0xg'");
+		     "job.yaml:2: key 'page_offset': expected a hexadecimal address of at most 64 bits, "
+		     "found '0xg'");
 	expect_error("options:\n  endian: middle\n",
 		     "job.yaml:2: key 'endian': expected little or big, found 'middle'");
 	expect_error("options:\n  compress: rar\n",
@@ -277,6 +296,14 @@ static int parse_settings(const char *text)
 {
 	err = (lp_error){0};
 	return lp_daemon_settings_parse("daemon.yaml", text, strlen(text), &settings, &err);
+}
+
+Test(jobfile, log_level_names)
+{
+	for (int level = 0; level < LP_LOG_LEVEL_COUNT; level++)
+		cr_assert_eq(lp_log_level_parse(lp_log_level_names[level]), level);
+	cr_assert_eq(lp_log_level_parse("Info"), -1);
+	cr_assert_eq(lp_log_level_parse(""), -1);
 }
 
 Test(jobfile, settings)

@@ -578,15 +578,17 @@ Test(legacy, format_names)
 	cr_assert_eq(lp_format_find("p6")->id, LP_LEGACY_P6);
 	cr_assert_eq(lp_format_find("page-image")->id, LP_LEGACY_PAGE_IMAGE);
 	cr_assert_eq(lp_format_find("basic")->id, LP_LEGACY_BASIC);
+	cr_assert_eq(lp_format_find("task")->id, LP_LEGACY_TASK);
+	cr_assert_eq(lp_format_find("task-bin")->id, LP_LEGACY_TASK_BIN);
 	cr_assert_null(lp_format_find("auto"));
 	for (size_t i = 0; i < lp_nformats; i++) {
-		cr_assert_eq(lp_format_of(lp_formats[i].id), &lp_formats[i]);
+		cr_assert_str_eq(lp_format_of(lp_formats[i].id)->name, lp_formats[i].name);
 		cr_assert((lp_formats[i].dump == NULL) != (lp_formats[i].dump_path == NULL),
 			  "%s: one way to dump it", lp_formats[i].name);
 	}
 	char *names = lp_format_names(NULL), *or_auto = lp_format_names("auto");
-	cr_assert_str_eq(names, "ref, byu, p6, page-image or basic");
-	cr_assert_str_eq(or_auto, "ref, byu, p6, page-image, basic or auto");
+	cr_assert_str_eq(names, "ref, byu, p6, page-image, basic, task or task-bin");
+	cr_assert_str_eq(or_auto, "ref, byu, p6, page-image, basic, task, task-bin or auto");
 	g_free(names);
 	g_free(or_auto);
 }

@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "analysis/lru.h"
+#include "scratch.h"
 
 /* ---- section 4: behaviour sequence of a stream ---- */
 
@@ -439,4 +440,50 @@ Test(lru, stream_replays_every_larger_memory)
 		}
 	}
 	g_rand_free(rng);
+}
+
+/* ---- laplace lru's run: a whole trace in, the output published only
+ * when whole ---- */
+
+Test(lru, run_writes_the_sequence_of_a_stream)
+{
+	char *dir = scratch_dir_new();
+	const char stream[] = "r 1\nw 2\nr 1\nr 3\n";
+	char *in = scratch_file(dir, "s.txt", stream, sizeof stream - 1);
+	char *out = g_build_filename(dir, "out.txt", NULL);
+	lp_lru_request rq = {.input = in, .text = true, .frames = 1, .output = out,
+			     .level = LP_LEVEL_DEFAULT};
+	lp_error err = {0};
+	cr_assert_eq(lp_lru_run(&rq, &err), 0, "%s", err.msg);
+	char *text;
+	cr_assert(g_file_get_contents(out, &text, NULL, NULL));
+	cr_assert_str_eq(text, "C 1 N 0\nC 2 R 1\nF 1 W 2\nC 3 R 1\n");
+	g_free(text);
+	g_free(out);
+	g_free(in);
+	scratch_dir_free(dir);
+}
+
+Test(lru, run_leaves_no_output_after_an_error)
+{
+	char *dir = scratch_dir_new();
+	const char stream[] = "r 1\nq 2\n";
+	char *in = scratch_file(dir, "bad.txt", stream, sizeof stream - 1);
+	char *out = g_build_filename(dir, "out.txt", NULL);
+	lp_lru_request rq = {.input = in, .text = true, .frames = 2, .output = out,
+			     .level = LP_LEVEL_DEFAULT};
+	lp_error err = {0};
+	cr_assert_eq(lp_lru_run(&rq, &err), LP_EINPUT);
+	cr_assert(strstr(err.msg, "bad.txt:2:"), "%s", err.msg);
+	cr_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+	char *missing = g_build_filename(dir, "missing.pi", NULL);
+	rq = (lp_lru_request){.input = missing, .page_image = true, .frames = 2, .output = out,
+			      .level = LP_LEVEL_DEFAULT};
+	cr_assert_eq(lp_lru_run(&rq, &err), LP_EIO);
+	cr_assert(strstr(err.msg, "missing.pi"), "%s", err.msg);
+	cr_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+	g_free(missing);
+	g_free(out);
+	g_free(in);
+	scratch_dir_free(dir);
 }

@@ -41,7 +41,7 @@ static int event_route(lp_event_route *route, char tag, ...)
 
 #define EV(tag, ...) cr_assert_eq(event_route(NULL, tag, __VA_ARGS__), 0, "%s", err.msg)
 
-static uint64_t ref(char type, uint32_t vas, uint32_t address)
+static uint64_t ref(char type, uint64_t vas, uint64_t address)
 {
 	lp_ref r = {.timestamp = ++now, .vas = vas, .address = address, .length = 4, .type = type};
 	uint64_t canon = ~0ull;
@@ -407,4 +407,253 @@ Test(merge, fork_copies_many_regions)
 	EV('S', U64(1), U64(0xa));
 	for (uint32_t p = 0; p < REGION_PAGES; p++)
 		cr_assert_eq(ref('r', 0xa, PAGE(REGION_BASE + p)), file_canon[p], "parent page %u", p);
+}
+
+/* A batch of references in one call, as the pipeline gives them (the core
+ * keeps the last space and block between references of a batch). */
+typedef struct batch_ref {
+	char type;
+	uint64_t vas, address;
+} batch_ref;
+
+static void refs(const batch_ref *in, size_t n, uint64_t *canon)
+{
+	lp_ref *r = g_new(lp_ref, n);
+	for (size_t i = 0; i < n; i++)
+		r[i] = (lp_ref){.timestamp = ++now, .vas = in[i].vas, .address = in[i].address, .length = 4,
+				.type = in[i].type};
+	cr_assert_eq(lp_merge_refs(m, r, n, canon, &err), 0, "%s", err.msg);
+	g_free(r);
+}
+
+#define NREFS(a) (sizeof(a) / sizeof((a)[0]))
+
+Test(merge, mismatches_are_the_user_references_of_other_spaces_in_a_batch)
+{
+	EV('S', U64(1), U64(0xa));
+	static const batch_ref in[] = {
+		{'r', 0xa, 0x1000}, {'r', 0xb, 0x1000}, {'R', 0xb, 0x2000}, {'w', 0xb, 0x3000},
+		{'W', 0, 0xc0001000}, {'i', 0xa, 0x1000}, {'r', 0xb, 0x1000},
+	};
+	uint64_t canon[NREFS(in)];
+	refs(in, NREFS(in), canon);
+	static const uint64_t want[] = {0, 1, 2, 3, 4, 0, 1};
+	for (size_t i = 0; i < NREFS(in); i++)
+		cr_assert_eq(canon[i], want[i], "reference %zu", i);
+	/* r, w and the last r to vas b; not its kernel reference R. */
+	cr_assert_eq(lp_merge_stats(m)->mismatches, 3);
+	cr_assert_eq(ref('w', 0xb, 0x3000), 3);
+	cr_assert_eq(lp_merge_stats(m)->mismatches, 4, "and in the next batch");
+}
+
+/* 64-bit address spaces (laplace-formats(5) 10): vpns of up to 52 bits,
+ * sparse over the user space and the direct map at ffff888000000000. Each
+ * pair of addresses or vas ids below differs only above bit 32 (bit 20 of
+ * the vpn), where a table indexed by the low bits would confuse them. */
+#define DIRECT_MAP UINT64_C(0xffff888000000000)
+#define VAS_HIGH UINT64_C(0x100000000a)
+
+static void setup64(void)
+{
+	m = lp_merge_new(&(lp_merge_config){.page_offset = DIRECT_MAP});
+	err = (lp_error){0};
+	now = 0;
+}
+
+TestSuite(merge64, .init = setup64, .fini = teardown);
+
+Test(merge64, vas_ids_differing_only_in_high_bits_name_other_spaces)
+{
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	cr_assert_eq(ref('w', VAS_HIGH, 0x1000), 1, "bit 36: another orphan space");
+	cr_assert_eq(ref('w', UINT64_C(0x800000000000000a), 0x1000), 2, "bit 63");
+	cr_assert_eq(ref('w', UINT64_MAX, 0x1000), 3, "every bit: a vas like any other");
+	cr_assert_eq(ref('r', 0xa, 0x1000), 0);
+	cr_assert_eq(ref('r', VAS_HIGH, 0x1000), 1);
+	cr_assert_eq(ref('r', UINT64_C(0x800000000000000a), 0x1000), 2);
+	cr_assert_eq(ref('r', UINT64_MAX, 0x1000), 3);
+	cr_assert_eq(lp_merge_stats(m)->orphan_spaces, 4);
+	/* The same in one batch, whose first vas is all ones. */
+	static const batch_ref in[] = {
+		{'r', UINT64_MAX, 0x1000}, {'r', 0xa, 0x1000}, {'r', VAS_HIGH, 0x1000},
+		{'r', UINT64_C(0x800000000000000a), 0x1000}, {'r', 0xa, 0x1000},
+	};
+	uint64_t canon[NREFS(in)];
+	refs(in, NREFS(in), canon);
+	static const uint64_t want[] = {3, 0, 1, 2, 0};
+	for (size_t i = 0; i < NREFS(in); i++)
+		cr_assert_eq(canon[i], want[i], "reference %zu", i);
+	cr_assert_eq(lp_merge_stats(m)->orphan_spaces, 4);
+}
+
+Test(merge64, pages_differing_above_bit_20_of_the_vpn_are_apart)
+{
+	EV('S', U64(1), U64(VAS_HIGH));
+	cr_assert_eq(ref('w', VAS_HIGH, 0x555555554000), 0);
+	cr_assert_eq(ref('w', VAS_HIGH, 0x555455554000), 1, "bit 44");
+	cr_assert_eq(ref('w', VAS_HIGH, 0x100001000), 2, "bit 32");
+	cr_assert_eq(ref('w', VAS_HIGH, 0x1000), 3);
+	cr_assert_eq(ref('r', VAS_HIGH, 0x555555554000), 0);
+	cr_assert_eq(ref('r', VAS_HIGH, 0x555455554000), 1);
+	cr_assert_eq(ref('r', VAS_HIGH, 0x100001000), 2);
+	cr_assert_eq(ref('r', VAS_HIGH, 0x1000), 3);
+	/* In one batch, jumping between the four blocks and a new page in
+	 * a fifth, at bit 46. */
+	static const batch_ref in[] = {
+		{'r', VAS_HIGH, 0x1000}, {'r', VAS_HIGH, 0x100001000}, {'w', VAS_HIGH, 0x555555554000},
+		{'r', VAS_HIGH, 0x400000001000}, {'r', VAS_HIGH, 0x555455554000}, {'r', VAS_HIGH, 0x1000},
+		{'r', VAS_HIGH, 0x400000001000},
+	};
+	uint64_t canon[NREFS(in)];
+	refs(in, NREFS(in), canon);
+	static const uint64_t want[] = {3, 2, 0, 4, 1, 3, 4};
+	for (size_t i = 0; i < NREFS(in); i++)
+		cr_assert_eq(canon[i], want[i], "reference %zu", i);
+	cr_assert_eq(lp_merge_stats(m)->unmapped_pages, 5);
+	cr_assert_eq(lp_merge_stats(m)->mismatches, 0);
+}
+
+Test(merge64, regions_differing_only_above_bit_32_are_apart)
+{
+	/* Shared file maps at 0x10000001000 (file f00 from page 5) and
+	 * 0x1000 (file f01 from page 9): the same low 32 bits. */
+	EV('M', U64(1), U64(0x10000001000), U64(0x2000), U64(5), U64(1), U64(3), U64(0xf00));
+	EV('M', U64(1), U64(0x1000), U64(0x2000), U64(9), U64(1), U64(3), U64(0xf01));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('r', 0xa, 0x10000002000), 0, "file f00 page 6");
+	cr_assert_eq(ref('r', 0xa, 0x2000), 1, "file f01 page 10");
+	EV('C', U64(0x42), U64(0xf00), U64(6));
+	cr_assert_eq(ref('R', 0xa, DIRECT_MAP + 0x42000), 0, "f00 page 6 through the page cache");
+	EV('U', U64(1), U64(0x1000), U64(0x2000));
+	cr_assert_eq(ref('r', 0xa, 0x10000002000), 0, "the munmap of the low one left it");
+	cr_assert_eq(ref('r', 0xa, 0x2000), 2, "unmapped");
+	const lp_stats *st = lp_merge_stats(m);
+	cr_assert_eq(st->pages[LP_PAGE_FILE], 2);
+	cr_assert_eq(st->unmapped_pages, 1);
+}
+
+/* A space's first pages in its first 4 GiB, then ever higher up to the
+ * kernel's half below the direct map: what it had stays where it was. */
+Test(merge64, pages_first_low_then_ever_higher)
+{
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	cr_assert_eq(ref('w', 0xa, 0x555555554000), 1);
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	cr_assert_eq(ref('W', 0xa, 0xffff800000001000), 2, "below page_offset: the space's");
+	cr_assert_eq(ref('w', 0xa, 0x1000), 0);
+	cr_assert_eq(ref('w', 0xa, 0x555555554000), 1);
+	cr_assert_eq(ref('R', 0xa, 0xffff800000001000), 2);
+	EV('F', U64(1), U64(2));
+	EV('S', U64(2), U64(0xb));
+	cr_assert_eq(ref('r', 0xb, 0xffff800000001000), 2, "forked with the whole tree");
+	cr_assert_eq(ref('r', 0xb, 0x1000), 0);
+	EV('U', U64(2), U64(0), U64(0xffff888000000000));
+	cr_assert_eq(ref('r', 0xb, 0xffff800000001000), 3, "an munmap of all below the direct map");
+	cr_assert_eq(ref('r', 0xb, 0x1000), 4);
+	cr_assert_eq(ref('r', 0xa, 0x1000), 0, "the parent keeps its own");
+}
+
+Test(merge64, a_stack_ending_at_7ffffffff000)
+{
+	EV('M', U64(1), U64(0x7ffffffde000), U64(0x21000), U64(0), U64(PRIVATE_ANON_MAP), U64(3), U64(0));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x7fffffffeff8), 0, "the stack's last page");
+	cr_assert_eq(ref('w', 0xa, 0x7ffffffde000), 1, "its first");
+	cr_assert_eq(lp_merge_stats(m)->unmapped_pages, 0);
+	cr_assert_eq(ref('r', 0xa, 0x7ffffffff000), 2, "past the end: unmapped");
+	cr_assert_eq(lp_merge_stats(m)->unmapped_pages, 1);
+	EV('U', U64(1), U64(0x7fffffffe000), U64(0x1000));
+	cr_assert_eq(ref('r', 0xa, 0x7fffffffe000), 3, "unmapped: a new page");
+	cr_assert_eq(ref('r', 0xa, 0x7ffffffde000), 1, "the rest stays");
+	cr_assert_eq(lp_merge_stats(m)->unmapped_pages, 2);
+}
+
+Test(merge64, fork_mremap_and_munmap_across_blocks)
+{
+	EV('M', U64(1), U64(0x555555554000), U64(0x2000), U64(0), U64(PRIVATE_ANON_MAP), U64(3), U64(0));
+	EV('M', U64(1), U64(0x7f0000000000), U64(0x2000), U64(0), U64(PRIVATE_ANON_MAP), U64(3), U64(0));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x555555554000), 0);
+	cr_assert_eq(ref('w', 0xa, 0x7f0000001000), 1);
+	EV('F', U64(1), U64(2));
+	EV('S', U64(2), U64(VAS_HIGH));
+	cr_assert_eq(ref('r', VAS_HIGH, 0x555555554000), 0, "shared with the parent");
+	cr_assert_eq(ref('w', VAS_HIGH, 0x7f0000001000), 2, "the child's cow copy");
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('w', 0xa, 0x7f0000001000), 1, "the parent's is its own again");
+	/* The parent's second page moves to a block far off. */
+	EV('K', U64(1), U64(0x7f0000000000), U64(0x2000), U64(0x5555556f0000), U64(0x2000));
+	cr_assert_eq(ref('r', 0xa, 0x5555556f1000), 1, "moved with its identity");
+	cr_assert_eq(ref('r', 0xa, 0x7f0000001000), 3, "the old range is gone");
+	cr_assert_eq(ref('w', 0xa, 0x800000000000), 4, "past the 47-bit user space");
+	/* An munmap of the whole user space reaches every block in it. */
+	EV('U', U64(1), U64(0), U64(0x800000000000));
+	cr_assert_eq(ref('r', 0xa, 0x555555554000), 5);
+	cr_assert_eq(ref('r', 0xa, 0x5555556f1000), 6);
+	cr_assert_eq(ref('r', 0xa, 0x7f0000001000), 7);
+	cr_assert_eq(ref('r', 0xa, 0x800000000000), 4, "past the munmap's range: kept");
+	EV('S', U64(2), U64(VAS_HIGH));
+	cr_assert_eq(ref('r', VAS_HIGH, 0x555555554000), 0, "the child keeps its pages");
+	cr_assert_eq(ref('r', VAS_HIGH, 0x7f0000001000), 2);
+	const lp_stats *st = lp_merge_stats(m);
+	cr_assert_eq(st->cow_copies, 1);
+	cr_assert_eq(st->mismatches, 0);
+}
+
+Test(merge64, page_cache_through_the_direct_map_and_kernel_pages)
+{
+	EV('C', U64(0x12345), U64(0xf00), U64(7));
+	EV('C', U64(0x112345), U64(0xf00), U64(8));
+	cr_assert_eq(ref('R', 0, 0xffff888012345000), 0, "frame 12345: file page 7");
+	cr_assert_eq(ref('R', 0, 0xffff888112345000), 1, "frame 112345: file page 8");
+	cr_assert_eq(ref('R', 0, 0xffff988012345000), 2, "frame 100012345: no file page, a kernel page");
+	EV('M', U64(1), U64(0x7f1234560000), U64(0x1000), U64(7), U64(1), U64(1), U64(0xf00));
+	EV('S', U64(1), U64(0xa));
+	cr_assert_eq(ref('r', 0xa, 0x7f1234560000), 0, "the same file page through mmap");
+	cr_assert_eq(ref('I', 0xa, 0xffffffff81000000), 3, "kernel text");
+	cr_assert_eq(ref('I', 0xa, 0xfffffffe81000000), 4, "a kernel page apart at bit 32");
+	cr_assert_eq(ref('R', 0xa, 0xffff887ffffff000), 5, "below page_offset: the user space");
+	cr_assert_eq(ref('R', 0xa, 0xffffffff81000000), 3);
+	EV('V', U64(0x112345));
+	cr_assert_eq(ref('W', 0xa, 0xffff888112345000), 6, "dropped: kernel page ffff888112345");
+	/* Frames no reference can reach: harmless. */
+	EV('C', U64(0x10000000000000), U64(0xf00), U64(9));
+	EV('V', U64(0xffffffffffffffff));
+	cr_assert_eq(ref('R', 0xa, 0xffff888012345000), 0);
+	const lp_stats *st = lp_merge_stats(m);
+	cr_assert_eq(st->pages[LP_PAGE_KERNEL], 4);
+	cr_assert_eq(st->pages[LP_PAGE_FILE], 2);
+	cr_assert_eq(st->unmapped_pages, 1);
+	cr_assert_eq(st->orphan_spaces, 0);
+}
+
+/* Past 2^17 pages numbered, the core prefetches translations a batch
+ * ahead: two blocks far apart, read back in a batch that alternates. */
+#define MANY_PAGES ((1u << 17) + 1000)
+
+Test(merge64, a_large_footprint_over_two_blocks)
+{
+	EV('S', U64(1), U64(0xa));
+	batch_ref *in = g_new(batch_ref, 2 * MANY_PAGES);
+	uint64_t *canon = g_new(uint64_t, 2 * MANY_PAGES);
+	for (uint32_t p = 0; p < MANY_PAGES; p++) {
+		in[p] = (batch_ref){'w', 0xa, 0x555555554000 + (uint64_t)p * 0x1000};
+		in[MANY_PAGES + p] = (batch_ref){'w', 0xa, 0x7ffff7000000 - (uint64_t)p * 0x1000};
+	}
+	refs(in, 2 * MANY_PAGES, canon);
+	for (uint32_t i = 0; i < 2 * MANY_PAGES; i++)
+		cr_assert_eq(canon[i], i, "first touch %u", i);
+	for (uint32_t p = 0; p < MANY_PAGES; p++) {
+		in[2 * p] = (batch_ref){'r', 0xa, 0x7ffff7000000 - (uint64_t)p * 0x1000};
+		in[2 * p + 1] = (batch_ref){'r', 0xa, 0x555555554000 + (uint64_t)p * 0x1000};
+	}
+	refs(in, 2 * MANY_PAGES, canon);
+	for (uint32_t p = 0; p < MANY_PAGES; p++) {
+		cr_assert_eq(canon[2 * p], MANY_PAGES + p, "stack page %u", p);
+		cr_assert_eq(canon[2 * p + 1], p, "heap page %u", p);
+	}
+	g_free(in);
+	g_free(canon);
+	cr_assert_eq(lp_merge_stats(m)->unmapped_pages, 2 * MANY_PAGES);
 }

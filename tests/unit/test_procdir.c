@@ -69,7 +69,7 @@ static lp_procdir *open_out(const char *rel, bool force, bool user_only, lp_erro
 {
 	char *dir = path_in(rel);
 	lp_procdir_inputs in = {.reference = "r.bin", .kernel = "k.txt"};
-	lp_procdir *pd = lp_procdir_open(AT_FDCWD, dir, force, user_only, LP_LAYOUT_TASK, LP_COMPRESS_NONE,
+	lp_procdir *pd = lp_procdir_open(AT_FDCWD, dir, force, user_only, LP_LAYOUT_TASK, false, LP_COMPRESS_NONE,
 					 LP_LEVEL_DEFAULT, 1, &in, err);
 	g_free(dir);
 	return pd;

@@ -11,6 +11,7 @@
 #include "scratch.h"
 #include "io/inbuf.h"
 #include "formats/refio.h"
+#include "formats/registry.h"
 #include "core/numbers.h"
 
 SCRATCH_SUITE(refio);
@@ -41,7 +42,7 @@ static void assert_ref(const lp_ref *got, const lp_ref *want)
 static ssize_t read_refs(const char *path, enum lp_ref_format format, enum lp_endian endian,
 			 lp_ref *refs, size_t cap, size_t *torn, enum lp_ref_format *detected)
 {
-	lp_ref_source *r = lp_ref_reader_open(path, format, endian, &err);
+	lp_ref_source *r = lp_ref_open(path, format, endian, &err);
 	if (!r)
 		return -1;
 	size_t total = 0;
@@ -141,7 +142,7 @@ Test(refio, binary_every_type_and_index)
 		data[i * 18 + 1] = (unsigned char)i; /* timestamp i */
 	}
 	char *p = scratch_file(dir, "all.bin", data, sizeof data);
-	lp_ref_source *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_open(p, LP_REF_BIN, LP_LITTLE, &err);
 	cr_assert_not_null(r);
 	lp_ref got[4];
 	cr_assert_eq(lp_ref_source_read(r, got, 4, &err), 4);
@@ -226,7 +227,7 @@ Test(refio, handed_off_records_are_the_same)
 	memcpy(data + 36, example_be, 18);
 	data[36] = 'x';
 	char *p = scratch_file(dir, "handoff.bin", data, sizeof data);
-	lp_ref_source *r = lp_ref_reader_open(p, LP_REF_BIN, LP_BIG, &err);
+	lp_ref_source *r = lp_ref_open(p, LP_REF_BIN, LP_BIG, &err);
 	cr_assert_not_null(r);
 	r->ops->set_handoff(r, true);
 	lp_ref got[3];
@@ -252,7 +253,7 @@ Test(refio, binary_order_breaks_are_counted)
 		data[i * 18 + 1] = stamps[i];
 	}
 	char *p = scratch_file(dir, "order.bin", data, sizeof data);
-	lp_ref_source *r = lp_ref_reader_open(p, LP_REF_BIN, LP_LITTLE, &err);
+	lp_ref_source *r = lp_ref_open(p, LP_REF_BIN, LP_LITTLE, &err);
 	cr_assert_not_null(r);
 	lp_ref got[6];
 	cr_assert_eq(lp_ref_source_read(r, got, 2, &err), 2);
@@ -264,7 +265,7 @@ Test(refio, binary_order_breaks_are_counted)
 	lp_ref_source_close(r);
 	g_free(p);
 	p = scratch_file(dir, "order.txt", "r 3 4 1 1000\nr 2 4 1 1000\n", 26);
-	r = lp_ref_reader_open(p, LP_REF_TEXT, LP_LITTLE, &err);
+	r = lp_ref_open(p, LP_REF_TEXT, LP_LITTLE, &err);
 	cr_assert_not_null(r);
 	cr_assert_eq(lp_ref_source_read(r, got, 6, &err), 2);
 	cr_assert_eq((void *)r->ops->order_breaks, NULL, "text is checked by its caller");
@@ -544,10 +545,20 @@ Test(refio, auto_detects_inside_gzip)
 	g_free(p);
 }
 
+Test(refio, unknown_form)
+{
+	char *p = scratch_file(dir, "t.txt", "r 1 1 1 1\n", 10);
+	cr_assert_null(lp_ref_open(p, (enum lp_ref_format)3, LP_LITTLE, &err));
+	cr_assert_eq(err.status, LP_EUSAGE);
+	cr_assert_str_eq(err.msg, "reference trace form: 3 is not LP_REF_AUTO, LP_REF_BIN or "
+				  "LP_REF_TEXT");
+	g_free(p);
+}
+
 Test(refio, missing_file)
 {
 	char *p = g_build_filename(dir, "nope", NULL);
-	cr_assert_null(lp_ref_reader_open(p, LP_REF_AUTO, LP_LITTLE, &err));
+	cr_assert_null(lp_ref_open(p, LP_REF_AUTO, LP_LITTLE, &err));
 	cr_assert_eq(err.status, LP_EIO);
 	char *want = g_strdup_printf("cannot open %s: No such file or directory", p);
 	cr_assert_str_eq(err.msg, want);
@@ -562,7 +573,7 @@ static char *write_refs(const char *name, enum lp_ref_format format, enum lp_end
 	char *p = g_build_filename(dir, name, NULL);
 	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
 	cr_assert_not_null(out);
-	lp_ref_writer *w = lp_ref_writer_new(out, format, endian);
+	lp_ref_writer *w = lp_ref_row(format, 32)->open_sink(out, endian);
 	cr_assert_eq(lp_ref_writer_write(w, refs, n, &err), 0);
 	cr_assert_eq(lp_ref_writer_finish(w, &err), 0);
 	cr_assert_eq(lp_output_commit(out, &err), 0);
@@ -604,7 +615,7 @@ Test(refio, writer_free_discards)
 {
 	char *p = g_build_filename(dir, "o", NULL);
 	lp_output *out = lp_output_open(p, LP_COMPRESS_NONE, &err);
-	lp_ref_writer *w = lp_ref_writer_new(out, LP_REF_TEXT, LP_LITTLE);
+	lp_ref_writer *w = lp_ref_row(LP_REF_TEXT, 32)->open_sink(out, LP_LITTLE);
 	cr_assert_eq(lp_ref_writer_write(w, &example, 1, &err), 0);
 	lp_ref_writer_free(w);
 	cr_assert_eq(lp_output_commit(out, &err), 0);
@@ -642,4 +653,141 @@ Test(refio, round_trips_through_both_forms)
 	}
 	g_free(got);
 	g_free(refs);
+}
+
+/* ---- the 64-bit forms (laplace-formats(5) 10.1) ---- */
+
+/* A record of the 64-bit binary form, worked out by hand: little-endian
+ * whatever the reader's byte order. */
+static const unsigned char example64[26] = {
+	'W', 0xf0, 0xde, 0xbc, 0x9a, 0x78, 0x56, 0x34, 0x12, 0xff,
+	0x00, 0xd0, 0xbc, 0x0a, 0x80, 0x88, 0xff, 0xff,
+	0x00, 0xf0, 0xff, 0xff, 0xff, 0x7f, 0x00, 0x00};
+static const lp_ref wide_example = {
+	.type = 'W', .timestamp = 0x123456789abcdef0ull, .length = 0xff,
+	.vas = 0xffff88800abcd000ull, .address = 0x7ffffffff000ull};
+
+Test(refio, binary64_records_torn_and_handed_off)
+{
+	unsigned char data[8 + 2 * 26 + 25];
+	memcpy(data, "LPREF64\x01", 8);
+	memcpy(data + 8, example64, 26);
+	memcpy(data + 34, example64, 26);
+	memcpy(data + 60, example64, 25);
+	char *p = scratch_file(dir, "t.ref64", data, sizeof data);
+	for (int handoff = 0; handoff < 2; handoff++) {
+		lp_ref_source *r = lp_ref_open(p, LP_REF_BIN, LP_BIG, &err);
+		cr_assert_not_null(r, "%s", err.msg);
+		cr_assert_eq(lp_ref_source_width(r), 64);
+		r->ops->set_handoff(r, handoff);
+		lp_ref got[4];
+		cr_assert_eq(lp_ref_source_read(r, got, 4, &err), 2, "%s", err.msg);
+		assert_ref(&got[0], &wide_example);
+		assert_ref(&got[1], &wide_example);
+		cr_assert_eq(lp_ref_source_read(r, got, 4, &err), 0);
+		cr_assert_eq(lp_ref_source_torn_bytes(r), 25);
+		char *where = r->ops->where(r, 1), *want = g_strconcat(p, ": record 1", NULL);
+		cr_assert_str_eq(where, want);
+		g_free(where);
+		g_free(want);
+		lp_ref_source_close(r);
+	}
+	g_free(p);
+}
+
+Test(refio, binary64_header_errors)
+{
+	unsigned char v2[8 + 26];
+	memcpy(v2, "LPREF64\x02", 8);
+	memcpy(v2 + 8, example64, 26);
+	char *p = scratch_file(dir, "v2.ref64", v2, sizeof v2);
+	lp_ref got[2];
+	cr_assert_eq(read_refs(p, LP_REF_AUTO, LP_LITTLE, got, 2, NULL, NULL), -1);
+	assert_error(LP_EINPUT, p, ": header (byte 7): field version: 2 is not 1");
+	g_free(p);
+	p = scratch_file(dir, "short.ref64", "LPREF64", 7);
+	cr_assert_eq(read_refs(p, LP_REF_BIN, LP_LITTLE, got, 2, NULL, NULL), -1);
+	assert_error(LP_EINPUT, p, ": header (byte 7): field version: missing");
+	g_free(p);
+	/* A bad type byte is named by its record, from 0 after the header. */
+	unsigned char bad[8 + 2 * 26];
+	memcpy(bad, "LPREF64\x01", 8);
+	memcpy(bad + 8, example64, 26);
+	memcpy(bad + 34, example64, 26);
+	bad[34] = 'q';
+	p = scratch_file(dir, "bad.ref64", bad, sizeof bad);
+	cr_assert_eq(read_refs(p, LP_REF_AUTO, LP_LITTLE, got, 2, NULL, NULL), -1);
+	assert_error(LP_EINPUT, p, ": record 1: field type: bad reference type 0x71");
+	g_free(p);
+}
+
+Test(refio, text64_header_and_line_numbers)
+{
+	const char text[] = "#laplace-ref 64 \r\n"
+			    "W 123456789abcdef0 ff ffff88800abcd000 7ffffffff000\r\n"
+			    "W 123456789ABCDEF0 FF FFFF88800ABCD000 00007FFFFFFFF000\n"
+			    "r 1 1 1 10000000000000000\n";
+	char *p = scratch_file(dir, "t.txt", text, strlen(text));
+	lp_ref got[4];
+	enum lp_ref_format detected;
+	cr_assert_eq(read_refs(p, LP_REF_AUTO, LP_LITTLE, got, 4, NULL, &detected), -1);
+	cr_assert_eq(detected, LP_REF_TEXT);
+	assert_error(LP_EINPUT, p, ":4: field address: 10000000000000000 does not fit 64 bits");
+	/* Cut and decoded apart: the same records, the same line numbers. */
+	lp_ref_source *r = lp_ref_open(p, LP_REF_TEXT, LP_LITTLE, &err);
+	cr_assert_not_null(r, "%s", err.msg);
+	cr_assert_eq(lp_ref_source_width(r), 64);
+	lp_text_chunk c = {0};
+	cr_assert_eq(r->ops->cut(r, &c, 2, &err), 2);
+	cr_assert_eq(c.first_line, 2);
+	cr_assert_eq(r->ops->decode(r, &c, got, &err), 2, "%s", err.msg);
+	assert_ref(&got[0], &wide_example);
+	assert_ref(&got[1], &wide_example);
+	cr_assert_eq(r->ops->cut(r, &c, 2, &err), 1);
+	cr_assert_eq(r->ops->decode(r, &c, got, &err), -1);
+	assert_error(LP_EINPUT, p, ":4: field address: 10000000000000000 does not fit 64 bits");
+	char *where = r->ops->where(r, 0), *want = g_strconcat(p, ":2", NULL);
+	cr_assert_str_eq(where, want);
+	g_free(where);
+	g_free(want);
+	lp_text_chunk_free(&c);
+	lp_ref_source_close(r);
+	g_free(p);
+}
+
+/* lp_ref_copy into a narrower form: the first vas or address past 32 bits
+ * is refused, naming its record and field; into the same width, every
+ * reference is kept. */
+Test(refio, copy_narrows_or_names_what_does_not_fit)
+{
+	const char text[] = "#laplace-ref 64\n"
+			    "r 1 4 ffffffff ffffffff\n"
+			    "r 2 4 100000000 100000000\n";
+	char *p = scratch_file(dir, "w.txt", text, strlen(text));
+	char *out_path = g_build_filename(dir, "narrow.txt", NULL);
+	const lp_torn_policy strict = {.strict = true};
+	for (int narrow = 1; narrow >= 0; narrow--) {
+		lp_ref_source *s = lp_ref_open(p, LP_REF_AUTO, LP_LITTLE, &err);
+		cr_assert_not_null(s, "%s", err.msg);
+		lp_output *out = lp_output_open(out_path, LP_COMPRESS_NONE, &err);
+		cr_assert_not_null(out, "%s", err.msg);
+		int rc = lp_ref_copy(s, lp_ref_row(LP_REF_TEXT, narrow ? 32 : 64), LP_LITTLE,
+				     &strict, out, &err);
+		lp_ref_source_close(s);
+		if (narrow) {
+			cr_assert_eq(rc, LP_EINPUT);
+			assert_error(LP_EINPUT, p, ":3: field vas: 100000000 does not fit 32 bits");
+			lp_output_abort(out);
+			cr_assert_not(g_file_test(out_path, G_FILE_TEST_EXISTS));
+			continue;
+		}
+		cr_assert_eq(rc, 0, "%s", err.msg);
+		cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+		gchar *got = NULL;
+		cr_assert(g_file_get_contents(out_path, &got, NULL, NULL));
+		cr_assert_str_eq(got, text);
+		g_free(got);
+	}
+	g_free(out_path);
+	g_free(p);
 }

@@ -12,6 +12,7 @@
 #include "formats/forms.h"
 #include "formats/legacy.h"
 #include "formats/registry.h"
+#include "formats/taskline.h"
 #include "scratch.h"
 
 SCRATCH_SUITE(registry);
@@ -36,15 +37,15 @@ static lp_byte_source *open_source(const char *path)
  * and, when it is sure or likely, that detection picks the row. */
 static void check_sniff(const lp_format *row, const char *path, enum lp_sniff expected)
 {
-	if (!row->sniff) {
-		cr_assert_eq(expected, LP_SNIFF_NO, "%s has no sniff()", row->name);
-		return;
-	}
 	gchar *data = NULL;
 	gsize n = 0;
 	cr_assert(g_file_get_contents(path, &data, &n, NULL));
-	cr_assert_eq(row->sniff((const unsigned char *)data, MIN(n, (gsize)LP_SNIFF_BYTES)),
+	cr_assert_eq(lp_format_sniff(row, (const unsigned char *)data, MIN(n, (gsize)LP_SNIFF_BYTES)),
 		     expected, "%s: %s", row->name, path);
+	if (expected == LP_SNIFF_NO) {
+		g_free(data);
+		return;
+	}
 	g_free(data);
 	lp_byte_source *src = open_source(path);
 	bool failed = true;
@@ -81,7 +82,7 @@ static void check_to_refs(const lp_format *row, const char *path, bool to_refs,
 	char *out_path = g_build_filename(dir, "refs.txt", NULL);
 	lp_output *out = lp_output_open(out_path, LP_COMPRESS_NONE, &err);
 	cr_assert_not_null(out, "%s", err.msg);
-	lp_ref_writer *w = lp_ref_writer_new(out, LP_REF_TEXT, LP_LITTLE);
+	lp_ref_writer *w = lp_ref_text_writer_new(out, LP_LITTLE);
 	lp_legacy_summary sum = {0};
 	cr_assert_eq(lp_legacy_to_refs(open_source(path), row->id, row->byte_order, &strict, w,
 				       &sum, &err),
@@ -105,52 +106,82 @@ static const lp_ref ref_records[] = {
 static const char ref_text[] = "r 1 4 9f8e7 9a8b7c6d\n"
 			       "I 123456789abcdef0 0 0 c0001000\n"
 			       "W 123456789abcdef0 ff 1 0\n";
+/* The 64-bit forms' (laplace-formats(5) 10.1): every bit of vas and
+ * address used somewhere. */
+static const lp_ref ref64_records[] = {
+	{.type = 'r', .timestamp = 1, .length = 4, .vas = 0xffff88800abcd000,
+	 .address = 0x7ffffffff000},
+	{.type = 'I', .timestamp = 0x123456789abcdef0, .length = 0, .vas = 0,
+	 .address = 0xffffffffffffffff},
+	{.type = 'W', .timestamp = 0x123456789abcdef0, .length = 0xff, .vas = 1, .address = 0},
+};
+static const char ref64_text[] = "#laplace-ref 64\n"
+				 "r 1 4 ffff88800abcd000 7ffffffff000\n"
+				 "I 123456789abcdef0 0 0 ffffffffffffffff\n"
+				 "W 123456789abcdef0 ff 1 0\n";
 
-static char *write_refs(const char *name, enum lp_ref_format format)
+/* The row's form written by its writer, the records given. */
+static char *write_refs(const lp_format *row, const lp_ref *refs, size_t n)
 {
-	char *path = g_build_filename(dir, name, NULL);
+	char *path = g_build_filename(dir, "t.ref", NULL);
 	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, &err);
 	cr_assert_not_null(out, "%s", err.msg);
-	lp_ref_writer *w = lp_ref_writer_new(out, format, LP_LITTLE);
-	cr_assert_eq(lp_ref_writer_write(w, ref_records, N_REF, &err), 0, "%s", err.msg);
+	lp_ref_writer *w = row->open_sink(out, LP_LITTLE);
+	cr_assert_eq(lp_ref_writer_write(w, refs, n, &err), 0, "%s", err.msg);
 	cr_assert_eq(lp_ref_writer_finish(w, &err), 0, "%s", err.msg);
 	cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
 	return path;
 }
 
-static void read_refs_back(const char *path, enum lp_ref_format format)
+/* Read back through the row's source, and through detection. */
+static void read_refs_back(const lp_format *row, const char *path, const lp_ref *refs, size_t n)
 {
-	lp_ref_source *s = lp_ref_reader_open(path, LP_REF_AUTO, LP_LITTLE, &err);
-	cr_assert_not_null(s, "%s", err.msg);
-	cr_assert_eq(lp_ref_reader_format(s), format, "%s", path);
-	lp_ref got[N_REF + 1];
-	cr_assert_eq(lp_ref_source_read(s, got, N_REF + 1, &err), (ssize_t)N_REF, "%s", err.msg);
-	cr_assert_eq(lp_ref_source_read(s, got, N_REF + 1, &err), 0, "%s", err.msg);
-	for (size_t i = 0; i < N_REF; i++) {
-		cr_assert_eq(got[i].type, ref_records[i].type, "%s: ref %zu", path, i);
-		cr_assert_eq(got[i].timestamp, ref_records[i].timestamp, "%s: ref %zu", path, i);
-		cr_assert_eq(got[i].length, ref_records[i].length, "%s: ref %zu", path, i);
-		cr_assert_eq(got[i].vas, ref_records[i].vas, "%s: ref %zu", path, i);
-		cr_assert_eq(got[i].address, ref_records[i].address, "%s: ref %zu", path, i);
+	for (int detect = 0; detect < 2; detect++) {
+		lp_ref_source *s;
+		if (detect) {
+			s = lp_ref_open(path, LP_REF_AUTO, LP_LITTLE, &err);
+		} else {
+			lp_byte_source src;
+			cr_assert_eq(lp_byte_source_init(&src, path, &err), 0, "%s", err.msg);
+			s = row->ref->open_source(&src, LP_LITTLE, &err);
+			lp_byte_source_clear(&src);
+		}
+		cr_assert_not_null(s, "%s", err.msg);
+		cr_assert_eq(lp_ref_reader_format(s), row->ref->encoding, "%s", row->ref->encoding_name);
+		cr_assert_eq(lp_ref_source_width(s), row->ref->width, "%s", row->ref->encoding_name);
+		lp_ref got[8];
+		cr_assert_eq(lp_ref_source_read(s, got, 8, &err), (ssize_t)n, "%s", err.msg);
+		cr_assert_eq(lp_ref_source_read(s, got, 8, &err), 0, "%s", err.msg);
+		for (size_t i = 0; i < n; i++) {
+			const char *f = row->ref->encoding_name;
+			cr_assert_eq(got[i].type, refs[i].type, "%s: ref %zu", f, i);
+			cr_assert_eq(got[i].timestamp, refs[i].timestamp, "%s: ref %zu", f, i);
+			cr_assert_eq(got[i].length, refs[i].length, "%s: ref %zu", f, i);
+			cr_assert_eq(got[i].vas, refs[i].vas, "%s: ref %zu", f, i);
+			cr_assert_eq(got[i].address, refs[i].address, "%s: ref %zu", f, i);
+		}
+		lp_ref_source_close(s);
 	}
-	s->ops->close(s);
 }
 
+/* Each form of the raw reference trace: its writer's output is sniffed
+ * (binary records only plausibly), detected, dumped as text and read back
+ * through its source. */
 static void cover_ref(const lp_format *row)
 {
-	const struct {
-		const char *name;
-		enum lp_ref_format format;
-		enum lp_sniff sniff; /* binary records are only plausible */
-	} forms[] = {{"t.ref.txt", LP_REF_TEXT, LP_SNIFF_SURE}, {"t.ref", LP_REF_BIN, LP_SNIFF_LIKELY}};
-	for (size_t i = 0; i < G_N_ELEMENTS(forms); i++) {
-		char *path = write_refs(forms[i].name, forms[i].format);
-		check_sniff(row, path, forms[i].sniff);
-		check_dump(row, path, ref_text);
-		check_to_refs(row, path, false, NULL);
-		read_refs_back(path, forms[i].format);
-		g_free(path);
-	}
+	const lp_ref_form *form = row->ref;
+	cr_assert_eq(lp_ref_row(form->encoding, form->width), row, "%s", form->encoding_name);
+	cr_assert_eq(lp_ref_format_parse(form->encoding_name), (int)form->encoding);
+	bool wide = form->width == 64;
+	cr_assert(wide || form->width == 32, "%s: width %u", form->encoding_name, form->width);
+	const lp_ref *refs = wide ? ref64_records : ref_records;
+	char *path = write_refs(row, refs, N_REF);
+	/* Binary records without a header are only plausible. */
+	check_sniff(row, path, form->encoding == LP_REF_BIN && !wide ? LP_SNIFF_LIKELY : LP_SNIFF_SURE);
+	check_dump(row, path, wide ? ref64_text : ref_text);
+	check_to_refs(row, path, false, NULL);
+	read_refs_back(row, path, refs, N_REF);
+	g_free(path);
 }
 
 /* ---- byu: written byte by byte (legacy-formats 1) ---- */
@@ -358,20 +389,114 @@ static void cover_basic(const lp_format *row)
 	}
 }
 
+/* ---- task, task-bin: a per-process task file in its two forms, as the
+ * per-process sink encodes its records ---- */
+
+static const lp_ref task_refs[] = {
+	{.type = 'r', .timestamp = 0x10, .length = 4, .address = 0x9a8b7c6d},
+	/* A 64-bit capture's vpn, above 2^32. */
+	{.type = 'W', .timestamp = 0x123456789abcdef0, .length = 0xff, .address = 0x7ffffffde123},
+};
+static const uint64_t task_canon[] = {0, 0xffffffffffffffff};
+static const char task_event[] = "X 123456789abcdef0 40";
+static const char task_text[] = "r 10 4 9a8b7 0\n"
+				"W 123456789abcdef0 ff 7ffffffde ffffffffffffffff\n"
+				"X 123456789abcdef0 40\n";
+
+/* The file of task_refs then task_event in the binary form or as text. */
+static char *write_task(const char *name, bool binary)
+{
+	char *path = g_build_filename(dir, name, NULL);
+	GString *s = g_string_new(binary ? LP_TASK_BIN_HEADER : "");
+	if (binary)
+		g_string_set_size(s, LP_TASK_BIN_HEADER_SIZE);
+	for (size_t i = 0; i < G_N_ELEMENTS(task_refs); i++) {
+		char rec[LP_TASK_LINE_MAX];
+		size_t len = LP_TASK_BIN_REF_SIZE;
+		if (binary)
+			lp_task_bin_encode((unsigned char *)rec, &task_refs[i], task_canon[i]);
+		else
+			len = lp_task_line_encode(rec, &task_refs[i], task_canon[i]);
+		g_string_append_len(s, rec, (gssize)len);
+	}
+	char ev[LP_TASK_BIN_EVENT_HEAD + sizeof task_event];
+	if (binary)
+		g_string_append_len(s, ev, (gssize)lp_task_bin_encode_event((unsigned char *)ev, task_event,
+									   strlen(task_event)));
+	else
+		g_string_append_printf(s, "%s\n", task_event);
+	cr_assert(g_file_set_contents(path, s->str, (gssize)s->len, NULL));
+	g_string_free(s, TRUE);
+	return path;
+}
+
+/* lp_task_convert of the file at from into the other form: the file at to. */
+static void check_task_convert(const char *from, const char *to, bool to_binary)
+{
+	char *out_path = g_build_filename(dir, "converted", NULL);
+	lp_output *out = lp_output_open(out_path, LP_COMPRESS_NONE, &err);
+	cr_assert_not_null(out, "%s", err.msg);
+	lp_byte_source *src = open_source(from);
+	cr_assert_eq(lp_task_convert(src, !to_binary, to_binary, out, &err), 0, "%s", err.msg);
+	lp_byte_source_close(src);
+	cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+	gchar *got, *want;
+	gsize got_len, want_len;
+	cr_assert(g_file_get_contents(out_path, &got, &got_len, NULL));
+	cr_assert(g_file_get_contents(to, &want, &want_len, NULL));
+	cr_assert(got_len == want_len && !memcmp(got, want, got_len), "%s to %s", from, to);
+	g_free(got);
+	g_free(want);
+	g_free(out_path);
+}
+
+static void cover_task(const lp_format *row)
+{
+	bool binary = row->id == LP_LEGACY_TASK_BIN;
+	char *path = write_task(row->name, binary), *other = write_task("other", !binary);
+	check_sniff(row, path, binary ? LP_SNIFF_SURE : LP_SNIFF_NO);
+	check_dump(row, path, task_text);
+	check_to_refs(row, path, false, NULL);
+	check_task_convert(path, other, !binary);
+	lp_basic_reader *r = lp_basic_open(path, &err);
+	cr_assert_not_null(r, "%s", err.msg);
+	lp_basic_ref got[G_N_ELEMENTS(task_refs) + 1];
+	cr_assert_eq(lp_basic_read(r, got, G_N_ELEMENTS(got), &err), (ssize_t)G_N_ELEMENTS(task_refs),
+		     "%s", err.msg);
+	cr_assert_eq(lp_basic_read(r, got, G_N_ELEMENTS(got), &err), 0, "%s", err.msg);
+	for (size_t i = 0; i < G_N_ELEMENTS(task_refs); i++)
+		cr_assert(got[i].type == task_refs[i].type && got[i].canonical == task_canon[i],
+			  "%s: reference %zu", row->name, i);
+	lp_basic_close(r);
+	g_free(path);
+	g_free(other);
+}
+
 Test(registry, every_row_round_trips)
 {
 	for (size_t i = 0; i < lp_nformats; i++) {
 		const lp_format *row = &lp_formats[i];
-		cr_assert_eq(lp_format_find(row->name), row, "%s", row->name);
-		cr_assert_eq(lp_format_of(row->id), row, "%s", row->name);
+		/* The first row of a format's forms stands for it. */
+		cr_assert_str_eq(lp_format_find(row->name)->name, row->name);
+		cr_assert_eq(lp_format_of(row->id)->id, row->id, "%s", row->name);
+		cr_assert_eq(row->ref != NULL, row->id == LP_LEGACY_REF, "%s", row->name);
+		cr_assert_eq(row->open_sink != NULL, row->id == LP_LEGACY_REF, "%s", row->name);
 		switch (row->id) {
 		case LP_LEGACY_REF: cover_ref(row); break;
 		case LP_LEGACY_BYU: cover_byu(row); break;
 		case LP_LEGACY_P6: cover_p6(row); break;
 		case LP_LEGACY_PAGE_IMAGE: cover_page_image(row); break;
 		case LP_LEGACY_BASIC: cover_basic(row); break;
+		case LP_LEGACY_TASK:
+		case LP_LEGACY_TASK_BIN: cover_task(row); break;
 		default: cr_assert_fail("row %s is not covered", row->name);
 		}
 	}
-	cr_assert_eq(lp_nformats, 5, "a new or removed row needs its round trip here");
+	cr_assert_eq(lp_nformats, 10, "a new or removed row needs its round trip here");
+	/* Every form of the raw reference trace is a row's, in the same order. */
+	size_t forms = 0;
+	for (size_t i = 0; i < lp_nformats; i++)
+		if (lp_formats[i].ref)
+			cr_assert_eq(lp_formats[i].ref, &lp_ref_forms[forms++]);
+	cr_assert_eq(forms, lp_nref_forms);
 }

@@ -1,5 +1,5 @@
 /* laplace schedule's outputs: streams, report, publication. */
-#include "sched/output.h"
+#include "sched/publish.h"
 
 #include <errno.h>
 #include <fcntl.h>

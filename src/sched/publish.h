@@ -2,8 +2,8 @@
  * schedule of a per-process directory as one basic merge stream, or one
  * per processor in a directory, and the schedule's report, published
  * together once the run is through (laplace(1), "OUTPUTS"). */
-#ifndef LAPLACE_SCHED_OUTPUT_H
-#define LAPLACE_SCHED_OUTPUT_H
+#ifndef LAPLACE_SCHED_PUBLISH_H
+#define LAPLACE_SCHED_PUBLISH_H
 
 #include <stdbool.h>
 
