@@ -1,17 +1,21 @@
 # laplace — build, test and install.
 #
 #   make                 build build/laplace and the library, build/liblaplace.so.1
-#                        and build/liblaplace.a
+#                        and build/liblaplace.a; and the recorder that laplace record
+#                        runs, build/record/laplace-record-amd64-linux, when Valgrind's
+#                        development files (Debian's valgrind package) are there
 #   make demo            build and merge the demo capture in fixtures/demo
 #   make check           with warnings as errors: unit and end-to-end tests
 #                        (those that merge also with their references widened,
 #                        the per-process ones also in the binary task form),
+#                        the recorder's (tests/record/run; skipped without Valgrind),
 #                        the man pages' tables of formats,
 #                        the library's exports and contents, its installed use
 #                        from C, C++ and Python (the module also through pip),
 #                        then again under ASan+UBSan
-#   make install         PREFIX=/usr/local DESTDIR= (program, library, header,
-#                        laplace.pc, Python module, man pages, systemd units)
+#   make install         PREFIX=/usr/local DESTDIR= (program, the recorder in
+#                        libexec/laplace, library, header, laplace.pc, Python
+#                        module, man pages, systemd units)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
 #   make bench           see bench/run
 #   make check-slurm     batch --submit slurm on a one-node Slurm cluster of its
@@ -60,7 +64,7 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 DAEMON_SRCS := src/jobs/daemon.c
 LIB_SRCS := $(filter-out $(DAEMON_SRCS),$(sort $(wildcard src/core/*.c src/analysis/*.c src/io/*.c \
 	src/formats/*.c src/pipeline/*.c src/jobs/*.c src/gen/*.c src/sched/*.c src/report/*.c \
-	src/record/decode.c)))
+	src/record/decode.c src/record/record.c)))
 # liblaplace.so.1 and liblaplace.a hold only the objects that the functions
 # of laplace.h need, as the linker pulls them from build/internal.a (-u:
 # each of them): no daemon, spool, Slurm, generator or report code
@@ -87,7 +91,7 @@ MAN5 := $(wildcard man/*.5)
 
 .PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e e2e-widen e2e-task-bin check-exports \
 	check-man-formats check-lib-contents check-python check-python-venv check-install install \
-	uninstall clean fuzz bench recorder
+	uninstall clean fuzz bench recorder check-record
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
 
@@ -166,8 +170,20 @@ $(BUILD)/exchange-loop: tests/exchange-loop.c
 VALGRIND_CFLAGS := $(patsubst -I%,-isystem %,$(shell $(PKG_CONFIG) --cflags valgrind 2>/dev/null))
 VALGRIND_LOAD := $(shell $(PKG_CONFIG) --variable=valt_load_address valgrind 2>/dev/null)
 VALGRIND_LIBDIR = /usr/lib/x86_64-linux-gnu/valgrind
+RECORD_TOOL = $(BUILD)/record/laplace-record-amd64-linux
+# Built by `make` when Valgrind's development files are there (its
+# pkg-config file and static libraries); otherwise make says so, and
+# laplace record says the recorder is not installed.
+VALGRIND_DEV := $(if $(VALGRIND_LOAD),$(wildcard $(VALGRIND_LIBDIR)/libcoregrind-amd64-linux.a))
+RECORDER_ALL = $(if $(VALGRIND_DEV),$(RECORD_TOOL),recorder-missing)
+all: $(RECORDER_ALL)
+.PHONY: recorder-missing
+recorder-missing:
+	@echo "make: the recorder (laplace record) is not built: Valgrind's development files are missing" \
+		"(valgrind.pc, $(VALGRIND_LIBDIR)/libcoregrind-amd64-linux.a: the valgrind package," \
+		"which scripts/install-deps installs)"
 RECORD_TOOL_SRCS := $(sort $(wildcard src/record/tool/*.c))
-$(BUILD)/record/laplace-record-amd64-linux: $(RECORD_TOOL_SRCS)
+$(RECORD_TOOL): $(RECORD_TOOL_SRCS)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -m64 -O2 -g $(WARNFLAGS) -fno-stack-protector -fno-strict-aliasing \
 		-fno-builtin -fomit-frame-pointer -fno-pie -DVGA_amd64=1 -DVGO_linux=1 \
@@ -176,14 +192,19 @@ $(BUILD)/record/laplace-record-amd64-linux: $(RECORD_TOOL_SRCS)
 		-Wl,-Ttext-segment=$(VALGRIND_LOAD) -o $@ $(RECORD_TOOL_SRCS) \
 		-L$(VALGRIND_LIBDIR) -lcoregrind-amd64-linux -lvex-amd64-linux -lgcc
 
-# The streams' decoder: merges a recording's streams into a capture
-# (src/record/decode.h, for laplace record to take up).
+# The streams' decoder on its own: merges a directory of streams into a
+# capture (src/record/decode.h), for the tests of its errors on hand-made
+# streams; not installed.
 RECORD_DECODE_OBJS := $(BUILD)/src/record/decode-main.o
 $(BUILD)/record/laplace-record-decode: $(RECORD_DECODE_OBJS) $(BUILD)/internal.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(RECORD_DECODE_OBJS) $(BUILD)/internal.a $(PKG_LIBS)
 
-recorder: $(BUILD)/record/laplace-record-amd64-linux $(BUILD)/record/laplace-record-decode
+recorder: $(RECORD_TOOL) $(BUILD)/record/laplace-record-decode
+
+# tests/record/run: exit 77 (no Valgrind) is a skip, its reason printed.
+check-record: $(BUILD)/laplace $(BUILD)/record/laplace-record-decode $(if $(VALGRIND_DEV),$(RECORD_TOOL))
+	tests/record/run $(BUILD); status=$$?; [ $$status -eq 0 ] || [ $$status -eq 77 ]
 
 e2e: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
 	tests/run-cases $(BUILD)/laplace
@@ -259,7 +280,7 @@ check-install: all
 		"$(SANFLAGS)"
 
 check-plain: unit e2e e2e-widen e2e-task-bin fuzz-replay check-exports check-man-formats check-lib-contents check-python \
-	check-python-venv check-install
+	check-python-venv check-install check-record
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
@@ -353,6 +374,11 @@ UNITS := contrib/laplace-daemon.service contrib/laplace-daemon-root.service
 # static, its one header, laplace.pc; the Python package, told where the
 # shared library went (python/laplace/_library.py is generated).
 LIBDIR ?= $(PREFIX)/lib
+# The recorder (a Valgrind tool, GPL-2.0-or-later): laplace record finds it
+# in ../libexec/laplace beside its bin directory; its licence and README go
+# with the documentation.
+LIBEXECDIR ?= $(PREFIX)/libexec
+RECORDER_DOCDIR ?= $(PREFIX)/share/doc/laplace/recorder
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
@@ -364,6 +390,11 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
 		$(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BUILD)/laplace $(DESTDIR)$(PREFIX)/bin/laplace
+	if [ -n "$(VALGRIND_DEV)" ]; then \
+		install -d $(DESTDIR)$(LIBEXECDIR)/laplace $(DESTDIR)$(RECORDER_DOCDIR) && \
+		install -m 755 $(RECORD_TOOL) $(DESTDIR)$(LIBEXECDIR)/laplace/ && \
+		install -m 644 src/record/tool/COPYING src/record/tool/README $(DESTDIR)$(RECORDER_DOCDIR)/; \
+	fi
 	for f in $(MAN1); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man1/ || exit; done
 	for f in $(MAN3); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man3/ || exit; done
 	for f in $(MAN5); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man5/ || exit; done
@@ -394,6 +425,9 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/laplace
+	rm -f $(DESTDIR)$(LIBEXECDIR)/laplace/laplace-record-amd64-linux
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/laplace
+	rm -rf $(DESTDIR)$(RECORDER_DOCDIR)
 	rm -f $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/man5/%)
 	rm -f $(MAN3:man/%=$(DESTDIR)$(PREFIX)/share/man/man3/%)
 	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(LIB_SHARED)) $(DESTDIR)$(LIBDIR)/$(SONAME) \

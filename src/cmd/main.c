@@ -22,6 +22,7 @@ static const lp_command commands[] = {
 	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory", true},
 	{"jobs", cmd_jobs, "list or cancel the merge daemon's jobs", false},
 	{"gen", cmd_gen, "generate a synthetic capture (reference and kernel traces)", false},
+	{"record", cmd_record, "record a capture of a real program's run (a Valgrind tool)", true},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -3,7 +3,6 @@
    together once both are whole (formats §7); a summary on stderr. */
 #include <inttypes.h>
 #include <stdio.h>
-#include <sys/resource.h>
 
 #include <glib.h>
 
@@ -11,16 +10,6 @@
 #include "io/staging.h"
 
 static const char *prog = "laplace-record-decode";
-
-/* Every stream is open at once, one a process of the recording. */
-static void raise_open_files_limit(void)
-{
-	struct rlimit lim;
-	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
-		lim.rlim_cur = lim.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &lim);
-	}
-}
 
 static void print_summary(const lp_record_summary *sum)
 {
@@ -43,9 +32,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Usage: %s DIR PREFIX\n", prog);
 		return 1;
 	}
-	raise_open_files_limit();
 	lp_error err = {0};
-	lp_record_summary sum;
+	lp_record_summary sum = {0};
 	char *ref_path = g_strconcat(argv[2], ".ref", NULL);
 	char *kern_path = g_strconcat(argv[2], ".kern", NULL);
 	lp_staged *staged[2] = {NULL, NULL};
@@ -69,6 +57,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 	else
 		print_summary(&sum);
+	lp_record_summary_clear(&sum);
 	g_free(ref_path);
 	g_free(kern_path);
 	return rc;

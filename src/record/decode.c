@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <glib.h>
 
 #include "core/error.h"
+#include "formats/refio.h"
 
 #define TAG_SBDEF 1
 #define TAG_BLOCK 2
@@ -279,7 +281,7 @@ typedef struct {
 	Decoder *d;
 	lp_output *ref;
 	lp_output *kern;
-	uint8_t refbuf[1 << 16]; /* references not yet written */
+	uint8_t refbuf[2520 * LP_REF64_RECORD_SIZE]; /* references not yet written */
 	size_t refbuf_len;
 	uint64_t ts; /* the next timestamp */
 	uint64_t cur_task, cur_vas;
@@ -330,20 +332,13 @@ static void switch_to(Capture *c, uint64_t task, uint64_t vas)
 
 static void reference(Capture *c, char type, unsigned len, uint64_t vas, uint64_t addr)
 {
-	if (c->refbuf_len + 26 > sizeof c->refbuf) {
+	if (c->refbuf_len + LP_REF64_RECORD_SIZE > sizeof c->refbuf) {
 		write_out(c, c->ref, c->refbuf, c->refbuf_len);
 		c->refbuf_len = 0;
 	}
-	uint8_t *rec = c->refbuf + c->refbuf_len;
-	uint64_t ts = c->ts++;
-	rec[0] = (uint8_t)type;
-	for (int k = 0; k < 8; k++) {
-		rec[1 + k] = (uint8_t)(ts >> (8 * k));
-		rec[10 + k] = (uint8_t)(vas >> (8 * k));
-		rec[18 + k] = (uint8_t)(addr >> (8 * k));
-	}
-	rec[9] = (uint8_t)len;
-	c->refbuf_len += 26;
+	const lp_ref ref = {.timestamp = c->ts++, .vas = vas, .address = addr,
+			    .length = (uint8_t)len, .type = type};
+	c->refbuf_len += lp_ref_encode_bin64(c->refbuf + c->refbuf_len, &ref);
 	c->sum->refs[(uint8_t)type]++;
 }
 
@@ -510,6 +505,8 @@ static void emit_event(Capture *c, Stream *s)
 				task_exit(c, other);
 		}
 		g_list_free(tasks);
+		if (c->sum->processes == 0)
+			c->sum->processes = 1; /* the first program */
 		task_born(c, a[0], process);
 		kern(c, 'E', "%" PRIx64 " %" PRIx64 " %s", a[0], s->vas, t + name_at);
 		break;
@@ -564,6 +561,7 @@ static void emit_event(Capture *c, Stream *s)
 			task_born(c, a[1], p ? GPOINTER_TO_SIZE(p) : a[0]);
 		} else {
 			task_born(c, a[1], a[1]);
+			c->sum->processes++;
 		}
 		kern(c, t[0], "%" PRIx64 " %" PRIx64, a[0], a[1]);
 		break;
@@ -648,6 +646,17 @@ static void emit_event(Capture *c, Stream *s)
 		}
 		break;
 	}
+	case 'u':
+		/* A program that runs untraced (set-user-id, 32-bit): the capture
+		   says so, the caller warns. */
+		if (sscanf(t, "u %" SCNx64 " %n", &a[0], &name_at) != 1 || name_at < 0)
+			bad_event(s, "u");
+		kern_line(c, "# untraced %s: run without the recorder (set-user-id, set-group-id, "
+			     "with capabilities or 32-bit): task %" PRIx64 " and what it starts "
+			     "are missing",
+			  t + name_at, a[0]);
+		g_ptr_array_add(c->sum->untraced, g_strdup(t + name_at));
+		break;
 	case 'N':
 		if (sscanf(t, "N %" SCNx64 " %" SCNx64 " %n", &a[0], &a[1], &name_at) != 2 ||
 		    name_at < 0)
@@ -715,7 +724,7 @@ static G_NO_INLINE void merge(Decoder *d, Capture *c, GPtrArray *paths, Stream *
 	for (size_t i = n; i-- > 0;)
 		sift_down(heap, n, i);
 
-	write_out(c, c->ref, "LPREF64\x01", 8);
+	write_out(c, c->ref, LP_REF64_HEADER, LP_REF64_HEADER_SIZE);
 	kern_line(c, "# recorded by laplace-record %s, a Valgrind tool", LP_RECORD_TOOL_VERSION);
 	uint64_t last = 0;
 	bool any = false;
@@ -745,10 +754,21 @@ static G_NO_INLINE void merge(Decoder *d, Capture *c, GPtrArray *paths, Stream *
 	c->refbuf_len = 0;
 }
 
+/* Every stream is open at once while they are merged, one a process. */
+static void raise_open_files_limit(void)
+{
+	struct rlimit lim;
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+		lim.rlim_cur = lim.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &lim);
+	}
+}
+
 int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record_summary *sum,
 		     lp_error *err)
 {
 	memset(sum, 0, sizeof *sum);
+	sum->untraced = g_ptr_array_new_with_free_func(g_free);
 	DIR *dh = opendir(dir);
 	if (!dh)
 		return lp_fail(err, LP_EIO, "%s: %s", dir, strerror(errno));
@@ -762,6 +782,7 @@ int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record
 		g_ptr_array_free(paths, TRUE);
 		return lp_fail(err, LP_EINPUT, "%s: no streams", dir);
 	}
+	raise_open_files_limit();
 	/* The order of the directory's entries must not matter. */
 	g_ptr_array_sort(paths, by_path);
 	sum->streams = paths->len;
@@ -791,5 +812,48 @@ int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record
 	g_free(c);
 	g_free(heap);
 	g_ptr_array_free(paths, TRUE);
+	return rc;
+}
+
+void lp_record_summary_clear(lp_record_summary *sum)
+{
+	if (sum && sum->untraced) {
+		g_ptr_array_free(sum->untraced, TRUE);
+		sum->untraced = NULL;
+	}
+}
+
+static void put_varint(GByteArray *b, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7) {
+		uint8_t byte = (uint8_t)(v | 0x80);
+		g_byte_array_append(b, &byte, 1);
+	}
+	uint8_t last = (uint8_t)v;
+	g_byte_array_append(b, &last, 1);
+}
+
+int lp_record_write_untraced(const char *dir, uint64_t task, const char *path, lp_error *err)
+{
+	char *text = g_strdup_printf("u %" PRIx64 " %s", task, path);
+	size_t len = MIN(strlen(text), (size_t)MAX_EVENT_TEXT);
+	GByteArray *b = g_byte_array_new();
+	const uint8_t event = TAG_EVENT;
+	g_byte_array_append(b, (const uint8_t *)STREAM_MAGIC, 8);
+	put_varint(b, 1); /* vas */
+	put_varint(b, task);
+	g_byte_array_append(b, &event, 1);
+	put_varint(b, 1); /* timestamp */
+	put_varint(b, len);
+	g_byte_array_append(b, (const uint8_t *)text, (guint)len);
+	char *stream = g_build_filename(dir, "0.lps", NULL);
+	GError *gerr = NULL;
+	int rc = 0;
+	if (!g_file_set_contents(stream, (const char *)b->data, b->len, &gerr))
+		rc = lp_fail(err, LP_EIO, "%s", gerr->message);
+	g_clear_error(&gerr);
+	g_free(stream);
+	g_byte_array_free(b, TRUE);
+	g_free(text);
 	return rc;
 }

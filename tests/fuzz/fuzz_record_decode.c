@@ -25,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lp_record_summary sum;
 	int rc = lp_record_decode(dir, ref, kern, &sum, &err);
 	FUZZ_CHECK(rc == 0 || ((rc == LP_EINPUT || rc == LP_EIO) && rc == err.status && err.msg[0]));
+	lp_record_summary_clear(&sum);
 	lp_output_abort(ref);
 	lp_output_abort(kern);
 	g_unlink(stream);

@@ -46,6 +46,10 @@ extern const HChar *VG_(find_executable)(const HChar *exec);
 extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2, RegWord a3,
 			      RegWord a4, RegWord a5, RegWord a6, RegWord a7,
 			      RegWord a8);
+extern Int VG_(check_executable)(Bool *is_setuid, const HChar *f, Bool allow_setuid);
+/* --trace-children-skip's patterns: Valgrind runs a program they match
+   untraced (natively) when it is exec'd. */
+extern const HChar *VG_(clo_trace_children_skip);
 
 #define LP_TAG_SBDEF 1
 #define LP_TAG_BLOCK 2
@@ -111,9 +115,22 @@ static UInt lp_stream_gen;  /* changes with each new stream (fork) */
 static ULong lp_last_ts;    /* of the last record written to the stream */
 static Int lp_written_task; /* the task the stream's blocks belong to */
 
+/* A failure of the recorder: said on stderr, and in DIR/failed, so that
+   laplace record can tell it from the command's own exit status 3. */
 static void lp_fail(const HChar *what)
 {
 	VG_(umsg)("laplace-record: %s\n", what);
+	if (lp_dir) {
+		HChar path[4096];
+		VG_(snprintf)(path, sizeof path, "%s/failed", lp_dir);
+		SysRes r = VG_(open)(path, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_APPEND, 0644);
+		if (!sr_isError(r)) {
+			HChar line[256];
+			Int n = (Int)VG_(snprintf)(line, sizeof line, "%s\n", what);
+			VG_(write)((Int)sr_Res(r), line, n);
+			VG_(close)((Int)sr_Res(r));
+		}
+	}
 	VG_(exit)(3);
 }
 
@@ -701,6 +718,51 @@ static void lp_truncated_fd(Int fd, ULong size)
 		lp_truncated(&st, size);
 }
 
+/* Whether PATH is an ELF program of another class than ours (a 32-bit
+   one): this Valgrind has no tool for it. */
+static Bool lp_foreign_elf(const HChar *path)
+{
+	UChar ident[5];
+	SysRes r = VG_(open)(path, VKI_O_RDONLY, 0);
+	if (sr_isError(r))
+		return False;
+	Int n = VG_(read)((Int)sr_Res(r), ident, sizeof ident);
+	VG_(close)((Int)sr_Res(r));
+	return n == (Int)sizeof ident && ident[0] == 0x7f && ident[1] == 'E' && ident[2] == 'L' &&
+	       ident[3] == 'F' && ident[4] != 2 /* ELFCLASS64 */;
+}
+
+/* Programs the recorder cannot run are run untraced, and the stream says
+   so (u): a set-user-id, set-group-id or set-capability program (Valgrind
+   would run it without its privileges, and with --trace-children=yes it
+   fails the exec: the decision is Valgrind's own check on the path as
+   given), and a 32-bit one (no tool for it). A path with a comma cannot be
+   a pattern: its exec goes as under Valgrind alone. */
+static void lp_untraced_exec(ThreadId tid, UInt sysno, const UWord *args)
+{
+	static HChar pattern[4200];
+	const HChar *path = (const HChar *)(sysno == __NR_execve ? args[0] : args[1]);
+	Bool is_setuid = False;
+	VG_(clo_trace_children_skip) = NULL;
+	if (!path || (sysno == __NR_execveat && (Int)args[0] != VKI_AT_FDCWD && path[0] != '/') ||
+	    VG_(strchr)(path, ','))
+		return;
+	Bool privileged = VG_(check_executable)(&is_setuid, path, False) != 0 && is_setuid;
+	if (!privileged && !lp_foreign_elf(path))
+		return;
+	/* Valgrind's patterns take * and ? as wildcards, \\ before any
+	   character as that character. */
+	Int n = 0;
+	for (const HChar *p = path; *p && n < (Int)sizeof pattern - 2; p++) {
+		if (*p == '*' || *p == '?' || *p == '\\')
+			pattern[n++] = '\\';
+		pattern[n++] = *p;
+	}
+	pattern[n] = '\0';
+	VG_(clo_trace_children_skip) = pattern;
+	lp_event("u %x %s", lp_task_of[tid], path);
+}
+
 /* The file an unlink is about to remove its last name of, by thread. */
 static struct vg_stat *lp_unlinking;
 static Bool *lp_unlinking_last;
@@ -710,8 +772,10 @@ static void lp_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 	(void)nargs;
 	/* A successful exec ends this instance without a word: write what it
 	   has. */
-	if (sysno == __NR_execve || sysno == __NR_execveat)
+	if (sysno == __NR_execve || sysno == __NR_execveat) {
+		lp_untraced_exec(tid, sysno, args);
 		lp_buf_write_out();
+	}
 	if (sysno == __NR_unlink || sysno == __NR_unlinkat) {
 		const HChar *path = (const HChar *)(sysno == __NR_unlink ? args[0] : args[1]);
 		Bool resolvable = sysno == __NR_unlink || (Int)args[0] == VKI_AT_FDCWD ||

@@ -1,0 +1,399 @@
+/* laplace record's front end (record.h). */
+#include "record/record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "io/staging.h"
+
+extern char **environ;
+
+/* The directory holding the tool: LAPLACE_RECORDER_DIR when set; else, for
+   laplace in BINDIR, BINDIR/../libexec/laplace (make install); else, for
+   laplace in the build tree, BUILD/record (make). NULL with err set. */
+static char *find_tool(lp_error *err)
+{
+	const char *env = g_getenv(LP_RECORDER_DIR_ENV);
+	if (env) {
+		char *tool = g_build_filename(env, LP_RECORD_TOOL_FILE, NULL);
+		if (g_file_test(tool, G_FILE_TEST_IS_EXECUTABLE))
+			return tool;
+		lp_fail(err, LP_EIO, "%s: no recorder there (%s=%s)", tool, LP_RECORDER_DIR_ENV, env);
+		g_free(tool);
+		return NULL;
+	}
+	char *self = g_file_read_link("/proc/self/exe", NULL);
+	char *bindir = self ? g_path_get_dirname(self) : g_strdup(".");
+	char *libexec = g_build_filename(bindir, "..", "libexec", "laplace", LP_RECORD_TOOL_FILE, NULL);
+	char *installed = g_canonicalize_filename(libexec, NULL);
+	g_free(libexec);
+	char *built = g_build_filename(bindir, "record", LP_RECORD_TOOL_FILE, NULL);
+	char *tool = NULL;
+	if (g_file_test(installed, G_FILE_TEST_IS_EXECUTABLE))
+		tool = g_strdup(installed);
+	else if (g_file_test(built, G_FILE_TEST_IS_EXECUTABLE))
+		tool = g_strdup(built);
+	else
+		lp_fail(err, LP_EIO,
+			"the recorder is not installed: no %s or %s (make builds it when Valgrind's "
+			"development files, the valgrind package, are there)",
+			installed, built);
+	g_free(self);
+	g_free(bindir);
+	g_free(installed);
+	g_free(built);
+	return tool;
+}
+
+/* Valgrind's own directory of tools and preloaded libraries: beside its
+   launcher, as Valgrind installs it (/usr/bin/valgrind,
+   /usr/libexec/valgrind). */
+static char *find_valgrind_lib(const char *launcher, lp_error *err)
+{
+	char *bindir = g_path_get_dirname(launcher);
+	char *lib = g_build_filename(bindir, "..", "libexec", "valgrind", NULL);
+	g_free(bindir);
+	char *preload = g_build_filename(lib, "vgpreload_core-amd64-linux.so", NULL);
+	bool there = g_file_test(preload, G_FILE_TEST_EXISTS);
+	g_free(preload);
+	if (there)
+		return lib;
+	lp_fail(err, LP_EIO, "%s: not Valgrind's directory of tools (no vgpreload_core-amd64-linux.so)",
+		lib);
+	g_free(lib);
+	return NULL;
+}
+
+/* Valgrind looks for every tool, and its own preloaded libraries, in one
+   directory (VALGRIND_LIB): LIB, made of links to Valgrind's and one to
+   ours. */
+static int make_tool_dir(const char *lib, const char *valgrind_lib, const char *tool,
+			 lp_error *err)
+{
+	if (g_mkdir(lib, 0777) != 0)
+		return lp_fail(err, LP_EIO, "cannot create %s: %s", lib, g_strerror(errno));
+	GDir *dir = g_dir_open(valgrind_lib, 0, NULL);
+	if (!dir)
+		return lp_fail(err, LP_EIO, "cannot read %s: %s", valgrind_lib, g_strerror(errno));
+	int rc = 0;
+	const char *name;
+	while (!rc && (name = g_dir_read_name(dir))) {
+		char *target = g_build_filename(valgrind_lib, name, NULL);
+		char *link = g_build_filename(lib, name, NULL);
+		if (symlink(target, link) != 0)
+			rc = lp_fail(err, LP_EIO, "cannot create %s: %s", link, g_strerror(errno));
+		g_free(target);
+		g_free(link);
+	}
+	g_dir_close(dir);
+	if (rc)
+		return rc;
+	char *absolute = g_canonicalize_filename(tool, NULL);
+	char *link = g_build_filename(lib, LP_RECORD_TOOL_FILE, NULL);
+	unlink(link); /* a Valgrind that ships a tool of that name: ours */
+	if (symlink(absolute, link) != 0)
+		rc = lp_fail(err, LP_EIO, "cannot create %s: %s", link, g_strerror(errno));
+	g_free(absolute);
+	g_free(link);
+	return rc;
+}
+
+/* Whether the recorder cannot run the program, which then runs untraced:
+   Valgrind refuses one that asks for privileges (set-user-id,
+   set-group-id, file capabilities: it would run without them), as it
+   checks; and has no tool for a 32-bit one. */
+static bool untraceable(const char *program)
+{
+	struct stat st;
+	if (stat(program, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
+		return true;
+	if (getxattr(program, "security.capability", NULL, 0) >= 0)
+		return true;
+	unsigned char ident[5];
+	FILE *f = fopen(program, "rb");
+	size_t n = f ? fread(ident, 1, sizeof ident, f) : 0;
+	if (f)
+		fclose(f);
+	return n == sizeof ident && !memcmp(ident, "\x7f" "ELF", 4) && ident[4] != 2 /* ELFCLASS64 */;
+}
+
+/* Whatever the command starts is reaped here when its parent is gone, so
+   that the recording lasts until every traced process has written its
+   stream. */
+static void become_subreaper(void)
+{
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+/* The command's run: started, then waited for with its descendants. */
+typedef struct {
+	pid_t pid;
+	int status;       /* its wait status */
+	bool ended;       /* the command itself was reaped */
+	bool interrupted; /* a first SIGINT came */
+} Run;
+
+/* Waits until the command and everything it started have ended, handling
+   the signals record.h describes; abandoning, it removes scratch and
+   exits. */
+static void wait_for_command(Run *run, const sigset_t *waited, lp_staged *scratch)
+{
+	for (;;) {
+		pid_t pid;
+		int status;
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			if (pid == run->pid) {
+				run->status = status;
+				run->ended = true;
+			}
+		if (pid < 0 && errno == ECHILD)
+			return;
+		siginfo_t info;
+		int sig = sigwaitinfo(waited, &info);
+		if (sig < 0 || sig == SIGCHLD)
+			continue;
+		if (sig == SIGINT && !run->interrupted) {
+			run->interrupted = true;
+			continue;
+		}
+		if (!run->ended)
+			kill(run->pid, sig == SIGINT ? SIGKILL : sig);
+		lp_staged_discard(scratch);
+		fprintf(stderr, "laplace record: %s: the capture is abandoned\n",
+			sig == SIGINT ? "interrupted again" : strsignal(sig));
+		_exit(128 + sig);
+	}
+}
+
+static int start_command(Run *run, const char *program, char **argv, char **envp,
+			 const sigset_t *mask, lp_error *err)
+{
+	posix_spawnattr_t attr;
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, mask);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	int e = posix_spawn(&run->pid, program, NULL, &attr, argv, envp);
+	posix_spawnattr_destroy(&attr);
+	if (e)
+		return lp_fail(err, LP_EIO, "cannot start %s: %s", program, g_strerror(e));
+	return 0;
+}
+
+/* The outputs that exist, when they must not be replaced: a usage error
+   naming them. */
+static int refuse_existing(const char *const *paths, size_t n, lp_error *err)
+{
+	GString *found = g_string_new(NULL);
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (lstat(paths[i], &st) == 0) {
+			g_string_append_printf(found, "%s%s", count ? " and " : "", paths[i]);
+			count++;
+		}
+	}
+	int rc = 0;
+	if (count)
+		rc = lp_fail(err, LP_EUSAGE, "%s already exist%s; use --force to replace %s",
+			     found->str, count > 1 ? "" : "s", count > 1 ? "them" : "it");
+	g_string_free(found, TRUE);
+	return rc;
+}
+
+/* The recorder's own failure, told by the tool in DIR/failed. */
+static int tool_failed(const char *streams, lp_error *err)
+{
+	char *path = g_build_filename(streams, "failed", NULL);
+	char *text = NULL;
+	int rc = 0;
+	if (g_file_get_contents(path, &text, NULL, NULL)) {
+		g_strchomp(text);
+		char *newline = strchr(text, '\n');
+		if (newline)
+			*newline = '\0';
+		rc = lp_fail(err, LP_EIO, "the recorder failed: %s", text);
+	}
+	g_free(text);
+	g_free(path);
+	return rc;
+}
+
+/* Decodes the streams into the two outputs and publishes them together. */
+static int write_capture(const lp_record_request *rq, const char *streams, lp_record_result *res,
+			 lp_error *err)
+{
+	lp_output *ref = lp_output_open(res->ref_path, rq->compress, err);
+	if (!ref)
+		return err->status;
+	lp_output *kern = lp_output_open(res->kern_path, LP_COMPRESS_NONE, err);
+	if (!kern) {
+		lp_output_abort(ref);
+		return err->status;
+	}
+	lp_staged *staged[2] = {NULL, NULL};
+	int rc = lp_record_decode(streams, ref, kern, &res->sum, err);
+	rc = lp_output_stage(ref, rc, &staged[0], err);
+	rc = lp_output_stage(kern, rc, &staged[1], err);
+	if (rc) {
+		lp_staged_discard(staged[0]);
+		lp_staged_discard(staged[1]);
+		return rc;
+	}
+	return lp_stage_publish(staged, 2, err);
+}
+
+static bool has_streams(const char *streams)
+{
+	GDir *dir = g_dir_open(streams, 0, NULL);
+	const char *name;
+	bool found = false;
+	while (dir && !found && (name = g_dir_read_name(dir)))
+		found = g_str_has_suffix(name, ".lps");
+	if (dir)
+		g_dir_close(dir);
+	return found;
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *err)
+{
+	memset(res, 0, sizeof *res);
+	res->ref_path = g_strconcat(rq->prefix, rq->compress == LP_COMPRESS_ZSTD ? ".ref.zst" : ".ref",
+				    NULL);
+	res->kern_path = g_strconcat(rq->prefix, ".kern", NULL);
+	const char *outputs[] = {res->ref_path, res->kern_path};
+	if (!rq->force && refuse_existing(outputs, 2, err))
+		return err->status;
+	if (lp_check_outputs(NULL, 0, outputs, 2, err))
+		return err->status;
+	char *program = g_find_program_in_path(rq->argv[0]);
+	if (!program)
+		return lp_fail(err, LP_EUSAGE, "%s: command not found", rq->argv[0]);
+	bool untraced = untraceable(program);
+	char *launcher = NULL, *valgrind_lib = NULL, *tool = NULL, *scratch_name = NULL;
+	char *lib = NULL, *streams = NULL, **envp = NULL;
+	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
+	lp_staged *scratch = NULL;
+	int rc = 0;
+	if (!untraced) {
+		if (!(launcher = g_find_program_in_path("valgrind")))
+			rc = lp_fail(err, LP_EIO, "valgrind is not installed (it runs the recorder)");
+		else if (!(valgrind_lib = find_valgrind_lib(launcher, err)) || !(tool = find_tool(err)))
+			rc = err->status;
+	}
+	if (rc)
+		goto out;
+	/* The streams go beside the capture, on its file system: they are
+	   large, and the clock page in them is shared by every traced
+	   process. */
+	scratch_name = g_strconcat(rq->prefix, ".record", NULL);
+	if (!(scratch = lp_stage_dir(AT_FDCWD, scratch_name, false))) {
+		rc = lp_fail(err, LP_EIO, "cannot create a directory beside %s: %s", rq->prefix,
+			     g_strerror(errno));
+		goto out;
+	}
+	/* Absolute: the command may change its directory before it starts
+	   others. */
+	char *scratch_path = g_canonicalize_filename(lp_staged_path(scratch), NULL);
+	lib = g_build_filename(scratch_path, "lib", NULL);
+	streams = g_build_filename(scratch_path, "streams", NULL);
+	g_free(scratch_path);
+	if (g_mkdir(streams, 0777) != 0) {
+		rc = lp_fail(err, LP_EIO, "cannot create %s: %s", streams, g_strerror(errno));
+		goto out;
+	}
+	if (!untraced && (rc = make_tool_dir(lib, valgrind_lib, tool, err)))
+		goto out;
+	/* The command as it was given: Valgrind finds it through PATH as the
+	   shell would, and it keeps its argv[0]. */
+	if (!untraced) {
+		g_ptr_array_add(args, g_strdup(launcher));
+		g_ptr_array_add(args, g_strdup("-q"));
+		g_ptr_array_add(args, g_strdup("--tool=laplace-record"));
+		g_ptr_array_add(args, g_strdup("--trace-children=yes"));
+		g_ptr_array_add(args, g_strconcat("--lp-dir=", streams, NULL));
+	}
+	for (char **a = rq->argv; *a; a++)
+		g_ptr_array_add(args, g_strdup(*a));
+	g_ptr_array_add(args, NULL);
+	envp = g_get_environ();
+	if (!untraced)
+		envp = g_environ_setenv(envp, "VALGRIND_LIB", lib, TRUE);
+
+	sigset_t waited, old;
+	sigemptyset(&waited);
+	sigaddset(&waited, SIGINT);
+	sigaddset(&waited, SIGTERM);
+	/* An ignored SIGHUP (nohup) stays ignored: blocked, it would wait
+	   here to be taken. */
+	if (!lp_signal_ignored(SIGHUP))
+		sigaddset(&waited, SIGHUP);
+	sigaddset(&waited, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &waited, &old);
+	become_subreaper();
+	gint64 start = g_get_monotonic_time();
+	Run run = {0};
+	if ((rc = start_command(&run, untraced ? program : launcher, (char **)args->pdata, envp,
+				&old, err))) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		goto out;
+	}
+	wait_for_command(&run, &waited, scratch);
+	/* From now on a signal ends the run and removes what it made. */
+	lp_stage_handle_signals();
+	res->interrupted = run.interrupted;
+	res->command_status = WIFSIGNALED(run.status) ? 128 + WTERMSIG(run.status)
+						       : WEXITSTATUS(run.status);
+	if ((rc = tool_failed(streams, err)))
+		goto out;
+	if (untraced && (rc = lp_record_write_untraced(streams, (uint64_t)run.pid, program, err)))
+		goto out;
+	if (!has_streams(streams)) {
+		rc = lp_fail(err, LP_EIO, "the recorder wrote nothing (Valgrind says why above)");
+		goto out;
+	}
+	if ((rc = write_capture(rq, streams, res, err)))
+		goto out;
+	res->bytes = file_size(res->ref_path) + file_size(res->kern_path);
+	res->wall_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+out:
+	lp_staged_discard(scratch);
+	g_strfreev(envp);
+	g_ptr_array_free(args, TRUE);
+	g_free(program);
+	g_free(launcher);
+	g_free(valgrind_lib);
+	g_free(tool);
+	g_free(scratch_name);
+	g_free(lib);
+	g_free(streams);
+	return rc;
+}
+
+void lp_record_result_clear(lp_record_result *res)
+{
+	if (!res)
+		return;
+	g_free(res->ref_path);
+	g_free(res->kern_path);
+	lp_record_summary_clear(&res->sum);
+	res->ref_path = res->kern_path = NULL;
+}
