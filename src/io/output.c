@@ -202,7 +202,9 @@ static int flush_buf(lp_output *out, lp_error *err)
 {
 	int r;
 	if (out->pool) {
-		r = lp_piece_pool_submit(out->pool, NULL, out->name, out->buf, out->used, err);
+		void *piece = out->buf; /* handed over, and another taken back */
+		r = lp_piece_pool_give(out->pool, NULL, out->name, &piece, out->used, err);
+		out->buf = piece;
 		out->piece_sent = true;
 	} else {
 		r = write_all(out, out->buf, out->used, err);

@@ -188,19 +188,48 @@ static int write_oldest(lp_piece_pool *p, lp_error *err)
 	return rc;
 }
 
-int lp_piece_pool_submit(lp_piece_pool *p, void *file, const char *path, const void *data, size_t n,
-			 lp_error *err)
+/* The slot for the next piece, once free (the oldest written if none is),
+ * or NULL with the status in *rc. */
+static piece_slot *next_slot(lp_piece_pool *p, int *rc, lp_error *err)
 {
-	int rc;
-	if (lp_workpool_full(p->work) && (rc = write_oldest(p, err)))
-		return rc;
+	if (lp_workpool_full(p->work) && (*rc = write_oldest(p, err)))
+		return NULL;
 	piece_slot *s = &p->slots[p->next];
 	p->next = (p->next + 1) % p->nslots;
-	memcpy(s->data, data, n);
+	return s;
+}
+
+static void queue_piece(lp_piece_pool *p, piece_slot *s, void *file, const char *path, size_t n)
+{
 	s->n = n;
 	s->file = file;
 	s->path = g_strdup(path);
 	lp_workpool_submit(p->work, s);
+}
+
+int lp_piece_pool_submit(lp_piece_pool *p, void *file, const char *path, const void *data, size_t n,
+			 lp_error *err)
+{
+	int rc = 0;
+	piece_slot *s = next_slot(p, &rc, err);
+	if (!s)
+		return rc;
+	memcpy(s->data, data, n);
+	queue_piece(p, s, file, path, n);
+	return 0;
+}
+
+int lp_piece_pool_give(lp_piece_pool *p, void *file, const char *path, void **buf, size_t n,
+		       lp_error *err)
+{
+	int rc = 0;
+	piece_slot *s = next_slot(p, &rc, err);
+	if (!s)
+		return rc;
+	char *mine = s->data;
+	s->data = *buf;
+	*buf = mine;
+	queue_piece(p, s, file, path, n);
 	return 0;
 }
 

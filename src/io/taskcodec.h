@@ -44,6 +44,11 @@ lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_
  * or write (err set), in the order of the pieces. */
 int lp_piece_pool_submit(lp_piece_pool *p, void *file, const char *path, const void *data, size_t n,
 			 lp_error *err);
+/* As submit, without the copy: *buf (g_malloc'd, max_piece bytes, its
+ * first n the piece) becomes the pool's, and *buf is set to a buffer of
+ * the pool's, as large, for the caller's next piece. */
+int lp_piece_pool_give(lp_piece_pool *p, void *file, const char *path, void **buf, size_t n,
+		       lp_error *err);
 /* Compress and write every piece queued. 0 or a status, as submit. */
 int lp_piece_pool_drain(lp_piece_pool *p, lp_error *err);
 /* Pieces not yet written are dropped. */
