@@ -151,10 +151,10 @@ ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const cha
  *
  * A job is a batch of consecutive pieces, up to BATCH_BYTES of them (one
  * piece at least), compressed one after another by one coder: task files'
- * pieces are 64 KiB, and handing each over alone (a wake-up, a thread
- * switch, a coder's tables brought into another cache) took a sixth of the
- * per-process merge's CPU time on top of compressing (bench/RESULTS.md).
- * Each piece is still its own member or frame: the bytes are the same. */
+ * pieces are 64 KiB, and handing each over alone (a wake-up and a thread
+ * switch a piece, a coder's tables brought into another cache) cost the
+ * per-process merge 6% more CPU time (bench/RESULTS.md, issue 28). Each
+ * piece is still its own member or frame: the bytes are the same. */
 #define BATCH_BYTES (1u << 20)
 
 typedef struct piece {
