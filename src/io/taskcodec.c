@@ -62,8 +62,8 @@ struct lp_piece_coder {
 	size_t out_cap;
 };
 
-/* A coder whose output buffer holds pieces compressed of them (each of at
- * most max_piece bytes), one after another. */
+/* A coder whose output buffer holds that many pieces of at most max_piece
+ * bytes once compressed, one after another. */
 static lp_piece_coder *coder_new(enum lp_compress method, int level, size_t max_piece,
 				 unsigned pieces)
 {
@@ -258,11 +258,10 @@ static void queue_open(lp_piece_pool *p)
 }
 
 /* Room in the open batch for one more piece (a new batch in the next slot,
- * once free, if it has none), or a write's or compression's failure. */
+ * once free, if none is open: a full one has gone at once), or a write's
+ * or compression's failure. */
 static int make_room(lp_piece_pool *p, lp_error *err)
 {
-	if (p->open && p->open->npieces == p->batch_pieces)
-		queue_open(p);
 	if (p->open)
 		return 0;
 	int rc;
