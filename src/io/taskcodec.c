@@ -235,19 +235,15 @@ static void batch_clear(piece_batch *b)
 }
 
 /* Wait for the oldest batch and write its pieces (or report the failure
- * of its first piece that failed, after the pieces before it). Pieces of
- * one file in a row lie one after another: they go in one write. */
+ * of its first piece that failed, after the pieces before it). */
 static int write_oldest(lp_piece_pool *p, lp_error *err)
 {
 	int rc;
 	piece_batch *b = lp_workpool_take(p->work, &rc, err);
 	int wrc = 0;
-	for (unsigned k = 0, end; !wrc && k < b->ndone; k = end) {
-		size_t n = 0;
-		for (end = k; end < b->ndone && b->pieces[end].file == b->pieces[k].file; end++)
-			n += (size_t)b->pieces[end].len;
-		wrc = p->write(p->ctx, b->pieces[k].file, b->coder->out + b->pieces[k].out_at, n, err);
-	}
+	for (unsigned k = 0; !wrc && k < b->ndone; k++)
+		wrc = p->write(p->ctx, b->pieces[k].file, b->coder->out + b->pieces[k].out_at,
+			       (size_t)b->pieces[k].len, err);
 	batch_clear(b);
 	return wrc ? wrc : rc;
 }

@@ -33,9 +33,9 @@ ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const cha
 			const void **out, lp_error *err);
 /* Pieces compressed by up to threads workers (lp_workpool) and written in
  * the order they were given, through write (called in the caller's thread
- * only, from submit, give and drain; consecutive pieces of one file may
- * come in one call): pieces go to the workers in batches of up to 1 MiB
- * (one piece at least), at most 2 * threads + 2 batches in flight. */
+ * only, from submit, give and drain): pieces go to the workers in batches
+ * of up to 1 MiB (one piece at least), at most 2 * threads + 2 batches in
+ * flight. */
 typedef struct lp_piece_pool lp_piece_pool;
 typedef int (*lp_piece_write_fn)(void *ctx, void *file, const void *data, size_t n, lp_error *err);
 /* NULL if a compressor cannot start. */
