@@ -40,6 +40,7 @@ struct lp_output {
 	unsigned char *buf; /* bytes waiting: a piece being filled when compressed */
 	size_t used;
 	lp_piece_pool *pool; /* compressed outputs only */
+	size_t unstarted;    /* staged: bytes written since the writeback started */
 	bool piece_sent;     /* an empty compressed output still gets one */
 };
 
@@ -177,6 +178,7 @@ static int write_failed(lp_output *out, lp_error *err)
 
 static int write_all(lp_output *out, const unsigned char *p, size_t n, lp_error *err)
 {
+	size_t total = n;
 	while (n > 0) {
 		ssize_t w = write(out->fd, p, n);
 		if (w < 0) {
@@ -187,6 +189,8 @@ static int write_all(lp_output *out, const unsigned char *p, size_t n, lp_error 
 		p += w;
 		n -= (size_t)w;
 	}
+	if (out->staged)
+		lp_stage_wrote(out->fd, &out->unstarted, total);
 	return 0;
 }
 
@@ -202,7 +206,9 @@ static int flush_buf(lp_output *out, lp_error *err)
 {
 	int r;
 	if (out->pool) {
-		r = lp_piece_pool_submit(out->pool, NULL, out->name, out->buf, out->used, err);
+		void *piece = out->buf; /* handed over, and another taken back */
+		r = lp_piece_pool_give(out->pool, NULL, out->name, &piece, out->used, err);
+		out->buf = piece;
 		out->piece_sent = true;
 	} else {
 		r = write_all(out, out->buf, out->used, err);

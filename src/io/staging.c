@@ -389,6 +389,22 @@ bool lp_stage_syncs(void) { return syncing; }
 
 int lp_fsync(int fd) { return syncing ? fsync(fd) : 0; }
 
+#define WRITEBACK_STEP (4u << 20)
+
+void lp_stage_wrote(int fd, size_t *unstarted, size_t n)
+{
+	*unstarted += n;
+	if (*unstarted < WRITEBACK_STEP)
+		return;
+	*unstarted = 0;
+#ifdef SYNC_FILE_RANGE_WRITE
+	if (lp_stage_syncs())
+		sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+	(void)fd;
+#endif
+}
+
 int lp_sync_fd(int fd, const char *what, lp_error *err)
 {
 	if (lp_fsync(fd) < 0)

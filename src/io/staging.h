@@ -53,6 +53,13 @@ void lp_staged_discard(lp_staged *s);
 int lp_sync_fd(int fd, const char *what, lp_error *err);
 /* fsync(fd), or nothing once syncing is off; 0 or -1 with errno set. */
 int lp_fsync(int fd);
+/* n more bytes were written to the staged file fd, *unstarted of them
+ * before since its writeback was last started: every few MiB it is started
+ * again (when syncing), so that the disk writes while the run goes on and
+ * the final fsync has little left to wait for (the kernel itself would
+ * wait for a tenth of memory to be dirty). Only a start: the fsync says
+ * what failed. */
+void lp_stage_wrote(int fd, size_t *unstarted, size_t n);
 /* Syncing is on by default; --no-sync turns it off for a process whose
  * outputs are scratch data (an output is still published only when
  * complete, but a power cut may lose it). */

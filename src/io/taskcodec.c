@@ -62,7 +62,10 @@ struct lp_piece_coder {
 	size_t out_cap;
 };
 
-lp_piece_coder *lp_piece_coder_new(enum lp_compress method, int level, size_t max_piece)
+/* A coder whose output buffer holds that many pieces of at most max_piece
+ * bytes once compressed, one after another. */
+static lp_piece_coder *coder_new(enum lp_compress method, int level, size_t max_piece,
+				 unsigned pieces)
 {
 	lp_piece_coder *c = g_new0(lp_piece_coder, 1);
 	c->method = method;
@@ -87,8 +90,14 @@ lp_piece_coder *lp_piece_coder_new(enum lp_compress method, int level, size_t ma
 		}
 		c->out_cap = ZSTD_compressBound(max_piece);
 	}
+	c->out_cap *= pieces;
 	c->out = g_malloc(c->out_cap);
 	return c;
+}
+
+lp_piece_coder *lp_piece_coder_new(enum lp_compress method, int level, size_t max_piece)
+{
+	return coder_new(method, level, max_piece, 1);
 }
 
 void lp_piece_coder_free(lp_piece_coder *c)
@@ -101,10 +110,13 @@ void lp_piece_coder_free(lp_piece_coder *c)
 	g_free(c);
 }
 
-ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const char *path,
-			const void **out, lp_error *err)
+/* data[0, n) as one member or frame at c->out + at: its length, or -1 with
+ * err set. The room from at on holds the worst case of n bytes. */
+static ssize_t encode_at(lp_piece_coder *c, const void *data, size_t n, size_t at, const char *path,
+			 lp_error *err)
 {
-	*out = c->out;
+	unsigned char *dst = c->out + at;
+	size_t room = c->out_cap - at;
 	if (c->method == LP_COMPRESS_GZIP) {
 		isal_deflate_init(&c->zs);
 		c->zs.gzip_flag = IGZIP_GZIP;
@@ -115,46 +127,79 @@ ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const cha
 		c->zs.flush = NO_FLUSH;
 		c->zs.next_in = (uint8_t *)data;
 		c->zs.avail_in = (uint32_t)n;
-		c->zs.next_out = c->out;
-		c->zs.avail_out = (uint32_t)c->out_cap;
+		c->zs.next_out = dst;
+		c->zs.avail_out = (uint32_t)room;
 		/* The output buffer holds the worst case: one call ends the member. */
 		if (isal_deflate(&c->zs) != COMP_OK || c->zs.internal_state.state != ZSTATE_END)
 			return lp_fail(err, LP_EIO, "cannot compress %s: gzip compression failed", path), -1;
-		return (ssize_t)(c->out_cap - c->zs.avail_out);
+		return (ssize_t)(room - c->zs.avail_out);
 	}
-	size_t len = ZSTD_compress2(c->cctx, c->out, c->out_cap, data, n);
+	size_t len = ZSTD_compress2(c->cctx, dst, room, data, n);
 	if (ZSTD_isError(len))
 		return lp_fail(err, LP_EIO, "cannot compress %s: zstd: %s", path, ZSTD_getErrorName(len)), -1;
 	return (ssize_t)len;
 }
 
-/* ---- the pool: pieces as jobs of a work pool, a slot each ---- */
+ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const char *path,
+			const void **out, lp_error *err)
+{
+	*out = c->out;
+	return encode_at(c, data, n, 0, path, err);
+}
 
-typedef struct piece_slot {
-	lp_piece_coder *coder;
-	char *data;
-	size_t n;
+/* ---- the pool: batches of pieces as jobs of a work pool, a slot each ----
+ *
+ * A job is a batch of consecutive pieces, up to BATCH_BYTES of them (one
+ * piece at least), compressed one after another by one coder: task files'
+ * pieces are 64 KiB, and handing each over alone (a wake-up and a thread
+ * switch a piece, a coder's tables brought into another cache) cost the
+ * per-process merge 6% more CPU time (bench/RESULTS.md, issue 28). Each
+ * piece is still its own member or frame: the bytes are the same. */
+#define BATCH_BYTES (1u << 20)
+
+typedef struct piece {
 	void *file;
 	char *path;
-	const void *out;
+	size_t n;      /* its bytes, at the batch's data + (its index) * max_piece */
+	size_t out_at; /* compressed, at the coder's out + out_at */
 	ssize_t len;
-} piece_slot;
+} piece;
+
+typedef struct piece_batch {
+	lp_piece_coder *coder;
+	char *data;        /* piece k's bytes at k * max_piece */
+	piece *pieces;
+	unsigned npieces;
+	unsigned ndone;    /* compressed; short of npieces if one failed */
+} piece_batch;
 
 struct lp_piece_pool {
 	lp_workpool *work;
-	piece_slot *slots;
+	piece_batch *slots;
 	unsigned nslots;
-	unsigned next; /* the slot of the next piece: the ring follows the pool's */
+	unsigned next;        /* the slot of the next batch: the ring follows the pool's */
+	piece_batch *open;    /* being filled, not yet given to the work pool */
+	size_t max_piece;
+	unsigned batch_pieces; /* pieces a batch holds at most */
 	lp_piece_write_fn write;
 	void *ctx;
 };
 
-static int encode_piece(void *ctx, void *job, lp_error *err)
+static int encode_batch(void *ctx, void *job, lp_error *err)
 {
-	(void)ctx;
-	piece_slot *s = job;
-	s->len = lp_piece_encode(s->coder, s->data, s->n, s->path, &s->out, err);
-	return s->len < 0 ? err->status : 0;
+	const lp_piece_pool *p = ctx;
+	piece_batch *b = job;
+	size_t at = 0;
+	for (b->ndone = 0; b->ndone < b->npieces; b->ndone++) {
+		piece *pc = &b->pieces[b->ndone];
+		pc->out_at = at;
+		pc->len = encode_at(b->coder, b->data + (size_t)b->ndone * p->max_piece, pc->n, at, pc->path,
+				    err);
+		if (pc->len < 0)
+			return err->status;
+		at += (size_t)pc->len;
+	}
+	return 0;
 }
 
 lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_piece,
@@ -162,50 +207,120 @@ lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_
 {
 	lp_piece_pool *p = g_new0(lp_piece_pool, 1);
 	p->nslots = 2 * threads + 2;
-	p->slots = g_new0(piece_slot, p->nslots);
+	p->slots = g_new0(piece_batch, p->nslots);
+	p->max_piece = max_piece;
+	p->batch_pieces = (unsigned)MAX(BATCH_BYTES / MAX(max_piece, 1), 1);
 	p->write = write;
 	p->ctx = ctx;
 	for (unsigned i = 0; i < p->nslots; i++) {
-		p->slots[i].data = g_malloc(max_piece);
-		if (!(p->slots[i].coder = lp_piece_coder_new(method, level, max_piece))) {
+		piece_batch *b = &p->slots[i];
+		b->data = g_malloc(max_piece * p->batch_pieces);
+		b->pieces = g_new0(piece, p->batch_pieces);
+		if (!(b->coder = coder_new(method, level, max_piece, p->batch_pieces))) {
 			lp_piece_pool_free(p);
 			return NULL;
 		}
 	}
-	p->work = lp_workpool_new("laplace-zip", threads, p->nslots, encode_piece, NULL);
+	p->work = lp_workpool_new("laplace-zip", threads, p->nslots, encode_batch, p);
 	return p;
 }
 
-/* Wait for the oldest piece and write it (or report its failure). */
+static void batch_clear(piece_batch *b)
+{
+	for (unsigned k = 0; k < b->npieces; k++) {
+		g_free(b->pieces[k].path);
+		b->pieces[k].path = NULL;
+	}
+	b->npieces = 0;
+}
+
+/* Wait for the oldest batch and write its pieces (or report the failure
+ * of its first piece that failed, after the pieces before it). */
 static int write_oldest(lp_piece_pool *p, lp_error *err)
 {
 	int rc;
-	piece_slot *s = lp_workpool_take(p->work, &rc, err);
-	if (!rc)
-		rc = p->write(p->ctx, s->file, s->out, (size_t)s->len, err);
-	g_free(s->path);
-	s->path = NULL;
-	return rc;
+	piece_batch *b = lp_workpool_take(p->work, &rc, err);
+	int wrc = 0;
+	for (unsigned k = 0; !wrc && k < b->ndone; k++)
+		wrc = p->write(p->ctx, b->pieces[k].file, b->coder->out + b->pieces[k].out_at,
+			       (size_t)b->pieces[k].len, err);
+	batch_clear(b);
+	return wrc ? wrc : rc;
+}
+
+/* Give the open batch to the work pool. */
+static void queue_open(lp_piece_pool *p)
+{
+	if (p->open) {
+		lp_workpool_submit(p->work, p->open);
+		p->open = NULL;
+	}
+}
+
+/* Room in the open batch for one more piece (a new batch in the next slot,
+ * once free, if none is open: a full one has gone at once), or a write's
+ * or compression's failure. */
+static int make_room(lp_piece_pool *p, lp_error *err)
+{
+	if (p->open)
+		return 0;
+	int rc;
+	if (lp_workpool_full(p->work) && (rc = write_oldest(p, err)))
+		return rc;
+	p->open = &p->slots[p->next];
+	p->next = (p->next + 1) % p->nslots;
+	return 0;
+}
+
+/* The open batch's new last piece, its bytes at the returned address. */
+static char *add_piece(lp_piece_pool *p, void *file, const char *path, size_t n)
+{
+	piece_batch *b = p->open;
+	piece *pc = &b->pieces[b->npieces];
+	pc->file = file;
+	pc->path = g_strdup(path);
+	pc->n = n;
+	return b->data + (size_t)b->npieces++ * p->max_piece;
+}
+
+/* A full batch goes at once: its compression need not wait for the next
+ * piece. */
+static void queue_if_full(lp_piece_pool *p)
+{
+	if (p->open->npieces == p->batch_pieces)
+		queue_open(p);
 }
 
 int lp_piece_pool_submit(lp_piece_pool *p, void *file, const char *path, const void *data, size_t n,
 			 lp_error *err)
 {
-	int rc;
-	if (lp_workpool_full(p->work) && (rc = write_oldest(p, err)))
+	int rc = make_room(p, err);
+	if (rc)
 		return rc;
-	piece_slot *s = &p->slots[p->next];
-	p->next = (p->next + 1) % p->nslots;
-	memcpy(s->data, data, n);
-	s->n = n;
-	s->file = file;
-	s->path = g_strdup(path);
-	lp_workpool_submit(p->work, s);
+	memcpy(add_piece(p, file, path, n), data, n);
+	queue_if_full(p);
+	return 0;
+}
+
+int lp_piece_pool_give(lp_piece_pool *p, void *file, const char *path, void **buf, size_t n,
+		       lp_error *err)
+{
+	if (p->batch_pieces > 1)
+		return lp_piece_pool_submit(p, file, path, *buf, n, err);
+	int rc = make_room(p, err);
+	if (rc)
+		return rc;
+	add_piece(p, file, path, n);
+	char *mine = p->open->data;
+	p->open->data = *buf;
+	*buf = mine;
+	queue_if_full(p);
 	return 0;
 }
 
 int lp_piece_pool_drain(lp_piece_pool *p, lp_error *err)
 {
+	queue_open(p);
 	int rc = 0;
 	while (lp_workpool_pending(p->work) && !(rc = write_oldest(p, err)))
 		;
@@ -218,9 +333,10 @@ void lp_piece_pool_free(lp_piece_pool *p)
 		return;
 	lp_workpool_free(p->work);
 	for (unsigned i = 0; i < p->nslots; i++) {
+		batch_clear(&p->slots[i]);
 		lp_piece_coder_free(p->slots[i].coder);
 		g_free(p->slots[i].data);
-		g_free(p->slots[i].path);
+		g_free(p->slots[i].pieces);
 	}
 	g_free(p->slots);
 	g_free(p);

@@ -528,6 +528,30 @@ Test(io, gzip_output_forced) { compressed_round_trip("o", LP_COMPRESS_GZIP, "\x1
 Test(io, zstd_output_forced) { compressed_round_trip("o.txt", LP_COMPRESS_ZSTD, "\x28\xb5\x2f\xfd", 4); }
 Test(io, no_compression_despite_suffix) { compressed_round_trip("o.gz", LP_COMPRESS_NONE, "a", 1); }
 
+/* More pieces of 1 MiB than the pool holds (2 a thread and 2, for 8
+ * threads at most): the output fills again the buffers the pool handed
+ * back, and every byte reads back in order. */
+Test(io, compressed_output_of_more_pieces_than_the_pool_holds)
+{
+	GByteArray *data = pattern((19u << 20) + 4321);
+	const char *names[] = {"many.zst", "many.gz"};
+	for (size_t k = 0; k < G_N_ELEMENTS(names); k++) {
+		char *p = path_of(names[k]);
+		lp_output *out = lp_output_open(p, LP_COMPRESS_AUTO, &err);
+		cr_assert_not_null(out, "%s", err.msg);
+		for (size_t i = 0; i < data->len; i += 100000)
+			cr_assert_eq(lp_output_write(out, data->data + i, MIN(100000, data->len - i), &err), 0);
+		cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+		int status;
+		GByteArray *got = read_all(p, 1 << 20, &status);
+		cr_assert_eq(status, 0, "%s", err.msg);
+		assert_bytes(got, data->data, data->len);
+		g_byte_array_unref(got);
+		g_free(p);
+	}
+	g_byte_array_unref(data);
+}
+
 Test(io, empty_compressed_output_reads_back_empty)
 {
 	char *p = path_of("e.gz");
