@@ -4,7 +4,8 @@
  * records, or text after its "#laplace-ref 64" line. The forms share
  * their decoding loops, made for each form with its sizes as constants
  * (ALWAYS_INLINE), so that the 32-bit forms run the code they ran before
- * the 64-bit ones came. */
+ * the 64-bit ones came. Each form's reader and writer are here; copying a
+ * trace from one form into another (convert, dump) is refcopy.c's. */
 #include "formats/refio.h"
 
 #include <stdbool.h>
@@ -693,3 +694,105 @@ lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum l
 	lp_byte_source_clear(&src); /* what the source did not take */
 	return s;
 }
+
+/* ---- writing: the forms' writers (registry rows' open_sink) ---- */
+
+#define WRITER_BUFFER_SIZE (256u << 10)
+
+struct lp_ref_writer {
+	lp_output *out;
+	enum lp_ref_format format;
+	bool wide; /* the 64-bit form */
+	bool big;
+	size_t used;
+	char buf[WRITER_BUFFER_SIZE];
+};
+
+/* A writer whose output starts with header (NULL: none). */
+static lp_ref_writer *writer_new(lp_output *out, enum lp_ref_format format, bool wide, bool big,
+				 const char *header, size_t header_size)
+{
+	lp_ref_writer *w = g_new(lp_ref_writer, 1);
+	w->out = out;
+	w->format = format;
+	w->wide = wide;
+	w->big = big;
+	w->used = header_size;
+	memcpy(w->buf, header, header_size);
+	return w;
+}
+
+lp_ref_writer *lp_ref_bin_writer_new(lp_output *out, enum lp_endian endian)
+{
+	return writer_new(out, LP_REF_BIN, false, endian == LP_BIG, "", 0);
+}
+
+lp_ref_writer *lp_ref_text_writer_new(lp_output *out, enum lp_endian endian)
+{
+	(void)endian;
+	return writer_new(out, LP_REF_TEXT, false, false, "", 0);
+}
+
+lp_ref_writer *lp_ref64_bin_writer_new(lp_output *out, enum lp_endian endian)
+{
+	(void)endian;
+	return writer_new(out, LP_REF_BIN, true, false, LP_REF64_HEADER, LP_REF64_HEADER_SIZE);
+}
+
+lp_ref_writer *lp_ref64_text_writer_new(lp_output *out, enum lp_endian endian)
+{
+	(void)endian;
+	static const char header[] = LP_REF64_TEXT_HEADER "\n";
+	return writer_new(out, LP_REF_TEXT, true, false, header, sizeof header - 1);
+}
+
+static size_t encode_text(char *p, const lp_ref *ref)
+{
+	char *q = p;
+	*q++ = ref->type;
+	*q++ = ' ';
+	q += lp_fmt_hex(q, ref->timestamp);
+	*q++ = ' ';
+	q += lp_fmt_hex(q, ref->length);
+	*q++ = ' ';
+	q += lp_fmt_hex(q, ref->vas);
+	*q++ = ' ';
+	q += lp_fmt_hex(q, ref->address);
+	*q++ = '\n';
+	return (size_t)(q - p);
+}
+
+static int flush_writer(lp_ref_writer *w, lp_error *err)
+{
+	int r = lp_output_write(w->out, w->buf, w->used, err);
+	w->used = 0;
+	return r;
+}
+
+int lp_ref_writer_write(lp_ref_writer *w, const lp_ref *refs, size_t n, lp_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (w->used + LP_REF64_TEXT_RECORD_MAX > sizeof w->buf) {
+			int r = flush_writer(w, err);
+			if (r)
+				return r;
+		}
+		unsigned char *p = (unsigned char *)w->buf + w->used;
+		if (w->format == LP_REF_TEXT)
+			w->used += encode_text((char *)p, &refs[i]);
+		else if (w->wide)
+			w->used += lp_ref_encode_bin64(p, &refs[i]);
+		else
+			w->used += lp_ref_encode_bin(p, &refs[i], w->big);
+	}
+	return 0;
+}
+
+int lp_ref_writer_finish(lp_ref_writer *w, lp_error *err)
+{
+	int r = flush_writer(w, err);
+	g_free(w);
+	return r;
+}
+
+void lp_ref_writer_free(lp_ref_writer *w) { g_free(w); }
