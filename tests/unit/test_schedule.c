@@ -248,6 +248,7 @@ Test(schedule, report_reads_back_as_written)
 	cr_assert(again, "%s", err.msg);
 	cr_assert_str_eq(again->str, text->str);
 
+	lp_sched_report_free(&back);
 	lp_sched_unit swapped[3] = {listed[1], listed[0], listed[2]};
 	cr_assert_eq(lp_sched_report_read(path, swapped, 3, &back, &err), LP_EINPUT);
 	cr_assert(strstr(err.msg, ": field units: pid 3 tid 3 incarnation 0: out of order"), "%s", err.msg);
