@@ -541,14 +541,15 @@ static void reader_close(lp_ref_source *s)
 	g_free(r);
 }
 
+/* What every form's reader does alike. */
+#define READER_OPS                                                                                 \
+	.index = reader_index, .torn_bytes = torn_bytes, .fraction = reader_fraction,              \
+	.name = reader_name, .close = reader_close
+
 static const lp_ref_source_ops bin_ops = {
 	.read = read_binary,
 	.where = record_where,
-	.index = reader_index,
-	.torn_bytes = torn_bytes,
-	.fraction = reader_fraction,
-	.name = reader_name,
-	.close = reader_close,
+	READER_OPS,
 	.order_breaks = order_breaks,
 	.set_handoff = set_handoff,
 	.width = 32,
@@ -558,11 +559,7 @@ static const lp_ref_source_ops bin_ops = {
 static const lp_ref_source_ops text_ops = {
 	.read = read_text,
 	.where = line_where,
-	.index = reader_index,
-	.torn_bytes = torn_bytes,
-	.fraction = reader_fraction,
-	.name = reader_name,
-	.close = reader_close,
+	READER_OPS,
 	.cut = take_lines,
 	.decode = parse_lines,
 	.width = 32,
@@ -571,11 +568,7 @@ static const lp_ref_source_ops text_ops = {
 static const lp_ref_source_ops bin64_ops = {
 	.read = read_binary64,
 	.where = record_where,
-	.index = reader_index,
-	.torn_bytes = torn_bytes,
-	.fraction = reader_fraction,
-	.name = reader_name,
-	.close = reader_close,
+	READER_OPS,
 	.order_breaks = order_breaks,
 	.set_handoff = set_handoff,
 	.width = 64,
@@ -584,11 +577,7 @@ static const lp_ref_source_ops bin64_ops = {
 static const lp_ref_source_ops text64_ops = {
 	.read = read_text64,
 	.where = line_where,
-	.index = reader_index,
-	.torn_bytes = torn_bytes,
-	.fraction = reader_fraction,
-	.name = reader_name,
-	.close = reader_close,
+	READER_OPS,
 	.cut = take_lines,
 	.decode = parse_lines64,
 	.width = 64,
