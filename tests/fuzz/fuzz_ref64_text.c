@@ -25,76 +25,6 @@ static bool headed(const uint8_t *data, size_t size)
 	return len == strlen(LP_REF64_TEXT_HEADER) && !memcmp(data, LP_REF64_TEXT_HEADER, len);
 }
 
-static void check_lines(const uint8_t *data, size_t size, size_t records)
-{
-	size_t lines = 0, longest = 0;
-	for (size_t at = 0; at < size;) {
-		const uint8_t *nl = memchr(data + at, '\n', size - at);
-		size_t len = (nl ? (size_t)(nl - data) : size) - at;
-		longest = MAX(longest, len);
-		lines++;
-		at += len + 1;
-	}
-	FUZZ_CHECK(records + 1 == lines);
-	FUZZ_CHECK(longest <= LP_LINE_MAX);
-}
-
-/* The reader's failure message, or NULL when it reads to the end. */
-static char *reader_failure(const char *path)
-{
-	lp_error err;
-	lp_ref_source *r = lp_ref_open(path, LP_REF_TEXT, LP_LITTLE, &err);
-	if (!r)
-		return g_strdup(err.msg);
-	lp_ref buf[64];
-	ssize_t n;
-	while ((n = lp_ref_source_read(r, buf, 64, &err)) > 0)
-		;
-	lp_ref_source_close(r);
-	return n < 0 ? g_strdup(err.msg) : NULL;
-}
-
-/* Chunks of 7 lines, parsed apart: the same references, the same end. */
-static void check_chunks(const char *path, const GArray *refs, bool read_whole)
-{
-	lp_error err;
-	lp_ref_source *r = lp_ref_open(path, LP_REF_TEXT, LP_LITTLE, &err);
-	if (!r) {
-		FUZZ_CHECK(!read_whole);
-		return;
-	}
-	FUZZ_CHECK(lp_ref_source_width(r) == 64);
-	lp_text_chunk c = {0};
-	lp_ref buf[7];
-	size_t total = 0;
-	bool failed = false;
-	for (;;) {
-		ssize_t n = r->ops->cut(r, &c, 7, &err);
-		if (n < 0 || (n == 0 && !c.long_line)) {
-			failed = n < 0;
-			break;
-		}
-		FUZZ_CHECK(c.first_line == total + 2);
-		if (r->ops->decode(r, &c, buf, &err) < 0) {
-			failed = true;
-			break;
-		}
-		size_t common = MIN((size_t)n, refs->len > total ? refs->len - total : 0);
-		FUZZ_CHECK(!common || fuzz_same_refs(buf, &g_array_index(refs, lp_ref, total), common));
-		total += (size_t)n;
-	}
-	FUZZ_CHECK(failed == !read_whole);
-	if (read_whole) {
-		FUZZ_CHECK(total == refs->len);
-	} else {
-		char *msg = reader_failure(path);
-		FUZZ_CHECK(msg && !strcmp(msg, err.msg));
-		g_free(msg);
-	}
-	lp_text_chunk_free(&c);
-	lp_ref_source_close(r);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	GByteArray *trace = g_byte_array_new();
@@ -119,8 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			lp_ref_source_close(auto_read);
 		}
 		if (rc == 0)
-			check_lines(trace->data, trace->len, refs->len);
-		check_chunks(path, refs, rc == 0);
+			fuzz_check_lines(trace->data, trace->len, refs->len, 1);
+		fuzz_check_chunks(path, refs, rc == 0, 64);
 		enum lp_ref_format form = size & 1 ? LP_REF_BIN : LP_REF_TEXT;
 		enum lp_compress compress = (size & 6) == 6 ? (size & 8 ? LP_COMPRESS_GZIP
 								       : LP_COMPRESS_ZSTD)

@@ -141,4 +141,85 @@ static FUZZ_UNUSED void fuzz_narrow(const GArray *refs, enum lp_ref_format forma
 	free(wide_path);
 }
 
+/* Text traces, either width: a trace that reads to the end has one record
+ * per line after its header lines (1 in the 64-bit form, else 0) and no
+ * line over LP_LINE_MAX. */
+static FUZZ_UNUSED void fuzz_check_lines(const uint8_t *data, size_t size, size_t records,
+					 size_t header_lines)
+{
+	size_t lines = 0, longest = 0;
+	for (size_t at = 0; at < size;) {
+		const uint8_t *nl = memchr(data + at, '\n', size - at);
+		size_t len = (nl ? (size_t)(nl - data) : size) - at;
+		longest = MAX(longest, len);
+		lines++;
+		at += len + 1;
+	}
+	FUZZ_CHECK(records + header_lines == lines);
+	FUZZ_CHECK(longest <= LP_LINE_MAX);
+}
+
+/* The text reader's failure message at path, or NULL when it reads to the
+ * end. */
+static FUZZ_UNUSED char *fuzz_text_failure(const char *path)
+{
+	lp_error err;
+	lp_ref_source *r = lp_ref_open(path, LP_REF_TEXT, LP_LITTLE, &err);
+	if (!r)
+		return g_strdup(err.msg);
+	lp_ref buf[64];
+	ssize_t n;
+	while ((n = lp_ref_source_read(r, buf, 64, &err)) > 0)
+		;
+	lp_ref_source_close(r);
+	return n < 0 ? g_strdup(err.msg) : NULL;
+}
+
+/* A text trace cut in chunks of 7 lines and parsed apart (merge -j's way):
+ * the references read whole (refs), each chunk starting on the line of its
+ * first reference, and the same end. width: what the trace must be (32 or
+ * 64), or 0 for either. */
+static FUZZ_UNUSED void fuzz_check_chunks(const char *path, const GArray *refs, bool read_whole,
+					  unsigned width)
+{
+	lp_error err;
+	lp_ref_source *r = lp_ref_open(path, LP_REF_TEXT, LP_LITTLE, &err);
+	if (!r) {
+		/* A compressed input that does not start right. */
+		FUZZ_CHECK(!read_whole);
+		return;
+	}
+	FUZZ_CHECK(!width || lp_ref_source_width(r) == width);
+	uint64_t header_lines = lp_ref_source_width(r) == 64;
+	lp_text_chunk c = {0};
+	lp_ref buf[7];
+	size_t total = 0;
+	bool failed = false;
+	for (;;) {
+		ssize_t n = r->ops->cut(r, &c, 7, &err);
+		if (n < 0 || (n == 0 && !c.long_line)) {
+			failed = n < 0;
+			break;
+		}
+		FUZZ_CHECK(c.first_line == total + 1 + header_lines);
+		if (r->ops->decode(r, &c, buf, &err) < 0) {
+			failed = true;
+			break;
+		}
+		size_t common = MIN((size_t)n, refs->len > total ? refs->len - total : 0);
+		FUZZ_CHECK(!common || fuzz_same_refs(buf, &g_array_index(refs, lp_ref, total), common));
+		total += (size_t)n;
+	}
+	FUZZ_CHECK(failed == !read_whole);
+	if (read_whole) {
+		FUZZ_CHECK(total == refs->len);
+	} else {
+		char *msg = fuzz_text_failure(path);
+		FUZZ_CHECK(msg && !strcmp(msg, err.msg));
+		g_free(msg);
+	}
+	lp_text_chunk_free(&c);
+	lp_ref_source_close(r);
+}
+
 #endif
