@@ -99,7 +99,9 @@ static G_NORETURN G_GNUC_PRINTF(3, 4) void bad_record(const Stream *s, const cha
 
 static bool get_byte(Stream *s, uint8_t *b)
 {
-	int c = getc(s->file);
+	/* Unlocked: one thread reads every stream, and the locking getc was
+	   the decoder's largest cost. */
+	int c = getc_unlocked(s->file);
 	if (c == EOF) {
 		if (ferror(s->file))
 			fail(s->d, LP_EIO, "%s: %s", s->path, strerror(errno));
