@@ -541,18 +541,23 @@ void lp_staged_keep(lp_staged *s)
 
 static sigset_t ending_signals;
 
+_Noreturn void lp_stage_abandon(int status)
+{
+	/* Held until the end: nothing is created or published any more
+	 * (staging invariant (7)). */
+	g_mutex_lock(&staged_lock);
+	for (guint i = 0; staged_set && i < staged_set->len; i++)
+		remove_staged(g_ptr_array_index(staged_set, i));
+	_exit(status);
+}
+
 static gpointer wait_for_signal(gpointer data)
 {
 	(void)data;
 	int sig = 0;
 	while (sigwait(&ending_signals, &sig) != 0)
 		;
-	/* Held until the end: nothing is created or published any more
-	 * (staging invariant (7)). */
-	g_mutex_lock(&staged_lock);
-	for (guint i = 0; staged_set && i < staged_set->len; i++)
-		remove_staged(g_ptr_array_index(staged_set, i));
-	_exit(128 + sig);
+	lp_stage_abandon(128 + sig);
 }
 
 bool lp_signal_ignored(int sig)

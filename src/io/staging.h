@@ -88,6 +88,10 @@ void lp_staged_keep(lp_staged *s);
  * its own. */
 void lp_stage_handle_signals(void);
 
+/* Removes every staged file and directory and ends the process with
+ * status, whatever other threads are doing: a run that is abandoned. */
+_Noreturn void lp_stage_abandon(int status);
+
 /* Whether sig is ignored (SIG_IGN), as SIGHUP is under nohup(1): commands
  * that handle signals their own way leave such a SIGHUP alone too. */
 bool lp_signal_ignored(int sig);

@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -40,7 +44,12 @@ typedef struct {
 	uint64_t *last; /* each data event's last address */
 } BlockDef;
 
-enum item { ITEM_END, ITEM_BLOCK, ITEM_EVENT };
+/* ITEM_WAIT: the stream's next record is not written yet (its file is
+   read only as far as its slot says is written, README). */
+enum item { ITEM_END, ITEM_WAIT, ITEM_BLOCK, ITEM_EVENT };
+
+/* Read to its end: a stream whose instance has ended. */
+#define WHOLE UINT64_MAX
 
 typedef struct Decoder Decoder;
 
@@ -49,6 +58,7 @@ typedef struct {
 	char *path;
 	FILE *file;
 	uint64_t offset;    /* of the next byte */
+	uint64_t limit;     /* bytes that may be read: written whole records, or WHOLE */
 	uint64_t record_at; /* where the record being read starts, for messages */
 	uint64_t vas;
 	uint64_t last_ts;
@@ -63,7 +73,7 @@ typedef struct {
 
 /* The merge's state. A malformed stream or a failed write is found deep in
    the reading of a record: fail() records it and jumps back to
-   lp_record_decode, which frees what is open. */
+   lp_record_decoder_step, which leaves the rest to lp_record_decoder_free. */
 struct Decoder {
 	jmp_buf failed;
 	lp_error *err;
@@ -186,6 +196,10 @@ static void advance(Stream *s)
 	uint8_t tag;
 	for (;;) {
 		s->record_at = s->offset;
+		if (s->offset >= s->limit) {
+			s->item = ITEM_WAIT;
+			return;
+		}
 		if (!get_byte(s, &tag)) {
 			s->item = ITEM_END;
 			return;
@@ -254,12 +268,14 @@ static void stream_close(Stream *s)
 	g_free(s);
 }
 
-/* Opens a stream and reads up to its first block or event; the decoder
+/* Opens a stream, to be read up to limit (its header is in the first
+   bytes written), and reads up to its first block or event; the decoder
    closes it (it is in d->streams from the start). */
-static Stream *stream_open(Decoder *d, const char *path)
+static Stream *stream_open(Decoder *d, const char *path, uint64_t limit)
 {
 	Stream *s = g_new0(Stream, 1);
 	s->d = d;
+	s->limit = limit;
 	s->path = g_strdup(path);
 	s->defs = g_ptr_array_new();
 	g_ptr_array_add(d->streams, s);
@@ -702,58 +718,259 @@ static void sift_down(Stream **heap, size_t n, size_t i)
 	}
 }
 
+static void sift_up(Stream **heap, size_t i)
+{
+	while (i > 0 && heap[i]->ts < heap[(i - 1) / 2]->ts) {
+		Stream *t = heap[i];
+		heap[i] = heap[(i - 1) / 2];
+		heap[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+/* Following the streams (README, "Following the streams"): while the
+   command runs, a record may be merged once no other can come before it.
+   Every record whose timestamp precedes the clock's value C, read before
+   the slots, has been taken; unless its stream's slot says it may be
+   pending, it is in the stream's file within the bytes the slot says are
+   written (or the whole file, its slot freed). So every record below
+   bound = min(C, every live slot's pending bound) is in a file, and is
+   merged; the rest wait for a later step. The words are read in the
+   order the tool writes them in reverse: the clock, then each slot's vas,
+   pending, written, and vas again (a slot that changed meanwhile was
+   freed, its stream then whole). */
+#define CLOCK_SIZE 4096
+#define CLOCK_CPU 2 /* word: 1 + the processor of the traced processes */
+#define SLOT_WORDS 4
+#define SLOTS 126
+#define SLOTS_AT 4  /* word of the first slot */
+#define SLOT_CLAIMED UINT64_MAX
+
+typedef struct {
+	uint64_t pending, written;
+} Slot;
+
+struct lp_record_decoder {
+	Decoder d;
+	Capture *c;
+	char *dir;
+	const uint64_t *clock; /* DIR/clock, once the tool has made it */
+	GHashTable *seen;      /* stream file names met -> Stream * (NULL once done) */
+	GPtrArray *heap;       /* Stream *: those with a block or event to merge */
+	GPtrArray *waiting;    /* Stream *: those whose next record is not written */
+	uint64_t last;         /* the last timestamp merged */
+	bool started, any;
+};
+
 static void stream_done(Decoder *d, Stream *s)
 {
 	g_ptr_array_remove_fast(d->streams, s);
 	stream_close(s);
 }
 
-/* Everything below runs between a setjmp and the fail() that may jump
-   back: what it allocates hangs from d and c, freed either way. Not
-   inlined: none of its variables lives in the frame that calls setjmp. */
-static G_NO_INLINE void merge(Decoder *d, Capture *c, GPtrArray *paths, Stream **heap)
+/* Puts s where its item says: the heap, the waiting list, or done. */
+static void place(lp_record_decoder *dec, Stream *s, const char *name)
 {
-	size_t n = 0;
-	for (guint k = 0; k < paths->len; k++) {
-		Stream *s = stream_open(d, g_ptr_array_index(paths, k));
-		if (s->item != ITEM_END) {
-			heap[n++] = s;
-		} else {
-			c->sum->stream_bytes += s->offset;
-			stream_done(d, s);
+	if (s->item == ITEM_WAIT) {
+		g_ptr_array_add(dec->waiting, s);
+		return;
+	}
+	if (s->item == ITEM_END) {
+		dec->c->sum->stream_bytes += s->offset;
+		g_hash_table_insert(dec->seen, g_strdup(name), NULL);
+		stream_done(&dec->d, s);
+		return;
+	}
+	g_ptr_array_add(dec->heap, s);
+	sift_up((Stream **)dec->heap->pdata, dec->heap->len - 1);
+}
+
+static const uint64_t *map_clock(const char *dir)
+{
+	char *path = g_build_filename(dir, "clock", NULL);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	g_free(path);
+	struct stat st;
+	void *p = MAP_FAILED;
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= CLOCK_SIZE)
+		p = mmap(NULL, CLOCK_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The live streams' slots, by vas (uint64_t * -> Slot *), and the bound
+   below which every record is written; false when some stream has no
+   slot (it can be merged only at the end). */
+static bool read_slots(const uint64_t *clock, GHashTable *live, uint64_t *bound)
+{
+	*bound = __atomic_load_n(&clock[0], __ATOMIC_SEQ_CST);
+	for (int i = 0; i < SLOTS; i++) {
+		const uint64_t *w = clock + SLOTS_AT + SLOT_WORDS * i;
+		uint64_t vas = __atomic_load_n(&w[0], __ATOMIC_SEQ_CST);
+		uint64_t pending = __atomic_load_n(&w[2], __ATOMIC_SEQ_CST);
+		uint64_t written = __atomic_load_n(&w[3], __ATOMIC_SEQ_CST);
+		if (vas == 0 || vas == SLOT_CLAIMED || __atomic_load_n(&w[0], __ATOMIC_SEQ_CST) != vas)
+			continue;
+		Slot *slot = g_new(Slot, 1);
+		slot->pending = pending;
+		slot->written = written;
+		g_hash_table_insert(live, g_memdup2(&vas, sizeof vas), slot);
+		if (pending != 0 && pending - 1 < *bound)
+			*bound = pending - 1;
+	}
+	return __atomic_load_n(&clock[3], __ATOMIC_SEQ_CST) == 0;
+}
+
+/* The stream file names of dir not met yet, in order (the order of the
+   directory's entries must not matter). */
+static GPtrArray *new_names(lp_record_decoder *dec)
+{
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	DIR *dh = opendir(dec->dir);
+	if (!dh)
+		fail(&dec->d, LP_EIO, "%s: %s", dec->dir, strerror(errno));
+	struct dirent *de;
+	while ((de = readdir(dh)))
+		if (g_str_has_suffix(de->d_name, ".lps") && !g_hash_table_contains(dec->seen, de->d_name))
+			g_ptr_array_add(names, g_strdup(de->d_name));
+	closedir(dh);
+	g_ptr_array_sort(names, by_path);
+	return names;
+}
+
+/* How far the stream of file name may be read: WHOLE without a live slot,
+   else what the slot says is written. */
+static uint64_t limit_of(GHashTable *live, const char *name)
+{
+	if (!live)
+		return WHOLE;
+	char *end;
+	uint64_t vas = g_ascii_strtoull(name, &end, 10);
+	const Slot *slot = strcmp(end, ".lps") ? NULL : g_hash_table_lookup(live, &vas);
+	return slot ? slot->written : WHOLE;
+}
+
+/* Opens the streams met for the first time, and lets those that waited
+   read further; live is NULL at the end (every stream whole). */
+static void take_in(lp_record_decoder *dec, GHashTable *live)
+{
+	GPtrArray *names = new_names(dec);
+	GHashTableIter it;
+	gpointer key, value;
+	if (live) {
+		/* A stream written since the directory was read. */
+		g_hash_table_iter_init(&it, live);
+		while (g_hash_table_iter_next(&it, &key, &value)) {
+			char *name = g_strdup_printf("%" PRIu64 ".lps", *(uint64_t *)key);
+			bool listed = false;
+			for (guint k = 0; k < names->len && !listed; k++)
+				listed = !strcmp(g_ptr_array_index(names, k), name);
+			if (!listed && ((Slot *)value)->written > 0 &&
+			    !g_hash_table_contains(dec->seen, name))
+				g_ptr_array_add(names, name);
+			else
+				g_free(name);
 		}
 	}
-	for (size_t i = n; i-- > 0;)
-		sift_down(heap, n, i);
+	for (guint k = 0; k < names->len; k++) {
+		const char *name = g_ptr_array_index(names, k);
+		uint64_t limit = limit_of(live, name);
+		if (limit == 0)
+			continue; /* not even its header written yet */
+		char *path = g_build_filename(dec->dir, name, NULL);
+		Stream *s = stream_open(&dec->d, path, limit);
+		g_free(path);
+		dec->c->sum->streams++;
+		g_hash_table_insert(dec->seen, g_strdup(name), s);
+		place(dec, s, name);
+	}
+	g_ptr_array_free(names, TRUE);
+	/* Every open stream may now be read further: those with an item to
+	   merge too, whose next record must not be taken for the last one
+	   written once their slot is gone. */
+	for (guint k = 0; k < dec->d.streams->len; k++) {
+		Stream *s = g_ptr_array_index(dec->d.streams, k);
+		char *name = g_path_get_basename(s->path);
+		s->limit = MAX(s->limit, limit_of(live, name));
+		g_free(name);
+	}
+	GPtrArray *waited = dec->waiting;
+	dec->waiting = g_ptr_array_new();
+	for (guint k = 0; k < waited->len; k++) {
+		Stream *s = g_ptr_array_index(waited, k);
+		if (s->offset < s->limit) {
+			clearerr(s->file); /* its end, met before, has moved */
+			advance(s);
+		}
+		char *name = g_path_get_basename(s->path);
+		place(dec, s, name);
+		g_free(name);
+	}
+	g_ptr_array_free(waited, TRUE);
+}
 
-	write_out(c, c->ref, LP_REF64_HEADER, LP_REF64_HEADER_SIZE);
-	kern_line(c, "# recorded by laplace-record %s, a Valgrind tool", LP_RECORD_TOOL_VERSION);
-	uint64_t last = 0;
-	bool any = false;
-	while (n > 0) {
+/* Merges the items below bound. Everything below runs between a setjmp
+   and the fail() that may jump back: what it allocates hangs from dec,
+   freed either way. Not inlined: none of its variables lives in the frame
+   that calls setjmp. */
+static G_NO_INLINE void merge(lp_record_decoder *dec, bool last, bool *progress)
+{
+	Capture *c = dec->c;
+	if (!dec->started) {
+		write_out(c, c->ref, LP_REF64_HEADER, LP_REF64_HEADER_SIZE);
+		kern_line(c, "# recorded by laplace-record %s, a Valgrind tool",
+			  LP_RECORD_TOOL_VERSION);
+		dec->started = true;
+	}
+	uint64_t bound = WHOLE;
+	GHashTable *live = NULL;
+	if (!last) {
+		if (!dec->clock && !(dec->clock = map_clock(dec->dir)))
+			return;
+		live = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+		if (!read_slots(dec->clock, live, &bound)) {
+			g_hash_table_destroy(live);
+			return;
+		}
+	}
+	take_in(dec, live);
+	if (live)
+		g_hash_table_destroy(live);
+	if (last && g_hash_table_size(dec->seen) == 0)
+		fail(&dec->d, LP_EINPUT, "%s: no streams", dec->dir);
+	Stream **heap = (Stream **)dec->heap->pdata;
+	while (dec->heap->len > 0 && heap[0]->ts < bound) {
 		Stream *s = heap[0];
-		if (any && s->ts <= last)
+		if (dec->any && s->ts <= dec->last)
 			bad_record(s, "timestamp",
 				   "%" PRIu64 " is not after %" PRIu64 ", the clock went back", s->ts,
-				   last);
+				   dec->last);
 		if (s->item == ITEM_BLOCK) {
 			emit_block(c, s);
-			last = s->ts + s->nrefs - 1;
+			dec->last = s->ts + s->nrefs - 1;
 		} else {
 			emit_event(c, s);
-			last = s->ts;
+			dec->last = s->ts;
 		}
-		any = true;
+		dec->any = true;
+		*progress = true;
 		advance(s);
-		if (s->item == ITEM_END) {
-			c->sum->stream_bytes += s->offset;
-			stream_done(d, s);
-			heap[0] = heap[--n];
+		if (s->item == ITEM_BLOCK || s->item == ITEM_EVENT) {
+			sift_down(heap, dec->heap->len, 0);
+			continue;
 		}
-		sift_down(heap, n, 0);
+		heap[0] = heap[dec->heap->len - 1];
+		g_ptr_array_set_size(dec->heap, dec->heap->len - 1);
+		sift_down(heap, dec->heap->len, 0);
+		char *name = g_path_get_basename(s->path);
+		place(dec, s, name);
+		g_free(name);
 	}
-	write_out(c, c->ref, c->refbuf, c->refbuf_len);
-	c->refbuf_len = 0;
+	if (last) {
+		write_out(c, c->ref, c->refbuf, c->refbuf_len);
+		c->refbuf_len = 0;
+	}
 }
 
 /* Every stream is open at once while they are merged, one a process. */
@@ -766,32 +983,20 @@ static void raise_open_files_limit(void)
 	}
 }
 
-int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record_summary *sum,
-		     lp_error *err)
+lp_record_decoder *lp_record_decoder_new(const char *dir, lp_output *ref, lp_output *kern,
+					 lp_record_summary *sum)
 {
 	memset(sum, 0, sizeof *sum);
 	sum->untraced = g_ptr_array_new_with_free_func(g_free);
-	DIR *dh = opendir(dir);
-	if (!dh)
-		return lp_fail(err, LP_EIO, "%s: %s", dir, strerror(errno));
-	GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
-	struct dirent *de;
-	while ((de = readdir(dh)))
-		if (g_str_has_suffix(de->d_name, ".lps"))
-			g_ptr_array_add(paths, g_build_filename(dir, de->d_name, NULL));
-	closedir(dh);
-	if (paths->len == 0) {
-		g_ptr_array_free(paths, TRUE);
-		return lp_fail(err, LP_EINPUT, "%s: no streams", dir);
-	}
 	raise_open_files_limit();
-	/* The order of the directory's entries must not matter. */
-	g_ptr_array_sort(paths, by_path);
-	sum->streams = paths->len;
-
-	Decoder d = {.err = err, .streams = g_ptr_array_new()};
-	Capture *c = g_new0(Capture, 1);
-	c->d = &d;
+	lp_record_decoder *dec = g_new0(lp_record_decoder, 1);
+	dec->d.streams = g_ptr_array_new();
+	dec->dir = g_strdup(dir);
+	dec->seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	dec->heap = g_ptr_array_new();
+	dec->waiting = g_ptr_array_new();
+	Capture *c = dec->c = g_new0(Capture, 1);
+	c->d = &dec->d;
 	c->ref = ref;
 	c->kern = kern;
 	c->ts = 1;
@@ -799,21 +1004,64 @@ int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record
 	c->files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, file_info_free);
 	c->live_shm = g_hash_table_new(g_direct_hash, g_direct_equal);
 	c->process = g_hash_table_new(g_direct_hash, g_direct_equal);
-	Stream **heap = g_new(Stream *, paths->len);
+	return dec;
+}
+
+int lp_record_decoder_step(lp_record_decoder *dec, bool last, bool *progress, lp_error *err)
+{
+	bool merged = false;
+	dec->d.err = err;
 	int rc = 0;
-	if (setjmp(d.failed) == 0)
-		merge(&d, c, paths, heap);
+	if (setjmp(dec->d.failed) == 0)
+		merge(dec, last, &merged);
 	else
 		rc = err->status;
-	while (d.streams->len > 0)
-		stream_done(&d, g_ptr_array_index(d.streams, 0));
-	g_ptr_array_free(d.streams, TRUE);
+	if (progress)
+		*progress = merged;
+	return rc;
+}
+
+void lp_record_decoder_free(lp_record_decoder *dec)
+{
+	if (!dec)
+		return;
+	while (dec->d.streams->len > 0)
+		stream_done(&dec->d, g_ptr_array_index(dec->d.streams, 0));
+	g_ptr_array_free(dec->d.streams, TRUE);
+	g_ptr_array_free(dec->heap, TRUE);
+	g_ptr_array_free(dec->waiting, TRUE);
+	g_hash_table_destroy(dec->seen);
+	if (dec->clock)
+		munmap((void *)dec->clock, CLOCK_SIZE);
+	Capture *c = dec->c;
 	g_hash_table_destroy(c->files);
 	g_hash_table_destroy(c->live_shm);
 	g_hash_table_destroy(c->process);
 	g_free(c);
-	g_free(heap);
-	g_ptr_array_free(paths, TRUE);
+	g_free(dec->dir);
+	g_free(dec);
+}
+
+int lp_record_clock_create(const char *dir, unsigned cpu, lp_error *err)
+{
+	uint64_t words[CLOCK_SIZE / sizeof(uint64_t)] = {0};
+	words[CLOCK_CPU] = (uint64_t)cpu + 1;
+	char *path = g_build_filename(dir, "clock", NULL);
+	GError *gerr = NULL;
+	int rc = 0;
+	if (!g_file_set_contents(path, (const char *)words, sizeof words, &gerr))
+		rc = lp_fail(err, LP_EIO, "%s", gerr->message);
+	g_clear_error(&gerr);
+	g_free(path);
+	return rc;
+}
+
+int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record_summary *sum,
+		     lp_error *err)
+{
+	lp_record_decoder *dec = lp_record_decoder_new(dir, ref, kern, sum);
+	int rc = lp_record_decoder_step(dec, true, NULL, err);
+	lp_record_decoder_free(dec);
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 #ifndef LAPLACE_RECORD_DECODE_H
 #define LAPLACE_RECORD_DECODE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <glib.h>
@@ -30,11 +31,34 @@ typedef struct lp_record_summary {
 /* Frees what *sum holds (not sum); NULL-safe. */
 void lp_record_summary_clear(lp_record_summary *sum);
 
-/* Merges every DIR/ *.lps into ref (written from its header on) and kern;
-   fills *sum (lp_record_summary_clear frees it, whatever the result). Returns 0, or an lp_status with err set naming the stream,
-   the record's first byte and the field (LP_EINPUT), or what could not be
-   read or written (LP_EIO). The outputs are the caller's to stage or
+/* A merge of DIR's streams into ref (written from its header on) and kern
+   that can follow them while the recording runs (the tool's README,
+   "Following the streams"); it fills *sum (lp_record_summary_clear frees
+   it, whatever the result). The outputs are the caller's to stage or
    abort. */
+typedef struct lp_record_decoder lp_record_decoder;
+
+lp_record_decoder *lp_record_decoder_new(const char *dir, lp_output *ref, lp_output *kern,
+					 lp_record_summary *sum);
+
+/* Merges what can be merged now: while the recording runs (last false),
+   the records that no record still unwritten can precede; once every
+   traced process has ended (last true), all the rest. *progress (when not
+   NULL): whether anything was merged. Returns 0, or an lp_status with err
+   set naming the stream, the record's first byte and the field
+   (LP_EINPUT), or what could not be read or written (LP_EIO); after a
+   failure or a last step, only lp_record_decoder_free is left to call. */
+int lp_record_decoder_step(lp_record_decoder *dec, bool last, bool *progress, lp_error *err);
+
+/* NULL-safe. */
+void lp_record_decoder_free(lp_record_decoder *dec);
+
+/* Makes DIR/clock, the page the tool's instances share (README), before
+   the first starts, saying that the traced processes run on processor
+   cpu. */
+int lp_record_clock_create(const char *dir, unsigned cpu, lp_error *err);
+
+/* The whole merge at once, of a recording that has ended. */
 int lp_record_decode(const char *dir, lp_output *ref, lp_output *kern, lp_record_summary *sum,
 		     lp_error *err);
 

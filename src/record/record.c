@@ -1,8 +1,10 @@
 /* laplace record's front end (record.h). */
 #include "record/record.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -154,9 +156,9 @@ typedef struct {
 } Run;
 
 /* Waits until the command and everything it started have ended, handling
-   the signals record.h describes; abandoning, it removes scratch and
-   exits. */
-static void wait_for_command(Run *run, const sigset_t *waited, lp_staged *scratch)
+   the signals record.h describes; abandoning, it removes everything staged
+   (the streams, the capture being written) and exits. */
+static void wait_for_command(Run *run, const sigset_t *waited)
 {
 	for (;;) {
 		pid_t pid;
@@ -178,10 +180,9 @@ static void wait_for_command(Run *run, const sigset_t *waited, lp_staged *scratc
 		}
 		if (!run->ended)
 			kill(run->pid, sig == SIGINT ? SIGKILL : sig);
-		lp_staged_discard(scratch);
 		fprintf(stderr, "laplace record: %s: the capture is abandoned\n",
 			sig == SIGINT ? "interrupted again" : strsignal(sig));
-		_exit(128 + sig);
+		lp_stage_abandon(128 + sig);
 	}
 }
 
@@ -238,22 +239,119 @@ static int tool_failed(const char *streams, lp_error *err)
 	return rc;
 }
 
-/* Decodes the streams into the two outputs and publishes them together. */
-static int write_capture(const lp_record_request *rq, const char *streams, lp_record_result *res,
-			 lp_error *err)
+/* The capture being written: its outputs, and the merge of the streams
+   into them, which follows the streams on a thread of its own while the
+   command runs (decode.h), so that the merging and compressing are mostly
+   done when it ends. */
+typedef struct {
+	lp_output *ref, *kern;
+	lp_record_decoder *dec;
+	GThread *thread;
+	gint stop;
+	int rc; /* the thread's failure, err */
+	lp_error err;
+} Capture;
+
+/* How long the following thread waits when the streams had nothing new. */
+#define FOLLOW_PAUSE_US 10000
+
+static gpointer follow_streams(gpointer data)
 {
-	lp_output *ref = lp_output_open_level(res->ref_path, rq->compress, RECORD_ZSTD_LEVEL, err);
-	if (!ref)
+	Capture *cap = data;
+	while (!g_atomic_int_get(&cap->stop)) {
+		bool progress = false;
+		if ((cap->rc = lp_record_decoder_step(cap->dec, false, &progress, &cap->err)))
+			break;
+		if (!progress)
+			g_usleep(FOLLOW_PAUSE_US);
+	}
+	return NULL;
+}
+
+static int capture_open(Capture *cap, const lp_record_request *rq, const char *streams,
+			lp_record_result *res, lp_error *err)
+{
+	cap->ref = lp_output_open_level(res->ref_path, rq->compress, RECORD_ZSTD_LEVEL, err);
+	if (!cap->ref)
 		return err->status;
-	lp_output *kern = lp_output_open(res->kern_path, LP_COMPRESS_NONE, err);
-	if (!kern) {
-		lp_output_abort(ref);
+	cap->kern = lp_output_open(res->kern_path, LP_COMPRESS_NONE, err);
+	if (!cap->kern) {
+		lp_output_abort(cap->ref);
+		cap->ref = NULL;
 		return err->status;
 	}
+	cap->dec = lp_record_decoder_new(streams, cap->ref, cap->kern, &res->sum);
+	return 0;
+}
+
+static void capture_stop_following(Capture *cap)
+{
+	if (!cap->thread)
+		return;
+	g_atomic_int_set(&cap->stop, 1);
+	g_thread_join(cap->thread);
+	cap->thread = NULL;
+}
+
+static void capture_abort(Capture *cap)
+{
+	capture_stop_following(cap);
+	lp_record_decoder_free(cap->dec);
+	lp_output_abort(cap->ref);
+	lp_output_abort(cap->kern);
+	memset(cap, 0, sizeof *cap);
+}
+
+/* The processors: the traced processes run on the first one allowed (the
+   tool pins them there, as the clock page made here says), and while they
+   run, laplace record's own threads (following the streams, compressing)
+   run on the others, out of their way; the processors this process may
+   use are in *all. Called before any thread is started (threads take
+   their creator's processors). */
+static int split_processors(const char *streams, cpu_set_t *all, lp_error *err)
+{
+	if (sched_getaffinity(0, sizeof *all, all) != 0 || CPU_COUNT(all) < 2)
+		return 0;
+	unsigned first = 0;
+	while (!CPU_ISSET(first, all))
+		first++;
+	if (lp_record_clock_create(streams, first, err))
+		return err->status;
+	cpu_set_t others = *all;
+	CPU_CLR(first, &others);
+	sched_setaffinity(0, sizeof others, &others);
+	return 0;
+}
+
+/* Once the command has ended: every thread of this process may use all
+   of set again. */
+static void allow_processors(const cpu_set_t *set)
+{
+	if (CPU_COUNT(set) < 2)
+		return;
+	DIR *tasks = opendir("/proc/self/task");
+	struct dirent *de;
+	while (tasks && (de = readdir(tasks)))
+		if (de->d_name[0] != '.')
+			sched_setaffinity((pid_t)atoi(de->d_name), sizeof *set, set);
+	if (tasks)
+		closedir(tasks);
+}
+
+/* Merges the rest of the streams and publishes the two outputs together. */
+static int capture_finish(Capture *cap, lp_error *err)
+{
+	capture_stop_following(cap);
+	int rc = cap->rc;
+	if (rc)
+		*err = cap->err;
+	else
+		rc = lp_record_decoder_step(cap->dec, true, NULL, err);
+	lp_record_decoder_free(cap->dec);
 	lp_staged *staged[2] = {NULL, NULL};
-	int rc = lp_record_decode(streams, ref, kern, &res->sum, err);
-	rc = lp_output_stage(ref, rc, &staged[0], err);
-	rc = lp_output_stage(kern, rc, &staged[1], err);
+	rc = lp_output_stage(cap->ref, rc, &staged[0], err);
+	rc = lp_output_stage(cap->kern, rc, &staged[1], err);
+	memset(cap, 0, sizeof *cap);
 	if (rc) {
 		lp_staged_discard(staged[0]);
 		lp_staged_discard(staged[1]);
@@ -299,6 +397,7 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 	char *lib = NULL, *streams = NULL, **envp = NULL;
 	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
 	lp_staged *scratch = NULL;
+	Capture cap = {0};
 	int rc = 0;
 	if (!untraced) {
 		if (!(launcher = g_find_program_in_path("valgrind")))
@@ -344,6 +443,12 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 	envp = g_get_environ();
 	if (!untraced)
 		envp = g_environ_setenv(envp, "VALGRIND_LIB", lib, TRUE);
+	cpu_set_t processors;
+	CPU_ZERO(&processors);
+	if (!untraced && (rc = split_processors(streams, &processors, err)))
+		goto out;
+	if ((rc = capture_open(&cap, rq, streams, res, err)))
+		goto out;
 
 	sigset_t waited, old;
 	sigemptyset(&waited);
@@ -363,7 +468,12 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		goto out;
 	}
-	wait_for_command(&run, &waited, scratch);
+	/* Started with the signals above blocked, as the thread that waits
+	   for them wants. */
+	if (!untraced)
+		cap.thread = g_thread_new("laplace-follow", follow_streams, &cap);
+	wait_for_command(&run, &waited);
+	allow_processors(&processors);
 	/* From now on a signal ends the run and removes what it made. */
 	lp_stage_handle_signals();
 	res->interrupted = run.interrupted;
@@ -377,11 +487,14 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 		rc = lp_fail(err, LP_EIO, "the recorder wrote nothing (Valgrind says why above)");
 		goto out;
 	}
-	if ((rc = write_capture(rq, streams, res, err)))
+	rc = capture_finish(&cap, err);
+	if (rc)
 		goto out;
 	res->bytes = file_size(res->ref_path) + file_size(res->kern_path);
 	res->wall_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
 out:
+	if (cap.dec)
+		capture_abort(&cap);
 	lp_staged_discard(scratch);
 	g_strfreev(envp);
 	g_ptr_array_free(args, TRUE);

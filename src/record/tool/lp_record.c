@@ -61,17 +61,64 @@ extern const HChar *VG_(clo_trace_children_skip);
 /* ---- the shared clock page ------------------------------------------- */
 
 /* One page of DIR/clock, mapped shared by every tool instance of the
-   capture (forked children inherit it, exec'd ones map it again). */
+   capture (forked children inherit it, exec'd ones map it again). Its
+   slots let laplace record merge the streams while the command runs (see
+   README, "Following the streams"): each live stream has one, saying how
+   much of its file is written and how early a timestamp among the records
+   it has not written yet may be. */
+#define LP_SLOTS 126
+#define LP_SLOT_CLAIMED (~0ULL) /* vas of a slot being filled in */
 typedef struct {
-	ULong ts;  /* next timestamp */
-	ULong vas; /* last address-space number handed out */
-	ULong cpu; /* 1 + the processor every traced thread runs on, 0: not chosen */
+	ULong vas;     /* the stream's; 0: free */
+	ULong pid;     /* its process */
+	ULong pending; /* 0: none unwritten; else 1 + a bound below their timestamps */
+	ULong written; /* bytes of its file written, a whole number of records */
+} LpSlot;
+
+typedef struct {
+	ULong ts;        /* next timestamp */
+	ULong vas;       /* last address-space number handed out */
+	ULong cpu;       /* 1 + the processor every traced thread runs on, 0: not chosen */
+	ULong slotless;  /* a stream got no slot: it is merged once the command ends */
+	LpSlot slots[LP_SLOTS];
 } LpClock;
 
 static volatile LpClock *lp_clock;
+static volatile LpSlot *lp_slot; /* this stream's, NULL: none */
+
+/* A slot for stream VAS of process PID, whose records will not precede
+   the clock's present value: said before any of them takes a timestamp.
+   NULL when every slot is taken. */
+static volatile LpSlot *lp_slot_claim(ULong vas, ULong pid)
+{
+	for (Int i = 0; i < LP_SLOTS; i++) {
+		volatile LpSlot *slot = &lp_clock->slots[i];
+		ULong expected = 0;
+		if (!__atomic_compare_exchange_n(&slot->vas, &expected, LP_SLOT_CLAIMED, False,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			continue;
+		slot->pid = pid;
+		slot->written = 0;
+		__atomic_store_n(&slot->pending, lp_clock->ts + 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&slot->vas, vas, __ATOMIC_SEQ_CST);
+		return slot;
+	}
+	__atomic_store_n(&lp_clock->slotless, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void lp_slot_release(volatile LpSlot *slot)
+{
+	if (slot)
+		__atomic_store_n(&slot->vas, 0, __ATOMIC_SEQ_CST);
+}
 
 static ULong lp_take_ts(ULong n)
 {
+	/* The bound is said before the timestamps are taken: the front end
+	   reads the clock before the slots. */
+	if (lp_slot && lp_slot->pending == 0)
+		__atomic_store_n(&lp_slot->pending, lp_clock->ts + 1, __ATOMIC_SEQ_CST);
 	return __atomic_fetch_add(&lp_clock->ts, n, __ATOMIC_SEQ_CST);
 }
 
@@ -144,6 +191,13 @@ static void lp_buf_write_out(void)
 		done += n;
 	}
 	lp_buf_pos = 0;
+	/* Written before nothing is said to be pending: the front end reads
+	   pending, then written. */
+	if (lp_slot) {
+		__atomic_store_n(&lp_slot->written, lp_slot->written + (ULong)done,
+				 __ATOMIC_SEQ_CST);
+		__atomic_store_n(&lp_slot->pending, 0, __ATOMIC_SEQ_CST);
+	}
 }
 
 static void lp_reserve(Int bytes)
@@ -191,8 +245,11 @@ static void lp_stream_open(void)
 	lp_put_varint((ULong)VG_(getpid)());
 }
 
-/* An event at timestamp TS: its text in the kernel trace's own words (see
+/* An event at timestamp TS (LP_TS_NEXT: the clock's next, taken once the
+   buffer has room, so that a write of the buffer cannot say nothing is
+   pending while it waits): its text in the kernel trace's own words (see
    README), with the tool's (device, inode) where the trace has a file. */
+#define LP_TS_NEXT (~0ULL)
 static void lp_event_at(ULong ts, const HChar *fmt, ...)
 {
 	HChar text[4200];
@@ -203,6 +260,8 @@ static void lp_event_at(ULong ts, const HChar *fmt, ...)
 	if (len >= sizeof text)
 		len = sizeof text - 1;
 	lp_reserve(32 + (Int)len);
+	if (ts == LP_TS_NEXT)
+		ts = lp_take_ts(1);
 	lp_put_byte(LP_TAG_EVENT);
 	lp_put_varint(ts - lp_last_ts);
 	lp_last_ts = ts;
@@ -211,7 +270,7 @@ static void lp_event_at(ULong ts, const HChar *fmt, ...)
 	lp_buf_pos += (Int)len;
 }
 
-#define lp_event(...) lp_event_at(lp_take_ts(1), __VA_ARGS__)
+#define lp_event(...) lp_event_at(LP_TS_NEXT, __VA_ARGS__)
 
 /* ---- tasks -------------------------------------------------------------- */
 
@@ -225,6 +284,26 @@ static void lp_start_client_code(ThreadId tid, ULong blocks_dispatched)
 {
 	(void)blocks_dispatched;
 	lp_cur_task = lp_task_of[tid];
+}
+
+/* Written at each system call (it may block) and, once it holds this
+   much, at the end of a time slice: a process that waits, or that the
+   kernel runs another in place of, holds back the merge of the others'
+   streams only until then. */
+#define LP_SLICE_WRITE (256 << 10)
+
+static void lp_write_pending(void)
+{
+	if (lp_slot && lp_slot->pending != 0)
+		lp_buf_write_out();
+}
+
+static void lp_stop_client_code(ThreadId tid, ULong blocks_dispatched)
+{
+	(void)tid;
+	(void)blocks_dispatched;
+	if (lp_buf_pos >= LP_SLICE_WRITE)
+		lp_write_pending();
 }
 
 static void lp_thread_first_insn(ThreadId tid)
@@ -776,6 +855,7 @@ static void lp_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 		lp_untraced_exec(tid, sysno, args);
 		lp_buf_write_out();
 	}
+	lp_write_pending();
 	if (sysno == __NR_unlink || sysno == __NR_unlinkat) {
 		const HChar *path = (const HChar *)(sysno == __NR_unlink ? args[0] : args[1]);
 		Bool resolvable = sysno == __NR_unlink || (Int)args[0] == VKI_AT_FDCWD ||
@@ -904,14 +984,17 @@ static void lp_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, S
 
 static ULong lp_fork_ts;
 static ULong lp_fork_vas;
+static volatile LpSlot *lp_fork_slot;
 static Int lp_fork_parent;
 
 /* Before fork: the child's F takes its timestamp here, so that it precedes
-   whatever the parent does next. */
+   whatever the parent does next, and its slot is claimed first, so that
+   the F is pending from the start. */
 static void lp_pre_fork(ThreadId tid)
 {
-	lp_fork_ts = lp_take_ts(1);
 	lp_fork_vas = lp_take_vas();
+	lp_fork_slot = lp_slot_claim(lp_fork_vas, 0);
+	lp_fork_ts = lp_take_ts(1);
 	lp_fork_parent = lp_task_of[tid];
 }
 
@@ -919,6 +1002,9 @@ static void lp_child_fork(ThreadId tid)
 {
 	VG_(close)(lp_fd);
 	lp_vas = lp_fork_vas;
+	lp_slot = lp_fork_slot;
+	if (lp_slot)
+		lp_slot->pid = (ULong)VG_(getpid)();
 	lp_stream_open();
 	for (UInt t = 0; t < VG_N_THREADS; t++)
 		lp_task_of[t] = 0;
@@ -978,6 +1064,7 @@ static void lp_clock_map(void)
 		lp_fail("cannot map the clock file");
 	VG_(close)(fd);
 	lp_clock = (volatile LpClock *)sr_Res(m);
+	tl_assert(sizeof(LpClock) <= 4096);
 }
 
 static void lp_post_clo_init(void)
@@ -999,7 +1086,14 @@ static void lp_post_clo_init(void)
 	lp_task_of[1] = lp_main_task;
 	lp_cur_task = lp_main_task;
 	lp_buf = VG_(malloc)("lp.buf", LP_BUF_SIZE);
+	/* The image this one replaces by exec wrote its stream whole before
+	   the exec: its slot is free. */
+	ULong pid = (ULong)VG_(getpid)();
+	for (Int i = 0; i < LP_SLOTS; i++)
+		if (lp_clock->slots[i].pid == pid)
+			lp_slot_release(&lp_clock->slots[i]);
 	lp_vas = lp_take_vas();
+	lp_slot = lp_slot_claim(lp_vas, pid);
 	lp_stream_open();
 	/* The program as a path: found through PATH, from the directory it
 	   started in. */
@@ -1022,6 +1116,7 @@ static void lp_fini(Int exitcode)
 		}
 	lp_buf_write_out();
 	VG_(close)(lp_fd);
+	lp_slot_release(lp_slot);
 }
 
 static void lp_pre_clo_init(void)
@@ -1040,6 +1135,7 @@ static void lp_pre_clo_init(void)
 	VG_(track_new_mem_brk)(lp_new_mem_brk);
 	VG_(track_die_mem_brk)(lp_die_mem_brk);
 	VG_(track_start_client_code)(lp_start_client_code);
+	VG_(track_stop_client_code)(lp_stop_client_code);
 	VG_(track_pre_thread_first_insn)(lp_thread_first_insn);
 	VG_(track_pre_thread_ll_exit)(lp_thread_exit);
 	VG_(atfork)(lp_pre_fork, NULL, lp_child_fork);
