@@ -56,6 +56,7 @@ typedef struct Decoder Decoder;
 typedef struct {
 	Decoder *d;
 	char *path;
+	const char *name; /* the file's name, the end of path */
 	FILE *file;
 	uint64_t offset;    /* of the next byte */
 	uint64_t limit;     /* bytes that may be read: written whole records, or WHOLE */
@@ -268,20 +269,21 @@ static void stream_close(Stream *s)
 	g_free(s);
 }
 
-/* Opens a stream, to be read up to limit (its header is in the first
+/* Opens stream dir/name, to be read up to limit (its header is in the first
    bytes written), and reads up to its first block or event; the decoder
    closes it (it is in d->streams from the start). */
-static Stream *stream_open(Decoder *d, const char *path, uint64_t limit)
+static Stream *stream_open(Decoder *d, const char *dir, const char *name, uint64_t limit)
 {
 	Stream *s = g_new0(Stream, 1);
 	s->d = d;
 	s->limit = limit;
-	s->path = g_strdup(path);
+	s->path = g_build_filename(dir, name, NULL);
+	s->name = s->path + strlen(s->path) - strlen(name);
 	s->defs = g_ptr_array_new();
 	g_ptr_array_add(d->streams, s);
-	s->file = fopen(path, "rb");
+	s->file = fopen(s->path, "rb");
 	if (!s->file)
-		fail(d, LP_EIO, "%s: %s", path, strerror(errno));
+		fail(d, LP_EIO, "%s: %s", s->path, strerror(errno));
 	char magic[8];
 	for (int k = 0; k < 8; k++)
 		magic[k] = (char)need_byte(s, "magic");
@@ -758,6 +760,8 @@ struct lp_record_decoder {
 	GHashTable *seen;      /* stream file names met -> Stream * (NULL once done) */
 	GPtrArray *heap;       /* Stream *: those with a block or event to merge */
 	GPtrArray *waiting;    /* Stream *: those whose next record is not written */
+	GPtrArray *names;      /* char *: the stream files met in this step */
+	GHashTable *live;      /* vas (uint64_t *) -> Slot *: this step's live slots */
 	uint64_t last;         /* the last timestamp merged */
 	bool started, any;
 };
@@ -769,7 +773,7 @@ static void stream_done(Decoder *d, Stream *s)
 }
 
 /* Puts s where its item says: the heap, the waiting list, or done. */
-static void place(lp_record_decoder *dec, Stream *s, const char *name)
+static void place(lp_record_decoder *dec, Stream *s)
 {
 	if (s->item == ITEM_WAIT) {
 		g_ptr_array_add(dec->waiting, s);
@@ -777,7 +781,7 @@ static void place(lp_record_decoder *dec, Stream *s, const char *name)
 	}
 	if (s->item == ITEM_END) {
 		dec->c->sum->stream_bytes += s->offset;
-		g_hash_table_insert(dec->seen, g_strdup(name), NULL);
+		g_hash_table_insert(dec->seen, g_strdup(s->name), NULL);
 		stream_done(&dec->d, s);
 		return;
 	}
@@ -823,20 +827,19 @@ static bool read_slots(const uint64_t *clock, GHashTable *live, uint64_t *bound)
 }
 
 /* The stream file names of dir not met yet, in order (the order of the
-   directory's entries must not matter). */
-static GPtrArray *new_names(lp_record_decoder *dec)
+   directory's entries must not matter), into dec->names. */
+static void list_new_names(lp_record_decoder *dec)
 {
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_set_size(dec->names, 0);
 	DIR *dh = opendir(dec->dir);
 	if (!dh)
 		fail(&dec->d, LP_EIO, "%s: %s", dec->dir, strerror(errno));
 	struct dirent *de;
 	while ((de = readdir(dh)))
 		if (g_str_has_suffix(de->d_name, ".lps") && !g_hash_table_contains(dec->seen, de->d_name))
-			g_ptr_array_add(names, g_strdup(de->d_name));
+			g_ptr_array_add(dec->names, g_strdup(de->d_name));
 	closedir(dh);
-	g_ptr_array_sort(names, by_path);
-	return names;
+	g_ptr_array_sort(dec->names, by_path);
 }
 
 /* How far the stream of file name may be read: WHOLE without a live slot,
@@ -851,11 +854,13 @@ static uint64_t limit_of(GHashTable *live, const char *name)
 	return slot ? slot->written : WHOLE;
 }
 
-/* Opens the streams met for the first time, and lets those that waited
-   read further; live is NULL at the end (every stream whole). */
+/* Opens the streams met for the first time (dec->names, listed before the
+   slots were read: a file listed then whose slot was not live is whole),
+   and lets those that waited read further; live is NULL at the end (every
+   stream whole). */
 static void take_in(lp_record_decoder *dec, GHashTable *live)
 {
-	GPtrArray *names = new_names(dec);
+	GPtrArray *names = dec->names;
 	GHashTableIter it;
 	gpointer key, value;
 	if (live) {
@@ -878,36 +883,32 @@ static void take_in(lp_record_decoder *dec, GHashTable *live)
 		uint64_t limit = limit_of(live, name);
 		if (limit == 0)
 			continue; /* not even its header written yet */
-		char *path = g_build_filename(dec->dir, name, NULL);
-		Stream *s = stream_open(&dec->d, path, limit);
-		g_free(path);
+		Stream *s = stream_open(&dec->d, dec->dir, name, limit);
 		dec->c->sum->streams++;
 		g_hash_table_insert(dec->seen, g_strdup(name), s);
-		place(dec, s, name);
+		place(dec, s);
 	}
-	g_ptr_array_free(names, TRUE);
 	/* Every open stream may now be read further: those with an item to
 	   merge too, whose next record must not be taken for the last one
 	   written once their slot is gone. */
 	for (guint k = 0; k < dec->d.streams->len; k++) {
 		Stream *s = g_ptr_array_index(dec->d.streams, k);
-		char *name = g_path_get_basename(s->path);
-		s->limit = MAX(s->limit, limit_of(live, name));
-		g_free(name);
+		s->limit = MAX(s->limit, limit_of(live, s->name));
 	}
-	GPtrArray *waited = dec->waiting;
-	dec->waiting = g_ptr_array_new();
-	for (guint k = 0; k < waited->len; k++) {
-		Stream *s = g_ptr_array_index(waited, k);
+	GPtrArray *waiting = dec->waiting;
+	guint still = 0;
+	for (guint k = 0; k < waiting->len; k++) {
+		Stream *s = g_ptr_array_index(waiting, k);
 		if (s->offset < s->limit) {
 			clearerr(s->file); /* its end, met before, has moved */
 			advance(s);
 		}
-		char *name = g_path_get_basename(s->path);
-		place(dec, s, name);
-		g_free(name);
+		if (s->item == ITEM_WAIT)
+			waiting->pdata[still++] = s;
+		else
+			place(dec, s);
 	}
-	g_ptr_array_free(waited, TRUE);
+	g_ptr_array_set_size(waiting, still);
 }
 
 /* Merges the items below bound. Everything below runs between a setjmp
@@ -924,19 +925,13 @@ static G_NO_INLINE void merge(lp_record_decoder *dec, bool last, bool *progress)
 		dec->started = true;
 	}
 	uint64_t bound = WHOLE;
-	GHashTable *live = NULL;
-	if (!last) {
-		if (!dec->clock && !(dec->clock = map_clock(dec->dir)))
-			return;
-		live = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-		if (!read_slots(dec->clock, live, &bound)) {
-			g_hash_table_destroy(live);
-			return;
-		}
-	}
-	take_in(dec, live);
-	if (live)
-		g_hash_table_destroy(live);
+	if (!last && !dec->clock && !(dec->clock = map_clock(dec->dir)))
+		return;
+	list_new_names(dec);
+	g_hash_table_remove_all(dec->live);
+	if (!last && !read_slots(dec->clock, dec->live, &bound))
+		return;
+	take_in(dec, last ? NULL : dec->live);
 	if (last && g_hash_table_size(dec->seen) == 0)
 		fail(&dec->d, LP_EINPUT, "%s: no streams", dec->dir);
 	Stream **heap = (Stream **)dec->heap->pdata;
@@ -963,9 +958,7 @@ static G_NO_INLINE void merge(lp_record_decoder *dec, bool last, bool *progress)
 		heap[0] = heap[dec->heap->len - 1];
 		g_ptr_array_set_size(dec->heap, dec->heap->len - 1);
 		sift_down(heap, dec->heap->len, 0);
-		char *name = g_path_get_basename(s->path);
-		place(dec, s, name);
-		g_free(name);
+		place(dec, s);
 	}
 	if (last) {
 		write_out(c, c->ref, c->refbuf, c->refbuf_len);
@@ -995,6 +988,8 @@ lp_record_decoder *lp_record_decoder_new(const char *dir, lp_output *ref, lp_out
 	dec->seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	dec->heap = g_ptr_array_new();
 	dec->waiting = g_ptr_array_new();
+	dec->names = g_ptr_array_new_with_free_func(g_free);
+	dec->live = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	Capture *c = dec->c = g_new0(Capture, 1);
 	c->d = &dec->d;
 	c->ref = ref;
@@ -1030,6 +1025,8 @@ void lp_record_decoder_free(lp_record_decoder *dec)
 	g_ptr_array_free(dec->d.streams, TRUE);
 	g_ptr_array_free(dec->heap, TRUE);
 	g_ptr_array_free(dec->waiting, TRUE);
+	g_ptr_array_free(dec->names, TRUE);
+	g_hash_table_destroy(dec->live);
 	g_hash_table_destroy(dec->seen);
 	if (dec->clock)
 		munmap((void *)dec->clock, CLOCK_SIZE);
