@@ -202,7 +202,9 @@ static void advance(Stream *s)
 			return;
 		}
 		if (!get_byte(s, &tag)) {
-			s->item = ITEM_END;
+			/* A live stream shorter than its slot says waits for the
+			   rest, and ends only when whole. */
+			s->item = s->limit == WHOLE ? ITEM_END : ITEM_WAIT;
 			return;
 		}
 		switch (tag) {
