@@ -7,7 +7,8 @@
  * previous timestamp); only the streams being read hold an open file, at
  * most max_open of them, the least recently read closed first. A plain
  * file is reopened with a seek; a compressed one is decompressed again up
- * to the offset.
+ * to the offset. A plain file in the binary form is mapped instead, once,
+ * and its records copied straight from the mapping.
  *
  * With threads, worker threads parse the streams ahead of the engine, a
  * block at a time (see "read-ahead" below), and the files are searched
@@ -15,9 +16,12 @@
 #include "formats/taskdir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -52,6 +56,8 @@ typedef struct td_file {
 	char *path;   /* dir/relative path */
 	uint64_t pid, tid;
 	bool binary;  /* in the binary task form (its header is bytes [0, 8)) */
+	const unsigned char *map; /* a plain file of the binary form mapped whole, or NULL */
+	size_t map_size;
 } td_file;
 
 typedef struct td_reader td_reader;
@@ -201,6 +207,27 @@ static td_reader *closable_reader(lp_taskdir *t)
 	return r;
 }
 
+/* File f's bytes from offset on into src: its mapping, or the file read
+ * from there. Returns 0 or -1 with err set. */
+static int source_open(const lp_taskdir *t, size_t f, uint64_t offset, lp_byte_source *src,
+		       lp_error *err)
+{
+	const td_file *file = &t->files[f];
+	if (file->map) {
+		src->in = NULL;
+		lp_inbuf_init_bytes(&src->b, file->map, file->map_size);
+		src->b.pos = (size_t)MIN(offset, (uint64_t)file->map_size);
+		return 0;
+	}
+	if (lp_byte_source_init_sized(src, file->path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER, err))
+		return -1;
+	if (offset && lp_input_skip(src->in, offset, err)) {
+		lp_byte_source_clear(src);
+		return -1;
+	}
+	return 0;
+}
+
 /* Open s's file (closing the least recently read one if need be) and
  * skip to where s stands. Returns 0 or an lp_status. With threads, every
  * open file may belong to a stream being parsed: then wait for one. */
@@ -217,12 +244,7 @@ static int stream_open(lp_taskdir *t, td_stream *s, lp_error *err)
 	t->nopen++; /* its place is taken; the file is opened unlocked */
 	td_unlock(t);
 	td_reader *r = g_new0(td_reader, 1);
-	bool opened = !lp_byte_source_init_sized(&r->src, t->files[s->file].path, STREAM_INPUT_BUFFER,
-						 STREAM_LINE_BUFFER, err);
-	if (opened && s->offset && lp_input_skip(r->src.in, s->offset, err)) {
-		lp_byte_source_clear(&r->src);
-		opened = false;
-	}
+	bool opened = !source_open(t, s->file, s->offset, &r->src, err);
 	td_lock(t);
 	if (!opened) {
 		t->nopen--;
@@ -896,12 +918,38 @@ static int file_form(lp_taskdir *t, size_t f, lp_inbuf *b, lp_error *err)
 	return 0;
 }
 
+/* Map file f if it is a plain file in the binary form: the search for
+ * units and the schedule then read its records where the page cache
+ * holds them, rather than copy them to buffers, twice. Any other file
+ * (compressed, text, or not to be mapped) is read; one that cannot be
+ * opened is reported by that read. A mapped file must not shrink while
+ * the run lasts, as no input read by a merge should. */
+static void map_file(td_file *f)
+{
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= LP_TASK_BIN_HEADER_SIZE &&
+	    (uint64_t)st.st_size <= SIZE_MAX) {
+		size_t size = (size_t)st.st_size;
+		void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED && !memcmp(p, LP_TASK_BIN_HEADER, LP_TASK_BIN_MAGIC_SIZE)) {
+			f->map = p;
+			f->map_size = size;
+		} else if (p != MAP_FAILED) {
+			munmap(p, size);
+		}
+	}
+	close(fd);
+}
+
 /* The form of file f (kernel, orphan), which no search for units reads. */
 static int detect_form(lp_taskdir *t, size_t f, lp_error *err)
 {
 	lp_byte_source src;
-	if (lp_byte_source_init_sized(&src, t->files[f].path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER,
-				      err))
+	map_file(&t->files[f]);
+	if (source_open(t, f, 0, &src, err))
 		return err->status;
 	int rc = file_form(t, f, &src.b, err);
 	lp_byte_source_clear(&src);
@@ -941,8 +989,8 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 	/* Small buffers: the heap hands the same ones back file after file,
 	 * where large ones would be mapped in afresh for each. */
 	td_reader r = {.stream = &s};
-	if (lp_byte_source_init_sized(&r.src, t->files[f].path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER,
-				      err))
+	map_file(&t->files[f]);
+	if (source_open(t, f, 0, &r.src, err))
 		return err->status;
 	s.reader = &r;
 	bool unit_starts = true, at_line_start = true;
@@ -1143,8 +1191,11 @@ void lp_taskdir_close(lp_taskdir *t)
 		ahead_stop(t);
 	while (t->oldest)
 		reader_close(t, t->oldest);
-	for (size_t f = 0; f < t->nfiles; f++)
+	for (size_t f = 0; f < t->nfiles; f++) {
 		g_free(t->files[f].path);
+		if (t->files[f].map)
+			munmap((void *)t->files[f].map, t->files[f].map_size);
+	}
 	g_free(t->files);
 	g_free(t->sched_files);
 	g_array_free(t->units, TRUE);
