@@ -692,6 +692,27 @@ static size_t take_refs(td_block *b, lp_sched_ref *refs, size_t n, size_t cap, u
 	return n;
 }
 
+/* Under the lock: s's block after `after` (NULL: its first), parsed here
+ * if no worker is on it. */
+static td_block *parsed_block(lp_taskdir *t, size_t stream, const td_block *after)
+{
+	td_stream *s = &t->streams[stream];
+	for (;;) {
+		td_block *b = after ? after->next : s->head;
+		if (b)
+			return b;
+		/* A worker is on it: help with the queue meanwhile, rather
+		 * than sleep (a wake-up is dear). */
+		if (s->busy) {
+			if (!parse_queued(t))
+				wait_for_change(t);
+			continue;
+		}
+		s->busy = true;
+		parse_block(t, stream, block_get(t));
+	}
+}
+
 /* lp_sched_source.read from the parsed blocks. Without threads, a read
  * parses the record after the references it returns (to know where they
  * stop) and fails if that record is bad, returning none; so does this,
@@ -725,20 +746,7 @@ static ssize_t ahead_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t c
 			end = true;
 			break;
 		}
-		b = s->head;
-		if (!b) {
-			/* A worker is on it: help with the queue meanwhile, rather
-			 * than sleep (a wake-up is dear). */
-			if (s->busy) {
-				if (!parse_queued(t))
-					wait_for_change(t);
-				continue;
-			}
-			s->busy = true;
-			parse_block(t, stream, block_get(t));
-			continue;
-		}
-		s->reading = b;
+		b = s->reading = parsed_block(t, stream, NULL);
 		if (b->taken < b->n) {
 			g_mutex_unlock(&t->lock);
 			n = take_refs(b, refs, n, cap, last_ts);
@@ -771,6 +779,84 @@ static ssize_t ahead_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t c
 	return (ssize_t)n;
 }
 
+/* Under the lock: whether a read of cap references would fail, as it does
+ * when the record after those it takes is bad (see ahead_read). The blocks
+ * that hold them are parsed if need be: no more than cap references. */
+static bool read_fails(lp_taskdir *t, size_t stream, size_t cap)
+{
+	size_t refs = 0;
+	for (const td_block *b = parsed_block(t, stream, NULL);; b = parsed_block(t, stream, b)) {
+		refs += b->n - b->taken;
+		if (refs > cap)
+			return false;
+		if (b->has_tail)
+			return b->tail_error != NULL;
+	}
+}
+
+/* lp_sched_source.view from the parsed blocks: ahead_read's references
+ * where the block holds them, the rest of one block at most. The block is
+ * let go at the stream's next read. */
+static ssize_t ahead_view(void *ctx, size_t stream, const lp_sched_ref **refs, size_t cap,
+			  lp_sched_event *ev, lp_error *err)
+{
+	lp_taskdir *t = ctx;
+	td_stream *s = &t->streams[stream];
+	/* The block being read is the engine's alone: while more than cap
+	 * references are left in it, no lock (the next record is one of them). */
+	td_block *b = s->reading;
+	if (b && b->n - b->taken > cap) {
+		*refs = b->refs + b->taken;
+		b->taken += cap;
+		if (!cap)
+			ev->tag = LP_SCHED_MORE;
+		return (ssize_t)cap;
+	}
+	ssize_t n = 0;
+	g_mutex_lock(&t->lock);
+	for (;;) {
+		if (s->error) {
+			*err = *s->error;
+			n = -1;
+			break;
+		}
+		if (s->at_end) {
+			ev->tag = LP_SCHED_END;
+			break;
+		}
+		b = s->reading = parsed_block(t, stream, NULL);
+		if (b->taken < b->n && !cap) {
+			ev->tag = LP_SCHED_MORE;
+			break;
+		}
+		if (b->taken < b->n && !read_fails(t, stream, cap)) {
+			n = (ssize_t)MIN(b->n - b->taken, cap);
+			*refs = b->refs + b->taken;
+			b->taken += (size_t)n;
+			break;
+		}
+		/* The error the read fails with follows the block's references
+		 * (or the next block's): they go, unread. */
+		b->taken = b->n;
+		if (!b->has_tail) {
+			block_taken(t, stream);
+			continue;
+		}
+		if (b->tail_error) {
+			s->error = b->tail_error;
+			b->tail_error = NULL;
+		} else {
+			*ev = b->tail_event;
+			s->at_end = ev->tag == LP_SCHED_END;
+		}
+		block_taken(t, stream);
+		if (!s->error)
+			break;
+	}
+	g_mutex_unlock(&t->lock);
+	return n;
+}
+
 /* Start the workers. */
 static void ahead_start(lp_taskdir *t, unsigned threads)
 {
@@ -792,6 +878,7 @@ static void ahead_start(lp_taskdir *t, unsigned threads)
 	       (t->workers[t->nworkers] = g_thread_try_new("laplace-parse", ahead_worker, t, NULL)))
 		t->nworkers++;
 	t->input.source.read = ahead_read;
+	t->input.source.view = ahead_view;
 	/* Hints cost a lock each: only when a slice is a block or more. */
 	if (t->opt.slice >= t->block_refs)
 		t->input.source.soon = ahead_soon;

@@ -83,7 +83,8 @@ typedef struct cpu_state {
 	uint64_t slice_left; /* references this slice may still emit */
 	bool slice_counted;  /* the slice has emitted a reference */
 	size_t picture;      /* its entry in the report's slices, or NONE */
-	lp_sched_ref *batch; /* the unit's next references */
+	const lp_sched_ref *batch; /* the unit's next references: buffer's, or the source's */
+	lp_sched_ref *buffer;      /* where read puts them (a source without view) */
 	size_t pos, len;
 } cpu_state;
 
@@ -219,8 +220,11 @@ static int refill(engine *e, cpu_state *c, bool *done)
 	for (;;) {
 		size_t cap = (size_t)MIN(c->slice_left, (uint64_t)CPU_BATCH);
 		lp_sched_event ev;
-		ssize_t n = e->in->source.read(e->in->source.ctx, c->unit, c->batch, cap, UINT64_MAX,
-					       &ev, e->err);
+		const lp_sched_source *src = &e->in->source;
+		ssize_t n = src->view ? src->view(src->ctx, c->unit, &c->batch, cap, &ev, e->err)
+				      : src->read(src->ctx, c->unit, c->buffer, cap, UINT64_MAX, &ev, e->err);
+		if (!src->view)
+			c->batch = c->buffer;
 		if (n < 0)
 			return -1;
 		if (n > 0) {
@@ -628,7 +632,8 @@ int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const
 		e.cpu = g_new0(cpu_state, opt->cpus);
 		for (unsigned i = 0; i < opt->cpus; i++) {
 			e.cpu[i].unit = NONE;
-			e.cpu[i].batch = g_new(lp_sched_ref, CPU_BATCH);
+			if (!in->source.view)
+				e.cpu[i].buffer = g_new(lp_sched_ref, CPU_BATCH);
 		}
 		/* The tick-0 queue: units not created by a record, in report order. */
 		for (size_t i = 0; i < in->nunits; i++) {
@@ -646,7 +651,7 @@ int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const
 		if (!rc && g_hash_table_size(e.waiting))
 			rc = missing_creator(&e);
 		for (unsigned i = 0; i < opt->cpus; i++)
-			g_free(e.cpu[i].batch);
+			g_free(e.cpu[i].buffer);
 		g_free(e.cpu);
 	}
 	if (!rc)

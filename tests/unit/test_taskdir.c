@@ -25,10 +25,13 @@ static const char index_yaml[] =
 
 /* Threads for the reader (0: none). */
 static unsigned read_threads;
+/* Read through the source's view (parsed ahead only), asking for a
+ * number of references that varies from call to call. */
+static bool viewed;
 
 /* A directory whose one task file is data[0, len), index.yaml saying
- * form: bin when bin; its references read back. */
-static GArray *read_back_bytes(const char *data, size_t len, bool bin, lp_error *e)
+ * form: bin when bin, opened (its task file is stream 1). */
+static lp_taskdir *open_dir(const char *data, size_t len, bool bin, lp_error *e)
 {
 	char *sub = g_build_filename(dir, "d", "1", NULL);
 	g_mkdir_with_parents(sub, 0755);
@@ -42,20 +45,30 @@ static GArray *read_back_bytes(const char *data, size_t len, bool bin, lp_error 
 	lp_taskdir_options opt = {.max_open = 4, .threads = read_threads, .slice = 100};
 	lp_taskdir *t = lp_taskdir_open(d, &opt, e);
 	g_free(d);
+	return t;
+}
+
+/* Its references read back. */
+static GArray *read_back_bytes(const char *data, size_t len, bool bin, lp_error *e)
+{
+	lp_taskdir *t = open_dir(data, len, bin, e);
 	if (!t)
 		return NULL;
 	const lp_sched_input *in = lp_taskdir_input(t);
 	GArray *refs = g_array_new(FALSE, FALSE, sizeof(lp_sched_ref));
 	lp_sched_ref batch[64];
-	for (;;) {
+	cr_assert(!viewed || in->source.view);
+	for (size_t call = 0;; call++) {
 		lp_sched_event ev;
-		ssize_t n = in->source.read(in->source.ctx, 1, batch, 64, UINT64_MAX, &ev, e);
+		const lp_sched_ref *got = batch;
+		ssize_t n = viewed ? in->source.view(in->source.ctx, 1, &got, call * 37 % 5000, &ev, e)
+				   : in->source.read(in->source.ctx, 1, batch, 64, UINT64_MAX, &ev, e);
 		if (n < 0) {
 			g_array_free(refs, TRUE);
 			refs = NULL;
 			break;
 		}
-		g_array_append_vals(refs, batch, (guint)n);
+		g_array_append_vals(refs, got, (guint)n);
 		if (!n && ev.tag == LP_SCHED_END)
 			break;
 	}
@@ -88,22 +101,6 @@ static char *to_binary(const char *text, size_t len, size_t *out_len)
 	g_free(in);
 	g_free(out);
 	return data;
-}
-
-/* data[0, len) compressed by compress (g_free it). */
-static char *compressed(const char *data, size_t len, enum lp_compress compress, size_t *out_len)
-{
-	char *path = g_build_filename(dir, "packed", NULL);
-	lp_output *o = lp_output_open(path, compress, &err);
-	cr_assert_not_null(o, "%s", err.msg);
-	cr_assert_eq(lp_output_write(o, data, len, &err), 0, "%s", err.msg);
-	cr_assert_eq(lp_output_commit(o, &err), 0, "%s", err.msg);
-	gchar *packed;
-	gsize n;
-	cr_assert(g_file_get_contents(path, &packed, &n, NULL));
-	*out_len = n;
-	g_free(path);
-	return packed;
 }
 
 static void assert_same_refs(GArray *got, GArray *want)
@@ -145,19 +142,18 @@ static void binary_form_reads_as_text(void)
 					 "cut short (20 of 26 bytes)", dir, len - LP_TASK_BIN_REF_SIZE);
 	cr_assert_null(read_back_bytes(bin, len - 6, true, &err));
 	cr_assert_str_eq(err.msg, want_msg);
-	static const enum lp_compress codecs[] = {LP_COMPRESS_ZSTD, LP_COMPRESS_GZIP};
+	GByteArray *(*const codecs[])(const void *, size_t) = {scratch_zstd, scratch_gzip};
 	for (size_t c = 0; c < G_N_ELEMENTS(codecs); c++) {
-		size_t packed_len;
-		char *packed = compressed(bin, len, codecs[c], &packed_len);
-		got = read_back_bytes(packed, packed_len, true, &err);
+		GByteArray *packed = codecs[c](bin, len);
+		got = read_back_bytes((const char *)packed->data, packed->len, true, &err);
 		cr_assert_not_null(got, "%s", err.msg);
 		assert_same_refs(got, want);
 		g_array_free(got, TRUE);
-		g_free(packed);
-		packed = compressed(bin, len - 6, codecs[c], &packed_len);
-		cr_assert_null(read_back_bytes(packed, packed_len, true, &err));
+		g_byte_array_free(packed, TRUE);
+		packed = codecs[c](bin, len - 6);
+		cr_assert_null(read_back_bytes((const char *)packed->data, packed->len, true, &err));
 		cr_assert_str_eq(err.msg, want_msg);
-		g_free(packed);
+		g_byte_array_free(packed, TRUE);
 	}
 	g_free(want_msg);
 	g_free(bin);
@@ -170,6 +166,61 @@ Test(taskdir, binary_form_reads_as_text_parsed_ahead)
 {
 	read_threads = 4;
 	binary_form_reads_as_text();
+}
+Test(taskdir, binary_form_reads_as_text_viewed)
+{
+	read_threads = 4;
+	viewed = true;
+	binary_form_reads_as_text();
+}
+
+/* A read of cap references fails when the record after them is bad, and
+ * a view, which may take fewer (those of one parsed block), fails where
+ * the read would: at every position, before, at and after the ends of
+ * blocks (4096 references here), whatever cap. The file holds 10000
+ * references, then a bad one. */
+Test(taskdir, view_fails_where_read_fails)
+{
+	enum { REFS = 10000 };
+	size_t len = LP_TASK_BIN_HEADER_SIZE + REFS * LP_TASK_BIN_REF_SIZE + LP_TASK_BIN_REF_SIZE;
+	unsigned char *bin = g_malloc0(len), *p = bin + LP_TASK_BIN_HEADER_SIZE;
+	memcpy(bin, LP_TASK_BIN_HEADER, LP_TASK_BIN_HEADER_SIZE);
+	for (uint64_t i = 0; i <= REFS; i++, p += LP_TASK_BIN_REF_SIZE)
+		lp_task_bin_encode(p, &(lp_ref){.type = 'r', .timestamp = i, .length = 4}, i);
+	/* A vpn too wide: the search for units looks at record types only. */
+	lp_store_u64(p - LP_TASK_BIN_REF_SIZE + 10, UINT64_MAX, false);
+	static const size_t positions[] = {0, 1, 4095, 4096, 4097, 8191, 8192, 9000, 9989, 9999};
+	static const size_t caps[] = {0, 1, 10, 11, 4095, 4096, 5000};
+	read_threads = 4;
+	for (int viewing = 0; viewing < 2; viewing++)
+		for (size_t i = 0; i < G_N_ELEMENTS(positions); i++)
+			for (size_t c = 0; c < G_N_ELEMENTS(caps); c++) {
+				size_t at = 0, cap = caps[c];
+				lp_taskdir *t = open_dir((const char *)bin, len, true, &err);
+				cr_assert_not_null(t, "%s", err.msg);
+				const lp_sched_input *in = lp_taskdir_input(t);
+				lp_sched_ref buf[5000];
+				const lp_sched_ref *refs = buf;
+				lp_sched_event ev;
+				ssize_t n = 0;
+				/* To the position, then one call. */
+				while (at < positions[i]) {
+					n = in->source.view(in->source.ctx, 1, &refs, positions[i] - at, &ev, &err);
+					cr_assert_gt(n, 0, "to %zu, at %zu: %s", positions[i], at, err.msg);
+					at += (size_t)n;
+				}
+				if (!viewing)
+					refs = buf;
+				n = viewing ? in->source.view(in->source.ctx, 1, &refs, cap, &ev, &err)
+					    : in->source.read(in->source.ctx, 1, buf, cap, UINT64_MAX, &ev, &err);
+				cr_assert_eq(n < 0, at + cap >= REFS, "%s at %zu, cap %zu: %zd",
+					     viewing ? "view" : "read", at, cap, n);
+				cr_assert(n < 0 || (n > 0) == (cap > 0 && at < REFS));
+				for (ssize_t k = 0; k < n; k++)
+					cr_assert_eq(refs[k].canonical, at + (size_t)k);
+				lp_taskdir_close(t);
+			}
+	g_free(bin);
 }
 
 /* Numbers of every width from 1 to 16 hex digits, in either case, in the
@@ -226,6 +277,12 @@ Test(taskdir, reference_lines_of_every_width) { reference_lines_of_every_width()
 Test(taskdir, reference_lines_of_every_width_parsed_ahead)
 {
 	read_threads = 4;
+	reference_lines_of_every_width();
+}
+Test(taskdir, reference_lines_of_every_width_viewed)
+{
+	read_threads = 4;
+	viewed = true;
 	reference_lines_of_every_width();
 }
 
