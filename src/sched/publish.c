@@ -146,31 +146,51 @@ static int stream_submit(outputs *o, stream_out *s, lp_error *err)
 	return 0;
 }
 
-/* Append n references to s, their canonical numbers checked against its
- * form. Returns 0 or an lp_status. */
+/* s's job, a new one if it has none. */
+static format_job *stream_job(outputs *o, stream_out *s)
+{
+	if (!s->job) {
+		s->job = job_get(o);
+		s->job->stream = s;
+		s->job->n = 0;
+	}
+	return s->job;
+}
+
+/* Append n references to s (unless they are where its job's next go),
+ * their canonical numbers checked against its form; a full job is given
+ * to be written. Returns 0 or an lp_status. */
 static int stream_put(outputs *o, stream_out *s, const lp_sched_out *refs, size_t n, lp_error *err)
 {
 	uint64_t max = lp_form_canon_max[s->form];
 	while (n) {
-		if (s->job && s->job->n == o->job_refs && stream_submit(o, s, err))
-			return err->status;
-		if (!s->job) {
-			s->job = job_get(o);
-			s->job->stream = s;
-			s->job->n = 0;
-		}
-		format_job *job = s->job;
+		format_job *job = stream_job(o, s);
 		size_t k = MIN(n, o->job_refs - job->n);
-		for (size_t i = 0; i < k; i++)
+		for (size_t i = 0; max != UINT64_MAX && i < k; i++)
 			if (refs[i].canonical > max)
 				return lp_form_canon_error(err, s->form, s->count + i, refs[i].canonical);
-		memcpy(job->refs + job->n, refs, k * sizeof *refs);
+		if (refs != job->refs + job->n)
+			memcpy(job->refs + job->n, refs, k * sizeof *refs);
 		job->n += k;
 		s->count += k;
 		refs += k;
 		n -= k;
+		if (job->n == o->job_refs && stream_submit(o, s, err))
+			return err->status;
 	}
 	return 0;
+}
+
+/* lp_sched_sink.buffer: with one stream, the engine puts references
+ * straight into its job. */
+static lp_sched_out *outputs_buffer(void *ctx, size_t *cap)
+{
+	outputs *o = ctx;
+	if (o->nstreams != 1)
+		return NULL;
+	format_job *job = stream_job(o, &o->streams[0]);
+	*cap = o->job_refs - job->n;
+	return job->refs + job->n;
 }
 
 /* lp_sched_sink.refs: each reference to its processor's stream, or all
@@ -360,7 +380,7 @@ int lp_schedule_write(const lp_schedule_request *rq, lp_sched_report *rep, lp_er
 	int rc = check_directory(rq->dir, err);
 	if (rc)
 		return rc;
-	lp_sched_sink sink = {.ctx = &o, .refs = outputs_refs};
+	lp_sched_sink sink = {.ctx = &o, .refs = outputs_refs, .buffer = outputs_buffer};
 	rc = lp_sched_dir_run(rq->dir, &dopt, &sink, rep, err);
 	lp_staged **staged = g_new0(lp_staged *, o.nstreams + 2);
 	rc = outputs_finish(&o, rc, staged, err);

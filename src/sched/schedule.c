@@ -109,8 +109,9 @@ typedef struct engine {
 	uint64_t rng;
 	bool renumbering;
 	renumber_map numbers;
-	lp_sched_out *out;
-	size_t nout;
+	lp_sched_out *out;      /* own_out, or the sink's buffer */
+	size_t nout, out_cap;
+	lp_sched_out *own_out;
 } engine;
 
 static guint creation_hash(gconstpointer p)
@@ -126,16 +127,27 @@ static gboolean creation_equal(gconstpointer a, gconstpointer b)
 	       x->tag == y->tag;
 }
 
+/* Where the next references go. */
+static void out_reset(engine *e)
+{
+	lp_sched_out *buffer = e->sink->buffer ? e->sink->buffer(e->sink->ctx, &e->out_cap) : NULL;
+	e->out = buffer ? buffer : e->own_out;
+	if (!buffer)
+		e->out_cap = OUT_BATCH;
+	e->nout = 0;
+}
+
 static int flush_out(engine *e)
 {
 	int rc = e->nout ? e->sink->refs(e->sink->ctx, e->out, e->nout, e->err) : 0;
-	e->nout = 0;
+	if (!rc)
+		out_reset(e);
 	return rc;
 }
 
 static int put_out(engine *e, const lp_sched_ref *ref, unsigned cpu)
 {
-	if (e->nout == OUT_BATCH && flush_out(e))
+	if (e->nout == e->out_cap && flush_out(e))
 		return -1;
 	lp_sched_out *o = &e->out[e->nout++];
 	o->canonical = e->renumbering ? renumber(&e->numbers, ref->canonical) : ref->canonical;
@@ -149,9 +161,9 @@ static int put_out(engine *e, const lp_sched_ref *ref, unsigned cpu)
 static int put_run(engine *e, const lp_sched_ref *refs, size_t n)
 {
 	while (n) {
-		if (e->nout == OUT_BATCH && flush_out(e))
+		if (e->nout == e->out_cap && flush_out(e))
 			return -1;
-		size_t k = MIN(n, OUT_BATCH - e->nout);
+		size_t k = MIN(n, e->out_cap - e->nout);
 		lp_sched_out *o = e->out + e->nout;
 		if (e->renumbering)
 			for (size_t i = 0; i < k; i++)
@@ -619,8 +631,9 @@ int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const
 		.waiting = g_hash_table_new_full(creation_hash, creation_equal, g_free, NULL),
 		.rng = opt->seed,
 		.renumbering = opt->renumber,
-		.out = g_new(lp_sched_out, OUT_BATCH),
+		.own_out = g_new(lp_sched_out, OUT_BATCH),
 	};
+	out_reset(&e);
 	if (opt->renumber) {
 		e.numbers.slots = g_new0(renumber_slot, 1024);
 		e.numbers.mask = 1023;
@@ -654,12 +667,12 @@ int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const
 			g_free(e.cpu[i].buffer);
 		g_free(e.cpu);
 	}
-	if (!rc)
-		rc = flush_out(&e);
+	if (!rc && e.nout) /* the last: no buffer is wanted after it */
+		rc = sink->refs(sink->ctx, e.out, e.nout, err);
 	if (!rc)
 		for (unsigned i = 0; i < rep->cpus; i++)
 			rep->cpu[i].idle_ticks = rep->ticks - rep->cpu[i].references;
-	g_free(e.out);
+	g_free(e.own_out);
 	g_free(e.queue);
 	g_free(e.numbers.slots);
 	g_array_free(e.ready_now, TRUE);
