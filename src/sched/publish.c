@@ -23,10 +23,14 @@
  * references. With threads, the output's own thread formats and writes
  * the jobs in the order they were filled, while the schedule goes on;
  * else each is written once full. A job holds fewer references when
- * there is one stream per processor, as every stream fills one. */
+ * there is one stream per processor, as every stream fills one. The
+ * text of a stream's jobs gathers in a buffer of TEXT_JOBS jobs' room,
+ * written whole when the next might not fit: large writes go to the
+ * output without another copy. */
 #define JOB_REFS 16384
 #define JOB_REFS_PER_CPU 4096
 #define JOBS_AHEAD 4 /* jobs filled and not yet written, at most */
+#define TEXT_JOBS 3
 
 typedef struct stream_out stream_out;
 
@@ -34,7 +38,6 @@ typedef struct format_job {
 	stream_out *stream;
 	size_t n;
 	lp_sched_out *refs; /* outputs.job_refs of each */
-	char *text;         /* room for as many records */
 } format_job;
 
 /* One output stream. */
@@ -43,6 +46,8 @@ struct stream_out {
 	enum lp_form form;
 	uint64_t count;  /* references given, to name one in a message */
 	format_job *job; /* being filled, or NULL */
+	char *text;      /* the writer's: formatted, not yet written */
+	size_t text_len, text_cap;
 };
 
 typedef struct outputs {
@@ -65,21 +70,38 @@ static void job_free(gpointer data)
 {
 	format_job *job = data;
 	g_free(job->refs);
-	g_free(job->text);
 	g_free(job);
 }
 
-/* A job's references in its stream's form, written: 0 or an lp_status. */
-static int job_write(const format_job *job, lp_error *err)
+/* The text s has gathered, written. Returns 0 or an lp_status. */
+static int text_flush(stream_out *s, lp_error *err)
 {
-	char *p = job->text;
-	if (job->stream->form == LP_FORM_BASIC) /* a loop of its own, with the form known */
+	int rc = s->text_len ? lp_output_write(s->out, s->text, s->text_len, err) : 0;
+	s->text_len = 0;
+	return rc;
+}
+
+/* A job's references in its stream's form, to its text. Returns 0 or an
+ * lp_status. */
+static int job_write(const outputs *o, const format_job *job, lp_error *err)
+{
+	stream_out *s = job->stream;
+	size_t room = o->job_refs * LP_FORM_RECORD_MAX;
+	if (!s->text) {
+		s->text_cap = TEXT_JOBS * room;
+		s->text = g_malloc(s->text_cap);
+	}
+	if (s->text_cap - s->text_len < room && text_flush(s, err))
+		return err->status;
+	char *start = s->text + s->text_len, *p = start;
+	if (s->form == LP_FORM_BASIC) /* a loop of its own, with the form known */
 		for (size_t i = 0; i < job->n; i++)
 			p += lp_form_encode(LP_FORM_BASIC, p, job->refs[i].type, job->refs[i].canonical, 0, 0);
 	else
 		for (size_t i = 0; i < job->n; i++)
 			p += lp_form_encode(LP_FORM_BIN, p, job->refs[i].type, job->refs[i].canonical, 0, 0);
-	return lp_output_write(job->stream->out, job->text, (size_t)(p - job->text), err);
+	s->text_len += (size_t)(p - start);
+	return 0;
 }
 
 /* The writer: jobs in the order filled; after a failure they come back
@@ -92,7 +114,7 @@ static gpointer writer_main(gpointer data)
 		if (item == &stop_writer)
 			return NULL;
 		format_job *job = item;
-		if (!g_atomic_int_get(&o->failed) && job_write(job, &o->write_err))
+		if (!g_atomic_int_get(&o->failed) && job_write(o, job, &o->write_err))
 			g_atomic_int_set(&o->failed, 1);
 		g_async_queue_push(o->written, job);
 	}
@@ -125,7 +147,6 @@ static format_job *job_get(outputs *o)
 		return g_async_queue_pop(o->written);
 	format_job *job = g_new0(format_job, 1);
 	job->refs = g_new(lp_sched_out, o->job_refs);
-	job->text = g_malloc(o->job_refs * LP_FORM_RECORD_MAX);
 	g_ptr_array_add(o->jobs, job);
 	return job;
 }
@@ -136,7 +157,7 @@ static int stream_submit(outputs *o, stream_out *s, lp_error *err)
 	format_job *job = s->job;
 	s->job = NULL;
 	if (!o->writer) {
-		int rc = job_write(job, err);
+		int rc = job_write(o, job, err);
 		g_async_queue_push(o->written, job);
 		return rc;
 	}
@@ -270,6 +291,8 @@ static int outputs_finish(outputs *o, int rc, lp_staged **staged, lp_error *err)
 	writer_stop(o);
 	if (!rc)
 		rc = writer_failed(o, err);
+	for (unsigned i = 0; i < o->nstreams && !rc; i++)
+		rc = text_flush(&o->streams[i], err);
 	for (unsigned i = 0; i < o->nstreams; i++) {
 		stream_out *s = &o->streams[i];
 		rc = lp_output_stage(s->out, rc, &staged[i], err);
@@ -288,8 +311,10 @@ static void outputs_free(outputs *o)
 		g_async_queue_unref(o->filled);
 		g_async_queue_unref(o->written);
 	}
-	for (unsigned i = 0; i < o->nstreams; i++)
+	for (unsigned i = 0; i < o->nstreams; i++) {
 		lp_output_abort(o->streams[i].out);
+		g_free(o->streams[i].text);
+	}
 	g_free(o->streams);
 	if (o->dir_fd >= 0)
 		close(o->dir_fd);
