@@ -68,6 +68,7 @@ typedef struct td_stream {
 	uint64_t line_base_offset; /* where line counting began: a unit's start */
 	uint64_t line;     /* lines read since then */
 	uint64_t prev_ts;  /* timestamp of the last record read */
+	uint64_t released; /* a mapped file: its pages before this byte are let go */
 	bool ended;        /* its file's end, or a unit stream's X, was read */
 	enum { PENDING_NONE, PENDING_REF, PENDING_EVENT } pending; /* read, not yet taken */
 	lp_sched_ref pending_ref;
@@ -101,6 +102,8 @@ struct lp_taskdir {
 	size_t nstreams;
 	td_reader *newest, *oldest;
 	unsigned nopen;
+	uint64_t page;          /* the system's page size */
+	bool release;           /* let go of mapped pages once read (see release_read) */
 	char **paths;           /* lp_taskdir_paths */
 	bool form_bin;          /* index.yaml says form: bin */
 	lp_sched_input input;
@@ -165,8 +168,28 @@ static void list_push_newest(lp_taskdir *t, td_reader *r)
 	t->newest = r;
 }
 
+/* Bytes of a mapped file a stream reads before it lets go of their pages. */
+#define RELEASE_BYTES (4u << 20)
+
+/* Let go of the whole pages of s's mapped file that s has read, from where
+ * it let go last up to byte to, if the directory is too large to stay
+ * mapped (lp_taskdir_options.map_hold): they leave the process (not the
+ * page cache), and a stream that comes to them later maps them again. No
+ * other stream reads them: the units of a file do not overlap, and the
+ * pages two share are kept. */
+static void release_read(const lp_taskdir *t, td_stream *s, uint64_t to)
+{
+	const td_file *f = &t->files[s->file];
+	uint64_t from = (s->released + t->page - 1) / t->page * t->page, end = to / t->page * t->page;
+	if (!f->map || !t->release || end <= from)
+		return;
+	madvise((void *)(f->map + from), (size_t)(end - from), MADV_DONTNEED);
+	s->released = end;
+}
+
 static void reader_close(lp_taskdir *t, td_reader *r)
 {
+	release_read(t, r->stream, r->stream->offset);
 	list_unlink(t, r);
 	r->stream->reader = NULL;
 	lp_byte_source_clear(&r->src);
@@ -373,6 +396,7 @@ static int stream_fill(lp_taskdir *t, td_stream *s, lp_error *err)
 		return -1;
 	if (kind == RECORD_END) {
 		s->ended = true;
+		release_read(t, s, s->offset);
 		td_lock(t);
 		reader_close(t, s->reader); /* nothing more is read here */
 		td_unlock(t);
@@ -447,7 +471,10 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 		/* Well-formed reference lines straight into refs; the one that
 		 * does not fit is left pending, anything else to the careful path. */
 		if (s->pending == PENDING_NONE && s->reader && t->files[s->file].binary) {
-			n = copy_bin_refs(t, s, refs, n, cap, last_ts);		} else if (s->pending == PENDING_NONE && s->reader) {
+			n = copy_bin_refs(t, s, refs, n, cap, last_ts);
+			if (s->offset - s->released >= RELEASE_BYTES)
+				release_read(t, s, s->offset);
+		} else if (s->pending == PENDING_NONE && s->reader) {
 			lp_inbuf *b = &s->reader->src.b;
 			const char *start = b->data + b->pos, *p = start, *end = b->data + b->len, *next;
 			uint64_t prev_ts = s->prev_ts, lines = 0;
@@ -486,6 +513,7 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 		/* A unit ends with its task's X. */
 		if (t->opt.unit_streams && ev->tag == 'X' && ev->task == t->files[s->file].tid && !s->ended) {
 			s->ended = true;
+			release_read(t, s, s->offset);
 			td_lock(t);
 			if (s->reader)
 				reader_close(t, s->reader);
@@ -937,12 +965,16 @@ static void add_file(lp_taskdir *t, const char *dir, const char *rel, uint64_t p
 	f->tid = tid;
 }
 
-/* A listed file must be there: missing, the directory is incomplete. */
-static int check_listed(const char *path, const char *index, lp_error *err)
+/* A listed file must be there: missing, the directory is incomplete. Its
+ * size is added to *bytes, unless NULL. */
+static int check_listed(const char *path, const char *index, uint64_t *bytes, lp_error *err)
 {
 	struct stat st;
-	if (stat(path, &st) == 0)
+	if (stat(path, &st) == 0) {
+		if (bytes && S_ISREG(st.st_mode))
+			*bytes += (uint64_t)st.st_size;
 		return 0;
+	}
 	if (errno == ENOENT)
 		return lp_fail(err, LP_EINPUT, "%s: listed in %s but missing", path, index);
 	return lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
@@ -1045,8 +1077,9 @@ static int detect_form(lp_taskdir *t, size_t f, lp_error *err)
 
 /* Skip the binary form's reference records ahead of s (only their type
  * byte looked at: they are read when the schedule runs), up to the next
- * other record, or one cut short, or the end. Returns 0 or -1. */
-static int skip_bin_references(td_stream *s, lp_error *err)
+ * other record, or one cut short, or the end; a mapped file's pages let
+ * go behind, a piece at a time. Returns 0 or -1. */
+static int skip_bin_references(const lp_taskdir *t, td_stream *s, lp_error *err)
 {
 	static const bool is_type[256] = {['r'] = 1, ['w'] = 1, ['i'] = 1, ['R'] = 1, ['W'] = 1, ['I'] = 1};
 	lp_inbuf *b = &s->reader->src.b;
@@ -1055,11 +1088,12 @@ static int skip_bin_references(td_stream *s, lp_error *err)
 		if (avail < 0)
 			return -1;
 		const unsigned char *start = (const unsigned char *)b->data + b->pos, *p = start;
-		const unsigned char *end = p + avail;
+		const unsigned char *end = p + MIN((size_t)avail, (size_t)RELEASE_BYTES);
 		while (end - p >= LP_TASK_BIN_REF_SIZE && is_type[*p])
 			p += LP_TASK_BIN_REF_SIZE;
 		b->pos += (size_t)(p - start);
 		s->offset += (uint64_t)(p - start);
+		release_read(t, s, s->offset);
 		if (p == start)
 			return 0;
 	}
@@ -1086,7 +1120,7 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 	s.offset = t->files[f].binary ? LP_TASK_BIN_HEADER_SIZE : 0;
 	while (!rc) {
 		bool binary = t->files[f].binary;
-		if (!unit_starts && (binary ? skip_bin_references(&s, err)
+		if (!unit_starts && (binary ? skip_bin_references(t, &s, err)
 					    : skip_to_exit_line(&s, &at_line_start, err))) {
 			rc = err->status;
 			break;
@@ -1112,12 +1146,14 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 				u.creator = rec.ev.tag;
 				u.creator_parent = rec.ev.parent;
 			}
-			td_stream start = {.file = f, .offset = offset, .line_base_offset = offset};
+			td_stream start = {.file = f, .offset = offset, .line_base_offset = offset,
+					   .released = offset};
 			g_array_append_val(units, u);
 			g_array_append_val(starts, start);
 		}
 		unit_starts = !is_ref && rec.ev.tag == 'X' && rec.ev.task == t->files[f].tid;
 	}
+	release_read(t, &s, t->files[f].map_size);
 	lp_byte_source_clear(&r.src);
 	return rc;
 }
@@ -1221,8 +1257,12 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 	}
 	g_array_free(tasks, TRUE);
 	g_hash_table_destroy(seen);
+	uint64_t bytes = 0;
 	for (size_t f = 0; f < t->nfiles && !rc; f++)
-		rc = check_listed(t->files[f].path, index, err);
+		rc = check_listed(t->files[f].path, index, &bytes, err);
+	t->page = (uint64_t)sysconf(_SC_PAGESIZE);
+	t->release = bytes > (opt->map_hold ? opt->map_hold
+				 : (uint64_t)sysconf(_SC_PHYS_PAGES) / 4 * t->page);
 	t->form_bin = ix->binary;
 	for (size_t f = 0; f < first_task && !rc; f++)
 		rc = detect_form(t, f, err);
@@ -1323,7 +1363,7 @@ static int count_file(const char *dir, const char *rel, const char *index, lp_in
 {
 	char *path = g_build_filename(dir, rel, NULL);
 	lp_byte_source src;
-	if (check_listed(path, index, err) ||
+	if (check_listed(path, index, NULL, err) ||
 	    lp_byte_source_init_sized(&src, path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER, err)) {
 		g_free(path);
 		return err->status;

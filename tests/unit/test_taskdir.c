@@ -28,6 +28,9 @@ static unsigned read_threads;
 /* Read through the source's view (parsed ahead only), asking for a
  * number of references that varies from call to call. */
 static bool viewed;
+/* lp_taskdir_options.map_hold and unit_streams of the reader. */
+static uint64_t map_hold;
+static bool unit_streams;
 
 /* A directory whose one task file is data[0, len), index.yaml saying
  * form: bin when bin, opened (its task file is stream 1). */
@@ -42,7 +45,8 @@ static lp_taskdir *open_dir(const char *data, size_t len, bool bin, lp_error *e)
 	g_free(scratch_file(dir, "d/kernel", LP_TASK_BIN_HEADER, bin ? LP_TASK_BIN_HEADER_SIZE : 0));
 	g_free(scratch_file(dir, "d/1/1", data, len));
 	char *d = g_build_filename(dir, "d", NULL);
-	lp_taskdir_options opt = {.max_open = 4, .threads = read_threads, .slice = 100};
+	lp_taskdir_options opt = {.max_open = 4, .threads = read_threads, .slice = 100,
+				  .map_hold = map_hold, .unit_streams = unit_streams};
 	lp_taskdir *t = lp_taskdir_open(d, &opt, e);
 	g_free(d);
 	return t;
@@ -221,6 +225,87 @@ Test(taskdir, view_fails_where_read_fails)
 				lp_taskdir_close(t);
 			}
 	g_free(bin);
+}
+
+/* The KiB of the task file's mapping in memory (/proc/self/smaps); -1
+ * if it is not mapped. */
+static long mapped_kib(void)
+{
+	char *path = g_build_filename(dir, "d", "1", "1", NULL), *smaps;
+	cr_assert(g_file_get_contents("/proc/self/smaps", &smaps, NULL, NULL));
+	long kib = -1;
+	char *at = strstr(smaps, path), *rss = at ? strstr(at, "\nRss:") : NULL;
+	if (rss)
+		kib = strtol(rss + 5, NULL, 10);
+	g_free(smaps);
+	g_free(path);
+	return kib;
+}
+
+/* The references of every unit of a directory whose one task file is
+ * data[0, len) (binary), in unit order; the number of units in *units,
+ * the KiB of the file's mapping in memory once they are read in *kib. */
+static GArray *read_units(const char *data, size_t len, size_t *units, long *kib)
+{
+	lp_taskdir *t = open_dir(data, len, true, &err);
+	cr_assert_not_null(t, "%s", err.msg);
+	const lp_sched_input *in = lp_taskdir_input(t);
+	GArray *refs = g_array_new(FALSE, FALSE, sizeof(lp_sched_ref));
+	lp_sched_ref batch[1000];
+	for (size_t u = 0; u < in->nunits; u++)
+		for (;;) {
+			lp_sched_event ev;
+			const lp_sched_ref *got = batch;
+			ssize_t n = viewed ? in->source.view(in->source.ctx, u, &got, 1000, &ev, &err)
+					   : in->source.read(in->source.ctx, u, batch, 1000, UINT64_MAX, &ev, &err);
+			cr_assert_geq(n, 0, "%s", err.msg);
+			g_array_append_vals(refs, got, (guint)n);
+			if (!n && ev.tag == LP_SCHED_END)
+				break;
+		}
+	*units = in->nunits;
+	*kib = mapped_kib();
+	lp_taskdir_close(t);
+	return refs;
+}
+
+/* A directory too large to stay mapped (here, any: map_hold is 1 byte)
+ * lets go of the pages of its files once read, by the search for units
+ * and by each unit's stream, a few MiB at a time and at its end: its
+ * units read the same, one thread or parsed ahead, copied or viewed, and
+ * little of the file is left in memory, where the whole of it is when
+ * the directory stays mapped. The file (11 MiB) has five units, and
+ * other tasks' events among them. */
+Test(taskdir, pages_let_go_read_the_same)
+{
+	GString *text = g_string_new("S 0 1 100\n");
+	for (int i = 0; i < 420000; i++) {
+		if (i % 100000 == 99999)
+			g_string_append_printf(text, "X %x 1\nS %x 1 100\n", i, i);
+		if (i % 7919 == 0)
+			g_string_append_printf(text, "X %x 2\n", i);
+		g_string_append_printf(text, "%c %x 4 %x %x\n", "rwiRWI"[i % 6], i, i % 977, i * 13);
+	}
+	size_t len, units;
+	long kib;
+	char *bin = to_binary(text->str, text->len, &len);
+	unit_streams = true;
+	GArray *want = read_units(bin, len, &units, &kib);
+	cr_assert_eq(units, 5);
+	cr_assert_eq(want->len, 420000);
+	cr_assert_gt(kib, (long)(len / 1024 - 64), "%ld KiB of %zu mapped", kib, len / 1024);
+	map_hold = 1;
+	for (int mode = 0; mode < 3; mode++) {
+		read_threads = mode ? 4 : 0;
+		viewed = mode == 2;
+		GArray *got = read_units(bin, len, &units, &kib);
+		assert_same_refs(got, want);
+		cr_assert_leq(kib, 64, "mode %d: %ld KiB in memory", mode, kib);
+		g_array_free(got, TRUE);
+	}
+	g_array_free(want, TRUE);
+	g_free(bin);
+	g_string_free(text, TRUE);
 }
 
 /* Numbers of every width from 1 to 16 hex digits, in either case, in the
