@@ -103,7 +103,7 @@ struct lp_taskdir {
 	td_reader *newest, *oldest;
 	unsigned nopen;
 	uint64_t page;          /* the system's page size */
-	bool release;           /* let go of mapped pages once read (see release_read) */
+	bool release;           /* let go of mapped pages as they are read (see release_read) */
 	char **paths;           /* lp_taskdir_paths */
 	bool form_bin;          /* index.yaml says form: bin */
 	lp_sched_input input;
@@ -172,16 +172,18 @@ static void list_push_newest(lp_taskdir *t, td_reader *r)
 #define RELEASE_BYTES (4u << 20)
 
 /* Let go of the whole pages of s's mapped file that s has read, from where
- * it let go last up to byte to, if the directory is too large to stay
- * mapped (lp_taskdir_options.map_hold): they leave the process (not the
- * page cache), and a stream that comes to them later maps them again. No
- * other stream reads them: the units of a file do not overlap, and the
- * pages two share are kept. */
+ * it let go last up to byte to: they leave the process (not the page
+ * cache), and a stream that comes to them later maps them again. No other
+ * stream reads them: the units of a file do not overlap, and the pages two
+ * share are kept. A stream does so at its end, that the pages do not all
+ * wait for the last to be let go; and, when the directory is too large to
+ * stay mapped (lp_taskdir_options.map_hold, t->release), as it reads, and
+ * the search for units likewise. */
 static void release_read(const lp_taskdir *t, td_stream *s, uint64_t to)
 {
 	const td_file *f = &t->files[s->file];
 	uint64_t from = (s->released + t->page - 1) / t->page * t->page, end = to / t->page * t->page;
-	if (!f->map || !t->release || end <= from)
+	if (!f->map || end <= from)
 		return;
 	madvise((void *)(f->map + from), (size_t)(end - from), MADV_DONTNEED);
 	s->released = end;
@@ -189,7 +191,8 @@ static void release_read(const lp_taskdir *t, td_stream *s, uint64_t to)
 
 static void reader_close(lp_taskdir *t, td_reader *r)
 {
-	release_read(t, r->stream, r->stream->offset);
+	if (t->release)
+		release_read(t, r->stream, r->stream->offset);
 	list_unlink(t, r);
 	r->stream->reader = NULL;
 	lp_byte_source_clear(&r->src);
@@ -472,7 +475,7 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 		 * does not fit is left pending, anything else to the careful path. */
 		if (s->pending == PENDING_NONE && s->reader && t->files[s->file].binary) {
 			n = copy_bin_refs(t, s, refs, n, cap, last_ts);
-			if (s->offset - s->released >= RELEASE_BYTES)
+			if (t->release && s->offset - s->released >= RELEASE_BYTES)
 				release_read(t, s, s->offset);
 		} else if (s->pending == PENDING_NONE && s->reader) {
 			lp_inbuf *b = &s->reader->src.b;
@@ -1093,7 +1096,8 @@ static int skip_bin_references(const lp_taskdir *t, td_stream *s, lp_error *err)
 			p += LP_TASK_BIN_REF_SIZE;
 		b->pos += (size_t)(p - start);
 		s->offset += (uint64_t)(p - start);
-		release_read(t, s, s->offset);
+		if (t->release)
+			release_read(t, s, s->offset);
 		if (p == start)
 			return 0;
 	}
@@ -1153,7 +1157,8 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 		}
 		unit_starts = !is_ref && rec.ev.tag == 'X' && rec.ev.task == t->files[f].tid;
 	}
-	release_read(t, &s, t->files[f].map_size);
+	if (t->release)
+		release_read(t, &s, t->files[f].map_size);
 	lp_byte_source_clear(&r.src);
 	return rc;
 }
