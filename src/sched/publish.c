@@ -93,13 +93,17 @@ static int job_write(const outputs *o, const format_job *job, lp_error *err)
 	}
 	if (s->text_cap - s->text_len < room && text_flush(s, err))
 		return err->status;
+	/* In locals: a store to the text could change the job, for all the
+	 * compiler knows, which it would read again each time. */
+	const lp_sched_out *refs = job->refs;
+	size_t n = job->n;
 	char *start = s->text + s->text_len, *p = start;
 	if (s->form == LP_FORM_BASIC) /* a loop of its own, with the form known */
-		for (size_t i = 0; i < job->n; i++)
-			p += lp_form_encode(LP_FORM_BASIC, p, job->refs[i].type, job->refs[i].canonical, 0, 0);
+		for (size_t i = 0; i < n; i++)
+			p += lp_form_encode(LP_FORM_BASIC, p, refs[i].type, refs[i].canonical, 0, 0);
 	else
-		for (size_t i = 0; i < job->n; i++)
-			p += lp_form_encode(LP_FORM_BIN, p, job->refs[i].type, job->refs[i].canonical, 0, 0);
+		for (size_t i = 0; i < n; i++)
+			p += lp_form_encode(LP_FORM_BIN, p, refs[i].type, refs[i].canonical, 0, 0);
 	s->text_len += (size_t)(p - start);
 	return 0;
 }
