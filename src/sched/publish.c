@@ -225,9 +225,19 @@ static int outputs_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error 
 	outputs *o = ctx;
 	if (o->nstreams == 1)
 		return stream_put(o, &o->streams[0], refs, n, err);
-	for (size_t i = 0; i < n; i++)
-		if (stream_put(o, &o->streams[refs[i].cpu], &refs[i], 1, err))
+	/* One at a time, each to its processor's stream: no call but to
+	 * give a full job. */
+	uint64_t max = lp_form_canon_max[o->streams[0].form];
+	for (size_t i = 0; i < n; i++) {
+		stream_out *s = &o->streams[refs[i].cpu];
+		if (refs[i].canonical > max)
+			return lp_form_canon_error(err, s->form, s->count, refs[i].canonical);
+		format_job *job = stream_job(o, s);
+		job->refs[job->n++] = refs[i];
+		s->count++;
+		if (job->n == o->job_refs && stream_submit(o, s, err))
 			return err->status;
+	}
 	return 0;
 }
 
