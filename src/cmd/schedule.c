@@ -103,8 +103,8 @@ int cmd_schedule(int argc, char **argv)
 		{"picture", 0, 0, G_OPTION_ARG_NONE, &o.picture,
 		 "Draw the schedule on standard error (the default when it is a terminal)", NULL},
 		{"threads", 'j', 0, G_OPTION_ARG_STRING, &o.threads,
-		 "Parse task files in N threads ahead of the schedule; 1: all in one (default: the "
-		 "processors available)", "N"},
+		 "Parse task files in N threads ahead of the schedule, and write the output in one "
+		 "more; 1: all in one (default: the processors available)", "N"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("DIR");

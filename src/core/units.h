@@ -61,6 +61,12 @@ typedef struct lp_sched_source {
 	void *ctx;
 	ssize_t (*read)(void *ctx, size_t stream, lp_sched_ref *refs, size_t cap, uint64_t last_ts,
 			lp_sched_event *ev, lp_error *err);
+	/* May be NULL. read with no last_ts, without the copy: *refs points
+	 * to the references taken, where the source holds them, until the
+	 * stream is read again. It may take fewer than read would (never
+	 * none when read would take some), and fails where read would. */
+	ssize_t (*view)(void *ctx, size_t stream, const lp_sched_ref **refs, size_t cap,
+			lp_sched_event *ev, lp_error *err);
 	/* May be NULL. A hint for reading ahead: stream will be read after
 	 * those named before it (rr and random name each unit as it joins
 	 * the ready queue). */

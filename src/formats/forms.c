@@ -61,13 +61,18 @@ static int flush(lp_basic_sink *s, lp_error *err)
 	return rc;
 }
 
-/* The largest canonical number each form can carry. */
-static const uint64_t canon_max[LP_FORM_COUNT] = {
+const uint64_t lp_form_canon_max[LP_FORM_COUNT] = {
 	[LP_FORM_BASIC] = UINT64_MAX,
 	[LP_FORM_ADDR] = LP_ADDR_CANON_MAX,
 	[LP_FORM_DIN] = LP_ADDR_CANON_MAX,
 	[LP_FORM_BIN] = LP_BIN_CANON_MAX,
 };
+
+int lp_form_canon_error(lp_error *err, enum lp_form form, uint64_t index, uint64_t canon)
+{
+	return lp_fail(err, LP_EINPUT, "reference %" G_GUINT64_FORMAT ": canonical number %"
+		       G_GINT64_MODIFIER "x does not fit the %s form", index, canon, lp_form_names[form]);
+}
 
 /* The references in one form; inline and called with a constant form, so
  * that each form gets a loop of its own with no switch inside. */
@@ -83,10 +88,8 @@ static inline int encode_refs(lp_basic_sink *s, const enum lp_form form, const l
 	for (size_t i = 0; i < n; i++) {
 		if (user_only && lp_ref_is_kernel(refs[i].type))
 			continue;
-		if (canon[i] > canon_max[form]) {
-			rc = lp_fail(err, LP_EINPUT, "reference %" G_GUINT64_FORMAT ": canonical "
-				     "number %" G_GINT64_MODIFIER "x does not fit the %s form",
-				     written, canon[i], lp_form_names[form]);
+		if (canon[i] > lp_form_canon_max[form]) {
+			rc = lp_form_canon_error(err, form, written, canon[i]);
 			break;
 		}
 		if (used > BUF_SIZE - MAX_RECORD) {

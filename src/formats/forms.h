@@ -100,6 +100,12 @@ static inline size_t lp_form_encode(enum lp_form form, char *p, char type, uint6
 	return (size_t)(q - p);
 }
 
+/* The largest canonical number each form can carry. */
+extern const uint64_t lp_form_canon_max[LP_FORM_COUNT];
+/* "reference INDEX: canonical number CANON does not fit the FORM form":
+ * the stream's reference index (from 0) cannot be written. Returns LP_EINPUT. */
+int lp_form_canon_error(lp_error *err, enum lp_form form, uint64_t index, uint64_t canon);
+
 /* Basic merge (laplace-formats(5), "BASIC MERGE OUTPUT"): the merge's sink
  * writing references in a form to out. */
 typedef struct lp_basic_sink lp_basic_sink;

@@ -7,7 +7,8 @@
  * previous timestamp); only the streams being read hold an open file, at
  * most max_open of them, the least recently read closed first. A plain
  * file is reopened with a seek; a compressed one is decompressed again up
- * to the offset.
+ * to the offset. A plain file in the binary form is mapped instead, once,
+ * and its records copied straight from the mapping.
  *
  * With threads, worker threads parse the streams ahead of the engine, a
  * block at a time (see "read-ahead" below), and the files are searched
@@ -15,9 +16,12 @@
 #include "formats/taskdir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -52,6 +56,8 @@ typedef struct td_file {
 	char *path;   /* dir/relative path */
 	uint64_t pid, tid;
 	bool binary;  /* in the binary task form (its header is bytes [0, 8)) */
+	const unsigned char *map; /* a plain file of the binary form mapped whole, or NULL */
+	size_t map_size;
 } td_file;
 
 typedef struct td_reader td_reader;
@@ -62,6 +68,7 @@ typedef struct td_stream {
 	uint64_t line_base_offset; /* where line counting began: a unit's start */
 	uint64_t line;     /* lines read since then */
 	uint64_t prev_ts;  /* timestamp of the last record read */
+	uint64_t released; /* a mapped file: its pages before this byte are let go */
 	bool ended;        /* its file's end, or a unit stream's X, was read */
 	enum { PENDING_NONE, PENDING_REF, PENDING_EVENT } pending; /* read, not yet taken */
 	lp_sched_ref pending_ref;
@@ -95,6 +102,8 @@ struct lp_taskdir {
 	size_t nstreams;
 	td_reader *newest, *oldest;
 	unsigned nopen;
+	uint64_t page;          /* the system's page size */
+	bool release;           /* let go of mapped pages as they are read (see release_read) */
 	char **paths;           /* lp_taskdir_paths */
 	bool form_bin;          /* index.yaml says form: bin */
 	lp_sched_input input;
@@ -159,8 +168,31 @@ static void list_push_newest(lp_taskdir *t, td_reader *r)
 	t->newest = r;
 }
 
+/* Bytes of a mapped file a stream reads before it lets go of their pages. */
+#define RELEASE_BYTES (4u << 20)
+
+/* Let go of the whole pages of s's mapped file that s has read, from where
+ * it let go last up to byte to: they leave the process (not the page
+ * cache), and a stream that comes to them later maps them again. No other
+ * stream reads them: the units of a file do not overlap, and the pages two
+ * share are kept. A stream does so at its end, that the pages do not all
+ * wait for the last to be let go; and, when the directory is too large to
+ * stay mapped (lp_taskdir_options.map_hold, t->release), as it reads, and
+ * the search for units likewise. */
+static void release_read(const lp_taskdir *t, td_stream *s, uint64_t to)
+{
+	const td_file *f = &t->files[s->file];
+	uint64_t from = (s->released + t->page - 1) / t->page * t->page, end = to / t->page * t->page;
+	if (!f->map || end <= from)
+		return;
+	madvise((void *)(f->map + from), (size_t)(end - from), MADV_DONTNEED);
+	s->released = end;
+}
+
 static void reader_close(lp_taskdir *t, td_reader *r)
 {
+	if (t->release)
+		release_read(t, r->stream, r->stream->offset);
 	list_unlink(t, r);
 	r->stream->reader = NULL;
 	lp_byte_source_clear(&r->src);
@@ -201,6 +233,27 @@ static td_reader *closable_reader(lp_taskdir *t)
 	return r;
 }
 
+/* File f's bytes from offset on into src: its mapping, or the file read
+ * from there. Returns 0 or -1 with err set. */
+static int source_open(const lp_taskdir *t, size_t f, uint64_t offset, lp_byte_source *src,
+		       lp_error *err)
+{
+	const td_file *file = &t->files[f];
+	if (file->map) {
+		src->in = NULL;
+		lp_inbuf_init_bytes(&src->b, file->map, file->map_size);
+		src->b.pos = (size_t)MIN(offset, (uint64_t)file->map_size);
+		return 0;
+	}
+	if (lp_byte_source_init_sized(src, file->path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER, err))
+		return -1;
+	if (offset && lp_input_skip(src->in, offset, err)) {
+		lp_byte_source_clear(src);
+		return -1;
+	}
+	return 0;
+}
+
 /* Open s's file (closing the least recently read one if need be) and
  * skip to where s stands. Returns 0 or an lp_status. With threads, every
  * open file may belong to a stream being parsed: then wait for one. */
@@ -217,12 +270,7 @@ static int stream_open(lp_taskdir *t, td_stream *s, lp_error *err)
 	t->nopen++; /* its place is taken; the file is opened unlocked */
 	td_unlock(t);
 	td_reader *r = g_new0(td_reader, 1);
-	bool opened = !lp_byte_source_init_sized(&r->src, t->files[s->file].path, STREAM_INPUT_BUFFER,
-						 STREAM_LINE_BUFFER, err);
-	if (opened && s->offset && lp_input_skip(r->src.in, s->offset, err)) {
-		lp_byte_source_clear(&r->src);
-		opened = false;
-	}
+	bool opened = !source_open(t, s->file, s->offset, &r->src, err);
 	td_lock(t);
 	if (!opened) {
 		t->nopen--;
@@ -351,6 +399,7 @@ static int stream_fill(lp_taskdir *t, td_stream *s, lp_error *err)
 		return -1;
 	if (kind == RECORD_END) {
 		s->ended = true;
+		release_read(t, s, s->offset);
 		td_lock(t);
 		reader_close(t, s->reader); /* nothing more is read here */
 		td_unlock(t);
@@ -425,7 +474,10 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 		/* Well-formed reference lines straight into refs; the one that
 		 * does not fit is left pending, anything else to the careful path. */
 		if (s->pending == PENDING_NONE && s->reader && t->files[s->file].binary) {
-			n = copy_bin_refs(t, s, refs, n, cap, last_ts);		} else if (s->pending == PENDING_NONE && s->reader) {
+			n = copy_bin_refs(t, s, refs, n, cap, last_ts);
+			if (t->release && s->offset - s->released >= RELEASE_BYTES)
+				release_read(t, s, s->offset);
+		} else if (s->pending == PENDING_NONE && s->reader) {
 			lp_inbuf *b = &s->reader->src.b;
 			const char *start = b->data + b->pos, *p = start, *end = b->data + b->len, *next;
 			uint64_t prev_ts = s->prev_ts, lines = 0;
@@ -464,6 +516,7 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 		/* A unit ends with its task's X. */
 		if (t->opt.unit_streams && ev->tag == 'X' && ev->task == t->files[s->file].tid && !s->ended) {
 			s->ended = true;
+			release_read(t, s, s->offset);
 			td_lock(t);
 			if (s->reader)
 				reader_close(t, s->reader);
@@ -670,6 +723,27 @@ static size_t take_refs(td_block *b, lp_sched_ref *refs, size_t n, size_t cap, u
 	return n;
 }
 
+/* Under the lock: s's block after `after` (NULL: its first), parsed here
+ * if no worker is on it. */
+static td_block *parsed_block(lp_taskdir *t, size_t stream, const td_block *after)
+{
+	td_stream *s = &t->streams[stream];
+	for (;;) {
+		td_block *b = after ? after->next : s->head;
+		if (b)
+			return b;
+		/* A worker is on it: help with the queue meanwhile, rather
+		 * than sleep (a wake-up is dear). */
+		if (s->busy) {
+			if (!parse_queued(t))
+				wait_for_change(t);
+			continue;
+		}
+		s->busy = true;
+		parse_block(t, stream, block_get(t));
+	}
+}
+
 /* lp_sched_source.read from the parsed blocks. Without threads, a read
  * parses the record after the references it returns (to know where they
  * stop) and fails if that record is bad, returning none; so does this,
@@ -703,20 +777,7 @@ static ssize_t ahead_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t c
 			end = true;
 			break;
 		}
-		b = s->head;
-		if (!b) {
-			/* A worker is on it: help with the queue meanwhile, rather
-			 * than sleep (a wake-up is dear). */
-			if (s->busy) {
-				if (!parse_queued(t))
-					wait_for_change(t);
-				continue;
-			}
-			s->busy = true;
-			parse_block(t, stream, block_get(t));
-			continue;
-		}
-		s->reading = b;
+		b = s->reading = parsed_block(t, stream, NULL);
 		if (b->taken < b->n) {
 			g_mutex_unlock(&t->lock);
 			n = take_refs(b, refs, n, cap, last_ts);
@@ -749,6 +810,84 @@ static ssize_t ahead_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t c
 	return (ssize_t)n;
 }
 
+/* Under the lock: whether a read of cap references would fail, as it does
+ * when the record after those it takes is bad (see ahead_read). The blocks
+ * that hold them are parsed if need be: no more than cap references. */
+static bool read_fails(lp_taskdir *t, size_t stream, size_t cap)
+{
+	size_t refs = 0;
+	for (const td_block *b = parsed_block(t, stream, NULL);; b = parsed_block(t, stream, b)) {
+		refs += b->n - b->taken;
+		if (refs > cap)
+			return false;
+		if (b->has_tail)
+			return b->tail_error != NULL;
+	}
+}
+
+/* lp_sched_source.view from the parsed blocks: ahead_read's references
+ * where the block holds them, the rest of one block at most. The block is
+ * let go at the stream's next read. */
+static ssize_t ahead_view(void *ctx, size_t stream, const lp_sched_ref **refs, size_t cap,
+			  lp_sched_event *ev, lp_error *err)
+{
+	lp_taskdir *t = ctx;
+	td_stream *s = &t->streams[stream];
+	/* The block being read is the engine's alone: while more than cap
+	 * references are left in it, no lock (the next record is one of them). */
+	td_block *b = s->reading;
+	if (b && b->n - b->taken > cap) {
+		*refs = b->refs + b->taken;
+		b->taken += cap;
+		if (!cap)
+			ev->tag = LP_SCHED_MORE;
+		return (ssize_t)cap;
+	}
+	ssize_t n = 0;
+	g_mutex_lock(&t->lock);
+	for (;;) {
+		if (s->error) {
+			*err = *s->error;
+			n = -1;
+			break;
+		}
+		if (s->at_end) {
+			ev->tag = LP_SCHED_END;
+			break;
+		}
+		b = s->reading = parsed_block(t, stream, NULL);
+		if (b->taken < b->n && !cap) {
+			ev->tag = LP_SCHED_MORE;
+			break;
+		}
+		if (b->taken < b->n && !read_fails(t, stream, cap)) {
+			n = (ssize_t)MIN(b->n - b->taken, cap);
+			*refs = b->refs + b->taken;
+			b->taken += (size_t)n;
+			break;
+		}
+		/* The error the read fails with follows the block's references
+		 * (or the next block's): they go, unread. */
+		b->taken = b->n;
+		if (!b->has_tail) {
+			block_taken(t, stream);
+			continue;
+		}
+		if (b->tail_error) {
+			s->error = b->tail_error;
+			b->tail_error = NULL;
+		} else {
+			*ev = b->tail_event;
+			s->at_end = ev->tag == LP_SCHED_END;
+		}
+		block_taken(t, stream);
+		if (!s->error)
+			break;
+	}
+	g_mutex_unlock(&t->lock);
+	return n;
+}
+
 /* Start the workers. */
 static void ahead_start(lp_taskdir *t, unsigned threads)
 {
@@ -770,6 +909,7 @@ static void ahead_start(lp_taskdir *t, unsigned threads)
 	       (t->workers[t->nworkers] = g_thread_try_new("laplace-parse", ahead_worker, t, NULL)))
 		t->nworkers++;
 	t->input.source.read = ahead_read;
+	t->input.source.view = ahead_view;
 	/* Hints cost a lock each: only when a slice is a block or more. */
 	if (t->opt.slice >= t->block_refs)
 		t->input.source.soon = ahead_soon;
@@ -828,12 +968,16 @@ static void add_file(lp_taskdir *t, const char *dir, const char *rel, uint64_t p
 	f->tid = tid;
 }
 
-/* A listed file must be there: missing, the directory is incomplete. */
-static int check_listed(const char *path, const char *index, lp_error *err)
+/* A listed file must be there: missing, the directory is incomplete. Its
+ * size is added to *bytes, unless NULL. */
+static int check_listed(const char *path, const char *index, uint64_t *bytes, lp_error *err)
 {
 	struct stat st;
-	if (stat(path, &st) == 0)
+	if (stat(path, &st) == 0) {
+		if (bytes && S_ISREG(st.st_mode))
+			*bytes += (uint64_t)st.st_size;
 		return 0;
+	}
 	if (errno == ENOENT)
 		return lp_fail(err, LP_EINPUT, "%s: listed in %s but missing", path, index);
 	return lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
@@ -896,12 +1040,38 @@ static int file_form(lp_taskdir *t, size_t f, lp_inbuf *b, lp_error *err)
 	return 0;
 }
 
+/* Map file f if it is a plain file in the binary form: the search for
+ * units and the schedule then read its records where the page cache
+ * holds them, rather than copy them to buffers, twice. Any other file
+ * (compressed, text, or not to be mapped) is read; one that cannot be
+ * opened is reported by that read. A mapped file must not shrink while
+ * the run lasts, as no input read by a merge should. */
+static void map_file(td_file *f)
+{
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= LP_TASK_BIN_HEADER_SIZE &&
+	    (uint64_t)st.st_size <= SIZE_MAX) {
+		size_t size = (size_t)st.st_size;
+		void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED && !memcmp(p, LP_TASK_BIN_HEADER, LP_TASK_BIN_MAGIC_SIZE)) {
+			f->map = p;
+			f->map_size = size;
+		} else if (p != MAP_FAILED) {
+			munmap(p, size);
+		}
+	}
+	close(fd);
+}
+
 /* The form of file f (kernel, orphan), which no search for units reads. */
 static int detect_form(lp_taskdir *t, size_t f, lp_error *err)
 {
 	lp_byte_source src;
-	if (lp_byte_source_init_sized(&src, t->files[f].path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER,
-				      err))
+	map_file(&t->files[f]);
+	if (source_open(t, f, 0, &src, err))
 		return err->status;
 	int rc = file_form(t, f, &src.b, err);
 	lp_byte_source_clear(&src);
@@ -910,8 +1080,9 @@ static int detect_form(lp_taskdir *t, size_t f, lp_error *err)
 
 /* Skip the binary form's reference records ahead of s (only their type
  * byte looked at: they are read when the schedule runs), up to the next
- * other record, or one cut short, or the end. Returns 0 or -1. */
-static int skip_bin_references(td_stream *s, lp_error *err)
+ * other record, or one cut short, or the end; a mapped file's pages let
+ * go behind, a piece at a time. Returns 0 or -1. */
+static int skip_bin_references(const lp_taskdir *t, td_stream *s, lp_error *err)
 {
 	static const bool is_type[256] = {['r'] = 1, ['w'] = 1, ['i'] = 1, ['R'] = 1, ['W'] = 1, ['I'] = 1};
 	lp_inbuf *b = &s->reader->src.b;
@@ -920,11 +1091,13 @@ static int skip_bin_references(td_stream *s, lp_error *err)
 		if (avail < 0)
 			return -1;
 		const unsigned char *start = (const unsigned char *)b->data + b->pos, *p = start;
-		const unsigned char *end = p + avail;
+		const unsigned char *end = p + MIN((size_t)avail, (size_t)RELEASE_BYTES);
 		while (end - p >= LP_TASK_BIN_REF_SIZE && is_type[*p])
 			p += LP_TASK_BIN_REF_SIZE;
 		b->pos += (size_t)(p - start);
 		s->offset += (uint64_t)(p - start);
+		if (t->release)
+			release_read(t, s, s->offset);
 		if (p == start)
 			return 0;
 	}
@@ -941,8 +1114,8 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 	/* Small buffers: the heap hands the same ones back file after file,
 	 * where large ones would be mapped in afresh for each. */
 	td_reader r = {.stream = &s};
-	if (lp_byte_source_init_sized(&r.src, t->files[f].path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER,
-				      err))
+	map_file(&t->files[f]);
+	if (source_open(t, f, 0, &r.src, err))
 		return err->status;
 	s.reader = &r;
 	bool unit_starts = true, at_line_start = true;
@@ -951,7 +1124,7 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 	s.offset = t->files[f].binary ? LP_TASK_BIN_HEADER_SIZE : 0;
 	while (!rc) {
 		bool binary = t->files[f].binary;
-		if (!unit_starts && (binary ? skip_bin_references(&s, err)
+		if (!unit_starts && (binary ? skip_bin_references(t, &s, err)
 					    : skip_to_exit_line(&s, &at_line_start, err))) {
 			rc = err->status;
 			break;
@@ -977,12 +1150,15 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 				u.creator = rec.ev.tag;
 				u.creator_parent = rec.ev.parent;
 			}
-			td_stream start = {.file = f, .offset = offset, .line_base_offset = offset};
+			td_stream start = {.file = f, .offset = offset, .line_base_offset = offset,
+					   .released = offset};
 			g_array_append_val(units, u);
 			g_array_append_val(starts, start);
 		}
 		unit_starts = !is_ref && rec.ev.tag == 'X' && rec.ev.task == t->files[f].tid;
 	}
+	if (t->release)
+		release_read(t, &s, t->files[f].map_size);
 	lp_byte_source_clear(&r.src);
 	return rc;
 }
@@ -1086,8 +1262,12 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 	}
 	g_array_free(tasks, TRUE);
 	g_hash_table_destroy(seen);
+	uint64_t bytes = 0;
 	for (size_t f = 0; f < t->nfiles && !rc; f++)
-		rc = check_listed(t->files[f].path, index, err);
+		rc = check_listed(t->files[f].path, index, &bytes, err);
+	t->page = (uint64_t)sysconf(_SC_PAGESIZE);
+	t->release = bytes > (opt->map_hold ? opt->map_hold
+				 : (uint64_t)sysconf(_SC_PHYS_PAGES) / 4 * t->page);
 	t->form_bin = ix->binary;
 	for (size_t f = 0; f < first_task && !rc; f++)
 		rc = detect_form(t, f, err);
@@ -1143,8 +1323,11 @@ void lp_taskdir_close(lp_taskdir *t)
 		ahead_stop(t);
 	while (t->oldest)
 		reader_close(t, t->oldest);
-	for (size_t f = 0; f < t->nfiles; f++)
+	for (size_t f = 0; f < t->nfiles; f++) {
 		g_free(t->files[f].path);
+		if (t->files[f].map)
+			munmap((void *)t->files[f].map, t->files[f].map_size);
+	}
 	g_free(t->files);
 	g_free(t->sched_files);
 	g_array_free(t->units, TRUE);
@@ -1185,7 +1368,7 @@ static int count_file(const char *dir, const char *rel, const char *index, lp_in
 {
 	char *path = g_build_filename(dir, rel, NULL);
 	lp_byte_source src;
-	if (check_listed(path, index, err) ||
+	if (check_listed(path, index, NULL, err) ||
 	    lp_byte_source_init_sized(&src, path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER, err)) {
 		g_free(path);
 		return err->status;

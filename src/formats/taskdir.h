@@ -26,6 +26,10 @@ typedef struct lp_taskdir_options {
 			      threads (and searched for units in parallel) */
 	uint64_t slice;    /* with threads, references to parse ahead of a
 			      stream the engine will read soon: the quantum */
+	uint64_t map_hold; /* task files (in bytes) that stay mapped from the
+			      search for units to the schedule; a larger
+			      directory's pages are let go once read. 0: a
+			      quarter of the memory */
 } lp_taskdir_options;
 
 /* Read dir/index.yaml (layout task only), check that every listed file

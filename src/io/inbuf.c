@@ -29,9 +29,19 @@ void lp_inbuf_init_sized(lp_inbuf *b, lp_input *in, size_t size)
 	b->data = g_malloc(b->cap);
 }
 
+void lp_inbuf_init_bytes(lp_inbuf *b, const void *data, size_t len)
+{
+	memset(b, 0, sizeof *b);
+	b->data = (char *)data; /* read only: the binary readers never write */
+	b->cap = b->len = len;
+	b->eof = true;
+	b->borrowed = true;
+}
+
 void lp_inbuf_free(lp_inbuf *b)
 {
-	g_free(b->data);
+	if (!b->borrowed)
+		g_free(b->data);
 	b->data = NULL;
 }
 

@@ -19,11 +19,16 @@ typedef struct lp_inbuf {
 	size_t pos, len;  /* unread bytes are data[pos, len) */
 	size_t scanned;   /* bytes after pos already searched for '\n' */
 	bool eof;
+	bool borrowed;    /* data is the caller's (lp_inbuf_init_bytes) */
 } lp_inbuf;
 
 void lp_inbuf_init(lp_inbuf *b, lp_input *in);
 /* With an initial buffer of size bytes (at least a longest line's room). */
 void lp_inbuf_init_sized(lp_inbuf *b, lp_input *in, size_t size);
+/* Over len bytes already in memory (a mapped file), all of them
+ * available at once: never read into, grown or freed here. Only for
+ * binary records: lp_inbuf_line writes into the buffer. */
+void lp_inbuf_init_bytes(lp_inbuf *b, const void *data, size_t len);
 void lp_inbuf_free(lp_inbuf *b);
 /* Make at least want bytes available at data + pos (fewer only at the end
  * of input), reading as much as fits. Returns the bytes available, or -1

@@ -18,29 +18,204 @@
 /* Descriptors kept for everything but task files: standard streams, the
  * output and report with their directories, index.yaml, slack. */
 #define FD_RESERVE 16
-#define SINK_BATCH 4096
 
-/* The references of one output stream on their way to its basic sink. */
-typedef struct stream_out {
-	lp_output *out;
-	lp_basic_sink *sink;
-	lp_ref refs[SINK_BATCH];
-	uint64_t canon[SINK_BATCH];
+/* References are written a job at a time: a job holds one stream's next
+ * references. With threads, the output's own thread formats and writes
+ * the jobs in the order they were filled, while the schedule goes on;
+ * else each is written once full. A job holds fewer references when
+ * there is one stream per processor, as every stream fills one. The
+ * text of a stream's jobs gathers in a buffer of TEXT_JOBS jobs' room,
+ * written whole when the next might not fit: large writes go to the
+ * output without another copy. */
+#define JOB_REFS 16384
+#define JOB_REFS_PER_CPU 4096
+#define JOBS_AHEAD 4 /* jobs filled and not yet written, at most */
+#define TEXT_JOBS 3
+
+typedef struct stream_out stream_out;
+
+typedef struct format_job {
+	stream_out *stream;
 	size_t n;
-} stream_out;
+	lp_sched_out *refs; /* outputs.job_refs of each */
+} format_job;
+
+/* One output stream. */
+struct stream_out {
+	lp_output *out;
+	enum lp_form form;
+	uint64_t count;  /* references given, to name one in a message */
+	format_job *job; /* being filled, or NULL */
+	char *text;      /* the writer's: formatted, not yet written */
+	size_t text_len, text_cap;
+};
 
 typedef struct outputs {
 	stream_out *streams; /* one, or one per processor */
 	unsigned nstreams;
 	lp_staged *dir;      /* --per-cpu: the staged directory */
 	int dir_fd;
+	size_t job_refs;
+	GPtrArray *jobs;      /* every job (owned) */
+	GAsyncQueue *filled;  /* jobs for the writer, then stop_writer */
+	GAsyncQueue *written; /* jobs to fill again */
+	GThread *writer;      /* NULL: none */
+	gint failed;          /* the writer failed, write_err says why */
+	lp_error write_err;
 } outputs;
 
-static int stream_flush(stream_out *s, lp_error *err)
+static char stop_writer; /* its address ends the writer's queue */
+
+static void job_free(gpointer data)
 {
-	int rc = s->n ? lp_basic_sink_ops.refs(s->sink, s->refs, s->canon, s->n, NULL, err) : 0;
-	s->n = 0;
+	format_job *job = data;
+	g_free(job->refs);
+	g_free(job);
+}
+
+/* The text s has gathered, written. Returns 0 or an lp_status. */
+static int text_flush(stream_out *s, lp_error *err)
+{
+	int rc = s->text_len ? lp_output_write(s->out, s->text, s->text_len, err) : 0;
+	s->text_len = 0;
 	return rc;
+}
+
+/* A job's references in its stream's form, to its text. Returns 0 or an
+ * lp_status. */
+static int job_write(const outputs *o, const format_job *job, lp_error *err)
+{
+	stream_out *s = job->stream;
+	size_t room = o->job_refs * LP_FORM_RECORD_MAX;
+	if (!s->text) {
+		s->text_cap = TEXT_JOBS * room;
+		s->text = g_malloc(s->text_cap);
+	}
+	if (s->text_cap - s->text_len < room && text_flush(s, err))
+		return err->status;
+	/* In locals: a store to the text could change the job, for all the
+	 * compiler knows, which it would read again each time. */
+	const lp_sched_out *refs = job->refs;
+	size_t n = job->n;
+	char *start = s->text + s->text_len, *p = start;
+	if (s->form == LP_FORM_BASIC) /* a loop of its own, with the form known */
+		for (size_t i = 0; i < n; i++)
+			p += lp_form_encode(LP_FORM_BASIC, p, refs[i].type, refs[i].canonical, 0, 0);
+	else
+		for (size_t i = 0; i < n; i++)
+			p += lp_form_encode(LP_FORM_BIN, p, refs[i].type, refs[i].canonical, 0, 0);
+	s->text_len += (size_t)(p - start);
+	return 0;
+}
+
+/* The writer: jobs in the order filled; after a failure they come back
+ * unwritten. */
+static gpointer writer_main(gpointer data)
+{
+	outputs *o = data;
+	for (;;) {
+		gpointer item = g_async_queue_pop(o->filled);
+		if (item == &stop_writer)
+			return NULL;
+		format_job *job = item;
+		if (!g_atomic_int_get(&o->failed) && job_write(o, job, &o->write_err))
+			g_atomic_int_set(&o->failed, 1);
+		g_async_queue_push(o->written, job);
+	}
+}
+
+/* The writer's failure, if it failed: its status, err set; else 0. */
+static int writer_failed(outputs *o, lp_error *err)
+{
+	if (!g_atomic_int_get(&o->failed))
+		return 0;
+	*err = o->write_err;
+	return err->status;
+}
+
+/* End the writer once it has written every job given. */
+static void writer_stop(outputs *o)
+{
+	if (!o->writer)
+		return;
+	g_async_queue_push(o->filled, &stop_writer);
+	g_thread_join(o->writer);
+	o->writer = NULL;
+}
+
+/* A job to fill: a new one while there are fewer than a stream's each
+ * and JOBS_AHEAD more, else one written (waiting for the writer). */
+static format_job *job_get(outputs *o)
+{
+	if (o->jobs->len >= o->nstreams + JOBS_AHEAD)
+		return g_async_queue_pop(o->written);
+	format_job *job = g_new0(format_job, 1);
+	job->refs = g_new(lp_sched_out, o->job_refs);
+	g_ptr_array_add(o->jobs, job);
+	return job;
+}
+
+/* s's job to the writer, or written here. Returns 0 or an lp_status. */
+static int stream_submit(outputs *o, stream_out *s, lp_error *err)
+{
+	format_job *job = s->job;
+	s->job = NULL;
+	if (!o->writer) {
+		int rc = job_write(o, job, err);
+		g_async_queue_push(o->written, job);
+		return rc;
+	}
+	if (writer_failed(o, err))
+		return err->status;
+	g_async_queue_push(o->filled, job);
+	return 0;
+}
+
+/* s's job, a new one if it has none. */
+static format_job *stream_job(outputs *o, stream_out *s)
+{
+	if (!s->job) {
+		s->job = job_get(o);
+		s->job->stream = s;
+		s->job->n = 0;
+	}
+	return s->job;
+}
+
+/* Append n references to s (unless they are where its job's next go),
+ * their canonical numbers checked against its form; a full job is given
+ * to be written. Returns 0 or an lp_status. */
+static int stream_put(outputs *o, stream_out *s, const lp_sched_out *refs, size_t n, lp_error *err)
+{
+	uint64_t max = lp_form_canon_max[s->form];
+	while (n) {
+		format_job *job = stream_job(o, s);
+		size_t k = MIN(n, o->job_refs - job->n);
+		for (size_t i = 0; max != UINT64_MAX && i < k; i++)
+			if (refs[i].canonical > max)
+				return lp_form_canon_error(err, s->form, s->count + i, refs[i].canonical);
+		if (refs != job->refs + job->n)
+			memcpy(job->refs + job->n, refs, k * sizeof *refs);
+		job->n += k;
+		s->count += k;
+		refs += k;
+		n -= k;
+		if (job->n == o->job_refs && stream_submit(o, s, err))
+			return err->status;
+	}
+	return 0;
+}
+
+/* lp_sched_sink.buffer: with one stream, the engine puts references
+ * straight into its job. */
+static lp_sched_out *outputs_buffer(void *ctx, size_t *cap)
+{
+	outputs *o = ctx;
+	if (o->nstreams != 1)
+		return NULL;
+	format_job *job = stream_job(o, &o->streams[0]);
+	*cap = o->job_refs - job->n;
+	return job->refs + job->n;
 }
 
 /* lp_sched_sink.refs: each reference to its processor's stream, or all
@@ -48,29 +223,20 @@ static int stream_flush(stream_out *s, lp_error *err)
 static int outputs_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err)
 {
 	outputs *o = ctx;
-	if (o->nstreams == 1) {
-		/* All to one stream: a batch at a time, no test per reference. */
-		stream_out *s = &o->streams[0];
-		while (n) {
-			if (s->n == SINK_BATCH && stream_flush(s, err))
-				return err->status;
-			size_t k = MIN(n, (size_t)SINK_BATCH - s->n);
-			for (size_t i = 0; i < k; i++) {
-				s->refs[s->n + i].type = refs[i].type;
-				s->canon[s->n + i] = refs[i].canonical;
-			}
-			s->n += k;
-			refs += k;
-			n -= k;
-		}
-		return 0;
-	}
+	if (o->nstreams == 1)
+		return stream_put(o, &o->streams[0], refs, n, err);
+	/* One at a time, each to its processor's stream: no call but to
+	 * give a full job. */
+	uint64_t max = lp_form_canon_max[o->streams[0].form];
 	for (size_t i = 0; i < n; i++) {
 		stream_out *s = &o->streams[refs[i].cpu];
-		if (s->n == SINK_BATCH && stream_flush(s, err))
+		if (refs[i].canonical > max)
+			return lp_form_canon_error(err, s->form, s->count, refs[i].canonical);
+		format_job *job = stream_job(o, s);
+		job->refs[job->n++] = refs[i];
+		s->count++;
+		if (job->n == o->job_refs && stream_submit(o, s, err))
 			return err->status;
-		s->refs[s->n].type = refs[i].type;
-		s->canon[s->n++] = refs[i].canonical;
 	}
 	return 0;
 }
@@ -81,16 +247,23 @@ static int stream_open(stream_out *s, int dir_fd, const char *path, enum lp_form
 			     : lp_output_open(path, LP_COMPRESS_AUTO, err);
 	if (!s->out)
 		return err->status;
-	s->sink = lp_basic_sink_new(s->out, false, form);
-	return 0;
+	s->form = form;
+	return form == LP_FORM_BIN ? lp_output_write(s->out, LP_BIN_HEADER, LP_BIN_HEADER_SIZE, err) : 0;
 }
 
 /* The outputs: path (NULL: standard output), or with per_cpu the
- * directory per_cpu holding cpu0 ... cpuK-1. */
+ * directory per_cpu holding cpu0 ... cpuK-1; with threads > 1, a writer
+ * thread (if it can start). */
 static int outputs_open(outputs *o, const char *path, const char *per_cpu, unsigned cpus, bool force,
-			enum lp_form form, lp_error *err)
+			enum lp_form form, unsigned threads, lp_error *err)
 {
 	o->dir_fd = -1;
+	o->job_refs = per_cpu ? JOB_REFS_PER_CPU : JOB_REFS;
+	o->jobs = g_ptr_array_new_with_free_func(job_free);
+	o->filled = g_async_queue_new();
+	o->written = g_async_queue_new();
+	if (threads > 1)
+		o->writer = g_thread_try_new("laplace-write", writer_main, o, NULL);
 	if (!per_cpu) {
 		o->nstreams = 1;
 		o->streams = g_new0(stream_out, 1);
@@ -125,12 +298,17 @@ static int outputs_open(outputs *o, const char *path, const char *per_cpu, unsig
  * items, the directory last, go to staged[] (nstreams + 1 entries). */
 static int outputs_finish(outputs *o, int rc, lp_staged **staged, lp_error *err)
 {
+	/* The jobs being filled, then every job given, written. */
+	for (unsigned i = 0; i < o->nstreams && !rc; i++)
+		if (o->streams[i].job)
+			rc = stream_submit(o, &o->streams[i], err);
+	writer_stop(o);
+	if (!rc)
+		rc = writer_failed(o, err);
+	for (unsigned i = 0; i < o->nstreams && !rc; i++)
+		rc = text_flush(&o->streams[i], err);
 	for (unsigned i = 0; i < o->nstreams; i++) {
 		stream_out *s = &o->streams[i];
-		if (!rc)
-			rc = stream_flush(s, err);
-		if (!rc)
-			rc = lp_basic_sink_ops.finish(s->sink, NULL, err);
 		rc = lp_output_stage(s->out, rc, &staged[i], err);
 		s->out = NULL;
 	}
@@ -141,9 +319,15 @@ static int outputs_finish(outputs *o, int rc, lp_staged **staged, lp_error *err)
 
 static void outputs_free(outputs *o)
 {
+	writer_stop(o); /* first: it may be writing a job */
+	if (o->jobs) {
+		g_ptr_array_free(o->jobs, TRUE);
+		g_async_queue_unref(o->filled);
+		g_async_queue_unref(o->written);
+	}
 	for (unsigned i = 0; i < o->nstreams; i++) {
 		lp_output_abort(o->streams[i].out);
-		lp_basic_sink_free(o->streams[i].sink);
+		g_free(o->streams[i].text);
 	}
 	g_free(o->streams);
 	if (o->dir_fd >= 0)
@@ -182,7 +366,8 @@ static int outputs_ready(void *ctx, const lp_sched_input *in, const char *const 
 	const char *outs[] = {rq->per_cpu ? rq->per_cpu : rq->output, rq->report};
 	int rc = lp_check_outputs(inputs, nin, outs, 2, err);
 	if (!rc)
-		rc = outputs_open(r->o, rq->output, rq->per_cpu, rq->opt.cpus, rq->force, rq->form, err);
+		rc = outputs_open(r->o, rq->output, rq->per_cpu, rq->opt.cpus, rq->force, rq->form,
+				  rq->threads, err);
 	return rc;
 }
 
@@ -234,7 +419,7 @@ int lp_schedule_write(const lp_schedule_request *rq, lp_sched_report *rep, lp_er
 	int rc = check_directory(rq->dir, err);
 	if (rc)
 		return rc;
-	lp_sched_sink sink = {.ctx = &o, .refs = outputs_refs};
+	lp_sched_sink sink = {.ctx = &o, .refs = outputs_refs, .buffer = outputs_buffer};
 	rc = lp_sched_dir_run(rq->dir, &dopt, &sink, rep, err);
 	lp_staged **staged = g_new0(lp_staged *, o.nstreams + 2);
 	rc = outputs_finish(&o, rc, staged, err);

@@ -83,7 +83,8 @@ typedef struct cpu_state {
 	uint64_t slice_left; /* references this slice may still emit */
 	bool slice_counted;  /* the slice has emitted a reference */
 	size_t picture;      /* its entry in the report's slices, or NONE */
-	lp_sched_ref *batch; /* the unit's next references */
+	const lp_sched_ref *batch; /* the unit's next references: buffer's, or the source's */
+	lp_sched_ref *buffer;      /* where read puts them (a source without view) */
 	size_t pos, len;
 } cpu_state;
 
@@ -108,8 +109,9 @@ typedef struct engine {
 	uint64_t rng;
 	bool renumbering;
 	renumber_map numbers;
-	lp_sched_out *out;
-	size_t nout;
+	lp_sched_out *out;      /* own_out, or the sink's buffer */
+	size_t nout, out_cap;
+	lp_sched_out *own_out;
 } engine;
 
 static guint creation_hash(gconstpointer p)
@@ -125,16 +127,27 @@ static gboolean creation_equal(gconstpointer a, gconstpointer b)
 	       x->tag == y->tag;
 }
 
+/* Where the next references go. */
+static void out_reset(engine *e)
+{
+	lp_sched_out *buffer = e->sink->buffer ? e->sink->buffer(e->sink->ctx, &e->out_cap) : NULL;
+	e->out = buffer ? buffer : e->own_out;
+	if (!buffer)
+		e->out_cap = OUT_BATCH;
+	e->nout = 0;
+}
+
 static int flush_out(engine *e)
 {
 	int rc = e->nout ? e->sink->refs(e->sink->ctx, e->out, e->nout, e->err) : 0;
-	e->nout = 0;
+	if (!rc)
+		out_reset(e);
 	return rc;
 }
 
 static int put_out(engine *e, const lp_sched_ref *ref, unsigned cpu)
 {
-	if (e->nout == OUT_BATCH && flush_out(e))
+	if (e->nout == e->out_cap && flush_out(e))
 		return -1;
 	lp_sched_out *o = &e->out[e->nout++];
 	o->canonical = e->renumbering ? renumber(&e->numbers, ref->canonical) : ref->canonical;
@@ -148,9 +161,9 @@ static int put_out(engine *e, const lp_sched_ref *ref, unsigned cpu)
 static int put_run(engine *e, const lp_sched_ref *refs, size_t n)
 {
 	while (n) {
-		if (e->nout == OUT_BATCH && flush_out(e))
+		if (e->nout == e->out_cap && flush_out(e))
 			return -1;
-		size_t k = MIN(n, OUT_BATCH - e->nout);
+		size_t k = MIN(n, e->out_cap - e->nout);
 		lp_sched_out *o = e->out + e->nout;
 		if (e->renumbering)
 			for (size_t i = 0; i < k; i++)
@@ -219,8 +232,11 @@ static int refill(engine *e, cpu_state *c, bool *done)
 	for (;;) {
 		size_t cap = (size_t)MIN(c->slice_left, (uint64_t)CPU_BATCH);
 		lp_sched_event ev;
-		ssize_t n = e->in->source.read(e->in->source.ctx, c->unit, c->batch, cap, UINT64_MAX,
-					       &ev, e->err);
+		const lp_sched_source *src = &e->in->source;
+		ssize_t n = src->view ? src->view(src->ctx, c->unit, &c->batch, cap, &ev, e->err)
+				      : src->read(src->ctx, c->unit, c->buffer, cap, UINT64_MAX, &ev, e->err);
+		if (!src->view)
+			c->batch = c->buffer;
 		if (n < 0)
 			return -1;
 		if (n > 0) {
@@ -615,8 +631,9 @@ int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const
 		.waiting = g_hash_table_new_full(creation_hash, creation_equal, g_free, NULL),
 		.rng = opt->seed,
 		.renumbering = opt->renumber,
-		.out = g_new(lp_sched_out, OUT_BATCH),
+		.own_out = g_new(lp_sched_out, OUT_BATCH),
 	};
+	out_reset(&e);
 	if (opt->renumber) {
 		e.numbers.slots = g_new0(renumber_slot, 1024);
 		e.numbers.mask = 1023;
@@ -628,7 +645,8 @@ int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const
 		e.cpu = g_new0(cpu_state, opt->cpus);
 		for (unsigned i = 0; i < opt->cpus; i++) {
 			e.cpu[i].unit = NONE;
-			e.cpu[i].batch = g_new(lp_sched_ref, CPU_BATCH);
+			if (!in->source.view)
+				e.cpu[i].buffer = g_new(lp_sched_ref, CPU_BATCH);
 		}
 		/* The tick-0 queue: units not created by a record, in report order. */
 		for (size_t i = 0; i < in->nunits; i++) {
@@ -646,15 +664,15 @@ int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const
 		if (!rc && g_hash_table_size(e.waiting))
 			rc = missing_creator(&e);
 		for (unsigned i = 0; i < opt->cpus; i++)
-			g_free(e.cpu[i].batch);
+			g_free(e.cpu[i].buffer);
 		g_free(e.cpu);
 	}
-	if (!rc)
-		rc = flush_out(&e);
+	if (!rc && e.nout) /* the last: no buffer is wanted after it */
+		rc = sink->refs(sink->ctx, e.out, e.nout, err);
 	if (!rc)
 		for (unsigned i = 0; i < rep->cpus; i++)
 			rep->cpu[i].idle_ticks = rep->ticks - rep->cpu[i].references;
-	g_free(e.out);
+	g_free(e.own_out);
 	g_free(e.queue);
 	g_free(e.numbers.slots);
 	g_array_free(e.ready_now, TRUE);

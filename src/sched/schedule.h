@@ -34,6 +34,10 @@ typedef struct lp_sched_out {
 typedef struct lp_sched_sink {
 	void *ctx;
 	int (*refs)(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err);
+	/* May be NULL. Where the engine is to put the references of its next
+	 * refs() call, at most *cap (at least 1) of them: memory of the
+	 * sink's, then given to refs(). NULL: the engine's own. */
+	lp_sched_out *(*buffer)(void *ctx, size_t *cap);
 	/* May be NULL. Unit `unit` ran on processor cpu in ticks [tick, tick +
 	 * n); a slice may come in several calls. In tick order for each cpu. */
 	void (*ran)(void *ctx, unsigned cpu, size_t unit, uint64_t tick, uint64_t n);

@@ -8,8 +8,9 @@
  * (lp_basic_read), it gives the text's reference lines, or fails as the
  * conversion did (a file that begins with the header); read as the task
  * file of a per-process directory (lp_taskdir, which also checks that
- * timestamps do not go back), by this thread or parsed ahead by three,
- * it gives the same references or the same error, and when it reads the
+ * timestamps do not go back), by this thread or parsed ahead by three
+ * (and viewed where they were parsed, the file's pages let go as they are
+ * read), it gives the same references or the same error, and when it reads the
  * file, the text's reference lines. */
 #include "fuzz_input.h"
 
@@ -80,11 +81,12 @@ static char *task_dir(const uint8_t *data, size_t size)
 }
 
 /* The references of stream 1 (the task file, read whole) of directory
- * dir, read with threads: 0 with *count and *hash set, or the status of
- * the error in err. */
+ * dir, read with threads (more than one: through the source's view, the
+ * pages of the file let go as they are read): 0 with *count and *hash
+ * set, or the status of the error in err. */
 static int read_task_dir(const char *dir, unsigned threads, uint64_t *count, uint64_t *hash, lp_error *err)
 {
-	lp_taskdir_options opt = {.max_open = 1, .threads = threads, .slice = 2};
+	lp_taskdir_options opt = {.max_open = 1, .threads = threads, .slice = 2, .map_hold = threads > 1};
 	lp_taskdir *t = lp_taskdir_open(dir, &opt, err);
 	if (!t)
 		return err->status;
@@ -94,14 +96,16 @@ static int read_task_dir(const char *dir, unsigned threads, uint64_t *count, uin
 	int rc = 0;
 	for (;;) {
 		lp_sched_ref batch[5];
+		const lp_sched_ref *refs = batch;
 		lp_sched_event ev;
-		ssize_t n = in->source.read(in->source.ctx, 1, batch, 5, UINT64_MAX, &ev, err);
+		ssize_t n = threads > 1 ? in->source.view(in->source.ctx, 1, &refs, 5, &ev, err)
+					: in->source.read(in->source.ctx, 1, batch, 5, UINT64_MAX, &ev, err);
 		if (n < 0) {
 			rc = err->status;
 			break;
 		}
 		for (ssize_t i = 0; i < n; i++)
-			*hash = (*hash ^ batch[i].canonical ^ batch[i].timestamp ^ (uint64_t)batch[i].type) *
+			*hash = (*hash ^ refs[i].canonical ^ refs[i].timestamp ^ (uint64_t)refs[i].type) *
 				UINT64_C(0x100000001b3);
 		*count += (uint64_t)n;
 		if (!n && ev.tag == LP_SCHED_END)

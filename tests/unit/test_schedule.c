@@ -53,17 +53,32 @@ static ssize_t mem_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t cap
 
 typedef struct collected {
 	GString *text;
+	lp_sched_out own[3]; /* the buffer handed to the engine, if any */
+	size_t buffers;      /* handed so far */
 } collected;
 
 static int collect(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err)
 {
 	(void)err;
 	collected *c = ctx;
+	if (c->buffers)
+		cr_assert(refs == c->own && n <= 3, "the references are not where the sink said");
 	for (size_t i = 0; i < n; i++)
 		g_string_append_printf(c->text, "%s%u:%c%" G_GINT64_MODIFIER "x", c->text->len ? " " : "",
 				       refs[i].cpu, refs[i].type, refs[i].canonical);
 	return 0;
 }
+
+/* lp_sched_sink.buffer: room for one to three references, in turn. */
+static lp_sched_out *collect_buffer(void *ctx, size_t *cap)
+{
+	collected *c = ctx;
+	*cap = 1 + c->buffers++ % 3;
+	return c->own;
+}
+
+/* Whether run_units hands the engine collect_buffer. */
+static bool with_buffer;
 
 /* Run units (one stream each) under opt; the emitted references as
  * "cpu:type canonical" tokens. */
@@ -77,11 +92,12 @@ static char *run_units(const lp_sched_unit *units, size_t n, const char *const *
 		files[i] = (lp_sched_file){"f", i, units[i].tid};
 	}
 	lp_sched_input in = {units, n, files, n, {.ctx = &m, .read = mem_read}};
-	collected c = {g_string_new(NULL)};
-	lp_sched_sink sink = {.ctx = &c, .refs = collect};
+	collected c = {.text = g_string_new(NULL)};
+	lp_sched_sink sink = {.ctx = &c, .refs = collect, .buffer = with_buffer ? collect_buffer : NULL};
 	lp_error err = {0};
 	int rc = lp_schedule_run(&in, opt, &sink, rep, &err);
 	cr_assert_eq(rc, 0, "%s", err.msg);
+	cr_assert_eq(c.buffers > 0, with_buffer);
 	for (size_t i = 0; i < n; i++)
 		g_strfreev(m.tokens[i]);
 	return g_string_free(c.text, FALSE);
@@ -157,6 +173,30 @@ Test(schedule, random_seed_zero)
 	g_free(got);
 }
 
+/* A sink that gives the engine its own memory for the references, a
+ * little at a time, gets the same references as one that does not. */
+Test(schedule, references_into_the_sinks_buffer)
+{
+	static const lp_sched_options opts[] = {
+		{.policy = LP_SCHED_RR, .quantum = 2, .cpus = 1},
+		{.policy = LP_SCHED_RR, .quantum = 2, .cpus = 2},
+		{.policy = LP_SCHED_RANDOM, .quantum = 2, .cpus = 1},
+		{.policy = LP_SCHED_RR, .quantum = 3, .cpus = 1, .renumber = true},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(opts); i++) {
+		lp_sched_report rep;
+		with_buffer = false;
+		char *want = run_units(three_units, 3, three_streams, &opts[i], &rep);
+		lp_sched_report_free(&rep);
+		with_buffer = true;
+		char *got = run_units(three_units, 3, three_streams, &opts[i], &rep);
+		lp_sched_report_free(&rep);
+		cr_assert_str_eq(got, want, "options %zu", i);
+		g_free(got);
+		g_free(want);
+	}
+}
+
 /* Renumbering in emission order: 30 31 10 11 20 21 12 become 0 to 6. */
 Test(schedule, renumber)
 {
@@ -177,7 +217,7 @@ Test(schedule, missing_creator)
 	mem_source m = {.tokens = {g_strsplit("T1.2@1 r1@2", " ", -1)}};
 	lp_sched_file files[] = {{"d/1/2", 0, 2}};
 	lp_sched_input in = {units, 1, files, 1, {.ctx = &m, .read = mem_read}};
-	collected c = {g_string_new(NULL)};
+	collected c = {.text = g_string_new(NULL)};
 	lp_sched_sink sink = {.ctx = &c, .refs = collect};
 	lp_sched_options opt = {.policy = LP_SCHED_RR, .quantum = 2, .cpus = 1};
 	lp_sched_report rep;
@@ -205,7 +245,7 @@ Test(schedule, as_traced_ties_and_units)
 	}};
 	lp_sched_file files[] = {{"kernel", SIZE_MAX, 0}, {"1/1", 0, 1}, {"3/3", 2, 3}};
 	lp_sched_input in = {units, 3, files, 3, {.ctx = &m, .read = mem_read}};
-	collected c = {g_string_new(NULL)};
+	collected c = {.text = g_string_new(NULL)};
 	lp_sched_sink sink = {.ctx = &c, .refs = collect};
 	lp_sched_options opt = {.policy = LP_SCHED_AS_TRACED};
 	lp_sched_report rep;

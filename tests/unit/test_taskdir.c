@@ -25,10 +25,16 @@ static const char index_yaml[] =
 
 /* Threads for the reader (0: none). */
 static unsigned read_threads;
+/* Read through the source's view (parsed ahead only), asking for a
+ * number of references that varies from call to call. */
+static bool viewed;
+/* lp_taskdir_options.map_hold and unit_streams of the reader. */
+static uint64_t map_hold;
+static bool unit_streams;
 
 /* A directory whose one task file is data[0, len), index.yaml saying
- * form: bin when bin; its references read back. */
-static GArray *read_back_bytes(const char *data, size_t len, bool bin, lp_error *e)
+ * form: bin when bin, opened (its task file is stream 1). */
+static lp_taskdir *open_dir(const char *data, size_t len, bool bin, lp_error *e)
 {
 	char *sub = g_build_filename(dir, "d", "1", NULL);
 	g_mkdir_with_parents(sub, 0755);
@@ -39,23 +45,34 @@ static GArray *read_back_bytes(const char *data, size_t len, bool bin, lp_error 
 	g_free(scratch_file(dir, "d/kernel", LP_TASK_BIN_HEADER, bin ? LP_TASK_BIN_HEADER_SIZE : 0));
 	g_free(scratch_file(dir, "d/1/1", data, len));
 	char *d = g_build_filename(dir, "d", NULL);
-	lp_taskdir_options opt = {.max_open = 4, .threads = read_threads, .slice = 100};
+	lp_taskdir_options opt = {.max_open = 4, .threads = read_threads, .slice = 100,
+				  .map_hold = map_hold, .unit_streams = unit_streams};
 	lp_taskdir *t = lp_taskdir_open(d, &opt, e);
 	g_free(d);
+	return t;
+}
+
+/* Its references read back. */
+static GArray *read_back_bytes(const char *data, size_t len, bool bin, lp_error *e)
+{
+	lp_taskdir *t = open_dir(data, len, bin, e);
 	if (!t)
 		return NULL;
 	const lp_sched_input *in = lp_taskdir_input(t);
 	GArray *refs = g_array_new(FALSE, FALSE, sizeof(lp_sched_ref));
 	lp_sched_ref batch[64];
-	for (;;) {
+	cr_assert(!viewed || in->source.view);
+	for (size_t call = 0;; call++) {
 		lp_sched_event ev;
-		ssize_t n = in->source.read(in->source.ctx, 1, batch, 64, UINT64_MAX, &ev, e);
+		const lp_sched_ref *got = batch;
+		ssize_t n = viewed ? in->source.view(in->source.ctx, 1, &got, call * 37 % 5000, &ev, e)
+				   : in->source.read(in->source.ctx, 1, batch, 64, UINT64_MAX, &ev, e);
 		if (n < 0) {
 			g_array_free(refs, TRUE);
 			refs = NULL;
 			break;
 		}
-		g_array_append_vals(refs, batch, (guint)n);
+		g_array_append_vals(refs, got, (guint)n);
 		if (!n && ev.tag == LP_SCHED_END)
 			break;
 	}
@@ -102,8 +119,9 @@ static void assert_same_refs(GArray *got, GArray *want)
 
 /* A task file in the binary task form gives the references of its text,
  * read by this thread or parsed ahead; events among them (other tasks' X
- * do not end the stream) and vpns of 64-bit addresses. Cut short, both
- * forms of reading fail alike, naming the record's byte. */
+ * do not end the stream) and vpns of 64-bit addresses; plain (the file
+ * mapped) or compressed with either codec (read). Cut short, all fail
+ * alike, naming the record's byte. */
 static void binary_form_reads_as_text(void)
 {
 	GString *text = g_string_new("S 0 1 100\n");
@@ -128,6 +146,19 @@ static void binary_form_reads_as_text(void)
 					 "cut short (20 of 26 bytes)", dir, len - LP_TASK_BIN_REF_SIZE);
 	cr_assert_null(read_back_bytes(bin, len - 6, true, &err));
 	cr_assert_str_eq(err.msg, want_msg);
+	GByteArray *(*const codecs[])(const void *, size_t) = {scratch_zstd, scratch_gzip};
+	for (size_t c = 0; c < G_N_ELEMENTS(codecs); c++) {
+		GByteArray *packed = codecs[c](bin, len);
+		got = read_back_bytes((const char *)packed->data, packed->len, true, &err);
+		cr_assert_not_null(got, "%s", err.msg);
+		assert_same_refs(got, want);
+		g_array_free(got, TRUE);
+		g_byte_array_free(packed, TRUE);
+		packed = codecs[c](bin, len - 6);
+		cr_assert_null(read_back_bytes((const char *)packed->data, packed->len, true, &err));
+		cr_assert_str_eq(err.msg, want_msg);
+		g_byte_array_free(packed, TRUE);
+	}
 	g_free(want_msg);
 	g_free(bin);
 	g_array_free(want, TRUE);
@@ -139,6 +170,145 @@ Test(taskdir, binary_form_reads_as_text_parsed_ahead)
 {
 	read_threads = 4;
 	binary_form_reads_as_text();
+}
+Test(taskdir, binary_form_reads_as_text_viewed)
+{
+	read_threads = 4;
+	viewed = true;
+	binary_form_reads_as_text();
+}
+
+/* A read of cap references fails when the record after them is bad, and
+ * a view, which may take fewer (those of one parsed block), fails where
+ * the read would: at every position, before, at and after the ends of
+ * blocks (4096 references here), whatever cap. The file holds 10000
+ * references, then a bad one. */
+Test(taskdir, view_fails_where_read_fails)
+{
+	enum { REFS = 10000 };
+	size_t len = LP_TASK_BIN_HEADER_SIZE + REFS * LP_TASK_BIN_REF_SIZE + LP_TASK_BIN_REF_SIZE;
+	unsigned char *bin = g_malloc0(len), *p = bin + LP_TASK_BIN_HEADER_SIZE;
+	memcpy(bin, LP_TASK_BIN_HEADER, LP_TASK_BIN_HEADER_SIZE);
+	for (uint64_t i = 0; i <= REFS; i++, p += LP_TASK_BIN_REF_SIZE)
+		lp_task_bin_encode(p, &(lp_ref){.type = 'r', .timestamp = i, .length = 4}, i);
+	/* A vpn too wide: the search for units looks at record types only. */
+	lp_store_u64(p - LP_TASK_BIN_REF_SIZE + 10, UINT64_MAX, false);
+	static const size_t positions[] = {0, 1, 4095, 4096, 4097, 8191, 8192, 9000, 9989, 9999};
+	static const size_t caps[] = {0, 1, 10, 11, 4095, 4096, 5000};
+	read_threads = 4;
+	for (int viewing = 0; viewing < 2; viewing++)
+		for (size_t i = 0; i < G_N_ELEMENTS(positions); i++)
+			for (size_t c = 0; c < G_N_ELEMENTS(caps); c++) {
+				size_t at = 0, cap = caps[c];
+				lp_taskdir *t = open_dir((const char *)bin, len, true, &err);
+				cr_assert_not_null(t, "%s", err.msg);
+				const lp_sched_input *in = lp_taskdir_input(t);
+				lp_sched_ref buf[5000];
+				const lp_sched_ref *refs = buf;
+				lp_sched_event ev;
+				ssize_t n = 0;
+				/* To the position, then one call. */
+				while (at < positions[i]) {
+					n = in->source.view(in->source.ctx, 1, &refs, positions[i] - at, &ev, &err);
+					cr_assert_gt(n, 0, "to %zu, at %zu: %s", positions[i], at, err.msg);
+					at += (size_t)n;
+				}
+				if (!viewing)
+					refs = buf;
+				n = viewing ? in->source.view(in->source.ctx, 1, &refs, cap, &ev, &err)
+					    : in->source.read(in->source.ctx, 1, buf, cap, UINT64_MAX, &ev, &err);
+				cr_assert_eq(n < 0, at + cap >= REFS, "%s at %zu, cap %zu: %zd",
+					     viewing ? "view" : "read", at, cap, n);
+				cr_assert(n < 0 || (n > 0) == (cap > 0 && at < REFS));
+				for (ssize_t k = 0; k < n; k++)
+					cr_assert_eq(refs[k].canonical, at + (size_t)k);
+				lp_taskdir_close(t);
+			}
+	g_free(bin);
+}
+
+/* The KiB of the task file's mapping in memory (/proc/self/smaps); -1
+ * if it is not mapped. */
+static long mapped_kib(void)
+{
+	char *path = g_build_filename(dir, "d", "1", "1", NULL), *smaps;
+	cr_assert(g_file_get_contents("/proc/self/smaps", &smaps, NULL, NULL));
+	long kib = -1;
+	char *at = strstr(smaps, path), *rss = at ? strstr(at, "\nRss:") : NULL;
+	if (rss)
+		kib = strtol(rss + 5, NULL, 10);
+	g_free(smaps);
+	g_free(path);
+	return kib;
+}
+
+/* The references of every unit of a directory whose one task file is
+ * data[0, len) (binary), in unit order; the number of units in *units,
+ * the KiB of the file's mapping in memory once units are found and once
+ * they are read in kib[0] and kib[1]. */
+static GArray *read_units(const char *data, size_t len, size_t *units, long kib[2])
+{
+	lp_taskdir *t = open_dir(data, len, true, &err);
+	cr_assert_not_null(t, "%s", err.msg);
+	kib[0] = mapped_kib();
+	const lp_sched_input *in = lp_taskdir_input(t);
+	GArray *refs = g_array_new(FALSE, FALSE, sizeof(lp_sched_ref));
+	lp_sched_ref batch[1000];
+	for (size_t u = 0; u < in->nunits; u++)
+		for (;;) {
+			lp_sched_event ev;
+			const lp_sched_ref *got = batch;
+			ssize_t n = viewed ? in->source.view(in->source.ctx, u, &got, 1000, &ev, &err)
+					   : in->source.read(in->source.ctx, u, batch, 1000, UINT64_MAX, &ev, &err);
+			cr_assert_geq(n, 0, "%s", err.msg);
+			g_array_append_vals(refs, got, (guint)n);
+			if (!n && ev.tag == LP_SCHED_END)
+				break;
+		}
+	*units = in->nunits;
+	kib[1] = mapped_kib();
+	lp_taskdir_close(t);
+	return refs;
+}
+
+/* The pages of a mapped task file stay mapped from the search for units
+ * until each unit's stream has read them; a directory too large to stay
+ * mapped (here, any: map_hold is 1 byte) lets go of them as they are
+ * read, by the search and by each stream, a few MiB at a time: its units
+ * read the same, one thread or parsed ahead, copied or viewed, and little
+ * of the file is ever left in memory. The file (11 MiB) has five units,
+ * and other tasks' events among them. */
+Test(taskdir, pages_let_go_read_the_same)
+{
+	GString *text = g_string_new("S 0 1 100\n");
+	for (int i = 0; i < 420000; i++) {
+		if (i % 100000 == 99999)
+			g_string_append_printf(text, "X %x 1\nS %x 1 100\n", i, i);
+		if (i % 7919 == 0)
+			g_string_append_printf(text, "X %x 2\n", i);
+		g_string_append_printf(text, "%c %x 4 %x %x\n", "rwiRWI"[i % 6], i, i % 977, i * 13);
+	}
+	size_t len, units;
+	long kib[2];
+	char *bin = to_binary(text->str, text->len, &len);
+	unit_streams = true;
+	GArray *want = read_units(bin, len, &units, kib);
+	cr_assert_eq(units, 5);
+	cr_assert_eq(want->len, 420000);
+	cr_assert_gt(kib[0], (long)(len / 1024 - 64), "%ld KiB of %zu in memory", kib[0], len / 1024);
+	cr_assert_leq(kib[1], 64, "%ld KiB in memory once read", kib[1]);
+	map_hold = 1;
+	for (int mode = 0; mode < 3; mode++) {
+		read_threads = mode ? 4 : 0;
+		viewed = mode == 2;
+		GArray *got = read_units(bin, len, &units, kib);
+		assert_same_refs(got, want);
+		cr_assert_leq(MAX(kib[0], kib[1]), 64, "mode %d: %ld, %ld KiB in memory", mode, kib[0], kib[1]);
+		g_array_free(got, TRUE);
+	}
+	g_array_free(want, TRUE);
+	g_free(bin);
+	g_string_free(text, TRUE);
 }
 
 /* Numbers of every width from 1 to 16 hex digits, in either case, in the
@@ -195,6 +365,12 @@ Test(taskdir, reference_lines_of_every_width) { reference_lines_of_every_width()
 Test(taskdir, reference_lines_of_every_width_parsed_ahead)
 {
 	read_threads = 4;
+	reference_lines_of_every_width();
+}
+Test(taskdir, reference_lines_of_every_width_viewed)
+{
+	read_threads = 4;
+	viewed = true;
 	reference_lines_of_every_width();
 }
 
