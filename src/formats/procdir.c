@@ -239,6 +239,32 @@ static int file_flush(lp_procdir *pd, pd_file *f, lp_error *err)
 	return rc;
 }
 
+/* Append data[0, n) to f's buffer, writing the buffer out each time it is
+ * full. Records cross the pieces' ends: every write of a plain file but
+ * its last is then PD_BUF_SIZE bytes at a multiple of PD_BUF_SIZE (from
+ * the file's start, until it is closed and reopened), which the page cache
+ * takes in whole large pages: writes ending at records (a few bytes short,
+ * so that every later one began inside a page) cost the kernel half as
+ * much again besides the copy (bench/RESULTS.md, issue 28's binary task
+ * form). */
+static int file_append(lp_procdir *pd, pd_file *f, const void *data, size_t n, lp_error *err)
+{
+	const char *from = data;
+	while (n > PD_BUF_SIZE - f->used) {
+		size_t part = PD_BUF_SIZE - f->used;
+		memcpy(f->buf + f->used, from, part);
+		f->used = PD_BUF_SIZE;
+		int rc = file_flush(pd, f, err);
+		if (rc)
+			return rc;
+		from += part;
+		n -= part;
+	}
+	memcpy(f->buf + f->used, from, n);
+	f->used += n;
+	return 0;
+}
+
 /* Flush and close an open file, keeping its buffer for the next one. */
 static int file_close(lp_procdir *pd, pd_file *f, lp_error *err)
 {
@@ -386,41 +412,40 @@ static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, 
 	int rc = file_open(pd, f, err);
 	if (rc)
 		return rc;
-	size_t size = pd->binary ? LP_TASK_BIN_EVENT_HEAD + len : len + 1;
-	if (size > PD_BUF_SIZE - f->used && (rc = file_flush(pd, f, err)))
-		return rc;
 	if (pd->binary) {
-		f->used += lp_task_bin_encode_event((unsigned char *)f->buf + f->used, line, len);
-	} else if (len + 1 > PD_BUF_SIZE) {
-		if ((rc = write_piece(pd, f, line, len, err)) || (rc = write_piece(pd, f, "\n", 1, err)))
-			return rc;
-	} else {
-		memcpy(f->buf + f->used, line, len);
-		f->buf[f->used + len] = '\n';
-		f->used += len + 1;
+		unsigned char record[LP_TASK_BIN_EVENT_HEAD + LP_TASK_BIN_EVENT_MAX];
+		rc = file_append(pd, f, record, lp_task_bin_encode_event(record, line, len), err);
+	} else if (!(rc = file_append(pd, f, line, len, err))) {
+		rc = file_append(pd, f, "\n", 1, err);
 	}
+	if (rc)
+		return rc;
 	count_records(c, timestamp, timestamp, 1, 0);
 	return 0;
 }
 
-/* Write refs[0, n) into f as binary reference records. */
+/* Write refs[0, n) into f as binary reference records: as many as the
+ * buffer has room for with no check of its room each, then one across its
+ * end. */
 static int put_bin_refs(lp_procdir *pd, pd_file *f, const lp_ref *refs, const uint64_t *canon,
 			size_t n, lp_error *err)
 {
-	unsigned char *buf = (unsigned char *)f->buf, *p = buf + f->used;
-	for (size_t i = 0; i < n; i++) {
-		if ((size_t)(buf + PD_BUF_SIZE - p) < LP_TASK_BIN_REF_SIZE) {
-			f->used = (size_t)(p - buf);
-			int rc = file_flush(pd, f, err);
-			if (rc)
-				return rc;
-			p = buf;
-		}
-		lp_task_bin_encode(p, &refs[i], canon[i]);
-		p += LP_TASK_BIN_REF_SIZE;
+	size_t i = 0;
+	for (;;) {
+		size_t fit = MIN((PD_BUF_SIZE - f->used) / LP_TASK_BIN_REF_SIZE, n - i);
+		unsigned char *p = (unsigned char *)f->buf + f->used;
+		for (size_t end = i + fit; i < end; i++, p += LP_TASK_BIN_REF_SIZE)
+			lp_task_bin_encode(p, &refs[i], canon[i]);
+		f->used += fit * LP_TASK_BIN_REF_SIZE;
+		if (i == n)
+			return 0;
+		unsigned char record[LP_TASK_BIN_REF_SIZE];
+		lp_task_bin_encode(record, &refs[i], canon[i]);
+		i++;
+		int rc = file_append(pd, f, record, sizeof record, err);
+		if (rc)
+			return rc;
 	}
-	f->used = (size_t)(p - buf);
-	return 0;
 }
 
 /* Write refs[0, n), all bound for f, as "type timestamp length vpn
@@ -441,10 +466,13 @@ static int put_refs(lp_procdir *pd, pd_file *f, pd_counts *c, const lp_ref *refs
 	char *p = f->buf + f->used;
 	for (size_t i = 0; i < n; i++) {
 		if ((size_t)(f->buf + PD_BUF_SIZE - p) < LP_TASK_LINE_MAX) {
+			char line[LP_TASK_LINE_MAX];
+			size_t len = lp_task_line_encode(line, &refs[i], canon[i]);
 			f->used = (size_t)(p - f->buf);
-			if ((rc = file_flush(pd, f, err)))
+			if ((rc = file_append(pd, f, line, len, err)))
 				return rc;
-			p = f->buf;
+			p = f->buf + f->used;
+			continue;
 		}
 		p += lp_task_line_encode(p, &refs[i], canon[i]);
 	}
