@@ -203,22 +203,28 @@ static int sync_at(const lp_procdir *pd, int fd, const char *path, lp_error *err
 	return 0;
 }
 
-/* Bytes for f as they go to disk: as they are, or as one member or frame
- * (an empty one too, so that a compressed file is never empty). */
-static int write_piece(lp_procdir *pd, pd_file *f, const char *data, size_t n, lp_error *err)
+/* The bytes of f's buffer as they go to disk: as they are, or as one
+ * member or frame (an empty one too, so that a compressed file is never
+ * empty), the buffer then handed to the compressing threads and another
+ * taken back. The buffer is empty after. */
+static int file_flush(lp_procdir *pd, pd_file *f, lp_error *err)
 {
+	size_t n = f->used;
+	f->used = 0;
 	if (!pd->coder && !pd->pool)
-		return write_file(pd, f, data, n, err);
+		return write_file(pd, f, f->buf, n, err);
 	if (!n && f->compressed_any)
 		return 0;
 	f->compressed_any = true;
 	char *path = g_strconcat(pd->partial, "/", f->path, NULL);
 	int rc;
 	if (pd->pool) {
-		rc = lp_piece_pool_submit(pd->pool, f, path, data, n, err);
+		void *buf = f->buf;
+		rc = lp_piece_pool_give(pd->pool, f, path, &buf, n, err);
+		f->buf = buf;
 	} else {
 		const void *piece;
-		ssize_t len = lp_piece_encode(pd->coder, data, n, path, &piece, err);
+		ssize_t len = lp_piece_encode(pd->coder, f->buf, n, path, &piece, err);
 		rc = len < 0 ? err->status : write_file(pd, f, piece, (size_t)len, err);
 	}
 	g_free(path);
@@ -230,13 +236,6 @@ static int write_piece(lp_procdir *pd, pd_file *f, const char *data, size_t n, l
 static int write_pooled(void *ctx, void *file, const void *data, size_t n, lp_error *err)
 {
 	return write_file(ctx, file, data, n, err);
-}
-
-static int file_flush(lp_procdir *pd, pd_file *f, lp_error *err)
-{
-	int rc = write_piece(pd, f, f->buf, f->used, err);
-	f->used = 0;
-	return rc;
 }
 
 /* Append data[0, n) to f's buffer, writing the buffer out each time it is
