@@ -447,6 +447,16 @@ static int put_bin_refs(lp_procdir *pd, pd_file *f, const lp_ref *refs, const ui
 	}
 }
 
+/* The line of ref across the end of f's buffer. Never inlined: a second
+ * copy of the line's formatting in put_refs made gcc compile the loop's
+ * copy to 3% more instructions (callgrind). */
+static __attribute__((noinline)) int append_line(lp_procdir *pd, pd_file *f, const lp_ref *ref,
+						 uint64_t canon, lp_error *err)
+{
+	char line[LP_TASK_LINE_MAX];
+	return file_append(pd, f, line, lp_task_line_encode(line, ref, canon), err);
+}
+
 /* Write refs[0, n), all bound for f, as "type timestamp length vpn
  * canonical" lines, or binary records. The counts are updated once for
  * the whole run. */
@@ -462,20 +472,22 @@ static int put_refs(lp_procdir *pd, pd_file *f, pd_counts *c, const lp_ref *refs
 		count_records(c, refs[0].timestamp, refs[n - 1].timestamp, n, n);
 		return 0;
 	}
-	char *p = f->buf + f->used;
-	for (size_t i = 0; i < n; i++) {
-		if ((size_t)(f->buf + PD_BUF_SIZE - p) < LP_TASK_LINE_MAX) {
-			char line[LP_TASK_LINE_MAX];
-			size_t len = lp_task_line_encode(line, &refs[i], canon[i]);
-			f->used = (size_t)(p - f->buf);
-			if ((rc = file_append(pd, f, line, len, err)))
-				return rc;
-			p = f->buf + f->used;
+	/* As many lines as surely fit with no check of the room each (at
+	 * least half of what fits), again and again; then one across the
+	 * buffer's end. */
+	size_t i = 0;
+	while (i < n) {
+		size_t fit = MIN((PD_BUF_SIZE - f->used) / LP_TASK_LINE_MAX, n - i);
+		char *p = f->buf + f->used;
+		for (size_t end = i + fit; i < end; i++)
+			p += lp_task_line_encode(p, &refs[i], canon[i]);
+		f->used = (size_t)(p - f->buf);
+		if (fit || i == n)
 			continue;
-		}
-		p += lp_task_line_encode(p, &refs[i], canon[i]);
+		if ((rc = append_line(pd, f, &refs[i], canon[i], err)))
+			return rc;
+		i++;
 	}
-	f->used = (size_t)(p - f->buf);
 	count_records(c, refs[0].timestamp, refs[n - 1].timestamp, n, n);
 	return 0;
 }
