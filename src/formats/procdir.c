@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "formats/procindex.h"
+#include "io/inbuf.h"
 #include "io/staging.h"
 #include "formats/stats.h"
 #include "io/taskcodec.h"
@@ -238,32 +239,6 @@ static int write_pooled(void *ctx, void *file, const void *data, size_t n, lp_er
 	return write_file(ctx, file, data, n, err);
 }
 
-/* Append data[0, n) to f's buffer, writing the buffer out each time it is
- * full. Records cross the pieces' ends: every write of a plain file but
- * its last is then PD_BUF_SIZE bytes at a multiple of PD_BUF_SIZE (from
- * the file's start, until it is closed and reopened), which the page cache
- * takes in whole large pages: writes ending at records (a few bytes short,
- * so that every later one began inside a page) cost the kernel half as
- * much again besides the copy (bench/RESULTS.md, issue 28's binary task
- * form). */
-static int file_append(lp_procdir *pd, pd_file *f, const void *data, size_t n, lp_error *err)
-{
-	const char *from = data;
-	while (n > PD_BUF_SIZE - f->used) {
-		size_t part = PD_BUF_SIZE - f->used;
-		memcpy(f->buf + f->used, from, part);
-		f->used = PD_BUF_SIZE;
-		int rc = file_flush(pd, f, err);
-		if (rc)
-			return rc;
-		from += part;
-		n -= part;
-	}
-	memcpy(f->buf + f->used, from, n);
-	f->used += n;
-	return 0;
-}
-
 /* Flush and close an open file, keeping its buffer for the next one. */
 static int file_close(lp_procdir *pd, pd_file *f, lp_error *err)
 {
@@ -405,27 +380,31 @@ static void count_records(pd_counts *c, uint64_t first_ts, uint64_t last_ts, uin
 
 /* An event line (at most LP_LINE_MAX bytes, as the kernel trace's
  * reader takes them) as a record of f: a line, or a binary event record. */
+G_STATIC_ASSERT(LP_LINE_MAX + 1 <= PD_BUF_SIZE &&
+		LP_TASK_BIN_EVENT_HEAD + LP_TASK_BIN_EVENT_MAX <= PD_BUF_SIZE);
 static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, size_t len,
 		    uint64_t timestamp, lp_error *err)
 {
 	int rc = file_open(pd, f, err);
 	if (rc)
 		return rc;
-	if (pd->binary) {
-		unsigned char record[LP_TASK_BIN_EVENT_HEAD + LP_TASK_BIN_EVENT_MAX];
-		rc = file_append(pd, f, record, lp_task_bin_encode_event(record, line, len), err);
-	} else if (!(rc = file_append(pd, f, line, len, err))) {
-		rc = file_append(pd, f, "\n", 1, err);
-	}
-	if (rc)
+	size_t size = pd->binary ? LP_TASK_BIN_EVENT_HEAD + len : len + 1;
+	if (size > PD_BUF_SIZE - f->used && (rc = file_flush(pd, f, err)))
 		return rc;
+	if (pd->binary) {
+		f->used += lp_task_bin_encode_event((unsigned char *)f->buf + f->used, line, len);
+	} else {
+		memcpy(f->buf + f->used, line, len);
+		f->buf[f->used + len] = '\n';
+		f->used += len + 1;
+	}
 	count_records(c, timestamp, timestamp, 1, 0);
 	return 0;
 }
 
 /* Write refs[0, n) into f as binary reference records: as many as the
- * buffer has room for with no check of its room each, then one across its
- * end. */
+ * buffer has room for with no check of its room each, then the buffer
+ * written out, and again. */
 static int put_bin_refs(lp_procdir *pd, pd_file *f, const lp_ref *refs, const uint64_t *canon,
 			size_t n, lp_error *err)
 {
@@ -438,23 +417,10 @@ static int put_bin_refs(lp_procdir *pd, pd_file *f, const lp_ref *refs, const ui
 		f->used += fit * LP_TASK_BIN_REF_SIZE;
 		if (i == n)
 			return 0;
-		unsigned char record[LP_TASK_BIN_REF_SIZE];
-		lp_task_bin_encode(record, &refs[i], canon[i]);
-		i++;
-		int rc = file_append(pd, f, record, sizeof record, err);
+		int rc = file_flush(pd, f, err);
 		if (rc)
 			return rc;
 	}
-}
-
-/* The line of ref across the end of f's buffer. Never inlined: a second
- * copy of the line's formatting in put_refs made gcc compile the loop's
- * copy to 3% more instructions (callgrind). */
-static __attribute__((noinline)) int append_line(lp_procdir *pd, pd_file *f, const lp_ref *ref,
-						 uint64_t canon, lp_error *err)
-{
-	char line[LP_TASK_LINE_MAX];
-	return file_append(pd, f, line, lp_task_line_encode(line, ref, canon), err);
 }
 
 /* Write refs[0, n), all bound for f, as "type timestamp length vpn
@@ -473,8 +439,7 @@ static int put_refs(lp_procdir *pd, pd_file *f, pd_counts *c, const lp_ref *refs
 		return 0;
 	}
 	/* As many lines as surely fit with no check of the room each (at
-	 * least half of what fits), again and again; then one across the
-	 * buffer's end. */
+	 * least half of what fits), again and again until the buffer is full. */
 	size_t i = 0;
 	while (i < n) {
 		size_t fit = MIN((PD_BUF_SIZE - f->used) / LP_TASK_LINE_MAX, n - i);
@@ -482,11 +447,8 @@ static int put_refs(lp_procdir *pd, pd_file *f, pd_counts *c, const lp_ref *refs
 		for (size_t end = i + fit; i < end; i++)
 			p += lp_task_line_encode(p, &refs[i], canon[i]);
 		f->used = (size_t)(p - f->buf);
-		if (fit || i == n)
-			continue;
-		if ((rc = append_line(pd, f, &refs[i], canon[i], err)))
+		if (!fit && (rc = file_flush(pd, f, err)))
 			return rc;
-		i++;
 	}
 	count_records(c, refs[0].timestamp, refs[n - 1].timestamp, n, n);
 	return 0;
