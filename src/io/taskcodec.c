@@ -1,8 +1,6 @@
 /* Pieces compressed one by one: see io/taskcodec.h. */
 #include "io/taskcodec.h"
 
-#include <string.h>
-
 #include <glib.h>
 #include <isa-l/igzip_lib.h>
 #include <zstd.h>
@@ -179,7 +177,6 @@ struct lp_piece_pool {
 	unsigned nslots;
 	unsigned next;        /* the slot of the next batch: the ring follows the pool's */
 	piece_batch *open;    /* being filled, not yet given to the work pool */
-	size_t max_piece;
 	unsigned batch_pieces; /* pieces a batch holds at most */
 	lp_piece_write_fn write;
 	void *ctx;
@@ -207,7 +204,6 @@ lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_
 	lp_piece_pool *p = g_new0(lp_piece_pool, 1);
 	p->nslots = 2 * threads + 2;
 	p->slots = g_new0(piece_batch, p->nslots);
-	p->max_piece = max_piece;
 	p->batch_pieces = (unsigned)MAX(BATCH_BYTES / MAX(max_piece, 1), 1);
 	p->write = write;
 	p->ctx = ctx;
