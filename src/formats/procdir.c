@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "formats/procindex.h"
-#include "io/inbuf.h"
 #include "io/staging.h"
 #include "formats/stats.h"
 #include "io/taskcodec.h"
@@ -239,6 +238,26 @@ static int write_pooled(void *ctx, void *file, const void *data, size_t n, lp_er
 	return write_file(ctx, file, data, n, err);
 }
 
+/* Append data[0, n) to f's buffer, writing the buffer out each time it is
+ * full: for a line longer than the buffer (a caller of the library may
+ * give one), which thus goes out in pieces no larger than any other. */
+static int file_append(lp_procdir *pd, pd_file *f, const char *data, size_t n, lp_error *err)
+{
+	while (n > PD_BUF_SIZE - f->used) {
+		size_t part = PD_BUF_SIZE - f->used;
+		memcpy(f->buf + f->used, data, part);
+		f->used = PD_BUF_SIZE;
+		int rc = file_flush(pd, f, err);
+		if (rc)
+			return rc;
+		data += part;
+		n -= part;
+	}
+	memcpy(f->buf + f->used, data, n);
+	f->used += n;
+	return 0;
+}
+
 /* Flush and close an open file, keeping its buffer for the next one. */
 static int file_close(lp_procdir *pd, pd_file *f, lp_error *err)
 {
@@ -380,8 +399,6 @@ static void count_records(pd_counts *c, uint64_t first_ts, uint64_t last_ts, uin
 
 /* An event line (at most LP_LINE_MAX bytes, as the kernel trace's
  * reader takes them) as a record of f: a line, or a binary event record. */
-G_STATIC_ASSERT(LP_LINE_MAX + 1 <= PD_BUF_SIZE &&
-		LP_TASK_BIN_EVENT_HEAD + LP_TASK_BIN_EVENT_MAX <= PD_BUF_SIZE);
 static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, size_t len,
 		    uint64_t timestamp, lp_error *err)
 {
@@ -393,6 +410,9 @@ static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, 
 		return rc;
 	if (pd->binary) {
 		f->used += lp_task_bin_encode_event((unsigned char *)f->buf + f->used, line, len);
+	} else if (len + 1 > PD_BUF_SIZE) {
+		if ((rc = file_append(pd, f, line, len, err)) || (rc = file_append(pd, f, "\n", 1, err)))
+			return rc;
 	} else {
 		memcpy(f->buf + f->used, line, len);
 		f->buf[f->used + len] = '\n';
