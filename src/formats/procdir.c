@@ -203,22 +203,28 @@ static int sync_at(const lp_procdir *pd, int fd, const char *path, lp_error *err
 	return 0;
 }
 
-/* Bytes for f as they go to disk: as they are, or as one member or frame
- * (an empty one too, so that a compressed file is never empty). */
-static int write_piece(lp_procdir *pd, pd_file *f, const char *data, size_t n, lp_error *err)
+/* The bytes of f's buffer as they go to disk: as they are, or as one
+ * member or frame (an empty one too, so that a compressed file is never
+ * empty), the buffer then handed to the compressing threads and another
+ * taken back. The buffer is empty after. */
+static int file_flush(lp_procdir *pd, pd_file *f, lp_error *err)
 {
+	size_t n = f->used;
+	f->used = 0;
 	if (!pd->coder && !pd->pool)
-		return write_file(pd, f, data, n, err);
+		return write_file(pd, f, f->buf, n, err);
 	if (!n && f->compressed_any)
 		return 0;
 	f->compressed_any = true;
 	char *path = g_strconcat(pd->partial, "/", f->path, NULL);
 	int rc;
 	if (pd->pool) {
-		rc = lp_piece_pool_submit(pd->pool, f, path, data, n, err);
+		void *buf = f->buf;
+		rc = lp_piece_pool_give(pd->pool, f, path, &buf, n, err);
+		f->buf = buf;
 	} else {
 		const void *piece;
-		ssize_t len = lp_piece_encode(pd->coder, data, n, path, &piece, err);
+		ssize_t len = lp_piece_encode(pd->coder, f->buf, n, path, &piece, err);
 		rc = len < 0 ? err->status : write_file(pd, f, piece, (size_t)len, err);
 	}
 	g_free(path);
@@ -232,11 +238,24 @@ static int write_pooled(void *ctx, void *file, const void *data, size_t n, lp_er
 	return write_file(ctx, file, data, n, err);
 }
 
-static int file_flush(lp_procdir *pd, pd_file *f, lp_error *err)
+/* Append data[0, n) to f's buffer, writing the buffer out each time it is
+ * full: for a line longer than the buffer (a caller of the library may
+ * give one), which thus goes out in pieces no larger than any other. */
+static int file_append(lp_procdir *pd, pd_file *f, const char *data, size_t n, lp_error *err)
 {
-	int rc = write_piece(pd, f, f->buf, f->used, err);
-	f->used = 0;
-	return rc;
+	while (n > PD_BUF_SIZE - f->used) {
+		size_t part = PD_BUF_SIZE - f->used;
+		memcpy(f->buf + f->used, data, part);
+		f->used = PD_BUF_SIZE;
+		int rc = file_flush(pd, f, err);
+		if (rc)
+			return rc;
+		data += part;
+		n -= part;
+	}
+	memcpy(f->buf + f->used, data, n);
+	f->used += n;
+	return 0;
 }
 
 /* Flush and close an open file, keeping its buffer for the next one. */
@@ -392,7 +411,7 @@ static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, 
 	if (pd->binary) {
 		f->used += lp_task_bin_encode_event((unsigned char *)f->buf + f->used, line, len);
 	} else if (len + 1 > PD_BUF_SIZE) {
-		if ((rc = write_piece(pd, f, line, len, err)) || (rc = write_piece(pd, f, "\n", 1, err)))
+		if ((rc = file_append(pd, f, line, len, err)) || (rc = file_append(pd, f, "\n", 1, err)))
 			return rc;
 	} else {
 		memcpy(f->buf + f->used, line, len);
@@ -403,24 +422,25 @@ static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, 
 	return 0;
 }
 
-/* Write refs[0, n) into f as binary reference records. */
+/* Write refs[0, n) into f as binary reference records: as many as the
+ * buffer has room for with no check of its room each, then the buffer
+ * written out, and again. */
 static int put_bin_refs(lp_procdir *pd, pd_file *f, const lp_ref *refs, const uint64_t *canon,
 			size_t n, lp_error *err)
 {
-	unsigned char *buf = (unsigned char *)f->buf, *p = buf + f->used;
-	for (size_t i = 0; i < n; i++) {
-		if ((size_t)(buf + PD_BUF_SIZE - p) < LP_TASK_BIN_REF_SIZE) {
-			f->used = (size_t)(p - buf);
-			int rc = file_flush(pd, f, err);
-			if (rc)
-				return rc;
-			p = buf;
-		}
-		lp_task_bin_encode(p, &refs[i], canon[i]);
-		p += LP_TASK_BIN_REF_SIZE;
+	size_t i = 0;
+	for (;;) {
+		size_t fit = MIN((PD_BUF_SIZE - f->used) / LP_TASK_BIN_REF_SIZE, n - i);
+		unsigned char *p = (unsigned char *)f->buf + f->used;
+		for (size_t end = i + fit; i < end; i++, p += LP_TASK_BIN_REF_SIZE)
+			lp_task_bin_encode(p, &refs[i], canon[i]);
+		f->used += fit * LP_TASK_BIN_REF_SIZE;
+		if (i == n)
+			return 0;
+		int rc = file_flush(pd, f, err);
+		if (rc)
+			return rc;
 	}
-	f->used = (size_t)(p - buf);
-	return 0;
 }
 
 /* Write refs[0, n), all bound for f, as "type timestamp length vpn
@@ -438,17 +458,18 @@ static int put_refs(lp_procdir *pd, pd_file *f, pd_counts *c, const lp_ref *refs
 		count_records(c, refs[0].timestamp, refs[n - 1].timestamp, n, n);
 		return 0;
 	}
-	char *p = f->buf + f->used;
-	for (size_t i = 0; i < n; i++) {
-		if ((size_t)(f->buf + PD_BUF_SIZE - p) < LP_TASK_LINE_MAX) {
-			f->used = (size_t)(p - f->buf);
-			if ((rc = file_flush(pd, f, err)))
-				return rc;
-			p = f->buf;
-		}
-		p += lp_task_line_encode(p, &refs[i], canon[i]);
+	/* As many lines as surely fit with no check of the room each (at
+	 * least half of what fits), again and again until the buffer is full. */
+	size_t i = 0;
+	while (i < n) {
+		size_t fit = MIN((PD_BUF_SIZE - f->used) / LP_TASK_LINE_MAX, n - i);
+		char *p = f->buf + f->used;
+		for (size_t end = i + fit; i < end; i++)
+			p += lp_task_line_encode(p, &refs[i], canon[i]);
+		f->used = (size_t)(p - f->buf);
+		if (!fit && (rc = file_flush(pd, f, err)))
+			return rc;
 	}
-	f->used = (size_t)(p - f->buf);
 	count_records(c, refs[0].timestamp, refs[n - 1].timestamp, n, n);
 	return 0;
 }

@@ -1,8 +1,6 @@
 /* Pieces compressed one by one: see io/taskcodec.h. */
 #include "io/taskcodec.h"
 
-#include <string.h>
-
 #include <glib.h>
 #include <isa-l/igzip_lib.h>
 #include <zstd.h>
@@ -160,14 +158,14 @@ ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const cha
 typedef struct piece {
 	void *file;
 	char *path;
-	size_t n;      /* its bytes, at the batch's data + (its index) * max_piece */
+	size_t n;      /* its bytes, in the batch's bufs[its index] */
 	size_t out_at; /* compressed, at the coder's out + out_at */
 	ssize_t len;
 } piece;
 
 typedef struct piece_batch {
 	lp_piece_coder *coder;
-	char *data;        /* piece k's bytes at k * max_piece */
+	char **bufs;       /* piece k's bytes in bufs[k], max_piece bytes each */
 	piece *pieces;
 	unsigned npieces;
 	unsigned ndone;    /* compressed; short of npieces if one failed */
@@ -179,7 +177,6 @@ struct lp_piece_pool {
 	unsigned nslots;
 	unsigned next;        /* the slot of the next batch: the ring follows the pool's */
 	piece_batch *open;    /* being filled, not yet given to the work pool */
-	size_t max_piece;
 	unsigned batch_pieces; /* pieces a batch holds at most */
 	lp_piece_write_fn write;
 	void *ctx;
@@ -187,14 +184,13 @@ struct lp_piece_pool {
 
 static int encode_batch(void *ctx, void *job, lp_error *err)
 {
-	const lp_piece_pool *p = ctx;
+	(void)ctx;
 	piece_batch *b = job;
 	size_t at = 0;
 	for (b->ndone = 0; b->ndone < b->npieces; b->ndone++) {
 		piece *pc = &b->pieces[b->ndone];
 		pc->out_at = at;
-		pc->len = encode_at(b->coder, b->data + (size_t)b->ndone * p->max_piece, pc->n, at, pc->path,
-				    err);
+		pc->len = encode_at(b->coder, b->bufs[b->ndone], pc->n, at, pc->path, err);
 		if (pc->len < 0)
 			return err->status;
 		at += (size_t)pc->len;
@@ -208,20 +204,21 @@ lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_
 	lp_piece_pool *p = g_new0(lp_piece_pool, 1);
 	p->nslots = 2 * threads + 2;
 	p->slots = g_new0(piece_batch, p->nslots);
-	p->max_piece = max_piece;
 	p->batch_pieces = (unsigned)MAX(BATCH_BYTES / MAX(max_piece, 1), 1);
 	p->write = write;
 	p->ctx = ctx;
 	for (unsigned i = 0; i < p->nslots; i++) {
 		piece_batch *b = &p->slots[i];
-		b->data = g_malloc(max_piece * p->batch_pieces);
+		b->bufs = g_new(char *, p->batch_pieces);
+		for (unsigned k = 0; k < p->batch_pieces; k++)
+			b->bufs[k] = g_malloc(max_piece);
 		b->pieces = g_new0(piece, p->batch_pieces);
 		if (!(b->coder = coder_new(method, level, max_piece, p->batch_pieces))) {
 			lp_piece_pool_free(p);
 			return NULL;
 		}
 	}
-	p->work = lp_workpool_new("laplace-zip", threads, p->nslots, encode_batch, p);
+	p->work = lp_workpool_new("laplace-zip", threads, p->nslots, encode_batch, NULL);
 	return p;
 }
 
@@ -272,15 +269,15 @@ static int make_room(lp_piece_pool *p, lp_error *err)
 	return 0;
 }
 
-/* The open batch's new last piece, its bytes at the returned address. */
-static char *add_piece(lp_piece_pool *p, void *file, const char *path, size_t n)
+/* The open batch's new last piece: the address of its buffer. */
+static char **add_piece(lp_piece_pool *p, void *file, const char *path, size_t n)
 {
 	piece_batch *b = p->open;
 	piece *pc = &b->pieces[b->npieces];
 	pc->file = file;
 	pc->path = g_strdup(path);
 	pc->n = n;
-	return b->data + (size_t)b->npieces++ * p->max_piece;
+	return &b->bufs[b->npieces++];
 }
 
 /* A full batch goes at once: its compression need not wait for the next
@@ -291,28 +288,15 @@ static void queue_if_full(lp_piece_pool *p)
 		queue_open(p);
 }
 
-int lp_piece_pool_submit(lp_piece_pool *p, void *file, const char *path, const void *data, size_t n,
-			 lp_error *err)
-{
-	int rc = make_room(p, err);
-	if (rc)
-		return rc;
-	memcpy(add_piece(p, file, path, n), data, n);
-	queue_if_full(p);
-	return 0;
-}
-
 int lp_piece_pool_give(lp_piece_pool *p, void *file, const char *path, void **buf, size_t n,
 		       lp_error *err)
 {
-	if (p->batch_pieces > 1)
-		return lp_piece_pool_submit(p, file, path, *buf, n, err);
 	int rc = make_room(p, err);
 	if (rc)
 		return rc;
-	add_piece(p, file, path, n);
-	char *mine = p->open->data;
-	p->open->data = *buf;
+	char **slot = add_piece(p, file, path, n);
+	char *mine = *slot;
+	*slot = *buf;
 	*buf = mine;
 	queue_if_full(p);
 	return 0;
@@ -335,7 +319,9 @@ void lp_piece_pool_free(lp_piece_pool *p)
 	for (unsigned i = 0; i < p->nslots; i++) {
 		batch_clear(&p->slots[i]);
 		lp_piece_coder_free(p->slots[i].coder);
-		g_free(p->slots[i].data);
+		for (unsigned k = 0; p->slots[i].bufs && k < p->batch_pieces; k++)
+			g_free(p->slots[i].bufs[k]);
+		g_free(p->slots[i].bufs);
 		g_free(p->slots[i].pieces);
 	}
 	g_free(p->slots);

@@ -33,7 +33,7 @@ ssize_t lp_piece_encode(lp_piece_coder *c, const void *data, size_t n, const cha
 			const void **out, lp_error *err);
 /* Pieces compressed by up to threads workers (lp_workpool) and written in
  * the order they were given, through write (called in the caller's thread
- * only, from submit, give and drain): pieces go to the workers in batches
+ * only, from give and drain): pieces go to the workers in batches
  * of up to 1 MiB (one piece at least), at most 2 * threads + 2 batches in
  * flight. */
 typedef struct lp_piece_pool lp_piece_pool;
@@ -41,18 +41,15 @@ typedef int (*lp_piece_write_fn)(void *ctx, void *file, const void *data, size_t
 /* NULL if a compressor cannot start. */
 lp_piece_pool *lp_piece_pool_new(enum lp_compress method, int level, size_t max_piece,
 				 unsigned threads, lp_piece_write_fn write, void *ctx);
-/* Queue data[0, n) (copied) for file, path naming it in messages; pieces
- * done by now may be written. 0, or the status of a failed compression
- * or write (err set), in the order of the pieces. */
-int lp_piece_pool_submit(lp_piece_pool *p, void *file, const char *path, const void *data, size_t n,
-			 lp_error *err);
-/* As submit; for pieces of 1 MiB or more without the copy: *buf
- * (g_malloc'd, max_piece bytes, its first n the piece) becomes the pool's,
- * and *buf is set to a buffer of the pool's, as large, for the caller's
- * next piece. */
+/* Queue the piece in *buf (g_malloc'd, max_piece bytes, its first n the
+ * piece) for file, path naming it in messages, without a copy: *buf
+ * becomes the pool's, and is set to a buffer of the pool's, as large, for
+ * the caller's next piece. Pieces done by now may be written. 0, or the
+ * status of a failed compression or write (err set), in the order of the
+ * pieces. */
 int lp_piece_pool_give(lp_piece_pool *p, void *file, const char *path, void **buf, size_t n,
 		       lp_error *err);
-/* Compress and write every piece queued. 0 or a status, as submit. */
+/* Compress and write every piece queued. 0 or a status, as give. */
 int lp_piece_pool_drain(lp_piece_pool *p, lp_error *err);
 /* Pieces not yet written are dropped. */
 void lp_piece_pool_free(lp_piece_pool *p);

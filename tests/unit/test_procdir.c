@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <zstd.h>
 
 #include "formats/procindex.h"
 #include "formats/procdir.h"
@@ -382,6 +383,48 @@ Test(procdir, long_event_lines)
 	char *want = g_strdup_printf("S 1 1 1\n%s\nX 2 1\n", line);
 	assert_file("out/1/1", want);
 	g_free(want);
+	g_free(line);
+}
+
+/* Compressed by threads, such a line goes through the file's buffer, in
+ * pieces no larger than any other (each a frame of its own). */
+Test(procdir, long_event_lines_compressed)
+{
+	char *dir = path_in("out");
+	lp_procdir_inputs in = {.reference = "r.bin", .kernel = "k.txt"};
+	lp_error err = {0};
+	lp_procdir *pd = lp_procdir_open(AT_FDCWD, dir, false, false, LP_LAYOUT_TASK, false, LP_COMPRESS_ZSTD,
+					 LP_LEVEL_DEFAULT, 2, &in, &err);
+	g_free(dir);
+	cr_assert(pd, "%s", err.msg);
+	size_t n = 200000;
+	char *line = g_malloc(n + 1);
+	for (size_t i = 0; i < n; i++)
+		line[i] = (char)('a' + i % 26);
+	memcpy(line, "E 1 1 1 ", 8);
+	line[n] = '\0';
+	lp_task_id t = {1, 1, 0};
+	event(pd, LP_TAG_S, 1, "S 1 1 1", NULL, 1, t, none);
+	for (int k = 0; k < 20; k++) /* more than a batch of pieces */
+		event(pd, LP_TAG_E, 1, line, line + 8, 1, t, none);
+	event(pd, LP_TAG_X, 2, "X 2 1", NULL, 1, t, none);
+	finish(pd, &(lp_stats){0});
+	GString *want = g_string_new("S 1 1 1\n");
+	for (int k = 0; k < 20; k++)
+		g_string_append_printf(want, "%s\n", line);
+	g_string_append(want, "X 2 1\n");
+	char *path = path_in("out/1/1.zst"), *packed = NULL;
+	gsize len = 0;
+	cr_assert(g_file_get_contents(path, &packed, &len, NULL), "%s is missing", path);
+	char *got = g_malloc(want->len + 1);
+	size_t got_len = ZSTD_decompress(got, want->len + 1, packed, len);
+	cr_assert(!ZSTD_isError(got_len), "%s: %s", path, ZSTD_getErrorName(got_len));
+	cr_assert_eq(got_len, want->len);
+	cr_assert(memcmp(got, want->str, want->len) == 0, "%s differs", path);
+	g_free(got);
+	g_free(packed);
+	g_free(path);
+	g_string_free(want, TRUE);
 	g_free(line);
 }
 
