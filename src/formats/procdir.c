@@ -402,6 +402,12 @@ static void count_records(pd_counts *c, uint64_t first_ts, uint64_t last_ts, uin
 static int put_line(lp_procdir *pd, pd_file *f, pd_counts *c, const char *line, size_t len,
 		    uint64_t timestamp, lp_error *err)
 {
+	/* The kernel trace's reader takes no longer line; a caller that
+	   gives one gets an error, not a record the form cannot hold. */
+	if (pd->binary && len > LP_TASK_BIN_EVENT_MAX)
+		return lp_fail(err, LP_EINPUT,
+			       "%s: an event line of %zu bytes: the binary task form holds at most %d",
+			       f->path, len, LP_TASK_BIN_EVENT_MAX);
 	int rc = file_open(pd, f, err);
 	if (rc)
 		return rc;

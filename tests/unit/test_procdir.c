@@ -386,6 +386,31 @@ Test(procdir, long_event_lines)
 	g_free(line);
 }
 
+/* The binary form holds event lines of at most 4096 bytes: a longer one
+ * given to the sink is an error naming the file, not a record. */
+Test(procdir, long_event_line_binary)
+{
+	char *dir = path_in("out");
+	lp_procdir_inputs in = {.reference = "r.bin", .kernel = "k.txt"};
+	lp_error err = {0};
+	lp_procdir *pd = lp_procdir_open(AT_FDCWD, dir, false, false, LP_LAYOUT_TASK, true, LP_COMPRESS_NONE,
+					 LP_LEVEL_DEFAULT, 1, &in, &err);
+	g_free(dir);
+	cr_assert(pd, "%s", err.msg);
+	char line[5000];
+	memset(line, 'a', sizeof line - 1);
+	memcpy(line, "E 1 1 1 ", 8);
+	line[sizeof line - 1] = '\0';
+	lp_task_id t = {1, 1, 0};
+	event(pd, LP_TAG_S, 1, "S 1 1 1", NULL, 1, t, none);
+	lp_event ev = {.tag = LP_TAG_E, .timestamp = 2, .line = line, .line_len = strlen(line),
+		       .name = line + 8};
+	lp_event_route route = {.ntasks = 1, .task = {t, none}};
+	cr_assert_eq(lp_procdir_sink_ops.event(pd, &ev, &route, &err), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "1/1: an event line of 4999 bytes: the binary task form holds at most 4096");
+	lp_procdir_free(pd);
+}
+
 /* Compressed by threads, such a line goes through the file's buffer, in
  * pieces no larger than any other (each a frame of its own). */
 Test(procdir, long_event_lines_compressed)
