@@ -744,6 +744,22 @@ static td_block *parsed_block(lp_taskdir *t, size_t stream, const td_block *afte
 	}
 }
 
+/* Under the lock, once a block's references are all taken: its tail, the
+ * error that becomes the stream's or the event read, and the block goes
+ * back. */
+static void take_tail(lp_taskdir *t, size_t stream, td_block *b, lp_sched_event *ev)
+{
+	td_stream *s = &t->streams[stream];
+	if (b->tail_error) {
+		s->error = b->tail_error;
+		b->tail_error = NULL;
+	} else {
+		*ev = b->tail_event;
+		s->at_end = ev->tag == LP_SCHED_END;
+	}
+	block_taken(t, stream);
+}
+
 /* lp_sched_source.read from the parsed blocks. Without threads, a read
  * parses the record after the references it returns (to know where they
  * stop) and fails if that record is bad, returning none; so does this,
@@ -791,14 +807,7 @@ static ssize_t ahead_read(void *ctx, size_t stream, lp_sched_ref *refs, size_t c
 		}
 		if (n && !b->tail_error)
 			break; /* the tail is the next call's */
-		if (b->tail_error) {
-			s->error = b->tail_error;
-			b->tail_error = NULL;
-		} else {
-			*ev = b->tail_event;
-			s->at_end = ev->tag == LP_SCHED_END;
-		}
-		block_taken(t, stream);
+		take_tail(t, stream, b, ev);
 		if (!s->error) {
 			g_mutex_unlock(&t->lock);
 			return 0;
@@ -873,14 +882,7 @@ static ssize_t ahead_view(void *ctx, size_t stream, const lp_sched_ref **refs, s
 			block_taken(t, stream);
 			continue;
 		}
-		if (b->tail_error) {
-			s->error = b->tail_error;
-			b->tail_error = NULL;
-		} else {
-			*ev = b->tail_event;
-			s->at_end = ev->tag == LP_SCHED_END;
-		}
-		block_taken(t, stream);
+		take_tail(t, stream, b, ev);
 		if (!s->error)
 			break;
 	}
