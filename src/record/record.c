@@ -323,9 +323,10 @@ static int split_processors(const char *streams, cpu_set_t *all, lp_error *err)
 	return 0;
 }
 
-/* Once the command has ended: every thread of this process may use all
-   of set again. */
-static void allow_processors(const cpu_set_t *set)
+/* Once the command has ended, or the run failed: every thread of this
+   process may use all of *set again (nothing when it was not split);
+   *set is emptied, so that a second call does nothing. */
+static void allow_processors(cpu_set_t *set)
 {
 	if (CPU_COUNT(set) < 2)
 		return;
@@ -336,6 +337,7 @@ static void allow_processors(const cpu_set_t *set)
 			sched_setaffinity((pid_t)atoi(de->d_name), sizeof *set, set);
 	if (tasks)
 		closedir(tasks);
+	CPU_ZERO(set);
 }
 
 /* Merges the rest of the streams and publishes the two outputs together. */
@@ -398,6 +400,8 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
 	lp_staged *scratch = NULL;
 	Capture cap = {0};
+	cpu_set_t processors;
+	CPU_ZERO(&processors);
 	int rc = 0;
 	if (!untraced) {
 		if (!(launcher = g_find_program_in_path("valgrind")))
@@ -443,8 +447,6 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 	envp = g_get_environ();
 	if (!untraced)
 		envp = g_environ_setenv(envp, "VALGRIND_LIB", lib, TRUE);
-	cpu_set_t processors;
-	CPU_ZERO(&processors);
 	if (!untraced && (rc = split_processors(streams, &processors, err)))
 		goto out;
 	if ((rc = capture_open(&cap, rq, streams, res, err)))
@@ -495,6 +497,7 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 out:
 	if (cap.dec)
 		capture_abort(&cap);
+	allow_processors(&processors);
 	lp_staged_discard(scratch);
 	g_strfreev(envp);
 	g_ptr_array_free(args, TRUE);
