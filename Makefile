@@ -392,6 +392,8 @@ PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
 # typed (bash-completion's own completionsdir under /usr).
 BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
+# A man page of another's name (lp_basic_read.3) is a link to the page that
+# describes it, in the tree (man -l reads it there) and installed.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
 		$(DESTDIR)$(PREFIX)/share/man/man5
@@ -402,7 +404,10 @@ install: all
 		install -m 644 src/record/tool/COPYING src/record/tool/README $(DESTDIR)$(RECORDER_DOCDIR)/; \
 	fi
 	for f in $(MAN1); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man1/ || exit; done
-	for f in $(MAN3); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man3/ || exit; done
+	for f in $(MAN3); do \
+		if [ -L $$f ]; then ln -sf $$(readlink $$f) $(DESTDIR)$(PREFIX)/share/man/man3/$${f##*/}; \
+		else install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man3/; fi || exit; \
+	done
 	for f in $(MAN5); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man5/ || exit; done
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/laplace $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(PYTHONDIR)/laplace
