@@ -5,7 +5,8 @@
 #                        runs, build/record/laplace-record-amd64-linux, when Valgrind's
 #                        development files (Debian's valgrind package) are there
 #   make demo            build and merge the demo capture in fixtures/demo
-#   make check           with warnings as errors: unit and end-to-end tests
+#   make check           with warnings as errors: the layer rule of README's
+#                        Layout section (tests/check-layers), unit and end-to-end tests
 #                        (those that merge also with their references widened,
 #                        the per-process ones also in the binary task form),
 #                        the recorder's (tests/record/run; skipped without Valgrind),
@@ -90,7 +91,7 @@ MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
 .PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e e2e-widen e2e-task-bin check-exports \
-	check-man-formats check-lib-contents check-python check-python-venv check-install install \
+	check-man-formats check-layers check-lib-contents check-python check-python-venv check-install install \
 	uninstall clean fuzz bench recorder check-record
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
@@ -226,6 +227,11 @@ check-exports: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
 	nm -D --defined-only $(BUILD)/$(SONAME) | awk '{print $$3}' | sort | diff -u tests/exports -
 	nm -g --defined-only $(BUILD)/liblaplace.a | awk 'NF == 3 {print $$3}' | sort | diff -u tests/exports -
 
+# Each #include of src/ keeps the layer rule of README's Layout section
+# (tests/check-layers reads the rule from there).
+check-layers:
+	tests/check-layers
+
 # The man pages' tables of formats name what the program takes.
 check-man-formats: $(BUILD)/laplace
 	tests/check-man-formats $(BUILD)/laplace man
@@ -285,8 +291,8 @@ check-install: all
 # out (they would double its time).
 COMPARE_SUITES = e2e-widen e2e-task-bin
 
-check-plain: unit e2e $(COMPARE_SUITES) fuzz-replay check-exports check-man-formats check-lib-contents check-python \
-	check-python-venv check-install check-record
+check-plain: check-layers unit e2e $(COMPARE_SUITES) fuzz-replay check-exports check-man-formats \
+	check-lib-contents check-python check-python-venv check-install check-record
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
