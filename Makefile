@@ -18,7 +18,8 @@
 #                        libexec/laplace, library, header, laplace.pc, Python
 #                        module, man pages, systemd units)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
-#   make bench           see bench/run
+#   make bench           run the benchmarks, bench/run (long; BENCH_ARGS=N for one
+#                        capture of N references)
 #   make check-slurm     batch --submit slurm on a one-node Slurm cluster of its
 #                        own (root only: installs slurm-wlm and munge if missing)
 
@@ -91,7 +92,7 @@ MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
 .PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e e2e-widen e2e-task-bin check-exports \
-	check-man-formats check-layers check-lib-contents check-python check-python-venv check-install install \
+	check-man-formats check-layers check-make-targets check-lib-contents check-python check-python-venv check-install install \
 	uninstall clean fuzz bench recorder check-record
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
@@ -148,8 +149,10 @@ $(BUILD)/laplace: $(CMD_OBJS) $(BUILD)/internal.a
 $(BUILD)/unit-tests: $(TEST_OBJS) $(BUILD)/internal.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(TEST_OBJS) $(BUILD)/internal.a $(PKG_LIBS) $(CRITERION_LIBS)
 
+# Criterion's skips are said, and fail a CI run (tests/ci-skip).
 unit: $(BUILD)/unit-tests
-	$(BUILD)/unit-tests
+	$(BUILD)/unit-tests --tap=$(BUILD)/unit-tests.tap
+	tests/ci-skip --tap unit $(BUILD)/unit-tests.tap
 
 # The I/O fault shim the end-to-end cases preload (tests/faultinject.c);
 # tests/run-cases finds it beside the program. Never sanitized: it only
@@ -203,9 +206,14 @@ $(BUILD)/record/laplace-record-decode: $(RECORD_DECODE_OBJS) $(BUILD)/internal.a
 
 recorder: $(RECORD_TOOL) $(BUILD)/record/laplace-record-decode
 
-# tests/record/run: exit 77 (no Valgrind) is a skip, its reason printed.
+# A suite's exit status 77 is a skip, its reason printed; in CI (CI=true) a
+# failure unless tests/skips allows it (tests/ci-skip).
+# $(call skipped,NAME,REASON) after status=$$?.
+skipped = [ $$status -eq 0 ] || { [ $$status -eq 77 ] && tests/ci-skip $(1) "$(2)"; }
+
+# tests/record/run: exit 77 when Valgrind is not installed.
 check-record: $(BUILD)/laplace $(BUILD)/record/laplace-record-decode $(if $(VALGRIND_DEV),$(RECORD_TOOL))
-	tests/record/run $(BUILD); status=$$?; [ $$status -eq 0 ] || [ $$status -eq 77 ]
+	tests/record/run $(BUILD); status=$$?; $(call skipped,record/run,valgrind is not installed)
 
 e2e: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
 	tests/run-cases $(BUILD)/laplace
@@ -270,11 +278,11 @@ check-python: $(PYTHON_BUILT) $(BUILD)/$(SONAME) $(BUILD)/laplace
 	PYTHONPATH=$(BUILD)/python LAPLACE_PROGRAM=$(BUILD)/laplace $(PYTHON_RUN) tests/python/test_laplace.py
 
 # The module installed with pip into a virtual environment (python/
-# pyproject.toml), the library named by LAPLACE_LIBRARY; exit 77 (no venv)
-# is a skip, its reason printed.
+# pyproject.toml), the library named by LAPLACE_LIBRARY; exit 77 when
+# python3 cannot make one.
 check-python-venv: $(BUILD)/$(SONAME) $(BUILD)/laplace
 	tests/check-python-venv $(BUILD)/venv $(BUILD)/$(SONAME) $(BUILD)/laplace $(PYTHON_SANENV); \
-		status=$$?; [ $$status -eq 0 ] || [ $$status -eq 77 ]
+		status=$$?; $(call skipped,python/venv,python3 -m venv failed (Debian: python3-venv))
 
 # Installed into a scratch prefix, the library is used as a user would:
 # the examples built with pkg-config in C and C++ and run, the Python
@@ -291,12 +299,23 @@ check-install: all
 # out (they would double its time).
 COMPARE_SUITES = e2e-widen e2e-task-bin
 
-check-plain: check-layers unit e2e $(COMPARE_SUITES) fuzz-replay check-exports check-man-formats \
+check-plain: check-layers check-make-targets unit e2e $(COMPARE_SUITES) fuzz-replay check-exports check-man-formats \
 	check-lib-contents check-python check-python-venv check-install check-record
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
 	$(MAKE) BUILD=build/asan SANFLAGS="$(ASAN)" OPTFLAGS="-O1 -g" COMPARE_SUITES= check-plain
+
+# The benchmarks: bench/run (it builds its own tree, build/bench, and
+# prints its tables; long: BENCH_ARGS=10000000 for one capture of 10^7
+# references, THROUGHPUT_ONLY=1 for the throughput table alone).
+BENCH_ARGS ?=
+bench:
+	bench/run $(BENCH_ARGS)
+
+# The advertised targets (this file's opening comment, the README) have rules.
+check-make-targets:
+	tests/check-make-targets
 
 # The systemd units, sysusers.d and tmpfiles.d files, installed into a
 # scratch tree and checked with systemd-analyze (contrib/check-units).
