@@ -97,11 +97,18 @@ MAN5 := $(wildcard man/*.5)
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
 
-# The README's first command: merge the bundled demo capture.
+# The README's first command: merge the bundled demo capture; and build
+# the recorder too (when Valgrind's development files are there, else say
+# why not), for the README's recording example.
 demo: $(BUILD)/laplace
 	$(BUILD)/laplace merge -o $(BUILD)/demo.merge fixtures/demo/demo.ref fixtures/demo/demo.kern
+	@echo "(unmapped pages 3 is expected: the demo touches a buffer after mremap moved it, a page"
+	@echo "after munmap and a segment after shmdt; see tests/cases/merge-demo. A capture of a real"
+	@echo "run, laplace record's, has none.)"
 	@echo "first lines of $(BUILD)/demo.merge:"
 	@head -n 10 $(BUILD)/demo.merge
+	@echo "Run laplace as $(BUILD)/laplace, or with $(BUILD) first on PATH:"
+	@echo "  export PATH=\"$(CURDIR)/$(BUILD):\$$PATH\"    (or: make install)"
 
 # Objects are rebuilt when the flags change (WERROR, SANFLAGS, CFLAGS...):
 # the flags are kept in a file rewritten only when they differ.
@@ -181,6 +188,8 @@ RECORD_TOOL = $(BUILD)/record/laplace-record-amd64-linux
 VALGRIND_DEV := $(if $(VALGRIND_LOAD),$(wildcard $(VALGRIND_LIBDIR)/libcoregrind-amd64-linux.a))
 RECORDER_ALL = $(if $(VALGRIND_DEV),$(RECORD_TOOL),recorder-missing)
 all: $(RECORDER_ALL)
+# (Prerequisites are read where their rule is: the demo's recorder is here.)
+demo: $(RECORDER_ALL)
 .PHONY: recorder-missing
 recorder-missing:
 	@echo "make: the recorder (laplace record) is not built: Valgrind's development files are missing" \
