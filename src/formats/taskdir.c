@@ -28,6 +28,7 @@
 #include "formats/taskline.h"
 #include "io/bytesrc.h"
 #include "io/io.h"
+#include "io/mapped.h"
 #include "formats/kern.h"
 #include "formats/procindex.h"
 #include "core/record.h"
@@ -56,8 +57,7 @@ typedef struct td_file {
 	char *path;   /* dir/relative path */
 	uint64_t pid, tid;
 	bool binary;  /* in the binary task form (its header is bytes [0, 8)) */
-	const unsigned char *map; /* a plain file of the binary form mapped whole, or NULL */
-	size_t map_size;
+	lp_mapped map; /* a plain file of the binary form mapped whole (io/mapped.h), or not */
 } td_file;
 
 typedef struct td_reader td_reader;
@@ -183,9 +183,9 @@ static void release_read(const lp_taskdir *t, td_stream *s, uint64_t to)
 {
 	const td_file *f = &t->files[s->file];
 	uint64_t from = (s->released + t->page - 1) / t->page * t->page, end = to / t->page * t->page;
-	if (!f->map || end <= from)
+	if (!f->map.data || end <= from)
 		return;
-	madvise((void *)(f->map + from), (size_t)(end - from), MADV_DONTNEED);
+	madvise((void *)(f->map.data + from), (size_t)(end - from), MADV_DONTNEED);
 	s->released = end;
 }
 
@@ -239,10 +239,10 @@ static int source_open(const lp_taskdir *t, size_t f, uint64_t offset, lp_byte_s
 		       lp_error *err)
 {
 	const td_file *file = &t->files[f];
-	if (file->map) {
+	if (file->map.data) {
 		src->in = NULL;
-		lp_inbuf_init_bytes(&src->b, file->map, file->map_size);
-		src->b.pos = (size_t)MIN(offset, (uint64_t)file->map_size);
+		lp_inbuf_init_bytes(&src->b, file->map.data, file->map.size);
+		src->b.pos = (size_t)MIN(offset, (uint64_t)file->map.size);
 		return 0;
 	}
 	if (lp_byte_source_init_sized(src, file->path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER, err))
@@ -323,6 +323,22 @@ static int next_line(const lp_taskdir *t, td_stream *s, char **line, size_t *len
 
 enum record_kind { RECORD_ERROR = -1, RECORD_END, RECORD_REF, RECORD_EVENT };
 
+/* After an error or the end read from file f: if it is mapped and shrank
+ * since, zeros were read where its records were, and the error is that.
+ * Pages past its new end vanished (io/mapped.h put zeros there), or,
+ * when it shrank within its last page, the page's tail reads as zeros
+ * with no fault: its size tells. Returns 0, or LP_EINPUT with err set. */
+static int check_shrunk(const lp_taskdir *t, size_t f, lp_error *err)
+{
+	const td_file *file = &t->files[f];
+	struct stat st;
+	if (!file->map.data || (!lp_mapped_shrunk(&file->map) &&
+				(stat(file->path, &st) || (uint64_t)st.st_size >= file->map.size)))
+		return 0;
+	return lp_fail(err, LP_EINPUT, "%s: shrank while being read (from %zu bytes)", file->path,
+		       file->map.size);
+}
+
 /* Where the record of s that began at byte offset is, for a message
  * (g_free it): "FILE: byte N" in the binary form, "FILE:LINE" (the line
  * read last) in the text form. */
@@ -367,8 +383,12 @@ static enum record_kind next_record(lp_taskdir *t, td_stream *s, lp_sched_ref *r
 		lp_task_record rec;
 		uint64_t offset = s->offset;
 		enum lp_task_kind kind = read_record(t, s, &rec, err);
-		if (kind == LP_TASK_ERROR || kind == LP_TASK_END)
-			return kind == LP_TASK_ERROR ? RECORD_ERROR : RECORD_END;
+		if (kind == LP_TASK_ERROR) {
+			check_shrunk(t, s->file, err); /* the error's cause, when it is */
+			return RECORD_ERROR;
+		}
+		if (kind == LP_TASK_END)
+			return check_shrunk(t, s->file, err) ? RECORD_ERROR : RECORD_END;
 		bool is_ref = kind == LP_TASK_REF;
 		uint64_t ts = is_ref ? rec.ref.timestamp : rec.ev.timestamp;
 		if (ts < s->prev_ts) {
@@ -376,6 +396,7 @@ static enum record_kind next_record(lp_taskdir *t, td_stream *s, lp_sched_ref *r
 			lp_fail(err, LP_EINPUT, "%s: timestamp %" PRIx64 " is earlier than the previous "
 				"record's, %" PRIx64, where, ts, s->prev_ts);
 			g_free(where);
+			check_shrunk(t, s->file, err);
 			return RECORD_ERROR;
 		}
 		s->prev_ts = ts;
@@ -970,13 +991,17 @@ static void add_file(lp_taskdir *t, const char *dir, const char *rel, uint64_t p
 	f->tid = tid;
 }
 
-/* A listed file must be there: missing, the directory is incomplete. Its
- * size is added to *bytes, unless NULL. */
+/* A listed file must be there: missing, the directory is incomplete. A
+ * FIFO, a device or a directory in its place is refused as laplace index
+ * refuses it (a FIFO would hold the reader up forever). Its size is added
+ * to *bytes, unless NULL. */
 static int check_listed(const char *path, const char *index, uint64_t *bytes, lp_error *err)
 {
 	struct stat st;
 	if (stat(path, &st) == 0) {
-		if (bytes && S_ISREG(st.st_mode))
+		if (!S_ISREG(st.st_mode))
+			return lp_fail(err, LP_EINPUT, "%s: not a regular file", path);
+		if (bytes)
 			*bytes += (uint64_t)st.st_size;
 		return 0;
 	}
@@ -1056,14 +1081,9 @@ static void map_file(td_file *f)
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= LP_TASK_BIN_HEADER_SIZE &&
 	    (uint64_t)st.st_size <= SIZE_MAX) {
-		size_t size = (size_t)st.st_size;
-		void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p != MAP_FAILED && !memcmp(p, LP_TASK_BIN_HEADER, LP_TASK_BIN_MAGIC_SIZE)) {
-			f->map = p;
-			f->map_size = size;
-		} else if (p != MAP_FAILED) {
-			munmap(p, size);
-		}
+		if (!lp_mapped_open(&f->map, fd, (size_t)st.st_size) &&
+		    memcmp(f->map.data, LP_TASK_BIN_HEADER, LP_TASK_BIN_MAGIC_SIZE))
+			lp_mapped_close(&f->map);
 	}
 	close(fd);
 }
@@ -1077,6 +1097,8 @@ static int detect_form(lp_taskdir *t, size_t f, lp_error *err)
 		return err->status;
 	int rc = file_form(t, f, &src.b, err);
 	lp_byte_source_clear(&src);
+	if (rc != LP_EIO && check_shrunk(t, f, err))
+		rc = LP_EINPUT;
 	return rc;
 }
 
@@ -1160,8 +1182,11 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 		unit_starts = !is_ref && rec.ev.tag == 'X' && rec.ev.task == t->files[f].tid;
 	}
 	if (t->release)
-		release_read(t, &s, t->files[f].map_size);
+		release_read(t, &s, t->files[f].map.size);
 	lp_byte_source_clear(&r.src);
+	/* An error or the end read where pages had vanished: the file shrank. */
+	if (rc != LP_EIO && check_shrunk(t, f, err))
+		rc = LP_EINPUT;
 	return rc;
 }
 
@@ -1327,8 +1352,7 @@ void lp_taskdir_close(lp_taskdir *t)
 		reader_close(t, t->oldest);
 	for (size_t f = 0; f < t->nfiles; f++) {
 		g_free(t->files[f].path);
-		if (t->files[f].map)
-			munmap((void *)t->files[f].map, t->files[f].map_size);
+		lp_mapped_close(&t->files[f].map);
 	}
 	g_free(t->files);
 	g_free(t->sched_files);

@@ -3,8 +3,10 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -16,6 +18,7 @@
 #include "threads.h"
 #include "io/inbuf.h"
 #include "io/io.h"
+#include "io/mapped.h"
 #include "io/staging.h"
 
 SCRATCH_SUITE(io);
@@ -944,4 +947,50 @@ Test(io, gzip_levels_differ)
 	}
 	cr_assert_gt(sizes[0], sizes[1], "level 0: %zu bytes, level 3: %zu", sizes[0], sizes[1]);
 	g_string_free(text, TRUE);
+}
+
+/* A guarded mapping of a file that shrinks under it: its pages past the
+ * new end read as zeros instead of raising SIGBUS, and it says so; the
+ * pages before keep the file's bytes. */
+Test(io, mapped_file_that_shrinks_reads_zeros_and_says_so)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 3 * page;
+	char *data = g_malloc(size);
+	memset(data, 'x', size);
+	char *path = scratch_file(dir, "f", data, size);
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	lp_mapped m;
+	cr_assert_eq(lp_mapped_open(&m, fd, size), 0);
+	close(fd);
+	cr_assert_eq(m.size, size);
+	cr_assert_eq(m.data[2 * page], 'x');
+	cr_assert_not(lp_mapped_shrunk(&m));
+	cr_assert_eq(truncate(path, (off_t)page), 0);
+	cr_assert_eq(m.data[page - 1], 'x');
+	cr_assert_not(lp_mapped_shrunk(&m));
+	cr_assert_eq(m.data[page + 10], 0);
+	cr_assert(lp_mapped_shrunk(&m));
+	cr_assert_eq(m.data[2 * page + 5], 0);
+	lp_mapped_close(&m);
+	cr_assert_null(m.data);
+	cr_assert_not(lp_mapped_shrunk(&m));
+	g_free(path);
+	g_free(data);
+}
+
+/* A SIGBUS outside every guarded mapping is not swallowed: the process
+ * ends with it, as without the guard. */
+Test(io, sigbus_outside_guarded_mappings_still_kills, .signal = SIGBUS)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *data = g_malloc0(2 * page);
+	char *path = scratch_file(dir, "f", data, 2 * page);
+	int fd = open(path, O_RDONLY);
+	lp_mapped guarded;
+	cr_assert_eq(lp_mapped_open(&guarded, fd, 2 * page), 0);
+	const volatile char *plain = mmap(NULL, 2 * page, PROT_READ, MAP_PRIVATE, fd, 0);
+	cr_assert_neq((void *)plain, MAP_FAILED);
+	cr_assert_eq(truncate(path, 0), 0);
+	(void)plain[page];
 }
