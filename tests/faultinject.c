@@ -15,6 +15,9 @@
  *                      instead, when the program creates its first file
  *                      (openat with O_CREAT: a staged output), the file
  *                      NAME it mapped last
+ *   LP_FAULT_SHRINK_AT=read
+ *                      instead, once the program's first read of the file
+ *                      NAME has returned its bytes
  *
  * Writes to pipes, terminals and devices are neither counted nor failed:
  * the faults are those of a full or failing disk. Counts are per process
@@ -105,6 +108,7 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
 
 /* The path of the file LP_FAULT_SHRINK names that was mapped last. */
 static char shrink_path[4096];
+static int shrunk_on_read;
 
 static void shrink(void)
 {
@@ -114,29 +118,44 @@ static void shrink(void)
 	shrink_path[0] = 0;
 }
 
-static int shrink_later(void)
+static int shrink_at(const char *when)
 {
 	const char *at = getenv("LP_FAULT_SHRINK_AT");
-	return at && !strcmp(at, "create");
+	return at ? !strcmp(at, when) : !strcmp(when, "map");
+}
+
+/* Whether fd is the file LP_FAULT_SHRINK names (its path into shrink_path). */
+static int is_shrink_file(int fd)
+{
+	const char *name = getenv("LP_FAULT_SHRINK"), *colon = name ? strrchr(name, ':') : NULL;
+	char link[64], path[sizeof shrink_path];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = fd >= 0 && colon && is_regular(fd) ? readlink(link, path, sizeof path - 1) : -1;
+	ssize_t k = colon ? colon - name : 0;
+	if (n <= k || path[n - k - 1] != '/' || memcmp(path + n - k, name, (size_t)k))
+		return 0;
+	path[n] = 0;
+	memcpy(shrink_path, path, (size_t)n + 1);
+	return 1;
 }
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	void *p = REAL(mmap)(addr, len, prot, flags, fd, off);
-	const char *name = getenv("LP_FAULT_SHRINK"), *colon = name ? strrchr(name, ':') : NULL;
-	char link[64], path[sizeof shrink_path];
-	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-	ssize_t n = p != MAP_FAILED && fd >= 0 && colon && is_regular(fd)
-			    ? readlink(link, path, sizeof path - 1)
-			    : -1;
-	ssize_t k = colon ? colon - name : 0;
-	if (n > k && path[n - k - 1] == '/' && !memcmp(path + n - k, name, (size_t)k)) {
-		path[n] = 0;
-		memcpy(shrink_path, path, (size_t)n + 1);
-		if (!shrink_later())
-			shrink();
-	}
+	if (p != MAP_FAILED && is_shrink_file(fd) && shrink_at("map"))
+		shrink();
 	return p;
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	ssize_t r = REAL(read)(fd, buf, n);
+	if (r > 0 && !shrunk_on_read && getenv("LP_FAULT_SHRINK") && shrink_at("read") &&
+	    is_shrink_file(fd)) {
+		shrunk_on_read = 1;
+		shrink();
+	}
+	return r;
 }
 
 int openat(int dirfd, const char *path, int flags, ...)
@@ -149,7 +168,7 @@ int openat(int dirfd, const char *path, int flags, ...)
 		va_end(ap);
 	}
 	int fd = REAL(openat)(dirfd, path, flags, mode);
-	if (fd >= 0 && (flags & O_CREAT) && shrink_path[0] && shrink_later())
+	if (fd >= 0 && (flags & O_CREAT) && shrink_path[0] && shrink_at("create"))
 		shrink();
 	return fd;
 }
