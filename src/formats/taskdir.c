@@ -28,6 +28,7 @@
 #include "formats/taskline.h"
 #include "io/bytesrc.h"
 #include "io/io.h"
+#include "io/lrulist.h"
 #include "io/mapped.h"
 #include "formats/kern.h"
 #include "formats/procindex.h"
@@ -88,7 +89,7 @@ typedef struct td_stream {
 struct td_reader {
 	lp_byte_source src;
 	td_stream *stream;
-	td_reader *newer, *older;
+	lp_lru_link open; /* in lp_taskdir.open */
 };
 
 struct lp_taskdir {
@@ -100,7 +101,7 @@ struct lp_taskdir {
 	GArray *unit_starts;    /* td_stream: where each unit begins */
 	td_stream *streams;
 	size_t nstreams;
-	td_reader *newest, *oldest;
+	lp_lru_list open;       /* the open files' readers, most recently read first */
 	unsigned nopen;
 	uint64_t page;          /* the system's page size */
 	bool release;           /* let go of mapped pages as they are read (see release_read) */
@@ -144,28 +145,10 @@ static void td_unlock(lp_taskdir *t)
 
 /* ---- the open set ---- */
 
-static void list_unlink(lp_taskdir *t, td_reader *r)
+/* The reader of link (of lp_taskdir.open), or NULL. */
+static td_reader *reader_of(lp_lru_link *link)
 {
-	if (r->newer)
-		r->newer->older = r->older;
-	else
-		t->newest = r->older;
-	if (r->older)
-		r->older->newer = r->newer;
-	else
-		t->oldest = r->newer;
-	r->newer = r->older = NULL;
-}
-
-static void list_push_newest(lp_taskdir *t, td_reader *r)
-{
-	r->older = t->newest;
-	r->newer = NULL;
-	if (t->newest)
-		t->newest->newer = r;
-	else
-		t->oldest = r;
-	t->newest = r;
+	return link ? LP_LRU_ENTRY(link, td_reader, open) : NULL;
 }
 
 /* Bytes of a mapped file a stream reads before it lets go of their pages. */
@@ -193,7 +176,7 @@ static void reader_close(lp_taskdir *t, td_reader *r)
 {
 	if (t->release)
 		release_read(t, r->stream, r->stream->offset);
-	list_unlink(t, r);
+	lp_lru_unlink(&t->open, &r->open);
 	r->stream->reader = NULL;
 	lp_byte_source_clear(&r->src);
 	g_free(r);
@@ -227,10 +210,10 @@ static void announce_work(lp_taskdir *t)
  * NULL if there is none. */
 static td_reader *closable_reader(lp_taskdir *t)
 {
-	td_reader *r = t->oldest;
-	while (r && r->stream->busy)
-		r = r->newer;
-	return r;
+	lp_lru_link *l = t->open.oldest;
+	while (l && reader_of(l)->stream->busy)
+		l = l->newer;
+	return reader_of(l);
 }
 
 /* File f's bytes from offset on into src: its mapping, or the file read
@@ -280,7 +263,7 @@ static int stream_open(lp_taskdir *t, td_stream *s, lp_error *err)
 	}
 	r->stream = s;
 	s->reader = r;
-	list_push_newest(t, r);
+	lp_lru_push_newest(&t->open, &r->open);
 	td_unlock(t);
 	return 0;
 }
@@ -485,10 +468,8 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 {
 	td_stream *s = &t->streams[stream];
 	td_lock(t);
-	if (s->reader && t->newest != s->reader) {
-		list_unlink(t, s->reader);
-		list_push_newest(t, s->reader);
-	}
+	if (s->reader)
+		lp_lru_touch(&t->open, &s->reader->open);
 	td_unlock(t);
 	size_t n = 0;
 	for (;;) {
@@ -1348,8 +1329,8 @@ void lp_taskdir_close(lp_taskdir *t)
 		return;
 	if (t->threaded)
 		ahead_stop(t);
-	while (t->oldest)
-		reader_close(t, t->oldest);
+	while (t->open.oldest)
+		reader_close(t, reader_of(t->open.oldest));
 	for (size_t f = 0; f < t->nfiles; f++) {
 		g_free(t->files[f].path);
 		lp_mapped_close(&t->files[f].map);

@@ -18,6 +18,7 @@
 #include "threads.h"
 #include "io/inbuf.h"
 #include "io/io.h"
+#include "io/lrulist.h"
 #include "io/mapped.h"
 #include "io/staging.h"
 
@@ -993,4 +994,54 @@ Test(io, sigbus_outside_guarded_mappings_still_kills, .signal = SIGBUS)
 	cr_assert_neq((void *)plain, MAP_FAILED);
 	cr_assert_eq(truncate(path, 0), 0);
 	(void)plain[page];
+}
+
+/* The recency list of open files (io/lrulist.h): pushed newest first,
+ * touched to the front, unlinked from either end or the middle; entries
+ * found back from their links. */
+typedef struct lru_item {
+	int id;
+	lp_lru_link link;
+} lru_item;
+
+static void assert_order(const lp_lru_list *l, const char *want)
+{
+	char got[16] = "", back[16] = "";
+	size_t n = 0, m = 0;
+	for (const lp_lru_link *e = l->newest; e; e = e->older)
+		got[n++] = (char)('0' + LP_LRU_ENTRY(e, lru_item, link)->id);
+	for (const lp_lru_link *e = l->oldest; e; e = e->newer)
+		back[m++] = (char)('0' + LP_LRU_ENTRY(e, lru_item, link)->id);
+	cr_assert_str_eq(got, want);
+	cr_assert_eq(m, n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(back[i], got[n - 1 - i]);
+}
+
+Test(io, lru_list_of_open_files)
+{
+	lp_lru_list l = {0};
+	lru_item items[4] = {{.id = 0}, {.id = 1}, {.id = 2}, {.id = 3}};
+	assert_order(&l, "");
+	for (int i = 0; i < 4; i++)
+		lp_lru_push_newest(&l, &items[i].link);
+	assert_order(&l, "3210");
+	lp_lru_touch(&l, &items[1].link);
+	assert_order(&l, "1320");
+	lp_lru_touch(&l, &items[1].link);
+	assert_order(&l, "1320");
+	lp_lru_touch(&l, &items[0].link);
+	assert_order(&l, "0132");
+	lp_lru_unlink(&l, &items[2].link); /* the oldest */
+	assert_order(&l, "013");
+	cr_assert_null(items[2].link.newer);
+	cr_assert_null(items[2].link.older);
+	lp_lru_unlink(&l, &items[1].link); /* the middle */
+	assert_order(&l, "03");
+	lp_lru_unlink(&l, &items[0].link); /* the newest */
+	assert_order(&l, "3");
+	lp_lru_unlink(&l, &items[3].link);
+	assert_order(&l, "");
+	cr_assert_null(l.newest);
+	cr_assert_null(l.oldest);
 }
