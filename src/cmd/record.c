@@ -1,5 +1,6 @@
 /* laplace record: a capture of a real program's run (record.md), made by
  * the recorder's front end (src/record/record.h). */
+#include <inttypes.h>
 #include <string.h>
 
 #include "cmd/cli.h"
@@ -37,6 +38,8 @@ static void print_summary(const lp_record_result *res)
 			cli_table_row(t, "  %c", *tag);
 			cli_table_count(t, sum->events[(uint8_t)*tag]);
 		}
+	cli_table_row(t, "torn records");
+	cli_table_text(t, "%" PRIu64 " (%" PRIu64 " bytes dropped)", sum->torn_records, sum->torn_bytes);
 	cli_table_row(t, "bytes a reference");
 	cli_table_text(t, "%.2f", refs ? (double)res->bytes / (double)refs : 0.0);
 	cli_table_row(t, "wall time");
@@ -113,6 +116,10 @@ int cmd_record(int argc, char **argv)
 		cli_warn(NULL, msg);
 		g_free(msg);
 	}
+	GPtrArray *lines[] = {res.sum.torn, res.sum.limits};
+	for (size_t k = 0; k < G_N_ELEMENTS(lines); k++)
+		for (guint i = 0; i < lines[k]->len; i++)
+			cli_warn(NULL, g_ptr_array_index(lines[k], i));
 	if (res.interrupted)
 		cli_warn(NULL, "the command was interrupted: the capture holds what ran until then");
 	print_summary(&res);

@@ -26,6 +26,11 @@ typedef struct lp_record_summary {
 	uint64_t refs[256];    /* references written, by type byte */
 	uint64_t events[256];  /* kernel events written, by tag */
 	GPtrArray *untraced;   /* char *: the programs run untraced, in order */
+	/* Streams cut inside a record by their process's death (SIGKILL while
+	   it wrote): records dropped, their bytes, and a line for each. */
+	uint64_t torn_records, torn_bytes;
+	GPtrArray *torn;
+	GPtrArray *limits; /* char *: the processes that failed on a limit of Valgrind */
 } lp_record_summary;
 
 /* Frees what *sum holds (not sum); NULL-safe. */

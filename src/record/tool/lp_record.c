@@ -46,6 +46,7 @@ extern const HChar *VG_(find_executable)(const HChar *exec);
 extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2, RegWord a3,
 			      RegWord a4, RegWord a5, RegWord a6, RegWord a7,
 			      RegWord a8);
+extern const HChar *VG_(strerror)(UWord errnum);
 extern Int VG_(check_executable)(Bool *is_setuid, const HChar *f, Bool allow_setuid);
 /* --trace-children-skip's patterns: Valgrind runs a program they match
    untraced (natively) when it is exec'd. */
@@ -181,13 +182,30 @@ static void lp_fail(const HChar *what)
 	VG_(exit)(3);
 }
 
+/* A stream that cannot be written: why, in the kernel's words, with the
+   limit that says so when it is one. */
+static void lp_write_failed(Int n)
+{
+	HChar what[256];
+	if (n == 0)
+		VG_(snprintf)(what, sizeof what, "cannot write stream %llu.lps: nothing written",
+			      lp_vas);
+	else
+		VG_(snprintf)(what, sizeof what, "cannot write stream %llu.lps: %s%s", lp_vas,
+			      VG_(strerror)((UWord)-n),
+			      -n == VKI_EFBIG ? " (the file size limit, RLIMIT_FSIZE: ulimit -f)" : "");
+	lp_fail(what);
+}
+
 static void lp_buf_write_out(void)
 {
 	Int done = 0;
 	while (done < lp_buf_pos) {
 		Int n = VG_(write)(lp_fd, lp_buf + done, lp_buf_pos - done);
+		if (n == -VKI_EINTR)
+			continue;
 		if (n <= 0)
-			lp_fail("cannot write a stream");
+			lp_write_failed(n);
 		done += n;
 	}
 	lp_buf_pos = 0;
