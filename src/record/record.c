@@ -147,6 +147,72 @@ static void become_subreaper(void)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
+/* The parent of process pid, from /proc/PID/stat; 0 when it is gone. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	/* pid (comm) state ppid ...: the name may hold anything but ends at
+	   the last parenthesis. */
+	const char *end = strrchr(buf, ')');
+	int ppid = 0;
+	if (!end || sscanf(end + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+/* Kills (SIGKILL) every process descended from this one that /proc
+   shows. */
+static void kill_descendants(pid_t self)
+{
+	GHashTable *parents = g_hash_table_new(g_direct_hash, g_direct_equal);
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	while (proc && (de = readdir(proc))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		pid_t ppid = pid > 0 ? parent_of(pid) : 0;
+		if (ppid > 0)
+			g_hash_table_insert(parents, GINT_TO_POINTER(pid), GINT_TO_POINTER(ppid));
+	}
+	if (proc)
+		closedir(proc);
+	GHashTableIter it;
+	gpointer key, value;
+	g_hash_table_iter_init(&it, parents);
+	while (g_hash_table_iter_next(&it, &key, &value)) {
+		pid_t up = GPOINTER_TO_INT(value);
+		/* Up the chain to this process, or to one that is not ours. */
+		for (guint steps = g_hash_table_size(parents); up != self && up > 1 && steps > 0; steps--)
+			up = GPOINTER_TO_INT(g_hash_table_lookup(parents, GINT_TO_POINTER(up)));
+		if (up == self)
+			kill(GPOINTER_TO_INT(key), SIGKILL);
+	}
+	g_hash_table_destroy(parents);
+}
+
+/* Abandoning: every process the recording started, and every descendant
+   of theirs, ends before laplace does. Those whose parent ends are
+   adopted here (become_subreaper), so that once none is left to kill and
+   reap, none is left at all. */
+static void end_descendants(void)
+{
+	pid_t self = getpid();
+	for (;;) {
+		kill_descendants(self);
+		pid_t reaped;
+		while ((reaped = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (reaped < 0 && errno == ECHILD)
+			return;
+		g_usleep(1000);
+	}
+}
+
 /* The command's run: started, then waited for with its descendants. */
 typedef struct {
 	pid_t pid;
@@ -178,8 +244,7 @@ static void wait_for_command(Run *run, const sigset_t *waited)
 			run->interrupted = true;
 			continue;
 		}
-		if (!run->ended)
-			kill(run->pid, sig == SIGINT ? SIGKILL : sig);
+		end_descendants();
 		fprintf(stderr, "laplace record: %s: the capture is abandoned\n",
 			sig == SIGINT ? "interrupted again" : strsignal(sig));
 		lp_stage_abandon(128 + sig);
