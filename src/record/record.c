@@ -30,6 +30,11 @@ extern char **environ;
    reference against 2.3 on sort, bench/RESULTS.md, "laplace record"). */
 #define RECORD_ZSTD_LEVEL (-1)
 
+/* Valgrind's slots for threads of a process (its default, 500, ends a
+   process of 600 threads): each costs about 6 KB of every traced
+   process's memory, whether used or not. laplace-record(1) says it. */
+#define RECORD_MAX_THREADS 1024
+
 /* The directory holding the tool: LAPLACE_RECORDER_DIR when set; else, for
    laplace in BINDIR, BINDIR/../libexec/laplace (make install); else, for
    laplace in the build tree, BUILD/record (make). NULL with err set. */
@@ -504,6 +509,7 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 		g_ptr_array_add(args, g_strdup("-q"));
 		g_ptr_array_add(args, g_strdup("--tool=laplace-record"));
 		g_ptr_array_add(args, g_strdup("--trace-children=yes"));
+		g_ptr_array_add(args, g_strdup_printf("--max-threads=%d", RECORD_MAX_THREADS));
 		g_ptr_array_add(args, g_strconcat("--lp-dir=", streams, NULL));
 	}
 	for (char **a = rq->argv; *a; a++)
