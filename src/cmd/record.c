@@ -21,6 +21,13 @@ static void print_summary(const lp_record_result *res)
 	cli_table *t = cli_table_new();
 	cli_table_note(t, "%s: wrote %s and %s, recorded by laplace-record %s (a Valgrind tool)",
 		       cli_command(), res->ref_path, res->kern_path, LP_RECORD_TOOL_VERSION);
+	if (res->cpus_allowed > 0) {
+		cli_table_row(t, "processor");
+		if (res->cpus_allowed > 1)
+			cli_table_text(t, "%u (the least loaded of %u allowed)", res->cpu, res->cpus_allowed);
+		else
+			cli_table_text(t, "%u (the only one allowed)", res->cpu);
+	}
 	cli_table_row(t, "processes");
 	cli_table_count(t, sum->processes);
 	cli_table_row(t, "tasks");

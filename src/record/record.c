@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -372,25 +374,151 @@ static void capture_abort(Capture *cap)
 	memset(cap, 0, sizeof *cap);
 }
 
-/* The processors: the traced processes run on the first one allowed (the
-   tool pins them there, as the clock page made here says), and while they
-   run, laplace record's own threads (following the streams, compressing)
-   run on the others, out of their way; the processors this process may
-   use are in *all. Called before any thread is started (threads take
-   their creator's processors). */
-static int split_processors(const char *streams, cpu_set_t *all, lp_error *err)
+/* Busy time and all time of each processor so far (/proc/stat), into
+   busy[] and all[] (CPU_SETSIZE each). */
+static void cpu_times(uint64_t *busy, uint64_t *all)
 {
-	if (sched_getaffinity(0, sizeof *all, all) != 0 || CPU_COUNT(all) < 2)
-		return 0;
-	unsigned first = 0;
-	while (!CPU_ISSET(first, all))
-		first++;
-	if (lp_record_clock_create(streams, first, err))
+	FILE *f = fopen("/proc/stat", "r");
+	char line[512];
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned cpu;
+		uint64_t t[8] = {0};
+		if (sscanf(line, "cpu%u %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+				 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+			   &cpu, &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7]) < 5 ||
+		    cpu >= CPU_SETSIZE)
+			continue;
+		uint64_t sum = 0;
+		for (int k = 0; k < 8; k++)
+			sum += t[k];
+		all[cpu] = sum;
+		busy[cpu] = sum - t[3] - t[4]; /* idle, iowait */
+	}
+	if (f)
+		fclose(f);
+}
+
+/* The processes pinned to one processor alone (as every recording pins
+   its traced processes, and its own main thread), counted by processor. */
+static void count_pinned(unsigned *pinned)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	pid_t self = getpid();
+	while (proc && (de = readdir(proc))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		if (pid <= 0 || pid == self)
+			continue;
+		char path[64], line[256];
+		snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+		FILE *f = fopen(path, "r");
+		while (f && fgets(line, sizeof line, f)) {
+			unsigned cpu;
+			char rest;
+			if (sscanf(line, "Cpus_allowed_list: %u%c", &cpu, &rest) == 2 && rest == '\n' &&
+			    cpu < CPU_SETSIZE)
+				pinned[cpu]++;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (proc)
+		closedir(proc);
+}
+
+/* How long the processors' busy time is sampled. */
+#define LOAD_SAMPLE_US 50000
+
+/* The processor of *allowed least loaded: the fewest processes pinned to
+   it alone (other recordings'), then the least busy over a short sample,
+   then the first. */
+static unsigned least_loaded(const cpu_set_t *allowed)
+{
+	static uint64_t busy0[CPU_SETSIZE], all0[CPU_SETSIZE], busy1[CPU_SETSIZE],
+		all1[CPU_SETSIZE];
+	static unsigned pinned[CPU_SETSIZE];
+	memset(pinned, 0, sizeof pinned);
+	memset(all0, 0, sizeof all0);
+	memset(all1, 0, sizeof all1);
+	cpu_times(busy0, all0);
+	g_usleep(LOAD_SAMPLE_US);
+	cpu_times(busy1, all1);
+	count_pinned(pinned);
+	unsigned best = CPU_SETSIZE;
+	double best_load = 0;
+	for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, allowed))
+			continue;
+		uint64_t total = all1[cpu] - all0[cpu];
+		double load = pinned[cpu] + (total ? (double)(busy1[cpu] - busy0[cpu]) / (double)total : 0);
+		if (best == CPU_SETSIZE || load < best_load) {
+			best = cpu;
+			best_load = load;
+		}
+	}
+	return best;
+}
+
+/* Recordings that start together choose one after the other: each holds
+   this lock (in the temporary directory, shared by every user) until its
+   main thread is pinned to its choice, which the next then counts. A lock
+   that another holds too long is not waited for. */
+#define CHOICE_LOCK "laplace-record-processors.lock"
+#define CHOICE_WAIT_US 2000000
+
+static int lock_choice(void)
+{
+	char *path = g_build_filename(g_get_tmp_dir(), CHOICE_LOCK, NULL);
+	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+	g_free(path);
+	for (gint64 waited = 0; fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && waited < CHOICE_WAIT_US;
+	     waited += 10000)
+		g_usleep(10000);
+	return fd;
+}
+
+/* The processors: the traced processes run on one of those allowed (the
+   tool pins them there, as the clock page made here says), the least
+   loaded (least_loaded), said in res; while they run, laplace record's
+   own threads (following the streams, compressing) run on the others,
+   out of their way, when there are others. The processors this process
+   may use are in *all. Called before any thread is started (threads take
+   their creator's processors); the caller pins its own thread to the
+   choice (pin_main_thread) once its threads are started, and unlocks
+   *lock. */
+static int choose_processor(const char *streams, cpu_set_t *all, lp_record_result *res, int *lock,
+			    lp_error *err)
+{
+	*lock = -1;
+	if (sched_getaffinity(0, sizeof *all, all) != 0)
+		return lp_fail(err, LP_EIO, "cannot read the processor affinity: %s", g_strerror(errno));
+	res->cpus_allowed = (unsigned)CPU_COUNT(all);
+	*lock = res->cpus_allowed > 1 ? lock_choice() : -1;
+	res->cpu = least_loaded(all);
+	if (lp_record_clock_create(streams, res->cpu, err))
 		return err->status;
+	if (res->cpus_allowed < 2)
+		return 0;
 	cpu_set_t others = *all;
-	CPU_CLR(first, &others);
+	CPU_CLR(res->cpu, &others);
 	sched_setaffinity(0, sizeof others, &others);
 	return 0;
+}
+
+/* This thread (the process's main one, which waits for the command) on
+   the chosen processor: the sign other recordings count (count_pinned).
+   The lock of the choice is released. */
+static void pin_main_thread(const lp_record_result *res, int *lock)
+{
+	if (res->cpus_allowed > 1) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(res->cpu, &one);
+		sched_setaffinity(0, sizeof one, &one);
+	}
+	if (*lock >= 0)
+		close(*lock);
+	*lock = -1;
 }
 
 /* Once the command has ended, or the run failed: every thread of this
@@ -472,6 +600,7 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 	Capture cap = {0};
 	cpu_set_t processors;
 	CPU_ZERO(&processors);
+	int choice_lock = -1;
 	int rc = 0;
 	if (!untraced) {
 		if (!(launcher = g_find_program_in_path("valgrind")))
@@ -518,7 +647,7 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 	envp = g_get_environ();
 	if (!untraced)
 		envp = g_environ_setenv(envp, "VALGRIND_LIB", lib, TRUE);
-	if (!untraced && (rc = split_processors(streams, &processors, err)))
+	if (!untraced && (rc = choose_processor(streams, &processors, res, &choice_lock, err)))
 		goto out;
 	if ((rc = capture_open(&cap, rq, streams, res, err)))
 		goto out;
@@ -536,15 +665,17 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 	become_subreaper();
 	gint64 start = g_get_monotonic_time();
 	Run run = {0};
+	/* Started with the signals above blocked, as the thread that waits
+	   for them wants, and before this one is pinned. */
+	if (!untraced) {
+		cap.thread = g_thread_new("laplace-follow", follow_streams, &cap);
+		pin_main_thread(res, &choice_lock);
+	}
 	if ((rc = start_command(&run, untraced ? program : launcher, (char **)args->pdata, envp,
 				&old, err))) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		goto out;
 	}
-	/* Started with the signals above blocked, as the thread that waits
-	   for them wants. */
-	if (!untraced)
-		cap.thread = g_thread_new("laplace-follow", follow_streams, &cap);
 	wait_for_command(&run, &waited);
 	allow_processors(&processors);
 	/* From now on a signal ends the run and removes what it made. */
@@ -569,6 +700,8 @@ out:
 	if (cap.dec)
 		capture_abort(&cap);
 	allow_processors(&processors);
+	if (choice_lock >= 0)
+		close(choice_lock);
 	lp_staged_discard(scratch);
 	g_strfreev(envp);
 	g_ptr_array_free(args, TRUE);

@@ -33,6 +33,8 @@ typedef struct lp_record_result {
 	char *kern_path;
 	uint64_t bytes;      /* their size together */
 	double wall_seconds; /* from the command's start to the capture's publication */
+	unsigned cpu;          /* the processor of the traced processes */
+	unsigned cpus_allowed; /* how many processors laplace record was given */
 	lp_record_summary sum;
 } lp_record_result;
 
