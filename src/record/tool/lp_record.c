@@ -886,7 +886,7 @@ static void lp_check_clone(ThreadId tid, UWord flags)
 			return;
 		VG_(snprintf)(what, sizeof what,
 			      "more than %u threads at once (Valgrind's --max-threads=%u)",
-			      VG_N_THREADS - 2, VG_N_THREADS);
+			      VG_N_THREADS - 1, VG_N_THREADS);
 	} else if (kind == (VKI_CLONE_VM | VKI_CLONE_VFORK) || kind == 0) {
 		return;
 	} else {
