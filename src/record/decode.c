@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -78,6 +79,7 @@ typedef struct dc_stream {
 	uint64_t nrefs;
 	uint64_t *addrs; /* the block's references' addresses */
 	uint64_t addrs_size;
+	uint64_t released; /* bytes of the file given back (pacing) */
 	char text[MAX_EVENT_TEXT + 1];
 } dc_stream;
 
@@ -98,6 +100,7 @@ struct dc_capture {
 	GHashTable *program;  /* process -> the path of its program (char *) */
 	uint64_t next_file, next_frame;
 	lp_record_summary *sum;
+	bool consume; /* what is merged of the streams is removed (pacing) */
 };
 
 /* Malformed input: names the stream, the first byte of the record being
@@ -389,7 +392,8 @@ static int stream_open(dc_capture *c, const char *dir, const char *name, uint64_
 	s->path = g_build_filename(dir, name, NULL);
 	s->name = s->path + strlen(s->path) - strlen(name);
 	s->defs = g_ptr_array_new();
-	s->file = fopen(s->path, "rb");
+	/* Writable when what is merged of it is given back (release_merged). */
+	s->file = fopen(s->path, c->consume ? "r+b" : "rb");
 	if (!s->file)
 		return lp_fail(c->err, LP_EIO, "%s: %s", s->path, strerror(errno));
 	char magic[8];
@@ -961,6 +965,11 @@ static void sift_up(dc_stream **heap, size_t i)
 #define SLOT_WORDS 4
 #define SLOTS 126
 #define SLOTS_AT 4  /* word of the first slot */
+/* Words after the slots: how far the merge has gone (the tool paces the
+   traced processes by it, 0: no pacing), and the pid of the process that
+   merges (0: none; the tool does not wait for a process that is gone). */
+#define CLOCK_MERGED (SLOTS_AT + SLOT_WORDS * SLOTS)
+#define CLOCK_FRONTEND (CLOCK_MERGED + 1)
 #define SLOT_CLAIMED UINT64_MAX
 
 typedef struct dc_slot {
@@ -971,7 +980,7 @@ struct lp_record_decoder {
 	dc_capture *c;
 	GPtrArray *streams;    /* dc_stream *: every stream open */
 	char *dir;
-	const uint64_t *clock; /* DIR/clock, once the tool has made it */
+	uint64_t *clock;       /* DIR/clock, once the tool has made it */
 	GHashTable *seen;      /* stream file names met -> dc_stream * (NULL once done) */
 	GPtrArray *heap;       /* dc_stream *: those with a block or event to merge */
 	GPtrArray *waiting;    /* dc_stream *: those whose next record is not written */
@@ -979,6 +988,7 @@ struct lp_record_decoder {
 	GHashTable *live;      /* vas (uint64_t *) -> dc_slot *: this step's live slots */
 	uint64_t last;         /* the last timestamp merged */
 	bool started, any;
+	bool pacing; /* lp_record_decoder_pace */
 };
 
 static void stream_done(lp_record_decoder *dec, dc_stream *s)
@@ -987,16 +997,35 @@ static void stream_done(lp_record_decoder *dec, dc_stream *s)
 	stream_close(s);
 }
 
+/* Pacing: what is merged of a stream, the bytes before its record being
+   read, is given back to the file system RELEASE_STEP bytes at a time
+   (a hole punched in the file; a file system that cannot punch holes
+   keeps them); a stream merged whole is unlinked. */
+#define RELEASE_STEP (UINT64_C(8) << 20)
+
+static void release_merged(dc_stream *s)
+{
+	uint64_t upto = s->record_at & ~UINT64_C(4095);
+	if (!s->c->consume || upto < s->released + RELEASE_STEP)
+		return;
+	if (fallocate(fileno(s->file), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s->released,
+		      (off_t)(upto - s->released)) == 0)
+		s->released = upto;
+}
+
 /* Puts s where its item says: the heap, the waiting list, or done. */
 static void place(lp_record_decoder *dec, dc_stream *s)
 {
 	if (s->item == ITEM_WAIT) {
+		release_merged(s);
 		g_ptr_array_add(dec->waiting, s);
 		return;
 	}
 	if (s->item == ITEM_END) {
 		dec->c->sum->stream_bytes += s->offset;
 		g_hash_table_insert(dec->seen, g_strdup(s->name), NULL);
+		if (dec->c->consume)
+			unlink(s->path);
 		stream_done(dec, s);
 		return;
 	}
@@ -1004,15 +1033,16 @@ static void place(lp_record_decoder *dec, dc_stream *s)
 	sift_up((dc_stream **)dec->heap->pdata, dec->heap->len - 1);
 }
 
-static const uint64_t *map_clock(const char *dir)
+/* DIR/clock, writable when pacing (its word CLOCK_MERGED). */
+static uint64_t *map_clock(const char *dir, bool writable)
 {
 	char *path = g_build_filename(dir, "clock", NULL);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	g_free(path);
 	struct stat st;
 	void *p = MAP_FAILED;
 	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= CLOCK_SIZE)
-		p = mmap(NULL, CLOCK_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		p = mmap(NULL, CLOCK_SIZE, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
 	if (fd >= 0)
 		close(fd);
 	return p == MAP_FAILED ? NULL : p;
@@ -1171,6 +1201,7 @@ static int merge_below(lp_record_decoder *dec, uint64_t bound, bool *progress)
 		dec->any = true;
 		*progress = true;
 		if (s->item == ITEM_BLOCK || s->item == ITEM_EVENT) {
+			release_merged(s);
 			sift_down(heap, dec->heap->len, 0);
 			continue;
 		}
@@ -1180,6 +1211,13 @@ static int merge_below(lp_record_decoder *dec, uint64_t bound, bool *progress)
 		place(dec, s);
 	}
 	return 0;
+}
+
+/* Pacing: every record below bound is merged (0: no pacing). */
+static void publish_merged(lp_record_decoder *dec, uint64_t bound)
+{
+	if (dec->pacing && dec->clock)
+		__atomic_store_n(&dec->clock[CLOCK_MERGED], bound, __ATOMIC_SEQ_CST);
 }
 
 static int merge(lp_record_decoder *dec, bool last, bool *progress)
@@ -1192,20 +1230,24 @@ static int merge(lp_record_decoder *dec, bool last, bool *progress)
 		dec->started = true;
 	}
 	uint64_t bound = WHOLE;
-	if (!last && !dec->clock && !(dec->clock = map_clock(dec->dir)))
+	if (!last && !dec->clock && !(dec->clock = map_clock(dec->dir, dec->pacing)))
 		return c->rc;
 	int rc = list_new_names(dec);
 	if (rc)
 		return rc;
 	g_hash_table_remove_all(dec->live);
-	if (!last && !read_slots(dec->clock, dec->live, &bound))
+	if (!last && !read_slots(dec->clock, dec->live, &bound)) {
+		/* Streams without a slot are merged at the end: no pacing. */
+		publish_merged(dec, 0);
 		return c->rc;
+	}
 	if ((rc = take_in(dec, last ? NULL : dec->live)))
 		return rc;
 	if (last && g_hash_table_size(dec->seen) == 0)
 		return lp_fail(c->err, LP_EINPUT, "%s: no streams", dec->dir);
 	if ((rc = merge_below(dec, bound, progress)))
 		return rc;
+	publish_merged(dec, last ? 0 : bound);
 	if (last) {
 		write_out(c, c->ref, c->refbuf, c->refbuf_len);
 		c->refbuf_len = 0;
@@ -1285,10 +1327,17 @@ void lp_record_decoder_free(lp_record_decoder *dec)
 	g_free(dec);
 }
 
+void lp_record_decoder_pace(lp_record_decoder *dec)
+{
+	dec->pacing = true;
+	dec->c->consume = true;
+}
+
 int lp_record_clock_create(const char *dir, unsigned cpu, lp_error *err)
 {
 	uint64_t words[CLOCK_SIZE / sizeof(uint64_t)] = {0};
 	words[CLOCK_CPU] = (uint64_t)cpu + 1;
+	words[CLOCK_FRONTEND] = (uint64_t)getpid();
 	char *path = g_build_filename(dir, "clock", NULL);
 	GError *gerr = NULL;
 	int rc = 0;

@@ -55,12 +55,20 @@ lp_record_decoder *lp_record_decoder_new(const char *dir, lp_output *ref, lp_out
    failure or a last step, only lp_record_decoder_free is left to call. */
 int lp_record_decoder_step(lp_record_decoder *dec, bool last, bool *progress, lp_error *err);
 
+/* Takes charge of the streams while the recording runs (laplace record,
+   not a mere follower): the traced processes are paced by how far the
+   merge has gone (the tool's README, "Pacing"), and what is merged of a
+   stream is removed from its file (a hole punched; a whole stream, once
+   merged, unlinked), so that the streams on disk stay bounded. Before
+   the first step. */
+void lp_record_decoder_pace(lp_record_decoder *dec);
+
 /* NULL-safe. */
 void lp_record_decoder_free(lp_record_decoder *dec);
 
 /* Makes DIR/clock, the page the tool's instances share (README), before
    the first starts, saying that the traced processes run on processor
-   cpu. */
+   cpu and that this process merges their streams (lp_record_decoder_pace). */
 int lp_record_clock_create(const char *dir, unsigned cpu, lp_error *err);
 
 /* The whole merge at once, of a recording that has ended. */

@@ -374,6 +374,7 @@ static int capture_open(Capture *cap, const lp_record_request *rq, const char *s
 		return err->status;
 	}
 	cap->dec = lp_record_decoder_new(streams, cap->ref, cap->kern, &res->sum);
+	lp_record_decoder_pace(cap->dec);
 	return 0;
 }
 
@@ -709,7 +710,9 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 		goto out;
 	if (untraced && (rc = lp_record_write_untraced(streams, (uint64_t)run.pid, program, err)))
 		goto out;
-	if (!has_streams(streams)) {
+	/* Streams merged whole while the command ran are gone already. */
+	capture_stop_following(&cap);
+	if (!has_streams(streams) && res->sum.streams == 0) {
 		rc = lp_fail(err, LP_EIO, "the recorder wrote nothing (Valgrind says why above)");
 		goto out;
 	}

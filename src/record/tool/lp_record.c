@@ -83,6 +83,8 @@ typedef struct {
 	ULong cpu;       /* 1 + the processor every traced thread runs on, 0: not chosen */
 	ULong slotless;  /* a stream got no slot: it is merged once the command ends */
 	LpSlot slots[LP_SLOTS];
+	ULong merged;   /* every record below it is merged; 0: no pacing (below) */
+	ULong frontend; /* the pid of laplace record, which merges; 0: none */
 } LpClock;
 
 static volatile LpClock *lp_clock;
@@ -219,11 +221,41 @@ static void lp_buf_write_out(void)
 	}
 }
 
+/* Pacing: laplace record merges the streams while the command runs, and
+   says in the clock page how far it has merged. When the records not yet
+   merged are more than this many, the process that has just written its
+   buffer waits (1 ms at a time) for the merge to catch up, so that the
+   streams on disk stay bounded (laplace-record(1)) and the capture is
+   written soon after the command ends. A laplace record that is gone is
+   not waited for. */
+#define LP_BACKLOG (1ULL << 24)
+
+static Bool lp_frontend_gone(ULong pid)
+{
+	return sr_isError(VG_(do_syscall)(__NR_kill, (RegWord)pid, 0, 0, 0, 0, 0, 0, 0));
+}
+
+static void lp_pace(void)
+{
+	for (;;) {
+		ULong merged = __atomic_load_n(&lp_clock->merged, __ATOMIC_SEQ_CST);
+		ULong frontend = lp_clock->frontend;
+		if (merged == 0 || frontend == 0 ||
+		    __atomic_load_n(&lp_clock->ts, __ATOMIC_SEQ_CST) <= merged + LP_BACKLOG ||
+		    lp_frontend_gone(frontend))
+			return;
+		struct vki_timespec pause = {0, 1000000};
+		VG_(do_syscall)(__NR_nanosleep, (RegWord)&pause, 0, 0, 0, 0, 0, 0, 0);
+	}
+}
+
 static void lp_reserve(Int bytes)
 {
 	tl_assert(bytes < LP_BUF_SIZE);
-	if (lp_buf_pos + bytes > LP_BUF_SIZE)
+	if (lp_buf_pos + bytes > LP_BUF_SIZE) {
 		lp_buf_write_out();
+		lp_pace();
+	}
 }
 
 static inline void lp_put_byte(UInt b)
@@ -313,8 +345,10 @@ static void lp_start_client_code(ThreadId tid, ULong blocks_dispatched)
 
 static void lp_write_pending(void)
 {
-	if (lp_slot && lp_slot->pending != 0)
+	if (lp_slot && lp_slot->pending != 0) {
 		lp_buf_write_out();
+		lp_pace();
+	}
 }
 
 static void lp_stop_client_code(ThreadId tid, ULong blocks_dispatched)
