@@ -242,17 +242,17 @@ static void end_descendants(void)
 }
 
 /* The command's run: started, then waited for with its descendants. */
-typedef struct {
+typedef struct rec_run {
 	pid_t pid;
 	int status;       /* its wait status */
 	bool ended;       /* the command itself was reaped */
 	bool interrupted; /* a first SIGINT came */
-} Run;
+} rec_run;
 
 /* Waits until the command and everything it started have ended, handling
    the signals record.h describes; abandoning, it removes everything staged
    (the streams, the capture being written) and exits. */
-static void wait_for_command(Run *run, const sigset_t *waited)
+static void wait_for_command(rec_run *run, const sigset_t *waited)
 {
 	for (;;) {
 		pid_t pid;
@@ -279,7 +279,7 @@ static void wait_for_command(Run *run, const sigset_t *waited)
 	}
 }
 
-static int start_command(Run *run, const char *program, char **argv, char **envp,
+static int start_command(rec_run *run, const char *program, char **argv, char **envp,
 			 const sigset_t *mask, lp_error *err)
 {
 	posix_spawnattr_t attr;
@@ -336,21 +336,21 @@ static int tool_failed(const char *streams, lp_error *err)
    into them, which follows the streams on a thread of its own while the
    command runs (decode.h), so that the merging and compressing are mostly
    done when it ends. */
-typedef struct {
+typedef struct rec_capture {
 	lp_output *ref, *kern;
 	lp_record_decoder *dec;
 	GThread *thread;
 	gint stop;
 	int rc; /* the thread's failure, err */
 	lp_error err;
-} Capture;
+} rec_capture;
 
 /* How long the following thread waits when the streams had nothing new. */
 #define FOLLOW_PAUSE_US 10000
 
 static gpointer follow_streams(gpointer data)
 {
-	Capture *cap = data;
+	rec_capture *cap = data;
 	while (!g_atomic_int_get(&cap->stop)) {
 		bool progress = false;
 		if ((cap->rc = lp_record_decoder_step(cap->dec, false, &progress, &cap->err)))
@@ -361,7 +361,7 @@ static gpointer follow_streams(gpointer data)
 	return NULL;
 }
 
-static int capture_open(Capture *cap, const lp_record_request *rq, const char *streams,
+static int capture_open(rec_capture *cap, const lp_record_request *rq, const char *streams,
 			lp_record_result *res, lp_error *err)
 {
 	cap->ref = lp_output_open_level(res->ref_path, rq->compress, RECORD_ZSTD_LEVEL, err);
@@ -378,7 +378,7 @@ static int capture_open(Capture *cap, const lp_record_request *rq, const char *s
 	return 0;
 }
 
-static void capture_stop_following(Capture *cap)
+static void capture_stop_following(rec_capture *cap)
 {
 	if (!cap->thread)
 		return;
@@ -387,7 +387,7 @@ static void capture_stop_following(Capture *cap)
 	cap->thread = NULL;
 }
 
-static void capture_abort(Capture *cap)
+static void capture_abort(rec_capture *cap)
 {
 	capture_stop_following(cap);
 	lp_record_decoder_free(cap->dec);
@@ -561,7 +561,7 @@ static void allow_processors(cpu_set_t *set)
 }
 
 /* Merges the rest of the streams and publishes the two outputs together. */
-static int capture_finish(Capture *cap, lp_error *err)
+static int capture_finish(rec_capture *cap, lp_error *err)
 {
 	capture_stop_following(cap);
 	int rc = cap->rc;
@@ -600,81 +600,107 @@ static uint64_t file_size(const char *path)
 	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
-int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *err)
+/* What a recording makes and holds, from its start to its end. */
+typedef struct rec_job {
+	const lp_record_request *rq;
+	lp_record_result *res;
+	char *program;  /* the command, found through PATH */
+	bool untraced;  /* run without the recorder (untraceable) */
+	char *launcher; /* Valgrind's, its directory of tools, and ours */
+	char *valgrind_lib;
+	char *tool;
+	char *scratch_name; /* PREFIX.record: the streams' directory, staged */
+	lp_staged *scratch;
+	char *lib;     /* in it: VALGRIND_LIB, and the streams */
+	char *streams;
+	GPtrArray *args; /* the command line run, and its environment */
+	char **envp;
+	rec_capture cap;
+	cpu_set_t processors; /* this process's, while they are split */
+	int choice_lock;
+	rec_run run;
+	gint64 start;
+} rec_job;
+
+/* The outputs' names, and whether they may be written. */
+static int check_outputs(rec_job *job, lp_error *err)
 {
-	memset(res, 0, sizeof *res);
+	const lp_record_request *rq = job->rq;
+	lp_record_result *res = job->res;
 	res->ref_path = g_strconcat(rq->prefix, rq->compress == LP_COMPRESS_ZSTD ? ".ref.zst" : ".ref",
 				    NULL);
 	res->kern_path = g_strconcat(rq->prefix, ".kern", NULL);
 	const char *outputs[] = {res->ref_path, res->kern_path};
 	if (!rq->force && refuse_existing(outputs, 2, err))
 		return err->status;
-	if (lp_check_outputs(NULL, 0, outputs, 2, err))
+	return lp_check_outputs(NULL, 0, outputs, 2, err);
+}
+
+/* The command, and what runs it: Valgrind and the recorder, unless the
+   command cannot be traced. */
+static int find_programs(rec_job *job, lp_error *err)
+{
+	if (!(job->program = g_find_program_in_path(job->rq->argv[0])))
+		return lp_fail(err, LP_EUSAGE, "%s: command not found", job->rq->argv[0]);
+	job->untraced = untraceable(job->program);
+	if (job->untraced)
+		return 0;
+	if (!(job->launcher = g_find_program_in_path("valgrind")))
+		return lp_fail(err, LP_EIO, "valgrind is not installed (it runs the recorder)");
+	job->launcher = valgrind_binary(job->launcher);
+	if (!(job->valgrind_lib = find_valgrind_lib(job->launcher, err)) ||
+	    !(job->tool = find_tool(err)))
 		return err->status;
-	char *program = g_find_program_in_path(rq->argv[0]);
-	if (!program)
-		return lp_fail(err, LP_EUSAGE, "%s: command not found", rq->argv[0]);
-	bool untraced = untraceable(program);
-	char *launcher = NULL, *valgrind_lib = NULL, *tool = NULL, *scratch_name = NULL;
-	char *lib = NULL, *streams = NULL, **envp = NULL;
-	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
-	lp_staged *scratch = NULL;
-	Capture cap = {0};
-	cpu_set_t processors;
-	CPU_ZERO(&processors);
-	int choice_lock = -1;
-	int rc = 0;
-	if (!untraced) {
-		if (!(launcher = g_find_program_in_path("valgrind")))
-			rc = lp_fail(err, LP_EIO, "valgrind is not installed (it runs the recorder)");
-		else if (!(launcher = valgrind_binary(launcher)) ||
-			 !(valgrind_lib = find_valgrind_lib(launcher, err)) || !(tool = find_tool(err)))
-			rc = err->status;
-	}
-	if (rc)
-		goto out;
-	/* The streams go beside the capture, on its file system: they are
-	   large, and the clock page in them is shared by every traced
-	   process. */
-	scratch_name = g_strconcat(rq->prefix, ".record", NULL);
-	if (!(scratch = lp_stage_dir(AT_FDCWD, scratch_name, false))) {
-		rc = lp_fail(err, LP_EIO, "cannot create a directory beside %s: %s", rq->prefix,
-			     g_strerror(errno));
-		goto out;
-	}
-	/* Absolute: the command may change its directory before it starts
-	   others. */
-	char *scratch_path = g_canonicalize_filename(lp_staged_path(scratch), NULL);
-	lib = g_build_filename(scratch_path, "lib", NULL);
-	streams = g_build_filename(scratch_path, "streams", NULL);
+	return 0;
+}
+
+/* The streams' directory beside the capture, on its file system: they
+   are large, and the clock page in them is shared by every traced
+   process. Its paths are absolute: the command may change its directory
+   before it starts others. */
+static int make_scratch(rec_job *job, lp_error *err)
+{
+	job->scratch_name = g_strconcat(job->rq->prefix, ".record", NULL);
+	if (!(job->scratch = lp_stage_dir(AT_FDCWD, job->scratch_name, false)))
+		return lp_fail(err, LP_EIO, "cannot create a directory beside %s: %s", job->rq->prefix,
+			       g_strerror(errno));
+	char *scratch_path = g_canonicalize_filename(lp_staged_path(job->scratch), NULL);
+	job->lib = g_build_filename(scratch_path, "lib", NULL);
+	job->streams = g_build_filename(scratch_path, "streams", NULL);
 	g_free(scratch_path);
-	if (g_mkdir(streams, 0777) != 0) {
-		rc = lp_fail(err, LP_EIO, "cannot create %s: %s", streams, g_strerror(errno));
-		goto out;
-	}
-	if (!untraced && (rc = make_tool_dir(lib, valgrind_lib, tool, err)))
-		goto out;
-	/* The command as it was given: Valgrind finds it through PATH as the
-	   shell would, and it keeps its argv[0]. */
-	if (!untraced) {
-		g_ptr_array_add(args, g_strdup(launcher));
+	if (g_mkdir(job->streams, 0777) != 0)
+		return lp_fail(err, LP_EIO, "cannot create %s: %s", job->streams, g_strerror(errno));
+	if (job->untraced)
+		return 0;
+	return make_tool_dir(job->lib, job->valgrind_lib, job->tool, err);
+}
+
+/* The command as it was given: Valgrind finds it through PATH as the
+   shell would, and it keeps its argv[0]; its environment is its own but
+   for VALGRIND_LIB. */
+static void make_command_line(rec_job *job)
+{
+	GPtrArray *args = job->args = g_ptr_array_new_with_free_func(g_free);
+	if (!job->untraced) {
+		g_ptr_array_add(args, g_strdup(job->launcher));
 		g_ptr_array_add(args, g_strdup("-q"));
 		g_ptr_array_add(args, g_strdup("--tool=laplace-record"));
 		g_ptr_array_add(args, g_strdup("--trace-children=yes"));
 		g_ptr_array_add(args, g_strdup_printf("--max-threads=%d", RECORD_MAX_THREADS));
-		g_ptr_array_add(args, g_strconcat("--lp-dir=", streams, NULL));
+		g_ptr_array_add(args, g_strconcat("--lp-dir=", job->streams, NULL));
 	}
-	for (char **a = rq->argv; *a; a++)
+	for (char **a = job->rq->argv; *a; a++)
 		g_ptr_array_add(args, g_strdup(*a));
 	g_ptr_array_add(args, NULL);
-	envp = g_get_environ();
-	if (!untraced)
-		envp = g_environ_setenv(envp, "VALGRIND_LIB", lib, TRUE);
-	if (!untraced && (rc = choose_processor(streams, &processors, res, &choice_lock, err)))
-		goto out;
-	if ((rc = capture_open(&cap, rq, streams, res, err)))
-		goto out;
+	job->envp = g_get_environ();
+	if (!job->untraced)
+		job->envp = g_environ_setenv(job->envp, "VALGRIND_LIB", job->lib, TRUE);
+}
 
+/* Runs the command and waits for it and everything it starts, the
+   streams followed meanwhile; the signals record.h says are handled. */
+static int run_command(rec_job *job, lp_error *err)
+{
 	sigset_t waited, old;
 	sigemptyset(&waited);
 	sigaddset(&waited, SIGINT);
@@ -686,57 +712,93 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 	sigaddset(&waited, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &waited, &old);
 	become_subreaper();
-	gint64 start = g_get_monotonic_time();
-	Run run = {0};
+	job->start = g_get_monotonic_time();
 	/* Started with the signals above blocked, as the thread that waits
 	   for them wants, and before this one is pinned. */
-	if (!untraced) {
-		cap.thread = g_thread_new("laplace-follow", follow_streams, &cap);
-		pin_main_thread(res, &choice_lock);
+	if (!job->untraced) {
+		job->cap.thread = g_thread_new("laplace-follow", follow_streams, &job->cap);
+		pin_main_thread(job->res, &job->choice_lock);
 	}
-	if ((rc = start_command(&run, untraced ? program : launcher, (char **)args->pdata, envp,
-				&old, err))) {
+	int rc = start_command(&job->run, job->untraced ? job->program : job->launcher,
+			       (char **)job->args->pdata, job->envp, &old, err);
+	if (rc) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		goto out;
+		return rc;
 	}
-	wait_for_command(&run, &waited);
-	allow_processors(&processors);
+	wait_for_command(&job->run, &waited);
+	allow_processors(&job->processors);
 	/* From now on a signal ends the run and removes what it made. */
 	lp_stage_handle_signals();
-	res->interrupted = run.interrupted;
-	res->command_status = WIFSIGNALED(run.status) ? 128 + WTERMSIG(run.status)
-						       : WEXITSTATUS(run.status);
-	if ((rc = tool_failed(streams, err)))
-		goto out;
-	if (untraced && (rc = lp_record_write_untraced(streams, (uint64_t)run.pid, program, err)))
-		goto out;
-	/* Streams merged whole while the command ran are gone already. */
-	capture_stop_following(&cap);
-	if (!has_streams(streams) && res->sum.streams == 0) {
-		rc = lp_fail(err, LP_EIO, "the recorder wrote nothing (Valgrind says why above)");
-		goto out;
-	}
-	rc = capture_finish(&cap, err);
+	int status = job->run.status;
+	job->res->interrupted = job->run.interrupted;
+	job->res->command_status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	return 0;
+}
+
+/* Once the command has ended: the rest of the streams merged, and the
+   capture published. */
+static int finish(rec_job *job, lp_error *err)
+{
+	int rc = tool_failed(job->streams, err);
 	if (rc)
-		goto out;
+		return rc;
+	if (job->untraced &&
+	    (rc = lp_record_write_untraced(job->streams, (uint64_t)job->run.pid, job->program, err)))
+		return rc;
+	/* Streams merged whole while the command ran are gone already. */
+	capture_stop_following(&job->cap);
+	if (!has_streams(job->streams) && job->res->sum.streams == 0)
+		return lp_fail(err, LP_EIO, "the recorder wrote nothing (Valgrind says why above)");
+	if ((rc = capture_finish(&job->cap, err)))
+		return rc;
+	lp_record_result *res = job->res;
 	res->bytes = file_size(res->ref_path) + file_size(res->kern_path);
-	res->wall_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
-out:
-	if (cap.dec)
-		capture_abort(&cap);
-	allow_processors(&processors);
-	if (choice_lock >= 0)
-		close(choice_lock);
-	lp_staged_discard(scratch);
-	g_strfreev(envp);
-	g_ptr_array_free(args, TRUE);
-	g_free(program);
-	g_free(launcher);
-	g_free(valgrind_lib);
-	g_free(tool);
-	g_free(scratch_name);
-	g_free(lib);
-	g_free(streams);
+	res->wall_seconds = (double)(g_get_monotonic_time() - job->start) / 1e6;
+	return 0;
+}
+
+static void job_clear(rec_job *job)
+{
+	if (job->cap.dec)
+		capture_abort(&job->cap);
+	allow_processors(&job->processors);
+	if (job->choice_lock >= 0)
+		close(job->choice_lock);
+	lp_staged_discard(job->scratch);
+	g_strfreev(job->envp);
+	if (job->args)
+		g_ptr_array_free(job->args, TRUE);
+	g_free(job->program);
+	g_free(job->launcher);
+	g_free(job->valgrind_lib);
+	g_free(job->tool);
+	g_free(job->scratch_name);
+	g_free(job->lib);
+	g_free(job->streams);
+}
+
+int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *err)
+{
+	memset(res, 0, sizeof *res);
+	rec_job job = {.rq = rq, .res = res, .choice_lock = -1};
+	CPU_ZERO(&job.processors);
+	int rc = check_outputs(&job, err);
+	if (!rc)
+		rc = find_programs(&job, err);
+	if (!rc)
+		rc = make_scratch(&job, err);
+	if (!rc) {
+		make_command_line(&job);
+		if (!job.untraced)
+			rc = choose_processor(job.streams, &job.processors, res, &job.choice_lock, err);
+	}
+	if (!rc)
+		rc = capture_open(&job.cap, rq, job.streams, res, err);
+	if (!rc)
+		rc = run_command(&job, err);
+	if (!rc)
+		rc = finish(&job, err);
+	job_clear(&job);
 	return rc;
 }
 
