@@ -1048,12 +1048,26 @@ static uint64_t *map_clock(const char *dir, bool writable)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* Whether process pid (a slot's: 0 while a fork makes it) is gone: killed
-   (SIGKILL) before it freed its slot, it writes nothing more. */
+/* Whether process pid (a slot's: 0 while a fork makes it) is gone, or a
+   zombie: killed (SIGKILL) before it freed its slot, it writes nothing
+   more (and its parent, which would reap it, may be waiting for the
+   merge, the tool's pacing). */
 #define PID_LIMIT (UINT64_C(1) << 22) /* the kernel's largest pid_max */
 static bool process_gone(uint64_t pid)
 {
-	return pid != 0 && pid < PID_LIMIT && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+	if (pid == 0 || pid >= PID_LIMIT)
+		return false;
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%" PRIu64 "/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* pid (comm) state ...: the name ends at the last parenthesis. */
+	const char *end = strrchr(buf, ')');
+	return end && (end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X'));
 }
 
 /* The live streams' slots, by vas (uint64_t * -> dc_slot *), and the bound
@@ -1068,8 +1082,9 @@ static bool read_slots(const uint64_t *clock, GHashTable *live, uint64_t *bound)
 		uint64_t vas = __atomic_load_n(&w[0], __ATOMIC_SEQ_CST);
 		uint64_t pending = __atomic_load_n(&w[2], __ATOMIC_SEQ_CST);
 		uint64_t written = __atomic_load_n(&w[3], __ATOMIC_SEQ_CST);
+		/* Only a slot with records pending can hold the merge back. */
 		if (vas == 0 || vas == SLOT_CLAIMED || __atomic_load_n(&w[0], __ATOMIC_SEQ_CST) != vas ||
-		    process_gone(__atomic_load_n(&w[1], __ATOMIC_SEQ_CST)))
+		    (pending != 0 && process_gone(__atomic_load_n(&w[1], __ATOMIC_SEQ_CST))))
 			continue;
 		dc_slot *slot = g_new(dc_slot, 1);
 		slot->pending = pending;
