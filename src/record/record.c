@@ -620,6 +620,9 @@ typedef struct rec_job {
 	int choice_lock;
 	rec_run run;
 	gint64 start;
+	sigset_t waited, old; /* the signals waited for, and the mask before */
+	bool blocked;         /* waited is blocked */
+	bool started;         /* the command runs */
 } rec_job;
 
 /* The outputs' names, and whether they may be written. */
@@ -697,35 +700,41 @@ static void make_command_line(rec_job *job)
 		job->envp = g_environ_setenv(job->envp, "VALGRIND_LIB", job->lib, TRUE);
 }
 
-/* Runs the command and waits for it and everything it starts, the
-   streams followed meanwhile; the signals record.h says are handled. */
-static int run_command(rec_job *job, lp_error *err)
+/* The signals record.h says are handled, blocked before any thread is
+   started (the capture's compressing threads too): a thread that did not
+   block them could take one, and SIGINT would end the process there. */
+static void block_signals(rec_job *job)
 {
-	sigset_t waited, old;
-	sigemptyset(&waited);
-	sigaddset(&waited, SIGINT);
-	sigaddset(&waited, SIGTERM);
+	sigemptyset(&job->waited);
+	sigaddset(&job->waited, SIGINT);
+	sigaddset(&job->waited, SIGTERM);
 	/* An ignored SIGHUP (nohup) stays ignored: blocked, it would wait
 	   here to be taken. */
 	if (!lp_signal_ignored(SIGHUP))
-		sigaddset(&waited, SIGHUP);
-	sigaddset(&waited, SIGCHLD);
-	pthread_sigmask(SIG_BLOCK, &waited, &old);
+		sigaddset(&job->waited, SIGHUP);
+	sigaddset(&job->waited, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &job->waited, &job->old);
+	job->blocked = true;
+}
+
+/* Runs the command and waits for it and everything it starts, the
+   streams followed meanwhile. */
+static int run_command(rec_job *job, lp_error *err)
+{
 	become_subreaper();
 	job->start = g_get_monotonic_time();
-	/* Started with the signals above blocked, as the thread that waits
-	   for them wants, and before this one is pinned. */
+	/* Started with the signals blocked (block_signals), as the thread
+	   that waits for them wants, and before this one is pinned. */
 	if (!job->untraced) {
 		job->cap.thread = g_thread_new("laplace-follow", follow_streams, &job->cap);
 		pin_main_thread(job->res, &job->choice_lock);
 	}
 	int rc = start_command(&job->run, job->untraced ? job->program : job->launcher,
-			       (char **)job->args->pdata, job->envp, &old, err);
-	if (rc) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+			       (char **)job->args->pdata, job->envp, &job->old, err);
+	if (rc)
 		return rc;
-	}
-	wait_for_command(&job->run, &waited);
+	job->started = true;
+	wait_for_command(&job->run, &job->waited);
 	allow_processors(&job->processors);
 	/* From now on a signal ends the run and removes what it made. */
 	lp_stage_handle_signals();
@@ -761,6 +770,9 @@ static void job_clear(rec_job *job)
 {
 	if (job->cap.dec)
 		capture_abort(&job->cap);
+	/* A run that failed before its command: the signals as they were. */
+	if (job->blocked && !job->started)
+		pthread_sigmask(SIG_SETMASK, &job->old, NULL);
 	allow_processors(&job->processors);
 	if (job->choice_lock >= 0)
 		close(job->choice_lock);
@@ -792,8 +804,10 @@ int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *
 		if (!job.untraced)
 			rc = choose_processor(job.streams, &job.processors, res, &job.choice_lock, err);
 	}
-	if (!rc)
+	if (!rc) {
+		block_signals(&job);
 		rc = capture_open(&job.cap, rq, job.streams, res, err);
+	}
 	if (!rc)
 		rc = run_command(&job, err);
 	if (!rc)
