@@ -1313,6 +1313,9 @@ int lp_record_decoder_step(lp_record_decoder *dec, bool last, bool *progress, lp
 	bool merged = false;
 	dec->c->err = err;
 	int rc = merge(dec, last, &merged);
+	/* A merge that failed goes no further: nothing waits for it. */
+	if (rc)
+		publish_merged(dec, 0);
 	if (progress)
 		*progress = merged;
 	return rc;
