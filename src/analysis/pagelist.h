@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "analysis/policy.h"
 
@@ -16,6 +17,7 @@ typedef struct lp_pagelist {
 	uint8_t *in;             /* 1 when the page is in the list */
 	lp_pageno oldest, newest;
 	uint64_t count;
+	size_t cap;              /* pages the arrays hold */
 } lp_pagelist;
 
 static inline void lp_pagelist_init(lp_pagelist *l, lp_pageno pages)
@@ -26,6 +28,21 @@ static inline void lp_pagelist_init(lp_pagelist *l, lp_pageno pages)
 	l->in = g_new0(uint8_t, (gsize)pages + 1);
 	l->oldest = l->newest = LP_NO_PAGE;
 	l->count = 0;
+	l->cap = (size_t)pages + 1;
+}
+
+/* Room for page p: a memory that learns its pages as it goes (policy.h,
+ * arrive) grows the arrays, doubling. */
+static inline void lp_pagelist_reserve(lp_pagelist *l, lp_pageno p)
+{
+	if (p < l->cap)
+		return;
+	size_t cap = MAX(l->cap * 2, (size_t)p + 1);
+	l->prev = g_renew(lp_pageno, l->prev, cap);
+	l->next = g_renew(lp_pageno, l->next, cap);
+	l->in = g_renew(uint8_t, l->in, cap);
+	memset(l->in + l->cap, 0, cap - l->cap);
+	l->cap = cap;
 }
 
 static inline void lp_pagelist_clear(lp_pagelist *l)
@@ -35,8 +52,14 @@ static inline void lp_pagelist_clear(lp_pagelist *l)
 	g_free(l->in);
 }
 
+static inline bool lp_pagelist_has(const lp_pagelist *l, lp_pageno p)
+{
+	return p < l->cap && l->in[p];
+}
+
 static inline void lp_pagelist_push(lp_pagelist *l, lp_pageno p)
 {
+	lp_pagelist_reserve(l, p);
 	l->prev[p] = l->newest;
 	l->next[p] = LP_NO_PAGE;
 	if (l->newest != LP_NO_PAGE)

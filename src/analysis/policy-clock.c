@@ -8,13 +8,15 @@
 #include "analysis/policy.h"
 
 #include <glib.h>
+#include <string.h>
 
 typedef struct clock_state {
 	lp_pageno *ring;  /* resident pages, ring[head] under the hand */
-	uint64_t cap;     /* min(frames, pages): no more can be resident */
+	uint64_t cap;     /* the ring's room, at most frames */
 	uint64_t head, count;
 	uint8_t *in;      /* per page: 1 when resident */
 	uint8_t *bit;     /* per page: the reference bit */
+	size_t pages;     /* room of in and bit */
 	uint64_t frames;
 	uint8_t load_bit;
 } clock_state;
@@ -22,11 +24,13 @@ typedef struct clock_state {
 static void *clock_create(const lp_policy_params *params)
 {
 	clock_state *s = g_new(clock_state, 1);
-	s->cap = MIN(params->frames, (uint64_t)params->pages);
-	s->ring = g_new(lp_pageno, s->cap + 1);
+	/* No more pages than there are can be resident. */
+	s->cap = MAX(MIN(params->frames, (uint64_t)params->pages), 1);
+	s->ring = g_new(lp_pageno, s->cap);
 	s->head = s->count = 0;
-	s->in = g_new0(uint8_t, (gsize)params->pages + 1);
-	s->bit = g_new0(uint8_t, (gsize)params->pages + 1);
+	s->pages = (size_t)params->pages + 1;
+	s->in = g_new0(uint8_t, s->pages);
+	s->bit = g_new0(uint8_t, s->pages);
 	s->frames = params->frames;
 	s->load_bit = params->clock_load_bit ? 1 : 0;
 	return s;
@@ -41,9 +45,34 @@ static void clock_destroy(void *state)
 	g_free(s);
 }
 
+/* Room for page and one more resident page (policy.h: arrive may take
+ * pages beyond params.pages). The ring grows laid out from its head. */
+static void clock_reserve(clock_state *s, lp_pageno page)
+{
+	if (page >= s->pages) {
+		size_t n = MAX(s->pages * 2, (size_t)page + 1);
+		s->in = g_renew(uint8_t, s->in, n);
+		s->bit = g_renew(uint8_t, s->bit, n);
+		memset(s->in + s->pages, 0, n - s->pages);
+		memset(s->bit + s->pages, 0, n - s->pages);
+		s->pages = n;
+	}
+	if (s->count < s->cap)
+		return;
+	uint64_t cap = MIN(s->cap * 2, s->frames);
+	lp_pageno *ring = g_new(lp_pageno, cap);
+	for (uint64_t i = 0; i < s->count; i++)
+		ring[i] = s->ring[(s->head + i) % s->cap];
+	g_free(s->ring);
+	s->ring = ring;
+	s->cap = cap;
+	s->head = 0;
+}
+
 static void clock_arrive(void *state, lp_pageno page)
 {
 	clock_state *s = state;
+	clock_reserve(s, page);
 	uint64_t tail = s->head + s->count;
 	s->ring[tail >= s->cap ? tail - s->cap : tail] = page;
 	s->count++;
@@ -91,7 +120,7 @@ static bool clock_access(void *state, lp_pageno page, uint64_t t, lp_pageno *vic
 {
 	clock_state *s = state;
 	(void)t;
-	if (s->in[page]) {
+	if (page < s->pages && s->in[page]) {
 		clock_hit(s, page);
 		return true;
 	}

@@ -47,7 +47,7 @@ static bool fifo_access(void *state, lp_pageno page, uint64_t t, lp_pageno *vict
 {
 	fifo_state *s = state;
 	(void)t;
-	if (s->list.in[page])
+	if (lp_pagelist_has(&s->list, page))
 		return true;
 	*victim = s->list.count >= s->frames ? fifo_victim(s, NULL) : LP_NO_PAGE;
 	fifo_arrive(s, page);

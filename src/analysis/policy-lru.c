@@ -48,7 +48,7 @@ static bool lru_access(void *state, lp_pageno page, uint64_t t, lp_pageno *victi
 {
 	lru_state *s = state;
 	(void)t;
-	if (s->list.in[page]) {
+	if (lp_pagelist_has(&s->list, page)) {
 		lru_hit(s, page);
 		return true;
 	}

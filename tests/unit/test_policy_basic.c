@@ -199,7 +199,8 @@ Test(policy_basic, clock_held_pass_moves_the_hand)
 }
 
 /* access(p) is hit(p) when p is resident, else victim() when memory is
- * full, then arrive(p) (policy.h): both ways on the same random streams. */
+ * full, then arrive(p) (policy.h): both ways on the same random streams,
+ * the second with a first guess of one page, its state growing. */
 Test(policy_basic, access_is_the_composition)
 {
 	static const char *const names[] = {"lru", "fifo", "clock"};
@@ -210,7 +211,7 @@ Test(policy_basic, access_is_the_composition)
 				const lp_policy_ops *ops = ops_of(names[n]);
 				lp_pageno pages = 12;
 				void *a = create(names[n], frames, pages, bit);
-				void *b = create(names[n], frames, pages, bit);
+				void *b = create(names[n], frames, 1, bit);
 				uint8_t resident[12] = {0};
 				uint64_t count = 0;
 				for (uint64_t t = 0; t < 2000; t++) {
