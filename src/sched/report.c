@@ -18,18 +18,39 @@
 #include "io/inbuf.h"
 #include "io/yamlout.h"
 
+/* The keys of a memory (9.4.5), after ticks. */
+static int emit_memory(yaml_emitter_t *em, const lp_sched_report *rep)
+{
+	uint64_t busy = lp_sched_report_busy(rep);
+	char utilization[32];
+	lp_sched_report_utilization(rep, utilization);
+	return lp_yaml_pair_u64(em, "memory", rep->memory) ||
+	       lp_yaml_pair(em, "replacement", lp_sched_replacement_names[rep->replacement]) ||
+	       lp_yaml_pair_u64(em, "fault_ticks", rep->fault_ticks) ||
+	       lp_yaml_pair_u64(em, "faults", rep->mem.faults) ||
+	       lp_yaml_pair_u64(em, "waits", rep->mem.waits) ||
+	       lp_yaml_pair_u64(em, "frame_waits", rep->mem.frame_waits) ||
+	       lp_yaml_pair_u64(em, "evictions", rep->mem.evictions) ||
+	       lp_yaml_pair_u64(em, "busy_ticks", busy) ||
+	       lp_yaml_pair_u64(em, "idle_ticks", rep->ticks * rep->cpus - busy) ||
+	       lp_yaml_pair(em, "utilization", utilization);
+}
+
 static int emit_report(yaml_emitter_t *em, const lp_sched_report *rep)
 {
 	if (lp_yaml_pair(em, "policy", lp_sched_policy_names[rep->policy]) ||
 	    lp_yaml_pair_u64(em, "quantum", rep->quantum) || lp_yaml_pair_u64(em, "cpus", rep->cpus) ||
-	    lp_yaml_pair_u64(em, "ticks", rep->ticks) || lp_yaml_key(em, "cpu_stats") ||
-	    lp_yaml_begin(em, true))
+	    lp_yaml_pair_u64(em, "ticks", rep->ticks) || (rep->memory && emit_memory(em, rep)) ||
+	    lp_yaml_key(em, "cpu_stats") || lp_yaml_begin(em, true))
 		return -1;
 	for (unsigned i = 0; i < rep->cpus; i++)
 		if (lp_yaml_begin_flow(em, false) || lp_yaml_pair_u64(em, "cpu", i) ||
 		    lp_yaml_pair_u64(em, "references", rep->cpu[i].references) ||
 		    lp_yaml_pair_u64(em, "idle_ticks", rep->cpu[i].idle_ticks) ||
-		    lp_yaml_pair_u64(em, "slices", rep->cpu[i].slices) || lp_yaml_end(em, false))
+		    lp_yaml_pair_u64(em, "slices", rep->cpu[i].slices) ||
+		    (rep->memory && (lp_yaml_pair_u64(em, "faults", rep->cpu[i].faults) ||
+				     lp_yaml_pair_u64(em, "waits", rep->cpu[i].waits))) ||
+		    lp_yaml_end(em, false))
 			return -1;
 	if (lp_yaml_end(em, true) || lp_yaml_key(em, "units") ||
 	    (rep->nunits ? lp_yaml_begin(em, true) : lp_yaml_begin_flow(em, true)))
@@ -43,6 +64,10 @@ static int emit_report(yaml_emitter_t *em, const lp_sched_report *rep)
 		    lp_yaml_pair_u64(em, "incarnation", unit->incarnation) ||
 		    lp_yaml_pair_u64(em, "references", us->references) ||
 		    lp_yaml_pair_u64(em, "slices", us->slices))
+			return -1;
+		if (rep->memory && (lp_yaml_pair_u64(em, "faults", us->faults) ||
+				    lp_yaml_pair_u64(em, "waits", us->waits) ||
+				    lp_yaml_pair_u64(em, "blocked_ticks", us->blocked_ticks)))
 			return -1;
 		if (us->references && (lp_yaml_pair_u64(em, "first_tick", us->first_tick) ||
 				       lp_yaml_pair_u64(em, "last_tick", us->last_tick)))
@@ -208,7 +233,8 @@ static int read_cpus(sched_reader *sr, size_t *lines)
 			return bad(sr, "cpu", "not the entry's place in the list");
 		if (v[CPU_SLICES] > v[CPU_REFERENCES])
 			return bad(sr, "slices", "more than references");
-		rep->cpu[sr->ncpus++] = (lp_sched_cpu_stats){v[CPU_REFERENCES], v[CPU_IDLE], v[CPU_SLICES]};
+		rep->cpu[sr->ncpus++] =
+			(lp_sched_cpu_stats){v[CPU_REFERENCES], v[CPU_IDLE], v[CPU_SLICES], 0, 0};
 	}
 }
 
@@ -264,7 +290,7 @@ static int read_units(sched_reader *sr, size_t *lines)
 			if (!have[k])
 				return bad(sr, unit_keys[k], "missing");
 		lp_sched_unit id = {.pid = v[U_PID], .tid = v[U_TID], .incarnation = v[U_INCARNATION]};
-		lp_sched_unit_stats u = {v[U_REFERENCES], v[U_SLICES], v[U_FIRST], v[U_LAST]};
+		lp_sched_unit_stats u = {v[U_REFERENCES], v[U_SLICES], v[U_FIRST], v[U_LAST], 0, 0, 0};
 		size_t i = rep->nunits;
 		if (i == sr->nunits || sr->units[i].pid != id.pid || sr->units[i].tid != id.tid ||
 		    sr->units[i].incarnation != id.incarnation)
