@@ -679,6 +679,23 @@ static void block(engine *e, unsigned c, size_t u, lp_pageno p, uint64_t t)
 	m->blocked_last[p] = u;
 }
 
+/* Processor c's unit u has emitted a reference: at the end of its batch,
+ * the events that follow and the next batch; a done unit leaves, one whose
+ * slice is used up will go to the back of the queue. */
+static int mem_emitted(engine *e, cpu_state *c, size_t u)
+{
+	if (e->mem->units[u].pos < e->mem->units[u].len)
+		return 0;
+	bool done;
+	if (mem_refill(e, c, u, &done))
+		return -1;
+	if (!done && !c->slice_left)
+		g_array_append_val(e->slice_ended, u);
+	if (done || !c->slice_left)
+		c->unit = NONE;
+	return 0;
+}
+
 /* Processor c's unit emits its next reference, to a resident page, in
  * tick t: the replacement state, the release of a held page, the figures,
  * then what follows the reference (9.4.3, step 2). */
@@ -725,16 +742,53 @@ static int mem_emit(engine *e, unsigned index, lp_pageno p, uint64_t t)
 		return -1;
 	mu->pos++;
 	c->slice_left--;
-	if (mu->pos < mu->len)
+	return mem_emitted(e, c, u);
+}
+
+/* One processor: after its reference of tick t, while nothing happens at
+ * the ends of the ticks, the references its unit emits in the next ticks,
+ * as many as are resident in a row (and no further than the next arrival
+ * or the end of the batch or slice): the same events as tick by tick, at
+ * less cost. A hit repeated with nothing between changes nothing (lru's
+ * page is already the most recent, clock's bit already set), so the run
+ * leaves out its own repeats. Returns the last tick emitted in (t: none). */
+static int mem_run(engine *e, uint64_t t, uint64_t *last)
+{
+	memory *m = e->mem;
+	cpu_state *c = &e->cpu[0];
+	size_t u = c->unit;
+	mem_unit *mu = &m->units[u];
+	*last = t;
+	uint64_t room = MIN((uint64_t)(mu->len - mu->pos), c->slice_left);
+	if (m->transit.len)
+		room = MIN(room, m->transit.ticks[m->transit.head] - t);
+	const lp_pageno *pages = mu->batch.pages + mu->pos;
+	const uint8_t *state = m->state;
+	/* Not the reference before the run: it may have completed a fault,
+	 * which is no hit. */
+	lp_pageno prev = LP_NO_PAGE;
+	size_t k = 0;
+	for (; k < room && state[pages[k]] == PAGE_RESIDENT; prev = pages[k++])
+		if (pages[k] != prev)
+			m->ops->hit(m->policy, pages[k]);
+	if (!k)
 		return 0;
-	bool done;
-	if (mem_refill(e, c, u, &done))
+	lp_sched_report *rep = e->rep;
+	lp_sched_unit_stats *us = &rep->unit[u];
+	us->references += k;
+	us->last_tick = t + k;
+	rep->cpu[0].references += k;
+	rep->ticks = t + k + 1;
+	if (c->picture != NONE)
+		rep->slices[0][c->picture].last_tick = t + k;
+	if (e->sink->ran)
+		e->sink->ran(e->sink->ctx, 0, u, t + 1, k);
+	if (e->sink->refs && put_run(e, mu->refs + mu->pos, k))
 		return -1;
-	if (!done && !c->slice_left)
-		g_array_append_val(e->slice_ended, u);
-	if (done || !c->slice_left)
-		c->unit = NONE;
-	return 0;
+	mu->pos += k;
+	c->slice_left -= k;
+	*last = t + k;
+	return mem_emitted(e, c, u);
 }
 
 /* The end of tick t (9.4.3, phase 2): arrivals, then the ready queue. */
@@ -756,6 +810,8 @@ static void mem_end_tick(engine *e, uint64_t t)
 		m->held[p] = 1;
 		m->held_resident++;
 	}
+	if (!e->ready_now->len && !m->unblocked->len && !e->slice_ended->len)
+		return;
 	for (guint i = 0; i < e->ready_now->len; i++)
 		queue_push(e, g_array_index(e->ready_now, size_t, i));
 	for (guint i = 0; i < m->unblocked->len; i++)
@@ -783,6 +839,12 @@ static int run_memory(engine *e)
 				lp_pageno p = mu->batch.pages[mu->pos];
 				if (m->state[p] == PAGE_RESIDENT) {
 					if (mem_emit(e, i, p, tick))
+						return -1;
+					/* One processor, and nothing at the end of
+					 * this tick: run on. */
+					if (ncpus == 1 && c->unit != NONE && !e->ready_now->len &&
+					    (!m->transit.len || m->transit.ticks[m->transit.head] > tick) &&
+					    mem_run(e, tick, &tick))
 						return -1;
 					break;
 				}

@@ -75,22 +75,23 @@ static int sweep_one(void *ctx, void *job, lp_error *err)
 
 int lp_schedule_sweep(const lp_sweep_request *rq, lp_error *err)
 {
-	unsigned workers = (unsigned)MIN((size_t)MAX(rq->threads, 1u), rq->nmemory);
+	/* The thread taking the rows runs sizes too while it waits. */
+	unsigned running = (unsigned)MIN((size_t)MAX(rq->threads, 1u), rq->nmemory);
 	unsigned budget = lp_schedule_fd_budget(1);
-	if (budget < workers)
+	if (budget < running)
 		return lp_fail(err, LP_EUSAGE, "too few file descriptors (ulimit -n) for %u schedules",
-			       workers);
+			       running);
 	int rc = lp_schedule_check_dir(rq->dir, err);
 	if (rc)
 		return rc;
 	sweep_run *runs = g_new0(sweep_run, rq->nmemory);
-	lp_workpool *pool = lp_workpool_new("laplace-sweep", workers, (unsigned)MIN(rq->nmemory, 1024u),
+	lp_workpool *pool = lp_workpool_new("laplace-sweep", running - 1, (unsigned)MIN(rq->nmemory, 1024u),
 					    sweep_one, NULL);
 	GString *table = g_string_new(lp_sweep_header);
 	size_t given = 0, taken = 0;
 	while (taken < rq->nmemory) {
 		while (given < rq->nmemory && !lp_workpool_full(pool)) {
-			runs[given] = (sweep_run){rq, given, budget / workers, NULL};
+			runs[given] = (sweep_run){rq, given, budget / running, NULL};
 			lp_workpool_submit(pool, &runs[given++]);
 		}
 		lp_error job_err = {0};
