@@ -235,18 +235,24 @@ static void figure(GString *g, const lp_sweep *s, const size_t *order, size_t n,
 		lp_format_short(g, ticks[k]);
 		g_string_append(g, "</text>\n");
 	}
-	/* Sizes along the axis, as many as fit. */
-	double last_x = -1e9;
+	/* Sizes along the axis, as many as fit without overlapping (a
+	 * character about 8 units wide); the last anchored at its end. */
+	double last_right = -1e9;
+	GString *label = g_string_new(NULL);
 	for (size_t i = 0; i < n; i++) {
 		double x = px(&p, (double)s->rows[order[i]].memory);
-		if (x - last_x < 40)
+		g_string_truncate(label, 0);
+		lp_format_short(label, (double)s->rows[order[i]].memory);
+		double width = 8.0 * (double)label->len;
+		bool at_end = x > p.right - width / 2;
+		double left = at_end ? x - width : x - width / 2;
+		if (left < last_right + 6)
 			continue;
-		add(g, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x, p.bottom + 18,
-		    x > p.right - 20 ? "end" : "middle");
-		lp_format_short(g, (double)s->rows[order[i]].memory);
-		g_string_append(g, "</text>\n");
-		last_x = x;
+		add(g, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>\n", x, p.bottom + 18,
+		    at_end ? "end" : "middle", label->str);
+		last_right = at_end ? x : x + width / 2;
 	}
+	g_string_free(label, TRUE);
 	add(g, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">memory (frames, log scale)</text>\n",
 	    (p.left + p.right) / 2, p.bottom + 44);
 	add(g, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n",
