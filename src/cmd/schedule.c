@@ -182,7 +182,8 @@ int cmd_schedule(int argc, char **argv)
 		{"fault-ticks", 0, 0, G_OPTION_ARG_STRING, &o.fault_ticks,
 		 "With --memory: ticks a page takes to come in (default 1000)", "F"},
 		{"picture", 0, 0, G_OPTION_ARG_NONE, &o.picture,
-		 "Draw the schedule on standard error (the default when it is a terminal)", NULL},
+		 "Draw the schedule on standard error (the default when it is a terminal, unless -q)",
+		 NULL},
 		{"threads", 'j', 0, G_OPTION_ARG_STRING, &o.threads,
 		 "Parse task files in N threads ahead of the schedule, and write the output in one "
 		 "more; 1: all in one (default: the processors available)", "N"},
@@ -205,6 +206,7 @@ int cmd_schedule(int argc, char **argv)
 		"  laplace schedule --policy rr --memory 64,128,256,512 --fault-ticks 100 pp > sweep.csv\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
+	cli_add_quiet_option(ctx);
 
 	int rc = LP_EUSAGE;
 	lp_schedule_request rq = {
@@ -215,7 +217,8 @@ int cmd_schedule(int argc, char **argv)
 	memory_sizes sizes = {0};
 	if (cli_parse_one_input(ctx, &argc, &argv) && check_options(&o, &rq, &sizes)) {
 		rq.dir = argv[1];
-		rc = sizes.n > 1 ? sweep(&rq, &sizes) : schedule(&rq, o.picture || isatty(STDERR_FILENO));
+		rc = sizes.n > 1 ? sweep(&rq, &sizes)
+				 : schedule(&rq, o.picture || (!cli_quiet() && isatty(STDERR_FILENO)));
 	}
 	g_free(sizes.sizes);
 	g_free(o.memory);
