@@ -43,7 +43,8 @@ typedef struct lp_sched_out {
 
 typedef struct lp_sched_sink {
 	void *ctx;
-	/* NULL: the references are not wanted (a sweep's runs). */
+	/* NULL: the references are not wanted (a sweep's runs; with a
+	 * memory only). */
 	int (*refs)(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err);
 	/* May be NULL. Where the engine is to put the references of its next
 	 * refs() call, at most *cap (at least 1) of them: memory of the
