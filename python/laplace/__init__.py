@@ -8,6 +8,10 @@
                             lp_merged_ref (type, length, vas, address,
                             timestamp, canonical, pid, tid; vas and address
                             of up to 64 bits)
+    sweep(dir, memory, ...) `laplace schedule --memory M1,M2,...` of a
+                            per-process directory: its table (the
+                            thrashing curve) as a structured array, one
+                            row per memory size
 
 Types are one-byte strings (b"r", b"W", ...); pid and tid are NO_TASK for
 references made while no task was current. A failure raises Error with the
@@ -17,17 +21,21 @@ are issued as TraceWarning. See laplace(3) and laplace-formats(5).
 
 The library loaded is the one named by the environment variable
 LAPLACE_LIBRARY (a path), else the one `make install` recorded beside this
-module, else liblaplace.so.1 as the dynamic loader finds it.
+module, else liblaplace.so.1 as the dynamic loader finds it. sweep() runs
+the laplace program (the scheduler is not part of the library): the one
+named by LAPLACE_PROGRAM, else `laplace` on the PATH.
 """
 import ctypes
 import operator
 import os
+import subprocess
+import tempfile
 import warnings
 
 import numpy as np
 
-__all__ = ["read_basic", "merge", "Merge", "Error", "TraceWarning", "NO_TASK",
-           "BASIC_REF", "MERGED_REF"]
+__all__ = ["read_basic", "merge", "Merge", "sweep", "Error", "TraceWarning", "NO_TASK",
+           "BASIC_REF", "MERGED_REF", "SWEEP_ROW"]
 
 NO_TASK = 2**64 - 1
 # LP_PAGE_OFFSET_BY_WIDTH: the page offset of the capture's width.
@@ -324,3 +332,74 @@ def merge(ref, kern, user_only=False, batch=1 << 20, **options):
     ("auto", "bin", "text": the names the library gives), endian ("little",
     "big"), strict (bool)."""
     return Merge(ref, kern, user_only=user_only, batch=batch, **options)
+
+
+# A row of a sweep's table (laplace-formats(5), 9.4.6), in its order.
+SWEEP_ROW = np.dtype([("memory", np.uint64), ("ticks", np.uint64), ("references", np.uint64),
+                      ("faults", np.uint64), ("waits", np.uint64), ("evictions", np.uint64),
+                      ("busy_ticks", np.uint64), ("idle_ticks", np.uint64),
+                      ("utilization", np.float64)])
+
+
+def _program():
+    return os.environ.get("LAPLACE_PROGRAM") or "laplace"
+
+
+def _run(args):
+    """Run the laplace program; its standard output, or Error."""
+    try:
+        done = subprocess.run([_program()] + args, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, check=False)
+    except OSError as e:
+        raise Error("cannot run %s: %s" % (_program(), e.strerror), 3) from e
+    if done.returncode:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise Error(message[0] if message else "laplace exited with status %d"
+                    % done.returncode, done.returncode)
+    return done.stdout
+
+
+def sweep(directory, memory, policy="rr", quantum=None, cpus=None, seed=None,
+          replacement=None, fault_ticks=None, user_only=False, threads=None):
+    """Schedule the per-process directory with a memory of each size in
+    memory (frames, in that order, repeats allowed), each run from scratch,
+    as `laplace schedule --policy POLICY --memory M1,M2,...` does (see
+    laplace-schedule(1)), and return its table: a structured array of
+    SWEEP_ROW, one row per size, e.g. t["memory"], t["utilization"].
+    policy is "rr" or "random"; quantum, cpus, seed, fault_ticks (ints),
+    replacement ("lru", "fifo", "clock"), user_only and threads (-j) as
+    the command's options (None: its defaults). A failure raises Error
+    with the program's message and exit status (1: a bad option, 2: not a
+    per-process directory, 3: cannot read)."""
+    sizes = [int(m) for m in memory]
+    if not sizes:
+        raise ValueError("sweep: no memory size")
+    args = ["schedule", "--policy", policy]
+    for name, value in (("--quantum", quantum), ("--cpus", cpus), ("--seed", seed),
+                        ("--replacement", replacement), ("--fault-ticks", fault_ticks),
+                        ("-j", threads)):
+        if value is not None:
+            args += [name, str(value)]
+    if user_only:
+        args.append("--user-only")
+    if len(sizes) > 1:
+        text = _run(args + ["--memory", ",".join(str(m) for m in sizes), "--", directory])
+        lines = text.decode("ascii").splitlines()[1:]
+    else:
+        # One size is a schedule with a stream: its report has the row.
+        with tempfile.TemporaryDirectory() as tmp:
+            report = os.path.join(tmp, "report.yaml")
+            _run(args + ["--memory", str(sizes[0]), "--report", report, "-o", os.devnull,
+                         "--", directory])
+            keys = {}
+            with open(report) as f:
+                for line in f:
+                    key, _, value = line.partition(": ")
+                    keys.setdefault(key, value.strip())
+        keys["references"] = keys["busy_ticks"]  # the references emitted
+        lines = [",".join(keys[name] for name in SWEEP_ROW.names)]
+    table = np.zeros(len(lines), dtype=SWEEP_ROW)
+    for i, line in enumerate(lines):
+        fields = line.split(",")
+        table[i] = tuple(int(v) for v in fields[:-1]) + (float(fields[-1]),)
+    return table

@@ -5,14 +5,21 @@
 
 #include <string.h>
 
+extern const lp_policy_ops lp_policy_lru_ops;
+extern const lp_policy_ops lp_policy_fifo_ops;
+extern const lp_policy_ops lp_policy_clock_ops;
+
 /* Rows whose ops are still NULL are being written: laplace sim refuses
  * them until their file is in. */
 const lp_policy_info lp_policies[] = {
-	{"lru", LP_SPACE_FIXED, "evict the page referenced least recently", NULL, true},
+	{"lru", LP_SPACE_FIXED, "evict the page referenced least recently", &lp_policy_lru_ops,
+	 true},
 	{"opt", LP_SPACE_FIXED, "evict the page whose next reference is furthest away (Belady's MIN)",
 	 NULL, true},
-	{"fifo", LP_SPACE_FIXED, "evict the page that entered memory first", NULL, false},
-	{"clock", LP_SPACE_FIXED, "second chance: a reference bit, a hand that clears it", NULL, false},
+	{"fifo", LP_SPACE_FIXED, "evict the page that entered memory first", &lp_policy_fifo_ops,
+	 false},
+	{"clock", LP_SPACE_FIXED, "second chance: a reference bit, a hand that clears it",
+	 &lp_policy_clock_ops, false},
 	{"segq", LP_SPACE_FIXED, "a FIFO front of K - S frames before an LRU back of S", NULL, false},
 	{"arc", LP_SPACE_FIXED, "Megiddo and Modha's adaptive replacement cache", NULL, false},
 	{"eelru", LP_SPACE_FIXED, "early-eviction LRU, one pair of eviction points", NULL, false},

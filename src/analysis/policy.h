@@ -42,7 +42,11 @@ typedef enum lp_policy_space {
  * ignored; the command checks ranges before create (laplace-sim(1)). */
 typedef struct lp_policy_params {
 	uint64_t frames;          /* K >= 1 */
-	lp_pageno pages;          /* every page number given is below it */
+	/* Every page number given is below it; except that arrive() (and
+	 * access()) may take any page, the state growing as need be: a
+	 * memory that learns its pages as it goes (laplace schedule) gives
+	 * a first guess. */
+	lp_pageno pages;
 	/* opt: next(t) of every reference t (LP_NEVER: none), for the whole
 	 * stream the policy will be fed, t counted from 0. */
 	const uint64_t *next_use;

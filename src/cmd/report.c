@@ -8,6 +8,7 @@
 #include "core/numbers.h"
 #include "report/collect.h"
 #include "report/page.h"
+#include "report/sweep.h"
 
 /* Check the arguments and options (the capture's into job); on a usage
  * error print it and return false. */
@@ -76,10 +77,35 @@ static int report_page(int argc, char **argv, bool is_dir, const lp_merge_job *j
 	return rc;
 }
 
+/* The page of a sweep's table (laplace schedule --memory M1,M2,...). */
+static int sweep_page(const char *sweep, const char *output)
+{
+	lp_error err = {0};
+	const char *inputs[] = {sweep};
+	const char *outputs[] = {output ? output : "-"};
+	if (lp_check_outputs(inputs, 1, outputs, 1, &err))
+		return cli_fail(&err);
+	lp_sweep *s = lp_sweep_read(sweep, &err);
+	lp_output *out = s ? lp_output_open(output, LP_COMPRESS_NONE, &err) : NULL;
+	if (!out) {
+		lp_sweep_free(s);
+		return cli_fail(&err);
+	}
+	int rc = lp_sweep_write_html(s, out, &err);
+	if (rc)
+		lp_output_abort(out);
+	else
+		rc = lp_output_commit(out, &err);
+	if (rc)
+		cli_fail(&err);
+	lp_sweep_free(s);
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	cli_set_command("laplace report");
-	gchar *output = NULL, *schedule = NULL, *seed = NULL, *threads = NULL;
+	gchar *output = NULL, *schedule = NULL, *seed = NULL, *threads = NULL, *sweep = NULL;
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
@@ -92,9 +118,12 @@ int cmd_report(int argc, char **argv)
 		{"threads", 'j', 0, G_OPTION_ARG_STRING, &threads,
 		 "A capture: read, merge and gather in N threads; 1: all in one (default: the "
 		 "processors available)", "N"},
+		{"sweep", 0, 0, G_OPTION_ARG_FILENAME, &sweep,
+		 "Instead of an input: draw the table of laplace schedule --memory M1,M2,... "
+		 "(utilization and faults against memory size, the knee marked)", "FILE.csv"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
-	GOptionContext *ctx = g_option_context_new("REF KERN | DIR | STREAM");
+	GOptionContext *ctx = g_option_context_new("REF KERN | DIR | STREAM | --sweep FILE.csv");
 	g_option_context_set_summary(ctx,
 		"Write one self-contained HTML page (no script, nothing fetched) with\n"
 		"inline SVG figures: the LRU miss-ratio curve with its working-set\n"
@@ -109,6 +138,8 @@ int cmd_report(int argc, char **argv)
 		"  laplace report -o demo.html fixtures/demo/demo.ref fixtures/demo/demo.kern\n"
 		"  laplace schedule --policy rr --cpus 2 --report rr.yaml -o /dev/null pp\n"
 		"  laplace report --schedule rr.yaml -o pp.html pp\n"
+		"  laplace schedule --policy rr --memory 64,128,256,512 pp > sweep.csv\n"
+		"  laplace report --sweep sweep.csv -o sweep.html\n"
 		"See laplace-report(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
@@ -119,7 +150,16 @@ int cmd_report(int argc, char **argv)
 	lp_merge_job_init(&job);
 	job.warn = cli_warn;
 	uint64_t seed_value = 0;
-	if (cli_parse(ctx, &argc, &argv)) {
+	if (!cli_parse(ctx, &argc, &argv)) {
+		/* said */
+	} else if (sweep) {
+		if (argc != 1)
+			cli_usage_error("--sweep takes no other input, got %d", argc - 1);
+		else if (schedule || seed || threads || cli_capture_given(&capture))
+			cli_usage_error("--sweep goes with -o only");
+		else
+			rc = sweep_page(sweep, output);
+	} else {
 		bool is_dir = argc == 2 && g_file_test(argv[1], G_FILE_TEST_IS_DIR);
 		if (check_options(argc, argv, is_dir, &capture, threads, schedule, seed, &seed_value, &job))
 			rc = report_page(argc, argv, is_dir, &job, output, schedule, seed_value);
@@ -130,5 +170,6 @@ int cmd_report(int argc, char **argv)
 	g_free(schedule);
 	g_free(seed);
 	g_free(threads);
+	g_free(sweep);
 	return rc;
 }

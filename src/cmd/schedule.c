@@ -3,6 +3,7 @@
  * src/sched/ (output.h: the run and its outputs; report.h: the picture),
  * the directory's reader src/formats/taskdir.c; here are the options and
  * the picture printed. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -12,16 +13,71 @@
 #include "formats/forms.h"
 #include "sched/publish.h"
 #include "sched/report.h"
+#include "sched/sweep.h"
 
 /* The options as given (NULL: not given). */
 typedef struct schedule_options {
 	gchar *policy, *quantum, *cpus, *seed, *format, *threads;
 	gchar *output, *per_cpu, *report;
+	gchar *memory, *replacement, *fault_ticks;
 	gboolean renumber, user_only, force, picture;
 } schedule_options;
 
-/* Check the options and fill rq; on a usage error print it and return false. */
-static bool check_options(const schedule_options *o, lp_schedule_request *rq)
+/* --memory's sizes: one, or a sweep's list (9.4.1). */
+typedef struct memory_sizes {
+	uint64_t *sizes;
+	size_t n;
+} memory_sizes;
+
+/* Check the options of a memory (laplace-formats(5) 9.4.7), before any
+ * input is read, and fill rq and sizes; on a usage error print it and
+ * return false. */
+static bool check_memory(const schedule_options *o, lp_schedule_request *rq, memory_sizes *sizes)
+{
+	if (!o->memory) {
+		if (o->replacement || o->fault_ticks)
+			cli_usage_error("%s goes with --memory",
+					o->replacement ? "--replacement" : "--fault-ticks");
+		return !o->replacement && !o->fault_ticks;
+	}
+	if (rq->opt.policy == LP_SCHED_AS_TRACED) {
+		cli_usage_error("--memory goes with --policy rr or random");
+		return false;
+	}
+	gchar **items = g_strsplit(o->memory, ",", -1);
+	sizes->n = g_strv_length(items);
+	sizes->sizes = g_new(uint64_t, sizes->n ? sizes->n : 1);
+	bool ok = sizes->n > 0;
+	for (size_t i = 0; ok && i < sizes->n; i++)
+		ok = lp_parse_decimal(items[i], 1, LP_SCHED_MAX_MEMORY, &sizes->sizes[i]);
+	g_strfreev(items);
+	int replacement = LP_SCHED_LRU;
+	if (!ok)
+		cli_usage_error("--memory must be a decimal number of frames from 1 to %" PRIu64
+				", or several separated by commas, not '%s'",
+				LP_SCHED_MAX_MEMORY, o->memory);
+	else if (o->replacement && (replacement = lp_sched_replacement_parse(o->replacement)) < 0)
+		cli_usage_error("--replacement must be lru, fifo or clock, not '%s'", o->replacement);
+	else if (o->fault_ticks &&
+		 !lp_parse_decimal(o->fault_ticks, 1, LP_SCHED_MAX_MEMORY, &rq->opt.fault_ticks))
+		cli_usage_error("--fault-ticks must be a decimal number from 1 to %" PRIu64 ", not '%s'",
+				LP_SCHED_MAX_MEMORY, o->fault_ticks);
+	else if (sizes->n > 1 && (o->report || o->per_cpu || o->renumber ||
+				  (o->format && rq->form != LP_FORM_BASIC)))
+		cli_usage_error("a sweep (--memory with several sizes) writes its table only: not with %s",
+				o->report ? "--report" : o->per_cpu ? "--per-cpu" : o->renumber ? "--renumber"
+				: "--format bin");
+	else {
+		rq->opt.replacement = (enum lp_sched_replacement)replacement;
+		rq->opt.memory = sizes->n == 1 ? sizes->sizes[0] : 0;
+		return true;
+	}
+	return false;
+}
+
+/* Check the options and fill rq (and sizes, with --memory); on a usage
+ * error print it and return false. */
+static bool check_options(const schedule_options *o, lp_schedule_request *rq, memory_sizes *sizes)
 {
 	uint64_t cpus = 1;
 	if (o->policy && (int)(rq->opt.policy = lp_sched_policy_parse(o->policy)) < 0)
@@ -38,6 +94,8 @@ static bool check_options(const schedule_options *o, lp_schedule_request *rq)
 			       (rq->form != LP_FORM_BASIC && rq->form != LP_FORM_BIN)))
 		cli_usage_error("--format must be basic or bin, not '%s'", o->format);
 	else if (!cli_threads_apply(o->threads, &rq->threads))
+		return false;
+	else if (!check_memory(o, rq, sizes))
 		return false;
 	else if (o->output && o->per_cpu)
 		cli_usage_error("-o and --per-cpu exclude each other");
@@ -73,6 +131,22 @@ static int schedule(const lp_schedule_request *rq, bool picture)
 	return 0;
 }
 
+/* The sweep (9.4.6): its table. */
+static int sweep(const lp_schedule_request *rq, const memory_sizes *sizes)
+{
+	lp_error err = {0};
+	lp_sweep_request sw = {
+		.dir = rq->dir,
+		.output = rq->output,
+		.opt = rq->opt,
+		.memory = sizes->sizes,
+		.nmemory = sizes->n,
+		.user_only = rq->user_only,
+		.threads = rq->threads,
+	};
+	return lp_schedule_sweep(&sw, &err) ? cli_fail(&err) : 0;
+}
+
 int cmd_schedule(int argc, char **argv)
 {
 	cli_set_command("laplace schedule");
@@ -100,6 +174,13 @@ int cmd_schedule(int argc, char **argv)
 		 "Replace an existing --per-cpu directory", NULL},
 		{"report", 0, 0, G_OPTION_ARG_FILENAME, &o.report,
 		 "Write the schedule's report as YAML to FILE", "FILE"},
+		{"memory", 0, 0, G_OPTION_ARG_STRING, &o.memory,
+		 "rr, random: a memory of M frames shared by the tasks, where a fault blocks its task "
+		 "(M1,M2,...: a sweep, its table as CSV)", "M"},
+		{"replacement", 0, 0, G_OPTION_ARG_STRING, &o.replacement,
+		 "With --memory: lru (default), fifo or clock", "POLICY"},
+		{"fault-ticks", 0, 0, G_OPTION_ARG_STRING, &o.fault_ticks,
+		 "With --memory: ticks a page takes to come in (default 1000)", "F"},
 		{"picture", 0, 0, G_OPTION_ARG_NONE, &o.picture,
 		 "Draw the schedule on standard error (the default when it is a terminal, unless -q)",
 		 NULL},
@@ -113,26 +194,36 @@ int cmd_schedule(int argc, char **argv)
 		"Write the references of the tasks of the per-process directory DIR\n"
 		"(laplace merge --per-process, one file per task, plain or compressed) as\n"
 		"a basic merge stream, interleaved as traced or under another schedule:\n"
-		"round robin or random over K processors with a quantum of Q references.\n"
+		"round robin or random over K processors with a quantum of Q references,\n"
+		"optionally sharing a memory of M page frames in which a fault blocks its\n"
+		"task for F ticks (--memory M1,M2,...: a thrashing curve as a CSV table).\n"
 		"Page numbers are those of DIR's files (--renumber: new ones).\n"
 		"See laplace-schedule(1) and laplace-formats(5), RE-SCHEDULING.");
 	g_option_context_set_description(ctx,
 		"Examples:\n"
 		"  laplace schedule pp > as-traced.basic\n"
-		"  laplace schedule --policy rr --quantum 1000 --cpus 4 --report r.yaml -o rr.basic pp\n");
+		"  laplace schedule --policy rr --quantum 1000 --cpus 4 --report r.yaml -o rr.basic pp\n"
+		"  laplace schedule --policy rr --memory 64,128,256,512 --fault-ticks 100 pp > sweep.csv\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
 	cli_add_quiet_option(ctx);
 
 	int rc = LP_EUSAGE;
 	lp_schedule_request rq = {
-		.opt = {.policy = LP_SCHED_AS_TRACED, .quantum = LP_SCHED_DEFAULT_QUANTUM, .cpus = 1},
+		.opt = {.policy = LP_SCHED_AS_TRACED, .quantum = LP_SCHED_DEFAULT_QUANTUM, .cpus = 1,
+			.fault_ticks = LP_SCHED_DEFAULT_FAULT_TICKS},
 		.form = LP_FORM_BASIC,
 	};
-	if (cli_parse_one_input(ctx, &argc, &argv) && check_options(&o, &rq)) {
+	memory_sizes sizes = {0};
+	if (cli_parse_one_input(ctx, &argc, &argv) && check_options(&o, &rq, &sizes)) {
 		rq.dir = argv[1];
-		rc = schedule(&rq, o.picture || (!cli_quiet() && isatty(STDERR_FILENO)));
+		rc = sizes.n > 1 ? sweep(&rq, &sizes)
+				 : schedule(&rq, o.picture || (!cli_quiet() && isatty(STDERR_FILENO)));
 	}
+	g_free(sizes.sizes);
+	g_free(o.memory);
+	g_free(o.replacement);
+	g_free(o.fault_ticks);
 	g_option_context_free(ctx);
 	g_free(o.policy);
 	g_free(o.threads);

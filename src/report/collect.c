@@ -492,6 +492,9 @@ int lp_report_read_schedule(lp_report *r, const char *path, lp_error *err)
 	sc->policy = g_strdup(lp_sched_policy_names[rep.policy]);
 	sc->quantum = rep.quantum;
 	sc->ticks = rep.ticks;
+	sc->memory = rep.memory;
+	sc->replacement = rep.replacement;
+	sc->fault_ticks = rep.fault_ticks;
 	sc->ncpus = rep.cpus;
 	sc->cpu = g_new0(lp_report_cpu, rep.cpus);
 	for (size_t c = 0; c < sc->ncpus; c++)
@@ -519,7 +522,9 @@ int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_e
 		return 0;
 	sc->columns = g_malloc0_n(sc->ncpus, sizeof *sc->columns);
 	lp_sched_options opt = {.policy = policy, .quantum = sc->quantum, .cpus = (unsigned)sc->ncpus,
-				.seed = seed};
+				.seed = seed, .memory = sc->memory,
+				.replacement = (enum lp_sched_replacement)sc->replacement,
+				.fault_ticks = sc->fault_ticks};
 	/* The report does not say whether the schedule left out kernel
 	 * references (--user-only): the run that gives its counts did. */
 	bool same = false;

@@ -55,6 +55,9 @@ typedef struct lp_report_unit {
 typedef struct lp_report_schedule {
 	char *policy;
 	uint64_t quantum, ticks;
+	/* With a memory (0: none), its frames, policy and fault ticks. */
+	uint64_t memory, fault_ticks;
+	int replacement;
 	lp_report_cpu *cpu;
 	size_t ncpus;
 	lp_report_unit *unit;

@@ -335,8 +335,7 @@ static void outputs_free(outputs *o)
 	lp_staged_discard(o->dir);
 }
 
-/* How many task files may be open at once beside the run's outputs. */
-static unsigned open_file_budget(unsigned outputs)
+unsigned lp_schedule_fd_budget(unsigned outputs)
 {
 	struct rlimit rl;
 	uint64_t limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
@@ -371,9 +370,7 @@ static int outputs_ready(void *ctx, const lp_sched_input *in, const char *const 
 	return rc;
 }
 
-/* A directory that is not a per-process one, said as such rather than
- * as the first file it lacks. */
-static int check_directory(const char *dir, lp_error *err)
+int lp_schedule_check_dir(const char *dir, lp_error *err)
 {
 	struct stat st;
 	if (stat(dir, &st) < 0)
@@ -407,7 +404,7 @@ int lp_schedule_write(const lp_schedule_request *rq, lp_sched_report *rep, lp_er
 	lp_sched_dir_options dopt = {
 		.sched = rq->opt,
 		.user_only = rq->user_only,
-		.max_open = open_file_budget(nout),
+		.max_open = lp_schedule_fd_budget(nout),
 		.threads = rq->threads,
 		.ready = outputs_ready,
 		.ready_ctx = &(outputs_ready_ctx){.rq = rq, .o = &o},
@@ -416,7 +413,7 @@ int lp_schedule_write(const lp_schedule_request *rq, lp_sched_report *rep, lp_er
 	if (!dopt.max_open)
 		return lp_fail(err, LP_EUSAGE, "too few file descriptors (ulimit -n) for %u output%s",
 			       nout, nout == 1 ? "" : "s");
-	int rc = check_directory(rq->dir, err);
+	int rc = lp_schedule_check_dir(rq->dir, err);
 	if (rc)
 		return rc;
 	lp_sched_sink sink = {.ctx = &o, .refs = outputs_refs, .buffer = outputs_buffer};

@@ -18,18 +18,39 @@
 #include "io/inbuf.h"
 #include "io/yamlout.h"
 
+/* The keys of a memory (9.4.5), after ticks. */
+static int emit_memory(yaml_emitter_t *em, const lp_sched_report *rep)
+{
+	uint64_t busy = lp_sched_report_busy(rep);
+	char utilization[32];
+	lp_sched_report_utilization(rep, utilization);
+	return lp_yaml_pair_u64(em, "memory", rep->memory) ||
+	       lp_yaml_pair(em, "replacement", lp_sched_replacement_names[rep->replacement]) ||
+	       lp_yaml_pair_u64(em, "fault_ticks", rep->fault_ticks) ||
+	       lp_yaml_pair_u64(em, "faults", rep->mem.faults) ||
+	       lp_yaml_pair_u64(em, "waits", rep->mem.waits) ||
+	       lp_yaml_pair_u64(em, "frame_waits", rep->mem.frame_waits) ||
+	       lp_yaml_pair_u64(em, "evictions", rep->mem.evictions) ||
+	       lp_yaml_pair_u64(em, "busy_ticks", busy) ||
+	       lp_yaml_pair_u64(em, "idle_ticks", rep->ticks * rep->cpus - busy) ||
+	       lp_yaml_pair(em, "utilization", utilization);
+}
+
 static int emit_report(yaml_emitter_t *em, const lp_sched_report *rep)
 {
 	if (lp_yaml_pair(em, "policy", lp_sched_policy_names[rep->policy]) ||
 	    lp_yaml_pair_u64(em, "quantum", rep->quantum) || lp_yaml_pair_u64(em, "cpus", rep->cpus) ||
-	    lp_yaml_pair_u64(em, "ticks", rep->ticks) || lp_yaml_key(em, "cpu_stats") ||
-	    lp_yaml_begin(em, true))
+	    lp_yaml_pair_u64(em, "ticks", rep->ticks) || (rep->memory && emit_memory(em, rep)) ||
+	    lp_yaml_key(em, "cpu_stats") || lp_yaml_begin(em, true))
 		return -1;
 	for (unsigned i = 0; i < rep->cpus; i++)
 		if (lp_yaml_begin_flow(em, false) || lp_yaml_pair_u64(em, "cpu", i) ||
 		    lp_yaml_pair_u64(em, "references", rep->cpu[i].references) ||
 		    lp_yaml_pair_u64(em, "idle_ticks", rep->cpu[i].idle_ticks) ||
-		    lp_yaml_pair_u64(em, "slices", rep->cpu[i].slices) || lp_yaml_end(em, false))
+		    lp_yaml_pair_u64(em, "slices", rep->cpu[i].slices) ||
+		    (rep->memory && (lp_yaml_pair_u64(em, "faults", rep->cpu[i].faults) ||
+				     lp_yaml_pair_u64(em, "waits", rep->cpu[i].waits))) ||
+		    lp_yaml_end(em, false))
 			return -1;
 	if (lp_yaml_end(em, true) || lp_yaml_key(em, "units") ||
 	    (rep->nunits ? lp_yaml_begin(em, true) : lp_yaml_begin_flow(em, true)))
@@ -43,6 +64,10 @@ static int emit_report(yaml_emitter_t *em, const lp_sched_report *rep)
 		    lp_yaml_pair_u64(em, "incarnation", unit->incarnation) ||
 		    lp_yaml_pair_u64(em, "references", us->references) ||
 		    lp_yaml_pair_u64(em, "slices", us->slices))
+			return -1;
+		if (rep->memory && (lp_yaml_pair_u64(em, "faults", us->faults) ||
+				    lp_yaml_pair_u64(em, "waits", us->waits) ||
+				    lp_yaml_pair_u64(em, "blocked_ticks", us->blocked_ticks)))
 			return -1;
 		if (us->references && (lp_yaml_pair_u64(em, "first_tick", us->first_tick) ||
 				       lp_yaml_pair_u64(em, "last_tick", us->last_tick)))
@@ -180,8 +205,24 @@ static int read_counts(sched_reader *sr, const char *list, const char *const *ke
 }
 
 
-enum { CPU_CPU, CPU_REFERENCES, CPU_IDLE, CPU_SLICES, CPU_KEYS };
-static const char *const cpu_keys[CPU_KEYS] = {"cpu", "references", "idle_ticks", "slices"};
+/* Keys from CPU_FAULTS on are a memory's (9.4.5): all there with one,
+ * none without. */
+enum { CPU_CPU, CPU_REFERENCES, CPU_IDLE, CPU_SLICES, CPU_FAULTS, CPU_WAITS, CPU_KEYS };
+static const char *const cpu_keys[CPU_KEYS] = {"cpu",    "references", "idle_ticks",
+					       "slices", "faults",     "waits"};
+
+/* An entry's keys of a memory [from, n): all there or none; *with says
+ * which. */
+static int memory_keys(sched_reader *sr, const char *const *keys, int from, int n, const bool *have,
+		       bool *with)
+{
+	*with = have[from];
+	for (int k = from; k < n; k++)
+		if (have[k] != *with)
+			return bad(sr, keys[have[k] ? from : k], "missing (a schedule with a memory has "
+				   "all of faults, waits and blocked_ticks, one without none)");
+	return 0;
+}
 
 /* cpu_stats, from its sequence start; the checks that need ticks come
  * after the whole report is read. */
@@ -201,20 +242,30 @@ static int read_cpus(sched_reader *sr, size_t *lines)
 		lines[sr->ncpus] = sr->ev.start_mark.line;
 		if (read_counts(sr, "cpu_stats", cpu_keys, CPU_KEYS, v, have))
 			return -1;
-		for (int k = 0; k < CPU_KEYS; k++)
+		for (int k = 0; k < CPU_FAULTS; k++)
 			if (!have[k])
 				return bad(sr, cpu_keys[k], "missing");
+		bool with;
+		if (memory_keys(sr, cpu_keys, CPU_FAULTS, CPU_KEYS, have, &with))
+			return -1;
+		if (with != (rep->memory != 0))
+			return bad(sr, with ? "faults" : "cpu", with ? "given without memory"
+				   : "no faults and waits (a schedule with a memory gives them)");
 		if (v[CPU_CPU] != sr->ncpus)
 			return bad(sr, "cpu", "not the entry's place in the list");
 		if (v[CPU_SLICES] > v[CPU_REFERENCES])
 			return bad(sr, "slices", "more than references");
-		rep->cpu[sr->ncpus++] = (lp_sched_cpu_stats){v[CPU_REFERENCES], v[CPU_IDLE], v[CPU_SLICES]};
+		rep->cpu[sr->ncpus++] = (lp_sched_cpu_stats){v[CPU_REFERENCES], v[CPU_IDLE], v[CPU_SLICES],
+							     with ? v[CPU_FAULTS] : 0,
+							     with ? v[CPU_WAITS] : 0};
 	}
 }
 
-enum { U_PID, U_TID, U_INCARNATION, U_REFERENCES, U_SLICES, U_FIRST, U_LAST, UNIT_KEYS };
+enum { U_PID, U_TID, U_INCARNATION, U_REFERENCES, U_SLICES, U_FIRST, U_LAST, U_FAULTS, U_WAITS,
+       U_BLOCKED, UNIT_KEYS };
 static const char *const unit_keys[UNIT_KEYS] = {
-	"pid", "tid", "incarnation", "references", "slices", "first_tick", "last_tick"};
+	"pid",       "tid",    "incarnation", "references", "slices", "first_tick",
+	"last_tick", "faults", "waits",       "blocked_ticks"};
 
 /* Entry i of units is not the directory's unit i: say why. */
 static int wrong_unit(sched_reader *sr, size_t i, const lp_sched_unit *u)
@@ -263,8 +314,16 @@ static int read_units(sched_reader *sr, size_t *lines)
 		for (int k = 0; k < U_FIRST; k++)
 			if (!have[k])
 				return bad(sr, unit_keys[k], "missing");
+		bool with;
+		if (memory_keys(sr, unit_keys, U_FAULTS, UNIT_KEYS, have, &with))
+			return -1;
+		if (with != (rep->memory != 0))
+			return bad(sr, with ? "faults" : "units", with ? "given without memory"
+				   : "no faults, waits and blocked_ticks (a schedule with a memory "
+				     "gives them)");
 		lp_sched_unit id = {.pid = v[U_PID], .tid = v[U_TID], .incarnation = v[U_INCARNATION]};
-		lp_sched_unit_stats u = {v[U_REFERENCES], v[U_SLICES], v[U_FIRST], v[U_LAST]};
+		lp_sched_unit_stats u = {v[U_REFERENCES], v[U_SLICES], v[U_FIRST], v[U_LAST],
+					 v[U_FAULTS], v[U_WAITS], v[U_BLOCKED]};
 		size_t i = rep->nunits;
 		if (i == sr->nunits || sr->units[i].pid != id.pid || sr->units[i].tid != id.tid ||
 		    sr->units[i].incarnation != id.incarnation)
@@ -298,9 +357,50 @@ static int read_units(sched_reader *sr, size_t *lines)
 	return 0;
 }
 
-enum { K_POLICY, K_QUANTUM, K_CPUS, K_TICKS, K_CPU_STATS, K_UNITS, TOP_KEYS };
-static const char *const top_keys[TOP_KEYS] = {"policy", "quantum",   "cpus",
-					       "ticks",  "cpu_stats", "units"};
+/* Keys from K_MEMORY on are a memory's (9.4.5), all there or none. They
+ * come before cpu_stats and units, which need to know. */
+enum { K_POLICY, K_QUANTUM, K_CPUS, K_TICKS, K_CPU_STATS, K_UNITS, K_MEMORY, K_REPLACEMENT,
+       K_FAULT_TICKS, K_FAULTS, K_WAITS, K_FRAME_WAITS, K_EVICTIONS, K_BUSY, K_IDLE, K_UTILIZATION,
+       TOP_KEYS };
+static const char *const top_keys[TOP_KEYS] = {
+	"policy",      "quantum",     "cpus",       "ticks",      "cpu_stats", "units",
+	"memory",      "replacement", "fault_ticks", "faults",    "waits",     "frame_waits",
+	"evictions",   "busy_ticks",  "idle_ticks", "utilization"};
+
+/* A memory's keys against the entries, once all are read (9.4.5). */
+static int check_memory(sched_reader *sr, size_t top, const uint64_t *mem, const char *utilization)
+{
+	const lp_sched_report *rep = sr->rep;
+	uint64_t cpu_faults = 0, cpu_waits = 0, unit_faults = 0, unit_waits = 0;
+	for (size_t c = 0; c < sr->ncpus; c++) {
+		cpu_faults += rep->cpu[c].faults;
+		cpu_waits += rep->cpu[c].waits;
+	}
+	for (size_t u = 0; u < rep->nunits; u++) {
+		unit_faults += rep->unit[u].faults;
+		unit_waits += rep->unit[u].waits;
+	}
+	char want[32];
+	uint64_t busy = lp_sched_report_busy(rep);
+	lp_sched_report_utilization(rep, want);
+	if (rep->policy == LP_SCHED_AS_TRACED)
+		return bad_at(sr, top, "memory", "given with as-traced (only rr and random have one)");
+	if (rep->mem.faults != cpu_faults || rep->mem.faults != unit_faults)
+		return bad_at(sr, top, "faults", "not the CPUs' and the units' together");
+	if (rep->mem.waits != cpu_waits || rep->mem.waits != unit_waits)
+		return bad_at(sr, top, "waits", "not the CPUs' and the units' together");
+	if (rep->mem.frame_waits > rep->mem.faults)
+		return bad_at(sr, top, "frame_waits", "more than faults");
+	if (rep->mem.evictions > rep->mem.faults)
+		return bad_at(sr, top, "evictions", "more than faults");
+	if (mem[K_BUSY - K_FAULTS] != busy)
+		return bad_at(sr, top, "busy_ticks", "not the CPUs' references together");
+	if (mem[K_IDLE - K_FAULTS] != rep->ticks * rep->cpus - busy)
+		return bad_at(sr, top, "idle_ticks", "not ticks x cpus less busy_ticks");
+	if (strcmp(utilization, want))
+		return bad_at(sr, top, "utilization", "not busy_ticks / (ticks x cpus) with six decimals");
+	return 0;
+}
 
 /* The checks between fields, once all are read; the line of the entry at
  * fault is named. */
@@ -342,14 +442,20 @@ static int read_report(sched_reader *sr)
 		return -1;
 	size_t top = sr->ev.start_mark.line, cpu_stats_line = 0;
 	bool seen[TOP_KEYS] = {0};
-	uint64_t cpus = 0;
-	int policy = -1;
+	uint64_t cpus = 0, mem[K_UTILIZATION - K_FAULTS] = {0};
+	char utilization[32] = "";
+	int policy = -1, replacement;
 	size_t *cpu_lines = g_new0(size_t, LP_SCHED_MAX_CPUS);
 	size_t *unit_lines = g_new0(size_t, sr->nunits ? sr->nunits : 1);
 	int rc = 0;
 	for (int k; !rc && (k = next_key(sr, "report", top_keys, TOP_KEYS, seen)) != TOP_KEYS;) {
 		if (k < 0 || next(sr, top_keys[k])) {
 			rc = -1;
+			break;
+		}
+		if (k >= K_MEMORY && (seen[K_CPU_STATS] || seen[K_UNITS])) {
+			rc = bad(sr, top_keys[k], "after cpu_stats or units (laplace schedule writes "
+				 "a memory's keys before them)");
 			break;
 		}
 		switch (k) {
@@ -371,8 +477,45 @@ static int read_report(sched_reader *sr)
 		case K_TICKS:
 			rc = count(sr, "ticks", &rep->ticks);
 			break;
+		case K_MEMORY:
+		case K_FAULT_TICKS:
+			if (!(rc = count(sr, top_keys[k], k == K_MEMORY ? &rep->memory : &rep->fault_ticks)) &&
+			    (k == K_MEMORY ? rep->memory : rep->fault_ticks) - 1 >= LP_SCHED_MAX_MEMORY)
+				rc = bad(sr, top_keys[k], "not from 1 to 4294967295");
+			break;
+		case K_REPLACEMENT:
+			if (sr->ev.type != YAML_SCALAR_EVENT)
+				rc = bad(sr, "replacement", "not a single value");
+			else if ((replacement = lp_sched_replacement_parse(
+					  (const char *)sr->ev.data.scalar.value)) < 0)
+				rc = bad(sr, "replacement", "not lru, fifo or clock");
+			else
+				rep->replacement = (enum lp_sched_replacement)replacement;
+			break;
+		case K_UTILIZATION:
+			if (sr->ev.type != YAML_SCALAR_EVENT || sr->ev.data.scalar.length >= sizeof utilization)
+				rc = bad(sr, "utilization", "not a ratio with six decimals");
+			else
+				memcpy(utilization, sr->ev.data.scalar.value, sr->ev.data.scalar.length + 1);
+			break;
+		case K_FAULTS:
+		case K_WAITS:
+		case K_FRAME_WAITS:
+		case K_EVICTIONS:
+		case K_BUSY:
+		case K_IDLE:
+			rc = count(sr, top_keys[k], &mem[k - K_FAULTS]);
+			break;
 		case K_CPU_STATS:
 		case K_UNITS:
+			/* The memory's keys, all or none, before the lists. */
+			for (int m = K_MEMORY; !rc && m < TOP_KEYS; m++)
+				if (seen[m] != seen[K_MEMORY])
+					rc = bad(sr, top_keys[seen[m] ? K_MEMORY : m],
+						 "missing (a schedule with a memory has all its keys "
+						 "before cpu_stats, one without none)");
+			if (rc)
+				break;
 			cpu_stats_line = k == K_CPU_STATS ? sr->ev.start_mark.line : cpu_stats_line;
 			if (sr->ev.type != YAML_SEQUENCE_START_EVENT)
 				rc = bad(sr, top_keys[k], "not a list");
@@ -381,9 +524,11 @@ static int read_report(sched_reader *sr)
 			break;
 		}
 	}
-	for (int k = 0; !rc && k < TOP_KEYS; k++)
+	for (int k = 0; !rc && k < K_MEMORY; k++)
 		if (!seen[k])
 			rc = bad_at(sr, top, top_keys[k], "missing");
+	rep->mem = (lp_sched_memory_stats){mem[K_FAULTS - K_FAULTS], mem[K_WAITS - K_FAULTS],
+					   mem[K_FRAME_WAITS - K_FAULTS], mem[K_EVICTIONS - K_FAULTS]};
 	if (!rc && policy == LP_SCHED_AS_TRACED && (rep->quantum != 0 || cpus != 1))
 		rc = bad_at(sr, top, rep->quantum ? "quantum" : "cpus",
 			    rep->quantum ? "not 0, as as-traced has it" : "not 1, as as-traced has it");
@@ -391,6 +536,9 @@ static int read_report(sched_reader *sr)
 		rc = bad_at(sr, top, "quantum", "0 (laplace schedule --quantum is at least 1)");
 	if (!rc)
 		rc = check_whole(sr, policy, cpus, cpu_stats_line, cpu_lines, unit_lines);
+	rep->cpus = (unsigned)cpus;
+	if (!rc && rep->memory)
+		rc = check_memory(sr, top, mem, utilization);
 	if (!rc && (expect(sr, "report", YAML_DOCUMENT_END_EVENT, "more after the report") ||
 		    expect(sr, "report", YAML_STREAM_END_EVENT, "a second document")))
 		rc = -1;

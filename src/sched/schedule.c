@@ -10,6 +10,8 @@
  * units ready, ending slices, dispatching) happens at the ends of blocks. */
 #include "sched/schedule.h"
 
+#include "analysis/policy.h"
+
 #include <glib.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,6 +28,16 @@ int lp_sched_policy_parse(const char *name)
 	for (int p = 0; p < LP_SCHED_POLICY_COUNT; p++)
 		if (!strcmp(name, lp_sched_policy_names[p]))
 			return p;
+	return -1;
+}
+
+const char *const lp_sched_replacement_names[LP_SCHED_REPLACEMENT_COUNT] = {"lru", "fifo", "clock"};
+
+int lp_sched_replacement_parse(const char *name)
+{
+	for (int r = 0; r < LP_SCHED_REPLACEMENT_COUNT; r++)
+		if (!strcmp(name, lp_sched_replacement_names[r]))
+			return r;
 	return -1;
 }
 
@@ -94,6 +106,8 @@ typedef struct creation_key {
 	char tag;
 } creation_key;
 
+typedef struct memory memory;
+
 typedef struct engine {
 	const lp_sched_input *in;
 	const lp_sched_options *opt;
@@ -112,6 +126,7 @@ typedef struct engine {
 	lp_sched_out *out;      /* own_out, or the sink's buffer */
 	size_t nout, out_cap;
 	lp_sched_out *own_out;
+	memory *mem; /* 9.4, or NULL */
 } engine;
 
 static guint creation_hash(gconstpointer p)
@@ -385,6 +400,563 @@ static int run_dynamic(engine *e)
 	}
 }
 
+/* ---- with a memory (9.4) ----
+ *
+ * Tick by tick: a reference's page decides, at its tick, whether it is
+ * emitted, and the events of a tick (faults, frames taken, releases)
+ * change what the next processor finds. Pages are dense numbers handed
+ * out in the order the engine first reads them (a hash of canonical
+ * numbers, looked up a batch at a time as the batch is read), so that the
+ * pages' states and the replacement policy (analysis/policy.h, the
+ * policies of laplace sim) are arrays indexed by page.
+ *
+ * A unit's batch is its own here, not its processor's: a unit that blocks
+ * keeps the references it had read, and emits them once dispatched again.
+ * Batches come from a pool and go back to it when used up, so only the
+ * running and the blocked units hold one. */
+
+#define MEM_BATCH 256 /* references read ahead per unit */
+
+enum { PAGE_ABSENT, PAGE_PENDING, PAGE_TRANSIT, PAGE_RESIDENT };
+
+typedef struct mem_batch {
+	lp_sched_ref *buffer; /* where read puts them (a source without view) */
+	lp_pageno *pages;     /* the references' pages */
+} mem_batch;
+
+typedef struct mem_unit {
+	const lp_sched_ref *refs; /* its batch: buffer's, or the source's */
+	mem_batch batch;          /* pages NULL: none held */
+	size_t pos, len;
+	lp_pageno hold;           /* the page it blocked on until it emits it, or LP_NO_PAGE */
+	bool own_fault;           /* it blocked by faulting on hold, not by waiting */
+	uint64_t since;           /* the tick it blocked in */
+	size_t next_blocked;      /* the next unit blocked on the same page, or NONE */
+} mem_unit;
+
+typedef struct page_slot {
+	uint64_t canonical;
+	lp_pageno page; /* LP_NO_PAGE: empty */
+} page_slot;
+
+/* A FIFO of pages, in a ring that grows. */
+typedef struct page_fifo {
+	lp_pageno *pages;
+	uint64_t *ticks; /* with timed: arrival ticks */
+	size_t head, len, cap;
+	bool timed;      /* transit, not the frame queue */
+} page_fifo;
+
+struct memory {
+	const lp_policy_ops *ops;
+	void *policy;
+	uint64_t frames, fault_ticks;
+	mem_unit *units;
+	GArray *free_batches; /* mem_batch */
+	page_slot *slots;     /* canonical -> page, open addressing */
+	size_t slot_mask, npages;
+	/* canonical -> page for the canonical numbers below direct_cap, which
+	 * a merge hands out densely from 0 (laplace-formats(5) 3.5): an
+	 * array load instead of a probe. It covers no more than
+	 * DIRECT_SLACK times the pages (and DIRECT_MIN), so that memory
+	 * follows the pages whatever the numbers. */
+	lp_pageno *direct;
+	size_t direct_cap;
+	/* Per page, room for cap pages. */
+	uint8_t *state, *held;
+	uint32_t *holders;        /* units holding a resident page */
+	size_t *blocked_first, *blocked_last; /* units blocked on a pending or transit page */
+	size_t cap;
+	uint64_t used, resident, held_resident; /* frames in use; resident pages, held ones */
+	page_fifo frame_queue, transit;
+	GArray *unblocked; /* units unblocked this tick, in order */
+};
+
+static void fifo_push(page_fifo *f, lp_pageno page, uint64_t tick)
+{
+	if (f->len == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		lp_pageno *pages = g_new(lp_pageno, cap);
+		uint64_t *ticks = f->timed ? g_new(uint64_t, cap) : NULL;
+		for (size_t i = 0; i < f->len; i++) {
+			pages[i] = f->pages[(f->head + i) % f->cap];
+			if (ticks)
+				ticks[i] = f->ticks[(f->head + i) % f->cap];
+		}
+		g_free(f->pages);
+		g_free(f->ticks);
+		f->pages = pages;
+		f->ticks = ticks;
+		f->cap = cap;
+		f->head = 0;
+	}
+	size_t at = (f->head + f->len++) % f->cap;
+	f->pages[at] = page;
+	if (f->timed)
+		f->ticks[at] = tick;
+}
+
+static lp_pageno fifo_pop(page_fifo *f)
+{
+	lp_pageno page = f->pages[f->head];
+	f->head = (f->head + 1) % f->cap;
+	f->len--;
+	return page;
+}
+
+/* Room for page numbers below n in the per-page arrays. */
+static void pages_reserve(memory *m, size_t n)
+{
+	if (n <= m->cap)
+		return;
+	size_t cap = MAX(m->cap * 2, n);
+	m->state = g_renew(uint8_t, m->state, cap);
+	m->held = g_renew(uint8_t, m->held, cap);
+	m->holders = g_renew(uint32_t, m->holders, cap);
+	m->blocked_first = g_renew(size_t, m->blocked_first, cap);
+	m->blocked_last = g_renew(size_t, m->blocked_last, cap);
+	memset(m->state + m->cap, PAGE_ABSENT, cap - m->cap);
+	memset(m->held + m->cap, 0, cap - m->cap);
+	memset(m->holders + m->cap, 0, (cap - m->cap) * sizeof *m->holders);
+	m->cap = cap;
+}
+
+static page_slot *page_probe(page_slot *slots, size_t mask, uint64_t canonical)
+{
+	for (size_t i = (size_t)mix64(canonical) & mask;; i = (i + 1) & mask)
+		if (slots[i].page == LP_NO_PAGE || slots[i].canonical == canonical)
+			return &slots[i];
+}
+
+#define DIRECT_MIN 65536
+#define DIRECT_SLACK 4
+
+/* Grow the direct table to cover canonical, if that stays within its
+ * bound; the pages it then covers come from the hash. */
+static void direct_cover(memory *m, uint64_t canonical)
+{
+	size_t bound = MAX((size_t)DIRECT_MIN, DIRECT_SLACK * m->npages);
+	if (canonical < m->direct_cap || canonical >= bound)
+		return;
+	size_t cap = MIN(bound, MAX(m->direct_cap * 2, (size_t)canonical + 1));
+	m->direct = g_renew(lp_pageno, m->direct, cap);
+	memset(m->direct + m->direct_cap, 0xff, (cap - m->direct_cap) * sizeof *m->direct);
+	for (size_t i = 0; i <= m->slot_mask; i++)
+		if (m->slots[i].page != LP_NO_PAGE && m->slots[i].canonical >= m->direct_cap &&
+		    m->slots[i].canonical < cap)
+			m->direct[m->slots[i].canonical] = m->slots[i].page;
+	m->direct_cap = cap;
+}
+
+/* The page of canonical, a new one the first time: the hash's. */
+static lp_pageno page_lookup(memory *m, uint64_t canonical)
+{
+	page_slot *s = page_probe(m->slots, m->slot_mask, canonical);
+	if (s->page != LP_NO_PAGE)
+		return s->page;
+	if ((m->npages + 1) * 4 > (m->slot_mask + 1) * 3) {
+		size_t n = (m->slot_mask + 1) * 2;
+		page_slot *slots = g_new(page_slot, n);
+		for (size_t i = 0; i < n; i++)
+			slots[i].page = LP_NO_PAGE;
+		for (size_t i = 0; i <= m->slot_mask; i++)
+			if (m->slots[i].page != LP_NO_PAGE)
+				*page_probe(slots, n - 1, m->slots[i].canonical) = m->slots[i];
+		g_free(m->slots);
+		m->slots = slots;
+		m->slot_mask = n - 1;
+		s = page_probe(slots, m->slot_mask, canonical);
+	}
+	s->canonical = canonical;
+	s->page = (lp_pageno)m->npages++;
+	pages_reserve(m, m->npages);
+	lp_pageno page = s->page;
+	direct_cover(m, canonical);
+	if (canonical < m->direct_cap)
+		m->direct[canonical] = page;
+	return page;
+}
+
+static inline lp_pageno page_of(memory *m, uint64_t canonical)
+{
+	if (canonical < m->direct_cap && m->direct[canonical] != LP_NO_PAGE)
+		return m->direct[canonical];
+	return page_lookup(m, canonical);
+}
+
+static void batch_release(memory *m, mem_unit *mu)
+{
+	if (!mu->batch.pages)
+		return;
+	g_array_append_val(m->free_batches, mu->batch);
+	mu->batch.pages = NULL;
+	mu->batch.buffer = NULL;
+}
+
+/* Unit u, just dispatched or having emitted its batch's last reference:
+ * consume the event records that follow at once and read its next batch,
+ * no longer than its slice (processor c's), with their pages. *done when
+ * nothing is left (its batch let go). Returns 0 or -1. */
+static int mem_refill(engine *e, cpu_state *c, size_t u, bool *done)
+{
+	memory *m = e->mem;
+	mem_unit *mu = &m->units[u];
+	const lp_sched_source *src = &e->in->source;
+	*done = false;
+	mu->pos = mu->len = 0;
+	if (!mu->batch.pages) {
+		if (m->free_batches->len) {
+			mu->batch = g_array_index(m->free_batches, mem_batch, m->free_batches->len - 1);
+			g_array_set_size(m->free_batches, m->free_batches->len - 1);
+		} else {
+			mu->batch.pages = g_new(lp_pageno, MEM_BATCH);
+			mu->batch.buffer = src->view ? NULL : g_new(lp_sched_ref, MEM_BATCH);
+		}
+	}
+	for (;;) {
+		size_t cap = (size_t)MIN(c->slice_left, (uint64_t)MEM_BATCH);
+		lp_sched_event ev;
+		ssize_t n = src->view ? src->view(src->ctx, u, &mu->refs, cap, &ev, e->err)
+				      : src->read(src->ctx, u, mu->batch.buffer, cap, UINT64_MAX, &ev, e->err);
+		if (!src->view)
+			mu->refs = mu->batch.buffer;
+		if (n < 0)
+			return -1;
+		if (n > 0) {
+			mu->len = (size_t)n;
+			for (size_t i = 0; i < mu->len; i++)
+				mu->batch.pages[i] = page_of(m, mu->refs[i].canonical);
+			return 0;
+		}
+		if (ev.tag == LP_SCHED_END)
+			*done = true;
+		if (ev.tag == LP_SCHED_END || ev.tag == LP_SCHED_MORE) {
+			batch_release(m, mu);
+			return 0;
+		}
+		consume_event(e, u, &ev);
+	}
+}
+
+/* An idle processor takes units from the queue until one has a reference
+ * to emit (or the queue is empty); a unit that blocked still has its. */
+static int mem_dispatch(engine *e, unsigned index)
+{
+	cpu_state *c = &e->cpu[index];
+	while (e->qlen) {
+		size_t at = 0;
+		if (e->opt->policy == LP_SCHED_RANDOM)
+			at = (size_t)(lp_splitmix64_next(&e->rng) % e->qlen);
+		size_t u = queue_take(e, at);
+		c->unit = u;
+		c->slice_left = e->opt->quantum;
+		c->slice_counted = false;
+		if (e->mem->units[u].pos < e->mem->units[u].len)
+			return 0;
+		bool done;
+		if (mem_refill(e, c, u, &done))
+			return -1;
+		if (!done)
+			return 0;
+		c->unit = NONE; /* only events were left: it leaves */
+	}
+	return 0;
+}
+
+static bool frame_at_hand(const memory *m)
+{
+	return m->used < m->frames || m->resident > m->held_resident;
+}
+
+/* Page p takes a frame in tick t (9.4.3, step 3). */
+static void take_frame(engine *e, lp_pageno p, uint64_t t)
+{
+	memory *m = e->mem;
+	if (m->used < m->frames) {
+		m->used++;
+	} else {
+		lp_pageno victim = m->ops->victim(m->policy, m->held);
+		m->state[victim] = PAGE_ABSENT;
+		m->resident--;
+		e->rep->mem.evictions++;
+	}
+	m->state[p] = PAGE_TRANSIT;
+	fifo_push(&m->transit, p, t + m->fault_ticks - 1);
+}
+
+/* Unit u, on processor c, blocks on page p in tick t: a wait, or a fault
+ * that takes a frame or joins the frame queue. */
+static void block(engine *e, unsigned c, size_t u, lp_pageno p, uint64_t t)
+{
+	memory *m = e->mem;
+	mem_unit *mu = &m->units[u];
+	bool fault = m->state[p] == PAGE_ABSENT;
+	mu->hold = p;
+	mu->own_fault = fault;
+	mu->since = t;
+	mu->next_blocked = NONE;
+	if (fault) {
+		e->rep->mem.faults++;
+		e->rep->cpu[c].faults++;
+		e->rep->unit[u].faults++;
+		m->state[p] = PAGE_PENDING;
+		m->blocked_first[p] = u;
+		m->blocked_last[p] = u;
+		if (!m->frame_queue.len && frame_at_hand(m)) {
+			take_frame(e, p, t);
+		} else {
+			fifo_push(&m->frame_queue, p, 0);
+			e->rep->mem.frame_waits++;
+		}
+		return;
+	}
+	e->rep->mem.waits++;
+	e->rep->cpu[c].waits++;
+	e->rep->unit[u].waits++;
+	m->units[m->blocked_last[p]].next_blocked = u;
+	m->blocked_last[p] = u;
+}
+
+/* Processor c's unit u has emitted a reference: at the end of its batch,
+ * the events that follow and the next batch; a done unit leaves, one whose
+ * slice is used up will go to the back of the queue. */
+static int mem_emitted(engine *e, cpu_state *c, size_t u)
+{
+	if (e->mem->units[u].pos < e->mem->units[u].len)
+		return 0;
+	bool done;
+	if (mem_refill(e, c, u, &done))
+		return -1;
+	if (!done && !c->slice_left)
+		g_array_append_val(e->slice_ended, u);
+	if (done || !c->slice_left)
+		c->unit = NONE;
+	return 0;
+}
+
+/* Processor c's unit emits its next reference, to a resident page, in
+ * tick t: the replacement state, the release of a held page, the figures,
+ * then what follows the reference (9.4.3, step 2). */
+static int mem_emit(engine *e, unsigned index, lp_pageno p, uint64_t t)
+{
+	memory *m = e->mem;
+	cpu_state *c = &e->cpu[index];
+	size_t u = c->unit;
+	mem_unit *mu = &m->units[u];
+	if (mu->hold != p || !mu->own_fault)
+		m->ops->hit(m->policy, p);
+	if (mu->hold == p) {
+		mu->hold = LP_NO_PAGE;
+		if (!--m->holders[p]) {
+			m->held[p] = 0;
+			m->held_resident--;
+			while (m->frame_queue.len && frame_at_hand(m))
+				take_frame(e, fifo_pop(&m->frame_queue), t);
+		}
+	}
+	lp_sched_report *rep = e->rep;
+	lp_sched_unit_stats *us = &rep->unit[u];
+	if (!c->slice_counted) {
+		c->slice_counted = true;
+		rep->cpu[index].slices++;
+		us->slices++;
+		c->picture = NONE;
+		if (rep->nslices[index] < LP_SCHED_PICTURE_SLICES) {
+			c->picture = rep->nslices[index]++;
+			rep->slices[index][c->picture] = (lp_sched_slice){u, t, t};
+		}
+	}
+	if (c->picture != NONE)
+		rep->slices[index][c->picture].last_tick = t;
+	if (!us->references)
+		us->first_tick = t;
+	us->references++;
+	us->last_tick = t;
+	rep->cpu[index].references++;
+	rep->ticks = t + 1;
+	if (e->sink->ran)
+		e->sink->ran(e->sink->ctx, index, u, t, 1);
+	if (e->sink->refs && put_out(e, &mu->refs[mu->pos], index))
+		return -1;
+	mu->pos++;
+	c->slice_left--;
+	return mem_emitted(e, c, u);
+}
+
+/* One processor: after its reference of tick t, while nothing happens at
+ * the ends of the ticks, the references its unit emits in the next ticks,
+ * as many as are resident in a row (and no further than the next arrival
+ * or the end of the batch or slice): the same events as tick by tick, at
+ * less cost. A hit repeated with nothing between changes nothing (lru's
+ * page is already the most recent, clock's bit already set), so the run
+ * leaves out its own repeats. Returns the last tick emitted in (t: none). */
+static int mem_run(engine *e, uint64_t t, uint64_t *last)
+{
+	memory *m = e->mem;
+	cpu_state *c = &e->cpu[0];
+	size_t u = c->unit;
+	mem_unit *mu = &m->units[u];
+	*last = t;
+	uint64_t room = MIN((uint64_t)(mu->len - mu->pos), c->slice_left);
+	if (m->transit.len)
+		room = MIN(room, m->transit.ticks[m->transit.head] - t);
+	const lp_pageno *pages = mu->batch.pages + mu->pos;
+	const uint8_t *state = m->state;
+	/* Not the reference before the run: it may have completed a fault,
+	 * which is no hit. */
+	lp_pageno prev = LP_NO_PAGE;
+	size_t k = 0;
+	for (; k < room && state[pages[k]] == PAGE_RESIDENT; prev = pages[k++])
+		if (pages[k] != prev)
+			m->ops->hit(m->policy, pages[k]);
+	if (!k)
+		return 0;
+	lp_sched_report *rep = e->rep;
+	lp_sched_unit_stats *us = &rep->unit[u];
+	us->references += k;
+	us->last_tick = t + k;
+	rep->cpu[0].references += k;
+	rep->ticks = t + k + 1;
+	if (c->picture != NONE)
+		rep->slices[0][c->picture].last_tick = t + k;
+	if (e->sink->ran)
+		e->sink->ran(e->sink->ctx, 0, u, t + 1, k);
+	if (e->sink->refs && put_run(e, mu->refs + mu->pos, k))
+		return -1;
+	mu->pos += k;
+	c->slice_left -= k;
+	*last = t + k;
+	return mem_emitted(e, c, u);
+}
+
+/* The end of tick t (9.4.3, phase 2): arrivals, then the ready queue. */
+static void mem_end_tick(engine *e, uint64_t t)
+{
+	memory *m = e->mem;
+	while (m->transit.len && m->transit.ticks[m->transit.head] == t) {
+		lp_pageno p = fifo_pop(&m->transit);
+		m->state[p] = PAGE_RESIDENT;
+		m->resident++;
+		m->ops->arrive(m->policy, p);
+		uint32_t holders = 0;
+		for (size_t u = m->blocked_first[p]; u != NONE; u = m->units[u].next_blocked) {
+			e->rep->unit[u].blocked_ticks += t - m->units[u].since + 1;
+			g_array_append_val(m->unblocked, u);
+			holders++;
+		}
+		m->holders[p] = holders;
+		m->held[p] = 1;
+		m->held_resident++;
+	}
+	if (!e->ready_now->len && !m->unblocked->len && !e->slice_ended->len)
+		return;
+	for (guint i = 0; i < e->ready_now->len; i++)
+		queue_push(e, g_array_index(e->ready_now, size_t, i));
+	for (guint i = 0; i < m->unblocked->len; i++)
+		queue_push(e, g_array_index(m->unblocked, size_t, i));
+	for (guint i = 0; i < e->slice_ended->len; i++)
+		queue_push(e, g_array_index(e->slice_ended, size_t, i));
+	g_array_set_size(e->ready_now, 0);
+	g_array_set_size(m->unblocked, 0);
+	g_array_set_size(e->slice_ended, 0);
+}
+
+static int run_memory(engine *e)
+{
+	memory *m = e->mem;
+	unsigned ncpus = e->opt->cpus;
+	for (uint64_t tick = 0;; tick++) {
+		for (unsigned i = 0; i < ncpus; i++) {
+			cpu_state *c = &e->cpu[i];
+			for (;;) {
+				if (c->unit == NONE && mem_dispatch(e, i))
+					return -1;
+				if (c->unit == NONE)
+					break;
+				mem_unit *mu = &m->units[c->unit];
+				lp_pageno p = mu->batch.pages[mu->pos];
+				if (m->state[p] == PAGE_RESIDENT) {
+					if (mem_emit(e, i, p, tick))
+						return -1;
+					/* One processor, and nothing at the end of
+					 * this tick: run on. */
+					if (ncpus == 1 && c->unit != NONE && !e->ready_now->len &&
+					    (!m->transit.len || m->transit.ticks[m->transit.head] > tick) &&
+					    mem_run(e, tick, &tick))
+						return -1;
+					break;
+				}
+				block(e, i, c->unit, p, tick);
+				c->unit = NONE;
+			}
+		}
+		mem_end_tick(e, tick);
+		if (e->qlen)
+			continue;
+		bool running = false;
+		for (unsigned i = 0; i < ncpus && !running; i++)
+			running = e->cpu[i].unit != NONE;
+		if (running)
+			continue;
+		/* Nothing to run until the next arrival: the ticks before it
+		 * are idle for every processor. */
+		if (!m->transit.len)
+			return 0;
+		tick = m->transit.ticks[m->transit.head] - 1;
+	}
+}
+
+static void memory_init(engine *e)
+{
+	memory *m = g_new0(memory, 1);
+	const lp_policy_info *info = lp_policy_find(lp_sched_replacement_names[e->opt->replacement]);
+	lp_policy_params params = {.frames = e->opt->memory, .pages = 1024, .clock_load_bit = 0};
+	m->ops = info->ops;
+	m->policy = m->ops->create(&params);
+	m->frames = e->opt->memory;
+	m->fault_ticks = e->opt->fault_ticks;
+	m->units = g_new0(mem_unit, e->in->nunits ? e->in->nunits : 1);
+	for (size_t u = 0; u < e->in->nunits; u++)
+		m->units[u].hold = LP_NO_PAGE;
+	m->free_batches = g_array_new(FALSE, FALSE, sizeof(mem_batch));
+	m->slot_mask = 1023;
+	m->slots = g_new(page_slot, m->slot_mask + 1);
+	for (size_t i = 0; i <= m->slot_mask; i++)
+		m->slots[i].page = LP_NO_PAGE;
+	pages_reserve(m, 1024);
+	m->transit.timed = true;
+	m->unblocked = g_array_new(FALSE, FALSE, sizeof(size_t));
+	e->mem = m;
+}
+
+static void memory_free(memory *m, size_t nunits)
+{
+	if (!m)
+		return;
+	m->ops->destroy(m->policy);
+	for (size_t u = 0; u < nunits; u++)
+		batch_release(m, &m->units[u]);
+	for (guint i = 0; i < m->free_batches->len; i++) {
+		mem_batch *b = &g_array_index(m->free_batches, mem_batch, i);
+		g_free(b->pages);
+		g_free(b->buffer);
+	}
+	g_array_free(m->free_batches, TRUE);
+	g_free(m->units);
+	g_free(m->slots);
+	g_free(m->direct);
+	g_free(m->state);
+	g_free(m->held);
+	g_free(m->holders);
+	g_free(m->blocked_first);
+	g_free(m->blocked_last);
+	g_free(m->frame_queue.pages);
+	g_free(m->transit.pages);
+	g_free(m->transit.ticks);
+	g_array_free(m->unblocked, TRUE);
+	g_free(m);
+}
+
 /* ---- as-traced: the files merged by timestamp ---- */
 
 typedef struct file_head {
@@ -595,6 +1167,9 @@ static void report_init(lp_sched_report *rep, const lp_sched_input *in, const lp
 	rep->policy = opt->policy;
 	rep->quantum = traced ? 0 : opt->quantum;
 	rep->cpus = traced ? 1 : opt->cpus;
+	rep->memory = traced ? 0 : opt->memory;
+	rep->replacement = opt->replacement;
+	rep->fault_ticks = opt->fault_ticks;
 	rep->cpu = g_new0(lp_sched_cpu_stats, rep->cpus);
 	rep->slices = g_malloc0(sizeof *rep->slices * rep->cpus);
 	rep->nslices = g_new0(size_t, rep->cpus);
@@ -603,6 +1178,20 @@ static void report_init(lp_sched_report *rep, const lp_sched_input *in, const lp
 	rep->units = g_memdup2(in->units, in->nunits * sizeof *in->units);
 	rep->unit_order = g_new(size_t, in->nunits);
 	lp_sched_unit_order(in, rep->unit_order);
+}
+
+uint64_t lp_sched_report_busy(const lp_sched_report *rep)
+{
+	uint64_t busy = 0;
+	for (unsigned i = 0; i < rep->cpus; i++)
+		busy += rep->cpu[i].references;
+	return busy;
+}
+
+void lp_sched_report_utilization(const lp_sched_report *rep, char buf[32])
+{
+	uint64_t slots = rep->ticks * rep->cpus;
+	g_snprintf(buf, 32, "%.6f", slots ? (double)lp_sched_report_busy(rep) / (double)slots : 0.0);
 }
 
 void lp_sched_report_free(lp_sched_report *rep)
@@ -645,9 +1234,11 @@ int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const
 		e.cpu = g_new0(cpu_state, opt->cpus);
 		for (unsigned i = 0; i < opt->cpus; i++) {
 			e.cpu[i].unit = NONE;
-			if (!in->source.view)
+			if (!in->source.view && !opt->memory)
 				e.cpu[i].buffer = g_new(lp_sched_ref, CPU_BATCH);
 		}
+		if (opt->memory)
+			memory_init(&e);
 		/* The tick-0 queue: units not created by a record, in report order. */
 		for (size_t i = 0; i < in->nunits; i++) {
 			size_t u = rep->unit_order[i];
@@ -660,12 +1251,13 @@ int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const
 			*key = (creation_key){unit->first_ts, unit->creator_parent, unit->tid, unit->creator};
 			g_hash_table_insert(e.waiting, key, GSIZE_TO_POINTER(u + 1));
 		}
-		rc = run_dynamic(&e);
+		rc = e.mem ? run_memory(&e) : run_dynamic(&e);
 		if (!rc && g_hash_table_size(e.waiting))
 			rc = missing_creator(&e);
 		for (unsigned i = 0; i < opt->cpus; i++)
 			g_free(e.cpu[i].buffer);
 		g_free(e.cpu);
+		memory_free(e.mem, in->nunits);
 	}
 	if (!rc && e.nout) /* the last: no buffer is wanted after it */
 		rc = sink->refs(sink->ctx, e.out, e.nout, err);

@@ -19,7 +19,17 @@ extern const char *const lp_sched_policy_names[LP_SCHED_POLICY_COUNT];
 /* The policy named name; -1 if there is none. */
 int lp_sched_policy_parse(const char *name);
 
+/* The replacement policies of a memory (9.4.4): those of laplace sim
+ * (analysis/policy.h) of the same names. */
+enum lp_sched_replacement { LP_SCHED_LRU, LP_SCHED_FIFO, LP_SCHED_CLOCK, LP_SCHED_REPLACEMENT_COUNT };
+extern const char *const lp_sched_replacement_names[LP_SCHED_REPLACEMENT_COUNT];
+/* The replacement named name; -1 if there is none. */
+int lp_sched_replacement_parse(const char *name);
+
 #define LP_SCHED_DEFAULT_QUANTUM 10000
+#define LP_SCHED_DEFAULT_FAULT_TICKS 1000
+/* The most frames and fault ticks (9.4.1). */
+#define LP_SCHED_MAX_MEMORY UINT64_C(4294967295)
 /* The most processors a schedule has (--cpus). */
 #define LP_SCHED_MAX_CPUS 1024
 
@@ -33,6 +43,8 @@ typedef struct lp_sched_out {
 
 typedef struct lp_sched_sink {
 	void *ctx;
+	/* NULL: the references are not wanted (a sweep's runs; with a
+	 * memory only). */
 	int (*refs)(void *ctx, const lp_sched_out *refs, size_t n, lp_error *err);
 	/* May be NULL. Where the engine is to put the references of its next
 	 * refs() call, at most *cap (at least 1) of them: memory of the
@@ -49,17 +61,29 @@ typedef struct lp_sched_options {
 	unsigned cpus;     /* >= 1; rr and random */
 	uint64_t seed;     /* random */
 	bool renumber;     /* new canonical numbers in emission order */
+	/* rr and random: 0, or a memory of this many frames (9.4), with
+	 * its replacement and the ticks a page takes to come in (>= 1). */
+	uint64_t memory;
+	enum lp_sched_replacement replacement;
+	uint64_t fault_ticks;
 } lp_sched_options;
 
 /* The report (9.3). */
 typedef struct lp_sched_cpu_stats {
 	uint64_t references, idle_ticks, slices;
+	uint64_t faults, waits; /* with a memory (9.4.5) */
 } lp_sched_cpu_stats;
 
 typedef struct lp_sched_unit_stats {
 	uint64_t references, slices;
 	uint64_t first_tick, last_tick; /* meaningful when references > 0 */
+	uint64_t faults, waits, blocked_ticks; /* with a memory (9.4.5) */
 } lp_sched_unit_stats;
+
+/* A memory's figures (9.4.5). */
+typedef struct lp_sched_memory_stats {
+	uint64_t faults, waits, frame_waits, evictions;
+} lp_sched_memory_stats;
 
 /* The first slices of each processor, for a picture of the schedule. */
 #define LP_SCHED_PICTURE_SLICES 64
@@ -73,6 +97,10 @@ typedef struct lp_sched_report {
 	uint64_t quantum;  /* 0 for as-traced */
 	unsigned cpus;     /* 1 for as-traced */
 	uint64_t ticks;
+	uint64_t memory;           /* 0: none; then the three below mean nothing */
+	enum lp_sched_replacement replacement;
+	uint64_t fault_ticks;
+	lp_sched_memory_stats mem;
 	lp_sched_cpu_stats *cpu;   /* cpus entries */
 	lp_sched_unit_stats *unit; /* parallel to the input's units */
 	lp_sched_unit *units;      /* a copy of the input's units: the report
@@ -103,5 +131,10 @@ void lp_sched_unit_order(const lp_sched_input *in, size_t *order);
 int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const lp_sched_sink *sink,
 		    lp_sched_report *report, lp_error *err);
 void lp_sched_report_free(lp_sched_report *report);
+
+/* A report's references emitted (busy ticks), and its utilization as
+ * 9.4.5 prints it (printf %.6f, "0.000000" with no ticks) into buf. */
+uint64_t lp_sched_report_busy(const lp_sched_report *report);
+void lp_sched_report_utilization(const lp_sched_report *report, char buf[32]);
 
 #endif

@@ -377,5 +377,65 @@ class Merge(Scratch):
         self.assertEqual(caught.exception.status, 2)
 
 
+class Sweep(Scratch):
+    """laplace.sweep: the table of `laplace schedule --memory M1,M2,...`."""
+
+    def two_tasks(self):
+        # The case two-tasks of laplace-formats(5), 9.4.6 (page 0 shared).
+        os.makedirs(os.path.join(self.dir.name, "pp", "1"))
+        os.makedirs(os.path.join(self.dir.name, "pp", "2"))
+        self.file("pp/index.yaml", 'layout: task\nprocesses:\n- pid: "1"\n  tasks:\n'
+                  '  - tid: "1"\n    path: 1/1\n- pid: "2"\n  tasks:\n  - tid: "2"\n'
+                  '    path: 2/2\n')
+        self.file("pp/kernel", "")
+        self.file("pp/1/1", "r 1 4 10 0\nr 2 4 10 0\nr 3 4 11 1\nr 4 4 10 0\n")
+        self.file("pp/2/2", "r 5 4 20 2\nr 6 4 21 3\nr 7 4 10 0\n")
+        return os.path.join(self.dir.name, "pp")
+
+    def test_the_specs_table(self):
+        pp = self.two_tasks()
+        os.environ["LAPLACE_PROGRAM"] = PROGRAM
+        t = laplace.sweep(pp, [1, 2, 4], quantum=2, fault_ticks=3)
+        self.assertEqual(t.dtype, laplace.SWEEP_ROW)
+        self.assertEqual(t["memory"].tolist(), [1, 2, 4])
+        self.assertEqual(t["ticks"].tolist(), [20, 15, 13])
+        self.assertEqual(t["faults"].tolist(), [6, 5, 4])
+        self.assertEqual(t["waits"].tolist(), [1, 1, 0])
+        self.assertEqual(t["evictions"].tolist(), [5, 3, 0])
+        self.assertEqual(t["idle_ticks"].tolist(), [13, 8, 6])
+        self.assertEqual(t["utilization"].tolist(), [0.35, 0.466667, 0.538462])
+        # The program's own table, field for field.
+        text = subprocess.run([PROGRAM, "schedule", "--policy", "rr", "--quantum", "2",
+                               "--fault-ticks", "3", "--memory", "1,2,4", pp],
+                              stdout=subprocess.PIPE, check=True).stdout.decode()
+        self.assertEqual(text.splitlines()[1:],
+                         [",".join(str(v) for v in row.tolist()[:-1]) + ",%.6f" % row[-1]
+                          for row in t])
+
+    def test_one_size_and_options(self):
+        pp = self.two_tasks()
+        os.environ["LAPLACE_PROGRAM"] = PROGRAM
+        one = laplace.sweep(pp, [2], quantum=2, fault_ticks=3)
+        both = laplace.sweep(pp, [2, 2], quantum=2, fault_ticks=3)
+        self.assertEqual(one.tolist(), both[:1].tolist())
+        t = laplace.sweep(pp, [1, 2], policy="random", seed=5, cpus=2, replacement="clock",
+                          fault_ticks=1, threads=1)
+        self.assertEqual(t["references"].tolist(), [7, 7])
+
+    def test_errors(self):
+        pp = self.two_tasks()
+        os.environ["LAPLACE_PROGRAM"] = PROGRAM
+        with self.assertRaises(laplace.Error) as e:
+            laplace.sweep(pp, [0, 2])
+        self.assertEqual(e.exception.status, 1)
+        self.assertIn("--memory must be", str(e.exception))
+        with self.assertRaises(laplace.Error) as e:
+            laplace.sweep(self.dir.name, [1, 2])
+        self.assertEqual(e.exception.status, 2)
+        self.assertIn("not a per-process directory", str(e.exception))
+        with self.assertRaises(ValueError):
+            laplace.sweep(pp, [])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1 if sys.stdout.isatty() else 2)

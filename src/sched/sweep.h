@@ -1,0 +1,38 @@
+/* A sweep of memory sizes (laplace-formats(5), 9.4.6): one schedule of a
+ * per-process directory per size, each from scratch, run side by side on
+ * the processors, and their figures as one CSV table. */
+#ifndef LAPLACE_SCHED_SWEEP_H
+#define LAPLACE_SCHED_SWEEP_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "sched/schedule.h"
+
+typedef struct lp_sweep_request {
+	const char *dir;        /* the per-process directory */
+	const char *output;     /* the table; NULL: standard output */
+	lp_sched_options opt;   /* rr or random, with fault_ticks and replacement; memory unused */
+	const uint64_t *memory; /* the sizes, in the order of the rows */
+	size_t nmemory;
+	bool user_only;
+	unsigned threads;       /* schedules run at once, at least 1 */
+} lp_sweep_request;
+
+/* The header line of the table, with its newline. */
+extern const char lp_sweep_header[];
+
+/* One row of the table for report (a run with a memory), with its newline. */
+void lp_sweep_row(GString *table, const lp_sched_report *report);
+
+/* Run every size of rq and write the table. Returns 0, or an lp_status
+ * with err set and nothing written: the first size's failure in the
+ * table's order (LP_EINPUT for a directory that is not a per-process
+ * one, LP_EUSAGE for an output that is one of its files or too few file
+ * descriptors), or the output's. */
+int lp_schedule_sweep(const lp_sweep_request *rq, lp_error *err);
+
+#endif
