@@ -10,12 +10,12 @@
 const lp_policy_info lp_policies[] = {
 	{"lru", LP_SPACE_FIXED, "evict the page referenced least recently", NULL, true},
 	{"opt", LP_SPACE_FIXED, "evict the page whose next reference is furthest away (Belady's MIN)",
-	 NULL, true},
+	 &lp_policy_opt, true},
 	{"fifo", LP_SPACE_FIXED, "evict the page that entered memory first", NULL, false},
 	{"clock", LP_SPACE_FIXED, "second chance: a reference bit, a hand that clears it", NULL, false},
-	{"segq", LP_SPACE_FIXED, "a FIFO front of K - S frames before an LRU back of S", NULL, false},
-	{"arc", LP_SPACE_FIXED, "Megiddo and Modha's adaptive replacement cache", NULL, false},
-	{"eelru", LP_SPACE_FIXED, "early-eviction LRU, one pair of eviction points", NULL, false},
+	{"segq", LP_SPACE_FIXED, "a FIFO front of K - S frames before an LRU back of S", &lp_policy_segq, false},
+	{"arc", LP_SPACE_FIXED, "Megiddo and Modha's adaptive replacement cache", &lp_policy_arc, false},
+	{"eelru", LP_SPACE_FIXED, "early-eviction LRU, one pair of eviction points", &lp_policy_eelru, false},
 	{"ws", LP_SPACE_VARIABLE, "Denning's working set: the pages of the last tau references",
 	 NULL, true},
 	{"vmin", LP_SPACE_VARIABLE, "Prieve and Fabry's VMIN: a page stays while its next use is "

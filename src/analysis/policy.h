@@ -86,6 +86,20 @@ typedef struct lp_policy_info {
 extern const lp_policy_info lp_policies[];
 extern const size_t lp_npolicies;
 
+/* opt's eviction key of a page last referenced at t, whose next use is
+ * next (LP_NEVER: none): the largest key is evicted (policies.md §2). A
+ * next use is its time; a page never used again ranks above every one,
+ * the least recently referenced of them highest. The one-pass curve
+ * (sim.c) and the simulation at one size (policy-opt.c) share it, so
+ * they break ties alike. */
+static inline uint64_t lp_opt_key(uint64_t next, uint64_t t)
+{
+	return next != LP_NEVER ? next : (UINT64_C(1) << 63) + ((UINT64_C(1) << 62) - t);
+}
+
+/* The operations of each policy file (policy-NAME.c). */
+extern const lp_policy_ops lp_policy_opt, lp_policy_segq, lp_policy_arc, lp_policy_eelru;
+
 /* The row named name (the whole string), or NULL. */
 const lp_policy_info *lp_policy_find(const char *name);
 
