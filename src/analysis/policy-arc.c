@@ -111,7 +111,7 @@ static bool arc_access(void *state, lp_pageno page, uint64_t t, lp_pageno *victi
 	return false;
 }
 
-const lp_policy_ops lp_policy_arc = {
+const lp_policy_ops lp_policy_arc_ops = {
 	.create = arc_create,
 	.destroy = arc_destroy,
 	.access = arc_access,

@@ -74,7 +74,7 @@ static bool eelru_access(void *state, lp_pageno page, uint64_t t, lp_pageno *vic
 	return hit;
 }
 
-const lp_policy_ops lp_policy_eelru = {
+const lp_policy_ops lp_policy_eelru_ops = {
 	.create = eelru_create,
 	.destroy = eelru_destroy,
 	.access = eelru_access,

@@ -98,7 +98,7 @@ static bool opt_access(void *state, lp_pageno page, uint64_t t, lp_pageno *victi
 	return false;
 }
 
-const lp_policy_ops lp_policy_opt = {
+const lp_policy_ops lp_policy_opt_ops = {
 	.create = opt_create,
 	.destroy = opt_destroy,
 	.access = opt_access,

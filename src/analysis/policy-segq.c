@@ -73,7 +73,7 @@ static bool segq_access(void *state, lp_pageno page, uint64_t t, lp_pageno *vict
 	}
 }
 
-const lp_policy_ops lp_policy_segq = {
+const lp_policy_ops lp_policy_segq_ops = {
 	.create = segq_create,
 	.destroy = segq_destroy,
 	.access = segq_access,
