@@ -177,7 +177,7 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 		uint64_t n;
 		lp_trace t = random_trace(rng, &n);
 		uint64_t *next = lp_trace_next_use(&t);
-		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next);
+		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next, UINT64_MAX);
 		uint64_t sizes[64], m = 0;
 		for (uint64_t k = 1; k <= (uint64_t)t.pages + 2 && m < 64; k++)
 			sizes[m++] = k;
@@ -228,7 +228,7 @@ Test(sim, windows_by_definition)
 		lp_trace t = random_trace(rng, &n);
 		uint64_t *next = lp_trace_next_use(&t);
 		uint64_t most = lp_sim_max_backward(&t);
-		uint64_t taus[40], m = 0;
+		uint64_t taus[41], m = 0;
 		for (uint64_t tau = 1; tau <= most + 3 && m < 40; tau++)
 			taus[m++] = tau;
 		taus[m++] = n + 5;
