@@ -116,14 +116,18 @@ uint64_t lp_sim_list_single(const lp_sim_list *list)
 void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
 		   const uint64_t *next_use, lp_policy_params *p)
 {
+	/* With K >= D nothing is ever evicted, whatever the policy and its
+	 * options: the policy gets D frames then (no room for pages that
+	 * never come, no 2K to overflow), its options kept in range. */
+	uint64_t k = MIN(frames, MAX((uint64_t)t->pages, 1));
 	*p = (lp_policy_params){
-		.frames = frames,
+		.frames = k,
 		.pages = t->pages,
 		.next_use = next_use,
 		.clock_load_bit = o->clock_load_bit,
-		.segq_lru_frames = o->segq_set ? o->segq_lru_frames : frames / 2,
-		.eelru_early = o->early_set ? o->eelru_early : MAX(1, frames / 2),
-		.eelru_late = o->late_set ? o->eelru_late : 2 * frames,
+		.segq_lru_frames = o->segq_set ? MIN(o->segq_lru_frames, k - 1) : k / 2,
+		.eelru_early = o->early_set ? o->eelru_early : MAX(1, k / 2),
+		.eelru_late = o->late_set ? MAX(o->eelru_late, k + 1) : 2 * k,
 	};
 }
 

@@ -43,7 +43,8 @@ typedef struct lp_sim_options {
 } lp_sim_options;
 
 /* The parameters of a policy at frames, the defaults filled in: S =
- * floor(K/2), e = max(1, floor(K/2)), l = 2K. */
+ * floor(K/2), e = max(1, floor(K/2)), l = 2K; K past D is D, where no
+ * policy evicts. */
 void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
 		   const uint64_t *next_use, lp_policy_params *p);
 
