@@ -16,7 +16,7 @@ int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, l
 	char **items = g_strsplit(text, ",", -1);
 	size_t count = g_strv_length(items);
 	list->items = g_new(lp_sim_item, count ? count : 1);
-	int rc = 0;
+	int rc = count ? 0 : lp_fail(err, LP_EUSAGE, "%s: no size given", option);
 	char q[LP_QUOTE_SIZE];
 	for (size_t k = 0; k < count && !rc; k++) {
 		const char *it = items[k];
