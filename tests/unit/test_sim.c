@@ -142,6 +142,28 @@ Test(sim, segq_hand_checked)
 	lp_trace_clear(&t);
 }
 
+/* SEGQ's extremes on Belady's stream, 3 frames: S = 0 is FIFO (9 faults,
+ * the anomaly's), F = 1 (S = 2) is LRU (10). */
+Test(sim, segq_extremes_by_hand)
+{
+	uint64_t s[] = {1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5};
+	lp_trace t = trace_of(s, N(s));
+	GArray *v;
+	lp_sim_options s0 = {.segq_set = true, .segq_lru_frames = 0};
+	cr_assert_eq(run(&t, "segq", 3, &s0, &v), 9);
+	/* FIFO: 1 2 3 fill; 4 evicts 1, 1 evicts 2, 2 evicts 3, 5 evicts 4,
+	 * 3 evicts 1, 4 evicts 2 (pages are numbered from 0). */
+	lp_pageno fifo[] = {F, F, F, 0, 1, 2, 3, 0, 1};
+	assert_victims(v, fifo, N(fifo));
+	lp_sim_options f1 = {.segq_set = true, .segq_lru_frames = 2};
+	cr_assert_eq(run(&t, "segq", 3, &f1, &v), 10);
+	/* LRU: 4 evicts 1, 1 evicts 2, 2 evicts 3, 5 evicts 4, then 1 2
+	 * hit, 3 evicts 5, 4 evicts 1, 5 evicts 2. */
+	lp_pageno lru[] = {F, F, F, 0, 1, 2, 3, 4, 0, 1};
+	assert_victims(v, lru, N(lru));
+	lp_trace_clear(&t);
+}
+
 /* ---- properties over random streams ---- */
 
 static lp_trace random_trace(GRand *rng, uint64_t *n_out)
