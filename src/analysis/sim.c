@@ -275,13 +275,12 @@ void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint
 {
 	/* Σ_t min(K, c_t) = Σ_{k <= K} #{t : c_t >= k} = Σ_{k <= min(K, D)}
 	 * (n - the time of the k-th first reference). */
-	uint64_t sum = 0, k = 0, i = 0;
-	lp_pageno seen = 0;
+	uint64_t sum = 0, i = 0;
+	lp_pageno seen = 0; /* the k-th first reference is page k - 1's */
 	for (size_t s = 0; s < m; s++) {
-		for (; k < sizes[s] && seen < t->pages; i++)
+		for (; seen < sizes[s] && seen < t->pages; i++)
 			if (t->page[i] == seen) {
 				seen++;
-				k++;
 				sum += t->n - i;
 			}
 		space[s] = sum;

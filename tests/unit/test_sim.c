@@ -335,3 +335,36 @@ Test(sim, size_lists)
 		cr_assert(g_str_has_prefix(err.msg, "--window: "), "%s", err.msg);
 	}
 }
+
+/* A deeper stack (2000 pages, levels over a tree of 2048 leaves): the
+ * curves still equal the simulations, at sizes across the depth. */
+Test(sim, deep_curves_equal_simulation)
+{
+	GRand *rng = g_rand_new_with_seed(36);
+	const size_t n = 40000;
+	uint64_t *s = g_new(uint64_t, n);
+	for (size_t i = 0; i < n; i++)
+		s[i] = g_rand_int_range(rng, 0, 3) ? (uint64_t)g_rand_int_range(rng, 0, 200)
+						    : (uint64_t)g_rand_int_range(rng, 0, 2000);
+	lp_trace t = trace_of(s, n);
+	g_free(s);
+	uint64_t *next = lp_trace_next_use(&t);
+	uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next, UINT64_MAX);
+	uint64_t sizes[] = {1, 7, 64, 150, 333, 1024, 1999, 2000, 2001};
+	uint64_t lru_f[N(sizes)], opt_f[N(sizes)];
+	lp_sim_stack_faults(lru, t.pages, sizes, N(sizes), lru_f);
+	lp_sim_stack_faults(opt, t.pages, sizes, N(sizes), opt_f);
+	for (size_t i = 0; i < N(sizes); i++) {
+		cr_assert_eq(run(&t, "lru", sizes[i], NULL, NULL), lru_f[i], "lru K %lu",
+			     (unsigned long)sizes[i]);
+		cr_assert_eq(run(&t, "opt", sizes[i], NULL, NULL), opt_f[i], "opt K %lu",
+			     (unsigned long)sizes[i]);
+	}
+	/* A budget too small gives up. */
+	cr_assert_null(lp_sim_opt_distances(&t, next, 1000));
+	g_free(lru);
+	g_free(opt);
+	g_free(next);
+	lp_trace_clear(&t);
+	g_rand_free(rng);
+}
