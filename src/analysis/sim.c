@@ -105,14 +105,6 @@ uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n)
 	return (uint64_t *)(void *)g_array_free(sizes, FALSE);
 }
 
-uint64_t lp_sim_list_single(const lp_sim_list *list)
-{
-	if (list->n != 1 || list->items[0].kind != LP_SIM_RANGE ||
-	    list->items[0].from != list->items[0].to)
-		return 0;
-	return list->items[0].from;
-}
-
 void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
 		   const uint64_t *next_use, lp_policy_params *p)
 {
