@@ -52,6 +52,13 @@ int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, l
 			item->to = item->from;
 		}
 	}
+	uint64_t named = 0;
+	for (size_t k = 0; k < list->n && !rc; k++)
+		if (list->items[k].kind == LP_SIM_RANGE &&
+		    (named += MIN(list->items[k].to - list->items[k].from, LP_SIM_SIZES_MAX) + 1) >
+			    LP_SIM_SIZES_MAX)
+			rc = lp_fail(err, LP_EUSAGE, "%s: more than %" G_GUINT64_FORMAT " sizes named "
+				     "in '%s'", option, LP_SIM_SIZES_MAX, lp_quote(q, text, strlen(text)));
 	g_strfreev(items);
 	if (rc)
 		lp_sim_list_clear(list);

@@ -24,8 +24,12 @@ typedef struct lp_sim_list {
 	lp_sim_item *items;
 	size_t n;
 } lp_sim_list;
+/* Sizes the items N and A-B of one list may name in all: each is a row,
+ * and a row's results are held until the CSV is written. */
+#define LP_SIM_SIZES_MAX (UINT64_C(1) << 26)
 /* Parse text, the value of option (named in messages): 0, or LP_EUSAGE
- * with err set (an empty item, not a number, a size < 1, A > B). */
+ * with err set (an empty item, not a number, a size < 1, A > B, more than
+ * LP_SIM_SIZES_MAX sizes named). */
 int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, lp_error *err);
 void lp_sim_list_clear(lp_sim_list *list);
 /* The sizes of list, ascending and each once, where pow2 and all reach

@@ -323,7 +323,7 @@ Test(sim, size_lists)
 	lp_sim_list list;
 	lp_error err = {0};
 	static const char *const bad[] = {"", "0", "1,", "2-1", "x", "1-", "-1", "pow2x", "1 2",
-					  "18446744073709551616"};
+					  "18446744073709551616", "1-67108865", "1-67108864,70000000"};
 	for (size_t c = 0; c < G_N_ELEMENTS(bad); c++) {
 		err = (lp_error){0};
 		cr_assert_eq(lp_sim_list_parse("--window", bad[c], &list, &err), LP_EUSAGE, "'%s'",
