@@ -308,15 +308,33 @@ uint64_t lp_sim_max_backward(const lp_trace *t)
 /* A page is in W(t, tau) from each reference s for min(f_s, tau, n - s)
  * references, so Σ_t |W(t, tau)| = Σ_s min(g_s, tau), g_s being f_s, or
  * n - s after a page's last reference. The finite forward distances are
- * the finite backward ones, so one histogram serves faults, ws and vmin;
- * distances past the largest window (or n) share the last bucket. */
+ * the finite backward ones, so one pass serves faults, ws and vmin. Only
+ * the windows asked matter: each distance is counted (and summed) in the
+ * bucket of the first window at least as large, so memory is O(windows),
+ * not O(largest window). */
+
+/* The first k with taus[k] >= v, or m. */
+static size_t bucket(const uint64_t *taus, size_t m, uint64_t v)
+{
+	size_t lo = 0, hi = m;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (taus[mid] >= v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t *faults,
 		    uint64_t *ws_space, uint64_t *vmin_space)
 {
 	if (!m)
 		return;
-	uint64_t top = MIN(taus[m - 1], t->n);
-	uint64_t *dist = g_new0(uint64_t, top + 2), *tail = g_new0(uint64_t, top + 2);
+	/* [k]: distances in (taus[k - 1], taus[k]]; [m]: past the last. */
+	uint64_t *d_count = g_new0(uint64_t, m + 1), *d_sum = g_new0(uint64_t, m + 1);
+	uint64_t *g_count = g_new0(uint64_t, m + 1), *g_sum = g_new0(uint64_t, m + 1);
 	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
 	lp_pageno seen = 0;
 	uint64_t finite = 0;
@@ -325,34 +343,39 @@ void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t 
 		if (p == seen) {
 			seen++;
 		} else {
-			dist[MIN(i - last[p], top + 1)]++;
+			uint64_t d = i - last[p];
+			size_t k = bucket(taus, m, d);
+			d_count[k]++;
+			d_sum[k] += d;
 			finite++;
 		}
 		last[p] = i;
 	}
-	for (lp_pageno p = 0; p < t->pages; p++)
-		tail[MIN(t->n - last[p], top + 1)]++;
+	for (lp_pageno p = 0; p < t->pages; p++) {
+		uint64_t g = t->n - last[p];
+		size_t k = bucket(taus, m, g);
+		g_count[k]++;
+		g_sum[k] += g;
+	}
 	g_free(last);
-	/* Up to tau: counts and sums of distances, finite and tails. */
-	uint64_t d_count = 0, d_sum = 0, g_count = 0, g_sum = 0, v = 0;
+	/* Up to each tau: counts and sums of distances, finite and tails. */
+	uint64_t dc = 0, ds = 0, gc = 0, gs = 0;
 	for (size_t k = 0; k < m; k++) {
 		uint64_t tau = taus[k];
-		for (; v < MIN(tau, top); v++) {
-			uint64_t at = v + 1;
-			d_count += dist[at];
-			d_sum += dist[at] * at;
-			g_count += tail[at];
-			g_sum += tail[at] * at;
-		}
-		faults[k] = t->pages + (finite - d_count);
+		dc += d_count[k];
+		ds += d_sum[k];
+		gc += g_count[k];
+		gs += g_sum[k];
+		faults[k] = t->pages + (finite - dc);
 		if (ws_space)
-			ws_space[k] = d_sum + tau * (finite - d_count) + g_sum +
-				      tau * (t->pages - g_count);
+			ws_space[k] = ds + tau * (finite - dc) + gs + tau * (t->pages - gc);
 		if (vmin_space)
-			vmin_space[k] = t->n + d_sum - d_count;
+			vmin_space[k] = t->n + ds - dc;
 	}
-	g_free(dist);
-	g_free(tail);
+	g_free(d_count);
+	g_free(d_sum);
+	g_free(g_count);
+	g_free(g_sum);
 }
 
 /* ---- the other fixed-space policies, one size at a time ---- */

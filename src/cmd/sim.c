@@ -206,12 +206,30 @@ static int run_faults(const sim_request *rq, const lp_trace *t, uint64_t frames,
 	return lp_output_stage(f.out, f.rc, done, err);
 }
 
-static void csv_rows(GString *csv, const lp_sim_task *task, uint64_t n)
+/* The CSV into out, 64 KiB at a time: 0 or an lp_status with err set. */
+static int write_csv(lp_output *out, const lp_sim_task *tasks, size_t ntasks, uint64_t n,
+		     lp_error *err)
 {
-	for (size_t s = 0; s < task->nsizes; s++)
-		g_string_append_printf(csv, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 "\n",
-				       task->policy->name, task->sizes[s], n, task->faults[s],
-				       (double)task->faults[s] / (double)n, task->space_time[s]);
+	GString *csv = g_string_sized_new(1 << 16);
+	g_string_append(csv, "policy,size,references,faults,miss_ratio,space_time\n");
+	int rc = 0;
+	for (size_t k = 0; k < ntasks && !rc; k++)
+		for (size_t s = 0; s < tasks[k].nsizes && !rc; s++) {
+			const lp_sim_task *task = &tasks[k];
+			g_string_append_printf(csv, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64
+						    "\n",
+					       task->policy->name, task->sizes[s], n, task->faults[s],
+					       (double)task->faults[s] / (double)n,
+					       task->space_time[s]);
+			if (csv->len >= 1 << 16) {
+				rc = lp_output_write(out, csv->str, csv->len, err);
+				g_string_truncate(csv, 0);
+			}
+		}
+	if (!rc)
+		rc = lp_output_write(out, csv->str, csv->len, err);
+	g_string_free(csv, TRUE);
+	return rc;
 }
 
 static int simulate(const sim_request *rq, const lp_trace *t, const char *output,
@@ -249,11 +267,8 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 		cli_fail(&err);
 	if (!rc) {
 		lp_sim_run(t, tasks, rq->npolicies, &rq->opt, g_get_num_processors());
-		GString *csv = g_string_new("policy,size,references,faults,miss_ratio,space_time\n");
-		for (size_t k = 0; k < rq->npolicies; k++)
-			csv_rows(csv, &tasks[k], t->n);
 		lp_output *out = lp_output_open(output, LP_COMPRESS_AUTO, &err);
-		rc = out ? lp_output_write(out, csv->str, csv->len, &err) : err.status;
+		rc = out ? write_csv(out, tasks, rq->npolicies, t->n, &err) : err.status;
 		if (out)
 			rc = lp_output_stage(out, rc, &staged[0], &err);
 		/* Publishing discards every item when it fails. */
@@ -261,7 +276,6 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 			staged[1] = NULL;
 		if (rc)
 			cli_fail(&err);
-		g_string_free(csv, TRUE);
 	}
 	if (rc)
 		lp_staged_discard(staged[1]);
