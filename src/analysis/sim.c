@@ -522,5 +522,6 @@ void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_s
 		lp_workpool_free(pool);
 	}
 	g_array_free(jobs, TRUE);
-	g_free((uint64_t *)r.next_use);
+	if (r.next_use)
+		lp_trace_next_use_free(t, (uint64_t *)r.next_use);
 }

@@ -196,7 +196,26 @@ void lp_trace_clear(lp_trace *t)
 
 uint64_t *lp_trace_next_use(const lp_trace *t)
 {
-	uint64_t *next = g_new(uint64_t, t->n ? t->n : 1);
+	size_t bytes = (size_t)(t->n ? t->n : 1) * sizeof(uint64_t);
+	uint64_t *next;
+	if (t->n > t->memory_refs) {
+		/* On disk as the stream is (policies.md §1 lets opt keep them
+		 * there); without a temporary file, in anonymous memory. */
+		lp_error unused;
+		int fd = spill_file(bytes, &unused);
+		void *map = fd >= 0 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+				    : MAP_FAILED;
+		if (fd >= 0)
+			close(fd);
+		if (map == MAP_FAILED)
+			map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+				   0);
+		if (map == MAP_FAILED)
+			g_error("out of memory for %zu bytes of next uses", bytes);
+		next = map;
+	} else {
+		next = g_malloc(bytes);
+	}
 	uint64_t *seen = g_new(uint64_t, t->pages ? t->pages : 1);
 	for (lp_pageno p = 0; p < t->pages; p++)
 		seen[p] = LP_NEVER;
@@ -206,4 +225,12 @@ uint64_t *lp_trace_next_use(const lp_trace *t)
 	}
 	g_free(seen);
 	return next;
+}
+
+void lp_trace_next_use_free(const lp_trace *t, uint64_t *next)
+{
+	if (t->n > t->memory_refs)
+		munmap(next, (size_t)t->n * sizeof *next);
+	else
+		g_free(next);
 }

@@ -75,7 +75,9 @@ int lp_trace_load(lp_trace *t, const char *path, bool user_only, lp_error *err);
 void lp_trace_clear(lp_trace *t);
 
 /* next(t) of every reference (policies.md §1), LP_NEVER for a page's
- * last: n entries, g_free'd by the caller. */
+ * last: n entries, mapped from a temporary file past memory_refs
+ * references; freed by lp_trace_next_use_free (t unchanged meanwhile). */
 uint64_t *lp_trace_next_use(const lp_trace *t);
+void lp_trace_next_use_free(const lp_trace *t, uint64_t *next);
 
 #endif

@@ -197,7 +197,8 @@ static int run_faults(const sim_request *rq, const lp_trace *t, uint64_t frames,
 	lp_policy_params p;
 	lp_sim_params(&rq->opt, frames, t, next, &p);
 	lp_sim_fixed(t, rq->policies[0], &p, write_fault, &f);
-	g_free(next);
+	if (next)
+		lp_trace_next_use_free(t, next);
 	if (!f.rc)
 		f.rc = lp_output_write(f.out, f.buf->str, f.buf->len, &f.err);
 	g_string_free(f.buf, TRUE);

@@ -108,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				uint64_t *next = lp_trace_next_use(&t);
 				lp_sim_params(&o, fs[0], &t, next, &p);
 				FUZZ_CHECK(lp_sim_fixed(&t, opt->policy, &p, NULL, NULL) == opt->faults[0]);
-				g_free(next);
+				lp_trace_next_use_free(&t, next);
 			}
 			for (size_t k = 0; k < nasked; k++) {
 				g_free(task[k].faults);

@@ -40,7 +40,7 @@ static uint64_t run(const lp_trace *t, const char *policy, uint64_t frames,
 	lp_sim_params(o ? o : &none, frames, t, next, &p);
 	fault_log log = {g_array_new(FALSE, FALSE, sizeof(lp_pageno))};
 	uint64_t faults = lp_sim_fixed(t, lp_policy_find(policy), &p, note_fault, &log);
-	g_free(next);
+	lp_trace_next_use_free(t, next);
 	cr_assert_eq(faults, log.victims->len);
 	if (victims)
 		*victims = log.victims;
@@ -235,7 +235,7 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 		}
 		g_free(lru);
 		g_free(opt);
-		g_free(next);
+		lp_trace_next_use_free(&t, next);
 		lp_trace_clear(&t);
 	}
 	g_rand_free(rng);
@@ -284,7 +284,7 @@ Test(sim, windows_by_definition)
 		cr_assert_eq(most == 0, n == t.pages);
 		g_free(last);
 		g_free(kept);
-		g_free(next);
+		lp_trace_next_use_free(&t, next);
 		lp_trace_clear(&t);
 	}
 	g_rand_free(rng);
@@ -360,7 +360,7 @@ Test(sim, deep_curves_equal_simulation)
 	cr_assert_null(lp_sim_opt_distances(&t, next, 1000));
 	g_free(lru);
 	g_free(opt);
-	g_free(next);
+	lp_trace_next_use_free(&t, next);
 	lp_trace_clear(&t);
 	g_rand_free(rng);
 }

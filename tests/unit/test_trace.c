@@ -27,7 +27,7 @@ Test(trace, dense_numbers_types_and_user_only)
 	uint64_t *next = lp_trace_next_use(&t);
 	uint64_t want_next[] = {2, 4, LP_NEVER, 5, LP_NEVER, LP_NEVER};
 	cr_assert_arr_eq(next, want_next, sizeof want_next);
-	g_free(next);
+	lp_trace_next_use_free(&t, next);
 	lp_trace_clear(&t);
 
 	cr_assert_eq(lp_trace_load(&t, path, true, &err), 0, "%s", err.msg);
@@ -70,9 +70,11 @@ Test(trace, long_streams_go_to_a_temporary_file)
 		cr_assert_eq(t.canonical[t.page[i]], (i * 7919) % 1000);
 		cr_assert_eq(t.type[i], "rwiRWI"[i % 6]);
 	}
+	/* Past memory_refs, next uses are mapped too. */
 	uint64_t *next = lp_trace_next_use(&t);
 	cr_assert_eq(next[0], 1000);
-	g_free(next);
+	cr_assert_eq(next[n - 1], LP_NEVER);
+	lp_trace_next_use_free(&t, next);
 	lp_trace_clear(&t);
 	cr_assert_eq(t.spill[0], -1);
 	cr_assert_null(t.page);
