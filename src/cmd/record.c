@@ -1,5 +1,6 @@
 /* laplace record: a capture of a real program's run (record.md), made by
  * the recorder's front end (src/record/record.h). */
+#include <inttypes.h>
 #include <string.h>
 
 #include "cmd/cli.h"
@@ -20,6 +21,13 @@ static void print_summary(const lp_record_result *res)
 	cli_table *t = cli_table_new();
 	cli_table_note(t, "%s: wrote %s and %s, recorded by laplace-record %s (a Valgrind tool)",
 		       cli_command(), res->ref_path, res->kern_path, LP_RECORD_TOOL_VERSION);
+	if (res->cpus_allowed > 0) {
+		cli_table_row(t, "processor");
+		if (res->cpus_allowed > 1)
+			cli_table_text(t, "%u (the least loaded of %u allowed)", res->cpu, res->cpus_allowed);
+		else
+			cli_table_text(t, "%u (the only one allowed)", res->cpu);
+	}
 	cli_table_row(t, "processes");
 	cli_table_count(t, sum->processes);
 	cli_table_row(t, "tasks");
@@ -37,6 +45,8 @@ static void print_summary(const lp_record_result *res)
 			cli_table_row(t, "  %c", *tag);
 			cli_table_count(t, sum->events[(uint8_t)*tag]);
 		}
+	cli_table_row(t, "torn records");
+	cli_table_text(t, "%" PRIu64 " (%" PRIu64 " bytes dropped)", sum->torn_records, sum->torn_bytes);
 	cli_table_row(t, "bytes a reference");
 	cli_table_text(t, "%.2f", refs ? (double)res->bytes / (double)refs : 0.0);
 	cli_table_row(t, "wall time");
@@ -114,6 +124,10 @@ int cmd_record(int argc, char **argv)
 		cli_warn(NULL, msg);
 		g_free(msg);
 	}
+	GPtrArray *lines[] = {res.sum.torn, res.sum.limits};
+	for (size_t k = 0; k < G_N_ELEMENTS(lines); k++)
+		for (guint i = 0; i < lines[k]->len; i++)
+			cli_warn(NULL, g_ptr_array_index(lines[k], i));
 	if (res.interrupted)
 		cli_warn(NULL, "the command was interrupted: the capture holds what ran until then");
 	if (!cli_quiet())

@@ -33,6 +33,8 @@ static void print_summary(const lp_record_summary *sum)
 			fprintf(stderr, " %c %" PRIu64, tag, sum->events[tag]);
 	fprintf(stderr, "; %.2f stream bytes per user reference\n",
 		user ? (double)sum->stream_bytes / (double)user : 0.0);
+	for (guint k = 0; k < sum->torn->len; k++)
+		fprintf(stderr, "%s: %s\n", prog, (char *)g_ptr_array_index(sum->torn, k));
 }
 
 static int follow_dir(const char *dir, lp_output *ref, lp_output *kern, lp_record_summary *sum,

@@ -26,6 +26,11 @@ typedef struct lp_record_summary {
 	uint64_t refs[256];    /* references written, by type byte */
 	uint64_t events[256];  /* kernel events written, by tag */
 	GPtrArray *untraced;   /* char *: the programs run untraced, in order */
+	/* Streams cut inside a record by their process's death (SIGKILL while
+	   it wrote): records dropped, their bytes, and a line for each. */
+	uint64_t torn_records, torn_bytes;
+	GPtrArray *torn;
+	GPtrArray *limits; /* char *: the processes that failed on a limit of Valgrind */
 } lp_record_summary;
 
 /* Frees what *sum holds (not sum); NULL-safe. */
@@ -50,12 +55,20 @@ lp_record_decoder *lp_record_decoder_new(const char *dir, lp_output *ref, lp_out
    failure or a last step, only lp_record_decoder_free is left to call. */
 int lp_record_decoder_step(lp_record_decoder *dec, bool last, bool *progress, lp_error *err);
 
+/* Takes charge of the streams while the recording runs (laplace record,
+   not a mere follower): the traced processes are paced by how far the
+   merge has gone (the tool's README, "Pacing"), and what is merged of a
+   stream is removed from its file (a hole punched; a whole stream, once
+   merged, unlinked), so that the streams on disk stay bounded. Before
+   the first step. */
+void lp_record_decoder_pace(lp_record_decoder *dec);
+
 /* NULL-safe. */
 void lp_record_decoder_free(lp_record_decoder *dec);
 
 /* Makes DIR/clock, the page the tool's instances share (README), before
    the first starts, saying that the traced processes run on processor
-   cpu. */
+   cpu and that this process merges their streams (lp_record_decoder_pace). */
 int lp_record_clock_create(const char *dir, unsigned cpu, lp_error *err);
 
 /* The whole merge at once, of a recording that has ended. */

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -29,6 +31,11 @@ extern char **environ;
    CPU for these records than level 1, and they stay small (2.6 bytes a
    reference against 2.3 on sort, bench/RESULTS.md, "laplace record"). */
 #define RECORD_ZSTD_LEVEL (-1)
+
+/* Valgrind's slots for threads of a process (its default, 500, ends a
+   process of 600 threads): each costs about 7 KB of every traced
+   process's memory, whether used or not. laplace-record(1) says it. */
+#define RECORD_MAX_THREADS 1024
 
 /* The directory holding the tool: LAPLACE_RECORDER_DIR when set; else, for
    laplace in BINDIR, BINDIR/../libexec/laplace (make install); else, for
@@ -65,6 +72,27 @@ static char *find_tool(lp_error *err)
 	g_free(installed);
 	g_free(built);
 	return tool;
+}
+
+/* Valgrind's launcher itself: Debian's valgrind is a shell script that
+   adds LD_LIBRARY_PATH, GLIBCPP_FORCE_NEW, GLIBCXX_FORCE_NEW and PWD to
+   the program's environment before it runs valgrind.bin beside it; the
+   command is given its own environment (record.md 7), so valgrind.bin
+   is run instead when it is there. Takes launcher. */
+static char *valgrind_binary(char *launcher)
+{
+	char *bin = g_strconcat(launcher, ".bin", NULL);
+	char head[2] = {0};
+	FILE *f = fopen(launcher, "rb");
+	bool script = f && fread(head, 1, 2, f) == 2 && head[0] == '#' && head[1] == '!';
+	if (f)
+		fclose(f);
+	if (script && g_file_test(bin, G_FILE_TEST_IS_EXECUTABLE)) {
+		g_free(launcher);
+		return bin;
+	}
+	g_free(bin);
+	return launcher;
 }
 
 /* Valgrind's own directory of tools and preloaded libraries: beside its
@@ -147,18 +175,84 @@ static void become_subreaper(void)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
+/* The parent of process pid, from /proc/PID/stat; 0 when it is gone. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	/* pid (comm) state ppid ...: the name may hold anything but ends at
+	   the last parenthesis. */
+	const char *end = strrchr(buf, ')');
+	int ppid = 0;
+	if (!end || sscanf(end + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+/* Kills (SIGKILL) every process descended from this one that /proc
+   shows. */
+static void kill_descendants(pid_t self)
+{
+	GHashTable *parents = g_hash_table_new(g_direct_hash, g_direct_equal);
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	while (proc && (de = readdir(proc))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		pid_t ppid = pid > 0 ? parent_of(pid) : 0;
+		if (ppid > 0)
+			g_hash_table_insert(parents, GINT_TO_POINTER(pid), GINT_TO_POINTER(ppid));
+	}
+	if (proc)
+		closedir(proc);
+	GHashTableIter it;
+	gpointer key, value;
+	g_hash_table_iter_init(&it, parents);
+	while (g_hash_table_iter_next(&it, &key, &value)) {
+		pid_t up = GPOINTER_TO_INT(value);
+		/* Up the chain to this process, or to one that is not ours. */
+		for (guint steps = g_hash_table_size(parents); up != self && up > 1 && steps > 0; steps--)
+			up = GPOINTER_TO_INT(g_hash_table_lookup(parents, GINT_TO_POINTER(up)));
+		if (up == self)
+			kill(GPOINTER_TO_INT(key), SIGKILL);
+	}
+	g_hash_table_destroy(parents);
+}
+
+/* Abandoning: every process the recording started, and every descendant
+   of theirs, ends before laplace does. Those whose parent ends are
+   adopted here (become_subreaper), so that once none is left to kill and
+   reap, none is left at all. */
+static void end_descendants(void)
+{
+	pid_t self = getpid();
+	for (;;) {
+		kill_descendants(self);
+		pid_t reaped;
+		while ((reaped = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (reaped < 0 && errno == ECHILD)
+			return;
+		g_usleep(1000);
+	}
+}
+
 /* The command's run: started, then waited for with its descendants. */
-typedef struct {
+typedef struct rec_run {
 	pid_t pid;
 	int status;       /* its wait status */
 	bool ended;       /* the command itself was reaped */
 	bool interrupted; /* a first SIGINT came */
-} Run;
+} rec_run;
 
 /* Waits until the command and everything it started have ended, handling
    the signals record.h describes; abandoning, it removes everything staged
    (the streams, the capture being written) and exits. */
-static void wait_for_command(Run *run, const sigset_t *waited)
+static void wait_for_command(rec_run *run, const sigset_t *waited)
 {
 	for (;;) {
 		pid_t pid;
@@ -178,15 +272,14 @@ static void wait_for_command(Run *run, const sigset_t *waited)
 			run->interrupted = true;
 			continue;
 		}
-		if (!run->ended)
-			kill(run->pid, sig == SIGINT ? SIGKILL : sig);
+		end_descendants();
 		fprintf(stderr, "laplace record: %s: the capture is abandoned\n",
 			sig == SIGINT ? "interrupted again" : strsignal(sig));
 		lp_stage_abandon(128 + sig);
 	}
 }
 
-static int start_command(Run *run, const char *program, char **argv, char **envp,
+static int start_command(rec_run *run, const char *program, char **argv, char **envp,
 			 const sigset_t *mask, lp_error *err)
 {
 	posix_spawnattr_t attr;
@@ -243,21 +336,21 @@ static int tool_failed(const char *streams, lp_error *err)
    into them, which follows the streams on a thread of its own while the
    command runs (decode.h), so that the merging and compressing are mostly
    done when it ends. */
-typedef struct {
+typedef struct rec_capture {
 	lp_output *ref, *kern;
 	lp_record_decoder *dec;
 	GThread *thread;
 	gint stop;
 	int rc; /* the thread's failure, err */
 	lp_error err;
-} Capture;
+} rec_capture;
 
 /* How long the following thread waits when the streams had nothing new. */
 #define FOLLOW_PAUSE_US 10000
 
 static gpointer follow_streams(gpointer data)
 {
-	Capture *cap = data;
+	rec_capture *cap = data;
 	while (!g_atomic_int_get(&cap->stop)) {
 		bool progress = false;
 		if ((cap->rc = lp_record_decoder_step(cap->dec, false, &progress, &cap->err)))
@@ -268,7 +361,7 @@ static gpointer follow_streams(gpointer data)
 	return NULL;
 }
 
-static int capture_open(Capture *cap, const lp_record_request *rq, const char *streams,
+static int capture_open(rec_capture *cap, const lp_record_request *rq, const char *streams,
 			lp_record_result *res, lp_error *err)
 {
 	cap->ref = lp_output_open_level(res->ref_path, rq->compress, RECORD_ZSTD_LEVEL, err);
@@ -281,10 +374,11 @@ static int capture_open(Capture *cap, const lp_record_request *rq, const char *s
 		return err->status;
 	}
 	cap->dec = lp_record_decoder_new(streams, cap->ref, cap->kern, &res->sum);
+	lp_record_decoder_pace(cap->dec);
 	return 0;
 }
 
-static void capture_stop_following(Capture *cap)
+static void capture_stop_following(rec_capture *cap)
 {
 	if (!cap->thread)
 		return;
@@ -293,7 +387,7 @@ static void capture_stop_following(Capture *cap)
 	cap->thread = NULL;
 }
 
-static void capture_abort(Capture *cap)
+static void capture_abort(rec_capture *cap)
 {
 	capture_stop_following(cap);
 	lp_record_decoder_free(cap->dec);
@@ -302,25 +396,151 @@ static void capture_abort(Capture *cap)
 	memset(cap, 0, sizeof *cap);
 }
 
-/* The processors: the traced processes run on the first one allowed (the
-   tool pins them there, as the clock page made here says), and while they
-   run, laplace record's own threads (following the streams, compressing)
-   run on the others, out of their way; the processors this process may
-   use are in *all. Called before any thread is started (threads take
-   their creator's processors). */
-static int split_processors(const char *streams, cpu_set_t *all, lp_error *err)
+/* Busy time and all time of each processor so far (/proc/stat), into
+   busy[] and all[] (CPU_SETSIZE each). */
+static void cpu_times(uint64_t *busy, uint64_t *all)
 {
-	if (sched_getaffinity(0, sizeof *all, all) != 0 || CPU_COUNT(all) < 2)
-		return 0;
-	unsigned first = 0;
-	while (!CPU_ISSET(first, all))
-		first++;
-	if (lp_record_clock_create(streams, first, err))
+	FILE *f = fopen("/proc/stat", "r");
+	char line[512];
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned cpu;
+		uint64_t t[8] = {0};
+		if (sscanf(line, "cpu%u %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+				 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+			   &cpu, &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7]) < 5 ||
+		    cpu >= CPU_SETSIZE)
+			continue;
+		uint64_t sum = 0;
+		for (int k = 0; k < 8; k++)
+			sum += t[k];
+		all[cpu] = sum;
+		busy[cpu] = sum - t[3] - t[4]; /* idle, iowait */
+	}
+	if (f)
+		fclose(f);
+}
+
+/* The processes pinned to one processor alone (as every recording pins
+   its traced processes, and its own main thread), counted by processor. */
+static void count_pinned(unsigned *pinned)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	pid_t self = getpid();
+	while (proc && (de = readdir(proc))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		if (pid <= 0 || pid == self)
+			continue;
+		char path[64], line[256];
+		snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+		FILE *f = fopen(path, "r");
+		while (f && fgets(line, sizeof line, f)) {
+			unsigned cpu;
+			char rest;
+			if (sscanf(line, "Cpus_allowed_list: %u%c", &cpu, &rest) == 2 && rest == '\n' &&
+			    cpu < CPU_SETSIZE)
+				pinned[cpu]++;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (proc)
+		closedir(proc);
+}
+
+/* How long the processors' busy time is sampled. */
+#define LOAD_SAMPLE_US 50000
+
+/* The processor of *allowed least loaded: the fewest processes pinned to
+   it alone (other recordings'), then the least busy over a short sample,
+   then the first. */
+static unsigned least_loaded(const cpu_set_t *allowed)
+{
+	static uint64_t busy0[CPU_SETSIZE], all0[CPU_SETSIZE], busy1[CPU_SETSIZE],
+		all1[CPU_SETSIZE];
+	static unsigned pinned[CPU_SETSIZE];
+	memset(pinned, 0, sizeof pinned);
+	memset(all0, 0, sizeof all0);
+	memset(all1, 0, sizeof all1);
+	cpu_times(busy0, all0);
+	g_usleep(LOAD_SAMPLE_US);
+	cpu_times(busy1, all1);
+	count_pinned(pinned);
+	unsigned best = CPU_SETSIZE;
+	double best_load = 0;
+	for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, allowed))
+			continue;
+		uint64_t total = all1[cpu] - all0[cpu];
+		double load = pinned[cpu] + (total ? (double)(busy1[cpu] - busy0[cpu]) / (double)total : 0);
+		if (best == CPU_SETSIZE || load < best_load) {
+			best = cpu;
+			best_load = load;
+		}
+	}
+	return best;
+}
+
+/* Recordings that start together choose one after the other: each holds
+   this lock (in the temporary directory, shared by every user) until its
+   main thread is pinned to its choice, which the next then counts. A lock
+   that another holds too long is not waited for. */
+#define CHOICE_LOCK "laplace-record-processors.lock"
+#define CHOICE_WAIT_US 2000000
+
+static int lock_choice(void)
+{
+	char *path = g_build_filename(g_get_tmp_dir(), CHOICE_LOCK, NULL);
+	int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+	g_free(path);
+	for (gint64 waited = 0; fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && waited < CHOICE_WAIT_US;
+	     waited += 10000)
+		g_usleep(10000);
+	return fd;
+}
+
+/* The processors: the traced processes run on one of those allowed (the
+   tool pins them there, as the clock page made here says), the least
+   loaded (least_loaded), said in res; while they run, laplace record's
+   own threads (following the streams, compressing) run on the others,
+   out of their way, when there are others. The processors this process
+   may use are in *all. Called before any thread is started (threads take
+   their creator's processors); the caller pins its own thread to the
+   choice (pin_main_thread) once its threads are started, and unlocks
+   *lock. */
+static int choose_processor(const char *streams, cpu_set_t *all, lp_record_result *res, int *lock,
+			    lp_error *err)
+{
+	*lock = -1;
+	if (sched_getaffinity(0, sizeof *all, all) != 0)
+		return lp_fail(err, LP_EIO, "cannot read the processor affinity: %s", g_strerror(errno));
+	res->cpus_allowed = (unsigned)CPU_COUNT(all);
+	*lock = res->cpus_allowed > 1 ? lock_choice() : -1;
+	res->cpu = least_loaded(all);
+	if (lp_record_clock_create(streams, res->cpu, err))
 		return err->status;
+	if (res->cpus_allowed < 2)
+		return 0;
 	cpu_set_t others = *all;
-	CPU_CLR(first, &others);
+	CPU_CLR(res->cpu, &others);
 	sched_setaffinity(0, sizeof others, &others);
 	return 0;
+}
+
+/* This thread (the process's main one, which waits for the command) on
+   the chosen processor: the sign other recordings count (count_pinned).
+   The lock of the choice is released. */
+static void pin_main_thread(const lp_record_result *res, int *lock)
+{
+	if (res->cpus_allowed > 1) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(res->cpu, &one);
+		sched_setaffinity(0, sizeof one, &one);
+	}
+	if (*lock >= 0)
+		close(*lock);
+	*lock = -1;
 }
 
 /* Once the command has ended, or the run failed: every thread of this
@@ -341,7 +561,7 @@ static void allow_processors(cpu_set_t *set)
 }
 
 /* Merges the rest of the streams and publishes the two outputs together. */
-static int capture_finish(Capture *cap, lp_error *err)
+static int capture_finish(rec_capture *cap, lp_error *err)
 {
 	capture_stop_following(cap);
 	int rc = cap->rc;
@@ -380,134 +600,219 @@ static uint64_t file_size(const char *path)
 	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
-int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *err)
+/* What a recording makes and holds, from its start to its end. */
+typedef struct rec_job {
+	const lp_record_request *rq;
+	lp_record_result *res;
+	char *program;  /* the command, found through PATH */
+	bool untraced;  /* run without the recorder (untraceable) */
+	char *launcher; /* Valgrind's, its directory of tools, and ours */
+	char *valgrind_lib;
+	char *tool;
+	char *scratch_name; /* PREFIX.record: the streams' directory, staged */
+	lp_staged *scratch;
+	char *lib;     /* in it: VALGRIND_LIB, and the streams */
+	char *streams;
+	GPtrArray *args; /* the command line run, and its environment */
+	char **envp;
+	rec_capture cap;
+	cpu_set_t processors; /* this process's, while they are split */
+	int choice_lock;
+	rec_run run;
+	gint64 start;
+	sigset_t waited, old; /* the signals waited for, and the mask before */
+	bool blocked;         /* waited is blocked */
+	bool started;         /* the command runs */
+} rec_job;
+
+/* The outputs' names, and whether they may be written. */
+static int check_outputs(rec_job *job, lp_error *err)
 {
-	memset(res, 0, sizeof *res);
+	const lp_record_request *rq = job->rq;
+	lp_record_result *res = job->res;
 	res->ref_path = g_strconcat(rq->prefix, rq->compress == LP_COMPRESS_ZSTD ? ".ref.zst" : ".ref",
 				    NULL);
 	res->kern_path = g_strconcat(rq->prefix, ".kern", NULL);
 	const char *outputs[] = {res->ref_path, res->kern_path};
 	if (!rq->force && refuse_existing(outputs, 2, err))
 		return err->status;
-	if (lp_check_outputs(NULL, 0, outputs, 2, err))
+	return lp_check_outputs(NULL, 0, outputs, 2, err);
+}
+
+/* The command, and what runs it: Valgrind and the recorder, unless the
+   command cannot be traced. */
+static int find_programs(rec_job *job, lp_error *err)
+{
+	if (!(job->program = g_find_program_in_path(job->rq->argv[0])))
+		return lp_fail(err, LP_EUSAGE, "%s: command not found", job->rq->argv[0]);
+	job->untraced = untraceable(job->program);
+	if (job->untraced)
+		return 0;
+	if (!(job->launcher = g_find_program_in_path("valgrind")))
+		return lp_fail(err, LP_EIO, "valgrind is not installed (it runs the recorder)");
+	job->launcher = valgrind_binary(job->launcher);
+	if (!(job->valgrind_lib = find_valgrind_lib(job->launcher, err)) ||
+	    !(job->tool = find_tool(err)))
 		return err->status;
-	char *program = g_find_program_in_path(rq->argv[0]);
-	if (!program)
-		return lp_fail(err, LP_EUSAGE, "%s: command not found", rq->argv[0]);
-	bool untraced = untraceable(program);
-	char *launcher = NULL, *valgrind_lib = NULL, *tool = NULL, *scratch_name = NULL;
-	char *lib = NULL, *streams = NULL, **envp = NULL;
-	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
-	lp_staged *scratch = NULL;
-	Capture cap = {0};
-	cpu_set_t processors;
-	CPU_ZERO(&processors);
-	int rc = 0;
-	if (!untraced) {
-		if (!(launcher = g_find_program_in_path("valgrind")))
-			rc = lp_fail(err, LP_EIO, "valgrind is not installed (it runs the recorder)");
-		else if (!(valgrind_lib = find_valgrind_lib(launcher, err)) || !(tool = find_tool(err)))
-			rc = err->status;
-	}
-	if (rc)
-		goto out;
-	/* The streams go beside the capture, on its file system: they are
-	   large, and the clock page in them is shared by every traced
-	   process. */
-	scratch_name = g_strconcat(rq->prefix, ".record", NULL);
-	if (!(scratch = lp_stage_dir(AT_FDCWD, scratch_name, false))) {
-		rc = lp_fail(err, LP_EIO, "cannot create a directory beside %s: %s", rq->prefix,
-			     g_strerror(errno));
-		goto out;
-	}
-	/* Absolute: the command may change its directory before it starts
-	   others. */
-	char *scratch_path = g_canonicalize_filename(lp_staged_path(scratch), NULL);
-	lib = g_build_filename(scratch_path, "lib", NULL);
-	streams = g_build_filename(scratch_path, "streams", NULL);
+	return 0;
+}
+
+/* The streams' directory beside the capture, on its file system: they
+   are large, and the clock page in them is shared by every traced
+   process. Its paths are absolute: the command may change its directory
+   before it starts others. */
+static int make_scratch(rec_job *job, lp_error *err)
+{
+	job->scratch_name = g_strconcat(job->rq->prefix, ".record", NULL);
+	if (!(job->scratch = lp_stage_dir(AT_FDCWD, job->scratch_name, false)))
+		return lp_fail(err, LP_EIO, "cannot create a directory beside %s: %s", job->rq->prefix,
+			       g_strerror(errno));
+	char *scratch_path = g_canonicalize_filename(lp_staged_path(job->scratch), NULL);
+	job->lib = g_build_filename(scratch_path, "lib", NULL);
+	job->streams = g_build_filename(scratch_path, "streams", NULL);
 	g_free(scratch_path);
-	if (g_mkdir(streams, 0777) != 0) {
-		rc = lp_fail(err, LP_EIO, "cannot create %s: %s", streams, g_strerror(errno));
-		goto out;
-	}
-	if (!untraced && (rc = make_tool_dir(lib, valgrind_lib, tool, err)))
-		goto out;
-	/* The command as it was given: Valgrind finds it through PATH as the
-	   shell would, and it keeps its argv[0]. */
-	if (!untraced) {
-		g_ptr_array_add(args, g_strdup(launcher));
+	if (g_mkdir(job->streams, 0777) != 0)
+		return lp_fail(err, LP_EIO, "cannot create %s: %s", job->streams, g_strerror(errno));
+	if (job->untraced)
+		return 0;
+	return make_tool_dir(job->lib, job->valgrind_lib, job->tool, err);
+}
+
+/* The command as it was given: Valgrind finds it through PATH as the
+   shell would, and it keeps its argv[0]; its environment is its own but
+   for VALGRIND_LIB. */
+static void make_command_line(rec_job *job)
+{
+	GPtrArray *args = job->args = g_ptr_array_new_with_free_func(g_free);
+	if (!job->untraced) {
+		g_ptr_array_add(args, g_strdup(job->launcher));
 		g_ptr_array_add(args, g_strdup("-q"));
 		g_ptr_array_add(args, g_strdup("--tool=laplace-record"));
 		g_ptr_array_add(args, g_strdup("--trace-children=yes"));
-		g_ptr_array_add(args, g_strconcat("--lp-dir=", streams, NULL));
+		g_ptr_array_add(args, g_strdup_printf("--max-threads=%d", RECORD_MAX_THREADS));
+		g_ptr_array_add(args, g_strconcat("--lp-dir=", job->streams, NULL));
 	}
-	for (char **a = rq->argv; *a; a++)
+	for (char **a = job->rq->argv; *a; a++)
 		g_ptr_array_add(args, g_strdup(*a));
 	g_ptr_array_add(args, NULL);
-	envp = g_get_environ();
-	if (!untraced)
-		envp = g_environ_setenv(envp, "VALGRIND_LIB", lib, TRUE);
-	if (!untraced && (rc = split_processors(streams, &processors, err)))
-		goto out;
-	if ((rc = capture_open(&cap, rq, streams, res, err)))
-		goto out;
+	job->envp = g_get_environ();
+	if (!job->untraced)
+		job->envp = g_environ_setenv(job->envp, "VALGRIND_LIB", job->lib, TRUE);
+}
 
-	sigset_t waited, old;
-	sigemptyset(&waited);
-	sigaddset(&waited, SIGINT);
-	sigaddset(&waited, SIGTERM);
+/* The signals record.h says are handled, blocked before any thread is
+   started (the capture's compressing threads too): a thread that did not
+   block them could take one, and SIGINT would end the process there. */
+static void block_signals(rec_job *job)
+{
+	sigemptyset(&job->waited);
+	sigaddset(&job->waited, SIGINT);
+	sigaddset(&job->waited, SIGTERM);
 	/* An ignored SIGHUP (nohup) stays ignored: blocked, it would wait
 	   here to be taken. */
 	if (!lp_signal_ignored(SIGHUP))
-		sigaddset(&waited, SIGHUP);
-	sigaddset(&waited, SIGCHLD);
-	pthread_sigmask(SIG_BLOCK, &waited, &old);
+		sigaddset(&job->waited, SIGHUP);
+	sigaddset(&job->waited, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &job->waited, &job->old);
+	job->blocked = true;
+}
+
+/* Runs the command and waits for it and everything it starts, the
+   streams followed meanwhile. */
+static int run_command(rec_job *job, lp_error *err)
+{
 	become_subreaper();
-	gint64 start = g_get_monotonic_time();
-	Run run = {0};
-	if ((rc = start_command(&run, untraced ? program : launcher, (char **)args->pdata, envp,
-				&old, err))) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		goto out;
+	job->start = g_get_monotonic_time();
+	/* Started with the signals blocked (block_signals), as the thread
+	   that waits for them wants, and before this one is pinned. */
+	if (!job->untraced) {
+		job->cap.thread = g_thread_new("laplace-follow", follow_streams, &job->cap);
+		pin_main_thread(job->res, &job->choice_lock);
 	}
-	/* Started with the signals above blocked, as the thread that waits
-	   for them wants. */
-	if (!untraced)
-		cap.thread = g_thread_new("laplace-follow", follow_streams, &cap);
-	wait_for_command(&run, &waited);
-	allow_processors(&processors);
+	int rc = start_command(&job->run, job->untraced ? job->program : job->launcher,
+			       (char **)job->args->pdata, job->envp, &job->old, err);
+	if (rc)
+		return rc;
+	job->started = true;
+	wait_for_command(&job->run, &job->waited);
+	allow_processors(&job->processors);
 	/* From now on a signal ends the run and removes what it made. */
 	lp_stage_handle_signals();
-	res->interrupted = run.interrupted;
-	res->command_status = WIFSIGNALED(run.status) ? 128 + WTERMSIG(run.status)
-						       : WEXITSTATUS(run.status);
-	if ((rc = tool_failed(streams, err)))
-		goto out;
-	if (untraced && (rc = lp_record_write_untraced(streams, (uint64_t)run.pid, program, err)))
-		goto out;
-	if (!has_streams(streams)) {
-		rc = lp_fail(err, LP_EIO, "the recorder wrote nothing (Valgrind says why above)");
-		goto out;
-	}
-	rc = capture_finish(&cap, err);
+	int status = job->run.status;
+	job->res->interrupted = job->run.interrupted;
+	job->res->command_status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	return 0;
+}
+
+/* Once the command has ended: the rest of the streams merged, and the
+   capture published. */
+static int finish(rec_job *job, lp_error *err)
+{
+	int rc = tool_failed(job->streams, err);
 	if (rc)
-		goto out;
+		return rc;
+	if (job->untraced &&
+	    (rc = lp_record_write_untraced(job->streams, (uint64_t)job->run.pid, job->program, err)))
+		return rc;
+	/* Streams merged whole while the command ran are gone already. */
+	capture_stop_following(&job->cap);
+	if (!has_streams(job->streams) && job->res->sum.streams == 0)
+		return lp_fail(err, LP_EIO, "the recorder wrote nothing (Valgrind says why above)");
+	if ((rc = capture_finish(&job->cap, err)))
+		return rc;
+	lp_record_result *res = job->res;
 	res->bytes = file_size(res->ref_path) + file_size(res->kern_path);
-	res->wall_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
-out:
-	if (cap.dec)
-		capture_abort(&cap);
-	allow_processors(&processors);
-	lp_staged_discard(scratch);
-	g_strfreev(envp);
-	g_ptr_array_free(args, TRUE);
-	g_free(program);
-	g_free(launcher);
-	g_free(valgrind_lib);
-	g_free(tool);
-	g_free(scratch_name);
-	g_free(lib);
-	g_free(streams);
+	res->wall_seconds = (double)(g_get_monotonic_time() - job->start) / 1e6;
+	return 0;
+}
+
+static void job_clear(rec_job *job)
+{
+	if (job->cap.dec)
+		capture_abort(&job->cap);
+	/* A run that failed before its command: the signals as they were. */
+	if (job->blocked && !job->started)
+		pthread_sigmask(SIG_SETMASK, &job->old, NULL);
+	allow_processors(&job->processors);
+	if (job->choice_lock >= 0)
+		close(job->choice_lock);
+	lp_staged_discard(job->scratch);
+	g_strfreev(job->envp);
+	if (job->args)
+		g_ptr_array_free(job->args, TRUE);
+	g_free(job->program);
+	g_free(job->launcher);
+	g_free(job->valgrind_lib);
+	g_free(job->tool);
+	g_free(job->scratch_name);
+	g_free(job->lib);
+	g_free(job->streams);
+}
+
+int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *err)
+{
+	memset(res, 0, sizeof *res);
+	rec_job job = {.rq = rq, .res = res, .choice_lock = -1};
+	CPU_ZERO(&job.processors);
+	int rc = check_outputs(&job, err);
+	if (!rc)
+		rc = find_programs(&job, err);
+	if (!rc)
+		rc = make_scratch(&job, err);
+	if (!rc) {
+		make_command_line(&job);
+		if (!job.untraced)
+			rc = choose_processor(job.streams, &job.processors, res, &job.choice_lock, err);
+	}
+	if (!rc) {
+		block_signals(&job);
+		rc = capture_open(&job.cap, rq, job.streams, res, err);
+	}
+	if (!rc)
+		rc = run_command(&job, err);
+	if (!rc)
+		rc = finish(&job, err);
+	job_clear(&job);
 	return rc;
 }
 

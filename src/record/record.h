@@ -33,6 +33,8 @@ typedef struct lp_record_result {
 	char *kern_path;
 	uint64_t bytes;      /* their size together */
 	double wall_seconds; /* from the command's start to the capture's publication */
+	unsigned cpu;          /* the processor of the traced processes */
+	unsigned cpus_allowed; /* how many processors laplace record was given */
 	lp_record_summary sum;
 } lp_record_result;
 
@@ -44,9 +46,9 @@ typedef struct lp_record_result {
    Signals: call it with no other thread running. While the command runs,
    a first SIGINT marks the capture interrupted (the command gets its own
    from the terminal); a second one, or SIGTERM or SIGHUP (unless ignored,
-   as nohup does), abandons the capture: the command gets SIGKILL
-   (SIGTERM, SIGHUP: the same signal),
-   nothing is left, and the process exits with 128 + the signal. Once the
+   as nohup does), abandons the capture: the command and every process
+   descended from it get SIGKILL and are reaped, nothing is left, and the
+   process exits with 128 + the signal. Once the
    command has ended, they end the run as every command's
    (lp_stage_handle_signals). */
 int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *err);

@@ -46,6 +46,8 @@ extern const HChar *VG_(find_executable)(const HChar *exec);
 extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2, RegWord a3,
 			      RegWord a4, RegWord a5, RegWord a6, RegWord a7,
 			      RegWord a8);
+extern const HChar *VG_(strerror)(UWord errnum);
+extern Int VG_(count_living_threads)(void);
 extern Int VG_(check_executable)(Bool *is_setuid, const HChar *f, Bool allow_setuid);
 /* --trace-children-skip's patterns: Valgrind runs a program they match
    untraced (natively) when it is exec'd. */
@@ -81,6 +83,8 @@ typedef struct {
 	ULong cpu;       /* 1 + the processor every traced thread runs on, 0: not chosen */
 	ULong slotless;  /* a stream got no slot: it is merged once the command ends */
 	LpSlot slots[LP_SLOTS];
+	ULong merged;   /* every record below it is merged; 0: no pacing (below) */
+	ULong frontend; /* the pid of laplace record, which merges; 0: none */
 } LpClock;
 
 static volatile LpClock *lp_clock;
@@ -181,13 +185,30 @@ static void lp_fail(const HChar *what)
 	VG_(exit)(3);
 }
 
+/* A stream that cannot be written: why, in the kernel's words, with the
+   limit that says so when it is one. */
+static void lp_write_failed(Int n)
+{
+	HChar what[256];
+	if (n == 0)
+		VG_(snprintf)(what, sizeof what, "cannot write stream %llu.lps: nothing written",
+			      lp_vas);
+	else
+		VG_(snprintf)(what, sizeof what, "cannot write stream %llu.lps: %s%s", lp_vas,
+			      VG_(strerror)((UWord)-n),
+			      -n == VKI_EFBIG ? " (the file size limit, RLIMIT_FSIZE: ulimit -f)" : "");
+	lp_fail(what);
+}
+
 static void lp_buf_write_out(void)
 {
 	Int done = 0;
 	while (done < lp_buf_pos) {
 		Int n = VG_(write)(lp_fd, lp_buf + done, lp_buf_pos - done);
+		if (n == -VKI_EINTR)
+			continue;
 		if (n <= 0)
-			lp_fail("cannot write a stream");
+			lp_write_failed(n);
 		done += n;
 	}
 	lp_buf_pos = 0;
@@ -200,11 +221,41 @@ static void lp_buf_write_out(void)
 	}
 }
 
+/* Pacing: laplace record merges the streams while the command runs, and
+   says in the clock page how far it has merged. When the records not yet
+   merged are more than this many, the process that has just written its
+   buffer waits (1 ms at a time) for the merge to catch up, so that the
+   streams on disk stay bounded (laplace-record(1)) and the capture is
+   written soon after the command ends. A laplace record that is gone is
+   not waited for. */
+#define LP_BACKLOG (1ULL << 24)
+
+static Bool lp_frontend_gone(ULong pid)
+{
+	return sr_isError(VG_(do_syscall)(__NR_kill, (RegWord)pid, 0, 0, 0, 0, 0, 0, 0));
+}
+
+static void lp_pace(void)
+{
+	for (;;) {
+		ULong merged = __atomic_load_n(&lp_clock->merged, __ATOMIC_SEQ_CST);
+		ULong frontend = lp_clock->frontend;
+		if (merged == 0 || frontend == 0 ||
+		    __atomic_load_n(&lp_clock->ts, __ATOMIC_SEQ_CST) <= merged + LP_BACKLOG ||
+		    lp_frontend_gone(frontend))
+			return;
+		struct vki_timespec pause = {0, 1000000};
+		VG_(do_syscall)(__NR_nanosleep, (RegWord)&pause, 0, 0, 0, 0, 0, 0, 0);
+	}
+}
+
 static void lp_reserve(Int bytes)
 {
 	tl_assert(bytes < LP_BUF_SIZE);
-	if (lp_buf_pos + bytes > LP_BUF_SIZE)
+	if (lp_buf_pos + bytes > LP_BUF_SIZE) {
 		lp_buf_write_out();
+		lp_pace();
+	}
 }
 
 static inline void lp_put_byte(UInt b)
@@ -294,8 +345,10 @@ static void lp_start_client_code(ThreadId tid, ULong blocks_dispatched)
 
 static void lp_write_pending(void)
 {
-	if (lp_slot && lp_slot->pending != 0)
+	if (lp_slot && lp_slot->pending != 0) {
 		lp_buf_write_out();
+		lp_pace();
+	}
 }
 
 static void lp_stop_client_code(ThreadId tid, ULong blocks_dispatched)
@@ -842,6 +895,53 @@ static void lp_untraced_exec(ThreadId tid, UInt sysno, const UWord *args)
 	lp_event("u %x %s", lp_task_of[tid], path);
 }
 
+/* ---- Valgrind's limits --------------------------------------------------- */
+
+/* The process is about to fail on a limit of Valgrind (laplace-record(1)
+   lists them): the stream says which, as an L event written at once,
+   since Valgrind then ends the process without the tool's fini. */
+static void lp_limit(ThreadId tid, const HChar *what)
+{
+	lp_event("L %x %s", lp_task_of[tid], what);
+	lp_buf_write_out();
+}
+
+/* Valgrind runs a clone that makes a thread (CLONE_VM, CLONE_FS and
+   CLONE_FILES), a fork, or a vfork (CLONE_VM|CLONE_VFORK, run as a fork),
+   looking at these four flags alone; any other mix ends the process
+   ("Unsupported clone() flags"). A thread needs a free slot of Valgrind's
+   (--max-threads; laplace record raises the default). */
+static void lp_check_clone(ThreadId tid, UWord flags)
+{
+	HChar what[160];
+	UWord kind = flags & (VKI_CLONE_VM | VKI_CLONE_FS | VKI_CLONE_FILES | VKI_CLONE_VFORK);
+	if (kind == (VKI_CLONE_VM | VKI_CLONE_FS | VKI_CLONE_FILES)) {
+		if (VG_(count_living_threads)() < (Int)VG_N_THREADS - 1)
+			return;
+		VG_(snprintf)(what, sizeof what,
+			      "more than %u threads at once (Valgrind's --max-threads=%u)",
+			      VG_N_THREADS - 1, VG_N_THREADS);
+	} else if (kind == (VKI_CLONE_VM | VKI_CLONE_VFORK) || kind == 0) {
+		return;
+	} else {
+		VG_(snprintf)(what, sizeof what,
+			      "clone() with flags 0x%lx: a child sharing the address space that is "
+			      "neither a thread nor a vfork",
+			      flags);
+	}
+	lp_limit(tid, what);
+}
+
+/* An exec of /proc/self/exe (or of the process's own /proc/PID/exe) runs
+   Valgrind's tool itself, which refuses to run without its launcher. */
+static void lp_check_exec(ThreadId tid, const HChar *path)
+{
+	HChar own[64];
+	VG_(snprintf)(own, sizeof own, "/proc/%d/exe", VG_(getpid)());
+	if (path && (!VG_(strcmp)(path, "/proc/self/exe") || !VG_(strcmp)(path, own)))
+		lp_limit(tid, "exec of /proc/self/exe (it runs Valgrind's tool, not the program)");
+}
+
 /* The file an unlink is about to remove its last name of, by thread. */
 static struct vg_stat *lp_unlinking;
 static Bool *lp_unlinking_last;
@@ -853,8 +953,11 @@ static void lp_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 	   has. */
 	if (sysno == __NR_execve || sysno == __NR_execveat) {
 		lp_untraced_exec(tid, sysno, args);
+		lp_check_exec(tid, (const HChar *)(sysno == __NR_execve ? args[0] : args[1]));
 		lp_buf_write_out();
 	}
+	if (sysno == __NR_clone)
+		lp_check_clone(tid, args[0]);
 	lp_write_pending();
 	if (sysno == __NR_unlink || sysno == __NR_unlinkat) {
 		const HChar *path = (const HChar *)(sysno == __NR_unlink ? args[0] : args[1]);
@@ -867,9 +970,12 @@ static void lp_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 	}
 }
 
+static void lp_fork_ended(ThreadId tid, SysRes res);
+
 static void lp_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res)
 {
 	(void)nargs;
+	lp_fork_ended(tid, res);
 	if (sr_isError(res))
 		return;
 	Int task = lp_task_of[tid];
@@ -990,16 +1096,36 @@ static Int lp_fork_parent;
 /* Before fork: the child's F takes its timestamp here, so that it precedes
    whatever the parent does next, and its slot is claimed first, so that
    the F is pending from the start. */
+static Bool lp_forking; /* from lp_pre_fork to the end of the fork in the parent */
+
 static void lp_pre_fork(ThreadId tid)
 {
+	lp_forking = True;
 	lp_fork_vas = lp_take_vas();
 	lp_fork_slot = lp_slot_claim(lp_fork_vas, 0);
 	lp_fork_ts = lp_take_ts(1);
 	lp_fork_parent = lp_task_of[tid];
 }
 
+/* In the parent, after a system call: a fork that failed made no child,
+   whose slot is freed (else it would hold back the merge for ever). Out
+   of processes (ulimit -u), Valgrind 3.19 may not survive the failure. */
+static void lp_fork_ended(ThreadId tid, SysRes res)
+{
+	if (!lp_forking)
+		return;
+	lp_forking = False;
+	if (!sr_isError(res))
+		return;
+	lp_slot_release(lp_fork_slot);
+	if (sr_Err(res) == VKI_EAGAIN)
+		lp_limit(tid, "a fork failed for want of processes (EAGAIN: the process limit, "
+			      "ulimit -u), which Valgrind may not survive");
+}
+
 static void lp_child_fork(ThreadId tid)
 {
+	lp_forking = False;
 	VG_(close)(lp_fd);
 	lp_vas = lp_fork_vas;
 	lp_slot = lp_fork_slot;
