@@ -59,7 +59,8 @@ static GOptionContext *sim_options(sim_args *a)
 		"Simulate page-replacement policies over a basic merge stream (any form,\n"
 		"'-': standard input) or a capture merged on the way, and write one CSV\n"
 		"row per policy and size: policy,size,references,faults,miss_ratio,\n"
-		"space_time. lru and opt take their whole curves in one pass, ws and vmin\n"
+		"space_time. lru and opt take their whole curves in one pass (opt runs\n"
+		"at each size instead where its stack is too deep to pay), ws and vmin\n"
 		"theirs from distance histograms; the others run at each size, side by\n"
 		"side on every processor. See laplace-sim(1).");
 	g_option_context_set_description(ctx,
