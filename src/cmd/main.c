@@ -19,6 +19,7 @@ static const lp_command commands[] = {
 	 "replay a per-process directory's tasks under another schedule, with a memory if asked", false},
 	{"report", cmd_report,
 	 "an HTML page of figures and tables for a capture, directory, stream or memory sweep", false},
+	{"sim", cmd_sim, "page-replacement policies over a stream or capture: miss-ratio curves", false},
 	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction", false},
 	{"batch", cmd_batch, "run a list of merge jobs, several at a time", true},
 	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory", true},
