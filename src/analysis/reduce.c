@@ -1,0 +1,311 @@
+/* SAD and OLR (policies.md §5). Both are one pass over the input held in
+ * memory, then one over what they keep. */
+#include "analysis/reduce.h"
+
+#include <glib.h>
+
+#include "core/record.h"
+
+#define NONE UINT32_MAX
+
+void lp_refs_push(lp_refs *r, lp_pageno page, char type)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 4096;
+		r->pages = g_renew(lp_pageno, r->pages, r->cap);
+		r->types = g_renew(char, r->types, r->cap);
+	}
+	r->pages[r->n] = page;
+	r->types[r->n++] = type;
+}
+
+void lp_refs_clear(lp_refs *r)
+{
+	g_free(r->pages);
+	g_free(r->types);
+	*r = (lp_refs){0};
+}
+
+/* The write of a reference's privilege: w for r i w, W for R I W. */
+static char as_write(char type) { return lp_ref_is_kernel(type) ? 'W' : 'w'; }
+
+/* ---- SAD ---- */
+
+/* A Fenwick tree over positions 0 .. n-1 (1-based inside), holding one mark
+ * at the last reference so far of every page: the marks at positions >= a
+ * are then the distinct pages referenced from a to now. */
+static void mark(uint32_t *tree, size_t n, size_t pos, uint32_t delta)
+{
+	for (size_t i = pos + 1; i <= n; i += i & -i)
+		tree[i] += delta;
+}
+
+/* Marks at positions 0 .. pos - 1. */
+static uint32_t marks_before(const uint32_t *tree, size_t pos)
+{
+	uint32_t sum = 0;
+	for (size_t i = pos; i > 0; i -= i & -i)
+		sum += tree[i];
+	return sum;
+}
+
+void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pageno npages,
+		   uint64_t frames, lp_refs *out)
+{
+	uint32_t *tree = g_new0(uint32_t, n + 1);
+	/* Per page: a, its last kept reference, and its last reference, whose
+	 * fate the next one decides (NONE: never referenced). */
+	uint32_t *anchor = g_new(uint32_t, npages);
+	uint32_t *last = g_new(uint32_t, npages);
+	for (lp_pageno p = 0; p < npages; p++)
+		last[p] = NONE;
+	/* What is written: the type of each reference, 0 once dropped. */
+	char *kept = g_memdup2(types, n);
+	uint32_t distinct = 0;
+	for (size_t t = 0; t < n; t++) {
+		lp_pageno p = pages[t];
+		uint32_t j = last[p];
+		if (j == NONE) {
+			anchor[p] = (uint32_t)t;
+			distinct++;
+		} else {
+			mark(tree, n, j, (uint32_t)-1);
+		}
+		mark(tree, n, t, 1);
+		last[p] = (uint32_t)t;
+		/* Reference j lies between a and t: dropped iff references a .. t
+		 * touch at most frames pages. The first is a itself. */
+		if (j == NONE || j == anchor[p])
+			continue;
+		if (distinct - marks_before(tree, anchor[p]) <= frames) {
+			if (lp_ref_is_write(kept[j]))
+				kept[anchor[p]] = as_write(kept[anchor[p]]);
+			kept[j] = 0;
+		} else {
+			anchor[p] = j;
+		}
+	}
+	for (size_t t = 0; t < n; t++)
+		if (kept[t])
+			lp_refs_push(out, pages[t], kept[t]);
+	g_free(kept);
+	g_free(last);
+	g_free(anchor);
+	g_free(tree);
+}
+
+/* ---- OLR ----
+ *
+ * A point's position is a tuple: a fetch is (i), a touch just after P is
+ * P + (r). The points form a tree: a touch is a child of the point it
+ * follows, and children are ordered by rank; the fetches are the roots in
+ * event order. The sorted output is then the tree's preorder.
+ *
+ * Finalizations come in rank order (evicted stays by eviction event, then
+ * the rest by fetch event), so appending each touch to its parent's
+ * children keeps them sorted without a sort.
+ *
+ * A stay's requirements arrive with increasing lower bounds: a stay
+ * evicted later was resident, and not least recent, when the earlier one
+ * was evicted, so it holds a point after that one's last. Taking them by
+ * decreasing lower bound is taking them newest first, and each touch
+ * placed is before the ones placed earlier: the last placed is the
+ * smallest, and a requirement holds a point iff that one is before its
+ * upper bound (j), i.e. iff its first element is below j. */
+
+typedef struct olr_node {
+	uint32_t parent, first_child, last_child, next_sibling;
+	uint32_t root;  /* its first element: the event of the fetch it descends from */
+	uint32_t stay;
+} olr_node;
+
+typedef struct olr_stay {
+	lp_pageno page;
+	char type;      /* the fetch line's, a write once the stay is written */
+	uint32_t reqs;  /* its requirements, newest first */
+	uint32_t last;  /* once finalized: its largest point */
+} olr_stay;
+
+/* A point wanted strictly between lb's node and (ub). */
+typedef struct olr_req {
+	uint32_t lb, ub, next;
+} olr_req;
+
+typedef struct olr {
+	GArray *nodes, *stays, *reqs;
+	uint32_t free_reqs;  /* reqs no longer used, chained by next */
+} olr;
+
+static uint32_t new_node(olr *o, uint32_t parent, uint32_t root, uint32_t stay)
+{
+	uint32_t id = o->nodes->len;
+	olr_node node = {parent, NONE, NONE, NONE, root, stay};
+	g_array_append_val(o->nodes, node);
+	if (parent != NONE) {
+		olr_node *p = &g_array_index(o->nodes, olr_node, parent);
+		if (p->last_child == NONE)
+			p->first_child = id;
+		else
+			g_array_index(o->nodes, olr_node, p->last_child).next_sibling = id;
+		p->last_child = id;
+	}
+	return id;
+}
+
+static void require(olr *o, uint32_t stay, uint32_t lb, uint32_t ub)
+{
+	olr_stay *s = &g_array_index(o->stays, olr_stay, stay);
+	olr_req r = {lb, ub, s->reqs};
+	uint32_t id = o->free_reqs;
+	if (id != NONE) {
+		o->free_reqs = g_array_index(o->reqs, olr_req, id).next;
+		g_array_index(o->reqs, olr_req, id) = r;
+	} else {
+		id = o->reqs->len;
+		g_array_append_val(o->reqs, r);
+	}
+	s->reqs = id;
+}
+
+/* The stay's points past its fetch (fetch_node): a touch for each
+ * requirement that holds no point yet; then its largest point. */
+static void finalize(olr *o, uint32_t stay, uint32_t fetch_node)
+{
+	uint32_t smallest_root = NONE, first = NONE;
+	uint32_t r = g_array_index(o->stays, olr_stay, stay).reqs;
+	while (r != NONE) {
+		olr_req req = g_array_index(o->reqs, olr_req, r);
+		if (smallest_root == NONE || smallest_root >= req.ub) {
+			smallest_root = g_array_index(o->nodes, olr_node, req.lb).root;
+			uint32_t id = new_node(o, req.lb, smallest_root, stay);
+			if (first == NONE)
+				first = id;
+		}
+		g_array_index(o->reqs, olr_req, r).next = o->free_reqs;
+		o->free_reqs = r;
+		r = req.next;
+	}
+	olr_stay *s = &g_array_index(o->stays, olr_stay, stay);
+	s->reqs = NONE;
+	s->last = first != NONE ? first : fetch_node;
+}
+
+/* Doubly linked lists over pages. */
+typedef struct page_list {
+	uint32_t *prev, *next;
+	uint32_t head, tail;
+} page_list;
+
+static void plist_append(page_list *l, uint32_t p)
+{
+	l->prev[p] = l->tail;
+	l->next[p] = NONE;
+	if (l->tail != NONE)
+		l->next[l->tail] = p;
+	else
+		l->head = p;
+	l->tail = p;
+}
+
+static void plist_remove(page_list *l, uint32_t p)
+{
+	if (l->prev[p] != NONE)
+		l->next[l->prev[p]] = l->next[p];
+	else
+		l->head = l->next[p];
+	if (l->next[p] != NONE)
+		l->prev[l->next[p]] = l->prev[p];
+	else
+		l->tail = l->prev[p];
+}
+
+static page_list plist_new(lp_pageno npages)
+{
+	return (page_list){g_new(uint32_t, npages), g_new(uint32_t, npages), NONE, NONE};
+}
+
+static void plist_free(page_list *l)
+{
+	g_free(l->prev);
+	g_free(l->next);
+}
+
+void lp_reduce_olr(const lp_pageno *pages, const char *types, size_t n, lp_pageno npages,
+		   uint64_t frames, lp_refs *out)
+{
+	olr o = {g_array_new(FALSE, FALSE, sizeof(olr_node)),
+		 g_array_new(FALSE, FALSE, sizeof(olr_stay)),
+		 g_array_new(FALSE, FALSE, sizeof(olr_req)), NONE};
+	/* Every fetch's node is made when its event is: fetch_node[i]. */
+	GArray *fetch_node = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+	/* The resident pages, least recent first, and in fetch order. */
+	page_list lru = plist_new(npages), fifo = plist_new(npages);
+	uint32_t *stay_of = g_new(uint32_t, npages); /* NONE: not resident */
+	for (lp_pageno p = 0; p < npages; p++)
+		stay_of[p] = NONE;
+	uint64_t resident = 0;
+	for (size_t t = 0; t < n; t++) {
+		lp_pageno p = pages[t];
+		char type = types[t];
+		if (stay_of[p] != NONE) {
+			plist_remove(&lru, p);
+			plist_append(&lru, p);
+			olr_stay *s = &g_array_index(o.stays, olr_stay, stay_of[p]);
+			if (lp_ref_is_write(type))
+				s->type = as_write(s->type);
+			continue;
+		}
+		uint32_t event = o.stays->len;
+		if (resident == frames) {
+			lp_pageno victim = lru.head;
+			uint32_t v = stay_of[victim];
+			plist_remove(&lru, victim);
+			plist_remove(&fifo, victim);
+			stay_of[victim] = NONE;
+			finalize(&o, v, g_array_index(fetch_node, uint32_t, v));
+			uint32_t last = g_array_index(o.stays, olr_stay, v).last;
+			uint32_t root = g_array_index(o.nodes, olr_node, last).root;
+			/* The stays fetched at or before last's first element are
+			 * the ones fetched before last: (i) < last iff i <= root,
+			 * as (root) is last itself or a prefix of it. */
+			for (lp_pageno q = fifo.head; q != NONE && stay_of[q] <= root; q = fifo.next[q])
+				require(&o, stay_of[q], last, event);
+		} else {
+			resident++;
+		}
+		olr_stay s = {p, type, NONE, NONE};
+		g_array_append_val(o.stays, s);
+		uint32_t node = new_node(&o, NONE, event, event);
+		g_array_append_val(fetch_node, node);
+		stay_of[p] = event;
+		plist_append(&lru, p);
+		plist_append(&fifo, p);
+	}
+	for (lp_pageno q = fifo.head; q != NONE; q = fifo.next[q])
+		finalize(&o, stay_of[q], g_array_index(fetch_node, uint32_t, stay_of[q]));
+	/* Preorder, root after root. */
+	const olr_node *nodes = (const olr_node *)(void *)o.nodes->data;
+	const olr_stay *stays = (const olr_stay *)(void *)o.stays->data;
+	for (uint32_t i = 0; i < fetch_node->len; i++) {
+		uint32_t root = g_array_index(fetch_node, uint32_t, i), at = root;
+		for (;;) {
+			lp_refs_push(out, stays[nodes[at].stay].page, stays[nodes[at].stay].type);
+			if (nodes[at].first_child != NONE) {
+				at = nodes[at].first_child;
+				continue;
+			}
+			while (at != root && nodes[at].next_sibling == NONE)
+				at = nodes[at].parent;
+			if (at == root)
+				break;
+			at = nodes[at].next_sibling;
+		}
+	}
+	g_free(stay_of);
+	plist_free(&lru);
+	plist_free(&fifo);
+	g_array_free(fetch_node, TRUE);
+	g_array_free(o.nodes, TRUE);
+	g_array_free(o.stays, TRUE);
+	g_array_free(o.reqs, TRUE);
+}
