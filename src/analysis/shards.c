@@ -276,6 +276,9 @@ void lp_shards_access(lp_shards *s, uint64_t page)
 	uint64_t h = lp_shards_hash(page);
 	if (!s->all && (s->none || h > s->limit))
 		return;
+	/* Compact first, while every mark is where last_pos says. */
+	if (s->now == s->positions)
+		compact(s);
 	uint64_t i = table_find(s, page, h);
 	uint32_t slot = s->vals[i];
 	if (slot == NONE) {
@@ -303,8 +306,6 @@ void lp_shards_access(lp_shards *s, uint64_t page)
 		count(s, s->live - tree_prefix(s, prev) + 1, weight);
 		tree_add(s, prev, -1);
 	}
-	if (s->now == s->positions)
-		compact(s);
 	tree_add(s, s->now, 1);
 	s->owner[s->now] = slot;
 	s->last_pos[slot] = s->now++;
