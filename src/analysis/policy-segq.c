@@ -1,0 +1,66 @@
+/* segq: a FIFO front of F = K - S frames before an LRU back of S frames
+ * (policies.md §2). A page leaving the front enters the back at its most
+ * recent end; a hit in the back brings the page to the front's tail. */
+#include <glib.h>
+
+#include "analysis/pagelist.h"
+
+typedef struct segq {
+	uint64_t front_max, back_max; /* F, S */
+	lp_pagelist front, back;      /* oldest: first in, least recent */
+} segq;
+
+static void *segq_create(const lp_policy_params *params)
+{
+	segq *q = g_new0(segq, 1);
+	q->back_max = params->segq_lru_frames;
+	q->front_max = params->frames - q->back_max;
+	lp_pagelist_init(&q->front, params->pages);
+	lp_pagelist_init(&q->back, params->pages);
+	return q;
+}
+
+static void segq_destroy(void *state)
+{
+	segq *q = state;
+	lp_pagelist_clear(&q->front);
+	lp_pagelist_clear(&q->back);
+	g_free(q);
+}
+
+/* page enters the front's tail; what overflows moves on or out. */
+static lp_pageno segq_enter(segq *q, lp_pageno page)
+{
+	lp_pagelist_push(&q->front, page);
+	if (q->front.count <= q->front_max)
+		return LP_NO_PAGE;
+	lp_pageno old = lp_pagelist_take_oldest(&q->front, NULL);
+	if (!q->back_max)
+		return old;
+	lp_pagelist_push(&q->back, old);
+	if (q->back.count <= q->back_max)
+		return LP_NO_PAGE;
+	return lp_pagelist_take_oldest(&q->back, NULL);
+}
+
+static bool segq_access(void *state, lp_pageno page, uint64_t t, lp_pageno *victim)
+{
+	(void)t;
+	segq *q = state;
+	if (lp_pagelist_has(&q->front, page))
+		return true;
+	if (lp_pagelist_has(&q->back, page)) {
+		/* Its leaving makes room for the front's overflow: no victim. */
+		lp_pagelist_remove(&q->back, page);
+		segq_enter(q, page);
+		return true;
+	}
+	*victim = segq_enter(q, page);
+	return false;
+}
+
+const lp_policy_ops lp_policy_segq_ops = {
+	.create = segq_create,
+	.destroy = segq_destroy,
+	.access = segq_access,
+};

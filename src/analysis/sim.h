@@ -1,0 +1,88 @@
+/* laplace sim's computation (policies.md §2-§4) over a stream held whole
+ * (trace.h): the exact curves of the stack algorithms in one pass each
+ * (lru by stack distances over recency.h's trees, opt by Mattson's
+ * priority stack, ws and vmin by distance histograms), and the other
+ * fixed-space policies simulated at each size through their operations
+ * (policy.h), every curve and every (policy, size) a job of one work pool
+ * over the same decoded stream. No I/O: the command prints. */
+#ifndef LAPLACE_SIM_H
+#define LAPLACE_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/policy.h"
+#include "analysis/trace.h"
+
+/* A size list as given (laplace-sim(1)): items N, A-B, pow2 and all. */
+typedef enum lp_sim_item_kind { LP_SIM_RANGE, LP_SIM_POW2, LP_SIM_ALL } lp_sim_item_kind;
+typedef struct lp_sim_item {
+	lp_sim_item_kind kind;
+	uint64_t from, to; /* LP_SIM_RANGE: N is N-N */
+} lp_sim_item;
+typedef struct lp_sim_list {
+	lp_sim_item *items;
+	size_t n;
+} lp_sim_list;
+/* Parse text, the value of option (named in messages): 0, or LP_EUSAGE
+ * with err set (an empty item, not a number, a size < 1, A > B). */
+int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, lp_error *err);
+void lp_sim_list_clear(lp_sim_list *list);
+/* The sizes of list, ascending and each once, where pow2 and all reach
+ * top (D; for a window the largest finite backward distance, or 1 when
+ * there is none): *n of them, g_free'd by the caller. */
+uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n);
+/* The one size of a list of one N (or A-A), else 0. */
+uint64_t lp_sim_list_single(const lp_sim_list *list);
+
+/* The policy options; a value not set takes its default at each size. */
+typedef struct lp_sim_options {
+	unsigned clock_load_bit;
+	bool segq_set, early_set, late_set;
+	uint64_t segq_lru_frames, eelru_early, eelru_late;
+} lp_sim_options;
+
+/* The parameters of a policy at frames, the defaults filled in: S =
+ * floor(K/2), e = max(1, floor(K/2)), l = 2K. */
+void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
+		   const uint64_t *next_use, lp_policy_params *p);
+
+/* hist[d], d = 1 .. D (D + 1 entries, hist[0] unused): the references at
+ * LRU stack distance d; at OPT stack distance d (next_use as
+ * lp_trace_next_use gives it). g_free them. */
+uint64_t *lp_sim_lru_distances(const lp_trace *t);
+uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use);
+/* Faults of a stack algorithm at each of sizes[0, m) (ascending) from its
+ * distances: the first references and those deeper than the size. */
+void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *sizes, size_t m,
+			 uint64_t *faults);
+/* space_time of every fixed-space policy at each of sizes[0, m):
+ * Σ_t min(K, distinct pages among references 0 .. t). */
+void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint64_t *space);
+
+/* The largest finite backward distance, 0 when none. */
+uint64_t lp_sim_max_backward(const lp_trace *t);
+/* ws and vmin at each window of taus[0, m) (ascending): their faults
+ * (the same), ws's and vmin's space_time (either may be NULL). */
+void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t *faults,
+		    uint64_t *ws_space, uint64_t *vmin_space);
+
+/* One policy at one size through its operations: the faults; with
+ * fault_fn, each fault told (victim LP_NO_PAGE for a fill). */
+typedef void (*lp_sim_fault_fn)(void *ctx, uint64_t t, lp_pageno page, lp_pageno victim);
+uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_policy_params *p,
+		      lp_sim_fault_fn fault_fn, void *ctx);
+
+/* What a run asks: per policy, its sizes (ascending) and room for the
+ * results. */
+typedef struct lp_sim_task {
+	const lp_policy_info *policy;
+	const uint64_t *sizes;
+	size_t nsizes;
+	uint64_t *faults, *space_time; /* nsizes each, filled */
+} lp_sim_task;
+/* Fill every task's results, on up to threads threads. */
+void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
+		unsigned threads);
+
+#endif
