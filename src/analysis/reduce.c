@@ -3,6 +3,8 @@
 #include "analysis/reduce.h"
 
 #include <glib.h>
+#include <stdbool.h>
+#include <string.h>
 
 #include "core/record.h"
 
@@ -29,69 +31,134 @@ void lp_refs_clear(lp_refs *r)
 /* The write of a reference's privilege: w for r i w, W for R I W. */
 static char as_write(char type) { return lp_ref_is_kernel(type) ? 'W' : 'w'; }
 
-/* ---- SAD ---- */
+/* ---- SAD ----
+ *
+ * A Fenwick tree over positions holds one mark at the last reference so far
+ * of every page: the marks at positions >= a's are then the distinct pages
+ * referenced from a to now. Positions are handed out one a reference and
+ * compacted, as mrc.c does, whenever they run out: only the last reference
+ * and the anchor a of each page keep theirs, so the tree stays O(D), small
+ * enough to stay in the caches, however long the stream. */
 
-/* A Fenwick tree over positions 0 .. n-1 (1-based inside), holding one mark
- * at the last reference so far of every page: the marks at positions >= a
- * are then the distinct pages referenced from a to now. */
-static void mark(uint32_t *tree, size_t n, size_t pos, uint32_t delta)
+typedef struct sad {
+	uint32_t *tree;      /* 1-based */
+	lp_pageno *owner;    /* position -> page referenced there */
+	uint32_t positions, now;
+	/* Per page: reference index and position of a, its last kept
+	 * reference, and of its last reference (last_t NONE: none yet). */
+	uint32_t *anchor_t, *anchor_pos, *last_t, *last_pos;
+	uint32_t distinct;
+} sad;
+
+static void mark(sad *s, uint32_t pos, uint32_t delta)
 {
-	for (size_t i = pos + 1; i <= n; i += i & -i)
-		tree[i] += delta;
+	for (uint32_t i = pos + 1; i <= s->positions; i += i & -i)
+		s->tree[i] += delta;
 }
 
 /* Marks at positions 0 .. pos - 1. */
-static uint32_t marks_before(const uint32_t *tree, size_t pos)
+static uint32_t marks_before(const sad *s, uint32_t pos)
 {
 	uint32_t sum = 0;
-	for (size_t i = pos; i > 0; i -= i & -i)
-		sum += tree[i];
+	for (uint32_t i = pos; i > 0; i -= i & -i)
+		sum += s->tree[i];
 	return sum;
+}
+
+/* Renumber the positions still needed (a last reference or an anchor),
+ * doubling them when those fill more than half. */
+static void sad_compact(sad *s)
+{
+	uint32_t cap = s->positions, next = 0;
+	lp_pageno *owner = g_new(lp_pageno, cap);
+	uint32_t *tree = g_new0(uint32_t, cap + 1);
+	for (uint32_t pos = 0; pos < s->now; pos++) {
+		lp_pageno p = s->owner[pos];
+		bool last = s->last_pos[p] == pos, anchor = s->anchor_pos[p] == pos;
+		if (!last && !anchor)
+			continue;
+		if (last)
+			s->last_pos[p] = next;
+		if (anchor)
+			s->anchor_pos[p] = next;
+		tree[next + 1] = last;
+		owner[next++] = p;
+	}
+	if (next > cap / 2) {
+		cap *= 2;
+		owner = g_renew(lp_pageno, owner, cap);
+		tree = g_renew(uint32_t, tree, cap + 1);
+		memset(tree + s->positions + 1, 0, (cap - s->positions) * sizeof *tree);
+	}
+	/* Linear-time Fenwick construction over the marks set. */
+	for (uint32_t i = 1; i <= cap; i++) {
+		uint32_t parent = i + (i & -i);
+		if (parent <= cap)
+			tree[parent] += tree[i];
+	}
+	g_free(s->owner);
+	g_free(s->tree);
+	s->owner = owner;
+	s->tree = tree;
+	s->positions = cap;
+	s->now = next;
 }
 
 void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pageno npages,
 		   uint64_t frames, lp_refs *out)
 {
-	uint32_t *tree = g_new0(uint32_t, n + 1);
-	/* Per page: a, its last kept reference, and its last reference, whose
-	 * fate the next one decides (NONE: never referenced). */
-	uint32_t *anchor = g_new(uint32_t, npages);
-	uint32_t *last = g_new(uint32_t, npages);
+	sad s = {.positions = 1024};
+	s.tree = g_new0(uint32_t, s.positions + 1);
+	s.owner = g_new(lp_pageno, s.positions);
+	s.anchor_t = g_new(uint32_t, npages);
+	s.anchor_pos = g_new(uint32_t, npages);
+	s.last_t = g_new(uint32_t, npages);
+	s.last_pos = g_new(uint32_t, npages);
 	for (lp_pageno p = 0; p < npages; p++)
-		last[p] = NONE;
+		s.last_t[p] = NONE;
 	/* What is written: the type of each reference, 0 once dropped. */
 	char *kept = g_memdup2(types, n);
-	uint32_t distinct = 0;
 	for (size_t t = 0; t < n; t++) {
 		lp_pageno p = pages[t];
-		uint32_t j = last[p];
+		/* Compact first, while every mark is where last_pos says. */
+		if (s.now == s.positions)
+			sad_compact(&s);
+		uint32_t j = s.last_t[p], j_pos = s.last_pos[p];
 		if (j == NONE) {
-			anchor[p] = (uint32_t)t;
-			distinct++;
+			s.anchor_t[p] = (uint32_t)t;
+			s.anchor_pos[p] = s.now;
+			s.distinct++;
 		} else {
-			mark(tree, n, j, (uint32_t)-1);
+			mark(&s, j_pos, (uint32_t)-1);
 		}
-		mark(tree, n, t, 1);
-		last[p] = (uint32_t)t;
+		mark(&s, s.now, 1);
+		s.owner[s.now] = p;
+		s.last_t[p] = (uint32_t)t;
+		s.last_pos[p] = s.now++;
 		/* Reference j lies between a and t: dropped iff references a .. t
 		 * touch at most frames pages. The first is a itself. */
-		if (j == NONE || j == anchor[p])
+		if (j == NONE || j == s.anchor_t[p])
 			continue;
-		if (distinct - marks_before(tree, anchor[p]) <= frames) {
+		if (s.distinct - marks_before(&s, s.anchor_pos[p]) <= frames) {
 			if (lp_ref_is_write(kept[j]))
-				kept[anchor[p]] = as_write(kept[anchor[p]]);
+				kept[s.anchor_t[p]] = as_write(kept[s.anchor_t[p]]);
 			kept[j] = 0;
 		} else {
-			anchor[p] = j;
+			/* j's position, no longer a mark, stays as the anchor's. */
+			s.anchor_t[p] = j;
+			s.anchor_pos[p] = j_pos;
 		}
 	}
 	for (size_t t = 0; t < n; t++)
 		if (kept[t])
 			lp_refs_push(out, pages[t], kept[t]);
 	g_free(kept);
-	g_free(last);
-	g_free(anchor);
-	g_free(tree);
+	g_free(s.anchor_t);
+	g_free(s.anchor_pos);
+	g_free(s.last_t);
+	g_free(s.last_pos);
+	g_free(s.owner);
+	g_free(s.tree);
 }
 
 /* ---- OLR ----

@@ -210,3 +210,40 @@ Test(reduce, random_streams_keep_their_behaviour)
 	}
 	g_rand_free(rand);
 }
+
+Test(reduce, long_streams_keep_their_behaviour)
+{
+	/* Long enough for SAD's positions to be compacted many times. */
+	GRand *rand = g_rand_new_with_seed(350);
+	lp_refs in = {0};
+	for (size_t i = 0; i < 60000; i++) {
+		/* A hot loop of 40 pages, now and then a page of 400. */
+		lp_pageno p = g_rand_int_range(rand, 0, 8)
+				      ? (lp_pageno)(i / 3 % 40)
+				      : (lp_pageno)g_rand_int_range(rand, 0, 400);
+		lp_refs_push(&in, p, g_rand_int_range(rand, 0, 5) ? 'r' : 'w');
+	}
+	static const uint64_t ks[] = {4, 16, 41, 64};
+	for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++) {
+		lp_refs sad = reduce(lp_reduce_sad, &in, 400, ks[k]);
+		lp_refs olr = reduce(lp_reduce_olr, &in, 400, ks[k]);
+		cr_assert_lt(sad.n, in.n);
+		cr_assert_leq(olr.n, sad.n);
+		const uint64_t ms[] = {ks[k], ks[k] + 1, 2 * ks[k], 300, 400};
+		for (size_t i = 0; i < 5; i++) {
+			char *want = behaviour(&in, ms[i]);
+			char *got_sad = behaviour(&sad, ms[i]), *got_olr = behaviour(&olr, ms[i]);
+			cr_assert(!strcmp(got_sad, want), "SAD at K = %llu, m = %llu",
+				  (unsigned long long)ks[k], (unsigned long long)ms[i]);
+			cr_assert(!strcmp(got_olr, want), "OLR at K = %llu, m = %llu",
+				  (unsigned long long)ks[k], (unsigned long long)ms[i]);
+			g_free(want);
+			g_free(got_sad);
+			g_free(got_olr);
+		}
+		lp_refs_clear(&sad);
+		lp_refs_clear(&olr);
+	}
+	lp_refs_clear(&in);
+	g_rand_free(rand);
+}
