@@ -172,13 +172,22 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
  * the rest by fetch event), so appending each touch to its parent's
  * children keeps them sorted without a sort.
  *
- * A stay's requirements arrive with increasing lower bounds: a stay
- * evicted later was resident, and not least recent, when the earlier one
- * was evicted, so it holds a point after that one's last. Taking them by
- * decreasing lower bound is taking them newest first, and each touch
- * placed is before the ones placed earlier: the last placed is the
- * smallest, and a requirement holds a point iff that one is before its
- * upper bound (j), i.e. iff its first element is below j. */
+ * Every point's position begins with the event of a fetch, its root: a
+ * stay fetched at event i is fetched before last(v) iff i <= root(last(v)),
+ * (i) being last(v) or a prefix of it. So the requirements of the stay
+ * fetched at i are those of the evictions j, i < j < its own end, whose
+ * root(last(v)) >= i: they need not be stored per stay (that cost K a
+ * fault), only each eviction's last(v), and found when the stay is
+ * finalized, in a tree of maxima over the events.
+ *
+ * They come with increasing lower bounds: a stay evicted later was
+ * resident, and not least recent, when the earlier one was evicted, so it
+ * holds a point after that one's last. Taking them by decreasing lower
+ * bound is taking them newest first, and each touch placed is before the
+ * ones placed earlier: the last placed is the smallest, and a requirement
+ * holds a point iff that one is before its upper bound (j), i.e. iff its
+ * root is below j. After a touch of root r, the next requirement to take is
+ * the newest at an event j <= r. */
 
 typedef struct olr_node {
 	uint32_t parent, first_child, last_child, next_sibling;
@@ -189,18 +198,17 @@ typedef struct olr_node {
 typedef struct olr_stay {
 	lp_pageno page;
 	char type;      /* the fetch line's, a write once the stay is written */
-	uint32_t reqs;  /* its requirements, newest first */
-	uint32_t last;  /* once finalized: its largest point */
 } olr_stay;
 
-/* A point wanted strictly between lb's node and (ub). */
-typedef struct olr_req {
-	uint32_t lb, ub, next;
-} olr_req;
-
 typedef struct olr {
-	GArray *nodes, *stays, *reqs;
-	uint32_t free_reqs;  /* reqs no longer used, chained by next */
+	GArray *nodes;
+	/* By event (a fault: one stay fetched, maybe one evicted), cap of
+	 * them: the stay fetched, its fetch's node, the last point of the
+	 * stay evicted; and a tree of maxima (1-based, leaves from cap) of
+	 * that point's root + 1, 0 where the event evicted nothing. */
+	olr_stay *stays;
+	uint32_t *fetch_node, *evicted_last, *tree;
+	uint32_t events, cap;
 } olr;
 
 static uint32_t new_node(olr *o, uint32_t parent, uint32_t root, uint32_t stay)
@@ -219,45 +227,68 @@ static uint32_t new_node(olr *o, uint32_t parent, uint32_t root, uint32_t stay)
 	return id;
 }
 
-static void require(olr *o, uint32_t stay, uint32_t lb, uint32_t ub)
+/* Room for one more event. */
+static void olr_grow(olr *o)
 {
-	olr_stay *s = &g_array_index(o->stays, olr_stay, stay);
-	olr_req r = {lb, ub, s->reqs};
-	uint32_t id = o->free_reqs;
-	if (id != NONE) {
-		o->free_reqs = g_array_index(o->reqs, olr_req, id).next;
-		g_array_index(o->reqs, olr_req, id) = r;
-	} else {
-		id = o->reqs->len;
-		g_array_append_val(o->reqs, r);
-	}
-	s->reqs = id;
+	if (o->events < o->cap)
+		return;
+	o->cap = o->cap ? o->cap * 2 : 1024;
+	o->stays = g_renew(olr_stay, o->stays, o->cap);
+	o->fetch_node = g_renew(uint32_t, o->fetch_node, o->cap);
+	o->evicted_last = g_renew(uint32_t, o->evicted_last, o->cap);
+	uint32_t *tree = g_new0(uint32_t, 2 * (size_t)o->cap);
+	/* The old leaves, then every maximum again. */
+	for (uint32_t i = 0; i < o->events; i++)
+		tree[o->cap + i] = o->tree[o->cap / 2 + i];
+	for (uint32_t k = o->cap - 1; k > 0; k--)
+		tree[k] = MAX(tree[2 * k], tree[2 * k + 1]);
+	g_free(o->tree);
+	o->tree = tree;
 }
 
-/* The stay's points past its fetch (fetch_node): a touch for each
- * requirement that holds no point yet; then its largest point. */
-static void finalize(olr *o, uint32_t stay, uint32_t fetch_node)
+static void tree_set(olr *o, uint32_t event, uint32_t value)
 {
-	uint32_t smallest_root = NONE, first = NONE;
-	uint32_t r = g_array_index(o->stays, olr_stay, stay).reqs;
-	while (r != NONE) {
-		olr_req req = g_array_index(o->reqs, olr_req, r);
-		if (smallest_root == NONE || smallest_root >= req.ub) {
-			smallest_root = g_array_index(o->nodes, olr_node, req.lb).root;
-			uint32_t id = new_node(o, req.lb, smallest_root, stay);
-			if (first == NONE)
-				first = id;
-		}
-		g_array_index(o->reqs, olr_req, r).next = o->free_reqs;
-		o->free_reqs = r;
-		r = req.next;
-	}
-	olr_stay *s = &g_array_index(o->stays, olr_stay, stay);
-	s->reqs = NONE;
-	s->last = first != NONE ? first : fetch_node;
+	uint32_t k = o->cap + event;
+	o->tree[k] = value;
+	for (k /= 2; k > 0; k /= 2)
+		o->tree[k] = MAX(o->tree[2 * k], o->tree[2 * k + 1]);
 }
 
-/* Doubly linked lists over pages. */
+/* The largest event in lo .. hi whose value is at least min, or NONE;
+ * node k covers events nl .. nr. */
+static uint32_t rightmost(const olr *o, uint32_t k, uint32_t nl, uint32_t nr, uint32_t lo,
+			  uint32_t hi, uint32_t min)
+{
+	if (nr < lo || nl > hi || o->tree[k] < min)
+		return NONE;
+	if (nl == nr)
+		return nl;
+	uint32_t mid = nl + (nr - nl) / 2;
+	uint32_t e = rightmost(o, 2 * k + 1, mid + 1, nr, lo, hi, min);
+	return e != NONE ? e : rightmost(o, 2 * k, nl, mid, lo, hi, min);
+}
+
+/* The points past the fetch of the stay fetched at event stay, whose
+ * stay ends at event end (or at the end, end = events): a touch for each
+ * requirement that holds no point yet. Returns its largest point. */
+static uint32_t finalize(olr *o, uint32_t stay, uint32_t end)
+{
+	uint32_t first = NONE;
+	for (uint32_t hi = end - 1; hi > stay;) {
+		uint32_t j = rightmost(o, 1, 0, o->cap - 1, stay + 1, hi, stay + 1);
+		if (j == NONE)
+			break;
+		uint32_t lb = o->evicted_last[j];
+		uint32_t root = g_array_index(o->nodes, olr_node, lb).root;
+		uint32_t id = new_node(o, lb, root, stay);
+		if (first == NONE)
+			first = id;
+		hi = root;
+	}
+	return first != NONE ? first : o->fetch_node[stay];
+}
+
+/* A doubly linked list over pages, least recent first. */
 typedef struct page_list {
 	uint32_t *prev, *next;
 	uint32_t head, tail;
@@ -286,27 +317,11 @@ static void plist_remove(page_list *l, uint32_t p)
 		l->tail = l->prev[p];
 }
 
-static page_list plist_new(lp_pageno npages)
-{
-	return (page_list){g_new(uint32_t, npages), g_new(uint32_t, npages), NONE, NONE};
-}
-
-static void plist_free(page_list *l)
-{
-	g_free(l->prev);
-	g_free(l->next);
-}
-
 void lp_reduce_olr(const lp_pageno *pages, const char *types, size_t n, lp_pageno npages,
 		   uint64_t frames, lp_refs *out)
 {
-	olr o = {g_array_new(FALSE, FALSE, sizeof(olr_node)),
-		 g_array_new(FALSE, FALSE, sizeof(olr_stay)),
-		 g_array_new(FALSE, FALSE, sizeof(olr_req)), NONE};
-	/* Every fetch's node is made when its event is: fetch_node[i]. */
-	GArray *fetch_node = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-	/* The resident pages, least recent first, and in fetch order. */
-	page_list lru = plist_new(npages), fifo = plist_new(npages);
+	olr o = {.nodes = g_array_new(FALSE, FALSE, sizeof(olr_node))};
+	page_list lru = {g_new(uint32_t, npages), g_new(uint32_t, npages), NONE, NONE};
 	uint32_t *stay_of = g_new(uint32_t, npages); /* NONE: not resident */
 	for (lp_pageno p = 0; p < npages; p++)
 		stay_of[p] = NONE;
@@ -317,46 +332,39 @@ void lp_reduce_olr(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 		if (stay_of[p] != NONE) {
 			plist_remove(&lru, p);
 			plist_append(&lru, p);
-			olr_stay *s = &g_array_index(o.stays, olr_stay, stay_of[p]);
 			if (lp_ref_is_write(type))
-				s->type = as_write(s->type);
+				o.stays[stay_of[p]].type = as_write(o.stays[stay_of[p]].type);
 			continue;
 		}
-		uint32_t event = o.stays->len;
+		olr_grow(&o);
+		uint32_t event = o.events, value = 0;
 		if (resident == frames) {
 			lp_pageno victim = lru.head;
-			uint32_t v = stay_of[victim];
 			plist_remove(&lru, victim);
-			plist_remove(&fifo, victim);
+			uint32_t last = finalize(&o, stay_of[victim], event);
 			stay_of[victim] = NONE;
-			finalize(&o, v, g_array_index(fetch_node, uint32_t, v));
-			uint32_t last = g_array_index(o.stays, olr_stay, v).last;
-			uint32_t root = g_array_index(o.nodes, olr_node, last).root;
-			/* The stays fetched at or before last's first element are
-			 * the ones fetched before last: (i) < last iff i <= root,
-			 * as (root) is last itself or a prefix of it. */
-			for (lp_pageno q = fifo.head; q != NONE && stay_of[q] <= root; q = fifo.next[q])
-				require(&o, stay_of[q], last, event);
+			o.evicted_last[event] = last;
+			value = g_array_index(o.nodes, olr_node, last).root + 1;
 		} else {
 			resident++;
 		}
-		olr_stay s = {p, type, NONE, NONE};
-		g_array_append_val(o.stays, s);
-		uint32_t node = new_node(&o, NONE, event, event);
-		g_array_append_val(fetch_node, node);
+		o.stays[event] = (olr_stay){p, type};
+		o.fetch_node[event] = new_node(&o, NONE, event, event);
+		tree_set(&o, event, value);
+		o.events++;
 		stay_of[p] = event;
 		plist_append(&lru, p);
-		plist_append(&fifo, p);
 	}
-	for (lp_pageno q = fifo.head; q != NONE; q = fifo.next[q])
-		finalize(&o, stay_of[q], g_array_index(fetch_node, uint32_t, stay_of[q]));
+	for (uint32_t i = 0; i < o.events; i++)
+		if (stay_of[o.stays[i].page] == i)
+			finalize(&o, i, o.events);
 	/* Preorder, root after root. */
 	const olr_node *nodes = (const olr_node *)(void *)o.nodes->data;
-	const olr_stay *stays = (const olr_stay *)(void *)o.stays->data;
-	for (uint32_t i = 0; i < fetch_node->len; i++) {
-		uint32_t root = g_array_index(fetch_node, uint32_t, i), at = root;
+	for (uint32_t i = 0; i < o.events; i++) {
+		uint32_t root = o.fetch_node[i], at = root;
 		for (;;) {
-			lp_refs_push(out, stays[nodes[at].stay].page, stays[nodes[at].stay].type);
+			const olr_stay *s = &o.stays[nodes[at].stay];
+			lp_refs_push(out, s->page, s->type);
 			if (nodes[at].first_child != NONE) {
 				at = nodes[at].first_child;
 				continue;
@@ -369,10 +377,11 @@ void lp_reduce_olr(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 		}
 	}
 	g_free(stay_of);
-	plist_free(&lru);
-	plist_free(&fifo);
-	g_array_free(fetch_node, TRUE);
+	g_free(lru.prev);
+	g_free(lru.next);
 	g_array_free(o.nodes, TRUE);
-	g_array_free(o.stays, TRUE);
-	g_array_free(o.reqs, TRUE);
+	g_free(o.stays);
+	g_free(o.fetch_node);
+	g_free(o.evicted_last);
+	g_free(o.tree);
 }
