@@ -30,9 +30,9 @@ static char *letters_of(const lp_refs *r)
 
 static char *types_of(const lp_refs *r)
 {
-	char *s = g_malloc(r->n + 1);
-	memcpy(s, r->types, r->n);
-	s[r->n] = 0;
+	char *s = g_malloc0(r->n + 1);
+	if (r->n)
+		memcpy(s, r->types, r->n);
 	return s;
 }
 
