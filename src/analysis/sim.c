@@ -16,7 +16,7 @@ int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, l
 	char **items = g_strsplit(text, ",", -1);
 	size_t count = g_strv_length(items);
 	list->items = g_new(lp_sim_item, count ? count : 1);
-	int rc = 0;
+	int rc = count ? 0 : lp_fail(err, LP_EUSAGE, "%s: no size given", option);
 	char q[LP_QUOTE_SIZE];
 	for (size_t k = 0; k < count && !rc; k++) {
 		const char *it = items[k];
@@ -116,14 +116,18 @@ uint64_t lp_sim_list_single(const lp_sim_list *list)
 void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
 		   const uint64_t *next_use, lp_policy_params *p)
 {
+	/* With K >= D nothing is ever evicted, whatever the policy and its
+	 * options: the policy gets D frames then (no room for pages that
+	 * never come, no 2K to overflow), its options kept in range. */
+	uint64_t k = MIN(frames, MAX((uint64_t)t->pages, 1));
 	*p = (lp_policy_params){
-		.frames = frames,
+		.frames = k,
 		.pages = t->pages,
 		.next_use = next_use,
 		.clock_load_bit = o->clock_load_bit,
-		.segq_lru_frames = o->segq_set ? o->segq_lru_frames : frames / 2,
-		.eelru_early = o->early_set ? o->eelru_early : MAX(1, frames / 2),
-		.eelru_late = o->late_set ? o->eelru_late : 2 * frames,
+		.segq_lru_frames = o->segq_set ? MIN(o->segq_lru_frames, k - 1) : k / 2,
+		.eelru_early = o->early_set ? o->eelru_early : MAX(1, k / 2),
+		.eelru_late = o->late_set ? MAX(o->eelru_late, k + 1) : 2 * k,
 	};
 }
 
@@ -197,7 +201,7 @@ static uint64_t first_above(const opt_stack *s, uint64_t from, uint64_t to, uint
 	return at <= to ? at : UINT64_MAX;
 }
 
-uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use)
+uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use, uint64_t budget)
 {
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
 	opt_stack s = {0};
@@ -208,7 +212,9 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use)
 	s.tree = g_new0(uint64_t, 2 * s.size);
 	uint64_t *key = g_new(uint64_t, t->pages ? t->pages : 1);
 	uint64_t *at = g_new(uint64_t, t->pages ? t->pages : 1);
-	uint64_t depth = 0;
+	uint64_t depth = 0, work = 0, log_levels = 1;
+	while ((UINT64_C(1) << log_levels) < s.size)
+		log_levels++;
 	for (uint64_t i = 0; i < t->n; i++) {
 		lp_pageno x = t->page[i];
 		uint64_t old;
@@ -227,6 +233,7 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use)
 						       : UINT64_MAX;
 				if (j == UINT64_MAX)
 					break;
+				work += log_levels;
 				lp_pageno down = s.level[j];
 				stack_set(&s, j, carry, key[carry]);
 				at[carry] = j;
@@ -239,6 +246,11 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use)
 		key[x] = xkey;
 		stack_set(&s, 0, x, xkey);
 		at[x] = 0;
+		if ((work += log_levels) > budget) {
+			g_free(hist);
+			hist = NULL;
+			break;
+		}
 	}
 	g_free(s.level);
 	g_free(s.tree);
@@ -394,11 +406,34 @@ static int run_job(void *ctx, void *job, lp_error *err)
 		bool ws = !strcmp(name, "ws");
 		lp_sim_windows(r->t, task->sizes, task->nsizes, task->faults,
 			       ws ? task->space_time : NULL, ws ? NULL : task->space_time);
-	} else {
-		uint64_t *hist = !strcmp(name, "opt") ? lp_sim_opt_distances(r->t, r->next_use)
-						      : lp_sim_lru_distances(r->t);
+	} else if (strcmp(name, "opt")) {
+		uint64_t *hist = lp_sim_lru_distances(r->t);
 		lp_sim_stack_faults(hist, r->t->pages, task->sizes, task->nsizes, task->faults);
 		g_free(hist);
+	} else {
+		/* The priority stack costs a tree search wherever a page changes
+		 * level, which deep stacks of far next uses make most levels;
+		 * a heap at each size costs log K a reference. Past twice the
+		 * heaps' cost, the heaps take over. */
+		uint64_t budget = 0;
+		for (size_t s = 0; s < task->nsizes && budget < UINT64_MAX / 4; s++) {
+			uint64_t log_k = 1;
+			while (log_k < 63 && (UINT64_C(1) << log_k) < MIN(task->sizes[s], r->t->pages))
+				log_k++;
+			budget += r->t->n * 2 * log_k;
+		}
+		uint64_t *hist = lp_sim_opt_distances(r->t, r->next_use, budget);
+		if (hist) {
+			lp_sim_stack_faults(hist, r->t->pages, task->sizes, task->nsizes,
+					    task->faults);
+			g_free(hist);
+		} else {
+			for (size_t s = 0; s < task->nsizes; s++) {
+				lp_policy_params p;
+				lp_sim_params(r->o, task->sizes[s], r->t, r->next_use, &p);
+				task->faults[s] = lp_sim_fixed(r->t, task->policy, &p, NULL, NULL);
+			}
+		}
 	}
 	return 0;
 }

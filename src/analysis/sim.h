@@ -43,15 +43,17 @@ typedef struct lp_sim_options {
 } lp_sim_options;
 
 /* The parameters of a policy at frames, the defaults filled in: S =
- * floor(K/2), e = max(1, floor(K/2)), l = 2K. */
+ * floor(K/2), e = max(1, floor(K/2)), l = 2K; K past D is D, where no
+ * policy evicts. */
 void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
 		   const uint64_t *next_use, lp_policy_params *p);
 
 /* hist[d], d = 1 .. D (D + 1 entries, hist[0] unused): the references at
  * LRU stack distance d; at OPT stack distance d (next_use as
- * lp_trace_next_use gives it). g_free them. */
+ * lp_trace_next_use gives it), or NULL once the work (tree steps) passes
+ * budget (UINT64_MAX: none). g_free them. */
 uint64_t *lp_sim_lru_distances(const lp_trace *t);
-uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use);
+uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use, uint64_t budget);
 /* Faults of a stack algorithm at each of sizes[0, m) (ascending) from its
  * distances: the first references and those deeper than the size. */
 void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *sizes, size_t m,

@@ -159,10 +159,9 @@ static bool check_sizes(const sim_request *rq, const uint64_t *sizes, size_t n)
 		if (wants(rq, "eelru") && o->early_set && o->eelru_early >= K)
 			return cli_usage_error("--eelru-early %" PRIu64 " must be below the frames K "
 					       "(%" PRIu64 ")", o->eelru_early, K), false;
-		uint64_t late = o->late_set ? o->eelru_late : 2 * K;
-		if (wants(rq, "eelru") && o->late_set && late <= K)
+		if (wants(rq, "eelru") && o->late_set && o->eelru_late <= K)
 			return cli_usage_error("--eelru-late %" PRIu64 " must be above the frames K "
-					       "(%" PRIu64 ")", late, K), false;
+					       "(%" PRIu64 ")", o->eelru_late, K), false;
 	}
 	return true;
 }

@@ -177,7 +177,7 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 		uint64_t n;
 		lp_trace t = random_trace(rng, &n);
 		uint64_t *next = lp_trace_next_use(&t);
-		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next);
+		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next, UINT64_MAX);
 		uint64_t sizes[64], m = 0;
 		for (uint64_t k = 1; k <= (uint64_t)t.pages + 2 && m < 64; k++)
 			sizes[m++] = k;
@@ -228,7 +228,7 @@ Test(sim, windows_by_definition)
 		lp_trace t = random_trace(rng, &n);
 		uint64_t *next = lp_trace_next_use(&t);
 		uint64_t most = lp_sim_max_backward(&t);
-		uint64_t taus[40], m = 0;
+		uint64_t taus[41], m = 0;
 		for (uint64_t tau = 1; tau <= most + 3 && m < 40; tau++)
 			taus[m++] = tau;
 		taus[m++] = n + 5;
@@ -266,4 +266,50 @@ Test(sim, windows_by_definition)
 		lp_trace_clear(&t);
 	}
 	g_rand_free(rng);
+}
+
+/* Size lists: pow2 stops below top, then top; all is 1 .. top; items in
+ * any order, ascending and once. */
+Test(sim, size_lists)
+{
+	static const struct {
+		const char *text;
+		uint64_t top;
+		uint64_t want[12];
+		size_t n;
+	} cases[] = {
+		{"pow2", 1, {1}, 1},
+		{"pow2", 4, {1, 2, 4}, 3},
+		{"pow2", 5, {1, 2, 4, 5}, 4},
+		{"all", 3, {1, 2, 3}, 3},
+		{"9,2-4,pow2,3", 6, {1, 2, 3, 4, 6, 9}, 6},
+		{"18446744073709551614-18446744073709551615,1", 2,
+		 {1, UINT64_MAX - 1, UINT64_MAX}, 3},
+	};
+	for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+		lp_sim_list list;
+		lp_error err = {0};
+		cr_assert_eq(lp_sim_list_parse("--frames", cases[c].text, &list, &err), 0, "%s",
+			     err.msg);
+		size_t n;
+		uint64_t *sizes = lp_sim_list_sizes(&list, cases[c].top, &n);
+		cr_assert_eq(n, cases[c].n, "%s", cases[c].text);
+		cr_assert_arr_eq(sizes, cases[c].want, n * sizeof *sizes, "%s", cases[c].text);
+		cr_assert_eq(lp_sim_list_single(&list), 0);
+		g_free(sizes);
+		lp_sim_list_clear(&list);
+	}
+	lp_sim_list list;
+	lp_error err = {0};
+	cr_assert_eq(lp_sim_list_parse("--frames", "7-7", &list, &err), 0);
+	cr_assert_eq(lp_sim_list_single(&list), 7);
+	lp_sim_list_clear(&list);
+	static const char *const bad[] = {"", "0", "1,", "2-1", "x", "1-", "-1", "pow2x", "1 2",
+					  "18446744073709551616"};
+	for (size_t c = 0; c < G_N_ELEMENTS(bad); c++) {
+		err = (lp_error){0};
+		cr_assert_eq(lp_sim_list_parse("--window", bad[c], &list, &err), LP_EUSAGE, "'%s'",
+			     bad[c]);
+		cr_assert(g_str_has_prefix(err.msg, "--window: "), "%s", err.msg);
+	}
 }

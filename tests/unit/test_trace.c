@@ -50,3 +50,30 @@ Test(trace, malformed_stream_names_the_line)
 	cr_assert_null(t.page);
 	g_free(path);
 }
+
+/* Past memory_refs references the arrays live in a temporary file: the
+ * same numbers and types, and nothing left behind once cleared. */
+Test(trace, long_streams_go_to_a_temporary_file)
+{
+	lp_trace t;
+	lp_trace_init(&t, false);
+	t.memory_refs = 65536;
+	const uint64_t n = 300000;
+	for (uint64_t i = 0; i < n; i++)
+		cr_assert_eq(lp_trace_add(&t, "rwiRWI"[i % 6], (i * 7919) % 1000, &err), 0, "%s",
+			     err.msg);
+	lp_trace_done(&t);
+	cr_assert_geq(t.spill[0], 0);
+	cr_assert_eq(t.n, n);
+	cr_assert_eq(t.pages, 1000);
+	for (uint64_t i = 0; i < n; i++) {
+		cr_assert_eq(t.canonical[t.page[i]], (i * 7919) % 1000);
+		cr_assert_eq(t.type[i], "rwiRWI"[i % 6]);
+	}
+	uint64_t *next = lp_trace_next_use(&t);
+	cr_assert_eq(next[0], 1000);
+	g_free(next);
+	lp_trace_clear(&t);
+	cr_assert_eq(t.spill[0], -1);
+	cr_assert_null(t.page);
+}
