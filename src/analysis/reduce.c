@@ -116,8 +116,10 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 	s.last_pos = g_new(uint32_t, npages);
 	for (lp_pageno p = 0; p < npages; p++)
 		s.last_t[p] = NONE;
-	/* What is written: the type of each reference, 0 once dropped. */
-	char *kept = g_memdup2(types, n);
+	/* Two bits a reference: dropped, and made a write by a dropped
+	 * write after it (the input's arrays may be mapped from a file,
+	 * and are not written). */
+	uint8_t *dropped = g_new0(uint8_t, n / 8 + 1), *written = g_new0(uint8_t, n / 8 + 1);
 	for (size_t t = 0; t < n; t++) {
 		lp_pageno p = pages[t];
 		/* Compact first, while every mark is where last_pos says. */
@@ -140,9 +142,10 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 		if (j == NONE || j == s.anchor_t[p])
 			continue;
 		if (s.distinct - marks_before(&s, s.anchor_pos[p]) <= frames) {
-			if (lp_ref_is_write(kept[j]))
-				kept[s.anchor_t[p]] = as_write(kept[s.anchor_t[p]]);
-			kept[j] = 0;
+			uint32_t a = s.anchor_t[p];
+			if (lp_ref_is_write(types[j]))
+				written[a / 8] |= (uint8_t)(1u << a % 8);
+			dropped[j / 8] |= (uint8_t)(1u << j % 8);
 		} else {
 			/* j's position, no longer a mark, stays as the anchor's. */
 			s.anchor_t[p] = j;
@@ -150,9 +153,11 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 		}
 	}
 	for (size_t t = 0; t < n; t++)
-		if (kept[t])
-			lp_refs_push(out, pages[t], kept[t]);
-	g_free(kept);
+		if (!(dropped[t / 8] >> t % 8 & 1))
+			lp_refs_push(out, pages[t], written[t / 8] >> t % 8 & 1 ? as_write(types[t])
+									: types[t]);
+	g_free(dropped);
+	g_free(written);
 	g_free(s.anchor_t);
 	g_free(s.anchor_pos);
 	g_free(s.last_t);
