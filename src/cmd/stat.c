@@ -337,9 +337,10 @@ int cmd_stat(int argc, char **argv)
 		"  STREAM     a basic merge stream ('-': standard input; gzip or zstd\n"
 		"             allowed): references by type, distinct pages, the LRU\n"
 		"             miss-ratio curve at powers of two (all sizes with --mrc),\n"
-		"             and reuse distances by type in power-of-two buckets; with\n"
-		"             --sample-rate or --sample-pages, references by type and an\n"
-		"             approximate curve, for streams too large for the exact one");
+		"             and reuse distances by type in power-of-two buckets; when\n"
+		"             sampled (--sample-rate, --sample-pages), references by type\n"
+		"             and an approximate curve, for streams too large for the\n"
+		"             exact one");
 	g_option_context_set_description(ctx, "See laplace-stat(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
