@@ -1,5 +1,5 @@
-/* SAD and OLR (policies.md §5). Both are one pass over the input held in
- * memory, then one over what they keep. */
+/* SAD and OLR (policies.md §5). Both are one pass over the input held
+ * whole (trace.h), then one over what they keep. */
 #include "analysis/reduce.h"
 
 #include <glib.h>
@@ -36,9 +36,10 @@ static char as_write(char type) { return lp_ref_is_kernel(type) ? 'W' : 'w'; }
  * A Fenwick tree over positions holds one mark at the last reference so far
  * of every page: the marks at positions >= a's are then the distinct pages
  * referenced from a to now. Positions are handed out one a reference and
- * compacted, as mrc.c does, whenever they run out: only the last reference
- * and the anchor a of each page keep theirs, so the tree stays O(D), small
- * enough to stay in the caches, however long the stream. */
+ * compacted, as recency.c does its stamps, whenever they run out: only the
+ * last reference and the anchor a of each page keep theirs, so the tree
+ * stays O(D), small enough to stay in the caches, however long the
+ * stream. */
 
 typedef struct sad {
 	uint32_t *tree;      /* 1-based */

@@ -1,6 +1,6 @@
 /* SHARDS: the stack distances of sampled pages by a Fenwick tree over
- * time (as mrc.c, with marks that can also be taken away when a page
- * leaves the sample), scaled into a histogram of weights. */
+ * time (as recency.c's stamps, with marks that can also be taken away
+ * when a page leaves the sample), scaled into a histogram of weights. */
 #include "analysis/shards.h"
 
 #include <glib.h>
@@ -181,7 +181,7 @@ static uint64_t tree_prefix(const lp_shards *s, uint64_t pos)
 	return sum;
 }
 
-/* Renumber the live marks 0 .. live-1 in time order (mrc.c's compact). */
+/* Renumber the live marks 0 .. live-1 in time order (as recency.c does). */
 static void compact(lp_shards *s)
 {
 	uint64_t cap = s->positions;
