@@ -96,13 +96,24 @@ static int reduce_run(const reduce_args *a, bool olr, uint64_t frames, enum lp_f
 	lp_trace in;
 	if (cli_trace_load(stream, capture, a->user_only, &in, &err))
 		return cli_fail(&err);
+	const char *name = capture ? capture->reference : strcmp(stream, "-") ? stream : "<stdin>";
 	if (in.n > LP_REDUCE_MAX_REFS) {
 		lp_fail(&err, LP_EINPUT, "%s: %" PRIu64 " references, more than the %" PRIu64
-			" laplace reduce takes", capture ? capture->reference :
-			strcmp(stream, "-") ? stream : "<stdin>", in.n,
-			(uint64_t)LP_REDUCE_MAX_REFS);
+			" laplace reduce takes", name, in.n, (uint64_t)LP_REDUCE_MAX_REFS);
 		lp_trace_clear(&in);
 		return cli_fail(&err);
+	}
+	/* A page the form cannot carry is named at its first reference in
+	 * the input, before any work: the reduced stream's own indices would
+	 * tell the user nothing. */
+	for (uint64_t t = 0; t < in.n; t++) {
+		uint64_t canon = in.canonical[in.page[t]];
+		if (canon > lp_form_canon_max[form]) {
+			lp_fail(&err, LP_EINPUT, "%s: reference %" PRIu64 ": canonical number %" PRIx64
+				" does not fit the %s form", name, t, canon, lp_form_names[form]);
+			lp_trace_clear(&in);
+			return cli_fail(&err);
+		}
 	}
 	lp_refs out = {0};
 	(olr ? lp_reduce_olr : lp_reduce_sad)(in.page, in.type, in.n, in.pages, frames, &out);
