@@ -105,14 +105,6 @@ uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n)
 	return (uint64_t *)(void *)g_array_free(sizes, FALSE);
 }
 
-uint64_t lp_sim_list_single(const lp_sim_list *list)
-{
-	if (list->n != 1 || list->items[0].kind != LP_SIM_RANGE ||
-	    list->items[0].from != list->items[0].to)
-		return 0;
-	return list->items[0].from;
-}
-
 void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
 		   const uint64_t *next_use, lp_policy_params *p)
 {
@@ -275,13 +267,12 @@ void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint
 {
 	/* Σ_t min(K, c_t) = Σ_{k <= K} #{t : c_t >= k} = Σ_{k <= min(K, D)}
 	 * (n - the time of the k-th first reference). */
-	uint64_t sum = 0, k = 0, i = 0;
-	lp_pageno seen = 0;
+	uint64_t sum = 0, i = 0;
+	lp_pageno seen = 0; /* the k-th first reference is page k - 1's */
 	for (size_t s = 0; s < m; s++) {
-		for (; k < sizes[s] && seen < t->pages; i++)
+		for (; seen < sizes[s] && seen < t->pages; i++)
 			if (t->page[i] == seen) {
 				seen++;
-				k++;
 				sum += t->n - i;
 			}
 		space[s] = sum;
@@ -380,6 +371,9 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 
 /* ---- a run: its jobs in a work pool ---- */
 
+/* References opt's stack is tried on before a run chooses it. */
+#define OPT_TRIAL_REFS (UINT64_C(1) << 20)
+
 typedef struct sim_run {
 	const lp_trace *t;
 	const lp_sim_options *o;
@@ -390,6 +384,43 @@ typedef struct sim_job {
 	lp_sim_task *task;
 	size_t size; /* the size of a per-size job; SIZE_MAX: the whole task */
 } sim_job;
+
+/* The priority stack costs a tree search wherever a page changes level,
+ * which deep stacks of far next uses make most levels; a heap at each
+ * size costs log K a reference. The stack's budget, over refs references:
+ * twice the heaps'. */
+static uint64_t opt_budget(const lp_sim_task *task, uint64_t refs, lp_pageno pages)
+{
+	uint64_t budget = 0;
+	for (size_t s = 0; s < task->nsizes && budget < UINT64_MAX / 4; s++) {
+		uint64_t log_k = 1;
+		while (log_k < 63 && (UINT64_C(1) << log_k) < MIN(task->sizes[s], pages))
+			log_k++;
+		budget += refs * 2 * log_k;
+	}
+	return budget;
+}
+
+static void opt_at(const sim_run *r, lp_sim_task *task, size_t s)
+{
+	lp_policy_params p;
+	lp_sim_params(r->o, task->sizes[s], r->t, r->next_use, &p);
+	task->faults[s] = lp_sim_fixed(r->t, task->policy, &p, NULL, NULL);
+}
+
+/* Whether opt's stack over the first references keeps within its budget
+ * (then the whole curve is one job; otherwise a job at each size, side
+ * by side). The whole run keeps its own budget all the same. */
+static bool opt_stack_pays(const sim_run *r, const lp_sim_task *task)
+{
+	lp_trace head = *r->t;
+	head.n = MIN(head.n, OPT_TRIAL_REFS);
+	uint64_t *hist = lp_sim_opt_distances(&head, r->next_use,
+					      opt_budget(task, head.n, head.pages));
+	bool pays = hist != NULL;
+	g_free(hist);
+	return pays;
+}
 
 static int run_job(void *ctx, void *job, lp_error *err)
 {
@@ -411,28 +442,15 @@ static int run_job(void *ctx, void *job, lp_error *err)
 		lp_sim_stack_faults(hist, r->t->pages, task->sizes, task->nsizes, task->faults);
 		g_free(hist);
 	} else {
-		/* The priority stack costs a tree search wherever a page changes
-		 * level, which deep stacks of far next uses make most levels;
-		 * a heap at each size costs log K a reference. Past twice the
-		 * heaps' cost, the heaps take over. */
-		uint64_t budget = 0;
-		for (size_t s = 0; s < task->nsizes && budget < UINT64_MAX / 4; s++) {
-			uint64_t log_k = 1;
-			while (log_k < 63 && (UINT64_C(1) << log_k) < MIN(task->sizes[s], r->t->pages))
-				log_k++;
-			budget += r->t->n * 2 * log_k;
-		}
-		uint64_t *hist = lp_sim_opt_distances(r->t, r->next_use, budget);
+		uint64_t *hist = lp_sim_opt_distances(r->t, r->next_use, opt_budget(task, r->t->n,
+										 r->t->pages));
 		if (hist) {
 			lp_sim_stack_faults(hist, r->t->pages, task->sizes, task->nsizes,
 					    task->faults);
 			g_free(hist);
 		} else {
-			for (size_t s = 0; s < task->nsizes; s++) {
-				lp_policy_params p;
-				lp_sim_params(r->o, task->sizes[s], r->t, r->next_use, &p);
-				task->faults[s] = lp_sim_fixed(r->t, task->policy, &p, NULL, NULL);
-			}
+			for (size_t s = 0; s < task->nsizes; s++)
+				opt_at(r, task, s);
 		}
 	}
 	return 0;
@@ -449,7 +467,8 @@ void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_s
 			continue;
 		if (!strcmp(task->policy->name, "opt") && !r.next_use)
 			r.next_use = lp_trace_next_use(t);
-		if (task->policy->stack) {
+		if (task->policy->stack &&
+		    (strcmp(task->policy->name, "opt") || opt_stack_pays(&r, task))) {
 			sim_job j = {task, SIZE_MAX};
 			g_array_append_val(jobs, j);
 		} else {

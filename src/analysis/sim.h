@@ -32,8 +32,6 @@ void lp_sim_list_clear(lp_sim_list *list);
  * top (D; for a window the largest finite backward distance, or 1 when
  * there is none): *n of them, g_free'd by the caller. */
 uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n);
-/* The one size of a list of one N (or A-A), else 0. */
-uint64_t lp_sim_list_single(const lp_sim_list *list);
 
 /* The policy options; a value not set takes its default at each size. */
 typedef struct lp_sim_options {

@@ -24,7 +24,6 @@ typedef struct sim_request {
 	size_t npolicies;
 	lp_sim_list frames, windows;
 	lp_sim_options opt;
-	uint64_t faults_frames; /* --faults: the one size */
 } sim_request;
 
 static GOptionContext *sim_options(sim_args *a)
@@ -139,10 +138,6 @@ static bool check_args(const sim_args *a, sim_request *rq)
 					"segq arc eelru)");
 			return false;
 		}
-		if (!(rq->faults_frames = lp_sim_list_single(&rq->frames))) {
-			cli_usage_error("--faults takes one size: --frames N");
-			return false;
-		}
 	}
 	return true;
 }
@@ -190,8 +185,8 @@ static void write_fault(void *ctx, uint64_t t, lp_pageno page, lp_pageno victim)
 }
 
 /* Run the faults' policy into path, staged in *done. */
-static int run_faults(const sim_request *rq, const lp_trace *t, const char *path,
-		      uint64_t *faults, lp_staged **done, lp_error *err)
+static int run_faults(const sim_request *rq, const lp_trace *t, uint64_t frames, const char *path,
+		      lp_staged **done, lp_error *err)
 {
 	fault_out f = {.t = t, .buf = g_string_sized_new(1 << 16)};
 	if (!(f.out = lp_output_open(path, LP_COMPRESS_AUTO, err))) {
@@ -200,8 +195,8 @@ static int run_faults(const sim_request *rq, const lp_trace *t, const char *path
 	}
 	uint64_t *next = !strcmp(rq->policies[0]->name, "opt") ? lp_trace_next_use(t) : NULL;
 	lp_policy_params p;
-	lp_sim_params(&rq->opt, rq->faults_frames, t, next, &p);
-	*faults = lp_sim_fixed(t, rq->policies[0], &p, write_fault, &f);
+	lp_sim_params(&rq->opt, frames, t, next, &p);
+	lp_sim_fixed(t, rq->policies[0], &p, write_fault, &f);
 	g_free(next);
 	if (!f.rc)
 		f.rc = lp_output_write(f.out, f.buf->str, f.buf->len, &f.err);
@@ -232,6 +227,9 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 	int rc = 0;
 	if (!check_sizes(rq, sizes[0], nsizes[0]))
 		rc = LP_EUSAGE;
+	else if (faults_path && nsizes[0] > 1)
+		rc = cli_usage_error("--faults takes one size, not the %zu sizes --frames gives "
+				     "here", nsizes[0]);
 	lp_sim_task *tasks = g_new0(lp_sim_task, rq->npolicies);
 	for (size_t k = 0; k < rq->npolicies && !rc; k++) {
 		int which = rq->policies[k]->space == LP_SPACE_VARIABLE;
@@ -245,8 +243,9 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 	}
 	lp_error err = {0};
 	lp_staged *staged[2] = {NULL, NULL};
-	uint64_t faults;
-	if (!rc && faults_path && (rc = run_faults(rq, t, faults_path, &faults, &staged[1], &err)))
+	/* An empty stream has no size, and no fault at any. */
+	if (!rc && faults_path &&
+	    (rc = run_faults(rq, t, nsizes[0] ? sizes[0][0] : 1, faults_path, &staged[1], &err)))
 		cli_fail(&err);
 	if (!rc) {
 		lp_sim_run(t, tasks, rq->npolicies, &rq->opt, g_get_num_processors());

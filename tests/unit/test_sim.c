@@ -142,6 +142,28 @@ Test(sim, segq_hand_checked)
 	lp_trace_clear(&t);
 }
 
+/* SEGQ's extremes on Belady's stream, 3 frames: S = 0 is FIFO (9 faults,
+ * the anomaly's), F = 1 (S = 2) is LRU (10). */
+Test(sim, segq_extremes_by_hand)
+{
+	uint64_t s[] = {1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5};
+	lp_trace t = trace_of(s, N(s));
+	GArray *v;
+	lp_sim_options s0 = {.segq_set = true, .segq_lru_frames = 0};
+	cr_assert_eq(run(&t, "segq", 3, &s0, &v), 9);
+	/* FIFO: 1 2 3 fill; 4 evicts 1, 1 evicts 2, 2 evicts 3, 5 evicts 4,
+	 * 3 evicts 1, 4 evicts 2 (pages are numbered from 0). */
+	lp_pageno fifo[] = {F, F, F, 0, 1, 2, 3, 0, 1};
+	assert_victims(v, fifo, N(fifo));
+	lp_sim_options f1 = {.segq_set = true, .segq_lru_frames = 2};
+	cr_assert_eq(run(&t, "segq", 3, &f1, &v), 10);
+	/* LRU: 4 evicts 1, 1 evicts 2, 2 evicts 3, 5 evicts 4, then 1 2
+	 * hit, 3 evicts 5, 4 evicts 1, 5 evicts 2. */
+	lp_pageno lru[] = {F, F, F, 0, 1, 2, 3, 4, 0, 1};
+	assert_victims(v, lru, N(lru));
+	lp_trace_clear(&t);
+}
+
 /* ---- properties over random streams ---- */
 
 static lp_trace random_trace(GRand *rng, uint64_t *n_out)
@@ -295,15 +317,11 @@ Test(sim, size_lists)
 		uint64_t *sizes = lp_sim_list_sizes(&list, cases[c].top, &n);
 		cr_assert_eq(n, cases[c].n, "%s", cases[c].text);
 		cr_assert_arr_eq(sizes, cases[c].want, n * sizeof *sizes, "%s", cases[c].text);
-		cr_assert_eq(lp_sim_list_single(&list), 0);
 		g_free(sizes);
 		lp_sim_list_clear(&list);
 	}
 	lp_sim_list list;
 	lp_error err = {0};
-	cr_assert_eq(lp_sim_list_parse("--frames", "7-7", &list, &err), 0);
-	cr_assert_eq(lp_sim_list_single(&list), 7);
-	lp_sim_list_clear(&list);
 	static const char *const bad[] = {"", "0", "1,", "2-1", "x", "1-", "-1", "pow2x", "1 2",
 					  "18446744073709551616"};
 	for (size_t c = 0; c < G_N_ELEMENTS(bad); c++) {
@@ -312,4 +330,37 @@ Test(sim, size_lists)
 			     bad[c]);
 		cr_assert(g_str_has_prefix(err.msg, "--window: "), "%s", err.msg);
 	}
+}
+
+/* A deeper stack (2000 pages, levels over a tree of 2048 leaves): the
+ * curves still equal the simulations, at sizes across the depth. */
+Test(sim, deep_curves_equal_simulation)
+{
+	GRand *rng = g_rand_new_with_seed(36);
+	const size_t n = 40000;
+	uint64_t *s = g_new(uint64_t, n);
+	for (size_t i = 0; i < n; i++)
+		s[i] = g_rand_int_range(rng, 0, 3) ? (uint64_t)g_rand_int_range(rng, 0, 200)
+						    : (uint64_t)g_rand_int_range(rng, 0, 2000);
+	lp_trace t = trace_of(s, n);
+	g_free(s);
+	uint64_t *next = lp_trace_next_use(&t);
+	uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next, UINT64_MAX);
+	uint64_t sizes[] = {1, 7, 64, 150, 333, 1024, 1999, 2000, 2001};
+	uint64_t lru_f[N(sizes)], opt_f[N(sizes)];
+	lp_sim_stack_faults(lru, t.pages, sizes, N(sizes), lru_f);
+	lp_sim_stack_faults(opt, t.pages, sizes, N(sizes), opt_f);
+	for (size_t i = 0; i < N(sizes); i++) {
+		cr_assert_eq(run(&t, "lru", sizes[i], NULL, NULL), lru_f[i], "lru K %lu",
+			     (unsigned long)sizes[i]);
+		cr_assert_eq(run(&t, "opt", sizes[i], NULL, NULL), opt_f[i], "opt K %lu",
+			     (unsigned long)sizes[i]);
+	}
+	/* A budget too small gives up. */
+	cr_assert_null(lp_sim_opt_distances(&t, next, 1000));
+	g_free(lru);
+	g_free(opt);
+	g_free(next);
+	lp_trace_clear(&t);
+	g_rand_free(rng);
 }
