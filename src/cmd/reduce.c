@@ -105,15 +105,18 @@ static int reduce_run(const reduce_args *a, bool olr, uint64_t frames, enum lp_f
 	}
 	/* A page the form cannot carry is named at its first reference in
 	 * the input, before any work: the reduced stream's own indices would
-	 * tell the user nothing. */
-	for (uint64_t t = 0; t < in.n; t++) {
-		uint64_t canon = in.canonical[in.page[t]];
-		if (canon > lp_form_canon_max[form]) {
-			lp_fail(&err, LP_EINPUT, "%s: reference %" PRIu64 ": canonical number %" PRIx64
-				" does not fit the %s form", name, t, canon, lp_form_names[form]);
-			lp_trace_clear(&in);
-			return cli_fail(&err);
-		}
+	 * tell the user nothing. Dense numbers follow first references, so
+	 * the first such page is the smallest. */
+	for (lp_pageno p = 0; p < in.pages; p++) {
+		if (in.canonical[p] <= lp_form_canon_max[form])
+			continue;
+		uint64_t t = 0;
+		while (in.page[t] != p)
+			t++;
+		lp_fail(&err, LP_EINPUT, "%s: reference %" PRIu64 ": canonical number %" PRIx64
+			" does not fit the %s form", name, t, in.canonical[p], lp_form_names[form]);
+		lp_trace_clear(&in);
+		return cli_fail(&err);
 	}
 	lp_refs out = {0};
 	(olr ? lp_reduce_olr : lp_reduce_sad)(in.page, in.type, in.n, in.pages, frames, &out);
