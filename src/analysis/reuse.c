@@ -2,6 +2,7 @@
  * by type and bucket. */
 #include "analysis/reuse.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "analysis/mrc.h"
@@ -120,8 +121,12 @@ static int write_curve(lp_output *out, uint64_t count, uint64_t refs,
 	int rc = 0;
 	for (uint64_t f = 1; f <= count && !rc; f++) {
 		uint64_t misses = next(ctx, f);
-		g_string_append_printf(buf, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f\n", f,
-				       misses, (double)misses / (double)refs);
+		/* Formatted on the stack: g_string_append_printf allocates a
+		 * string a row, millions of them for a large curve. */
+		char row[96];
+		int len = snprintf(row, sizeof row, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f\n",
+				   f, misses, (double)misses / (double)refs);
+		g_string_append_len(buf, row, len);
 		if (buf->len >= 1 << 16) {
 			rc = lp_output_write(out, buf->str, buf->len, err);
 			g_string_truncate(buf, 0);
