@@ -241,14 +241,18 @@ static uint32_t new_slot(lp_shards *s, uint64_t page, uint64_t h)
 static uint32_t shrink(lp_shards *s)
 {
 	uint32_t out = heap_pop(s);
-	tree_add(s, s->last_pos[out], -1);
+	if (s->last_pos[out] != NO_POS) /* a page just come has no mark yet */
+		tree_add(s, s->last_pos[out], -1);
 	s->live--;
 	s->last_pos[out] = NO_POS;
 	table_delete(s, table_find(s, s->page_of[out], s->hash_of[out]));
 	s->free_slots[s->nfree++] = out;
 	s->all = false;
 	s->limit = s->hash_of[s->heap[0]];
-	s->rate = ldexp((double)s->limit, -64);
+	/* The share of hashes at or below the limit: 2^-64 more than the
+	 * limit / 2^64 of policies.md §7, which would be 0 were the one kept
+	 * page's hash 0. */
+	s->rate = ldexp((double)s->limit + 1.0, -64);
 	return out;
 }
 

@@ -8,8 +8,8 @@
  * for 1/R references, so the curve is over the whole stream's N.
  *
  * With a fixed size S, the sample is the S pages of smallest h seen so
- * far: R starts at 1 and falls to the largest kept h / 2^64 each time a
- * page of smaller h pushes the largest out. A reference counts with the
+ * far: R starts at 1 and falls to (the largest kept h + 1) / 2^64 each
+ * time a page of smaller h pushes the largest out. A reference counts with the
  * weight 1/R of its own moment, which is the paper's rescaling of the
  * histogram done once, at the end.
  *

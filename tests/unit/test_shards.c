@@ -159,3 +159,27 @@ Test(shards, nothing_sampled_and_nothing_referenced)
 	g_free(got);
 	lp_shards_free(s);
 }
+
+Test(shards, a_page_that_leaves_as_it_comes)
+{
+	/* One page kept: the first two pages in order of hash, the larger
+	 * second, which leaves the sample on arrival with no mark to take
+	 * away; later references to it are not sampled. */
+	uint64_t lo = 1, hi = 2;
+	if (lp_shards_hash(lo) > lp_shards_hash(hi)) {
+		lo = 2;
+		hi = 1;
+	}
+	uint64_t pages[] = {lo, hi, lo, hi, lo}, frames;
+	lp_shards *s = feed(pages, 5, 1.0, 1);
+	lp_shards_summary sum;
+	lp_shards_summarize(s, &sum);
+	cr_assert_eq(sum.kept, 1);
+	cr_assert_eq(sum.sampled, 3);
+	cr_assert(sum.rate == ldexp((double)lp_shards_hash(lo) + 1.0, -64));
+	uint64_t *got = curve(s, &frames);
+	for (uint64_t f = 2; f <= frames; f++)
+		cr_assert_leq(got[f], got[f - 1]);
+	g_free(got);
+	lp_shards_free(s);
+}
