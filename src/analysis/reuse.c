@@ -2,6 +2,7 @@
  * by type and bucket. */
 #include "analysis/reuse.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "analysis/mrc.h"
@@ -76,18 +77,56 @@ void lp_reuse_clear(lp_reuse *r)
 	r->misses = NULL;
 }
 
-int lp_reuse_stage_curve(const lp_reuse *r, const char *path, lp_staged **done, lp_error *err)
+int lp_sampled_of_stream(const char *path, double rate, uint64_t pages, lp_sampled *r,
+			 lp_error *err)
 {
-	const uint64_t *misses = r->misses, distinct = r->distinct, refs = r->references;
-	lp_output *out = lp_output_open(path, LP_COMPRESS_AUTO, err);
-	if (!out)
+	memset(r, 0, sizeof *r);
+	lp_basic_reader *in = lp_basic_open(path, err);
+	if (!in)
 		return err->status;
+	lp_shards *shards = lp_shards_new(rate, pages);
+	lp_basic_ref *batch = g_new(lp_basic_ref, STREAM_BATCH);
+	uint64_t refs[6] = {0};
+	ssize_t n;
+	while ((n = lp_basic_read(in, batch, STREAM_BATCH, err)) > 0) {
+		for (ssize_t k = 0; k < n; k++) {
+			refs[lp_ref_type_index(batch[k].type)]++;
+			lp_shards_access(shards, batch[k].canonical);
+		}
+	}
+	g_free(batch);
+	lp_basic_close(in);
+	if (n < 0) {
+		lp_shards_free(shards);
+		return err->status;
+	}
+	r->shards = shards;
+	memcpy(r->refs, refs, sizeof refs);
+	return 0;
+}
+
+void lp_sampled_clear(lp_sampled *r)
+{
+	lp_shards_free(r->shards);
+	r->shards = NULL;
+}
+
+/* Rows of "frames,misses,miss_ratio" for frames 1 .. count, misses[f]
+ * from next(ctx), to out. */
+static int write_curve(lp_output *out, uint64_t count, uint64_t refs,
+		       uint64_t (*next)(void *ctx, uint64_t f), void *ctx, lp_error *err)
+{
 	GString *buf = g_string_sized_new(1 << 16);
 	g_string_append(buf, "frames,misses,miss_ratio\n");
 	int rc = 0;
-	for (uint64_t f = 1; f <= distinct && !rc; f++) {
-		g_string_append_printf(buf, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f\n", f,
-				       misses[f], (double)misses[f] / (double)refs);
+	for (uint64_t f = 1; f <= count && !rc; f++) {
+		uint64_t misses = next(ctx, f);
+		/* Formatted on the stack: g_string_append_printf allocates a
+		 * string a row, millions of them for a large curve. */
+		char row[96];
+		int len = snprintf(row, sizeof row, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f\n",
+				   f, misses, (double)misses / (double)refs);
+		g_string_append_len(buf, row, len);
 		if (buf->len >= 1 << 16) {
 			rc = lp_output_write(out, buf->str, buf->len, err);
 			g_string_truncate(buf, 0);
@@ -96,5 +135,39 @@ int lp_reuse_stage_curve(const lp_reuse *r, const char *path, lp_staged **done, 
 	if (!rc)
 		rc = lp_output_write(out, buf->str, buf->len, err);
 	g_string_free(buf, TRUE);
+	return rc;
+}
+
+static uint64_t sampled_next(void *ctx, uint64_t f)
+{
+	(void)f;
+	return lp_shards_curve_next(ctx);
+}
+
+int lp_sampled_stage_curve(const lp_sampled *r, const char *path, lp_staged **done,
+			   lp_error *err)
+{
+	lp_output *out = lp_output_open(path, LP_COMPRESS_AUTO, err);
+	if (!out)
+		return err->status;
+	lp_shards_summary sum;
+	lp_shards_summarize(r->shards, &sum);
+	lp_shards_curve c;
+	lp_shards_curve_start(&c, r->shards);
+	int rc = write_curve(out, sum.frames, sum.references, sampled_next, &c, err);
+	return lp_output_stage(out, rc, done, err);
+}
+
+static uint64_t exact_next(void *ctx, uint64_t f)
+{
+	return ((const uint64_t *)ctx)[f];
+}
+
+int lp_reuse_stage_curve(const lp_reuse *r, const char *path, lp_staged **done, lp_error *err)
+{
+	lp_output *out = lp_output_open(path, LP_COMPRESS_AUTO, err);
+	if (!out)
+		return err->status;
+	int rc = write_curve(out, r->distinct, r->references, exact_next, r->misses, err);
 	return lp_output_stage(out, rc, done, err);
 }

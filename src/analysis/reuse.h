@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "analysis/shards.h"
 #include "core/error.h"
 #include "io/io.h"
 
@@ -29,5 +30,20 @@ void lp_reuse_clear(lp_reuse *r);
 /* The whole curve as CSV ("frames,misses,miss_ratio") to path, staged in
  * *done for the caller to publish or discard. */
 int lp_reuse_stage_curve(const lp_reuse *r, const char *path, lp_staged **done, lp_error *err);
+
+/* The approximate curve instead (shards.h): a fixed rate 0 < rate <= 1
+ * (pages 0) or a fixed size of pages, and references by type. */
+typedef struct lp_sampled {
+	lp_shards *shards;
+	uint64_t refs[6]; /* lp_ref_types order */
+} lp_sampled;
+/* Read path as lp_reuse_of_stream does; 0, or the reader's lp_status with
+ * err set. */
+int lp_sampled_of_stream(const char *path, double rate, uint64_t pages, lp_sampled *r,
+			 lp_error *err);
+void lp_sampled_clear(lp_sampled *r);
+/* Its curve as lp_reuse_stage_curve writes the exact one, the same header. */
+int lp_sampled_stage_curve(const lp_sampled *r, const char *path, lp_staged **done,
+			   lp_error *err);
 
 #endif

@@ -21,6 +21,7 @@ static const lp_command commands[] = {
 	 "an HTML page of figures and tables for a capture, directory, stream or memory sweep", false},
 	{"sim", cmd_sim, "page-replacement policies over a stream or capture: miss-ratio curves", false},
 	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction", false},
+	{"reduce", cmd_reduce, "a shorter stream with the same LRU behaviour above K frames", false},
 	{"batch", cmd_batch, "run a list of merge jobs, several at a time", true},
 	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory", true},
 	{"jobs", cmd_jobs, "list or cancel the merge daemon's jobs", false},

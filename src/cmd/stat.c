@@ -236,14 +236,94 @@ static int stat_stream(const char *path, const char *mrc_path)
 	return rc;
 }
 
+/* References by type, what was sampled, and the approximate curve at
+ * powers of two (policies.md §7): no distinct pages or reuse distances,
+ * which would take the memory and time the sample saves. */
+static void print_sampled(GString *to, const lp_sampled *c)
+{
+	lp_shards_summary sum;
+	lp_shards_summarize(c->shards, &sum);
+	cli_table *t = cli_table_new();
+	cli_table_row(t, "type");
+	cli_table_text(t, "references");
+	cli_table_text(t, "(%% of all)");
+	cli_table_row(t, "all");
+	cli_table_count(t, sum.references);
+	for (int k = 0; k < 6; k++) {
+		cli_table_row(t, "%s (%c)", lp_ref_type_words[k], lp_ref_types[k]);
+		cli_table_share(t, c->refs[k], sum.references);
+	}
+	cli_table_finish(t, to);
+	g_string_append_printf(to, "\nsample: %" G_GUINT64_FORMAT " pages kept, rate %.6g, %"
+			       G_GUINT64_FORMAT " references sampled\n", sum.kept, sum.rate,
+			       sum.sampled);
+	g_string_append(to, "\nLRU miss-ratio curve, approximate (SHARDS):\n");
+	t = cli_table_new();
+	cli_table_row(t, "%s", "");
+	cli_table_text(t, "frames");
+	cli_table_text(t, "misses");
+	cli_table_text(t, "miss ratio");
+	lp_shards_curve curve;
+	lp_shards_curve_start(&curve, c->shards);
+	uint64_t next = 1;
+	for (uint64_t f = 1; f <= sum.frames; f++) {
+		uint64_t misses = lp_shards_curve_next(&curve);
+		if (f != next)
+			continue;
+		cli_table_row(t, "%s", "");
+		cli_table_count(t, f);
+		cli_table_share(t, misses, sum.references);
+		next = f < sum.frames && f * 2 > sum.frames ? sum.frames : f * 2;
+	}
+	cli_table_finish(t, to);
+}
+
+static int stat_sampled(const char *path, const char *mrc_path, double rate, uint64_t pages)
+{
+	lp_error err = {0};
+	lp_sampled c;
+	lp_staged *curve = NULL;
+	if (lp_check_outputs(&path, 1, &mrc_path, 1, &err) ||
+	    lp_sampled_of_stream(path, rate, pages, &c, &err))
+		return cli_fail(&err);
+	int rc;
+	if (lp_sampled_stage_curve(&c, mrc_path, &curve, &err)) {
+		rc = cli_fail(&err);
+	} else {
+		GString *to = g_string_new(NULL);
+		print_sampled(to, &c);
+		rc = print_report(to->str, to->len, curve);
+		g_string_free(to, TRUE);
+	}
+	lp_sampled_clear(&c);
+	return rc;
+}
+
+/* --sample-rate: a decimal fraction 0 < R <= 1 (digits, a point, an
+ * exponent: no hex, no inf). */
+static bool parse_rate(const char *text, double *rate)
+{
+	char *end;
+	if (!text[0] || text[strspn(text, "0123456789.eE+-")])
+		return false;
+	*rate = g_ascii_strtod(text, &end);
+	return !*end && *rate > 0 && *rate <= 1;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	cli_set_command("laplace stat");
-	gchar *stats_path = NULL, *mrc_path = NULL;
+	gchar *stats_path = NULL, *mrc_path = NULL, *rate_text = NULL, *pages_text = NULL;
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"mrc", 0, 0, G_OPTION_ARG_FILENAME, &mrc_path,
 		 "Stream: write the whole miss-ratio curve as CSV to FILE", "FILE"},
+		{"sample-rate", 0, 0, G_OPTION_ARG_STRING, &rate_text,
+		 "Stream, with --mrc: an approximate curve (SHARDS) sampling a share "
+		 "0 < R <= 1 of the pages", "R"},
+		{"sample-pages", 0, 0, G_OPTION_ARG_STRING, &pages_text,
+		 "Stream, with --mrc: an approximate curve (SHARDS) sampling at most S "
+		 "pages, in memory of their number", "S"},
 		{"stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_path,
 		 "Capture: also write the statistics as YAML to FILE", "FILE"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -257,7 +337,10 @@ int cmd_stat(int argc, char **argv)
 		"  STREAM     a basic merge stream ('-': standard input; gzip or zstd\n"
 		"             allowed): references by type, distinct pages, the LRU\n"
 		"             miss-ratio curve at powers of two (all sizes with --mrc),\n"
-		"             and reuse distances by type in power-of-two buckets");
+		"             and reuse distances by type in power-of-two buckets; when\n"
+		"             sampled (--sample-rate, --sample-pages), references by type\n"
+		"             and an approximate curve, for streams too large for the\n"
+		"             exact one");
 	g_option_context_set_description(ctx, "See laplace-stat(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
@@ -269,6 +352,28 @@ int cmd_stat(int argc, char **argv)
 	if (!cli_parse(ctx, &argc, &argv))
 		goto out;
 	bool capture_options = cli_capture_given(&capture) || stats_path;
+	double rate = 1;
+	uint64_t pages = 0;
+	bool sampled = rate_text || pages_text;
+	if (rate_text && pages_text) {
+		cli_usage_error("--sample-rate and --sample-pages cannot both be given");
+		goto out;
+	}
+	if (rate_text && !parse_rate(rate_text, &rate)) {
+		cli_usage_error("--sample-rate must be a decimal number above 0 and at most 1, "
+				"not '%s'", rate_text);
+		goto out;
+	}
+	if (pages_text && !lp_parse_decimal(pages_text, 1, UINT32_MAX - 1, &pages)) {
+		cli_usage_error("--sample-pages must be a decimal number from 1 to %u, not '%s'",
+				UINT32_MAX - 1, pages_text);
+		goto out;
+	}
+	if (sampled && (argc != 2 || !mrc_path || g_file_test(argv[1], G_FILE_TEST_IS_DIR))) {
+		cli_usage_error("--sample-rate and --sample-pages go with --mrc and a basic "
+				"merge stream");
+		goto out;
+	}
 	if (argc == 3) {
 		if (mrc_path) {
 			cli_usage_error("--mrc goes with a basic merge stream, not a capture");
@@ -288,7 +393,9 @@ int cmd_stat(int argc, char **argv)
 			cli_usage_error("--mrc goes with a basic merge stream, not a directory");
 			goto out;
 		}
-		rc = is_dir ? stat_directory(argv[1]) : stat_stream(argv[1], mrc_path);
+		rc = is_dir    ? stat_directory(argv[1])
+		     : sampled ? stat_sampled(argv[1], mrc_path, rate, pages)
+			       : stat_stream(argv[1], mrc_path);
 	} else {
 		cli_usage_error("expected DIR, REF KERN or STREAM, got %d arguments", argc - 1);
 	}
@@ -297,5 +404,7 @@ out:
 	cli_capture_free(&capture);
 	g_free(stats_path);
 	g_free(mrc_path);
+	g_free(rate_text);
+	g_free(pages_text);
 	return rc;
 }

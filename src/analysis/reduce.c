@@ -1,0 +1,393 @@
+/* SAD and OLR (policies.md §5). Both are one pass over the input held
+ * whole (trace.h), then one over what they keep. */
+#include "analysis/reduce.h"
+
+#include <glib.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "core/record.h"
+
+#define NONE UINT32_MAX
+
+void lp_refs_push(lp_refs *r, lp_pageno page, char type)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 4096;
+		r->pages = g_renew(lp_pageno, r->pages, r->cap);
+		r->types = g_renew(char, r->types, r->cap);
+	}
+	r->pages[r->n] = page;
+	r->types[r->n++] = type;
+}
+
+void lp_refs_clear(lp_refs *r)
+{
+	g_free(r->pages);
+	g_free(r->types);
+	*r = (lp_refs){0};
+}
+
+/* The write of a reference's privilege: w for r i w, W for R I W. */
+static char as_write(char type) { return lp_ref_is_kernel(type) ? 'W' : 'w'; }
+
+/* ---- SAD ----
+ *
+ * A Fenwick tree over positions holds one mark at the last reference so far
+ * of every page: the marks at positions >= a's are then the distinct pages
+ * referenced from a to now. Positions are handed out one a reference and
+ * compacted, as recency.c does its stamps, whenever they run out: only the
+ * last reference and the anchor a of each page keep theirs, so the tree
+ * stays O(D), small enough to stay in the caches, however long the
+ * stream. */
+
+typedef struct sad {
+	uint32_t *tree;      /* 1-based */
+	lp_pageno *owner;    /* position -> page referenced there */
+	uint32_t positions, now;
+	/* Per page: reference index and position of a, its last kept
+	 * reference, and of its last reference (last_t NONE: none yet). */
+	uint32_t *anchor_t, *anchor_pos, *last_t, *last_pos;
+	uint32_t distinct;
+} sad;
+
+static void mark(sad *s, uint32_t pos, uint32_t delta)
+{
+	for (uint32_t i = pos + 1; i <= s->positions; i += i & -i)
+		s->tree[i] += delta;
+}
+
+/* Marks at positions 0 .. pos - 1. */
+static uint32_t marks_before(const sad *s, uint32_t pos)
+{
+	uint32_t sum = 0;
+	for (uint32_t i = pos; i > 0; i -= i & -i)
+		sum += s->tree[i];
+	return sum;
+}
+
+/* Renumber the positions still needed (a last reference or an anchor),
+ * doubling them when those fill more than half. */
+static void sad_compact(sad *s)
+{
+	uint32_t cap = s->positions, next = 0;
+	lp_pageno *owner = g_new(lp_pageno, cap);
+	uint32_t *tree = g_new0(uint32_t, cap + 1);
+	for (uint32_t pos = 0; pos < s->now; pos++) {
+		lp_pageno p = s->owner[pos];
+		bool last = s->last_pos[p] == pos, anchor = s->anchor_pos[p] == pos;
+		if (!last && !anchor)
+			continue;
+		if (last)
+			s->last_pos[p] = next;
+		if (anchor)
+			s->anchor_pos[p] = next;
+		tree[next + 1] = last;
+		owner[next++] = p;
+	}
+	if (next > cap / 2) {
+		cap *= 2;
+		owner = g_renew(lp_pageno, owner, cap);
+		tree = g_renew(uint32_t, tree, cap + 1);
+		memset(tree + s->positions + 1, 0, (cap - s->positions) * sizeof *tree);
+	}
+	/* Linear-time Fenwick construction over the marks set. */
+	for (uint32_t i = 1; i <= cap; i++) {
+		uint32_t parent = i + (i & -i);
+		if (parent <= cap)
+			tree[parent] += tree[i];
+	}
+	g_free(s->owner);
+	g_free(s->tree);
+	s->owner = owner;
+	s->tree = tree;
+	s->positions = cap;
+	s->now = next;
+}
+
+void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pageno npages,
+		   uint64_t frames, lp_refs *out)
+{
+	sad s = {.positions = 1024};
+	s.tree = g_new0(uint32_t, s.positions + 1);
+	s.owner = g_new(lp_pageno, s.positions);
+	s.anchor_t = g_new(uint32_t, npages);
+	s.anchor_pos = g_new(uint32_t, npages);
+	s.last_t = g_new(uint32_t, npages);
+	s.last_pos = g_new(uint32_t, npages);
+	for (lp_pageno p = 0; p < npages; p++)
+		s.last_t[p] = NONE;
+	/* Two bits a reference: dropped, and made a write by a dropped
+	 * write after it (the input's arrays may be mapped from a file,
+	 * and are not written). */
+	uint8_t *dropped = g_new0(uint8_t, n / 8 + 1), *written = g_new0(uint8_t, n / 8 + 1);
+	for (size_t t = 0; t < n; t++) {
+		lp_pageno p = pages[t];
+		/* Compact first, while every mark is where last_pos says. */
+		if (s.now == s.positions)
+			sad_compact(&s);
+		uint32_t j = s.last_t[p], j_pos = s.last_pos[p];
+		if (j == NONE) {
+			s.anchor_t[p] = (uint32_t)t;
+			s.anchor_pos[p] = s.now;
+			s.distinct++;
+		} else {
+			mark(&s, j_pos, (uint32_t)-1);
+		}
+		mark(&s, s.now, 1);
+		s.owner[s.now] = p;
+		s.last_t[p] = (uint32_t)t;
+		s.last_pos[p] = s.now++;
+		/* Reference j lies between a and t: dropped iff references a .. t
+		 * touch at most frames pages. The first is a itself. */
+		if (j == NONE || j == s.anchor_t[p])
+			continue;
+		if (s.distinct - marks_before(&s, s.anchor_pos[p]) <= frames) {
+			uint32_t a = s.anchor_t[p];
+			if (lp_ref_is_write(types[j]))
+				written[a / 8] |= (uint8_t)(1u << a % 8);
+			dropped[j / 8] |= (uint8_t)(1u << j % 8);
+		} else {
+			/* j's position, no longer a mark, stays as the anchor's. */
+			s.anchor_t[p] = j;
+			s.anchor_pos[p] = j_pos;
+		}
+	}
+	for (size_t t = 0; t < n; t++)
+		if (!(dropped[t / 8] >> t % 8 & 1))
+			lp_refs_push(out, pages[t], written[t / 8] >> t % 8 & 1 ? as_write(types[t])
+									: types[t]);
+	g_free(dropped);
+	g_free(written);
+	g_free(s.anchor_t);
+	g_free(s.anchor_pos);
+	g_free(s.last_t);
+	g_free(s.last_pos);
+	g_free(s.owner);
+	g_free(s.tree);
+}
+
+/* ---- OLR ----
+ *
+ * A point's position is a tuple: a fetch is (i), a touch just after P is
+ * P + (r). The points form a tree: a touch is a child of the point it
+ * follows, and children are ordered by rank; the fetches are the roots in
+ * event order. The sorted output is then the tree's preorder.
+ *
+ * Finalizations come in rank order (evicted stays by eviction event, then
+ * the rest by fetch event), so appending each touch to its parent's
+ * children keeps them sorted without a sort.
+ *
+ * Every point's position begins with the event of a fetch, its root: a
+ * stay fetched at event i is fetched before last(v) iff i <= root(last(v)),
+ * (i) being last(v) or a prefix of it. So the requirements of the stay
+ * fetched at i are those of the evictions j, i < j < its own end, whose
+ * root(last(v)) >= i: they need not be stored per stay (that cost K a
+ * fault), only each eviction's last(v), and found when the stay is
+ * finalized, in a tree of maxima over the events.
+ *
+ * They come with increasing lower bounds: a stay evicted later was
+ * resident, and not least recent, when the earlier one was evicted, so it
+ * holds a point after that one's last. Taking them by decreasing lower
+ * bound is taking them newest first, and each touch placed is before the
+ * ones placed earlier: the last placed is the smallest, and a requirement
+ * holds a point iff that one is before its upper bound (j), i.e. iff its
+ * root is below j. After a touch of root r, the next requirement to take is
+ * the newest at an event j <= r. */
+
+typedef struct olr_node {
+	uint32_t parent, first_child, last_child, next_sibling;
+	uint32_t root;  /* its first element: the event of the fetch it descends from */
+	uint32_t stay;
+} olr_node;
+
+typedef struct olr_stay {
+	lp_pageno page;
+	char type;      /* the fetch line's, a write once the stay is written */
+} olr_stay;
+
+typedef struct olr {
+	GArray *nodes;
+	/* By event (a fault: one stay fetched, maybe one evicted), cap of
+	 * them: the stay fetched, its fetch's node, the last point of the
+	 * stay evicted; and a tree of maxima (1-based, leaves from cap) of
+	 * that point's root + 1, 0 where the event evicted nothing. */
+	olr_stay *stays;
+	uint32_t *fetch_node, *evicted_last, *tree;
+	uint32_t events, cap;
+} olr;
+
+static uint32_t new_node(olr *o, uint32_t parent, uint32_t root, uint32_t stay)
+{
+	uint32_t id = o->nodes->len;
+	olr_node node = {parent, NONE, NONE, NONE, root, stay};
+	g_array_append_val(o->nodes, node);
+	if (parent != NONE) {
+		olr_node *p = &g_array_index(o->nodes, olr_node, parent);
+		if (p->last_child == NONE)
+			p->first_child = id;
+		else
+			g_array_index(o->nodes, olr_node, p->last_child).next_sibling = id;
+		p->last_child = id;
+	}
+	return id;
+}
+
+/* Room for one more event. */
+static void olr_grow(olr *o)
+{
+	if (o->events < o->cap)
+		return;
+	o->cap = o->cap ? o->cap * 2 : 1024;
+	o->stays = g_renew(olr_stay, o->stays, o->cap);
+	o->fetch_node = g_renew(uint32_t, o->fetch_node, o->cap);
+	o->evicted_last = g_renew(uint32_t, o->evicted_last, o->cap);
+	uint32_t *tree = g_new0(uint32_t, 2 * (size_t)o->cap);
+	/* The old leaves, then every maximum again. */
+	for (uint32_t i = 0; i < o->events; i++)
+		tree[o->cap + i] = o->tree[o->cap / 2 + i];
+	for (uint32_t k = o->cap - 1; k > 0; k--)
+		tree[k] = MAX(tree[2 * k], tree[2 * k + 1]);
+	g_free(o->tree);
+	o->tree = tree;
+}
+
+static void tree_set(olr *o, uint32_t event, uint32_t value)
+{
+	uint32_t k = o->cap + event;
+	o->tree[k] = value;
+	for (k /= 2; k > 0; k /= 2)
+		o->tree[k] = MAX(o->tree[2 * k], o->tree[2 * k + 1]);
+}
+
+/* The largest event in lo .. hi whose value is at least min, or NONE;
+ * node k covers events nl .. nr. */
+static uint32_t rightmost(const olr *o, uint32_t k, uint32_t nl, uint32_t nr, uint32_t lo,
+			  uint32_t hi, uint32_t min)
+{
+	if (nr < lo || nl > hi || o->tree[k] < min)
+		return NONE;
+	if (nl == nr)
+		return nl;
+	uint32_t mid = nl + (nr - nl) / 2;
+	uint32_t e = rightmost(o, 2 * k + 1, mid + 1, nr, lo, hi, min);
+	return e != NONE ? e : rightmost(o, 2 * k, nl, mid, lo, hi, min);
+}
+
+/* The points past the fetch of the stay fetched at event stay, whose
+ * stay ends at event end (or at the end, end = events): a touch for each
+ * requirement that holds no point yet. Returns its largest point. */
+static uint32_t finalize(olr *o, uint32_t stay, uint32_t end)
+{
+	uint32_t first = NONE;
+	for (uint32_t hi = end - 1; hi > stay;) {
+		uint32_t j = rightmost(o, 1, 0, o->cap - 1, stay + 1, hi, stay + 1);
+		if (j == NONE)
+			break;
+		uint32_t lb = o->evicted_last[j];
+		uint32_t root = g_array_index(o->nodes, olr_node, lb).root;
+		uint32_t id = new_node(o, lb, root, stay);
+		if (first == NONE)
+			first = id;
+		hi = root;
+	}
+	return first != NONE ? first : o->fetch_node[stay];
+}
+
+/* A doubly linked list over pages, least recent first. */
+typedef struct page_list {
+	uint32_t *prev, *next;
+	uint32_t head, tail;
+} page_list;
+
+static void plist_append(page_list *l, uint32_t p)
+{
+	l->prev[p] = l->tail;
+	l->next[p] = NONE;
+	if (l->tail != NONE)
+		l->next[l->tail] = p;
+	else
+		l->head = p;
+	l->tail = p;
+}
+
+static void plist_remove(page_list *l, uint32_t p)
+{
+	if (l->prev[p] != NONE)
+		l->next[l->prev[p]] = l->next[p];
+	else
+		l->head = l->next[p];
+	if (l->next[p] != NONE)
+		l->prev[l->next[p]] = l->prev[p];
+	else
+		l->tail = l->prev[p];
+}
+
+void lp_reduce_olr(const lp_pageno *pages, const char *types, size_t n, lp_pageno npages,
+		   uint64_t frames, lp_refs *out)
+{
+	olr o = {.nodes = g_array_new(FALSE, FALSE, sizeof(olr_node))};
+	page_list lru = {g_new(uint32_t, npages), g_new(uint32_t, npages), NONE, NONE};
+	uint32_t *stay_of = g_new(uint32_t, npages); /* NONE: not resident */
+	for (lp_pageno p = 0; p < npages; p++)
+		stay_of[p] = NONE;
+	uint64_t resident = 0;
+	for (size_t t = 0; t < n; t++) {
+		lp_pageno p = pages[t];
+		char type = types[t];
+		if (stay_of[p] != NONE) {
+			plist_remove(&lru, p);
+			plist_append(&lru, p);
+			if (lp_ref_is_write(type))
+				o.stays[stay_of[p]].type = as_write(o.stays[stay_of[p]].type);
+			continue;
+		}
+		olr_grow(&o);
+		uint32_t event = o.events, value = 0;
+		if (resident == frames) {
+			lp_pageno victim = lru.head;
+			plist_remove(&lru, victim);
+			uint32_t last = finalize(&o, stay_of[victim], event);
+			stay_of[victim] = NONE;
+			o.evicted_last[event] = last;
+			value = g_array_index(o.nodes, olr_node, last).root + 1;
+		} else {
+			resident++;
+		}
+		o.stays[event] = (olr_stay){p, type};
+		o.fetch_node[event] = new_node(&o, NONE, event, event);
+		tree_set(&o, event, value);
+		o.events++;
+		stay_of[p] = event;
+		plist_append(&lru, p);
+	}
+	for (uint32_t i = 0; i < o.events; i++)
+		if (stay_of[o.stays[i].page] == i)
+			finalize(&o, i, o.events);
+	/* Preorder, root after root. */
+	const olr_node *nodes = (const olr_node *)(void *)o.nodes->data;
+	for (uint32_t i = 0; i < o.events; i++) {
+		uint32_t root = o.fetch_node[i], at = root;
+		for (;;) {
+			const olr_stay *s = &o.stays[nodes[at].stay];
+			lp_refs_push(out, s->page, s->type);
+			if (nodes[at].first_child != NONE) {
+				at = nodes[at].first_child;
+				continue;
+			}
+			while (at != root && nodes[at].next_sibling == NONE)
+				at = nodes[at].parent;
+			if (at == root)
+				break;
+			at = nodes[at].next_sibling;
+		}
+	}
+	g_free(stay_of);
+	g_free(lru.prev);
+	g_free(lru.next);
+	g_array_free(o.nodes, TRUE);
+	g_free(o.stays);
+	g_free(o.fetch_node);
+	g_free(o.evicted_last);
+	g_free(o.tree);
+}
