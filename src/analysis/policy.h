@@ -42,7 +42,12 @@ typedef enum lp_policy_space {
  * ignored; the command checks ranges before create (laplace-sim(1)). */
 typedef struct lp_policy_params {
 	uint64_t frames;          /* K >= 1 */
-	lp_pageno pages;          /* every page number given is below it */
+	/* Every page number given is below it; except that arrive() (and
+	 * access()) may take any page, the state growing as need be: a
+	 * memory that learns its pages as it goes (laplace schedule) gives
+	 * a first guess. opt, segq, arc and eelru are given the exact count
+	 * (laplace sim's). */
+	lp_pageno pages;
 	/* opt: next(t) of every reference t (LP_NEVER: none), for the whole
 	 * stream the policy will be fed, t counted from 0. */
 	const uint64_t *next_use;
@@ -85,6 +90,17 @@ typedef struct lp_policy_info {
 
 extern const lp_policy_info lp_policies[];
 extern const size_t lp_npolicies;
+
+/* opt's eviction key of a page last referenced at t, whose next use is
+ * next (LP_NEVER: none): the largest key is evicted (policies.md §2). A
+ * next use is its time; a page never used again ranks above every one,
+ * the least recently referenced of them highest. The one-pass curve
+ * (sim.c) and the simulation at one size (policy-opt.c) share it, so
+ * they break ties alike. */
+static inline uint64_t lp_opt_key(uint64_t next, uint64_t t)
+{
+	return next != LP_NEVER ? next : (UINT64_C(1) << 63) + ((UINT64_C(1) << 62) - t);
+}
 
 /* The row named name (the whole string), or NULL. */
 const lp_policy_info *lp_policy_find(const char *name);

@@ -211,6 +211,43 @@ void cli_capture_free(cli_capture *c)
 	g_free(c->ref_format_help);
 }
 
+int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only, lp_trace *t,
+		   lp_error *err)
+{
+	if (!capture)
+		return lp_trace_load(t, path, user_only, err);
+	lp_capture_options opt;
+	lp_capture_options_init(&opt);
+	opt.ref_format = capture->ref_format;
+	opt.endian = capture->endian;
+	if (capture->page_offset_set)
+		opt.page_offset = capture->page_offset;
+	opt.user_only = user_only;
+	opt.strict = capture->strict;
+	opt.warn = capture->warn;
+	opt.warn_ctx = capture->warn_ctx;
+	lp_capture *c = lp_capture_open(capture->reference, capture->kernel, &opt, err);
+	if (!c)
+		return err->status;
+	enum { BATCH = 4096 };
+	lp_merged_ref *batch = g_new(lp_merged_ref, BATCH);
+	lp_trace_init(t, user_only);
+	ssize_t got;
+	int rc = 0;
+	while (!rc && (got = lp_capture_read(c, batch, BATCH, err)) > 0)
+		for (ssize_t k = 0; k < got && !rc; k++)
+			rc = lp_trace_add(t, batch[k].type, batch[k].canonical, err);
+	if (!rc && got < 0)
+		rc = err->status;
+	g_free(batch);
+	lp_capture_close(c);
+	if (rc)
+		lp_trace_clear(t);
+	else
+		lp_trace_done(t);
+	return rc;
+}
+
 void cli_print_stats(GString *to, const lp_stats *st)
 {
 	cli_table *t = cli_table_new();

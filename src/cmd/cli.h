@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "core/error.h"
+#include "analysis/trace.h"
 #include "io/io.h"
 #include "pipeline/job.h"
 #include "core/merge.h"
@@ -62,6 +63,13 @@ bool cli_capture_given(const cli_capture *c);
  * usage error print it and return false. */
 bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, lp_merge_job *job);
 void cli_capture_free(cli_capture *c);
+
+/* The input of sim and reduce, held whole in t: the basic merge stream
+ * path, or, when capture is not NULL (set up by cli_capture_apply), that
+ * capture merged here, nothing written in between; R W I dropped with
+ * user_only. 0, or an lp_status with err set (t then cleared). */
+int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only, lp_trace *t,
+		   lp_error *err);
 
 /* The statistics summary of a merge (printed on stderr by merge, on
  * stdout by stat), an aligned table appended to `to`. */

@@ -1,0 +1,45 @@
+/* The recency list of every page referenced so far, as an order-statistics
+ * structure: each page has a stamp, the time of its last reference, and a
+ * Fenwick tree over stamps marks one per page, so that a page's recency
+ * position (1: the most recent) is a prefix count, O(log D), and the page
+ * at a position a descent. Stamps are renumbered 0 .. pages-1 in order
+ * when they run out, so the trees stay O(D) however long the stream, and
+ * nothing is allocated per reference. A second tree may mark a subset of
+ * the pages (the resident ones: EELRU's victims are chosen by position).
+ * Pages are dense numbers (policy.h). */
+#ifndef LAPLACE_RECENCY_H
+#define LAPLACE_RECENCY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/policy.h"
+
+typedef struct lp_recency {
+	uint32_t *all, *sub;  /* Fenwick trees over stamps (1-based); sub may be NULL */
+	lp_pageno *owner;     /* stamp -> page */
+	uint64_t *stamp;      /* page -> stamp; UINT64_MAX: never referenced */
+	uint8_t *in_sub;      /* page -> marked in sub */
+	uint64_t cap;         /* stamps: a power of two, at least twice the pages */
+	uint64_t now;         /* the next stamp */
+	uint64_t marks;       /* pages referenced so far */
+	unsigned log_cap;
+} lp_recency;
+
+/* For pages dense pages; with_sub: keep the second tree. */
+void lp_recency_init(lp_recency *r, lp_pageno pages, bool with_sub);
+void lp_recency_clear(lp_recency *r);
+/* page's recency position, 1 .. marks; 0 if never referenced. */
+uint64_t lp_recency_position(const lp_recency *r, lp_pageno page);
+/* page becomes the most recent. */
+void lp_recency_touch(lp_recency *r, lp_pageno page);
+/* Mark or unmark page (referenced already) in the second tree. */
+void lp_recency_sub_set(lp_recency *r, lp_pageno page, bool on);
+/* The marked page of largest recency position (the least recent), or
+ * LP_NO_PAGE. */
+lp_pageno lp_recency_sub_last(const lp_recency *r);
+/* The marked page of smallest recency position greater than pos, or
+ * LP_NO_PAGE. */
+lp_pageno lp_recency_sub_after(const lp_recency *r, uint64_t pos);
+
+#endif

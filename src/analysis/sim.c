@@ -1,0 +1,336 @@
+/* laplace sim's computation (sim.h). */
+#include "analysis/sim.h"
+
+#include <glib.h>
+#include <string.h>
+
+#include "analysis/recency.h"
+#include "io/workpool.h"
+
+void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
+		   const uint64_t *next_use, lp_policy_params *p)
+{
+	*p = (lp_policy_params){
+		.frames = frames,
+		.pages = t->pages,
+		.next_use = next_use,
+		.clock_load_bit = o->clock_load_bit,
+		.segq_lru_frames = o->segq_set ? o->segq_lru_frames : frames / 2,
+		.eelru_early = o->early_set ? o->eelru_early : MAX(1, frames / 2),
+		.eelru_late = o->late_set ? o->eelru_late : 2 * frames,
+	};
+}
+
+/* ---- lru: stack distances are recency positions ---- */
+
+uint64_t *lp_sim_lru_distances(const lp_trace *t)
+{
+	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
+	lp_recency r;
+	lp_recency_init(&r, t->pages, false);
+	for (uint64_t i = 0; i < t->n; i++) {
+		lp_pageno p = t->page[i];
+		hist[lp_recency_position(&r, p)]++;
+		lp_recency_touch(&r, p);
+	}
+	lp_recency_clear(&r);
+	hist[0] = 0; /* first references: no distance */
+	return hist;
+}
+
+/* ---- opt: Mattson's priority stack ----
+ * After each reference, the top k pages of the stack are the memory of an
+ * OPT memory of k frames, for every k. A reference moves its page x to
+ * the top; the page pushed out of level i (the carry, first the old top)
+ * is compared with the page at level i + 1: the one of larger eviction
+ * key (lp_opt_key) goes on down, until x's old level, which the last
+ * carry takes. The carry changes only at a page of larger key than its
+ * own, so those are found with a max tree over levels, and the stack is
+ * touched only where a page changes level. */
+
+typedef struct opt_stack {
+	lp_pageno *level;  /* level -> page */
+	uint64_t *tree;    /* max of keys over levels: leaves at size + i */
+	uint64_t size;     /* leaves: a power of two */
+} opt_stack;
+
+static void stack_set(opt_stack *s, uint64_t i, lp_pageno p, uint64_t key)
+{
+	s->level[i] = p;
+	uint64_t n = s->size + i;
+	s->tree[n] = key;
+	for (n /= 2; n >= 1; n /= 2) {
+		uint64_t m = MAX(s->tree[2 * n], s->tree[2 * n + 1]);
+		if (s->tree[n] == m)
+			break;
+		s->tree[n] = m;
+	}
+}
+
+/* The first level in [from, to] holding a key above key, or UINT64_MAX. */
+static uint64_t first_above(const opt_stack *s, uint64_t from, uint64_t to, uint64_t key)
+{
+	/* Up from the leaf of from while the subtrees right of the path
+	 * have no larger key, then down into the first that has. */
+	uint64_t n = s->size + from;
+	if (s->tree[n] > key)
+		return from <= to ? from : UINT64_MAX;
+	for (;;) {
+		while (n & 1) {
+			n /= 2;
+			if (n <= 1)
+				return UINT64_MAX;
+		}
+		n++; /* the right sibling */
+		if (s->tree[n] > key)
+			break;
+	}
+	while (n < s->size)
+		n = s->tree[2 * n] > key ? 2 * n : 2 * n + 1;
+	uint64_t at = n - s->size;
+	return at <= to ? at : UINT64_MAX;
+}
+
+uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use)
+{
+	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
+	opt_stack s = {0};
+	s.size = 1;
+	while (s.size < t->pages)
+		s.size *= 2;
+	s.level = g_new(lp_pageno, s.size);
+	s.tree = g_new0(uint64_t, 2 * s.size);
+	uint64_t *key = g_new(uint64_t, t->pages ? t->pages : 1);
+	uint64_t *at = g_new(uint64_t, t->pages ? t->pages : 1);
+	uint64_t depth = 0;
+	for (uint64_t i = 0; i < t->n; i++) {
+		lp_pageno x = t->page[i];
+		uint64_t old;
+		if (x == depth) { /* first reference: dense numbers come in order */
+			old = depth++;
+		} else {
+			old = at[x];
+			hist[old + 1]++;
+		}
+		uint64_t xkey = lp_opt_key(next_use[i], i);
+		if (old > 0) {
+			lp_pageno carry = s.level[0];
+			uint64_t from = 1;
+			for (;;) {
+				uint64_t j = from < old ? first_above(&s, from, old - 1, key[carry])
+						       : UINT64_MAX;
+				if (j == UINT64_MAX)
+					break;
+				lp_pageno down = s.level[j];
+				stack_set(&s, j, carry, key[carry]);
+				at[carry] = j;
+				carry = down;
+				from = j + 1;
+			}
+			stack_set(&s, old, carry, key[carry]);
+			at[carry] = old;
+		}
+		key[x] = xkey;
+		stack_set(&s, 0, x, xkey);
+		at[x] = 0;
+	}
+	g_free(s.level);
+	g_free(s.tree);
+	g_free(key);
+	g_free(at);
+	return hist;
+}
+
+void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *sizes, size_t m,
+			 uint64_t *faults)
+{
+	/* Downwards from the largest size: deeper references accumulate. */
+	uint64_t deeper = 0, d = pages;
+	for (size_t k = m; k-- > 0;) {
+		for (; d > sizes[k]; d--)
+			deeper += hist[d];
+		faults[k] = pages + deeper;
+	}
+}
+
+void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint64_t *space)
+{
+	/* Σ_t min(K, c_t) = Σ_{k <= K} #{t : c_t >= k} = Σ_{k <= min(K, D)}
+	 * (n - the time of the k-th first reference). */
+	uint64_t sum = 0, k = 0, i = 0;
+	lp_pageno seen = 0;
+	for (size_t s = 0; s < m; s++) {
+		for (; k < sizes[s] && seen < t->pages; i++)
+			if (t->page[i] == seen) {
+				seen++;
+				k++;
+				sum += t->n - i;
+			}
+		space[s] = sum;
+	}
+}
+
+/* ---- ws and vmin: distance histograms ---- */
+
+uint64_t lp_sim_max_backward(const lp_trace *t)
+{
+	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
+	uint64_t most = 0;
+	lp_pageno seen = 0;
+	for (uint64_t i = 0; i < t->n; i++) {
+		lp_pageno p = t->page[i];
+		if (p == seen)
+			seen++;
+		else
+			most = MAX(most, i - last[p]);
+		last[p] = i;
+	}
+	g_free(last);
+	return most;
+}
+
+/* A page is in W(t, tau) from each reference s for min(f_s, tau, n - s)
+ * references, so Σ_t |W(t, tau)| = Σ_s min(g_s, tau), g_s being f_s, or
+ * n - s after a page's last reference. The finite forward distances are
+ * the finite backward ones, so one histogram serves faults, ws and vmin;
+ * distances past the largest window (or n) share the last bucket. */
+void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t *faults,
+		    uint64_t *ws_space, uint64_t *vmin_space)
+{
+	if (!m)
+		return;
+	uint64_t top = MIN(taus[m - 1], t->n);
+	uint64_t *dist = g_new0(uint64_t, top + 2), *tail = g_new0(uint64_t, top + 2);
+	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
+	lp_pageno seen = 0;
+	uint64_t finite = 0;
+	for (uint64_t i = 0; i < t->n; i++) {
+		lp_pageno p = t->page[i];
+		if (p == seen) {
+			seen++;
+		} else {
+			dist[MIN(i - last[p], top + 1)]++;
+			finite++;
+		}
+		last[p] = i;
+	}
+	for (lp_pageno p = 0; p < t->pages; p++)
+		tail[MIN(t->n - last[p], top + 1)]++;
+	g_free(last);
+	/* Up to tau: counts and sums of distances, finite and tails. */
+	uint64_t d_count = 0, d_sum = 0, g_count = 0, g_sum = 0, v = 0;
+	for (size_t k = 0; k < m; k++) {
+		uint64_t tau = taus[k];
+		for (; v < MIN(tau, top); v++) {
+			uint64_t at = v + 1;
+			d_count += dist[at];
+			d_sum += dist[at] * at;
+			g_count += tail[at];
+			g_sum += tail[at] * at;
+		}
+		faults[k] = t->pages + (finite - d_count);
+		if (ws_space)
+			ws_space[k] = d_sum + tau * (finite - d_count) + g_sum +
+				      tau * (t->pages - g_count);
+		if (vmin_space)
+			vmin_space[k] = t->n + d_sum - d_count;
+	}
+	g_free(dist);
+	g_free(tail);
+}
+
+/* ---- the other fixed-space policies, one size at a time ---- */
+
+uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_policy_params *p,
+		      lp_sim_fault_fn fault_fn, void *ctx)
+{
+	const lp_policy_ops *ops = policy->ops;
+	void *state = ops->create(p);
+	uint64_t faults = 0;
+	const lp_pageno *page = t->page;
+	for (uint64_t i = 0; i < t->n; i++) {
+		lp_pageno victim;
+		if (!ops->access(state, page[i], i, &victim)) {
+			faults++;
+			if (fault_fn)
+				fault_fn(ctx, i, page[i], victim);
+		}
+	}
+	ops->destroy(state);
+	return faults;
+}
+
+/* ---- a run: its jobs in a work pool ---- */
+
+typedef struct sim_run {
+	const lp_trace *t;
+	const lp_sim_options *o;
+	const uint64_t *next_use;
+} sim_run;
+
+typedef struct sim_job {
+	lp_sim_task *task;
+	size_t size; /* the size of a per-size job; SIZE_MAX: the whole task */
+} sim_job;
+
+static int run_job(void *ctx, void *job, lp_error *err)
+{
+	(void)err;
+	const sim_run *r = ctx;
+	sim_job *j = job;
+	lp_sim_task *task = j->task;
+	const char *name = task->policy->name;
+	if (j->size != SIZE_MAX) {
+		lp_policy_params p;
+		lp_sim_params(r->o, task->sizes[j->size], r->t, r->next_use, &p);
+		task->faults[j->size] = lp_sim_fixed(r->t, task->policy, &p, NULL, NULL);
+	} else if (task->policy->space == LP_SPACE_VARIABLE) {
+		bool ws = !strcmp(name, "ws");
+		lp_sim_windows(r->t, task->sizes, task->nsizes, task->faults,
+			       ws ? task->space_time : NULL, ws ? NULL : task->space_time);
+	} else {
+		uint64_t *hist = !strcmp(name, "opt") ? lp_sim_opt_distances(r->t, r->next_use)
+						      : lp_sim_lru_distances(r->t);
+		lp_sim_stack_faults(hist, r->t->pages, task->sizes, task->nsizes, task->faults);
+		g_free(hist);
+	}
+	return 0;
+}
+
+void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
+		unsigned threads)
+{
+	sim_run r = {.t = t, .o = o};
+	GArray *jobs = g_array_new(FALSE, FALSE, sizeof(sim_job));
+	for (size_t k = 0; k < ntasks; k++) {
+		lp_sim_task *task = &tasks[k];
+		if (!task->nsizes)
+			continue;
+		if (!strcmp(task->policy->name, "opt") && !r.next_use)
+			r.next_use = lp_trace_next_use(t);
+		if (task->policy->stack) {
+			sim_job j = {task, SIZE_MAX};
+			g_array_append_val(jobs, j);
+		} else {
+			for (size_t s = 0; s < task->nsizes; s++) {
+				sim_job j = {task, s};
+				g_array_append_val(jobs, j);
+			}
+		}
+		if (task->policy->space == LP_SPACE_FIXED)
+			lp_sim_fixed_space(t, task->sizes, task->nsizes, task->space_time);
+	}
+	unsigned n = jobs->len;
+	if (n) {
+		lp_workpool *pool = lp_workpool_new("laplace-sim", MIN(threads, n), n, run_job, &r);
+		for (unsigned k = 0; k < n; k++)
+			lp_workpool_submit(pool, &g_array_index(jobs, sim_job, k));
+		lp_error err = {0};
+		int rc;
+		while (lp_workpool_take(pool, &rc, &err))
+			;
+		lp_workpool_free(pool);
+	}
+	g_array_free(jobs, TRUE);
+	g_free((uint64_t *)r.next_use);
+}

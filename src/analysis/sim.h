@@ -1,0 +1,67 @@
+/* laplace sim's computation (policies.md §2-§4) over a stream held whole
+ * (trace.h): the exact curves of the stack algorithms in one pass each
+ * (lru by stack distances over recency.h's trees, opt by Mattson's
+ * priority stack, ws and vmin by distance histograms), and the other
+ * fixed-space policies simulated at each size through their operations
+ * (policy.h), every curve and every (policy, size) a job of one work pool
+ * over the same decoded stream. No I/O: the command prints. */
+#ifndef LAPLACE_SIM_H
+#define LAPLACE_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/policy.h"
+#include "analysis/trace.h"
+
+/* The policy options; a value not set takes its default at each size. */
+typedef struct lp_sim_options {
+	unsigned clock_load_bit;
+	bool segq_set, early_set, late_set;
+	uint64_t segq_lru_frames, eelru_early, eelru_late;
+} lp_sim_options;
+
+/* The parameters of a policy at frames, the defaults filled in: S =
+ * floor(K/2), e = max(1, floor(K/2)), l = 2K. */
+void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
+		   const uint64_t *next_use, lp_policy_params *p);
+
+/* hist[d], d = 1 .. D (D + 1 entries, hist[0] unused): the references at
+ * LRU stack distance d; at OPT stack distance d (next_use as
+ * lp_trace_next_use gives it). g_free them. */
+uint64_t *lp_sim_lru_distances(const lp_trace *t);
+uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use);
+/* Faults of a stack algorithm at each of sizes[0, m) (ascending) from its
+ * distances: the first references and those deeper than the size. */
+void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *sizes, size_t m,
+			 uint64_t *faults);
+/* space_time of every fixed-space policy at each of sizes[0, m):
+ * Σ_t min(K, distinct pages among references 0 .. t). */
+void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint64_t *space);
+
+/* The largest finite backward distance, 0 when none. */
+uint64_t lp_sim_max_backward(const lp_trace *t);
+/* ws and vmin at each window of taus[0, m) (ascending): their faults
+ * (the same), ws's and vmin's space_time (either may be NULL). */
+void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t *faults,
+		    uint64_t *ws_space, uint64_t *vmin_space);
+
+/* One policy at one size through its operations: the faults; with
+ * fault_fn, each fault told (victim LP_NO_PAGE for a fill). */
+typedef void (*lp_sim_fault_fn)(void *ctx, uint64_t t, lp_pageno page, lp_pageno victim);
+uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_policy_params *p,
+		      lp_sim_fault_fn fault_fn, void *ctx);
+
+/* What a run asks: per policy, its sizes (ascending) and room for the
+ * results. */
+typedef struct lp_sim_task {
+	const lp_policy_info *policy;
+	const uint64_t *sizes;
+	size_t nsizes;
+	uint64_t *faults, *space_time; /* nsizes each, filled */
+} lp_sim_task;
+/* Fill every task's results, on up to threads threads. */
+void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
+		unsigned threads);
+
+#endif
