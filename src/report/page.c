@@ -219,21 +219,42 @@ static void series_draw(GString *s, const axes *a, const series *c, const char *
 	g_string_append(s, "\"/>\n");
 }
 
+/* The colour of a policy: its row's in the registry, the same in every
+ * figure. */
+static void policy_colour(const lp_policy_info *policy, char out[8])
+{
+	lp_report_colour((size_t)(policy - lp_policies), out);
+}
+
 /* The names of the curves, in their colours, along the top of the plot. */
-static void series_legend(GString *s, const axes *a, const series *c, size_t nc)
+static void series_legend(GString *s, const axes *a, const series *c, const char (*colour)[8],
+			  size_t nc)
 {
 	g_string_append(s, "<g class=\"legend\">\n");
 	double x = a->p.left;
 	for (size_t i = 0; i < nc; i++) {
-		char colour[8];
-		lp_report_colour(i, colour);
 		add(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"4\" fill=\"%s\"/>"
-		       "<text x=\"%.1f\" y=\"%.1f\">", x, a->p.top - 30, colour, x + 21, a->p.top - 24);
+		       "<text x=\"%.1f\" y=\"%.1f\">", x, a->p.top - 30, colour[i], x + 21,
+		    a->p.top - 24);
 		lp_html_escape(s, c[i].name);
 		g_string_append(s, "</text>\n");
 		x += 34 + 8.5 * (double)strlen(c[i].name);
 	}
 	g_string_append(s, "</g>\n");
+}
+
+/* A policy's curve: x its sizes (frames) or, with resident, the mean
+ * pages resident (space_time / references); y its fault rate. */
+static series curve_series(const lp_report *r, const lp_report_curve *c, bool resident)
+{
+	series out = {.name = c->policy->name, .n = c->n, .x = g_new(double, c->n + 1),
+		      .y = g_new(double, c->n + 1)};
+	double refs = (double)r->references;
+	for (size_t k = 0; k < c->n; k++) {
+		out.x[k] = resident ? (double)c->space_time[k] / refs : (double)c->size[k];
+		out.y[k] = (double)c->faults[k] / refs;
+	}
+	return out;
 }
 
 /* The LRU curve at about CURVE_POINTS log-spaced sizes, and the last. */
@@ -265,14 +286,25 @@ static void figure_mrc(GString *s, const lp_report *r)
 	double refs = (double)r->references;
 	uint64_t knees[MAX_KNEES];
 	size_t nknees = lp_mrc_knees(m, r->distinct, r->references, knees, MAX_KNEES);
-	series lru = lru_series(r);
+	/* The policies simulated, else (more pages than a trace holds) LRU's
+	 * curve alone. */
+	size_t nc = r->ncurves ? r->ncurves : 1;
+	series *c = g_new(series, nc);
+	char (*colour)[8] = g_malloc(nc * sizeof *colour);
+	for (size_t i = 0; i < nc; i++) {
+		c[i] = r->ncurves ? curve_series(r, &r->curves[i], false) : lru_series(r);
+		policy_colour(r->ncurves ? r->curves[i].policy : lp_policy_find("lru"), colour[i]);
+	}
 	axes a = {.p = {.left = 70, .right = VIEW_W - 18, .top = 58, .bottom = 380}};
-	axes_fit(&a, &lru, 1, (double)r->distinct);
+	axes_fit(&a, c, nc, (double)r->distinct);
 
 	GString *desc = g_string_new(NULL);
-	add(desc, "LRU miss ratio of %" PRIu64 " reference%s to %" PRIu64
+	add(desc, "Miss ratio of");
+	for (size_t i = 0; i < nc; i++)
+		add(desc, "%s %s", i ? "," : "", c[i].name);
+	add(desc, " over %" PRIu64 " reference%s to %" PRIu64
 	    " distinct page%s against memory size in pages from 1 to %" PRIu64 ", log scale%s; "
-	    "knees at", r->references, r->references == 1 ? "" : "s", r->distinct,
+	    "LRU's knees at", r->references, r->references == 1 ? "" : "s", r->distinct,
 	    r->distinct == 1 ? "" : "s", r->distinct, a.log_y ? " on both axes" : "");
 	for (size_t k = 0; k < nknees; k++)
 		add(desc, "%s %" PRIu64, k ? "," : "", knees[k]);
@@ -280,11 +312,10 @@ static void figure_mrc(GString *s, const lp_report *r)
 	svg_open(s, "mrc", 440, "Miss-ratio curve", desc->str);
 	g_string_free(desc, TRUE);
 	axes_draw(s, &a, "memory size (pages, log scale)", "miss ratio", (double)r->distinct);
-	char colour[8];
-	lp_report_colour(0, colour);
-	series_draw(s, &a, &lru, colour);
-	series_legend(s, &a, &lru, 1);
-	add(s, "<circle class=\"end\" fill=\"%s\" cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"/>\n", colour,
+	for (size_t i = nc; i-- > 0;) /* the first on top */
+		series_draw(s, &a, &c[i], colour[i]);
+	series_legend(s, &a, c, (const char (*)[8])colour, nc);
+	add(s, "<circle class=\"end\" cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"/>\n",
 	    ax_x(&a, fmax(1, (double)r->distinct)), ax_y(&a, (double)m[r->distinct] / refs));
 
 	for (size_t k = 0; k < nknees; k++) {
@@ -300,24 +331,78 @@ static void figure_mrc(GString *s, const lp_report *r)
 		add_short(s, (double)knees[k]);
 		g_string_append(s, "</text></g>\n");
 	}
-	g_free(lru.x);
-	g_free(lru.y);
-	g_string_append(s, "</svg>\n<figcaption>LRU miss ratio against memory size: ");
+	for (size_t i = 0; i < nc; i++) {
+		g_free(c[i].x);
+		g_free(c[i].y);
+	}
+	g_free(c);
+	g_free(colour);
+	g_string_append(s, "</svg>\n<figcaption>Miss ratio against memory size of ");
+	if (r->ncurves) {
+		for (size_t i = 0; i < r->ncurves; i++)
+			add(s, "%s<code>%s</code>", i ? ", " : "", r->curves[i].policy->name);
+		g_string_append(s, " (laplace sim's policies, each a fixed memory of that many "
+				   "pages under demand paging; the curves of stack algorithms at "
+				   "every size drawn, the others' at 8 sizes a decade): ");
+	} else {
+		g_string_append(s, "LRU (more pages than laplace sim holds: no other policy): ");
+	}
 	add(s, "%" PRIu64 " reference%s, %" PRIu64 " distinct page%s (all of them fit in %" PRIu64
 	       " page%s, the right edge, where only first references miss: ratio %.4f). ",
 	    r->references, r->references == 1 ? "" : "s", r->distinct, r->distinct == 1 ? "" : "s",
 	    r->distinct, r->distinct == 1 ? "" : "s", (double)m[r->distinct] / refs);
 	if (nknees) {
-		g_string_append(s, "Working-set knees (dashed), where the curve, falling steeply, "
-				   "flattens: ");
+		g_string_append(s, "LRU's working-set knees (dashed), where its curve, falling "
+				   "steeply, flattens: ");
 		for (size_t k = 0; k < nknees; k++)
 			add(s, "%s%" PRIu64 " page%s (miss ratio %.4f)", k ? ", " : "", knees[k],
 			    knees[k] == 1 ? "" : "s", (double)m[knees[k]] / refs);
 		g_string_append(s, ".");
 	} else {
-		g_string_append(s, "No working-set knee: the curve never flattens sharply.");
+		g_string_append(s, "No working-set knee: LRU's curve never flattens sharply.");
 	}
 	g_string_append(s, "</figcaption>\n</figure>\n");
+}
+
+/* Denning's lifetime curve: the fault rate of ws and vmin against the
+ * mean pages they hold, one point per window. */
+static void figure_lifetime(GString *s, const lp_report *r)
+{
+	if (!r->nlifetime || !r->lifetime[0].n)
+		return;
+	add(s, "<figure id=\"figure-lifetime\">\n");
+	series c[2];
+	char colour[2][8];
+	for (size_t i = 0; i < 2; i++) {
+		c[i] = curve_series(r, &r->lifetime[i], true);
+		policy_colour(r->lifetime[i].policy, colour[i]);
+	}
+	const lp_report_curve *ws = &r->lifetime[0];
+	axes a = {.p = {.left = 70, .right = VIEW_W - 18, .top = 58, .bottom = 380}};
+	axes_fit(&a, c, 2, (double)r->distinct);
+	GString *desc = g_string_new(NULL);
+	add(desc, "Fault rate of the working set (ws) and VMIN against the mean pages they "
+		  "hold, for windows of 1 to %" PRIu64 " references, log scale%s.",
+	    ws->size[ws->n - 1], a.log_y ? " on both axes" : "");
+	svg_open(s, "lifetime", 440, "Lifetime curve", desc->str);
+	g_string_free(desc, TRUE);
+	axes_draw(s, &a, "mean resident pages (log scale)", "faults per reference",
+		  (double)r->distinct);
+	for (size_t i = 2; i-- > 0;)
+		series_draw(s, &a, &c[i], colour[i]);
+	series_legend(s, &a, c, (const char (*)[8])colour, 2);
+	for (size_t i = 0; i < 2; i++) {
+		g_free(c[i].x);
+		g_free(c[i].y);
+	}
+	add(s, "</svg>\n<figcaption>Denning's lifetime curve: for each window &#964; (%zu "
+	       "windows from 1 to %" PRIu64 " references, the largest backward distance), the "
+	       "faults per reference of the working set (the pages of the last &#964; "
+	       "references) and of VMIN (a page stays while its next use is within &#964;) "
+	       "against the pages each holds on average. They fault alike; VMIN holds fewer "
+	       "pages for it. A fixed memory's miss ratio (above) at the same number of pages "
+	       "compares a policy with them.</figcaption>\n</figure>\n", ws->n,
+	    ws->size[ws->n - 1]);
 }
 
 /* ---- the task timeline ---- */
@@ -775,7 +860,7 @@ static const char style[] =
 	"svg .bg{fill:#fff}svg .grid .major{stroke:#e3e3e3;stroke-width:1}"
 	"svg .grid .minor{stroke:#f1f1f1;stroke-width:1}svg .frame{fill:none;stroke:#444}"
 	"svg .axis text,svg .labels text,svg .legend text{fill:#222}"
-	"svg .curve{fill:none;stroke-width:2.2;stroke-linejoin:round}"
+	"svg .curve{fill:none;stroke-width:2.2;stroke-linejoin:round}svg .end{fill:#444}"
 	"svg .knee line{stroke:#c0392b;stroke-width:1.3;stroke-dasharray:5 4}"
 	"svg .knee circle{fill:#fff;stroke:#c0392b;stroke-width:2}svg .knee text{fill:#c0392b;"
 	"font-size:12px}svg .sep{stroke:#bbb;stroke-width:.6}svg .unit{fill:#777}"
@@ -806,6 +891,7 @@ int lp_report_write_html(const lp_report *r, lp_output *out, lp_error *err)
 	add_name(s, r->title, 400);
 	add(s, "</code>: a %s.</p>\n", source_names[r->source]);
 	figure_mrc(s, r);
+	figure_lifetime(s, r);
 	figure_timeline(s, r);
 	figure_kinds(s, r);
 	totals(s, r);
