@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/policy.h"
+
 #define NONE UINT32_MAX
 
 /* ---- doubly linked lists over node indices ---- */
@@ -47,20 +49,20 @@ static void list_remove(lru_list *l, lru_link *links, uint32_t i)
 	l->count--;
 }
 
-/* ---- LRU memory on 64-bit pages ---- */
+/* ---- LRU memory on 64-bit pages: the policy table's lru (policy.h) on
+ * dense numbers, with the canonical numbers and dirt beside ---- */
 
 typedef struct lru_node {
 	uint64_t page;
-	bool resident;
 	bool dirty;
 } lru_node;
 
 struct lp_lru {
-	uint64_t frames;
-	GArray *nodes;  /* lru_node, one per page ever referenced */
-	GArray *links;  /* lru_link, parallel to nodes */
-	lru_list resident;  /* head is the LRU page */
-	uint32_t *slots; /* open addressing: node index or NONE */
+	const lp_policy_ops *ops;
+	void *policy;
+	uint64_t refs;
+	GArray *nodes;  /* lru_node, one per page ever referenced, by dense number */
+	uint32_t *slots; /* open addressing: dense number or NONE */
 	size_t nslots;  /* a power of two, at most half full */
 };
 
@@ -88,10 +90,11 @@ static void lru_grow(lp_lru *l)
 lp_lru *lp_lru_new(uint64_t frames)
 {
 	lp_lru *l = g_new0(lp_lru, 1);
-	l->frames = frames;
+	l->ops = lp_policy_find("lru")->ops;
+	/* A first guess at the pages: the policy grows past it. */
+	lp_policy_params p = {.frames = frames, .pages = 1024};
+	l->policy = l->ops->create(&p);
 	l->nodes = g_array_new(FALSE, FALSE, sizeof(lru_node));
-	l->links = g_array_new(FALSE, FALSE, sizeof(lru_link));
-	list_init(&l->resident);
 	l->nslots = 1024;
 	l->slots = g_new(uint32_t, l->nslots);
 	memset(l->slots, 0xff, l->nslots * sizeof *l->slots);
@@ -104,43 +107,31 @@ bool lp_lru_ref(lp_lru *l, uint64_t page, bool write, lp_lru_fault *fault)
 	while (l->slots[s] != NONE && g_array_index(l->nodes, lru_node, l->slots[s]).page != page)
 		s = (s + 1) & (l->nslots - 1);
 	uint32_t i = l->slots[s];
-	lru_link *links = (lru_link *)(void *)l->links->data;
-	if (i != NONE) {
-		lru_node *n = &g_array_index(l->nodes, lru_node, i);
-		if (n->resident) {
-			n->dirty |= write;
-			list_remove(&l->resident, links, i);
-			list_append(&l->resident, links, i);
-			return false;
-		}
-		fault->tag = 'F';
-	} else {
+	fault->tag = 'F';
+	if (i == NONE) {
 		i = l->nodes->len;
 		lru_node fresh = {.page = page};
 		g_array_append_val(l->nodes, fresh);
-		g_array_set_size(l->links, l->nodes->len);
-		links = (lru_link *)(void *)l->links->data;
 		l->slots[s] = i;
 		if (l->nodes->len * 2 > l->nslots)
 			lru_grow(l);
 		fault->tag = 'C';
 	}
+	lp_pageno victim;
+	if (l->ops->access(l->policy, i, l->refs++, &victim)) {
+		g_array_index(l->nodes, lru_node, i).dirty |= write;
+		return false;
+	}
 	fault->page = page;
-	if (l->resident.count < l->frames) {
+	if (victim == LP_NO_PAGE) {
 		fault->dirt = 'N';
 		fault->evicted = 0;
 	} else {
-		uint32_t v = l->resident.head;
-		lru_node *victim = &g_array_index(l->nodes, lru_node, v);
-		fault->dirt = victim->dirty ? 'W' : 'R';
-		fault->evicted = victim->page;
-		victim->resident = false;
-		list_remove(&l->resident, links, v);
+		const lru_node *v = &g_array_index(l->nodes, lru_node, victim);
+		fault->dirt = v->dirty ? 'W' : 'R';
+		fault->evicted = v->page;
 	}
-	lru_node *n = &g_array_index(l->nodes, lru_node, i);
-	n->resident = true;
-	n->dirty = write;
-	list_append(&l->resident, links, i);
+	g_array_index(l->nodes, lru_node, i).dirty = write;
 	return true;
 }
 
@@ -148,8 +139,8 @@ void lp_lru_free(lp_lru *l)
 {
 	if (!l)
 		return;
+	l->ops->destroy(l->policy);
 	g_array_free(l->nodes, TRUE);
-	g_array_free(l->links, TRUE);
 	g_free(l->slots);
 	g_free(l);
 }

@@ -78,9 +78,10 @@ static bool opt_access(void *state, lp_pageno page, uint64_t t, lp_pageno *victi
 	opt *o = state;
 	uint64_t key = lp_opt_key(o->next_use[t], t);
 	if (o->slot[page] != UINT32_MAX) {
-		/* The key only grows: it was t, the next use is later. */
+		/* The key only grows (it was t, the next use is later): the
+		 * page rises towards the top, the next victim. */
 		o->key[page] = key;
-		sift_down(o, o->slot[page]);
+		sift_up(o, o->slot[page]);
 		return true;
 	}
 	*victim = LP_NO_PAGE;

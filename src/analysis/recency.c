@@ -20,6 +20,7 @@ void lp_recency_init(lp_recency *r, lp_pageno pages, bool with_sub)
 	r->owner = g_new(lp_pageno, r->cap);
 	r->stamp = g_new(uint64_t, n);
 	memset(r->stamp, 0xff, n * sizeof *r->stamp);
+	r->pages = (lp_pageno)n;
 }
 
 void lp_recency_clear(lp_recency *r)
@@ -89,6 +90,32 @@ static void compact(lp_recency *r)
 	build(r->all, r->cap, r->owner, next, NULL);
 	if (r->sub)
 		build(r->sub, r->cap, r->owner, next, r->in_sub);
+}
+
+void lp_recency_grow(lp_recency *r, lp_pageno pages)
+{
+	if (pages <= r->pages)
+		return;
+	lp_pageno n = (lp_pageno)MIN(MAX((uint64_t)pages, 2 * (uint64_t)r->pages),
+				     (uint64_t)UINT32_MAX - 1);
+	r->stamp = g_renew(uint64_t, r->stamp, n);
+	memset(r->stamp + r->pages, 0xff, (size_t)(n - r->pages) * sizeof *r->stamp);
+	if (r->sub) {
+		r->in_sub = g_renew(uint8_t, r->in_sub, n);
+		memset(r->in_sub + r->pages, 0, n - r->pages);
+	}
+	r->pages = n;
+	if (2 * (uint64_t)n <= r->cap)
+		return;
+	while (r->cap < 2 * (uint64_t)n) {
+		r->cap *= 2;
+		r->log_cap++;
+	}
+	r->all = g_renew(uint32_t, r->all, r->cap + 1);
+	if (r->sub)
+		r->sub = g_renew(uint32_t, r->sub, r->cap + 1);
+	r->owner = g_renew(lp_pageno, r->owner, r->cap);
+	compact(r); /* rebuilds the trees at their new size */
 }
 
 uint64_t lp_recency_position(const lp_recency *r, lp_pageno page)

@@ -21,6 +21,7 @@ typedef struct lp_recency {
 	uint64_t *stamp;      /* page -> stamp; UINT64_MAX: never referenced */
 	uint8_t *in_sub;      /* page -> marked in sub */
 	uint64_t cap;         /* stamps: a power of two, at least twice the pages */
+	lp_pageno pages;      /* pages the arrays hold */
 	uint64_t now;         /* the next stamp */
 	uint64_t marks;       /* pages referenced so far */
 	unsigned log_cap;
@@ -29,6 +30,9 @@ typedef struct lp_recency {
 /* For pages dense pages; with_sub: keep the second tree. */
 void lp_recency_init(lp_recency *r, lp_pageno pages, bool with_sub);
 void lp_recency_clear(lp_recency *r);
+/* Room for pages pages (for a stream whose pages are learnt as it goes);
+ * amortised O(1) a page when grown one page at a time. */
+void lp_recency_grow(lp_recency *r, lp_pageno pages);
 /* page's recency position, 1 .. marks; 0 if never referenced. */
 uint64_t lp_recency_position(const lp_recency *r, lp_pageno page);
 /* page becomes the most recent. */

@@ -5,7 +5,113 @@
 #include <string.h>
 
 #include "analysis/recency.h"
+#include "core/numbers.h"
 #include "io/workpool.h"
+
+/* ---- size lists ---- */
+
+int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, lp_error *err)
+{
+	*list = (lp_sim_list){0};
+	char **items = g_strsplit(text, ",", -1);
+	size_t count = g_strv_length(items);
+	list->items = g_new(lp_sim_item, count ? count : 1);
+	int rc = 0;
+	char q[LP_QUOTE_SIZE];
+	for (size_t k = 0; k < count && !rc; k++) {
+		const char *it = items[k];
+		lp_sim_item *item = &list->items[list->n++];
+		const char *dash = strchr(it, '-');
+		*item = (lp_sim_item){.kind = LP_SIM_RANGE};
+		if (!strcmp(it, "pow2")) {
+			item->kind = LP_SIM_POW2;
+		} else if (!strcmp(it, "all")) {
+			item->kind = LP_SIM_ALL;
+		} else if (!*it) {
+			rc = lp_fail(err, LP_EUSAGE, "%s: an empty item in '%s'", option,
+				     lp_quote(q, text, strlen(text)));
+		} else if (dash) {
+			char *from = g_strndup(it, (size_t)(dash - it));
+			bool ok = lp_parse_decimal(from, 0, UINT64_MAX, &item->from) &&
+				  lp_parse_decimal(dash + 1, 0, UINT64_MAX, &item->to);
+			g_free(from);
+			if (!ok)
+				rc = lp_fail(err, LP_EUSAGE, "%s: '%s' is not N, A-B, pow2 or all",
+					     option, lp_quote(q, it, strlen(it)));
+			else if (!item->from || !item->to)
+				rc = lp_fail(err, LP_EUSAGE, "%s: a size must be at least 1, not 0 "
+					     "(in '%s')", option, it);
+			else if (item->from > item->to)
+				rc = lp_fail(err, LP_EUSAGE, "%s: '%s' runs backwards", option, it);
+		} else if (!lp_parse_decimal(it, 0, UINT64_MAX, &item->from)) {
+			rc = lp_fail(err, LP_EUSAGE, "%s: '%s' is not N, A-B, pow2 or all", option,
+				     lp_quote(q, it, strlen(it)));
+		} else if (!item->from) {
+			rc = lp_fail(err, LP_EUSAGE, "%s: a size must be at least 1, not 0", option);
+		} else {
+			item->to = item->from;
+		}
+	}
+	g_strfreev(items);
+	if (rc)
+		lp_sim_list_clear(list);
+	return rc;
+}
+
+void lp_sim_list_clear(lp_sim_list *list)
+{
+	g_free(list->items);
+	*list = (lp_sim_list){0};
+}
+
+static gint compare_sizes(gconstpointer a, gconstpointer b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n)
+{
+	GArray *sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	for (size_t k = 0; k < list->n; k++) {
+		const lp_sim_item *it = &list->items[k];
+		uint64_t s;
+		switch (it->kind) {
+		case LP_SIM_POW2:
+			for (s = 1; s < top; s *= 2)
+				g_array_append_val(sizes, s);
+			g_array_append_val(sizes, top);
+			break;
+		case LP_SIM_ALL:
+			for (s = 1; s <= top; s++)
+				g_array_append_val(sizes, s);
+			break;
+		case LP_SIM_RANGE:
+			for (s = it->from;; s++) {
+				g_array_append_val(sizes, s);
+				if (s == it->to)
+					break;
+			}
+			break;
+		}
+	}
+	g_array_sort(sizes, compare_sizes);
+	size_t kept = 0;
+	uint64_t *v = (uint64_t *)(void *)sizes->data;
+	for (size_t k = 0; k < sizes->len; k++)
+		if (!kept || v[kept - 1] != v[k])
+			v[kept++] = v[k];
+	*n = kept;
+	return (uint64_t *)(void *)g_array_free(sizes, FALSE);
+}
+
+uint64_t lp_sim_list_single(const lp_sim_list *list)
+{
+	if (list->n != 1 || list->items[0].kind != LP_SIM_RANGE ||
+	    list->items[0].from != list->items[0].to)
+		return 0;
+	return list->items[0].from;
+}
 
 void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
 		   const uint64_t *next_use, lp_policy_params *p)

@@ -14,6 +14,27 @@
 #include "analysis/policy.h"
 #include "analysis/trace.h"
 
+/* A size list as given (laplace-sim(1)): items N, A-B, pow2 and all. */
+typedef enum lp_sim_item_kind { LP_SIM_RANGE, LP_SIM_POW2, LP_SIM_ALL } lp_sim_item_kind;
+typedef struct lp_sim_item {
+	lp_sim_item_kind kind;
+	uint64_t from, to; /* LP_SIM_RANGE: N is N-N */
+} lp_sim_item;
+typedef struct lp_sim_list {
+	lp_sim_item *items;
+	size_t n;
+} lp_sim_list;
+/* Parse text, the value of option (named in messages): 0, or LP_EUSAGE
+ * with err set (an empty item, not a number, a size < 1, A > B). */
+int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, lp_error *err);
+void lp_sim_list_clear(lp_sim_list *list);
+/* The sizes of list, ascending and each once, where pow2 and all reach
+ * top (D; for a window the largest finite backward distance, or 1 when
+ * there is none): *n of them, g_free'd by the caller. */
+uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n);
+/* The one size of a list of one N (or A-A), else 0. */
+uint64_t lp_sim_list_single(const lp_sim_list *list);
+
 /* The policy options; a value not set takes its default at each size. */
 typedef struct lp_sim_options {
 	unsigned clock_load_bit;

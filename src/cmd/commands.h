@@ -23,6 +23,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_lru(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_batch(int argc, char **argv);

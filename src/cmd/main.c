@@ -17,6 +17,7 @@ static const lp_command commands[] = {
 	{"index", cmd_index, "write the index.yaml of a per-process directory that has none", false},
 	{"schedule", cmd_schedule, "replay a per-process directory's tasks under another schedule", false},
 	{"report", cmd_report, "an HTML page of figures and tables for a capture, directory or stream", false},
+	{"sim", cmd_sim, "page-replacement policies over a stream or capture: miss-ratio curves", false},
 	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction", false},
 	{"batch", cmd_batch, "run a list of merge jobs, several at a time", true},
 	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory", true},

@@ -1,0 +1,269 @@
+/* The policies of laplace sim (policies.md §2-§3): hand-derived cases for
+ * each, and properties over random streams that tie the one-pass curves
+ * to the per-size simulations. */
+#include <criterion/criterion.h>
+
+#include <glib.h>
+#include <string.h>
+
+#include "analysis/sim.h"
+
+static lp_trace trace_of(const uint64_t *pages, size_t n)
+{
+	lp_trace t;
+	lp_trace_init(&t, false);
+	lp_error err = {0};
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(lp_trace_add(&t, 'r', pages[i], &err), 0);
+	lp_trace_done(&t);
+	return t;
+}
+
+typedef struct fault_log {
+	GArray *victims; /* lp_pageno per fault */
+} fault_log;
+
+static void note_fault(void *ctx, uint64_t t, lp_pageno page, lp_pageno victim)
+{
+	(void)t, (void)page;
+	g_array_append_val(((fault_log *)ctx)->victims, victim);
+}
+
+/* The faults of policy at frames, each victim into *victims (when not
+ * NULL; g_array_free it). */
+static uint64_t run(const lp_trace *t, const char *policy, uint64_t frames,
+		    const lp_sim_options *o, GArray **victims)
+{
+	static const lp_sim_options none = {0};
+	lp_policy_params p;
+	uint64_t *next = lp_trace_next_use(t);
+	lp_sim_params(o ? o : &none, frames, t, next, &p);
+	fault_log log = {g_array_new(FALSE, FALSE, sizeof(lp_pageno))};
+	uint64_t faults = lp_sim_fixed(t, lp_policy_find(policy), &p, note_fault, &log);
+	g_free(next);
+	cr_assert_eq(faults, log.victims->len);
+	if (victims)
+		*victims = log.victims;
+	else
+		g_array_free(log.victims, TRUE);
+	return faults;
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define F LP_NO_PAGE
+
+static void assert_victims(GArray *got, const lp_pageno *want, size_t n)
+{
+	cr_assert_eq(got->len, n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(g_array_index(got, lp_pageno, i), want[i], "fault %zu: %u, not %u", i,
+			     g_array_index(got, lp_pageno, i), want[i]);
+	g_array_free(got, TRUE);
+}
+
+/* Belady's anomaly: FIFO faults 9 times with 3 frames, 10 with 4. */
+Test(sim, fifo_anomaly)
+{
+	uint64_t s[] = {1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5};
+	lp_trace t = trace_of(s, N(s));
+	cr_assert_eq(run(&t, "fifo", 3, NULL, NULL), 9);
+	cr_assert_eq(run(&t, "fifo", 4, NULL, NULL), 10);
+	/* opt at the same sizes: 7 and 6. */
+	cr_assert_eq(run(&t, "opt", 3, NULL, NULL), 7);
+	cr_assert_eq(run(&t, "opt", 4, NULL, NULL), 6);
+	lp_trace_clear(&t);
+}
+
+/* A loop over 4 pages with 3 frames: LRU faults on every reference. EELRU
+ * (e = 1, l = 6): the first 4 fault cold (the 4th evicts by LRU, no
+ * counter set yet); from then on every reference is at position 4, so
+ * early eviction wins (2 * B > 5 * 0) and evicts the page at position 2,
+ * and every other reference hits: 4 + 16 / 2 = 12 faults in 20. */
+Test(sim, loop_one_page_larger_lru_against_eelru)
+{
+	uint64_t s[20];
+	for (size_t i = 0; i < 20; i++)
+		s[i] = i % 4;
+	lp_trace t = trace_of(s, 20);
+	cr_assert_eq(run(&t, "lru", 3, NULL, NULL), 20);
+	GArray *v;
+	cr_assert_eq(run(&t, "eelru", 3, NULL, &v), 12);
+	lp_pageno want[] = {F, F, F, 0, 2, 0, 2, 0, 2, 0, 2, 0};
+	assert_victims(v, want, N(want));
+	/* K = 1 is LRU. */
+	cr_assert_eq(run(&t, "eelru", 1, NULL, NULL), 20);
+	lp_trace_clear(&t);
+}
+
+/* c = 2, 0 1 1 2 0 1: 2 evicts 0 from T1 into B1; 0's ghost hit moves p
+ * to 1, so REPLACE spares T1 (|T1| = 1 is not > p) and evicts 1 from T2
+ * into B2; 1's ghost hit moves p back to 0 and evicts T1's 2. */
+Test(sim, arc_ghost_hits_move_p)
+{
+	uint64_t s[] = {0, 1, 1, 2, 0, 1};
+	lp_trace t = trace_of(s, N(s));
+	GArray *v;
+	cr_assert_eq(run(&t, "arc", 2, NULL, &v), 5);
+	lp_pageno want[] = {F, F, 0, 1, 2};
+	assert_victims(v, want, N(want));
+	lp_trace_clear(&t);
+}
+
+/* 0 1 0 2 1 with 2 frames. Load bit 0: 0's hit sets its bit, so the hand
+ * passes it and evicts 1, then 0. Load bit 1: every bit is set, the hand
+ * clears both and evicts 0; 1 then hits. */
+Test(sim, clock_load_bits)
+{
+	uint64_t s[] = {0, 1, 0, 2, 1};
+	lp_trace t = trace_of(s, N(s));
+	GArray *v;
+	cr_assert_eq(run(&t, "clock", 2, NULL, &v), 4);
+	lp_pageno want0[] = {F, F, 1, 0};
+	assert_victims(v, want0, N(want0));
+	lp_sim_options one = {.clock_load_bit = 1};
+	cr_assert_eq(run(&t, "clock", 2, &one, &v), 3);
+	lp_pageno want1[] = {F, F, 0};
+	assert_victims(v, want1, N(want1));
+	lp_trace_clear(&t);
+}
+
+/* K = 3, S = 1: 0 1 2 fill (0 moves to the back), 0 hits in the back and
+ * goes to the front's tail (pushing 1 back), 3 pushes 2 back and evicts
+ * the back's least recent, 1; 0 hits in the front. */
+Test(sim, segq_hand_checked)
+{
+	uint64_t s[] = {0, 1, 2, 0, 3, 0};
+	lp_trace t = trace_of(s, N(s));
+	GArray *v;
+	lp_sim_options o = {.segq_set = true, .segq_lru_frames = 1};
+	cr_assert_eq(run(&t, "segq", 3, &o, &v), 4);
+	lp_pageno want[] = {F, F, F, 1};
+	assert_victims(v, want, N(want));
+	lp_trace_clear(&t);
+}
+
+/* ---- properties over random streams ---- */
+
+static lp_trace random_trace(GRand *rng, uint64_t *n_out)
+{
+	uint64_t n = (uint64_t)g_rand_int_range(rng, 1, 300);
+	uint64_t span = (uint64_t)g_rand_int_range(rng, 1, 25);
+	uint64_t *s = g_new(uint64_t, n);
+	for (uint64_t i = 0; i < n; i++)
+		/* Some locality: a small hot set most of the time. */
+		s[i] = g_rand_int_range(rng, 0, 4) ? (uint64_t)g_rand_int_range(rng, 0, (gint32)(span / 3 + 1))
+						    : (uint64_t)g_rand_int_range(rng, 0, (gint32)span) * 7919;
+	lp_trace t = trace_of(s, n);
+	g_free(s);
+	*n_out = n;
+	return t;
+}
+
+static void assert_same_victims(GArray *a, GArray *b, const char *what, uint64_t k)
+{
+	cr_assert_eq(a->len, b->len, "%s, K %lu: %u faults, not %u", what, (unsigned long)k, a->len,
+		     b->len);
+	cr_assert_arr_eq(a->data, b->data, a->len * sizeof(lp_pageno), "%s, K %lu", what,
+			 (unsigned long)k);
+	g_array_free(a, TRUE);
+	g_array_free(b, TRUE);
+}
+
+Test(sim, curves_equal_simulation_and_opt_bounds_all)
+{
+	GRand *rng = g_rand_new_with_seed(34);
+	static const char *const fixed[] = {"lru", "fifo", "clock", "segq", "arc", "eelru"};
+	for (int round = 0; round < 300; round++) {
+		uint64_t n;
+		lp_trace t = random_trace(rng, &n);
+		uint64_t *next = lp_trace_next_use(&t);
+		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next);
+		uint64_t sizes[64], m = 0;
+		for (uint64_t k = 1; k <= (uint64_t)t.pages + 2 && m < 64; k++)
+			sizes[m++] = k;
+		uint64_t lru_f[64], opt_f[64], space[64];
+		lp_sim_stack_faults(lru, t.pages, sizes, m, lru_f);
+		lp_sim_stack_faults(opt, t.pages, sizes, m, opt_f);
+		lp_sim_fixed_space(&t, sizes, m, space);
+		for (uint64_t i = 0; i < m; i++) {
+			uint64_t k = sizes[i];
+			cr_assert_eq(run(&t, "lru", k, NULL, NULL), lru_f[i], "lru K %lu", (unsigned long)k);
+			cr_assert_eq(run(&t, "opt", k, NULL, NULL), opt_f[i], "opt K %lu round %d",
+				     (unsigned long)k, round);
+			for (size_t f = 0; f < G_N_ELEMENTS(fixed); f++)
+				cr_assert_leq(opt_f[i], run(&t, fixed[f], k, NULL, NULL), "%s K %lu",
+					      fixed[f], (unsigned long)k);
+			/* space_time by its definition. */
+			uint64_t want = 0, seen = 0;
+			for (uint64_t j = 0; j < n; j++) {
+				seen += t.page[j] == seen;
+				want += MIN(k, seen);
+			}
+			cr_assert_eq(space[i], want);
+			/* SEGQ's extremes, victim for victim. */
+			GArray *a, *b;
+			lp_sim_options s0 = {.segq_set = true, .segq_lru_frames = 0};
+			run(&t, "segq", k, &s0, &a);
+			run(&t, "fifo", k, NULL, &b);
+			assert_same_victims(a, b, "segq S = 0 against fifo", k);
+			lp_sim_options f1 = {.segq_set = true, .segq_lru_frames = k - 1};
+			run(&t, "segq", k, &f1, &a);
+			run(&t, "lru", k, NULL, &b);
+			assert_same_victims(a, b, "segq F = 1 against lru", k);
+		}
+		g_free(lru);
+		g_free(opt);
+		g_free(next);
+		lp_trace_clear(&t);
+	}
+	g_rand_free(rng);
+}
+
+/* ws and vmin by their definitions, window by window. */
+Test(sim, windows_by_definition)
+{
+	GRand *rng = g_rand_new_with_seed(35);
+	for (int round = 0; round < 200; round++) {
+		uint64_t n;
+		lp_trace t = random_trace(rng, &n);
+		uint64_t *next = lp_trace_next_use(&t);
+		uint64_t most = lp_sim_max_backward(&t);
+		uint64_t taus[40], m = 0;
+		for (uint64_t tau = 1; tau <= most + 3 && m < 40; tau++)
+			taus[m++] = tau;
+		taus[m++] = n + 5;
+		uint64_t faults[41], ws[41], vmin[41];
+		lp_sim_windows(&t, taus, m, faults, ws, vmin);
+		uint64_t *last = g_new(uint64_t, t.pages);
+		bool *kept = g_new(bool, t.pages);
+		for (uint64_t i = 0; i < m; i++) {
+			uint64_t tau = taus[i], wf = 0, ws_want = 0, vf = 0, vmin_want = 0;
+			for (lp_pageno p = 0; p < t.pages; p++) {
+				last[p] = UINT64_MAX;
+				kept[p] = false;
+			}
+			for (uint64_t j = 0; j < n; j++) {
+				lp_pageno p = t.page[j];
+				wf += last[p] == UINT64_MAX || j - last[p] > tau;
+				last[p] = j;
+				for (lp_pageno q = 0; q < t.pages; q++)
+					ws_want += last[q] != UINT64_MAX && j - last[q] < tau;
+				/* vmin: a page stays after j iff its next use is within tau. */
+				vf += !kept[p];
+				kept[p] = next[j] != LP_NEVER && next[j] - j <= tau;
+				vmin_want += 1 + (next[j] != LP_NEVER && next[j] - j <= tau ? next[j] - j - 1
+											     : 0);
+			}
+			cr_assert_eq(vf, wf, "vmin's faults, tau %lu", (unsigned long)tau);
+			cr_assert_eq(faults[i], wf, "tau %lu", (unsigned long)tau);
+			cr_assert_eq(ws[i], ws_want, "tau %lu", (unsigned long)tau);
+			cr_assert_eq(vmin[i], vmin_want, "tau %lu", (unsigned long)tau);
+		}
+		cr_assert_eq(most == 0, n == t.pages);
+		g_free(last);
+		g_free(kept);
+		g_free(next);
+		lp_trace_clear(&t);
+	}
+	g_rand_free(rng);
+}
