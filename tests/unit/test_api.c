@@ -201,7 +201,9 @@ Test(api, simulate)
 	lp_sim_free(NULL);
 	cr_assert_eq(lp_simulate(path, NULL, 0, "lru", "0", NULL, &rows, &err), -1);
 	cr_assert_null(rows);
-	expect_usage("--frames: '0' is no size (N >= 1, A-B with 1 <= A <= B, pow2 or all)");
+	expect_usage("--frames: a size must be at least 1, not 0");
+	cr_assert_eq(lp_simulate(path, NULL, 0, "lru", "2,1-100000000000", NULL, &rows, &err), -1);
+	expect_usage("--frames: more than 67108864 sizes");
 	g_free(path);
 }
 
