@@ -757,6 +757,16 @@ static void curve_alloc(lp_report_curve *c, const lp_policy_info *policy, const 
 			       .space_time = g_new0(uint64_t, n ? n : 1)};
 }
 
+/* Whether a policy's whole curve is drawn: lru's, from stack distances
+ * in O(log D) a reference. opt's priority stack costs up to D a
+ * reference where stacks are deep (a footprint of 2*10^5 pages took
+ * minutes), so opt, like the others, is simulated at 8 sizes a decade,
+ * each in O(log K) a reference. */
+static bool whole_curve(const lp_policy_info *p)
+{
+	return !strcmp(p->name, "lru");
+}
+
 #define STACK_POINTS 480
 #define OTHER_PER_DECADE 8
 #define WINDOWS_PER_DECADE 16
@@ -775,8 +785,8 @@ void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, siz
 		r->ncurves = n;
 		for (size_t i = 0; i < n; i++) {
 			double decades = log10((double)t->pages);
-			size_t points = policies[i]->stack ? STACK_POINTS
-							   : (size_t)ceil(decades * OTHER_PER_DECADE);
+			size_t points = whole_curve(policies[i]) ? STACK_POINTS
+								 : (size_t)ceil(decades * OTHER_PER_DECADE);
 			curve_alloc(&r->curves[i], policies[i], sizes,
 				    log_sizes(t->pages, points, sizes));
 		}
@@ -788,13 +798,22 @@ void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, siz
 		r->nlifetime = 2;
 		g_free(sizes);
 		lp_sim_task *tasks = g_new(lp_sim_task, n + 2);
+		/* The policies run size by size, as rows of their own. */
+		lp_policy_info *sized = g_new(lp_policy_info, n);
 		for (size_t i = 0; i < n + 2; i++) {
 			lp_report_curve *c = i < n ? &r->curves[i] : &r->lifetime[i - n];
-			tasks[i] = (lp_sim_task){.policy = c->policy, .sizes = c->size, .nsizes = c->n,
+			const lp_policy_info *p = c->policy;
+			if (i < n && !whole_curve(p)) {
+				sized[i] = *p;
+				sized[i].stack = false;
+				p = &sized[i];
+			}
+			tasks[i] = (lp_sim_task){.policy = p, .sizes = c->size, .nsizes = c->n,
 						 .faults = c->faults, .space_time = c->space_time};
 		}
 		lp_sim_options options = {0};
 		lp_sim_run(t, tasks, n + 2, &options, threads);
+		g_free(sized);
 		g_free(tasks);
 	}
 	lp_trace_clear(r->trace);

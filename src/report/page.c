@@ -342,8 +342,8 @@ static void figure_mrc(GString *s, const lp_report *r)
 		for (size_t i = 0; i < r->ncurves; i++)
 			add(s, "%s<code>%s</code>", i ? ", " : "", r->curves[i].policy->name);
 		g_string_append(s, " (laplace sim's policies, each a fixed memory of that many "
-				   "pages under demand paging; the curves of stack algorithms at "
-				   "every size drawn, the others' at 8 sizes a decade): ");
+				   "pages under demand paging; LRU's curve at every size drawn, "
+				   "from stack distances, the others' at 8 sizes a decade): ");
 	} else {
 		g_string_append(s, "LRU (more pages than laplace sim holds: no other policy): ");
 	}
