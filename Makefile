@@ -5,7 +5,8 @@
 #                        runs, build/record/laplace-record-amd64-linux, when Valgrind's
 #                        development files (Debian's valgrind package) are there
 #   make demo            build and merge the demo capture in fixtures/demo
-#   make check           with warnings as errors: unit and end-to-end tests
+#   make check           with warnings as errors: the layer rule of README's
+#                        Layout section (tests/check-layers), unit and end-to-end tests
 #                        (those that merge also with their references widened,
 #                        the per-process ones also in the binary task form),
 #                        the recorder's (tests/record/run; skipped without Valgrind),
@@ -17,7 +18,8 @@
 #                        libexec/laplace, library, header, laplace.pc, Python
 #                        module, man pages, systemd units)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
-#   make bench           see bench/run
+#   make bench           run the benchmarks, bench/run (long; BENCH_ARGS=N for one
+#                        capture of N references)
 #   make check-slurm     batch --submit slurm on a one-node Slurm cluster of its
 #                        own (root only: installs slurm-wlm and munge if missing)
 
@@ -90,16 +92,23 @@ MAN3 := $(wildcard man/*.3)
 MAN5 := $(wildcard man/*.5)
 
 .PHONY: all demo check check-units check-slurm check-plain check-asan unit e2e e2e-widen e2e-task-bin check-exports \
-	check-man-formats check-lib-contents check-python check-python-venv check-install install \
+	check-man-formats check-layers check-make-targets check-lib-contents check-python check-python-venv check-install install \
 	uninstall clean fuzz bench recorder check-record
 
 all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblaplace.a
 
-# The README's first command: merge the bundled demo capture.
+# The README's first command: merge the bundled demo capture; and build
+# the recorder too (when Valgrind's development files are there, else say
+# why not), for the README's recording example.
 demo: $(BUILD)/laplace
 	$(BUILD)/laplace merge -o $(BUILD)/demo.merge fixtures/demo/demo.ref fixtures/demo/demo.kern
+	@echo "(unmapped pages 3 is expected: the demo touches a buffer after mremap moved it, a page"
+	@echo "after munmap and a segment after shmdt; see tests/cases/merge-demo. A capture of a real"
+	@echo "run, laplace record's, has none.)"
 	@echo "first lines of $(BUILD)/demo.merge:"
 	@head -n 10 $(BUILD)/demo.merge
+	@echo "Run laplace as $(BUILD)/laplace, or with $(BUILD) first on PATH:"
+	@echo "  export PATH=\"$(CURDIR)/$(BUILD):\$$PATH\"    (or: make install)"
 
 # Objects are rebuilt when the flags change (WERROR, SANFLAGS, CFLAGS...):
 # the flags are kept in a file rewritten only when they differ.
@@ -147,8 +156,10 @@ $(BUILD)/laplace: $(CMD_OBJS) $(BUILD)/internal.a
 $(BUILD)/unit-tests: $(TEST_OBJS) $(BUILD)/internal.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(TEST_OBJS) $(BUILD)/internal.a $(PKG_LIBS) $(CRITERION_LIBS)
 
+# Criterion's skips are said, and fail a CI run (tests/ci-skip).
 unit: $(BUILD)/unit-tests
-	$(BUILD)/unit-tests
+	$(BUILD)/unit-tests --tap=$(BUILD)/unit-tests.tap
+	tests/ci-skip --tap unit $(BUILD)/unit-tests.tap
 
 # The I/O fault shim the end-to-end cases preload (tests/faultinject.c);
 # tests/run-cases finds it beside the program. Never sanitized: it only
@@ -177,6 +188,8 @@ RECORD_TOOL = $(BUILD)/record/laplace-record-amd64-linux
 VALGRIND_DEV := $(if $(VALGRIND_LOAD),$(wildcard $(VALGRIND_LIBDIR)/libcoregrind-amd64-linux.a))
 RECORDER_ALL = $(if $(VALGRIND_DEV),$(RECORD_TOOL),recorder-missing)
 all: $(RECORDER_ALL)
+# (Prerequisites are read where their rule is: the demo's recorder is here.)
+demo: $(RECORDER_ALL)
 .PHONY: recorder-missing
 recorder-missing:
 	@echo "make: the recorder (laplace record) is not built: Valgrind's development files are missing" \
@@ -202,9 +215,14 @@ $(BUILD)/record/laplace-record-decode: $(RECORD_DECODE_OBJS) $(BUILD)/internal.a
 
 recorder: $(RECORD_TOOL) $(BUILD)/record/laplace-record-decode
 
-# tests/record/run: exit 77 (no Valgrind) is a skip, its reason printed.
+# A suite's exit status 77 is a skip, its reason printed; in CI (CI=true) a
+# failure unless tests/skips allows it (tests/ci-skip).
+# $(call skipped,NAME,REASON) after status=$$?.
+skipped = [ $$status -eq 0 ] || { [ $$status -eq 77 ] && tests/ci-skip $(1) "$(2)"; }
+
+# tests/record/run: exit 77 when Valgrind is not installed.
 check-record: $(BUILD)/laplace $(BUILD)/record/laplace-record-decode $(if $(VALGRIND_DEV),$(RECORD_TOOL))
-	tests/record/run $(BUILD); status=$$?; [ $$status -eq 0 ] || [ $$status -eq 77 ]
+	tests/record/run $(BUILD); status=$$?; $(call skipped,record/run,valgrind is not installed)
 
 e2e: $(BUILD)/laplace $(BUILD)/faultinject.so $(BUILD)/exchange-loop
 	tests/run-cases $(BUILD)/laplace
@@ -225,6 +243,11 @@ check-exports: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
 	readelf -d $(BUILD)/$(SONAME) | grep -q 'Library soname: \[$(SONAME)\]'
 	nm -D --defined-only $(BUILD)/$(SONAME) | awk '{print $$3}' | sort | diff -u tests/exports -
 	nm -g --defined-only $(BUILD)/liblaplace.a | awk 'NF == 3 {print $$3}' | sort | diff -u tests/exports -
+
+# Each #include of src/ keeps the layer rule of README's Layout section
+# (tests/check-layers reads the rule from there).
+check-layers:
+	tests/check-layers
 
 # The man pages' tables of formats name what the program takes.
 check-man-formats: $(BUILD)/laplace
@@ -264,11 +287,11 @@ check-python: $(PYTHON_BUILT) $(BUILD)/$(SONAME) $(BUILD)/laplace
 	PYTHONPATH=$(BUILD)/python LAPLACE_PROGRAM=$(BUILD)/laplace $(PYTHON_RUN) tests/python/test_laplace.py
 
 # The module installed with pip into a virtual environment (python/
-# pyproject.toml), the library named by LAPLACE_LIBRARY; exit 77 (no venv)
-# is a skip, its reason printed.
+# pyproject.toml), the library named by LAPLACE_LIBRARY; exit 77 when
+# python3 cannot make one.
 check-python-venv: $(BUILD)/$(SONAME) $(BUILD)/laplace
 	tests/check-python-venv $(BUILD)/venv $(BUILD)/$(SONAME) $(BUILD)/laplace $(PYTHON_SANENV); \
-		status=$$?; [ $$status -eq 0 ] || [ $$status -eq 77 ]
+		status=$$?; $(call skipped,python/venv,python3 -m venv failed (Debian: python3-venv))
 
 # Installed into a scratch prefix, the library is used as a user would:
 # the examples built with pkg-config in C and C++ and run, the Python
@@ -285,12 +308,23 @@ check-install: all
 # out (they would double its time).
 COMPARE_SUITES = e2e-widen e2e-task-bin
 
-check-plain: unit e2e $(COMPARE_SUITES) fuzz-replay check-exports check-man-formats check-lib-contents check-python \
-	check-python-venv check-install check-record
+check-plain: check-layers check-make-targets unit e2e $(COMPARE_SUITES) fuzz-replay check-exports check-man-formats \
+	check-lib-contents check-python check-python-venv check-install check-record
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
 	$(MAKE) BUILD=build/asan SANFLAGS="$(ASAN)" OPTFLAGS="-O1 -g" COMPARE_SUITES= check-plain
+
+# The benchmarks: bench/run (it builds its own tree, build/bench, and
+# prints its tables; long: BENCH_ARGS=10000000 for one capture of 10^7
+# references, THROUGHPUT_ONLY=1 for the throughput table alone).
+BENCH_ARGS ?=
+bench:
+	bench/run $(BENCH_ARGS)
+
+# The advertised targets (this file's opening comment, the README) have rules.
+check-make-targets:
+	tests/check-make-targets
 
 # The systemd units, sysusers.d and tmpfiles.d files, installed into a
 # scratch tree and checked with systemd-analyze (contrib/check-units).
@@ -392,6 +426,8 @@ PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
 # typed (bash-completion's own completionsdir under /usr).
 BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
+# A man page of another's name (lp_basic_read.3) is a link to the page that
+# describes it, in the tree (man -l reads it there) and installed.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
 		$(DESTDIR)$(PREFIX)/share/man/man5
@@ -402,7 +438,10 @@ install: all
 		install -m 644 src/record/tool/COPYING src/record/tool/README $(DESTDIR)$(RECORDER_DOCDIR)/; \
 	fi
 	for f in $(MAN1); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man1/ || exit; done
-	for f in $(MAN3); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man3/ || exit; done
+	for f in $(MAN3); do \
+		if [ -L $$f ]; then ln -sf $$(readlink $$f) $(DESTDIR)$(PREFIX)/share/man/man3/$${f##*/}; \
+		else install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man3/; fi || exit; \
+	done
 	for f in $(MAN5); do install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man5/ || exit; done
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/laplace $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(PYTHONDIR)/laplace

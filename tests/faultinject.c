@@ -7,6 +7,17 @@
  *                      case can spread K over a whole run
  *   LP_FAULT_SPAWN=1   every posix_spawn fails with EAGAIN, as when the
  *                      processes run out
+ *   LP_FAULT_SHRINK=NAME:SIZE
+ *                      a regular file whose path ends in /NAME is truncated
+ *                      to SIZE bytes as soon as the program maps it (mmap),
+ *                      as if another program shrank it under the reader
+ *   LP_FAULT_SHRINK_AT=create
+ *                      instead, when the program creates its first file
+ *                      (openat with O_CREAT: a staged output), the file
+ *                      NAME it mapped last
+ *   LP_FAULT_SHRINK_AT=read
+ *                      instead, once the program's first read of the file
+ *                      NAME has returned its bytes
  *
  * Writes to pipes, terminals and devices are neither counted nor failed:
  * the faults are those of a full or failing disk. Counts are per process
@@ -15,10 +26,13 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -90,6 +104,73 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
 {
 	return env_number("LP_FAULT_SPAWN") ? EAGAIN
 					    : REAL(posix_spawn)(pid, path, actions, attr, argv, envp);
+}
+
+/* The path of the file LP_FAULT_SHRINK names that was mapped last. */
+static char shrink_path[4096];
+static int shrunk_on_read;
+
+static void shrink(void)
+{
+	const char *size = strrchr(getenv("LP_FAULT_SHRINK"), ':') + 1;
+	if (truncate(shrink_path, (off_t)strtoull(size, NULL, 10)))
+		abort();
+	shrink_path[0] = 0;
+}
+
+static int shrink_at(const char *when)
+{
+	const char *at = getenv("LP_FAULT_SHRINK_AT");
+	return at ? !strcmp(at, when) : !strcmp(when, "map");
+}
+
+/* Whether fd is the file LP_FAULT_SHRINK names (its path into shrink_path). */
+static int is_shrink_file(int fd)
+{
+	const char *name = getenv("LP_FAULT_SHRINK"), *colon = name ? strrchr(name, ':') : NULL;
+	char link[64], path[sizeof shrink_path];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = fd >= 0 && colon && is_regular(fd) ? readlink(link, path, sizeof path - 1) : -1;
+	ssize_t k = colon ? colon - name : 0;
+	if (n <= k || path[n - k - 1] != '/' || memcmp(path + n - k, name, (size_t)k))
+		return 0;
+	path[n] = 0;
+	memcpy(shrink_path, path, (size_t)n + 1);
+	return 1;
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p = REAL(mmap)(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED && is_shrink_file(fd) && shrink_at("map"))
+		shrink();
+	return p;
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	ssize_t r = REAL(read)(fd, buf, n);
+	if (r > 0 && !shrunk_on_read && getenv("LP_FAULT_SHRINK") && shrink_at("read") &&
+	    is_shrink_file(fd)) {
+		shrunk_on_read = 1;
+		shrink();
+	}
+	return r;
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	if (flags & (O_CREAT | __O_TMPFILE)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	int fd = REAL(openat)(dirfd, path, flags, mode);
+	if (fd >= 0 && (flags & O_CREAT) && shrink_path[0] && shrink_at("create"))
+		shrink();
+	return fd;
 }
 
 __attribute__((destructor)) static void report_counts(void)

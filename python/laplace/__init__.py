@@ -26,6 +26,7 @@ LAPLACE_LIBRARY (a path), else the one `make install` recorded beside this
 module, else liblaplace.so.1 as the dynamic loader finds it.
 """
 import ctypes
+import operator
 import os
 import warnings
 
@@ -196,17 +197,37 @@ def _page_offset(value):
     2**64 - 1 is the library's "the capture's width picks it" (None)."""
     if value is None:
         return _PAGE_OFFSET_BY_WIDTH
-    if (isinstance(value, bool) or not isinstance(value, int)
-            or not 0 <= value < _PAGE_OFFSET_BY_WIDTH):
+    offset = _integer(value)
+    if offset is None or not 0 <= offset < _PAGE_OFFSET_BY_WIDTH:
         raise ValueError("page_offset must be None or an integer from 0 to 2**64 - 2, not %r"
                          % (value,))
-    return value
+    return offset
+
+
+def _integer(value):
+    """value as an int if it is an integer, a numpy one (np.int64) included,
+    else None: neither a bool (True is no count) nor a float is taken."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def _batch_size(batch):
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+    size = _integer(batch)
+    if size is None or size < 1:
         raise ValueError("batch must be a positive integer, not %r" % (batch,))
-    return batch
+    return size
+
+
+def _flag(name, value):
+    """value as a bool if it is one (numpy's np.bool_ included): "yes", 0 or
+    None would be read as true or false where the caller meant neither."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError("%s must be True or False, not %r" % (name, value))
+    return bool(value)
 
 
 def read_basic(path, batch=1 << 20):
@@ -236,9 +257,13 @@ class Merge:
     """A capture being merged: iterate for arrays of at most batch merged
     references (MERGED_REF); close() or a with block ends it early."""
 
+    # A class attribute, not only the constructor's: an argument Python
+    # refuses (an unknown keyword) leaves an object that __init__ never
+    # saw, and __del__ still runs on it.
+    _capture = None
+
     def __init__(self, ref, kern, user_only=False, batch=1 << 20, page_offset=None,
                  ref_format="auto", endian="little", strict=False):
-        self._capture = None
         # Kept here: at interpreter exit, module globals may be gone first.
         self._close = _lib.lp_capture_close
         self._batch = _batch_size(batch)
@@ -253,8 +278,8 @@ class Merge:
         opt.ref_format = _REF_FORMATS[ref_format]
         opt.endian = _ENDIANS[endian]
         opt.page_offset = _page_offset(page_offset)
-        opt.user_only = bool(user_only)
-        opt.strict = bool(strict)
+        opt.user_only = _flag("user_only", user_only)
+        opt.strict = _flag("strict", strict)
         # Kept with the capture: the library calls it until the end.
         self._warn = _WARN_FN(lambda ctx, msg: warnings.warn(
             msg.decode("utf-8", "backslashreplace"), TraceWarning, stacklevel=3))

@@ -1,9 +1,7 @@
-/* A directory's counts from its index, a capture's from its merge. */
+/* A directory's counts from its index. */
 #include "analysis/counts.h"
 
 #include <string.h>
-
-#include "formats/stats.h"
 
 int lp_dir_counts_read(const char *dir, lp_dir_counts *c, lp_error *err)
 {
@@ -39,23 +37,4 @@ void lp_dir_counts_clear(lp_dir_counts *c)
 	g_free(c->records_of);
 	g_free(c->references_of);
 	memset(c, 0, sizeof *c);
-}
-
-/* The --stats file is staged here, not by the job, to be published only
- * once the summary is written. */
-int lp_merge_stats_only(lp_merge_job *job, const char *stats_path, lp_stats *stats, lp_staged **yaml,
-		     lp_error *err)
-{
-	*yaml = NULL;
-	job->discard = true;
-	const char *inputs[] = {job->reference, job->kernel};
-	int rc = lp_check_outputs(inputs, 2, &stats_path, 1, err);
-	if (!rc)
-		rc = lp_merge_job_run(job, stats, err);
-	if (rc || !stats_path)
-		return rc;
-	lp_output *out = lp_output_open(stats_path, LP_COMPRESS_NONE, err);
-	if (!out)
-		return err->status;
-	return lp_output_stage(out, lp_stats_write_yaml(out, stats, err), yaml, err);
 }

@@ -1,5 +1,6 @@
-/* What `laplace stat` counts (laplace-stat(1)) of a per-process directory
- * and of a capture; a basic merge stream's counts are reuse.h's. */
+/* What `laplace stat` counts (laplace-stat(1)) of a per-process directory;
+ * a basic merge stream's counts are reuse.h's, a capture's statistics a
+ * merge's (pipeline/job.h, lp_merge_stats_only). */
 #ifndef LAPLACE_COUNTS_H
 #define LAPLACE_COUNTS_H
 
@@ -7,8 +8,6 @@
 
 #include "core/error.h"
 #include "formats/procindex.h"
-#include "io/io.h"
-#include "pipeline/job.h"
 
 typedef struct lp_dir_counts {
 	lp_index *ix;                   /* index.yaml, every file counted */
@@ -20,12 +19,5 @@ typedef struct lp_dir_counts {
  * 0, or an lp_status with err set. */
 int lp_dir_counts_read(const char *dir, lp_dir_counts *c, lp_error *err);
 void lp_dir_counts_clear(lp_dir_counts *c);
-
-/* The statistics of job's merge, nothing else written; with stats_path
- * (NULL: none) also staged there as YAML in *yaml, for the caller to
- * publish once it has written its summary. 0, or an lp_status with err
- * set: stats_path would replace an input, or the merge failed. */
-int lp_merge_stats_only(lp_merge_job *job, const char *stats_path, lp_stats *stats, lp_staged **yaml,
-		     lp_error *err);
 
 #endif

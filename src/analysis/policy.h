@@ -85,7 +85,7 @@ typedef struct lp_policy_info {
 	const char *rule;          /* one line, for --help */
 	const lp_policy_ops *ops;  /* per-size simulation; NULL: curve only */
 	bool stack;                /* a stack algorithm: its whole curve is
-				    * computed in one pass (lp_sim, sim.h) */
+				    * computed in one pass (lp_sim_run, sim.h) */
 } lp_policy_info;
 
 extern const lp_policy_info lp_policies[];

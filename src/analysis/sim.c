@@ -17,7 +17,7 @@ int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, l
 	char **items = g_strsplit(text, ",", -1);
 	size_t count = g_strv_length(items);
 	list->items = g_new(lp_sim_item, count ? count : 1);
-	int rc = 0;
+	int rc = count ? 0 : lp_fail(err, LP_EUSAGE, "%s: no size given", option);
 	char q[LP_QUOTE_SIZE];
 	for (size_t k = 0; k < count && !rc; k++) {
 		const char *it = items[k];
@@ -53,6 +53,13 @@ int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, l
 			item->to = item->from;
 		}
 	}
+	uint64_t named = 0;
+	for (size_t k = 0; k < list->n && !rc; k++)
+		if (list->items[k].kind == LP_SIM_RANGE &&
+		    (named += MIN(list->items[k].to - list->items[k].from, LP_SIM_SIZES_MAX) + 1) >
+			    LP_SIM_SIZES_MAX)
+			rc = lp_fail(err, LP_EUSAGE, "%s: more than %" G_GUINT64_FORMAT " sizes named "
+				     "in '%s'", option, LP_SIM_SIZES_MAX, lp_quote(q, text, strlen(text)));
 	g_strfreev(items);
 	if (rc)
 		lp_sim_list_clear(list);
@@ -106,25 +113,21 @@ uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n)
 	return (uint64_t *)(void *)g_array_free(sizes, FALSE);
 }
 
-uint64_t lp_sim_list_single(const lp_sim_list *list)
-{
-	if (list->n != 1 || list->items[0].kind != LP_SIM_RANGE ||
-	    list->items[0].from != list->items[0].to)
-		return 0;
-	return list->items[0].from;
-}
-
 void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
 		   const uint64_t *next_use, lp_policy_params *p)
 {
+	/* With K >= D nothing is ever evicted, whatever the policy and its
+	 * options: the policy gets D frames then (no room for pages that
+	 * never come, no 2K to overflow), its options kept in range. */
+	uint64_t k = MIN(frames, MAX((uint64_t)t->pages, 1));
 	*p = (lp_policy_params){
-		.frames = frames,
+		.frames = k,
 		.pages = t->pages,
 		.next_use = next_use,
 		.clock_load_bit = o->clock_load_bit,
-		.segq_lru_frames = o->segq_set ? o->segq_lru_frames : frames / 2,
-		.eelru_early = o->early_set ? o->eelru_early : MAX(1, frames / 2),
-		.eelru_late = o->late_set ? o->eelru_late : 2 * frames,
+		.segq_lru_frames = o->segq_set ? MIN(o->segq_lru_frames, k - 1) : k / 2,
+		.eelru_early = o->early_set ? o->eelru_early : MAX(1, k / 2),
+		.eelru_late = o->late_set ? MAX(o->eelru_late, k + 1) : 2 * k,
 	};
 }
 
@@ -195,7 +198,7 @@ static uint64_t first_above(const opt_stack *s, uint64_t from, uint64_t to, uint
 	return at <= to ? at : UINT64_MAX;
 }
 
-uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use)
+uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use, uint64_t budget)
 {
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
 	opt_stack s = {0};
@@ -206,7 +209,9 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use)
 	s.tree = g_new0(uint64_t, 2 * s.size);
 	uint64_t *key = g_new(uint64_t, t->pages ? t->pages : 1);
 	uint64_t *at = g_new(uint64_t, t->pages ? t->pages : 1);
-	uint64_t depth = 0;
+	uint64_t depth = 0, work = 0, log_levels = 1;
+	while ((UINT64_C(1) << log_levels) < s.size)
+		log_levels++;
 	for (uint64_t i = 0; i < t->n; i++) {
 		lp_pageno x = t->page[i];
 		uint64_t old;
@@ -225,6 +230,7 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use)
 						       : UINT64_MAX;
 				if (j == UINT64_MAX)
 					break;
+				work += log_levels;
 				lp_pageno down = s.level[j];
 				stack_set(&s, j, carry, key[carry]);
 				at[carry] = j;
@@ -237,6 +243,11 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use)
 		key[x] = xkey;
 		stack_set(&s, 0, x, xkey);
 		at[x] = 0;
+		if ((work += log_levels) > budget) {
+			g_free(hist);
+			hist = NULL;
+			break;
+		}
 	}
 	g_free(s.level);
 	g_free(s.tree);
@@ -261,13 +272,12 @@ void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint
 {
 	/* Σ_t min(K, c_t) = Σ_{k <= K} #{t : c_t >= k} = Σ_{k <= min(K, D)}
 	 * (n - the time of the k-th first reference). */
-	uint64_t sum = 0, k = 0, i = 0;
-	lp_pageno seen = 0;
+	uint64_t sum = 0, i = 0;
+	lp_pageno seen = 0; /* the k-th first reference is page k - 1's */
 	for (size_t s = 0; s < m; s++) {
-		for (; k < sizes[s] && seen < t->pages; i++)
+		for (; seen < sizes[s] && seen < t->pages; i++)
 			if (t->page[i] == seen) {
 				seen++;
-				k++;
 				sum += t->n - i;
 			}
 		space[s] = sum;
@@ -296,15 +306,33 @@ uint64_t lp_sim_max_backward(const lp_trace *t)
 /* A page is in W(t, tau) from each reference s for min(f_s, tau, n - s)
  * references, so Σ_t |W(t, tau)| = Σ_s min(g_s, tau), g_s being f_s, or
  * n - s after a page's last reference. The finite forward distances are
- * the finite backward ones, so one histogram serves faults, ws and vmin;
- * distances past the largest window (or n) share the last bucket. */
+ * the finite backward ones, so one pass serves faults, ws and vmin. Only
+ * the windows asked matter: each distance is counted (and summed) in the
+ * bucket of the first window at least as large, so memory is O(windows),
+ * not O(largest window). */
+
+/* The first k with taus[k] >= v, or m. */
+static size_t bucket(const uint64_t *taus, size_t m, uint64_t v)
+{
+	size_t lo = 0, hi = m;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (taus[mid] >= v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t *faults,
 		    uint64_t *ws_space, uint64_t *vmin_space)
 {
 	if (!m)
 		return;
-	uint64_t top = MIN(taus[m - 1], t->n);
-	uint64_t *dist = g_new0(uint64_t, top + 2), *tail = g_new0(uint64_t, top + 2);
+	/* [k]: distances in (taus[k - 1], taus[k]]; [m]: past the last. */
+	uint64_t *d_count = g_new0(uint64_t, m + 1), *d_sum = g_new0(uint64_t, m + 1);
+	uint64_t *g_count = g_new0(uint64_t, m + 1), *g_sum = g_new0(uint64_t, m + 1);
 	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
 	lp_pageno seen = 0;
 	uint64_t finite = 0;
@@ -313,34 +341,39 @@ void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t 
 		if (p == seen) {
 			seen++;
 		} else {
-			dist[MIN(i - last[p], top + 1)]++;
+			uint64_t d = i - last[p];
+			size_t k = bucket(taus, m, d);
+			d_count[k]++;
+			d_sum[k] += d;
 			finite++;
 		}
 		last[p] = i;
 	}
-	for (lp_pageno p = 0; p < t->pages; p++)
-		tail[MIN(t->n - last[p], top + 1)]++;
+	for (lp_pageno p = 0; p < t->pages; p++) {
+		uint64_t g = t->n - last[p];
+		size_t k = bucket(taus, m, g);
+		g_count[k]++;
+		g_sum[k] += g;
+	}
 	g_free(last);
-	/* Up to tau: counts and sums of distances, finite and tails. */
-	uint64_t d_count = 0, d_sum = 0, g_count = 0, g_sum = 0, v = 0;
+	/* Up to each tau: counts and sums of distances, finite and tails. */
+	uint64_t dc = 0, ds = 0, gc = 0, gs = 0;
 	for (size_t k = 0; k < m; k++) {
 		uint64_t tau = taus[k];
-		for (; v < MIN(tau, top); v++) {
-			uint64_t at = v + 1;
-			d_count += dist[at];
-			d_sum += dist[at] * at;
-			g_count += tail[at];
-			g_sum += tail[at] * at;
-		}
-		faults[k] = t->pages + (finite - d_count);
+		dc += d_count[k];
+		ds += d_sum[k];
+		gc += g_count[k];
+		gs += g_sum[k];
+		faults[k] = t->pages + (finite - dc);
 		if (ws_space)
-			ws_space[k] = d_sum + tau * (finite - d_count) + g_sum +
-				      tau * (t->pages - g_count);
+			ws_space[k] = ds + tau * (finite - dc) + gs + tau * (t->pages - gc);
 		if (vmin_space)
-			vmin_space[k] = t->n + d_sum - d_count;
+			vmin_space[k] = t->n + ds - dc;
 	}
-	g_free(dist);
-	g_free(tail);
+	g_free(d_count);
+	g_free(d_sum);
+	g_free(g_count);
+	g_free(g_sum);
 }
 
 /* ---- the other fixed-space policies, one size at a time ---- */
@@ -366,6 +399,9 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 
 /* ---- a run: its jobs in a work pool ---- */
 
+/* References opt's stack is tried on before a run chooses it. */
+#define OPT_TRIAL_REFS (UINT64_C(1) << 20)
+
 typedef struct sim_run {
 	const lp_trace *t;
 	const lp_sim_options *o;
@@ -376,6 +412,43 @@ typedef struct sim_job {
 	lp_sim_task *task;
 	size_t size; /* the size of a per-size job; SIZE_MAX: the whole task */
 } sim_job;
+
+/* The priority stack costs a tree search wherever a page changes level,
+ * which deep stacks of far next uses make most levels; a heap at each
+ * size costs log K a reference. The stack's budget, over refs references:
+ * twice the heaps'. */
+static uint64_t opt_budget(const lp_sim_task *task, uint64_t refs, lp_pageno pages)
+{
+	uint64_t budget = 0;
+	for (size_t s = 0; s < task->nsizes && budget < UINT64_MAX / 4; s++) {
+		uint64_t log_k = 1;
+		while (log_k < 63 && (UINT64_C(1) << log_k) < MIN(task->sizes[s], pages))
+			log_k++;
+		budget += refs * 2 * log_k;
+	}
+	return budget;
+}
+
+static void opt_at(const sim_run *r, lp_sim_task *task, size_t s)
+{
+	lp_policy_params p;
+	lp_sim_params(r->o, task->sizes[s], r->t, r->next_use, &p);
+	task->faults[s] = lp_sim_fixed(r->t, task->policy, &p, NULL, NULL);
+}
+
+/* Whether opt's stack over the first references keeps within its budget
+ * (then the whole curve is one job; otherwise a job at each size, side
+ * by side). The whole run keeps its own budget all the same. */
+static bool opt_stack_pays(const sim_run *r, const lp_sim_task *task)
+{
+	lp_trace head = *r->t;
+	head.n = MIN(head.n, OPT_TRIAL_REFS);
+	uint64_t *hist = lp_sim_opt_distances(&head, r->next_use,
+					      opt_budget(task, head.n, head.pages));
+	bool pays = hist != NULL;
+	g_free(hist);
+	return pays;
+}
 
 static int run_job(void *ctx, void *job, lp_error *err)
 {
@@ -392,11 +465,21 @@ static int run_job(void *ctx, void *job, lp_error *err)
 		bool ws = !strcmp(name, "ws");
 		lp_sim_windows(r->t, task->sizes, task->nsizes, task->faults,
 			       ws ? task->space_time : NULL, ws ? NULL : task->space_time);
-	} else {
-		uint64_t *hist = !strcmp(name, "opt") ? lp_sim_opt_distances(r->t, r->next_use)
-						      : lp_sim_lru_distances(r->t);
+	} else if (strcmp(name, "opt")) {
+		uint64_t *hist = lp_sim_lru_distances(r->t);
 		lp_sim_stack_faults(hist, r->t->pages, task->sizes, task->nsizes, task->faults);
 		g_free(hist);
+	} else {
+		uint64_t *hist = lp_sim_opt_distances(r->t, r->next_use, opt_budget(task, r->t->n,
+										 r->t->pages));
+		if (hist) {
+			lp_sim_stack_faults(hist, r->t->pages, task->sizes, task->nsizes,
+					    task->faults);
+			g_free(hist);
+		} else {
+			for (size_t s = 0; s < task->nsizes; s++)
+				opt_at(r, task, s);
+		}
 	}
 	return 0;
 }
@@ -412,7 +495,8 @@ void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_s
 			continue;
 		if (!strcmp(task->policy->name, "opt") && !r.next_use)
 			r.next_use = lp_trace_next_use(t);
-		if (task->policy->stack) {
+		if (task->policy->stack &&
+		    (strcmp(task->policy->name, "opt") || opt_stack_pays(&r, task))) {
 			sim_job j = {task, SIZE_MAX};
 			g_array_append_val(jobs, j);
 		} else {
@@ -436,5 +520,6 @@ void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_s
 		lp_workpool_free(pool);
 	}
 	g_array_free(jobs, TRUE);
-	g_free((uint64_t *)r.next_use);
+	if (r.next_use)
+		lp_trace_next_use_free(t, (uint64_t *)r.next_use);
 }

@@ -24,16 +24,18 @@ typedef struct lp_sim_list {
 	lp_sim_item *items;
 	size_t n;
 } lp_sim_list;
+/* Sizes the items N and A-B of one list may name in all: each is a row,
+ * and a row's results are held until the CSV is written. */
+#define LP_SIM_SIZES_MAX (UINT64_C(1) << 26)
 /* Parse text, the value of option (named in messages): 0, or LP_EUSAGE
- * with err set (an empty item, not a number, a size < 1, A > B). */
+ * with err set (an empty item, not a number, a size < 1, A > B, more than
+ * LP_SIM_SIZES_MAX sizes named). */
 int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, lp_error *err);
 void lp_sim_list_clear(lp_sim_list *list);
 /* The sizes of list, ascending and each once, where pow2 and all reach
  * top (D; for a window the largest finite backward distance, or 1 when
  * there is none): *n of them, g_free'd by the caller. */
 uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n);
-/* The one size of a list of one N (or A-A), else 0. */
-uint64_t lp_sim_list_single(const lp_sim_list *list);
 
 /* The policy options; a value not set takes its default at each size. */
 typedef struct lp_sim_options {
@@ -43,15 +45,17 @@ typedef struct lp_sim_options {
 } lp_sim_options;
 
 /* The parameters of a policy at frames, the defaults filled in: S =
- * floor(K/2), e = max(1, floor(K/2)), l = 2K. */
+ * floor(K/2), e = max(1, floor(K/2)), l = 2K; K past D is D, where no
+ * policy evicts. */
 void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
 		   const uint64_t *next_use, lp_policy_params *p);
 
 /* hist[d], d = 1 .. D (D + 1 entries, hist[0] unused): the references at
  * LRU stack distance d; at OPT stack distance d (next_use as
- * lp_trace_next_use gives it). g_free them. */
+ * lp_trace_next_use gives it), or NULL once the work (tree steps) passes
+ * budget (UINT64_MAX: none). g_free them. */
 uint64_t *lp_sim_lru_distances(const lp_trace *t);
-uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use);
+uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use, uint64_t budget);
 /* Faults of a stack algorithm at each of sizes[0, m) (ascending) from its
  * distances: the first references and those deeper than the size. */
 void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *sizes, size_t m,

@@ -3,32 +3,11 @@
 #include "laplace/laplace.h"
 
 #include <glib.h>
-#include <inttypes.h>
 #include <string.h>
 
 #include "analysis/sim.h"
 #include "analysis/simlist.h"
 #include "core/error.h"
-
-/* The most sizes a list may give: every one is a row, and a range of a
- * trillion would be refused by the allocator, not by a message. */
-#define MAX_SIZES (UINT64_C(1) << 26)
-
-/* 0, or LP_EUSAGE when list could give more than MAX_SIZES sizes up to
- * top. */
-static int check_count(const char *option, const lp_sim_list *list, uint64_t top, lp_error *err)
-{
-	uint64_t total = 0;
-	for (size_t i = 0; i < list->n && total <= MAX_SIZES; i++) {
-		const lp_sim_item *it = &list->items[i];
-		uint64_t span = it->kind == LP_SIM_RANGE ? it->to - it->from
-				: it->kind == LP_SIM_ALL ? top - 1 : 64;
-		total = span >= MAX_SIZES ? MAX_SIZES + 1 : total + span + 1;
-	}
-	if (total > MAX_SIZES)
-		return lp_fail(err, LP_EUSAGE, "%s: more than %" PRIu64 " sizes", option, MAX_SIZES);
-	return 0;
-}
 
 /* The stream held whole: from path, or from the caller's canonical
  * numbers (no types: every one a read, which no policy looks at). */
@@ -84,9 +63,6 @@ ssize_t lp_simulate(const char *path, const uint64_t *canonical, size_t n, const
 	/* As laplace sim: a window's pow2 and all reach the largest backward
 	 * distance, or 1 when there is none. */
 	uint64_t most = any_window ? lp_sim_max_backward(&t) : 0;
-	if (check_count("--frames", &lists[0], t.pages, err) ||
-	    check_count("--window", &lists[1], most ? most : 1, err))
-		goto out;
 	uint64_t *sizes[2];
 	size_t nsizes[2];
 	sizes[0] = lp_sim_list_sizes(&lists[0], t.pages, &nsizes[0]);

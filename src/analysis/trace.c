@@ -1,7 +1,11 @@
 /* A reference stream as dense page numbers (trace.h). */
 #include "analysis/trace.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/record.h"
 
@@ -11,9 +15,85 @@ void lp_trace_init(lp_trace *t, bool user_only)
 {
 	memset(t, 0, sizeof *t);
 	t->user_only = user_only;
+	t->memory_refs = LP_TRACE_MEMORY_REFS;
+	t->spill[0] = t->spill[1] = -1;
 	pairmap_init(&t->ids);
 	for (uint64_t h = 0; h < LP_TRACE_RECENT; h++)
 		t->recent_key[h] = ~h;
+}
+
+/* A temporary file of bytes bytes (its blocks reserved, so that writing
+ * through a mapping never meets a full disk), unlinked at once. */
+static int spill_file(size_t bytes, lp_error *err)
+{
+	const char *dir = g_get_tmp_dir();
+	char *name = g_build_filename(dir, "laplace-trace-XXXXXX", NULL);
+	int fd = g_mkstemp(name);
+	int rc = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		unlink(name);
+		rc = posix_fallocate(fd, 0, (off_t)bytes);
+	}
+	if (rc) {
+		lp_fail(err, LP_EIO, "cannot hold the stream in a temporary file in %s: %s", dir,
+			g_strerror(rc));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	g_free(name);
+	return fd;
+}
+
+/* Grow array k of t (0: pages, 1: types; elem bytes each) from t->cap to
+ * cap elements: in memory up to t->memory_refs, past it mapped from a
+ * temporary file, so that memory stays bounded however long the stream. */
+static int grow(lp_trace *t, int k, void **array, size_t elem, uint64_t cap, lp_error *err)
+{
+	size_t old = t->bytes[k], bytes = (size_t)cap * elem;
+	if (cap <= t->memory_refs && t->spill[k] < 0) {
+		*array = g_realloc(*array, bytes);
+		t->bytes[k] = bytes;
+		return 0;
+	}
+	void *map;
+	if (t->spill[k] < 0) {
+		int fd = spill_file(bytes, err);
+		if (fd < 0)
+			return err->status;
+		map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED) {
+			close(fd);
+			return lp_fail(err, LP_EIO, "cannot map the stream's temporary file: %s",
+				       g_strerror(errno));
+		}
+		memcpy(map, *array, old);
+		g_free(*array);
+		t->spill[k] = fd;
+	} else {
+		int rc = posix_fallocate(t->spill[k], 0, (off_t)bytes);
+		if (rc)
+			return lp_fail(err, LP_EIO, "cannot grow the stream's temporary file: %s",
+				       g_strerror(rc));
+		map = mremap(*array, old, bytes, MREMAP_MAYMOVE);
+		if (map == MAP_FAILED)
+			return lp_fail(err, LP_EIO, "cannot map the stream's temporary file: %s",
+				       g_strerror(errno));
+	}
+	*array = map;
+	t->bytes[k] = bytes;
+	return 0;
+}
+
+static void release(lp_trace *t, int k, void *array)
+{
+	if (t->spill[k] < 0) {
+		g_free(array);
+		return;
+	}
+	munmap(array, t->bytes[k]);
+	close(t->spill[k]);
+	t->spill[k] = -1;
 }
 
 int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
@@ -51,9 +131,16 @@ int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
 	t->recent_page[h] = p;
 append:
 	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 65536;
-		t->page = g_renew(lp_pageno, t->page, t->cap);
-		t->type = g_renew(char, t->type, t->cap);
+		uint64_t cap = t->cap ? t->cap * 2 : 65536;
+		void *page = t->page, *type = t->type;
+		int rc = grow(t, 0, &page, sizeof *t->page, cap, err);
+		t->page = page;
+		if (!rc)
+			rc = grow(t, 1, &type, sizeof *t->type, cap, err);
+		t->type = type;
+		if (rc)
+			return rc;
+		t->cap = cap;
 	}
 	t->page[t->n] = p;
 	t->type[t->n++] = type;
@@ -64,10 +151,12 @@ void lp_trace_done(lp_trace *t)
 {
 	pairmap_free(&t->ids);
 	memset(&t->ids, 0, sizeof t->ids);
-	if (t->n < t->cap) {
+	if (t->n < t->cap && t->spill[0] < 0) {
 		t->page = g_renew(lp_pageno, t->page, t->n);
 		t->type = g_renew(char, t->type, t->n);
 		t->cap = t->n;
+		t->bytes[0] = t->n * sizeof *t->page;
+		t->bytes[1] = t->n * sizeof *t->type;
 	}
 	if (t->pages < t->pages_cap) {
 		t->canonical = g_renew(uint64_t, t->canonical, t->pages);
@@ -107,16 +196,36 @@ int lp_trace_load(lp_trace *t, const char *path, bool user_only, lp_error *err)
 
 void lp_trace_clear(lp_trace *t)
 {
-	g_free(t->page);
-	g_free(t->type);
+	release(t, 0, t->page);
+	release(t, 1, t->type);
 	g_free(t->canonical);
 	pairmap_free(&t->ids);
 	memset(t, 0, sizeof *t);
+	t->spill[0] = t->spill[1] = -1;
 }
 
 uint64_t *lp_trace_next_use(const lp_trace *t)
 {
-	uint64_t *next = g_new(uint64_t, t->n ? t->n : 1);
+	size_t bytes = (size_t)(t->n ? t->n : 1) * sizeof(uint64_t);
+	uint64_t *next;
+	if (t->n > t->memory_refs) {
+		/* On disk as the stream is (policies.md §1 lets opt keep them
+		 * there); without a temporary file, in anonymous memory. */
+		lp_error unused;
+		int fd = spill_file(bytes, &unused);
+		void *map = fd >= 0 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+				    : MAP_FAILED;
+		if (fd >= 0)
+			close(fd);
+		if (map == MAP_FAILED)
+			map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+				   0);
+		if (map == MAP_FAILED)
+			g_error("out of memory for %zu bytes of next uses", bytes);
+		next = map;
+	} else {
+		next = g_malloc(bytes);
+	}
 	uint64_t *seen = g_new(uint64_t, t->pages ? t->pages : 1);
 	for (lp_pageno p = 0; p < t->pages; p++)
 		seen[p] = LP_NEVER;
@@ -126,4 +235,12 @@ uint64_t *lp_trace_next_use(const lp_trace *t)
 	}
 	g_free(seen);
 	return next;
+}
+
+void lp_trace_next_use_free(const lp_trace *t, uint64_t *next)
+{
+	if (t->n > t->memory_refs)
+		munmap(next, (size_t)t->n * sizeof *next);
+	else
+		g_free(next);
 }

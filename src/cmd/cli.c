@@ -11,7 +11,7 @@
 #include "cmd/table.h"
 
 static const char *command_name = "laplace";
-static gboolean no_sync;
+static gboolean no_sync, quiet;
 
 void cli_add_sync_option(GOptionContext *ctx)
 {
@@ -24,6 +24,18 @@ void cli_add_sync_option(GOptionContext *ctx)
 	g_option_context_add_main_entries(ctx, entries, NULL);
 }
 
+void cli_add_quiet_option(GOptionContext *ctx)
+{
+	static const GOptionEntry entries[] = {
+		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+		 "Print no progress or summary on standard error (errors and warnings still)", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	g_option_context_add_main_entries(ctx, entries, NULL);
+}
+
+bool cli_quiet(void) { return quiet; }
+
 void cli_set_command(const char *name)
 {
 	command_name = name;
@@ -31,9 +43,50 @@ void cli_set_command(const char *name)
 }
 const char *cli_command(void) { return command_name; }
 
+/* argv with each -jN split into -j and N, as getopt would take it (GLib
+ * takes a short option's value only as the next argument). Options end at
+ * "--", and under strict POSIX at the first argument that is no option:
+ * what follows is not ours (laplace record -- make -j2). The new vector is
+ * kept for the life of the process, as argv is. */
+static char **split_attached_threads(GOptionContext *ctx, int *argc, char **argv)
+{
+	/* What was made, vectors and strings: parsing drops the strings it
+	 * takes from the vector, and they stay in reach here. */
+	static GPtrArray *kept;
+	bool posix = g_option_context_get_strict_posix(ctx), options = true;
+	GPtrArray *out = NULL;
+	for (int i = 0; i < *argc; i++) {
+		const char *a = argv[i];
+		if (i > 0 && options && (!strcmp(a, "--") || (posix && a[0] != '-')))
+			options = false;
+		bool attached = i > 0 && options && !strncmp(a, "-j", 2) && a[2];
+		if (attached && !out) {
+			out = g_ptr_array_new();
+			for (int k = 0; k < i; k++)
+				g_ptr_array_add(out, argv[k]);
+		}
+		if (attached) {
+			if (!kept)
+				kept = g_ptr_array_new();
+			g_ptr_array_add(kept, g_strdup("-j"));
+			g_ptr_array_add(out, kept->pdata[kept->len - 1]);
+			g_ptr_array_add(kept, g_strdup(a + 2));
+			g_ptr_array_add(out, kept->pdata[kept->len - 1]);
+		} else if (out)
+			g_ptr_array_add(out, argv[i]);
+	}
+	if (!out)
+		return argv;
+	*argc = (int)out->len;
+	g_ptr_array_add(out, NULL);
+	g_ptr_array_add(kept, out);
+	return (char **)out->pdata;
+}
+
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv)
 {
 	GError *gerr = NULL;
+	*argv = split_attached_threads(ctx, argc, *argv);
 	if (g_option_context_parse(ctx, argc, argv, &gerr)) {
 		lp_stage_set_sync(!no_sync);
 		return true;

@@ -19,8 +19,12 @@ const char *cli_command(void);
 /* Add --no-sync, for commands that write files: outputs are then not
  * flushed to disk before they are put in place. */
 void cli_add_sync_option(GOptionContext *ctx);
-/* Parse options (and apply --no-sync); on a usage error print it with a
- * hint and return false. */
+/* Add -q, --quiet, for commands that print progress or a summary on
+ * standard error; cli_quiet() says whether it was given. */
+void cli_add_quiet_option(GOptionContext *ctx);
+bool cli_quiet(void);
+/* Parse options (and apply --no-sync); -jN is taken as -j N. On a usage
+ * error print it with a hint and return false. */
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv);
 /* cli_parse, then require exactly one input argument (argv[1]). */
 bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv);

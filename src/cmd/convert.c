@@ -83,6 +83,8 @@ static int convert_to_refs(const convert_request *rq, const lp_format *format, l
 	}
 	if ((rc = lp_output_commit(out, err)))
 		return rc;
+	if (cli_quiet())
+		return 0;
 	char line[1024];
 	lp_legacy_summary_text(&sum, format->id, line, sizeof line);
 	fprintf(stderr, "%s: %s\n", cli_command(), line);
@@ -297,6 +299,7 @@ int cmd_convert(int argc, char **argv)
 		"  laplace convert --to bin --wide -o trace64.bin trace.bin\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
+	cli_add_quiet_option(ctx);
 
 	int rc = LP_EUSAGE;
 	convert_request rq = {.ref_format = LP_REF_AUTO, .endian = LP_LITTLE,

@@ -72,6 +72,7 @@ int cmd_record(int argc, char **argv)
 		"  laplace record -o build -- make -j2\n"
 		"  laplace merge --strict --per-process build.d build.ref.zst build.kern\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_add_quiet_option(ctx);
 	/* Options end at the command: its own are its. */
 	g_option_context_set_strict_posix(ctx, TRUE);
 
@@ -115,7 +116,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (res.interrupted)
 		cli_warn(NULL, "the command was interrupted: the capture holds what ran until then");
-	print_summary(&res);
+	if (!cli_quiet())
+		print_summary(&res);
 	rc = res.command_status;
 out:
 	lp_record_result_clear(&res);

@@ -110,7 +110,7 @@ int cmd_report(int argc, char **argv)
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-		 "Write the page to FILE.html (default: standard output)", "FILE"},
+		 "Write the page (HTML) to FILE, as named (default: standard output)", "FILE"},
 		{"schedule", 0, 0, G_OPTION_ARG_FILENAME, &schedule,
 		 "Add the per-CPU timeline of a laplace schedule --report file (the schedule is "
 		 "run again)", "REPORT.yaml"},

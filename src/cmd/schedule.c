@@ -101,7 +101,8 @@ int cmd_schedule(int argc, char **argv)
 		{"report", 0, 0, G_OPTION_ARG_FILENAME, &o.report,
 		 "Write the schedule's report as YAML to FILE", "FILE"},
 		{"picture", 0, 0, G_OPTION_ARG_NONE, &o.picture,
-		 "Draw the schedule on standard error (the default when it is a terminal)", NULL},
+		 "Draw the schedule on standard error (the default when it is a terminal, unless -q)",
+		 NULL},
 		{"threads", 'j', 0, G_OPTION_ARG_STRING, &o.threads,
 		 "Parse task files in N threads ahead of the schedule, and write the output in one "
 		 "more; 1: all in one (default: the processors available)", "N"},
@@ -121,6 +122,7 @@ int cmd_schedule(int argc, char **argv)
 		"  laplace schedule --policy rr --quantum 1000 --cpus 4 --report r.yaml -o rr.basic pp\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
+	cli_add_quiet_option(ctx);
 
 	int rc = LP_EUSAGE;
 	lp_schedule_request rq = {
@@ -129,7 +131,7 @@ int cmd_schedule(int argc, char **argv)
 	};
 	if (cli_parse_one_input(ctx, &argc, &argv) && check_options(&o, &rq)) {
 		rq.dir = argv[1];
-		rc = schedule(&rq, o.picture || isatty(STDERR_FILENO));
+		rc = schedule(&rq, o.picture || (!cli_quiet() && isatty(STDERR_FILENO)));
 	}
 	g_option_context_free(ctx);
 	g_free(o.policy);

@@ -24,7 +24,6 @@ typedef struct sim_request {
 	size_t npolicies;
 	lp_sim_list frames, windows;
 	lp_sim_options opt;
-	uint64_t faults_frames; /* --faults: the one size */
 } sim_request;
 
 static GOptionContext *sim_options(sim_args *a)
@@ -139,10 +138,6 @@ static bool check_args(const sim_args *a, sim_request *rq)
 					"segq arc eelru)");
 			return false;
 		}
-		if (!(rq->faults_frames = lp_sim_list_single(&rq->frames))) {
-			cli_usage_error("--faults takes one size: --frames N");
-			return false;
-		}
 	}
 	return true;
 }
@@ -159,10 +154,9 @@ static bool check_sizes(const sim_request *rq, const uint64_t *sizes, size_t n)
 		if (wants(rq, "eelru") && o->early_set && o->eelru_early >= K)
 			return cli_usage_error("--eelru-early %" PRIu64 " must be below the frames K "
 					       "(%" PRIu64 ")", o->eelru_early, K), false;
-		uint64_t late = o->late_set ? o->eelru_late : 2 * K;
-		if (wants(rq, "eelru") && o->late_set && late <= K)
+		if (wants(rq, "eelru") && o->late_set && o->eelru_late <= K)
 			return cli_usage_error("--eelru-late %" PRIu64 " must be above the frames K "
-					       "(%" PRIu64 ")", late, K), false;
+					       "(%" PRIu64 ")", o->eelru_late, K), false;
 	}
 	return true;
 }
@@ -191,8 +185,8 @@ static void write_fault(void *ctx, uint64_t t, lp_pageno page, lp_pageno victim)
 }
 
 /* Run the faults' policy into path, staged in *done. */
-static int run_faults(const sim_request *rq, const lp_trace *t, const char *path,
-		      uint64_t *faults, lp_staged **done, lp_error *err)
+static int run_faults(const sim_request *rq, const lp_trace *t, uint64_t frames, const char *path,
+		      lp_staged **done, lp_error *err)
 {
 	fault_out f = {.t = t, .buf = g_string_sized_new(1 << 16)};
 	if (!(f.out = lp_output_open(path, LP_COMPRESS_AUTO, err))) {
@@ -201,9 +195,10 @@ static int run_faults(const sim_request *rq, const lp_trace *t, const char *path
 	}
 	uint64_t *next = !strcmp(rq->policies[0]->name, "opt") ? lp_trace_next_use(t) : NULL;
 	lp_policy_params p;
-	lp_sim_params(&rq->opt, rq->faults_frames, t, next, &p);
-	*faults = lp_sim_fixed(t, rq->policies[0], &p, write_fault, &f);
-	g_free(next);
+	lp_sim_params(&rq->opt, frames, t, next, &p);
+	lp_sim_fixed(t, rq->policies[0], &p, write_fault, &f);
+	if (next)
+		lp_trace_next_use_free(t, next);
 	if (!f.rc)
 		f.rc = lp_output_write(f.out, f.buf->str, f.buf->len, &f.err);
 	g_string_free(f.buf, TRUE);
@@ -212,12 +207,30 @@ static int run_faults(const sim_request *rq, const lp_trace *t, const char *path
 	return lp_output_stage(f.out, f.rc, done, err);
 }
 
-static void csv_rows(GString *csv, const lp_sim_task *task, uint64_t n)
+/* The CSV into out, 64 KiB at a time: 0 or an lp_status with err set. */
+static int write_csv(lp_output *out, const lp_sim_task *tasks, size_t ntasks, uint64_t n,
+		     lp_error *err)
 {
-	for (size_t s = 0; s < task->nsizes; s++)
-		g_string_append_printf(csv, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 "\n",
-				       task->policy->name, task->sizes[s], n, task->faults[s],
-				       (double)task->faults[s] / (double)n, task->space_time[s]);
+	GString *csv = g_string_sized_new(1 << 16);
+	g_string_append(csv, "policy,size,references,faults,miss_ratio,space_time\n");
+	int rc = 0;
+	for (size_t k = 0; k < ntasks && !rc; k++)
+		for (size_t s = 0; s < tasks[k].nsizes && !rc; s++) {
+			const lp_sim_task *task = &tasks[k];
+			g_string_append_printf(csv, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64
+						    "\n",
+					       task->policy->name, task->sizes[s], n, task->faults[s],
+					       (double)task->faults[s] / (double)n,
+					       task->space_time[s]);
+			if (csv->len >= 1 << 16) {
+				rc = lp_output_write(out, csv->str, csv->len, err);
+				g_string_truncate(csv, 0);
+			}
+		}
+	if (!rc)
+		rc = lp_output_write(out, csv->str, csv->len, err);
+	g_string_free(csv, TRUE);
+	return rc;
 }
 
 static int simulate(const sim_request *rq, const lp_trace *t, const char *output,
@@ -233,6 +246,9 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 	int rc = 0;
 	if (!check_sizes(rq, sizes[0], nsizes[0]))
 		rc = LP_EUSAGE;
+	else if (faults_path && nsizes[0] > 1)
+		rc = cli_usage_error("--faults takes one size, not the %zu sizes --frames gives "
+				     "here", nsizes[0]);
 	lp_sim_task *tasks = g_new0(lp_sim_task, rq->npolicies);
 	for (size_t k = 0; k < rq->npolicies && !rc; k++) {
 		int which = rq->policies[k]->space == LP_SPACE_VARIABLE;
@@ -246,16 +262,14 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 	}
 	lp_error err = {0};
 	lp_staged *staged[2] = {NULL, NULL};
-	uint64_t faults;
-	if (!rc && faults_path && (rc = run_faults(rq, t, faults_path, &faults, &staged[1], &err)))
+	/* An empty stream has no size, and no fault at any. */
+	if (!rc && faults_path &&
+	    (rc = run_faults(rq, t, nsizes[0] ? sizes[0][0] : 1, faults_path, &staged[1], &err)))
 		cli_fail(&err);
 	if (!rc) {
 		lp_sim_run(t, tasks, rq->npolicies, &rq->opt, g_get_num_processors());
-		GString *csv = g_string_new("policy,size,references,faults,miss_ratio,space_time\n");
-		for (size_t k = 0; k < rq->npolicies; k++)
-			csv_rows(csv, &tasks[k], t->n);
 		lp_output *out = lp_output_open(output, LP_COMPRESS_AUTO, &err);
-		rc = out ? lp_output_write(out, csv->str, csv->len, &err) : err.status;
+		rc = out ? write_csv(out, tasks, rq->npolicies, t->n, &err) : err.status;
 		if (out)
 			rc = lp_output_stage(out, rc, &staged[0], &err);
 		/* Publishing discards every item when it fails. */
@@ -263,7 +277,6 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 			staged[1] = NULL;
 		if (rc)
 			cli_fail(&err);
-		g_string_free(csv, TRUE);
 	}
 	if (rc)
 		lp_staged_discard(staged[1]);

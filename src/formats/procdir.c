@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "formats/procindex.h"
+#include "io/lrulist.h"
 #include "io/staging.h"
 #include "formats/stats.h"
 #include "io/taskcodec.h"
@@ -51,7 +52,7 @@ typedef struct pd_file {
 	bool in_process_dir; /* a task file, under its process's directory */
 	size_t unstarted;   /* bytes written since its writeback was started */
 	pd_counts counts;   /* kernel and orphan; task files count by member */
-	struct pd_file *newer, *older; /* the list of open files, newest first */
+	lp_lru_link open;   /* in lp_procdir.open while open */
 } pd_file;
 
 /* A task of one process. A pid reused for a new process while tasks of the
@@ -81,7 +82,7 @@ struct lp_procdir {
 	GHashTable *members;   /* lp_task_id * -> pd_member * (owns them) */
 	GHashTable *processes; /* lp_task_id * (pid, process) -> pd_process * (owns them) */
 	pd_file kernel, orphan;
-	pd_file *newest, *oldest;
+	lp_lru_list open;      /* the open files, most recently written first */
 	unsigned nopen, max_open;
 	GPtrArray *spare_bufs; /* buffers of closed files, for reuse */
 	const char *suffix;    /* of every file but index.yaml: "", ".gz", ".zst" */
@@ -131,28 +132,10 @@ static void process_free(gpointer p)
 
 /* ---- the open-file set ---- */
 
-static void list_unlink(lp_procdir *pd, pd_file *f)
+/* The file of link (of lp_procdir.open), or NULL. */
+static pd_file *file_of(lp_lru_link *link)
 {
-	if (f->newer)
-		f->newer->older = f->older;
-	else
-		pd->newest = f->older;
-	if (f->older)
-		f->older->newer = f->newer;
-	else
-		pd->oldest = f->newer;
-	f->newer = f->older = NULL;
-}
-
-static void list_push_newest(lp_procdir *pd, pd_file *f)
-{
-	f->older = pd->newest;
-	f->newer = NULL;
-	if (pd->newest)
-		pd->newest->newer = f;
-	else
-		pd->oldest = f;
-	pd->newest = f;
+	return link ? LP_LRU_ENTRY(link, pd_file, open) : NULL;
 }
 
 static int write_all(const lp_procdir *pd, int fd, const char *path, const char *data, size_t n,
@@ -270,7 +253,7 @@ static int file_close(lp_procdir *pd, pd_file *f, lp_error *err)
 	f->fd = -1;
 	g_ptr_array_add(pd->spare_bufs, f->buf);
 	f->buf = NULL;
-	list_unlink(pd, f);
+	lp_lru_unlink(&pd->open, &f->open);
 	pd->nopen--;
 	return rc;
 }
@@ -291,14 +274,11 @@ static int make_process_dir(lp_procdir *pd, uint64_t pid, lp_error *err)
 static int file_open(lp_procdir *pd, pd_file *f, lp_error *err)
 {
 	if (f->fd >= 0) {
-		if (pd->newest != f) {
-			list_unlink(pd, f);
-			list_push_newest(pd, f);
-		}
+		lp_lru_touch(&pd->open, &f->open);
 		return 0;
 	}
 	if (pd->nopen >= pd->max_open) {
-		int rc = file_close(pd, pd->oldest, err);
+		int rc = file_close(pd, file_of(pd->open.oldest), err);
 		if (rc)
 			return rc;
 	}
@@ -313,8 +293,8 @@ static int file_open(lp_procdir *pd, pd_file *f, lp_error *err)
 			break;
 		/* Out of descriptors despite the bound (inputs hold some too):
 		 * give back one more of ours and try again. */
-		if ((errno == EMFILE || errno == ENFILE) && pd->oldest) {
-			int rc = file_close(pd, pd->oldest, err);
+		if ((errno == EMFILE || errno == ENFILE) && pd->open.oldest) {
+			int rc = file_close(pd, file_of(pd->open.oldest), err);
 			if (rc)
 				return rc;
 			continue;
@@ -332,7 +312,7 @@ static int file_open(lp_procdir *pd, pd_file *f, lp_error *err)
 	}
 	f->created = true;
 	pd->nopen++;
-	list_push_newest(pd, f);
+	lp_lru_push_newest(&pd->open, &f->open);
 	return 0;
 }
 
@@ -733,8 +713,8 @@ static int procdir_finish(void *ctx, const lp_stats *stats, lp_error *err)
 {
 	lp_procdir *pd = ctx;
 	int rc = 0;
-	while (pd->newest && !rc)
-		rc = file_close(pd, pd->newest, err);
+	while (pd->open.newest && !rc)
+		rc = file_close(pd, file_of(pd->open.newest), err);
 	if (!rc)
 		rc = write_index(pd, stats, err);
 	return rc ? rc : sync_tree(pd, err);
@@ -847,12 +827,12 @@ void lp_procdir_free(lp_procdir *pd)
 	if (!pd)
 		return;
 	lp_piece_pool_free(pd->pool);
-	while (pd->newest) {
-		pd_file *f = pd->newest;
+	while (pd->open.newest) {
+		pd_file *f = file_of(pd->open.newest);
 		close(f->fd);
 		f->fd = -1;
 		g_free(f->buf);
-		list_unlink(pd, f);
+		lp_lru_unlink(&pd->open, &f->open);
 	}
 	close(pd->dirfd);
 	lp_staged_discard(pd->staged);

@@ -41,15 +41,36 @@ static int get_hex(lp_yaml_doc *r, yaml_node_t *map, const char *key, uint64_t *
 	return 0;
 }
 
-/* records, references, and the timestamps when there are records, when
- * records is there (else the file is not counted); the path when
- * required (task files) or present (kernel, orphan). */
+/* A count or timestamp, when key is there: *has says whether it was. */
+static int get_opt_count(lp_yaml_doc *r, yaml_node_t *map, const char *key, uint64_t *out,
+			 bool *has)
+{
+	*has = lp_yaml_find(r, map, key) != NULL;
+	return *has ? lp_yaml_get_count(r, map, key, out) : 0;
+}
+
+static int get_opt_hex(lp_yaml_doc *r, yaml_node_t *map, const char *key, uint64_t *out, bool *has)
+{
+	*has = lp_yaml_find(r, map, key) != NULL;
+	return *has ? get_hex(r, map, key, out) : 0;
+}
+
+/* The path when required (task files) or present (kernel, orphan); the
+ * counts when all of them are there: records, references, and the
+ * timestamps of a file with records. With any of them left out the file
+ * is counted from itself (lp_index_count), those given read as strictly
+ * all the same. */
 static int get_file(lp_yaml_doc *r, yaml_node_t *map, bool need_path, lp_index_file *f)
 {
 	if (need_path || lp_yaml_find(r, map, "path")) {
-		const char *path = get_text(r, map, "path");
-		if (!path)
+		yaml_node_t *v = lp_yaml_get(r, map, "path", YAML_SCALAR_NODE);
+		if (!v)
 			return -1;
+		const char *path = (const char *)v->data.scalar.value;
+		/* A NUL (a "\0" in a quoted scalar) would end the name early:
+		 * another file than the manifest names. */
+		if (memchr(path, 0, v->data.scalar.length))
+			return lp_yaml_bad(r, v, "path", "holds a NUL byte");
 		char **parts = g_strsplit(path, "/", 0);
 		bool inside = *path && !g_path_is_absolute(path) &&
 			      !g_strv_contains((const char *const *)parts, "..");
@@ -58,17 +79,17 @@ static int get_file(lp_yaml_doc *r, yaml_node_t *map, bool need_path, lp_index_f
 			return lp_yaml_bad(r, map, "path", "not a path inside the directory");
 		f->path = g_strdup(path);
 	}
-	if (!lp_yaml_find(r, map, "records"))
-		return 0;
-	f->counted = true;
-	if (lp_yaml_get_count(r, map, "records", &f->records) ||
-	    lp_yaml_get_count(r, map, "references", &f->references))
+	bool records = false, references = false, first = false, last = false;
+	if (get_opt_count(r, map, "records", &f->records, &records) ||
+	    get_opt_count(r, map, "references", &f->references, &references) ||
+	    get_opt_hex(r, map, "first_timestamp", &f->first_ts, &first) ||
+	    get_opt_hex(r, map, "last_timestamp", &f->last_ts, &last))
 		return -1;
-	if (f->references > f->records)
+	if (records && references && f->references > f->records)
 		return lp_yaml_bad(r, map, "references", "more than records");
-	if (f->records && (get_hex(r, map, "first_timestamp", &f->first_ts) ||
-			   get_hex(r, map, "last_timestamp", &f->last_ts)))
-		return -1;
+	f->counted = records && references && (!f->records || (first && last));
+	if (!f->counted)
+		*f = (lp_index_file){.path = f->path};
 	return 0;
 }
 
@@ -99,19 +120,76 @@ static bool ids_of_path(enum lp_layout layout, const char *path, uint64_t *pid, 
 	return ok;
 }
 
-static int get_process(lp_yaml_doc *r, yaml_node_t *map, enum lp_layout layout,
+/* The task files listed so far, to refuse one listed twice: read twice,
+ * or in place of another, it would make a schedule or a count of
+ * records that are not the directory's. */
+typedef struct listing {
+	enum lp_layout layout;
+	GHashTable *nodes; /* task entries' YAML nodes: an alias lists one again */
+	GHashTable *paths; /* a path made canonical -> listed_file */
+} listing;
+
+typedef struct listed_file {
+	size_t process; /* the entry in processes */
+	uint64_t pid, tid;
+	bool counted;
+} listed_file;
+
+/* Task t of process entry p listed at node id: a file listed again is
+ * refused, but where the merge lists it so: a pid reused while tasks of
+ * the old process lived on makes two entries of that pid, each with the
+ * file of a reused tid and the counts of its own records in it (layout
+ * task), or the process's file (layout process, where every task of the
+ * process lists it). */
+static int list_task(lp_yaml_doc *r, listing *l, yaml_node_t *node, int id, size_t p,
+		     uint64_t pid, const lp_index_task *t)
+{
+	if (!g_hash_table_add(l->nodes, GINT_TO_POINTER(id)))
+		return lp_yaml_bad(r, node, "tasks", "a task listed twice (a YAML alias)");
+	char *key = g_canonicalize_filename(t->file.path, "/");
+	const listed_file *before = g_hash_table_lookup(l->paths, key);
+	if (!before) {
+		listed_file *now = g_new(listed_file, 1);
+		*now = (listed_file){p, pid, t->tid, t->file.counted};
+		g_hash_table_insert(l->paths, key, now);
+		return 0;
+	}
+	g_free(key);
+	bool reused = l->layout == LP_LAYOUT_PROCESS
+			      ? before->pid == pid
+			      : before->process != p && before->pid == pid && before->tid == t->tid &&
+					before->counted && t->file.counted;
+	if (reused)
+		return 0;
+	char q[LP_QUOTE_SIZE];
+	lp_fail(r->err, LP_EINPUT, "%s:%zu: field path: '%s' listed twice (only the processes of "
+		"a reused pid list a file again%s)", r->name, node->start_mark.line + 1,
+		lp_quote(q, t->file.path, strlen(t->file.path)),
+		l->layout == LP_LAYOUT_TASK ? ", each with its counts" : "");
+	return -1;
+}
+
+static int get_process(lp_yaml_doc *r, yaml_node_t *map, listing *l, size_t index,
 		       lp_index_process *proc)
 {
-	yaml_node_t *tasks = lp_yaml_get(r, map, "tasks", YAML_SEQUENCE_NODE);
-	if (!tasks)
+	/* No tasks: a process whose tasks' files are not listed. */
+	yaml_node_t *tasks = lp_yaml_find(r, map, "tasks")
+				     ? lp_yaml_get(r, map, "tasks", YAML_SEQUENCE_NODE)
+				     : NULL;
+	if (!tasks && lp_yaml_find(r, map, "tasks"))
 		return -1;
-	size_t nt = (size_t)(tasks->data.sequence.items.top - tasks->data.sequence.items.start);
+	size_t nt = tasks ? (size_t)(tasks->data.sequence.items.top -
+				     tasks->data.sequence.items.start)
+			  : 0;
 	proc->tasks = g_new0(lp_index_task, nt);
 	bool has_pid = lp_yaml_find(r, map, "pid");
 	if (has_pid && get_hex(r, map, "pid", &proc->pid))
 		return -1;
+	if (!has_pid && !nt)
+		return lp_yaml_bad(r, map, "pid", "missing, and no task's path names one");
 	for (size_t i = 0; i < nt; i++) {
-		yaml_node_t *t = yaml_document_get_node(&r->doc, tasks->data.sequence.items.start[i]);
+		int id = tasks->data.sequence.items.start[i];
+		yaml_node_t *t = yaml_document_get_node(&r->doc, id);
 		if (t->type != YAML_MAPPING_NODE)
 			return lp_yaml_bad(r, t, "tasks", "not a task mapping");
 		proc->ntasks = i + 1;
@@ -122,11 +200,11 @@ static int get_process(lp_yaml_doc *r, yaml_node_t *map, enum lp_layout layout,
 		bool has_tid = lp_yaml_find(r, t, "tid");
 		uint64_t pid = 0, tid = 0;
 		bool path_tid = false;
-		bool named = ids_of_path(layout, task->file.path, &pid, &tid, &path_tid);
+		bool named = ids_of_path(l->layout, task->file.path, &pid, &tid, &path_tid);
 		if (has_tid && get_hex(r, t, "tid", &task->tid))
 			return -1;
 		if (!has_tid && !(named && path_tid))
-			return lp_yaml_bad(r, t, "tid", layout == LP_LAYOUT_TASK
+			return lp_yaml_bad(r, t, "tid", l->layout == LP_LAYOUT_TASK
 							? "missing, and the path is not PID/TID"
 							: "missing (a process file's path has no tid)");
 		if (!has_tid)
@@ -137,6 +215,8 @@ static int get_process(lp_yaml_doc *r, yaml_node_t *map, enum lp_layout layout,
 			proc->pid = pid;
 		else if (!has_pid && pid != proc->pid)
 			return lp_yaml_bad(r, t, "pid", "missing, and the tasks' paths name two");
+		if (list_task(r, l, t, id, index, proc->pid, task))
+			return -1;
 	}
 	if (!lp_yaml_find(r, map, "programs"))
 		return 0; /* NULL: not known */
@@ -154,35 +234,58 @@ static int get_process(lp_yaml_doc *r, yaml_node_t *map, enum lp_layout layout,
 	return 0;
 }
 
+/* A group of counts of the statistics entry, when it is there. */
+static int get_opt_group(lp_yaml_doc *r, yaml_node_t *map, const char *key, yaml_node_t **group)
+{
+	*group = NULL;
+	if (!lp_yaml_find(r, map, key))
+		return 0;
+	*group = lp_yaml_get(r, map, key, YAML_MAPPING_NODE);
+	return *group ? 0 : -1;
+}
+
 /* The statistics entry (laplace-formats(5), "STATISTICS"), as
- * lp_stats_emit writes it. */
-static int get_stats(lp_yaml_doc *r, yaml_node_t *map, lp_stats *st)
+ * lp_stats_emit writes it: *complete when every count is there (a reader
+ * then takes them), those there read strictly in any case. */
+static int get_stats(lp_yaml_doc *r, yaml_node_t *map, lp_stats *st, bool *complete)
 {
 	char key[2] = {0, 0};
-	yaml_node_t *group = lp_yaml_get(r, map, "references", YAML_MAPPING_NODE);
-	for (int i = 0; group && i < 6; i++) {
+	bool has;
+	yaml_node_t *refs, *events, *pages;
+	if (get_opt_group(r, map, "references", &refs) || get_opt_group(r, map, "events", &events) ||
+	    get_opt_group(r, map, "canonical_pages", &pages))
+		return -1;
+	*complete = refs && events && pages;
+	for (int i = 0; refs && i < 6; i++) {
 		key[0] = lp_ref_types[i];
-		if (lp_yaml_get_count(r, group, key, &st->refs[i]))
+		if (get_opt_count(r, refs, key, &st->refs[i], &has))
 			return -1;
+		*complete &= has;
 	}
-	group = group ? lp_yaml_get(r, map, "events", YAML_MAPPING_NODE) : NULL;
-	for (int t = 0; group && t < LP_TAG_COUNT; t++) {
+	for (int t = 0; events && t < LP_TAG_COUNT; t++) {
 		key[0] = lp_tag_chars[t];
-		if (lp_yaml_get_count(r, group, key, &st->events[t]))
+		if (get_opt_count(r, events, key, &st->events[t], &has))
 			return -1;
+		*complete &= has;
 	}
-	group = group ? lp_yaml_get(r, map, "canonical_pages", YAML_MAPPING_NODE) : NULL;
-	for (int k = 0; group && k < LP_PAGE_KIND_COUNT; k++)
-		if (lp_yaml_get_count(r, group, lp_page_kind_names[k], &st->pages[k]))
+	for (int k = 0; pages && k < LP_PAGE_KIND_COUNT; k++) {
+		if (get_opt_count(r, pages, lp_page_kind_names[k], &st->pages[k], &has))
 			return -1;
-	if (!group)
-		return -1;
-	if (lp_yaml_get_count(r, map, "cow_copies", &st->cow_copies) ||
-	    lp_yaml_get_count(r, map, "unmapped_pages", &st->unmapped_pages) ||
-	    lp_yaml_get_count(r, map, "orphan_spaces", &st->orphan_spaces) ||
-	    lp_yaml_get_count(r, map, "mismatches", &st->mismatches) ||
-	    lp_yaml_get_count(r, map, "warnings", &st->warnings))
-		return -1;
+		*complete &= has;
+	}
+	struct {
+		const char *key;
+		uint64_t *value;
+	} const counts[] = {
+		{"cow_copies", &st->cow_copies},       {"unmapped_pages", &st->unmapped_pages},
+		{"orphan_spaces", &st->orphan_spaces}, {"mismatches", &st->mismatches},
+		{"warnings", &st->warnings},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(counts); i++) {
+		if (get_opt_count(r, map, counts[i].key, counts[i].value, &has))
+			return -1;
+		*complete &= has;
+	}
 	return 0;
 }
 
@@ -235,9 +338,19 @@ static int get_index(lp_yaml_doc *r, const char *dir, lp_index *ix)
 	if (!root || root->type != YAML_MAPPING_NODE)
 		return lp_fail(r->err, LP_EINPUT, "%s: not a per-process index (no mapping at the top)",
 			       r->name);
-	/* format and version are written but not needed to read the
-	 * directory: laplace-formats(5) has readers ignore them, so that
-	 * manifests of other writers are read. */
+	/* format is written but not needed to read the directory: readers
+	 * ignore it, so that manifests of other writers are read. A version
+	 * other than 1 says the keys mean something else. */
+	if (lp_yaml_find(r, root, "version")) {
+		uint64_t version;
+		if (lp_yaml_get_count(r, root, "version", &version))
+			return -1;
+		if (version != 1) {
+			lp_fail(r->err, LP_EINPUT, "%s:%zu: field version: %" PRIu64 " is not 1", r->name,
+				lp_yaml_find(r, root, "version")->start_mark.line + 1, version);
+			return -1;
+		}
+	}
 	if (lp_yaml_find(r, root, "layout")) {
 		const char *layout = get_text(r, root, "layout");
 		if (!layout)
@@ -266,27 +379,50 @@ static int get_index(lp_yaml_doc *r, const char *dir, lp_index *ix)
 		if (kernel && kernel->type == YAML_SCALAR_NODE)
 			ix->kernel_input = g_strdup((const char *)kernel->data.scalar.value);
 	}
-	yaml_node_t *procs = lp_yaml_get(r, root, "processes", YAML_SEQUENCE_NODE);
-	if (!procs)
+	/* No processes: a manifest that lists no task's file. */
+	yaml_node_t *procs = lp_yaml_find(r, root, "processes")
+				     ? lp_yaml_get(r, root, "processes", YAML_SEQUENCE_NODE)
+				     : NULL;
+	if (!procs && lp_yaml_find(r, root, "processes"))
 		return -1;
-	size_t n = (size_t)(procs->data.sequence.items.top - procs->data.sequence.items.start);
+	size_t n = procs ? (size_t)(procs->data.sequence.items.top - procs->data.sequence.items.start)
+			 : 0;
 	ix->processes = g_new0(lp_index_process, n);
-	for (size_t i = 0; i < n; i++) {
+	listing l = {
+		.layout = ix->layout,
+		.nodes = g_hash_table_new(NULL, NULL),
+		.paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+	};
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
 		yaml_node_t *p = yaml_document_get_node(&r->doc, procs->data.sequence.items.start[i]);
-		if (p->type != YAML_MAPPING_NODE)
-			return lp_yaml_bad(r, p, "processes", "not a process mapping");
+		if (p->type != YAML_MAPPING_NODE) {
+			rc = lp_yaml_bad(r, p, "processes", "not a process mapping");
+			break;
+		}
 		ix->nprocesses = i + 1;
-		if (get_process(r, p, ix->layout, &ix->processes[i]))
-			return -1;
+		rc = get_process(r, p, &l, i, &ix->processes[i]);
 	}
-	if (get_own_file(r, root, dir, "kernel", &ix->kernel) ||
-	    get_own_file(r, root, dir, "orphan", &ix->orphan))
+	if (!rc)
+		rc = get_own_file(r, root, dir, "kernel", &ix->kernel) ||
+		     get_own_file(r, root, dir, "orphan", &ix->orphan) ? -1 : 0;
+	/* The kernel's or orphan file read again as a task's. */
+	const lp_index_file *own[] = {&ix->kernel, &ix->orphan};
+	for (size_t i = 0; i < G_N_ELEMENTS(own) && !rc && own[i]->path; i++) {
+		char *key = g_canonicalize_filename(own[i]->path, "/");
+		if (g_hash_table_contains(l.paths, key))
+			rc = lp_fail(r->err, LP_EINPUT, "%s: the %s file %s is listed as a task's too",
+				     r->name, i ? "orphan" : "kernel", own[i]->path);
+		g_free(key);
+	}
+	g_hash_table_destroy(l.nodes);
+	g_hash_table_destroy(l.paths);
+	if (rc)
 		return -1;
 	if (lp_yaml_find(r, root, "statistics")) {
 		yaml_node_t *stats = lp_yaml_get(r, root, "statistics", YAML_MAPPING_NODE);
-		if (!stats || get_stats(r, stats, &ix->stats))
+		if (!stats || get_stats(r, stats, &ix->stats, &ix->has_stats))
 			return -1;
-		ix->has_stats = true;
 	}
 	return 0;
 }

@@ -28,6 +28,8 @@
 #include "formats/taskline.h"
 #include "io/bytesrc.h"
 #include "io/io.h"
+#include "io/lrulist.h"
+#include "io/mapped.h"
 #include "formats/kern.h"
 #include "formats/procindex.h"
 #include "core/record.h"
@@ -56,8 +58,7 @@ typedef struct td_file {
 	char *path;   /* dir/relative path */
 	uint64_t pid, tid;
 	bool binary;  /* in the binary task form (its header is bytes [0, 8)) */
-	const unsigned char *map; /* a plain file of the binary form mapped whole, or NULL */
-	size_t map_size;
+	lp_mapped map; /* a plain file of the binary form mapped whole (io/mapped.h), or not */
 } td_file;
 
 typedef struct td_reader td_reader;
@@ -88,7 +89,7 @@ typedef struct td_stream {
 struct td_reader {
 	lp_byte_source src;
 	td_stream *stream;
-	td_reader *newer, *older;
+	lp_lru_link open; /* in lp_taskdir.open */
 };
 
 struct lp_taskdir {
@@ -100,7 +101,7 @@ struct lp_taskdir {
 	GArray *unit_starts;    /* td_stream: where each unit begins */
 	td_stream *streams;
 	size_t nstreams;
-	td_reader *newest, *oldest;
+	lp_lru_list open;       /* the open files' readers, most recently read first */
 	unsigned nopen;
 	uint64_t page;          /* the system's page size */
 	bool release;           /* let go of mapped pages as they are read (see release_read) */
@@ -144,28 +145,10 @@ static void td_unlock(lp_taskdir *t)
 
 /* ---- the open set ---- */
 
-static void list_unlink(lp_taskdir *t, td_reader *r)
+/* The reader of link (of lp_taskdir.open), or NULL. */
+static td_reader *reader_of(lp_lru_link *link)
 {
-	if (r->newer)
-		r->newer->older = r->older;
-	else
-		t->newest = r->older;
-	if (r->older)
-		r->older->newer = r->newer;
-	else
-		t->oldest = r->newer;
-	r->newer = r->older = NULL;
-}
-
-static void list_push_newest(lp_taskdir *t, td_reader *r)
-{
-	r->older = t->newest;
-	r->newer = NULL;
-	if (t->newest)
-		t->newest->newer = r;
-	else
-		t->oldest = r;
-	t->newest = r;
+	return link ? LP_LRU_ENTRY(link, td_reader, open) : NULL;
 }
 
 /* Bytes of a mapped file a stream reads before it lets go of their pages. */
@@ -183,9 +166,9 @@ static void release_read(const lp_taskdir *t, td_stream *s, uint64_t to)
 {
 	const td_file *f = &t->files[s->file];
 	uint64_t from = (s->released + t->page - 1) / t->page * t->page, end = to / t->page * t->page;
-	if (!f->map || end <= from)
+	if (!f->map.data || end <= from)
 		return;
-	madvise((void *)(f->map + from), (size_t)(end - from), MADV_DONTNEED);
+	madvise((void *)(f->map.data + from), (size_t)(end - from), MADV_DONTNEED);
 	s->released = end;
 }
 
@@ -193,7 +176,7 @@ static void reader_close(lp_taskdir *t, td_reader *r)
 {
 	if (t->release)
 		release_read(t, r->stream, r->stream->offset);
-	list_unlink(t, r);
+	lp_lru_unlink(&t->open, &r->open);
 	r->stream->reader = NULL;
 	lp_byte_source_clear(&r->src);
 	g_free(r);
@@ -227,10 +210,10 @@ static void announce_work(lp_taskdir *t)
  * NULL if there is none. */
 static td_reader *closable_reader(lp_taskdir *t)
 {
-	td_reader *r = t->oldest;
-	while (r && r->stream->busy)
-		r = r->newer;
-	return r;
+	lp_lru_link *l = t->open.oldest;
+	while (l && reader_of(l)->stream->busy)
+		l = l->newer;
+	return reader_of(l);
 }
 
 /* File f's bytes from offset on into src: its mapping, or the file read
@@ -239,10 +222,10 @@ static int source_open(const lp_taskdir *t, size_t f, uint64_t offset, lp_byte_s
 		       lp_error *err)
 {
 	const td_file *file = &t->files[f];
-	if (file->map) {
+	if (file->map.data) {
 		src->in = NULL;
-		lp_inbuf_init_bytes(&src->b, file->map, file->map_size);
-		src->b.pos = (size_t)MIN(offset, (uint64_t)file->map_size);
+		lp_inbuf_init_bytes(&src->b, file->map.data, file->map.size);
+		src->b.pos = (size_t)MIN(offset, (uint64_t)file->map.size);
 		return 0;
 	}
 	if (lp_byte_source_init_sized(src, file->path, STREAM_INPUT_BUFFER, STREAM_LINE_BUFFER, err))
@@ -280,7 +263,7 @@ static int stream_open(lp_taskdir *t, td_stream *s, lp_error *err)
 	}
 	r->stream = s;
 	s->reader = r;
-	list_push_newest(t, r);
+	lp_lru_push_newest(&t->open, &r->open);
 	td_unlock(t);
 	return 0;
 }
@@ -322,6 +305,22 @@ static int next_line(const lp_taskdir *t, td_stream *s, char **line, size_t *len
 }
 
 enum record_kind { RECORD_ERROR = -1, RECORD_END, RECORD_REF, RECORD_EVENT };
+
+/* After an error or the end read from file f: if it is mapped and shrank
+ * since, zeros were read where its records were, and the error is that.
+ * Pages past its new end vanished (io/mapped.h put zeros there), or,
+ * when it shrank within its last page, the page's tail reads as zeros
+ * with no fault: its size tells. Returns 0, or LP_EINPUT with err set. */
+static int check_shrunk(const lp_taskdir *t, size_t f, lp_error *err)
+{
+	const td_file *file = &t->files[f];
+	struct stat st;
+	if (!file->map.data || (!lp_mapped_shrunk(&file->map) &&
+				(stat(file->path, &st) || (uint64_t)st.st_size >= file->map.size)))
+		return 0;
+	return lp_fail(err, LP_EINPUT, "%s: shrank while being read (from %zu bytes)", file->path,
+		       file->map.size);
+}
 
 /* Where the record of s that began at byte offset is, for a message
  * (g_free it): "FILE: byte N" in the binary form, "FILE:LINE" (the line
@@ -367,8 +366,12 @@ static enum record_kind next_record(lp_taskdir *t, td_stream *s, lp_sched_ref *r
 		lp_task_record rec;
 		uint64_t offset = s->offset;
 		enum lp_task_kind kind = read_record(t, s, &rec, err);
-		if (kind == LP_TASK_ERROR || kind == LP_TASK_END)
-			return kind == LP_TASK_ERROR ? RECORD_ERROR : RECORD_END;
+		if (kind == LP_TASK_ERROR) {
+			check_shrunk(t, s->file, err); /* the error's cause, when it is */
+			return RECORD_ERROR;
+		}
+		if (kind == LP_TASK_END)
+			return check_shrunk(t, s->file, err) ? RECORD_ERROR : RECORD_END;
 		bool is_ref = kind == LP_TASK_REF;
 		uint64_t ts = is_ref ? rec.ref.timestamp : rec.ev.timestamp;
 		if (ts < s->prev_ts) {
@@ -376,6 +379,7 @@ static enum record_kind next_record(lp_taskdir *t, td_stream *s, lp_sched_ref *r
 			lp_fail(err, LP_EINPUT, "%s: timestamp %" PRIx64 " is earlier than the previous "
 				"record's, %" PRIx64, where, ts, s->prev_ts);
 			g_free(where);
+			check_shrunk(t, s->file, err);
 			return RECORD_ERROR;
 		}
 		s->prev_ts = ts;
@@ -464,10 +468,8 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 {
 	td_stream *s = &t->streams[stream];
 	td_lock(t);
-	if (s->reader && t->newest != s->reader) {
-		list_unlink(t, s->reader);
-		list_push_newest(t, s->reader);
-	}
+	if (s->reader)
+		lp_lru_touch(&t->open, &s->reader->open);
 	td_unlock(t);
 	size_t n = 0;
 	for (;;) {
@@ -970,13 +972,17 @@ static void add_file(lp_taskdir *t, const char *dir, const char *rel, uint64_t p
 	f->tid = tid;
 }
 
-/* A listed file must be there: missing, the directory is incomplete. Its
- * size is added to *bytes, unless NULL. */
+/* A listed file must be there: missing, the directory is incomplete. A
+ * FIFO, a device or a directory in its place is refused as laplace index
+ * refuses it (a FIFO would hold the reader up forever). Its size is added
+ * to *bytes, unless NULL. */
 static int check_listed(const char *path, const char *index, uint64_t *bytes, lp_error *err)
 {
 	struct stat st;
 	if (stat(path, &st) == 0) {
-		if (bytes && S_ISREG(st.st_mode))
+		if (!S_ISREG(st.st_mode))
+			return lp_fail(err, LP_EINPUT, "%s: not a regular file", path);
+		if (bytes)
 			*bytes += (uint64_t)st.st_size;
 		return 0;
 	}
@@ -1056,14 +1062,9 @@ static void map_file(td_file *f)
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= LP_TASK_BIN_HEADER_SIZE &&
 	    (uint64_t)st.st_size <= SIZE_MAX) {
-		size_t size = (size_t)st.st_size;
-		void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p != MAP_FAILED && !memcmp(p, LP_TASK_BIN_HEADER, LP_TASK_BIN_MAGIC_SIZE)) {
-			f->map = p;
-			f->map_size = size;
-		} else if (p != MAP_FAILED) {
-			munmap(p, size);
-		}
+		if (!lp_mapped_open(&f->map, fd, (size_t)st.st_size) &&
+		    memcmp(f->map.data, LP_TASK_BIN_HEADER, LP_TASK_BIN_MAGIC_SIZE))
+			lp_mapped_close(&f->map);
 	}
 	close(fd);
 }
@@ -1077,6 +1078,8 @@ static int detect_form(lp_taskdir *t, size_t f, lp_error *err)
 		return err->status;
 	int rc = file_form(t, f, &src.b, err);
 	lp_byte_source_clear(&src);
+	if (rc != LP_EIO && check_shrunk(t, f, err))
+		rc = LP_EINPUT;
 	return rc;
 }
 
@@ -1160,8 +1163,11 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 		unit_starts = !is_ref && rec.ev.tag == 'X' && rec.ev.task == t->files[f].tid;
 	}
 	if (t->release)
-		release_read(t, &s, t->files[f].map_size);
+		release_read(t, &s, t->files[f].map.size);
 	lp_byte_source_clear(&r.src);
+	/* An error or the end read where pages had vanished: the file shrank. */
+	if (rc != LP_EIO && check_shrunk(t, f, err))
+		rc = LP_EINPUT;
 	return rc;
 }
 
@@ -1323,12 +1329,11 @@ void lp_taskdir_close(lp_taskdir *t)
 		return;
 	if (t->threaded)
 		ahead_stop(t);
-	while (t->oldest)
-		reader_close(t, t->oldest);
+	while (t->open.oldest)
+		reader_close(t, reader_of(t->open.oldest));
 	for (size_t f = 0; f < t->nfiles; f++) {
 		g_free(t->files[f].path);
-		if (t->files[f].map)
-			munmap((void *)t->files[f].map, t->files[f].map_size);
+		lp_mapped_close(&t->files[f].map);
 	}
 	g_free(t->files);
 	g_free(t->sched_files);

@@ -34,8 +34,10 @@
 #include "io/io.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -125,6 +127,20 @@ static int read_failed(lp_input *in, lp_error *err)
 	return lp_fail(err, LP_EIO, "cannot read %s: %s", in->name, g_strerror(errno));
 }
 
+/* At the end of a regular file's bytes: a file now shorter than what was
+ * read from it shrank while being read (another program truncated it).
+ * The bytes read past its new end are no longer the file's, and the end
+ * met is not the file's: a torn last record, or none, would be told of
+ * bytes that are not there. Returns 0, or LP_EINPUT with err set. */
+static int check_shrunk(lp_input *in, lp_error *err)
+{
+	struct stat st;
+	if (in->file_size < 0 || fstat(in->fd, &st) || (uint64_t)st.st_size >= in->raw_total)
+		return 0;
+	return lp_fail(err, LP_EINPUT, "%s: shrank while being read (to %jd bytes, after %" PRIu64
+		       " had been read)", in->name, (intmax_t)st.st_size, in->raw_total);
+}
+
 /* Read from fd until n bytes or end of file; returns the count or -1. */
 static ssize_t read_full(int fd, void *buf, size_t n)
 {
@@ -154,8 +170,11 @@ static int refill_raw(lp_input *in, lp_error *err)
 	in->raw_pos = 0;
 	in->raw_len = (size_t)r;
 	in->raw_total += (uint64_t)r;
-	if ((size_t)r < in->raw_size)
+	if ((size_t)r < in->raw_size) {
 		in->raw_eof = true;
+		if (check_shrunk(in, err))
+			return -1;
+	}
 	return 0;
 }
 
@@ -245,8 +264,11 @@ static ssize_t read_plain(lp_input *in, unsigned char *buf, size_t n, lp_error *
 		if (r < 0)
 			return read_failed(in, err), -1;
 		in->raw_total += (uint64_t)r;
-		if ((size_t)r < n - got)
+		if ((size_t)r < n - got) {
 			in->raw_eof = true;
+			if (check_shrunk(in, err))
+				return -1;
+		}
 		got += (size_t)r;
 	}
 	return (ssize_t)got;
@@ -354,8 +376,11 @@ static int read_more_raw(lp_input *in, lp_error *err)
 		return read_failed(in, err), -1;
 	in->raw_len += (size_t)r;
 	in->raw_total += (uint64_t)r;
-	if ((size_t)r < in->raw_size - avail)
+	if ((size_t)r < in->raw_size - avail) {
 		in->raw_eof = true;
+		if (check_shrunk(in, err))
+			return -1;
+	}
 	return 0;
 }
 

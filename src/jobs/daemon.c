@@ -360,7 +360,9 @@ static gboolean scan(gpointer data)
 	for (guint i = 0; i < names->len && g_hash_table_size(d->running) < (guint)d->active.jobs; i++) {
 		lp_error err = {0};
 		int claimed = lp_spool_claim(d->spool, names->pdata[i], &err);
-		if (claimed < 0)
+		if (claimed == LP_SPOOL_REFUSED)
+			log_message(d, LP_LOG_WARNING, "incoming/%s", err.msg);
+		else if (claimed < 0)
 			log_message(d, LP_LOG_ERROR, "%s", err.msg);
 		else if (claimed)
 			start_job(d, names->pdata[i]);
@@ -480,7 +482,11 @@ static gboolean on_hangup(gpointer data)
  * (13)). */
 static void recover(daemon_state *d)
 {
-	GPtrArray *names = lp_spool_leftovers(d->spool);
+	GPtrArray *refused = g_ptr_array_new_with_free_func(g_free);
+	GPtrArray *names = lp_spool_leftovers(d->spool, refused);
+	for (guint i = 0; i < refused->len; i++)
+		log_message(d, LP_LOG_WARNING, "running/%s", (const char *)refused->pdata[i]);
+	g_ptr_array_unref(refused);
 	for (guint i = 0; i < names->len; i++) {
 		const char *name = names->pdata[i];
 		char *text = NULL;

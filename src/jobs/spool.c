@@ -91,7 +91,19 @@
  *     or a cancel fails a job at once. A job file requeued while another
  *     of its name waits in incoming/ cannot go back there (1): the one
  *     waiting fails instead, and the requeue is tried again (the daemon's
- *     requeue_or_give_up). */
+ *     requeue_or_give_up).
+ *
+ * (14) Nothing but a job file that may run (4) leaves incoming/: the
+ *     entry is checked before it is claimed, and in running/ again after
+ *     the rename, since its owner may have put another in its place
+ *     between the two (lp_spool_claim, check_job_file). What is not a
+ *     regular file (a directory, a FIFO, a socket, a link, a device) is
+ *     removed, a directory only when empty; a regular file that fails
+ *     the checks, or a directory that cannot be removed, is left in
+ *     incoming/ (one found in running/ goes back there, under a name that
+ *     starts with "." if its own is taken), and said once (refuse). So no
+ *     entry of running/, done/ or failed/ is a directory, FIFO or socket
+ *     a user made, nor a file others than its owner may write to. */
 #include "jobs/spool.h"
 #include "jobs/jobfile.h"
 #include "jobs/confine.h"
@@ -122,6 +134,7 @@ struct lp_spool {
 	int dir_fd;
 	int sub_fd[SPOOL_DIRS]; /* in the order of spool_dirs */
 	int lock_fd;
+	GHashTable *refused; /* name -> identity: entries of incoming/ left and said so */
 };
 
 /* The descriptor of subdirectory sub, one of spool_dirs. */
@@ -223,6 +236,7 @@ lp_spool *lp_spool_open(const char *dir, lp_error *err)
 	lp_spool *spool = g_new0(lp_spool, 1);
 	spool->dir = g_strdup(dir);
 	spool->dir_fd = spool->lock_fd = -1;
+	spool->refused = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	for (size_t i = 0; i < SPOOL_DIRS; i++)
 		spool->sub_fd[i] = -1;
 	int r = 0;
@@ -259,6 +273,7 @@ void lp_spool_close(lp_spool *spool)
 		close(spool->dir_fd);
 	g_free(spool->dir);
 	free(spool->real_dir);
+	g_hash_table_destroy(spool->refused);
 	g_free(spool);
 }
 
@@ -300,7 +315,18 @@ static GPtrArray *list_jobs(const lp_spool *spool, const char *sub)
 	return names;
 }
 
-GPtrArray *lp_spool_incoming(const lp_spool *spool) { return list_jobs(spool, "incoming"); }
+GPtrArray *lp_spool_incoming(const lp_spool *spool)
+{
+	GPtrArray *names = list_jobs(spool, "incoming");
+	/* Entries left and said so that are gone are forgotten. */
+	GHashTableIter it;
+	gpointer name;
+	g_hash_table_iter_init(&it, spool->refused);
+	while (g_hash_table_iter_next(&it, &name, NULL))
+		if (!g_ptr_array_find_with_equal_func(names, name, g_str_equal, NULL))
+			g_hash_table_iter_remove(&it);
+	return names;
+}
 
 /* What move returns, besides 0 and an lp_status with err set, for what
  * the spool's users may cause at any time. */
@@ -325,12 +351,123 @@ static int move(const lp_spool *spool, const char *from, const char *name, const
 	return err->status;
 }
 
+/* What tells the job file SUB/NAME from another of the same name: renames
+ * keep its device, inode and modification time; NULL if it is gone. */
+static char *job_identity(const lp_spool *spool, const char *sub, const char *name)
+{
+	struct stat st;
+	if (fstatat(sub_fd(spool, sub), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return NULL;
+	return g_strdup_printf("%ju:%ju:%jd.%09ld", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
+			       (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+}
+
+/* Why the spool's entry NAME, st as found (not followed), may not run
+ * (spool invariants (4) and (14)): 0, or LP_EINPUT with err saying why. */
+static int check_job_file(const struct stat *st, const char *name, lp_error *err)
+{
+	if (!S_ISREG(st->st_mode))
+		return lp_fail(err, LP_EINPUT, "%s: not a regular file", name);
+	/* Another link could be rewritten by whoever holds it. */
+	if (st->st_nlink != 1)
+		return lp_fail(err, LP_EINPUT, "%s: has %ju links; a job file must have one", name,
+			       (uintmax_t)st->st_nlink);
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return lp_fail(err, LP_EINPUT, "%s: writable by others than its owner", name);
+	/* Unprivileged, the daemon cannot run a job as its owner: it runs only
+	 * its own user's jobs. */
+	if (geteuid() != 0 && st->st_uid != geteuid())
+		return lp_fail(err, LP_EINPUT, "%s: owned by uid %u; this daemon runs only the jobs "
+			       "of uid %u", name, (unsigned)st->st_uid, (unsigned)geteuid());
+	return 0;
+}
+
+/* Put the refused entry running/NAME back into incoming/: under its name,
+ * or the first of .refused-NAME, .refused-NAME~2... that is free (a name
+ * no scan takes, spool invariant (6)). The name, or NULL with err set. */
+static char *put_back(const lp_spool *spool, const char *name, lp_error *err)
+{
+	char *to = g_strdup(name);
+	for (unsigned n = 1;; n++) {
+		int r = move(spool, "running", name, "incoming", to, err);
+		if (r != MOVE_TAKEN) {
+			if (!r)
+				return to;
+			if (r == MOVE_GONE)
+				lp_fail(err, LP_EIO, "cannot move %s back to incoming/: it is gone", name);
+			g_free(to);
+			return NULL;
+		}
+		g_free(to);
+		to = n == 1 ? g_strdup_printf(".refused-%s", name)
+			    : g_strdup_printf(".refused-%s~%u", name, n);
+	}
+}
+
+/* SUB/NAME (st as found) may not run, err saying why (spool invariant
+ * (14)): remove it if it is no regular file and can be, else leave it in
+ * incoming/ (or put it back there). LP_SPOOL_REFUSED with err saying what
+ * became of it, or 0 when it was left already and said so; -1 with err
+ * set when it cannot be put back. */
+static int refuse(lp_spool *spool, const char *sub, const char *name, const struct stat *st,
+		  lp_error *err)
+{
+	char *why = g_strdup(err->msg);
+	int r = LP_SPOOL_REFUSED;
+	bool removed = !S_ISREG(st->st_mode) &&
+		       unlinkat(sub_fd(spool, sub), name, S_ISDIR(st->st_mode) ? AT_REMOVEDIR : 0) == 0;
+	char *kept = S_ISREG(st->st_mode) || removed
+			     ? g_strdup("")
+			     : g_strdup_printf(" (it cannot be removed: %s)", g_strerror(errno));
+	if (removed) {
+		lp_fail(err, LP_EINPUT, "%s; removed from %s/", why, sub);
+	} else if (!strcmp(sub, "running")) {
+		char *to = put_back(spool, name, err);
+		if (to)
+			lp_fail(err, LP_EINPUT, "%s; put back in incoming/%s%s%s", why,
+				strcmp(to, name) ? " as " : "", strcmp(to, name) ? to : "", kept);
+		else
+			r = -1;
+		g_free(to);
+	} else {
+		/* Left for its owner to mend or take back: said once. */
+		char *identity = job_identity(spool, sub, name);
+		const char *said = g_hash_table_lookup(spool->refused, name);
+		if (identity && said && !strcmp(said, identity)) {
+			g_free(identity);
+			r = 0;
+		} else {
+			g_hash_table_insert(spool->refused, g_strdup(name), identity);
+			lp_fail(err, LP_EINPUT, "%s; left in incoming/%s", why, kept);
+		}
+	}
+	g_free(kept);
+	g_free(why);
+	return r;
+}
+
 int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err)
 {
+	struct stat st;
+	if (fstatat(sub_fd(spool, "incoming"), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0; /* gone */
+	if (check_job_file(&st, name, err))
+		return refuse(spool, "incoming", name, &st, err);
 	int r = move(spool, "incoming", name, "running", name, err);
 	if (r == MOVE_GONE || r == MOVE_TAKEN)
 		return 0;
-	return r ? -1 : 1;
+	if (r)
+		return -1;
+	/* What was renamed may not be what was checked. */
+	if (fstatat(sub_fd(spool, "running"), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		char *path = lp_spool_path(spool, "running", name);
+		lp_fail(err, LP_EIO, "cannot check %s: %s", path, g_strerror(errno));
+		g_free(path);
+		return -1;
+	}
+	if (check_job_file(&st, name, err))
+		return refuse(spool, "running", name, &st, err);
+	return 1;
 }
 
 int lp_spool_read_job(const lp_spool *spool, const char *name, uid_t *owner, char **text,
@@ -346,20 +483,7 @@ int lp_spool_read_job(const lp_spool *spool, const char *name, uid_t *owner, cha
 		r = lp_fail(err, LP_EINPUT, "%s: not a regular file", name);
 	else if (fd < 0 || fstat(fd, &st) < 0)
 		r = lp_fail(err, LP_EIO, "cannot check %s: %s", path, g_strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		r = lp_fail(err, LP_EINPUT, "%s: not a regular file", name);
-	/* Another link could be rewritten by whoever holds it. */
-	else if (st.st_nlink != 1)
-		r = lp_fail(err, LP_EINPUT, "%s: has %ju links; a job file must have one", name,
-			    (uintmax_t)st.st_nlink);
-	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		r = lp_fail(err, LP_EINPUT, "%s: writable by others than its owner", name);
-	/* Unprivileged, the daemon cannot run a job as its owner: it runs only
-	 * its own user's jobs. */
-	else if (geteuid() != 0 && st.st_uid != geteuid())
-		r = lp_fail(err, LP_EINPUT, "%s: owned by uid %u; this daemon runs only the jobs "
-			    "of uid %u", name, (unsigned)st.st_uid, (unsigned)geteuid());
-	else if (!(r = lp_read_small_fd(fd, path, LP_JOBFILE_MAX_BYTES, "job file", text, len, err)) &&
+	else if (!(r = check_job_file(&st, name, err)) && !(r = lp_read_small_fd(fd, path, LP_JOBFILE_MAX_BYTES, "job file", text, len, err)) &&
 		 !(r = lp_jobfile_check_lines(path, text, *len, err)))
 		*owner = st.st_uid;
 	if (fd >= 0)
@@ -414,17 +538,6 @@ static void remove_sidecar(const lp_spool *spool, const char *name, const char *
 	char *file = sidecar_name(name, suffix);
 	unlinkat(sub_fd(spool, "running"), file, 0);
 	g_free(file);
-}
-
-/* What tells the job file SUB/NAME from another of the same name: renames
- * keep its device, inode and modification time; NULL if it is gone. */
-static char *job_identity(const lp_spool *spool, const char *sub, const char *name)
-{
-	struct stat st;
-	if (fstatat(sub_fd(spool, sub), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return NULL;
-	return g_strdup_printf("%ju:%ju:%jd.%09ld", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
-			       (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
 }
 
 /* The attempts that running/ID.attempts counts for job file SUB/NAME: 0
@@ -566,7 +679,7 @@ static bool counts_queued_job(const lp_spool *spool, const char *entry)
 	return queued;
 }
 
-GPtrArray *lp_spool_leftovers(lp_spool *spool)
+GPtrArray *lp_spool_leftovers(lp_spool *spool, GPtrArray *refused)
 {
 	/* Spool invariant (11): only job files and the attempts files of
 	 * queued jobs mean anything here any more. */
@@ -577,7 +690,19 @@ GPtrArray *lp_spool_leftovers(lp_spool *spool)
 			unlinkat(sub_fd(spool, "running"), entry, 0);
 	}
 	g_ptr_array_unref(entries);
-	return list_jobs(spool, "running");
+	/* Spool invariant (14): what may not run goes back, or away. */
+	GPtrArray *names = list_jobs(spool, "running");
+	for (guint i = names->len; i-- > 0;) {
+		struct stat st;
+		lp_error err = {0};
+		if (fstatat(sub_fd(spool, "running"), names->pdata[i], &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !check_job_file(&st, names->pdata[i], &err))
+			continue;
+		refuse(spool, "running", names->pdata[i], &st, &err);
+		g_ptr_array_add(refused, g_strdup(err.msg));
+		g_ptr_array_remove_index(names, i);
+	}
+	return names;
 }
 
 static void cancel_request_free(gpointer p)

@@ -30,8 +30,12 @@ char *lp_spool_path(const lp_spool *spool, const char *sub, const char *name);
 GPtrArray *lp_spool_incoming(const lp_spool *spool);
 /* Claim a job: rename incoming/NAME into running/ (spool invariant (4)).
  * Returns 1 when claimed, 0 when it was gone or running/ holds a job of
- * its name (it waits), -1 with err set on another failure. */
+ * its name (it waits) or it was refused before and is still left there,
+ * LP_SPOOL_REFUSED with err saying why and what became of it when it may
+ * not run (spool invariant (14): removed, or left in incoming/), -1 with
+ * err set on another failure. */
 int lp_spool_claim(lp_spool *spool, const char *name, lp_error *err);
+#define LP_SPOOL_REFUSED (-2)
 /* Read a claimed job file (running/NAME) if it may be run: a regular file
  * with one link, writable by nobody but its owner, and, for a daemon not
  * running as root, owned by the daemon's own user; checked on the file
@@ -63,8 +67,10 @@ int lp_spool_finish(lp_spool *spool, const char *from, const char *name, bool ok
 /* Write running/ID.status. */
 int lp_spool_status(lp_spool *spool, const char *name, const char *text, lp_error *err);
 /* Job names left in running/ by a daemon that died (sorted), once the
- * rest of running/ is cleaned up (spool invariant (11)). */
-GPtrArray *lp_spool_leftovers(lp_spool *spool);
+ * rest of running/ is cleaned up (spool invariant (11)) and what may not
+ * run is removed or put back into incoming/ (14), a message for each
+ * added to refused (char *, g_free them). */
+GPtrArray *lp_spool_leftovers(lp_spool *spool, GPtrArray *refused);
 
 /* Cancel requests: incoming/.cancel-ID, owned by whoever asks. */
 #define LP_CANCEL_PREFIX ".cancel-"

@@ -90,3 +90,19 @@ done:
 	lp_run_close(&run);
 	return rc;
 }
+
+/* The --stats file is staged here, not by the job, to be published only
+ * once the caller's summary is written. */
+int lp_merge_stats_only(lp_merge_job *job, const char *stats_path, lp_stats *stats, lp_staged **yaml,
+			lp_error *err)
+{
+	*yaml = NULL;
+	job->discard = true;
+	const char *inputs[] = {job->reference, job->kernel};
+	int rc = lp_check_outputs(inputs, 2, &stats_path, 1, err);
+	if (!rc)
+		rc = lp_merge_job_run(job, stats, err);
+	if (rc || !stats_path)
+		return rc;
+	return stage_stats(stats_path, stats, yaml, err);
+}

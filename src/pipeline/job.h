@@ -69,5 +69,12 @@ void lp_merge_job_init(lp_merge_job *job);
 /* Run it. On success returns 0 with *stats filled; on failure returns an
  * lp_status with err set and leaves no output that looks complete. */
 int lp_merge_job_run(const lp_merge_job *job, lp_stats *stats, lp_error *err);
+/* The statistics of job's merge, nothing else written (`laplace stat` of
+ * a capture); with stats_path (NULL: none) also staged there as YAML in
+ * *yaml, for the caller to publish once it has written its summary. 0, or
+ * an lp_status with err set: stats_path would replace an input, or the
+ * merge failed. */
+int lp_merge_stats_only(lp_merge_job *job, const char *stats_path, lp_stats *stats, lp_staged **yaml,
+			lp_error *err);
 
 #endif

@@ -231,7 +231,10 @@ static bool cut_batch(lp_pipeline_state *st, ref_batch *b)
 		b->status = b->err.status;
 		return false;
 	}
-	b->first_index = b->text.first_line - 1;
+	/* The index of its first reference, as read_batch has it: not the
+	 * chunk's first line, which counts a header line too (line_where
+	 * adds it again). */
+	b->first_index = st->p->refs->ops->index(st->p->refs) - (uint64_t)n;
 	b->to_parse = n > 0 || b->text.long_line;
 	return n > 0 && !b->text.long_line;
 }

@@ -5,6 +5,7 @@ and errors with the library's messages.
 Run by `make check-python`: PYTHONPATH names the built package and
 LAPLACE_PROGRAM the laplace program of the same build."""
 import ctypes
+import gc
 import gzip
 import os
 import re
@@ -255,6 +256,40 @@ class Merge(Scratch):
             self.assertEqual(np.concatenate(list(m)).tolist(), MERGED)
             self.assertEqual(m.stats["canonical_pages"]["kernel"], 1)
 
+    def test_argument_types(self):
+        """Numpy integers are integers; only bools are flags; an argument
+        Python refuses leaves nothing for __del__ to trip on."""
+        ref, kern = self.capture()
+        arrays = list(laplace.merge(ref, kern, batch=np.int64(2),
+                                    page_offset=np.uint64(0xc0000000)))
+        self.assertEqual([len(a) for a in arrays], [2, 2, 1])
+        basic = self.file("b", "r 1\nw 2\n")
+        self.assertEqual(as_pairs(laplace.read_basic(basic, batch=np.int32(1))),
+                         [("r", 1), ("w", 2)])
+        user = np.concatenate(list(laplace.merge(ref, kern, user_only=np.bool_(True))))
+        self.assertEqual(user.tolist(), [r for r in MERGED if r[0] != b"R"])
+        for batch in (np.bool_(True), np.float64(2), np.int64(0)):
+            with self.assertRaises(ValueError) as caught:
+                laplace.merge(ref, kern, batch=batch)
+            self.assertEqual(str(caught.exception),
+                             "batch must be a positive integer, not %r" % (batch,))
+        for name in ("user_only", "strict"):
+            for value in ("yes", "", 1, 0, None):
+                with self.assertRaises(TypeError) as caught:
+                    laplace.merge(ref, kern, **{name: value})
+                self.assertEqual(str(caught.exception),
+                                 "%s must be True or False, not %r" % (name, value))
+        unraisable = []
+        hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+        try:
+            for bad in ({"bogus": 1}, {"batch": 0}, {"user_only": "yes"}):
+                with self.assertRaises((TypeError, ValueError)):
+                    laplace.Merge(ref, kern, **bad)
+                gc.collect()
+        finally:
+            sys.unraisablehook = hook
+        self.assertEqual([str(u.exc_value) for u in unraisable], [])
+
     def test_ref_formats_are_the_programs(self):
         """ref_format takes the names laplace merge's --ref-format takes, as
         the library gives them, and a wrong one is refused listing them."""
@@ -409,7 +444,8 @@ class Simulate(Scratch):
                  "clock segq arc eelru ws vmin)"),
                 ({"frames": "0"}, "--frames: a size must be at least 1, not 0"),
                 ({"windows": "5-2"}, "--window: '5-2' runs backwards"),
-                ({"frames": "1-100000000000"}, "--frames: more than 67108864 sizes")]:
+                ({"frames": "1-100000000000"},
+                 "--frames: more than 67108864 sizes named in '1-100000000000'")]:
             with self.assertRaises(laplace.Error) as caught:
                 laplace.simulate(ANOMALY, **kwargs)
             self.assertEqual((str(caught.exception), caught.exception.status), (message, 1))

@@ -203,7 +203,7 @@ Test(api, simulate)
 	cr_assert_null(rows);
 	expect_usage("--frames: a size must be at least 1, not 0");
 	cr_assert_eq(lp_simulate(path, NULL, 0, "lru", "2,1-100000000000", NULL, &rows, &err), -1);
-	expect_usage("--frames: more than 67108864 sizes");
+	expect_usage("--frames: more than 67108864 sizes named in '2,1-100000000000'");
 	g_free(path);
 }
 

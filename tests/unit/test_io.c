@@ -3,8 +3,10 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -16,6 +18,8 @@
 #include "threads.h"
 #include "io/inbuf.h"
 #include "io/io.h"
+#include "io/lrulist.h"
+#include "io/mapped.h"
 #include "io/staging.h"
 
 SCRATCH_SUITE(io);
@@ -944,4 +948,104 @@ Test(io, gzip_levels_differ)
 	}
 	cr_assert_gt(sizes[0], sizes[1], "level 0: %zu bytes, level 3: %zu", sizes[0], sizes[1]);
 	g_string_free(text, TRUE);
+}
+
+/* A guarded mapping of a file that shrinks under it: its pages past the
+ * new end read as zeros instead of raising SIGBUS, and it says so; the
+ * pages before keep the file's bytes. */
+Test(io, mapped_file_that_shrinks_reads_zeros_and_says_so)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 3 * page;
+	char *data = g_malloc(size);
+	memset(data, 'x', size);
+	char *path = scratch_file(dir, "f", data, size);
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	lp_mapped m;
+	cr_assert_eq(lp_mapped_open(&m, fd, size), 0);
+	close(fd);
+	cr_assert_eq(m.size, size);
+	cr_assert_eq(m.data[2 * page], 'x');
+	cr_assert_not(lp_mapped_shrunk(&m));
+	cr_assert_eq(truncate(path, (off_t)page), 0);
+	cr_assert_eq(m.data[page - 1], 'x');
+	cr_assert_not(lp_mapped_shrunk(&m));
+	cr_assert_eq(m.data[page + 10], 0);
+	cr_assert(lp_mapped_shrunk(&m));
+	cr_assert_eq(m.data[2 * page + 5], 0);
+	lp_mapped_close(&m);
+	cr_assert_null(m.data);
+	cr_assert_not(lp_mapped_shrunk(&m));
+	g_free(path);
+	g_free(data);
+}
+
+/* A SIGBUS outside every guarded mapping is not swallowed: it gets the
+ * action there was before the guard, here the default (set so: a
+ * sanitizer's would report and abort), which ends the process with it. */
+Test(io, sigbus_outside_guarded_mappings_still_kills, .signal = SIGBUS)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigemptyset(&dfl.sa_mask);
+	cr_assert_eq(sigaction(SIGBUS, &dfl, NULL), 0);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *data = g_malloc0(2 * page);
+	char *path = scratch_file(dir, "f", data, 2 * page);
+	int fd = open(path, O_RDONLY);
+	lp_mapped guarded;
+	cr_assert_eq(lp_mapped_open(&guarded, fd, 2 * page), 0);
+	const volatile char *plain = mmap(NULL, 2 * page, PROT_READ, MAP_PRIVATE, fd, 0);
+	cr_assert_neq((void *)plain, MAP_FAILED);
+	cr_assert_eq(truncate(path, 0), 0);
+	(void)plain[page];
+}
+
+/* The recency list of open files (io/lrulist.h): pushed newest first,
+ * touched to the front, unlinked from either end or the middle; entries
+ * found back from their links. */
+typedef struct lru_item {
+	int id;
+	lp_lru_link link;
+} lru_item;
+
+static void assert_order(const lp_lru_list *l, const char *want)
+{
+	char got[16] = "", back[16] = "";
+	size_t n = 0, m = 0;
+	for (const lp_lru_link *e = l->newest; e; e = e->older)
+		got[n++] = (char)('0' + LP_LRU_ENTRY(e, lru_item, link)->id);
+	for (const lp_lru_link *e = l->oldest; e; e = e->newer)
+		back[m++] = (char)('0' + LP_LRU_ENTRY(e, lru_item, link)->id);
+	cr_assert_str_eq(got, want);
+	cr_assert_eq(m, n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(back[i], got[n - 1 - i]);
+}
+
+Test(io, lru_list_of_open_files)
+{
+	lp_lru_list l = {0};
+	lru_item items[4] = {{.id = 0}, {.id = 1}, {.id = 2}, {.id = 3}};
+	assert_order(&l, "");
+	for (int i = 0; i < 4; i++)
+		lp_lru_push_newest(&l, &items[i].link);
+	assert_order(&l, "3210");
+	lp_lru_touch(&l, &items[1].link);
+	assert_order(&l, "1320");
+	lp_lru_touch(&l, &items[1].link);
+	assert_order(&l, "1320");
+	lp_lru_touch(&l, &items[0].link);
+	assert_order(&l, "0132");
+	lp_lru_unlink(&l, &items[2].link); /* the oldest */
+	assert_order(&l, "013");
+	cr_assert_null(items[2].link.newer);
+	cr_assert_null(items[2].link.older);
+	lp_lru_unlink(&l, &items[1].link); /* the middle */
+	assert_order(&l, "03");
+	lp_lru_unlink(&l, &items[0].link); /* the newest */
+	assert_order(&l, "3");
+	lp_lru_unlink(&l, &items[3].link);
+	assert_order(&l, "");
+	cr_assert_null(l.newest);
+	cr_assert_null(l.oldest);
 }

@@ -665,9 +665,12 @@ Test(jobfs, spool_attempts)
 	g_free(b);
 	lp_spool_close(spool);
 	open_spool();
-	GPtrArray *left = lp_spool_leftovers(spool);
+	GPtrArray *refused = g_ptr_array_new_with_free_func(g_free);
+	GPtrArray *left = lp_spool_leftovers(spool, refused);
 	cr_assert_eq(left->len, 0);
+	cr_assert_eq(refused->len, 0);
 	g_ptr_array_unref(left);
+	g_ptr_array_unref(refused);
 	cr_assert(in_running("a.attempts"));
 	cr_assert_not(in_running("b.attempts"));
 	cr_assert_eq(lp_spool_claim(spool, "a.yaml", &err), 1);
@@ -749,5 +752,88 @@ Test(jobfs, spool_same_name)
 		     LP_EIO);
 	cr_assert_str_eq(err.msg, "cannot move b.yaml to done/: it is gone from incoming/");
 	cr_assert_not(in_spool("done", "b.report.yaml"));
+	lp_spool_close(spool);
+}
+
+/* Spool invariant (14): what may not run never leaves incoming/. An entry
+ * that is not a regular file is removed (a directory only when empty,
+ * else left); a regular file that fails the checks is left; each is said
+ * once, what was left is not said again. */
+Test(jobfs, spool_refuses_what_may_not_run)
+{
+	open_spool();
+	char *in = g_build_filename(dir, "sp", "incoming", NULL);
+	char *path;
+#define IN(name) (g_free(path), path = g_build_filename(in, name, NULL))
+	path = NULL;
+	cr_assert_eq(mkdir(IN("dir.yaml"), 0777), 0);
+	cr_assert_eq(mkdir(IN("full.yaml"), 0777), 0);
+	char *inner = g_build_filename(path, "x", NULL);
+	cr_assert(g_file_set_contents(inner, "x", -1, NULL));
+	cr_assert_eq(mkfifo(IN("fifo.yaml"), 0666), 0);
+	cr_assert_eq(symlink("/etc/passwd", IN("link.yaml")), 0);
+	submit("shared.yaml", "x\n");
+	cr_assert_eq(chmod(IN("shared.yaml"), 0664), 0);
+	submit("linked.yaml", "x\n");
+	char *other = in_dir("other-link");
+	cr_assert_eq(link(IN("linked.yaml"), other), 0);
+	const struct {
+		const char *name, *said;
+		bool left;
+	} cases[] = {
+		{"dir.yaml", "dir.yaml: not a regular file; removed from incoming/", false},
+		{"fifo.yaml", "fifo.yaml: not a regular file; removed from incoming/", false},
+		{"full.yaml", "full.yaml: not a regular file; left in incoming/ (it cannot be removed: "
+			      "Directory not empty)", true},
+		{"link.yaml", "link.yaml: not a regular file; removed from incoming/", false},
+		{"linked.yaml", "linked.yaml: has 2 links; a job file must have one; left in incoming/",
+		 true},
+		{"shared.yaml", "shared.yaml: writable by others than its owner; left in incoming/", true},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		cr_assert_eq(lp_spool_claim(spool, cases[i].name, &err), LP_SPOOL_REFUSED, "%s",
+			     cases[i].name);
+		cr_assert_str_eq(err.msg, cases[i].said);
+		cr_assert_eq(in_spool("incoming", cases[i].name), cases[i].left, "%s", cases[i].name);
+		cr_assert_not(in_spool("running", cases[i].name));
+		if (cases[i].left) /* said once */
+			cr_assert_eq(lp_spool_claim(spool, cases[i].name, &err), 0);
+	}
+	/* Mended, it is taken. */
+	cr_assert_eq(chmod(IN("shared.yaml"), 0644), 0);
+	cr_assert_eq(lp_spool_claim(spool, "shared.yaml", &err), 1, "%s", err.msg);
+	cr_assert_eq(unlink(other), 0);
+	cr_assert_eq(lp_spool_claim(spool, "linked.yaml", &err), 1, "%s", err.msg);
+	/* Found in running/ (left by a daemon before this rule, or swapped in
+	 * by its owner between the check and the claim's rename): put back,
+	 * under a hidden name when its own is taken in incoming/. */
+	char *run = g_build_filename(dir, "sp", "running", "d1.yaml", NULL);
+	char *run2 = g_build_filename(dir, "sp", "running", "d2.yaml", NULL);
+	cr_assert_eq(mkdir(run, 0777), 0);
+	cr_assert_eq(mkdir(run2, 0777), 0);
+	char *inner2 = g_build_filename(run2, "x", NULL);
+	cr_assert(g_file_set_contents(inner2, "x", -1, NULL));
+	cr_assert_eq(mkdir(IN("d2.yaml"), 0777), 0);
+	GPtrArray *refused = g_ptr_array_new_with_free_func(g_free);
+	GPtrArray *left = lp_spool_leftovers(spool, refused);
+	cr_assert_eq(left->len, 2);
+	cr_assert_str_eq(left->pdata[0], "linked.yaml");
+	cr_assert_str_eq(left->pdata[1], "shared.yaml");
+	cr_assert_eq(refused->len, 2);
+	cr_assert_str_eq(refused->pdata[1], "d1.yaml: not a regular file; removed from running/");
+	cr_assert_str_eq(refused->pdata[0], "d2.yaml: not a regular file; put back in incoming/ as "
+					    ".refused-d2.yaml (it cannot be removed: Directory not empty)");
+	cr_assert(in_spool("incoming", ".refused-d2.yaml"));
+	cr_assert_not(in_spool("running", "d2.yaml"));
+#undef IN
+	g_ptr_array_unref(left);
+	g_ptr_array_unref(refused);
+	g_free(inner);
+	g_free(inner2);
+	g_free(run);
+	g_free(run2);
+	g_free(other);
+	g_free(path);
+	g_free(in);
 	lp_spool_close(spool);
 }

@@ -40,7 +40,7 @@ static uint64_t run(const lp_trace *t, const char *policy, uint64_t frames,
 	lp_sim_params(o ? o : &none, frames, t, next, &p);
 	fault_log log = {g_array_new(FALSE, FALSE, sizeof(lp_pageno))};
 	uint64_t faults = lp_sim_fixed(t, lp_policy_find(policy), &p, note_fault, &log);
-	g_free(next);
+	lp_trace_next_use_free(t, next);
 	cr_assert_eq(faults, log.victims->len);
 	if (victims)
 		*victims = log.victims;
@@ -142,6 +142,28 @@ Test(sim, segq_hand_checked)
 	lp_trace_clear(&t);
 }
 
+/* SEGQ's extremes on Belady's stream, 3 frames: S = 0 is FIFO (9 faults,
+ * the anomaly's), F = 1 (S = 2) is LRU (10). */
+Test(sim, segq_extremes_by_hand)
+{
+	uint64_t s[] = {1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5};
+	lp_trace t = trace_of(s, N(s));
+	GArray *v;
+	lp_sim_options s0 = {.segq_set = true, .segq_lru_frames = 0};
+	cr_assert_eq(run(&t, "segq", 3, &s0, &v), 9);
+	/* FIFO: 1 2 3 fill; 4 evicts 1, 1 evicts 2, 2 evicts 3, 5 evicts 4,
+	 * 3 evicts 1, 4 evicts 2 (pages are numbered from 0). */
+	lp_pageno fifo[] = {F, F, F, 0, 1, 2, 3, 0, 1};
+	assert_victims(v, fifo, N(fifo));
+	lp_sim_options f1 = {.segq_set = true, .segq_lru_frames = 2};
+	cr_assert_eq(run(&t, "segq", 3, &f1, &v), 10);
+	/* LRU: 4 evicts 1, 1 evicts 2, 2 evicts 3, 5 evicts 4, then 1 2
+	 * hit, 3 evicts 5, 4 evicts 1, 5 evicts 2. */
+	lp_pageno lru[] = {F, F, F, 0, 1, 2, 3, 4, 0, 1};
+	assert_victims(v, lru, N(lru));
+	lp_trace_clear(&t);
+}
+
 /* ---- properties over random streams ---- */
 
 static lp_trace random_trace(GRand *rng, uint64_t *n_out)
@@ -177,7 +199,7 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 		uint64_t n;
 		lp_trace t = random_trace(rng, &n);
 		uint64_t *next = lp_trace_next_use(&t);
-		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next);
+		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next, UINT64_MAX);
 		uint64_t sizes[64], m = 0;
 		for (uint64_t k = 1; k <= (uint64_t)t.pages + 2 && m < 64; k++)
 			sizes[m++] = k;
@@ -213,7 +235,7 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 		}
 		g_free(lru);
 		g_free(opt);
-		g_free(next);
+		lp_trace_next_use_free(&t, next);
 		lp_trace_clear(&t);
 	}
 	g_rand_free(rng);
@@ -228,7 +250,7 @@ Test(sim, windows_by_definition)
 		lp_trace t = random_trace(rng, &n);
 		uint64_t *next = lp_trace_next_use(&t);
 		uint64_t most = lp_sim_max_backward(&t);
-		uint64_t taus[40], m = 0;
+		uint64_t taus[41], m = 0;
 		for (uint64_t tau = 1; tau <= most + 3 && m < 40; tau++)
 			taus[m++] = tau;
 		taus[m++] = n + 5;
@@ -262,8 +284,83 @@ Test(sim, windows_by_definition)
 		cr_assert_eq(most == 0, n == t.pages);
 		g_free(last);
 		g_free(kept);
-		g_free(next);
+		lp_trace_next_use_free(&t, next);
 		lp_trace_clear(&t);
 	}
+	g_rand_free(rng);
+}
+
+/* Size lists: pow2 stops below top, then top; all is 1 .. top; items in
+ * any order, ascending and once. */
+Test(sim, size_lists)
+{
+	static const struct {
+		const char *text;
+		uint64_t top;
+		uint64_t want[12];
+		size_t n;
+	} cases[] = {
+		{"pow2", 1, {1}, 1},
+		{"pow2", 4, {1, 2, 4}, 3},
+		{"pow2", 5, {1, 2, 4, 5}, 4},
+		{"all", 3, {1, 2, 3}, 3},
+		{"9,2-4,pow2,3", 6, {1, 2, 3, 4, 6, 9}, 6},
+		{"18446744073709551614-18446744073709551615,1", 2,
+		 {1, UINT64_MAX - 1, UINT64_MAX}, 3},
+	};
+	for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+		lp_sim_list list;
+		lp_error err = {0};
+		cr_assert_eq(lp_sim_list_parse("--frames", cases[c].text, &list, &err), 0, "%s",
+			     err.msg);
+		size_t n;
+		uint64_t *sizes = lp_sim_list_sizes(&list, cases[c].top, &n);
+		cr_assert_eq(n, cases[c].n, "%s", cases[c].text);
+		cr_assert_arr_eq(sizes, cases[c].want, n * sizeof *sizes, "%s", cases[c].text);
+		g_free(sizes);
+		lp_sim_list_clear(&list);
+	}
+	lp_sim_list list;
+	lp_error err = {0};
+	static const char *const bad[] = {"", "0", "1,", "2-1", "x", "1-", "-1", "pow2x", "1 2",
+					  "18446744073709551616", "1-67108865", "1-67108864,70000000"};
+	for (size_t c = 0; c < G_N_ELEMENTS(bad); c++) {
+		err = (lp_error){0};
+		cr_assert_eq(lp_sim_list_parse("--window", bad[c], &list, &err), LP_EUSAGE, "'%s'",
+			     bad[c]);
+		cr_assert(g_str_has_prefix(err.msg, "--window: "), "%s", err.msg);
+	}
+}
+
+/* A deeper stack (2000 pages, levels over a tree of 2048 leaves): the
+ * curves still equal the simulations, at sizes across the depth. */
+Test(sim, deep_curves_equal_simulation)
+{
+	GRand *rng = g_rand_new_with_seed(36);
+	const size_t n = 40000;
+	uint64_t *s = g_new(uint64_t, n);
+	for (size_t i = 0; i < n; i++)
+		s[i] = g_rand_int_range(rng, 0, 3) ? (uint64_t)g_rand_int_range(rng, 0, 200)
+						    : (uint64_t)g_rand_int_range(rng, 0, 2000);
+	lp_trace t = trace_of(s, n);
+	g_free(s);
+	uint64_t *next = lp_trace_next_use(&t);
+	uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next, UINT64_MAX);
+	uint64_t sizes[] = {1, 7, 64, 150, 333, 1024, 1999, 2000, 2001};
+	uint64_t lru_f[N(sizes)], opt_f[N(sizes)];
+	lp_sim_stack_faults(lru, t.pages, sizes, N(sizes), lru_f);
+	lp_sim_stack_faults(opt, t.pages, sizes, N(sizes), opt_f);
+	for (size_t i = 0; i < N(sizes); i++) {
+		cr_assert_eq(run(&t, "lru", sizes[i], NULL, NULL), lru_f[i], "lru K %lu",
+			     (unsigned long)sizes[i]);
+		cr_assert_eq(run(&t, "opt", sizes[i], NULL, NULL), opt_f[i], "opt K %lu",
+			     (unsigned long)sizes[i]);
+	}
+	/* A budget too small gives up. */
+	cr_assert_null(lp_sim_opt_distances(&t, next, 1000));
+	g_free(lru);
+	g_free(opt);
+	lp_trace_next_use_free(&t, next);
+	lp_trace_clear(&t);
 	g_rand_free(rng);
 }

@@ -27,7 +27,7 @@ Test(trace, dense_numbers_types_and_user_only)
 	uint64_t *next = lp_trace_next_use(&t);
 	uint64_t want_next[] = {2, 4, LP_NEVER, 5, LP_NEVER, LP_NEVER};
 	cr_assert_arr_eq(next, want_next, sizeof want_next);
-	g_free(next);
+	lp_trace_next_use_free(&t, next);
 	lp_trace_clear(&t);
 
 	cr_assert_eq(lp_trace_load(&t, path, true, &err), 0, "%s", err.msg);
@@ -49,4 +49,33 @@ Test(trace, malformed_stream_names_the_line)
 	cr_assert(strstr(err.msg, "bad.txt:2"), "%s", err.msg);
 	cr_assert_null(t.page);
 	g_free(path);
+}
+
+/* Past memory_refs references the arrays live in a temporary file: the
+ * same numbers and types, and nothing left behind once cleared. */
+Test(trace, long_streams_go_to_a_temporary_file)
+{
+	lp_trace t;
+	lp_trace_init(&t, false);
+	t.memory_refs = 65536;
+	const uint64_t n = 300000;
+	for (uint64_t i = 0; i < n; i++)
+		cr_assert_eq(lp_trace_add(&t, "rwiRWI"[i % 6], (i * 7919) % 1000, &err), 0, "%s",
+			     err.msg);
+	lp_trace_done(&t);
+	cr_assert_geq(t.spill[0], 0);
+	cr_assert_eq(t.n, n);
+	cr_assert_eq(t.pages, 1000);
+	for (uint64_t i = 0; i < n; i++) {
+		cr_assert_eq(t.canonical[t.page[i]], (i * 7919) % 1000);
+		cr_assert_eq(t.type[i], "rwiRWI"[i % 6]);
+	}
+	/* Past memory_refs, next uses are mapped too. */
+	uint64_t *next = lp_trace_next_use(&t);
+	cr_assert_eq(next[0], 1000);
+	cr_assert_eq(next[n - 1], LP_NEVER);
+	lp_trace_next_use_free(&t, next);
+	lp_trace_clear(&t);
+	cr_assert_eq(t.spill[0], -1);
+	cr_assert_null(t.page);
 }
