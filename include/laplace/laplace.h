@@ -1,8 +1,9 @@
 /* liblaplace: merged memory reference traces read from C and C++.
  *
  * The installed interface of the library: basic merge streams (text or
- * binary) read back, and captures (a raw reference trace and its kernel
- * event trace) merged on the fly. See laplace(3), lp_basic_open(3) and
+ * binary) read back, captures (a raw reference trace and its kernel
+ * event trace) merged on the fly, and page-replacement policies simulated
+ * over a stream (since 1.1.0). See laplace(3), lp_basic_open(3) and
  * lp_capture_open(3); the formats are laplace-formats(5).
  *
  * Every function that can fail takes an lp_error, zero-initialised by the
@@ -10,7 +11,8 @@
  * record or line, and the field. The library never prints.
  *
  * NULL is never a crash: a NULL path, reader, capture or array (with n > 0)
- * is refused with LP_EUSAGE (NULL from an open, -1 from a read);
+ * is refused with LP_EUSAGE (NULL from an open, -1 from a read or
+ * lp_simulate, whose path may be NULL when canonical is given);
  * lp_capture_stats(NULL) is NULL; lp_capture_options_init(NULL) and the
  * closes do nothing. err may be NULL: failures are then told by the
  * return value alone.
@@ -52,7 +54,7 @@ extern "C" {
 
 /* The version of this header (the Makefile's too). */
 #define LP_VERSION_MAJOR 1
-#define LP_VERSION_MINOR 0
+#define LP_VERSION_MINOR 1
 #define LP_VERSION_PATCH 0
 #define LP_VERSION_NUMBER (LP_VERSION_MAJOR * 10000 + LP_VERSION_MINOR * 100 + LP_VERSION_PATCH)
 
@@ -215,6 +217,35 @@ typedef struct lp_stats {
 LP_API const lp_stats *lp_capture_stats(const lp_capture *c);
 /* Close c (NULL is allowed). */
 LP_API void lp_capture_close(lp_capture *c);
+
+/* ---- page replacement (laplace-sim(1)), since 1.1.0 ---- */
+
+/* One row of laplace sim's output: a policy at one size. */
+typedef struct lp_sim_row {
+	char policy[16];     /* its name (lru, opt, fifo, clock, segq, arc,
+			      * eelru, ws, vmin), NUL-terminated */
+	uint64_t size;       /* frames, or a window in references (ws, vmin) */
+	uint64_t references; /* the references simulated */
+	uint64_t faults;     /* first references included */
+	uint64_t space_time; /* the sum over references of the pages resident
+			      * after each */
+} lp_sim_row;
+
+/* Simulate page-replacement policies as laplace sim does (laplace-sim(1),
+ * with the policy options at their defaults): policies, frames and windows
+ * are the strings its --policy, --frames and --window take (NULL: "lru",
+ * "pow2", "pow2"). The references are the basic merge stream at path (as
+ * lp_basic_open reads it), or, when path is NULL, the n canonical page
+ * numbers of canonical. On success, the number of rows, and *rows an array
+ * of them in laplace sim's order (policies as given, sizes ascending) to be
+ * freed with lp_sim_free (NULL when there are none). On failure -1, *rows
+ * NULL and err set: LP_EUSAGE for what laplace sim refuses with exit
+ * status 1 (its message), else the reader's status and message. */
+LP_API ssize_t lp_simulate(const char *path, const uint64_t *canonical, size_t n,
+			   const char *policies, const char *frames, const char *windows,
+			   lp_sim_row **rows, lp_error *err);
+/* Free the rows of lp_simulate (NULL is allowed). */
+LP_API void lp_sim_free(lp_sim_row *rows);
 
 #ifdef __cplusplus
 }

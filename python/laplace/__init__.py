@@ -12,12 +12,18 @@
                             per-process directory: its table (the
                             thrashing curve) as a structured array, one
                             row per memory size
+    simulate(source, ...)   page-replacement policies over a basic merge
+                            stream (a path) or an array of canonical page
+                            numbers, as laplace sim simulates them: per
+                            policy, an array with fields size, faults,
+                            miss_ratio, space_time
 
 Types are one-byte strings (b"r", b"W", ...); pid and tid are NO_TASK for
 references made while no task was current. A failure raises Error with the
 library's message (file, line or record, field) and status (2: bad input,
 3: cannot read, 1: bad argument). Warnings (a torn last reference record)
-are issued as TraceWarning. See laplace(3) and laplace-formats(5).
+are issued as TraceWarning. See laplace(3), laplace-sim(1) and
+laplace-formats(5).
 
 The library loaded is the one named by the environment variable
 LAPLACE_LIBRARY (a path), else the one `make install` recorded beside this
@@ -34,8 +40,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["read_basic", "merge", "Merge", "sweep", "Error", "TraceWarning", "NO_TASK",
-           "BASIC_REF", "MERGED_REF", "SWEEP_ROW"]
+__all__ = ["read_basic", "merge", "Merge", "simulate", "sweep", "Error", "TraceWarning",
+           "NO_TASK", "BASIC_REF", "MERGED_REF", "SIM_ROW", "SWEEP_ROW"]
 
 NO_TASK = 2**64 - 1
 # LP_PAGE_OFFSET_BY_WIDTH: the page offset of the capture's width.
@@ -109,8 +115,17 @@ class _LpStats(ctypes.Structure):
                 ("warnings", ctypes.c_uint64)]
 
 
+class _LpSimRow(ctypes.Structure):
+    _fields_ = [("policy", ctypes.c_char * 16), ("size", ctypes.c_uint64),
+                ("references", ctypes.c_uint64), ("faults", ctypes.c_uint64),
+                ("space_time", ctypes.c_uint64)]
+
+
 BASIC_REF = np.dtype(_LpBasicRef)
 MERGED_REF = np.dtype(_LpMergedRef)
+# What simulate returns for each policy, one element per size.
+SIM_ROW = np.dtype([("size", np.uint64), ("faults", np.uint64), ("miss_ratio", np.float64),
+                    ("space_time", np.uint64)])
 
 _ENDIANS = {"little": 0, "big": 1}
 
@@ -142,6 +157,16 @@ _lib.lp_capture_close.restype = None
 _lib.lp_capture_close.argtypes = [ctypes.c_void_p]
 _lib.lp_ref_format_name.restype = ctypes.c_char_p
 _lib.lp_ref_format_name.argtypes = [ctypes.c_int]
+# Since 1.1.0: an older library leaves simulate out (it raises Error).
+_HAS_SIMULATE = hasattr(_lib, "lp_simulate")
+if _HAS_SIMULATE:
+    _lib.lp_simulate.restype = ctypes.c_ssize_t
+    _lib.lp_simulate.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t,
+                                 ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                 ctypes.POINTER(ctypes.POINTER(_LpSimRow)),
+                                 ctypes.POINTER(_LpError)]
+    _lib.lp_sim_free.restype = None
+    _lib.lp_sim_free.argtypes = [ctypes.POINTER(_LpSimRow)]
 
 
 def _ref_formats():
@@ -403,3 +428,84 @@ def sweep(directory, memory, policy="rr", quantum=None, cpus=None, seed=None,
         fields = line.split(",")
         table[i] = tuple(int(v) for v in fields[:-1]) + (float(fields[-1]),)
     return table
+def _sim_list(name, value):
+    """A list of policies or sizes as laplace sim's options spell it: a
+    string as given, an integer, or an iterable of strings and integers
+    (joined by commas); None is the library's default."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)):
+        items = [value]
+    elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        items = [value]
+    else:
+        try:
+            items = list(value)
+        except TypeError:
+            raise TypeError("%s must be a string, an integer or a list of them, not %r"
+                            % (name, value)) from None
+    words = []
+    for item in items:
+        if isinstance(item, bytes):
+            item = item.decode("utf-8", "surrogateescape")
+        if isinstance(item, bool) or not isinstance(item, (str, int, np.integer)):
+            raise TypeError("%s must be a string, an integer or a list of them, not %r"
+                            % (name, value))
+        words.append(str(item))
+    text = ",".join(words).encode("utf-8", "surrogateescape")
+    if b"\0" in text:
+        raise ValueError("%s must not hold a NUL byte: %r" % (name, value))
+    return text
+
+
+def simulate(source, policies="lru", frames=None, windows=None):
+    """Simulate page replacement as `laplace sim` does (laplace-sim(1), the
+    policy options at their defaults) and return a dict from each policy,
+    in the order given, to an array of SIM_ROW (size, faults, miss_ratio =
+    faults / references, space_time), sizes ascending.
+
+    source is a basic merge stream (a path, as read_basic takes it) or the
+    canonical page numbers of the references in order (anything numpy
+    makes a one-dimensional array of unsigned 64-bit integers of, e.g. the
+    canonical field of read_basic's array). policies, frames and windows
+    are laplace sim's --policy, --frames and --window: a string ("lru,opt",
+    "pow2", "all", "1-100"), an integer, or a list of them; None for frames
+    or windows is "pow2". A size list that laplace sim refuses, or an
+    unknown policy, raises Error with status 1 and its message."""
+    if not _HAS_SIMULATE:
+        raise Error("simulate: the liblaplace loaded is older than 1.1.0 (lp_simulate)", 1)
+    policies_c = _sim_list("policies", policies)
+    frames_c = _sim_list("frames", frames)
+    windows_c = _sim_list("windows", windows)
+    if isinstance(source, (str, bytes, os.PathLike)):
+        path, pages, data = _path("source", source), None, None
+    else:
+        path = None
+        pages = np.asarray(source)
+        if pages.ndim != 1:
+            raise ValueError("source must be a path or a one-dimensional array of canonical "
+                             "page numbers, not an array of shape %r" % (pages.shape,))
+        if pages.size and not np.issubdtype(pages.dtype, np.integer):
+            raise TypeError("source's canonical page numbers must be integers, not %s"
+                            % pages.dtype)
+        if pages.size and np.issubdtype(pages.dtype, np.signedinteger) and pages.min() < 0:
+            raise ValueError("source's canonical page numbers must not be negative")
+        pages = np.ascontiguousarray(pages, dtype=np.uint64)
+        data = pages.ctypes.data if pages.size else None
+    rows = ctypes.POINTER(_LpSimRow)()
+    err = _LpError()
+    n = _lib.lp_simulate(path, data, 0 if pages is None else pages.size, policies_c, frames_c,
+                         windows_c, ctypes.byref(rows), ctypes.byref(err))
+    if n < 0:
+        _raise(err)
+    try:
+        table = {}
+        for i in range(n):
+            row = rows[i]
+            name = row.policy.decode()
+            ratio = row.faults / row.references if row.references else 0.0
+            table.setdefault(name, []).append((row.size, row.faults, ratio, row.space_time))
+    finally:
+        _lib.lp_sim_free(rows)
+    names = [w for w in (policies_c or b"lru").decode("utf-8", "surrogateescape").split(",")]
+    return {name: np.array(table.get(name, []), dtype=SIM_ROW) for name in dict.fromkeys(names)}

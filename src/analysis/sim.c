@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/recency.h"
+#include "analysis/stackdist.h"
 #include "core/numbers.h"
 #include "io/workpool.h"
 
@@ -135,14 +136,11 @@ void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
 uint64_t *lp_sim_lru_distances(const lp_trace *t)
 {
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
-	lp_recency r;
-	lp_recency_init(&r, t->pages, false);
-	for (uint64_t i = 0; i < t->n; i++) {
-		lp_pageno p = t->page[i];
-		hist[lp_recency_position(&r, p)]++;
-		lp_recency_touch(&r, p);
-	}
-	lp_recency_clear(&r);
+	lp_stackdist s;
+	lp_stackdist_init(&s, t->pages);
+	for (uint64_t i = 0; i < t->n; i++)
+		hist[lp_stackdist_access(&s, t->page[i])]++;
+	lp_stackdist_clear(&s);
 	hist[0] = 0; /* first references: no distance */
 	return hist;
 }

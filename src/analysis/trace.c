@@ -18,6 +18,8 @@ void lp_trace_init(lp_trace *t, bool user_only)
 	t->memory_refs = LP_TRACE_MEMORY_REFS;
 	t->spill[0] = t->spill[1] = -1;
 	pairmap_init(&t->ids);
+	for (uint64_t h = 0; h < LP_TRACE_RECENT; h++)
+		t->recent_key[h] = ~h;
 }
 
 /* A temporary file of bytes bytes (its blocks reserved, so that writing
@@ -98,11 +100,16 @@ int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
 {
 	if (t->user_only && lp_ref_is_kernel(type))
 		return 0;
+	uint64_t h = canonical & (LP_TRACE_RECENT - 1);
+	lp_pageno p;
+	if (t->recent_key[h] == canonical) {
+		p = t->recent_page[h];
+		goto append;
+	}
 	pairmap_slot *slot = pairmap_find(&t->ids, canonical, 0);
 	if (!slot)
 		return lp_fail(err, LP_EINPUT, "out of memory numbering %" G_GUINT32_FORMAT
 			       " distinct pages", t->pages);
-	lp_pageno p;
 	if (slot->value) {
 		p = (lp_pageno)(slot->value - 1);
 	} else {
@@ -120,6 +127,9 @@ int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
 		slot->value = (uint64_t)p + 1;
 		pairmap_added(&t->ids);
 	}
+	t->recent_key[h] = canonical;
+	t->recent_page[h] = p;
+append:
 	if (t->n == t->cap) {
 		uint64_t cap = t->cap ? t->cap * 2 : 65536;
 		void *page = t->page, *type = t->type;

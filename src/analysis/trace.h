@@ -42,6 +42,7 @@
 #define LP_TRACE_MEMORY_REFS (UINT64_C(1) << 26)
 
 /* LP_NO_PAGE stays free to mean "none". */
+#define LP_TRACE_RECENT 256
 #define LP_TRACE_MAX_PAGES (UINT32_MAX - 1)
 
 typedef struct lp_trace {
@@ -57,6 +58,11 @@ typedef struct lp_trace {
 	int spill[2];         /* page's and type's temporary files, or -1 */
 	size_t bytes[2];      /* their arrays' sizes */
 	pairmap ids;         /* canonical -> dense number + 1 */
+	/* The pages met last, by the low bits of their canonical numbers:
+	 * most references are found here without a probe of ids. A slot's
+	 * key starts as one no canonical number of its slot can be. */
+	uint64_t recent_key[LP_TRACE_RECENT];
+	lp_pageno recent_page[LP_TRACE_RECENT];
 } lp_trace;
 
 void lp_trace_init(lp_trace *t, bool user_only);

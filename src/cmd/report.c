@@ -3,6 +3,7 @@
  * src/report/; here are options and the output. */
 #include <string.h>
 
+#include "analysis/simlist.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "core/numbers.h"
@@ -38,10 +39,34 @@ static bool check_options(int argc, char **argv, bool is_dir, const cli_capture 
 	return false;
 }
 
+/* The fixed-space policies of --policies into *policies (g_free'd by the
+ * caller); on a usage error print it and return false. */
+static bool check_policies(const char *list, const lp_policy_info ***policies, size_t *n)
+{
+	lp_error err = {0};
+	if (lp_sim_parse_policies(list, policies, n, &err)) {
+		/* The list is --policies' here, not sim's --policy. */
+		const char *prefix = "--policy:";
+		cli_usage_error("--policies:%s", g_str_has_prefix(err.msg, prefix)
+							 ? err.msg + strlen(prefix) : err.msg);
+		return false;
+	}
+	for (size_t i = 0; i < *n; i++)
+		if ((*policies)[i]->space != LP_SPACE_FIXED) {
+			cli_usage_error("--policies: %s is a variable-space policy: ws and vmin are "
+					"always drawn, in the lifetime curve", (*policies)[i]->name);
+			g_free(*policies);
+			*policies = NULL;
+			return false;
+		}
+	return true;
+}
+
 /* The report of the inputs (a capture, a directory with its schedule, or
  * a stream), written as a page to output. */
 static int report_page(int argc, char **argv, bool is_dir, const lp_merge_job *job,
-		       const char *output, const char *schedule, uint64_t seed)
+		       const char *output, const char *schedule, uint64_t seed,
+		       const lp_policy_info *const *policies, size_t npolicies)
 {
 	lp_error err = {0};
 	lp_report *report = NULL;
@@ -66,6 +91,8 @@ static int report_page(int argc, char **argv, bool is_dir, const lp_merge_job *j
 		lp_report_free(report);
 		return cli_fail(&err);
 	}
+	lp_report_simulate(report, policies, npolicies,
+			   job->threads ? job->threads : g_get_num_processors());
 	rc = lp_report_write_html(report, out, &err);
 	if (rc)
 		lp_output_abort(out);
@@ -106,6 +133,7 @@ int cmd_report(int argc, char **argv)
 {
 	cli_set_command("laplace report");
 	gchar *output = NULL, *schedule = NULL, *seed = NULL, *threads = NULL, *sweep = NULL;
+	gchar *policies = NULL;
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
@@ -115,9 +143,12 @@ int cmd_report(int argc, char **argv)
 		 "run again)", "REPORT.yaml"},
 		{"seed", 0, 0, G_OPTION_ARG_STRING, &seed,
 		 "With --schedule of a random schedule: its --seed (default 0)", "N"},
+		{"policies", 0, 0, G_OPTION_ARG_STRING, &policies,
+		 "The fixed-space policies of laplace sim drawn side by side in the miss-ratio "
+		 "figure (default: lru,opt,clock,arc)", "LIST"},
 		{"threads", 'j', 0, G_OPTION_ARG_STRING, &threads,
-		 "A capture: read, merge and gather in N threads; 1: all in one (default: the "
-		 "processors available)", "N"},
+		 "A capture: read, merge, gather and simulate in N threads; 1: all in one "
+		 "(default: the processors available)", "N"},
 		{"sweep", 0, 0, G_OPTION_ARG_FILENAME, &sweep,
 		 "Instead of an input: draw the table of laplace schedule --memory M1,M2,... "
 		 "(utilization and faults against memory size, the knee marked)", "FILE.csv"},
@@ -126,10 +157,11 @@ int cmd_report(int argc, char **argv)
 	GOptionContext *ctx = g_option_context_new("REF KERN | DIR | STREAM | --sweep FILE.csv");
 	g_option_context_set_summary(ctx,
 		"Write one self-contained HTML page (no script, nothing fetched) with\n"
-		"inline SVG figures: the LRU miss-ratio curve with its working-set\n"
-		"knees; for a capture or a per-process directory also the task\n"
-		"timeline, canonical pages by kind, the totals of the merge statistics\n"
-		"and a table of processes.\n\n"
+		"inline SVG figures: the miss-ratio curves of page-replacement policies\n"
+		"side by side, with LRU's working-set knees, and the lifetime curve of\n"
+		"the working set and VMIN; for a capture or a per-process directory\n"
+		"also the task timeline, canonical pages by kind, the totals of the\n"
+		"merge statistics and a table of processes.\n\n"
 		"  REF KERN   a capture, merged on the way (nothing else is written)\n"
 		"  DIR        a per-process merge directory (one file per task)\n"
 		"  STREAM     a basic merge stream, any form, gzip or zstd allowed");
@@ -150,20 +182,27 @@ int cmd_report(int argc, char **argv)
 	lp_merge_job_init(&job);
 	job.warn = cli_warn;
 	uint64_t seed_value = 0;
+	const lp_policy_info **list = NULL;
+	size_t nlist = 0;
 	if (!cli_parse(ctx, &argc, &argv)) {
 		/* said */
 	} else if (sweep) {
 		if (argc != 1)
 			cli_usage_error("--sweep takes no other input, got %d", argc - 1);
-		else if (schedule || seed || threads || cli_capture_given(&capture))
+		else if (schedule || seed || threads || policies || cli_capture_given(&capture))
 			cli_usage_error("--sweep goes with -o only");
 		else
 			rc = sweep_page(sweep, output);
 	} else {
 		bool is_dir = argc == 2 && g_file_test(argv[1], G_FILE_TEST_IS_DIR);
-		if (check_options(argc, argv, is_dir, &capture, threads, schedule, seed, &seed_value, &job))
-			rc = report_page(argc, argv, is_dir, &job, output, schedule, seed_value);
+		if (check_options(argc, argv, is_dir, &capture, threads, schedule, seed, &seed_value,
+				  &job) &&
+		    check_policies(policies ? policies : "lru,opt,clock,arc", &list, &nlist))
+			rc = report_page(argc, argv, is_dir, &job, output, schedule, seed_value, list,
+					 nlist);
 	}
+	g_free(list);
+	g_free(policies);
 	g_option_context_free(ctx);
 	cli_capture_free(&capture);
 	g_free(output);

@@ -5,10 +5,12 @@
 #include "report/collect.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "formats/legacy.h"
 #include "analysis/mrc.h"
+#include "analysis/sim.h"
 #include "pipeline/job.h"
 #include "formats/procindex.h"
 #include "sched/report.h"
@@ -70,12 +72,28 @@ void lp_report_free(lp_report *r)
 	}
 	g_free(r->units);
 	g_free(r->misses);
+	if (r->trace)
+		lp_trace_clear(r->trace);
+	g_free(r->trace);
+	for (size_t i = 0; i < r->ncurves; i++) {
+		g_free(r->curves[i].size);
+		g_free(r->curves[i].faults);
+		g_free(r->curves[i].space_time);
+	}
+	g_free(r->curves);
+	for (size_t i = 0; i < r->nlifetime; i++) {
+		g_free(r->lifetime[i].size);
+		g_free(r->lifetime[i].faults);
+		g_free(r->lifetime[i].space_time);
+	}
 	g_free(r->title);
 	g_free(r);
 }
 
 static void collector_init(collector *c, lp_report *r)
 {
+	r->trace = g_new0(lp_trace, 1);
+	lp_trace_init(r->trace, false);
 	*c = (collector){
 		.r = r,
 		.mrc = lp_mrc_new(),
@@ -112,6 +130,14 @@ static void count_reference(collector *c, char type, uint64_t canonical)
 	if (t >= 0)
 		c->r->refs_by_type[t]++;
 	lp_mrc_access(c->mrc, canonical, NULL);
+	/* Past LP_TRACE_MAX_PAGES pages the policies are left out (said on
+	 * the page), not the report. */
+	lp_error ignored = {0};
+	if (c->r->trace && lp_trace_add(c->r->trace, type, canonical, &ignored)) {
+		lp_trace_clear(c->r->trace);
+		g_free(c->r->trace);
+		c->r->trace = NULL;
+	}
 }
 
 static size_t intern_program(collector *c, const char *name)
@@ -263,6 +289,8 @@ static void finish(collector *c)
 	r->distinct = lp_mrc_distinct_pages(c->mrc);
 	r->misses = g_new(uint64_t, r->distinct + 1);
 	lp_mrc_misses(c->mrc, r->misses);
+	if (r->trace)
+		lp_trace_done(r->trace);
 	for (guint p = 0; p < r->processes->len; p++)
 		g_array_index(r->processes, lp_report_process, p).pages =
 			g_hash_table_size(g_ptr_array_index(c->page_sets, p));
@@ -708,4 +736,92 @@ lp_report *lp_report_from_stream(const char *path, lp_error *err)
 		return NULL;
 	}
 	return r;
+}
+
+/* ---- the policies ---- */
+
+/* Sizes 1 .. max spread on a log scale: floor(max^(i/points)) for i = 0
+ * .. points, each once, then max (none when max is 0). */
+static size_t log_sizes(uint64_t max, size_t points, uint64_t *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; max && i <= points; i++) {
+		uint64_t s = i == points ? max : (uint64_t)pow((double)max, (double)i / (double)points);
+		if (s >= 1 && (!n || s > out[n - 1]))
+			out[n++] = s;
+	}
+	return n;
+}
+
+static void curve_alloc(lp_report_curve *c, const lp_policy_info *policy, const uint64_t *sizes,
+			size_t n)
+{
+	*c = (lp_report_curve){.policy = policy, .n = n,
+			       .size = g_memdup2(sizes, (n ? n : 1) * sizeof *sizes),
+			       .faults = g_new0(uint64_t, n ? n : 1),
+			       .space_time = g_new0(uint64_t, n ? n : 1)};
+}
+
+/* Whether a policy's whole curve is drawn: lru's, from stack distances
+ * in O(log D) a reference. opt's priority stack costs up to D a
+ * reference where stacks are deep (a footprint of 2*10^5 pages took
+ * minutes), so opt, like the others, is simulated at 8 sizes a decade,
+ * each in O(log K) a reference. */
+static bool whole_curve(const lp_policy_info *p)
+{
+	return !strcmp(p->name, "lru");
+}
+
+#define STACK_POINTS 480
+#define OTHER_PER_DECADE 8
+#define WINDOWS_PER_DECADE 16
+
+void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, size_t n,
+			unsigned threads)
+{
+	if (!r->trace)
+		return;
+	const lp_trace *t = r->trace;
+	if (t->n) {
+		/* Points for the curve of a footprint of D pages: at most
+		 * STACK_POINTS + 1, or 8 a decade (log10 D < 20). */
+		uint64_t *sizes = g_new(uint64_t, STACK_POINTS + 2);
+		r->curves = g_new0(lp_report_curve, n);
+		r->ncurves = n;
+		for (size_t i = 0; i < n; i++) {
+			double decades = log10((double)t->pages);
+			size_t points = whole_curve(policies[i]) ? STACK_POINTS
+								 : (size_t)ceil(decades * OTHER_PER_DECADE);
+			curve_alloc(&r->curves[i], policies[i], sizes,
+				    log_sizes(t->pages, points, sizes));
+		}
+		uint64_t max_b = lp_sim_max_backward(t);
+		size_t windows = log_sizes(max_b, (size_t)ceil(log10((double)MAX(max_b, 1)) *
+								WINDOWS_PER_DECADE), sizes);
+		curve_alloc(&r->lifetime[0], lp_policy_find("ws"), sizes, windows);
+		curve_alloc(&r->lifetime[1], lp_policy_find("vmin"), sizes, windows);
+		r->nlifetime = 2;
+		g_free(sizes);
+		lp_sim_task *tasks = g_new(lp_sim_task, n + 2);
+		/* The policies run size by size, as rows of their own. */
+		lp_policy_info *sized = g_new(lp_policy_info, n);
+		for (size_t i = 0; i < n + 2; i++) {
+			lp_report_curve *c = i < n ? &r->curves[i] : &r->lifetime[i - n];
+			const lp_policy_info *p = c->policy;
+			if (i < n && !whole_curve(p)) {
+				sized[i] = *p;
+				sized[i].stack = false;
+				p = &sized[i];
+			}
+			tasks[i] = (lp_sim_task){.policy = p, .sizes = c->size, .nsizes = c->n,
+						 .faults = c->faults, .space_time = c->space_time};
+		}
+		lp_sim_options options = {0};
+		lp_sim_run(t, tasks, n + 2, &options, threads);
+		g_free(sized);
+		g_free(tasks);
+	}
+	lp_trace_clear(r->trace);
+	g_free(r->trace);
+	r->trace = NULL;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/policy.h"
+#include "analysis/trace.h"
 #include "core/units.h"
 #include "io/io.h"
 #include "pipeline/job.h"
@@ -67,6 +69,14 @@ typedef struct lp_report_schedule {
 	uint32_t (*columns)[LP_REPORT_SCHEDULE_COLUMNS];
 } lp_report_schedule;
 
+/* A policy's faults at some sizes (laplace sim's, sim.h): frames for a
+ * fixed-space policy, windows for ws and vmin. */
+typedef struct lp_report_curve {
+	const lp_policy_info *policy;
+	size_t n;
+	uint64_t *size, *faults, *space_time;
+} lp_report_curve;
+
 typedef struct lp_report {
 	enum lp_report_source source;
 	char *title;                /* the input as named on the command line */
@@ -86,6 +96,15 @@ typedef struct lp_report {
 	lp_sched_unit *units;
 	size_t nunits;
 	lp_report_schedule *schedule;
+	/* The references as dense pages, held for lp_report_simulate (which
+	 * frees them); NULL when they are more pages than a trace holds. */
+	lp_trace *trace;
+	/* From lp_report_simulate: the fixed-space policies asked for, and ws
+	 * and vmin (nlifetime 2), else none. */
+	lp_report_curve *curves;
+	size_t ncurves;
+	lp_report_curve lifetime[2];
+	size_t nlifetime;
 } lp_report;
 
 /* Gather a report. NULL with err set: the status and message of the
@@ -106,6 +125,13 @@ int lp_report_read_schedule(lp_report *r, const char *path, lp_error *err);
  * when the run does not give the report's ticks and references: the
  * report is not of this directory, or not with this seed. */
 int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_error *err);
+/* Simulate the fixed-space policies (laplace sim's, at sizes from 1 page
+ * to the footprint spread evenly on a log scale: every size a whole curve
+ * of a stack algorithm draws, 8 a decade for the others) and ws and vmin
+ * (16 windows a decade up to the largest backward distance), on up to
+ * threads threads, then let the references go. */
+void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, size_t n,
+			unsigned threads);
 void lp_report_free(lp_report *r);
 
 #endif

@@ -36,21 +36,26 @@ size_t lp_axis_ticks(double lo, double hi, size_t max, double *ticks)
 	return 0; /* not reached: 20 times the magnitude is at least twice raw */
 }
 
-/* The miss ratio of a memory of x pages (x real, rounded down). */
-static double ratio_at(const uint64_t *misses, uint64_t distinct, uint64_t refs, double x)
+/* log10 of the miss ratio of a memory of x pages (x real, rounded down;
+ * every page fits beyond the last). A curve never reaches 0 (first
+ * references miss), but one given by hand may: half a miss stands in. */
+static double log_ratio_at(const uint64_t *misses, uint64_t distinct, uint64_t refs, double x)
 {
 	uint64_t f = x < 1 ? 0 : x >= (double)distinct ? distinct : (uint64_t)x;
-	return (double)misses[f] / (double)refs;
+	return log10(fmax((double)misses[f], 0.5) / (double)refs);
 }
 
-/* The rule of laplace-report(1), "KNEES": sizes on a grid of 16 a decade;
- * from 10^(1/4) pages up, the drop of the miss ratio over the quarter decade below (L)
- * and above (R); a size is a candidate when L >= 0.05 and R <= L / 4, and
- * each run of neighbouring candidates gives one knee, where L - R is
- * largest. The largest such differences are kept. */
+/* The rule of laplace-report(1), "KNEES", on the curve drawn with both
+ * axes logarithmic, where a memory that divides the misses by ten is as
+ * far down at 0.1 as at 0.001: sizes on a grid of 16 a decade; from
+ * 10^(1/4) pages up, the fall of log10 of the miss ratio over the quarter
+ * decade below (L) and above (R); a size is a candidate when L >= log10 2
+ * (the misses at least halve) and R <= L / 4, and each run of
+ * neighbouring candidates gives one knee, where L - R is largest. The
+ * largest such differences are kept. */
 #define GRID_PER_DECADE 16
 #define WINDOW_STEPS 4
-#define MIN_DROP 0.05
+#define MIN_FALL 0.30102999566398120 /* log10 2 */
 #define FLATTENING 4.0
 
 size_t lp_mrc_knees(const uint64_t *misses, uint64_t distinct, uint64_t refs, uint64_t *knees,
@@ -69,10 +74,10 @@ size_t lp_mrc_knees(const uint64_t *misses, uint64_t distinct, uint64_t refs, ui
 		double x = pow(10, (double)i / GRID_PER_DECADE);
 		if (x > (double)distinct * window)
 			break;
-		double here = ratio_at(misses, distinct, refs, x);
-		double left = ratio_at(misses, distinct, refs, x / window) - here;
-		double right = here - ratio_at(misses, distinct, refs, x * window);
-		bool candidate = left >= MIN_DROP && right * FLATTENING <= left;
+		double here = log_ratio_at(misses, distinct, refs, x);
+		double left = log_ratio_at(misses, distinct, refs, x / window) - here;
+		double right = here - log_ratio_at(misses, distinct, refs, x * window);
+		bool candidate = left >= MIN_FALL && right * FLATTENING <= left;
 		if (!candidate) {
 			in_run = false;
 			continue;

@@ -66,16 +66,213 @@ static void svg_open(GString *s, const char *id, double height, const char *titl
 	g_string_append(s, "</desc>\n<rect class=\"bg\" width=\"100%\" height=\"100%\"/>\n");
 }
 
-/* ---- the miss-ratio curve ---- */
+/* ---- curves: miss ratio against memory ---- */
 
-static double log_x(const plot *p, double decades, double f)
+/* A curve to draw: n points (x pages, y a ratio of references), x
+ * ascending. */
+typedef struct series {
+	const char *name;
+	size_t n;
+	double *x, *y;
+} series;
+
+/* Axes of a curve figure: x logarithmic from 1 page to the footprint (no
+ * further: there every page fits), y logarithmic from the decade at or
+ * below the smallest ratio to the one at or above the largest when they
+ * span a decade or more, else linear from 0. */
+typedef struct axes {
+	plot p;
+	double x_decades; /* log10 of the right edge */
+	bool log_y;
+	double y_lo, y_hi; /* log: exponents of the decades; linear: 0, top tick */
+	double y_ticks[MAX_TICKS];
+	size_t ny;
+} axes;
+
+static double ax_x(const axes *a, double pages)
 {
-	return p->left + (p->right - p->left) * log10(f) / decades;
+	return a->p.left + (a->p.right - a->p.left) * log10(pages) / a->x_decades;
 }
 
-static double lin_y(const plot *p, double top_value, double v)
+static double ax_y(const axes *a, double ratio)
 {
-	return p->bottom - (p->bottom - p->top) * v / top_value;
+	double v = a->log_y ? log10(fmax(ratio, pow(10, a->y_lo))) : ratio;
+	return a->p.bottom - (a->p.bottom - a->p.top) * (v - a->y_lo) / (a->y_hi - a->y_lo);
+}
+
+/* Fit the axes to the curves; right is the footprint (pages). */
+static void axes_fit(axes *a, const series *c, size_t nc, double right)
+{
+	a->x_decades = log10(fmax(2, right));
+	double lo = INFINITY, hi = 0;
+	for (size_t i = 0; i < nc; i++)
+		for (size_t k = 0; k < c[i].n; k++) {
+			if (c[i].y[k] > 0)
+				lo = fmin(lo, c[i].y[k]);
+			hi = fmax(hi, c[i].y[k]);
+		}
+	a->log_y = lo < INFINITY && hi >= 10 * lo;
+	if (a->log_y) {
+		a->y_lo = floor(log10(lo));
+		a->y_hi = fmax(ceil(log10(hi)), a->y_lo + 1);
+		return;
+	}
+	a->ny = lp_axis_ticks(0, hi, 6, a->y_ticks);
+	a->y_lo = 0;
+	a->y_hi = a->y_ticks[a->ny - 1] > 0 ? a->y_ticks[a->ny - 1] : 1;
+}
+
+/* A decade's label: 1, 0.1, 0.01, 0.001, then 1e-4, 1e-5... */
+static void add_decade(GString *s, int k)
+{
+	if (k >= -3)
+		add(s, "%g", pow(10, k));
+	else
+		add(s, "1e%d", k);
+}
+
+static void axes_draw(GString *s, const axes *a, const char *x_label, const char *y_label,
+		      double right)
+{
+	const plot *p = &a->p;
+	int xd = (int)floor(a->x_decades + 1e-9);
+	bool minor_x = (p->right - p->left) / a->x_decades >= 60;
+	g_string_append(s, "<g class=\"grid\">\n");
+	for (int d = 0; d <= xd; d++)
+		for (int k = 1; k <= (minor_x ? 9 : 1); k++) {
+			double f = k * pow(10, d);
+			if (f > right)
+				break;
+			double x = ax_x(a, f);
+			add(s, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			    k == 1 ? "major" : "minor", x, p->top, x, p->bottom);
+		}
+	if (a->log_y) {
+		bool minor_y = (p->bottom - p->top) / (a->y_hi - a->y_lo) >= 60;
+		for (int d = (int)a->y_lo; d <= (int)a->y_hi; d++)
+			for (int k = 1; k <= (minor_y && d < (int)a->y_hi ? 9 : 1); k++) {
+				double y = ax_y(a, k * pow(10, d));
+				add(s, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+				    k == 1 ? "major" : "minor", p->left, y, p->right, y);
+			}
+	} else {
+		for (size_t i = 0; i < a->ny; i++) {
+			double y = ax_y(a, a->y_ticks[i]);
+			add(s, "<line class=\"major\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			    p->left, y, p->right, y);
+		}
+	}
+	g_string_append(s, "</g>\n<g class=\"axis\">\n");
+	/* Every decade labelled but one too close to the footprint's own
+	 * label at the right edge. */
+	double end_x = ax_x(a, fmax(2, right));
+	for (int d = 0; d <= xd; d++) {
+		double x = ax_x(a, pow(10, d));
+		if (pow(10, d) > right || (pow(10, d) < right && end_x - x < 40))
+			continue;
+		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x, p->bottom + 18);
+		add_short(s, pow(10, d));
+		g_string_append(s, "</text>\n");
+	}
+	if (right >= 2 && fabs(right - pow(10, round(log10(right)))) > 0.5) {
+		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", end_x, p->bottom + 18);
+		add_short(s, right);
+		g_string_append(s, "</text>\n");
+	}
+	if (a->log_y) {
+		for (int d = (int)a->y_lo; d <= (int)a->y_hi; d++) {
+			add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", p->left - 6,
+			    ax_y(a, pow(10, d)) + 4.5);
+			add_decade(s, d);
+			g_string_append(s, "</text>\n");
+		}
+	} else {
+		for (size_t i = 0; i < a->ny; i++)
+			add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", p->left - 6,
+			    ax_y(a, a->y_ticks[i]) + 4.5, a->y_ticks[i]);
+	}
+	add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+	    (p->left + p->right) / 2, p->bottom + 44, x_label);
+	add(s, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\">%s%s</text>\n",
+	    (p->top + p->bottom) / 2, y_label, a->log_y ? " (log scale)" : "");
+	add(s, "<path class=\"frame\" d=\"M%.1f %.1fV%.1fH%.1f\"/>\n", p->left, p->top, p->bottom,
+	    p->right);
+	g_string_append(s, "</g>\n");
+}
+
+/* A polyline through the points, skipping those closer than a tenth of
+ * a unit to the last drawn, so that a curve of every size of a large
+ * footprint stays small. */
+static void series_draw(GString *s, const axes *a, const series *c, const char *colour)
+{
+	if (!c->n)
+		return;
+	add(s, "<path class=\"curve\" stroke=\"%s\" d=\"", colour);
+	double lx = 0, ly = 0;
+	for (size_t k = 0; k < c->n; k++) {
+		double x = ax_x(a, c->x[k]), y = ax_y(a, c->y[k]);
+		if (k && k + 1 < c->n && fabs(x - lx) < 0.1 && fabs(y - ly) < 0.1)
+			continue;
+		add(s, "%s%.2f %.2f", k ? "L" : "M", x, y);
+		lx = x, ly = y;
+	}
+	g_string_append(s, "\"/>\n");
+}
+
+/* The colour of a policy: its row's in the registry, the same in every
+ * figure. */
+static void policy_colour(const lp_policy_info *policy, char out[8])
+{
+	lp_report_colour((size_t)(policy - lp_policies), out);
+}
+
+/* The names of the curves, in their colours, along the top of the plot. */
+static void series_legend(GString *s, const axes *a, const series *c, const char (*colour)[8],
+			  size_t nc)
+{
+	g_string_append(s, "<g class=\"legend\">\n");
+	double x = a->p.left;
+	for (size_t i = 0; i < nc; i++) {
+		add(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"4\" fill=\"%s\"/>"
+		       "<text x=\"%.1f\" y=\"%.1f\">", x, a->p.top - 30, colour[i], x + 21,
+		    a->p.top - 24);
+		lp_html_escape(s, c[i].name);
+		g_string_append(s, "</text>\n");
+		x += 34 + 8.5 * (double)strlen(c[i].name);
+	}
+	g_string_append(s, "</g>\n");
+}
+
+/* A policy's curve: x its sizes (frames) or, with resident, the mean
+ * pages resident (space_time / references); y its fault rate. */
+static series curve_series(const lp_report *r, const lp_report_curve *c, bool resident)
+{
+	series out = {.name = c->policy->name, .n = c->n, .x = g_new(double, c->n + 1),
+		      .y = g_new(double, c->n + 1)};
+	double refs = (double)r->references;
+	for (size_t k = 0; k < c->n; k++) {
+		out.x[k] = resident ? (double)c->space_time[k] / refs : (double)c->size[k];
+		out.y[k] = (double)c->faults[k] / refs;
+	}
+	return out;
+}
+
+/* The LRU curve at about CURVE_POINTS log-spaced sizes, and the last. */
+static series lru_series(const lp_report *r)
+{
+	series c = {.name = "lru", .x = g_new(double, CURVE_POINTS + 1),
+		    .y = g_new(double, CURVE_POINTS + 1)};
+	uint64_t last = 0;
+	for (int i = 0; i <= CURVE_POINTS; i++) {
+		double f = pow((double)r->distinct, (double)i / CURVE_POINTS);
+		uint64_t frames = i == CURVE_POINTS ? r->distinct : (uint64_t)f;
+		if (frames < 1 || frames == last)
+			continue;
+		c.x[c.n] = (double)frames;
+		c.y[c.n++] = (double)r->misses[frames] / (double)r->references;
+		last = frames;
+	}
+	return c;
 }
 
 static void figure_mrc(GString *s, const lp_report *r)
@@ -89,101 +286,123 @@ static void figure_mrc(GString *s, const lp_report *r)
 	double refs = (double)r->references;
 	uint64_t knees[MAX_KNEES];
 	size_t nknees = lp_mrc_knees(m, r->distinct, r->references, knees, MAX_KNEES);
+	/* The policies simulated, else (more pages than a trace holds) LRU's
+	 * curve alone. */
+	size_t nc = r->ncurves ? r->ncurves : 1;
+	series *c = g_new(series, nc);
+	char (*colour)[8] = g_malloc(nc * sizeof *colour);
+	for (size_t i = 0; i < nc; i++) {
+		c[i] = r->ncurves ? curve_series(r, &r->curves[i], false) : lru_series(r);
+		policy_colour(r->ncurves ? r->curves[i].policy : lp_policy_find("lru"), colour[i]);
+	}
+	axes a = {.p = {.left = 70, .right = VIEW_W - 18, .top = 58, .bottom = 380}};
+	axes_fit(&a, c, nc, (double)r->distinct);
+
 	GString *desc = g_string_new(NULL);
-	add(desc, "LRU miss ratio of %" PRIu64 " reference%s to %" PRIu64
-	    " distinct page%s against memory size in pages, log scale; knees at", r->references,
-	    r->references == 1 ? "" : "s", r->distinct, r->distinct == 1 ? "" : "s");
+	add(desc, "Miss ratio of");
+	for (size_t i = 0; i < nc; i++)
+		add(desc, "%s %s", i ? "," : "", c[i].name);
+	add(desc, " over %" PRIu64 " reference%s to %" PRIu64
+	    " distinct page%s against memory size in pages from 1 to %" PRIu64 ", log scale%s; "
+	    "LRU's knees at", r->references, r->references == 1 ? "" : "s", r->distinct,
+	    r->distinct == 1 ? "" : "s", r->distinct, a.log_y ? " on both axes" : "");
 	for (size_t k = 0; k < nknees; k++)
 		add(desc, "%s %" PRIu64, k ? "," : "", knees[k]);
 	g_string_append(desc, nknees ? " pages." : " no size.");
-	svg_open(s, "mrc", 420, "Miss-ratio curve", desc->str);
+	svg_open(s, "mrc", 440, "Miss-ratio curve", desc->str);
 	g_string_free(desc, TRUE);
-
-	plot p = {.left = 70, .right = VIEW_W - 18, .top = 38, .bottom = 360};
-	/* x from 1 page to the power of ten at or above every page. */
-	double decades = fmax(1, ceil(log10(fmax(2, (double)r->distinct))));
-	double y_ticks[MAX_TICKS];
-	size_t ny = lp_axis_ticks(0, (double)m[1] / refs, 6, y_ticks);
-	double top_value = y_ticks[ny - 1] > 0 ? y_ticks[ny - 1] : 1;
-
-	/* Grid and ticks: every decade labelled, 2..9 between them while
-	 * they are far enough apart. */
-	g_string_append(s, "<g class=\"grid\">\n");
-	bool minor = (p.right - p.left) / decades >= 60;
-	for (int d = 0; d <= (int)decades; d++)
-		for (int k = 1; k <= (d < (int)decades && minor ? 9 : 1); k++) {
-			double x = log_x(&p, decades, k * pow(10, d));
-			add(s, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-			    k == 1 ? "major" : "minor", x, p.top, x, p.bottom);
-		}
-	for (size_t i = 0; i < ny; i++) {
-		double y = lin_y(&p, top_value, y_ticks[i]);
-		add(s, "<line class=\"major\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", p.left,
-		    y, p.right, y);
-	}
-	g_string_append(s, "</g>\n<g class=\"axis\">\n");
-	for (int d = 0; d <= (int)decades; d++) {
-		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
-		    log_x(&p, decades, pow(10, d)), p.bottom + 18);
-		add_short(s, pow(10, d));
-		g_string_append(s, "</text>\n");
-	}
-	for (size_t i = 0; i < ny; i++)
-		add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", p.left - 6,
-		    lin_y(&p, top_value, y_ticks[i]) + 4.5, y_ticks[i]);
-	add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">memory size (pages, log scale)</text>\n",
-	    (p.left + p.right) / 2, p.bottom + 44);
-	add(s, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\">LRU miss ratio</text>\n",
-	    (p.top + p.bottom) / 2);
-	add(s, "<path class=\"frame\" d=\"M%.1f %.1fV%.1fH%.1f\"/>\n", p.left, p.top, p.bottom, p.right);
-	g_string_append(s, "</g>\n");
-
-	/* The curve at log-spaced sizes, every size where it is steep
-	 * enough not to matter; flat beyond the last page. */
-	g_string_append(s, "<path class=\"curve\" d=\"");
-	uint64_t last = 0;
-	for (int i = 0; i <= CURVE_POINTS; i++) {
-		double f = pow((double)r->distinct, (double)i / CURVE_POINTS);
-		uint64_t frames = i == CURVE_POINTS ? r->distinct : (uint64_t)f;
-		if (frames < 1 || frames == last)
-			continue;
-		add(s, "%s%.2f %.2f", last ? "L" : "M", log_x(&p, decades, (double)frames),
-		    lin_y(&p, top_value, (double)m[frames] / refs));
-		last = frames;
-	}
-	add(s, "H%.2f\"/>\n", p.right);
-	double all_x = log_x(&p, decades, (double)r->distinct);
-	double all_y = lin_y(&p, top_value, (double)m[r->distinct] / refs);
-	add(s, "<circle class=\"end\" cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"/>\n", all_x, all_y);
+	axes_draw(s, &a, "memory size (pages, log scale)", "miss ratio", (double)r->distinct);
+	for (size_t i = nc; i-- > 0;) /* the first on top */
+		series_draw(s, &a, &c[i], colour[i]);
+	series_legend(s, &a, c, (const char (*)[8])colour, nc);
+	add(s, "<circle class=\"end\" cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"/>\n",
+	    ax_x(&a, fmax(1, (double)r->distinct)), ax_y(&a, (double)m[r->distinct] / refs));
 
 	for (size_t k = 0; k < nknees; k++) {
-		double x = log_x(&p, decades, (double)knees[k]);
-		double y = lin_y(&p, top_value, (double)m[knees[k]] / refs);
+		double x = ax_x(&a, (double)knees[k]);
+		double y = ax_y(&a, (double)m[knees[k]] / refs);
 		/* Labels above the plot, staggered so that neighbours do not
 		 * overlap; anchored inward at the edges. */
-		double label_y = p.top - 8 - (k % 2) * 14;
-		const char *anchor = x > p.right - 60 ? "end" : x < p.left + 60 ? "start" : "middle";
+		double label_y = a.p.top - 4 - (k % 2) * 12;
+		const char *anchor = x > a.p.right - 60 ? "end" : x < a.p.left + 60 ? "start" : "middle";
 		add(s, "<g class=\"knee\"><line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\"/>"
 		       "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\"/><text x=\"%.2f\" y=\"%.1f\" "
-		       "text-anchor=\"%s\">knee ", x, label_y + 4, x, p.bottom, x, y, x, label_y, anchor);
+		       "text-anchor=\"%s\">knee ", x, label_y + 4, x, a.p.bottom, x, y, x, label_y, anchor);
 		add_short(s, (double)knees[k]);
 		g_string_append(s, "</text></g>\n");
 	}
-	g_string_append(s, "</svg>\n<figcaption>LRU miss ratio against memory size: ");
+	for (size_t i = 0; i < nc; i++) {
+		g_free(c[i].x);
+		g_free(c[i].y);
+	}
+	g_free(c);
+	g_free(colour);
+	g_string_append(s, "</svg>\n<figcaption>Miss ratio against memory size of ");
+	if (r->ncurves) {
+		for (size_t i = 0; i < r->ncurves; i++)
+			add(s, "%s<code>%s</code>", i ? ", " : "", r->curves[i].policy->name);
+		g_string_append(s, " (laplace sim's policies, each a fixed memory of that many "
+				   "pages under demand paging; LRU's curve at every size drawn, "
+				   "from stack distances, the others' at 8 sizes a decade): ");
+	} else {
+		g_string_append(s, "LRU (more pages than laplace sim holds: no other policy): ");
+	}
 	add(s, "%" PRIu64 " reference%s, %" PRIu64 " distinct page%s (all of them fit in %" PRIu64
-	       " page%s, where only first references miss: ratio %.4f). ",
+	       " page%s, the right edge, where only first references miss: ratio %.4f). ",
 	    r->references, r->references == 1 ? "" : "s", r->distinct, r->distinct == 1 ? "" : "s",
 	    r->distinct, r->distinct == 1 ? "" : "s", (double)m[r->distinct] / refs);
 	if (nknees) {
-		g_string_append(s, "Working-set knees (dashed), where the curve flattens: ");
+		g_string_append(s, "LRU's working-set knees (dashed), where its curve, falling "
+				   "steeply, flattens: ");
 		for (size_t k = 0; k < nknees; k++)
 			add(s, "%s%" PRIu64 " page%s (miss ratio %.4f)", k ? ", " : "", knees[k],
 			    knees[k] == 1 ? "" : "s", (double)m[knees[k]] / refs);
 		g_string_append(s, ".");
 	} else {
-		g_string_append(s, "No working-set knee: the curve never flattens sharply.");
+		g_string_append(s, "No working-set knee: LRU's curve never flattens sharply.");
 	}
 	g_string_append(s, "</figcaption>\n</figure>\n");
+}
+
+/* Denning's lifetime curve: the fault rate of ws and vmin against the
+ * mean pages they hold, one point per window. */
+static void figure_lifetime(GString *s, const lp_report *r)
+{
+	if (!r->nlifetime || !r->lifetime[0].n)
+		return;
+	add(s, "<figure id=\"figure-lifetime\">\n");
+	series c[2];
+	char colour[2][8];
+	for (size_t i = 0; i < 2; i++) {
+		c[i] = curve_series(r, &r->lifetime[i], true);
+		policy_colour(r->lifetime[i].policy, colour[i]);
+	}
+	const lp_report_curve *ws = &r->lifetime[0];
+	axes a = {.p = {.left = 70, .right = VIEW_W - 18, .top = 58, .bottom = 380}};
+	axes_fit(&a, c, 2, (double)r->distinct);
+	GString *desc = g_string_new(NULL);
+	add(desc, "Fault rate of the working set (ws) and VMIN against the mean pages they "
+		  "hold, for windows of 1 to %" PRIu64 " references, log scale%s.",
+	    ws->size[ws->n - 1], a.log_y ? " on both axes" : "");
+	svg_open(s, "lifetime", 440, "Lifetime curve", desc->str);
+	g_string_free(desc, TRUE);
+	axes_draw(s, &a, "mean resident pages (log scale)", "faults per reference",
+		  (double)r->distinct);
+	for (size_t i = 2; i-- > 0;)
+		series_draw(s, &a, &c[i], colour[i]);
+	series_legend(s, &a, c, (const char (*)[8])colour, 2);
+	for (size_t i = 0; i < 2; i++) {
+		g_free(c[i].x);
+		g_free(c[i].y);
+	}
+	add(s, "</svg>\n<figcaption>Denning's lifetime curve: for each window &#964; (%zu "
+	       "windows from 1 to %" PRIu64 " references, the largest backward distance), the "
+	       "faults per reference of the working set (the pages of the last &#964; "
+	       "references) and of VMIN (a page stays while its next use is within &#964;) "
+	       "against the pages each holds on average. They fault alike; VMIN holds fewer "
+	       "pages for it. A fixed memory's miss ratio (above) at the same number of pages "
+	       "compares a policy with them.</figcaption>\n</figure>\n", ws->n,
+	    ws->size[ws->n - 1]);
 }
 
 /* ---- the task timeline ---- */
@@ -423,13 +642,13 @@ static void figure_timeline(GString *s, const lp_report *r)
 			row_y[row] = group_top + (double)t * row_h;
 			const lp_report_task *task = &g_array_index(r->tasks, lp_report_task, row);
 			if (row_h >= 11)
-				add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIx64 "/%" PRIx64
+				add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "/%" PRIu64
 				       "</text>\n", p.left - 6, row_y[row] + row_h * 0.5 + 4, task->pid,
 				    task->tid);
 		}
 		double group_h = row_h * (double)proc->ntasks;
 		if (row_h < 11 && group_h >= 11)
-			add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">pid %" PRIx64 "</text>\n",
+			add(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">pid %" PRIu64 "</text>\n",
 			    p.left - 6, group_top + group_h * 0.5 + 4, proc->pid);
 		if (pi)
 			add(s, "<line class=\"sep\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
@@ -462,7 +681,8 @@ static void figure_timeline(GString *s, const lp_report *r)
 	legend(s, r, rank, p.bottom + 56);
 	g_string_append(s, "</svg>\n");
 	add(s, "<figcaption>Which task was current (from its <code>S</code> event to the next "
-	       "switch or its exit), one row per task labelled pid/tid in hex, grouped by process; "
+	       "switch or its exit), one row per task labelled pid/tid in decimal, as the system shows them (the table of processes "
+	       "gives them in hex too, as traces write them), grouped by process; "
 	       "colour: the program the task ran. %u run%s of %zu task%s.</figcaption>\n",
 	    r->runs->len, r->runs->len == 1 ? "" : "s", ntasks, ntasks == 1 ? "" : "s");
 	g_free(bars);
@@ -610,12 +830,13 @@ static void processes(GString *s, const lp_report *r)
 		return;
 	}
 	g_string_append(s, "<section id=\"processes\">\n<h2>Processes</h2>\n<div class=\"scroll\">"
-			   "<table class=\"processes\">\n<thead><tr><th>pid (hex)</th><th>programs</th>"
+			   "<table class=\"processes\">\n<thead><tr><th>pid</th><th>pid (hex)</th><th>programs</th>"
 			   "<th>tasks</th><th>references</th><th>pages touched</th></tr></thead>\n"
 			   "<tbody>\n");
 	for (guint i = 0; i < r->processes->len; i++) {
 		const lp_report_process *p = &g_array_index(r->processes, lp_report_process, i);
-		add(s, "<tr><td>%" PRIx64 "</td><td class=\"programs\">", p->pid);
+		add(s, "<tr><td>%" PRIu64 "</td><td>%" PRIx64 "</td><td class=\"programs\">", p->pid,
+		    p->pid);
 		for (guint k = 0; k < p->programs->len; k++) {
 			if (k)
 				g_string_append(s, ", ");
@@ -639,8 +860,8 @@ static const char style[] =
 	"svg .bg{fill:#fff}svg .grid .major{stroke:#e3e3e3;stroke-width:1}"
 	"svg .grid .minor{stroke:#f1f1f1;stroke-width:1}svg .frame{fill:none;stroke:#444}"
 	"svg .axis text,svg .labels text,svg .legend text{fill:#222}"
-	"svg .curve{fill:none;stroke:#1f5fa8;stroke-width:2.2;stroke-linejoin:round}"
-	"svg .end{fill:#1f5fa8}svg .knee line{stroke:#c0392b;stroke-width:1.3;stroke-dasharray:5 4}"
+	"svg .curve{fill:none;stroke-width:2.2;stroke-linejoin:round}svg .end{fill:#444}"
+	"svg .knee line{stroke:#c0392b;stroke-width:1.3;stroke-dasharray:5 4}"
 	"svg .knee circle{fill:#fff;stroke:#c0392b;stroke-width:2}svg .knee text{fill:#c0392b;"
 	"font-size:12px}svg .sep{stroke:#bbb;stroke-width:.6}svg .unit{fill:#777}"
 	".scroll{overflow-x:auto}table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
@@ -670,6 +891,7 @@ int lp_report_write_html(const lp_report *r, lp_output *out, lp_error *err)
 	add_name(s, r->title, 400);
 	add(s, "</code>: a %s.</p>\n", source_names[r->source]);
 	figure_mrc(s, r);
+	figure_lifetime(s, r);
 	figure_timeline(s, r);
 	figure_kinds(s, r);
 	totals(s, r);

@@ -435,6 +435,89 @@ class Sweep(Scratch):
         self.assertIn("not a per-process directory", str(e.exception))
         with self.assertRaises(ValueError):
             laplace.sweep(pp, [])
+# Belady's FIFO anomaly: 1 2 3 4 1 2 5 1 2 3 4 5 (pages 1-5). By hand:
+# FIFO faults 9 with 3 frames, 10 with 4; LRU 12 12 10 8 5 (the five first
+# references, and the seven others' stack distances 4 4 3 3 5 5 5 above
+# K); OPT 12 9 7 6 5. The backward distances of those seven: 4 4 3 3 7 7
+# 5, so ws and vmin fault 5 + those above
+# tau: 12 12 10 8 7 7 5 for tau 1-7 (7 the largest); ws holds the distinct
+# pages of the window (space 12 23 33 40 44 46 48), vmin keeps a page
+# across a forward distance f <= tau for f - 1 more references (12 + the
+# sum of f - 1: 12 12 16 22 26 26 38).
+ANOMALY = [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]
+
+
+class Simulate(Scratch):
+    def check(self, rows, sizes, faults, space=None):
+        self.assertEqual(rows.dtype, laplace.SIM_ROW)
+        self.assertEqual(rows["size"].tolist(), sizes)
+        self.assertEqual(rows["faults"].tolist(), faults)
+        self.assertEqual(rows["miss_ratio"].tolist(), [f / len(ANOMALY) for f in faults])
+        if space is not None:
+            self.assertEqual(rows["space_time"].tolist(), space)
+
+    def test_by_hand(self):
+        r = laplace.simulate(ANOMALY, policies="fifo,lru,opt,ws,vmin", frames="1-5",
+                             windows="all")
+        self.assertEqual(list(r), ["fifo", "lru", "opt", "ws", "vmin"])
+        # A fixed-space policy's space: sum of min(K, distinct so far).
+        fixed_space = [12, 23, 33, 42, 48]
+        self.check(r["fifo"], [1, 2, 3, 4, 5], [12, 12, 9, 10, 5], fixed_space)
+        self.check(r["lru"], [1, 2, 3, 4, 5], [12, 12, 10, 8, 5], fixed_space)
+        self.check(r["opt"], [1, 2, 3, 4, 5], [12, 9, 7, 6, 5], fixed_space)
+        self.check(r["ws"], list(range(1, 8)), [12, 12, 10, 8, 7, 7, 5],
+                   [12, 23, 33, 40, 44, 46, 48])
+        self.check(r["vmin"], list(range(1, 8)), [12, 12, 10, 8, 7, 7, 5],
+                   [12, 12, 16, 22, 26, 26, 38])
+
+    def test_defaults_and_lists(self):
+        # lru at pow2 (1 2 4, then D = 5); sizes ascending, each once.
+        self.check(laplace.simulate(ANOMALY)["lru"], [1, 2, 4, 5], [12, 12, 8, 5])
+        self.check(laplace.simulate(ANOMALY, frames=[4, "1-2", 4, 9])["lru"], [1, 2, 4, 9],
+                   [12, 12, 8, 5])
+        self.check(laplace.simulate(ANOMALY, policies=["ws"], windows=3)["ws"], [3], [10])
+
+    def test_path_and_array_agree(self):
+        path = os.path.join(self.dir.name, "s.bin")
+        with open(path, "wb") as f:
+            f.write(basic_bin([("rwiRWI"[i % 6], c) for i, c in enumerate(ANOMALY)]))
+        a = laplace.simulate(path, policies="opt,clock,arc,segq,eelru", frames="all")
+        b = laplace.simulate(np.array(ANOMALY, dtype=np.int32),
+                             policies="opt,clock,arc,segq,eelru", frames="all")
+        c = laplace.simulate(laplace.read_basic(path)["canonical"],
+                             policies="opt,clock,arc,segq,eelru", frames="all")
+        for name in a:
+            self.assertEqual(a[name].tolist(), b[name].tolist())
+            self.assertEqual(a[name].tolist(), c[name].tolist())
+
+    def test_empty(self):
+        r = laplace.simulate([], policies="lru,vmin")
+        self.assertEqual(list(r), ["lru", "vmin"])
+        self.assertEqual(len(r["lru"]), 0)
+        self.assertEqual(len(r["vmin"]), 0)
+
+    def test_errors(self):
+        for kwargs, message in [
+                ({"policies": "lru,belady"}, "--policy: unknown policy 'belady' (lru opt fifo "
+                 "clock segq arc eelru ws vmin)"),
+                ({"frames": "0"}, "--frames: a size must be at least 1, not 0"),
+                ({"windows": "5-2"}, "--window: '5-2' runs backwards"),
+                ({"frames": "1-100000000000"},
+                 "--frames: more than 67108864 sizes named in '1-100000000000'")]:
+            with self.assertRaises(laplace.Error) as caught:
+                laplace.simulate(ANOMALY, **kwargs)
+            self.assertEqual((str(caught.exception), caught.exception.status), (message, 1))
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.simulate(os.path.join(self.dir.name, "absent"))
+        self.assertEqual(caught.exception.status, 3)
+        with self.assertRaises(ValueError):
+            laplace.simulate([[1, 2]])
+        with self.assertRaises(ValueError):
+            laplace.simulate([1, -2])
+        with self.assertRaises(TypeError):
+            laplace.simulate([1.5])
+        with self.assertRaises(TypeError):
+            laplace.simulate(ANOMALY, frames=True)
 
 
 if __name__ == "__main__":

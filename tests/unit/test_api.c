@@ -166,6 +166,47 @@ static void expect_usage(const char *want)
 	err = (lp_error){0};
 }
 
+/* lp_simulate: NULLs refused, and the rows of a stream from a file and
+ * of the same canonical numbers from an array, in laplace sim's order
+ * (by hand: 1 2 1 3 1 faults 5 3 3 at 1 2 3 frames with lru and opt
+ * alike; space_time 5, 1+2+2+2+2 = 9, 1+2+2+3+3 = 11). */
+Test(api, simulate)
+{
+	lp_sim_row *rows = (lp_sim_row *)&err; /* set to NULL on failure */
+	cr_assert_eq(lp_simulate(NULL, NULL, 0, NULL, NULL, NULL, NULL, &err), -1);
+	expect_usage("lp_simulate: argument rows: NULL");
+	cr_assert_eq(lp_simulate(NULL, NULL, 3, NULL, NULL, NULL, &rows, &err), -1);
+	cr_assert_null(rows);
+	expect_usage("lp_simulate: arguments path and canonical: NULL");
+	cr_assert_eq(lp_simulate(NULL, NULL, 0, NULL, NULL, NULL, &rows, NULL), 0);
+	cr_assert_null(rows);
+	static const uint64_t pages[] = {1, 2, 1, 3, 1};
+	cr_assert_eq(lp_simulate(NULL, pages, 5, "lru,opt", "all", NULL, &rows, &err), 6);
+	static const struct { const char *policy; uint64_t size, faults, space; } want[] = {
+		{"lru", 1, 5, 5}, {"lru", 2, 3, 9}, {"lru", 3, 3, 11},
+		{"opt", 1, 5, 5}, {"opt", 2, 3, 9}, {"opt", 3, 3, 11},
+	};
+	for (size_t i = 0; i < 6; i++) {
+		cr_assert_str_eq(rows[i].policy, want[i].policy);
+		cr_assert_eq(rows[i].size, want[i].size);
+		cr_assert_eq(rows[i].references, 5);
+		cr_assert_eq(rows[i].faults, want[i].faults, "row %zu", i);
+		cr_assert_eq(rows[i].space_time, want[i].space);
+	}
+	lp_sim_free(rows);
+	char *path = text_file("s.txt", "r 1\nw 2\nR 1\ni 3\nr 1\n");
+	cr_assert_eq(lp_simulate(path, NULL, 0, "opt", "2", NULL, &rows, &err), 1);
+	cr_assert_eq(rows[0].faults, 3);
+	lp_sim_free(rows);
+	lp_sim_free(NULL);
+	cr_assert_eq(lp_simulate(path, NULL, 0, "lru", "0", NULL, &rows, &err), -1);
+	cr_assert_null(rows);
+	expect_usage("--frames: a size must be at least 1, not 0");
+	cr_assert_eq(lp_simulate(path, NULL, 0, "lru", "2,1-100000000000", NULL, &rows, &err), -1);
+	expect_usage("--frames: more than 67108864 sizes named in '2,1-100000000000'");
+	g_free(path);
+}
+
 Test(api, basic_null_arguments)
 {
 	cr_assert_null(lp_basic_open(NULL, &err));

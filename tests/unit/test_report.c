@@ -48,9 +48,9 @@ static uint64_t *ramp(double edge, double low)
 	return m;
 }
 
-/* Falling 0.9 over the decade 10 .. 100 (0.225 a quarter decade), then
- * flat: the one knee is at 100 pages, where the drop below is largest
- * and there is none above. */
+/* Falling from 1 to 0.1 over the decade 10 .. 100, then flat: the one
+ * knee is at 100 pages, where the fall of the log below is largest and
+ * there is none above. */
 Test(report, one_knee_where_the_curve_flattens)
 {
 	uint64_t *m = ramp(100, 0.1);
@@ -60,9 +60,9 @@ Test(report, one_knee_where_the_curve_flattens)
 	g_free(m);
 }
 
-/* Falling evenly over two decades and a half (0.1 a quarter decade) to
- * nothing at 1000 pages, the last: the curve flattens only where every
- * page fits. */
+/* Falling evenly over two decades and a half to nothing at 1000 pages,
+ * the last (half a miss stands in for none on the log axis): the curve
+ * flattens only where every page fits. */
 Test(report, knee_where_every_page_fits)
 {
 	uint64_t *m = ramp(1000, 0);
@@ -72,12 +72,45 @@ Test(report, knee_where_every_page_fits)
 	g_free(m);
 }
 
-/* A drop of 0.04 is below the 0.05 a knee needs. */
+/* A fall from 1 to 0.96 is far from the halving a knee needs. */
 Test(report, no_knee_in_a_small_drop)
 {
 	uint64_t *m = ramp(100, 0.96);
 	uint64_t knees[4];
 	cr_assert_eq(lp_mrc_knees(m, 1000, 1000000, knees, 4), 0);
+	g_free(m);
+}
+
+/* A steep fall over the first pages (0.8 to 0.1 by 3 pages), then the
+ * miss ratio keeps falling by the same factor each decade, a straight line
+ * on log axes, down to 10^-4 at 1000 pages: the curve bends, but never
+ * flattens to a quarter of the fall before, so no knee (the old linear
+ * rule put one at 3 pages, where the linear curve looks flat). */
+Test(report, no_knee_where_the_log_curve_keeps_falling)
+{
+	uint64_t *m = g_new(uint64_t, 1001);
+	m[0] = 1000000;
+	for (int f = 1; f <= 1000; f++) {
+		double r = f < 3 ? 0.8 * pow(0.125, (f - 1) / 2.0)
+				 : 0.1 * pow(10, -3 * log10(f / 3.0) / log10(1000 / 3.0));
+		m[f] = (uint64_t)llround(r * 1e6);
+	}
+	uint64_t knees[4];
+	cr_assert_eq(lp_mrc_knees(m, 1000, 1000000, knees, 4), 0);
+	g_free(m);
+}
+
+/* Knees are found on the log curve: a fall from 0.01 to 0.001 between
+ * 100 and 177 pages, then flat, is a knee though the miss ratio falls by
+ * less than 0.01 in all. */
+Test(report, knee_low_on_the_curve)
+{
+	uint64_t *m = g_new(uint64_t, 1001);
+	for (int f = 0; f <= 1000; f++)
+		m[f] = f < 100 ? 10000 : f < 177 ? (uint64_t)llround(1e4 * pow(10, -(f - 100) / 77.0)) : 1000;
+	uint64_t knees[4];
+	cr_assert_eq(lp_mrc_knees(m, 1000, 1000000, knees, 4), 1);
+	cr_assert_eq(knees[0], 177);
 	g_free(m);
 }
 

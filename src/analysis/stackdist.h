@@ -1,0 +1,34 @@
+/* LRU stack distances one reference at a time, fast where the stream has
+ * locality: the FRONT most recent pages are an array searched and moved
+ * in place (most references of a program land there, and cost no tree
+ * work), every deeper page a mark in a Fenwick tree over stamps, as in
+ * recency.h, which counts the pages between a deep page and the front in
+ * O(log D). A page that leaves the front enters the tree as its most
+ * recent mark; stamps are renumbered when they run out, so memory is
+ * O(D) and nothing is allocated per reference. Pages are dense numbers
+ * (policy.h), below the count given at init. */
+#ifndef LAPLACE_STACKDIST_H
+#define LAPLACE_STACKDIST_H
+
+#include <stdint.h>
+
+#include "analysis/policy.h"
+
+#define LP_STACKDIST_FRONT 32
+
+typedef struct lp_stackdist {
+	lp_pageno front[LP_STACKDIST_FRONT]; /* the most recent first */
+	unsigned nfront;
+	uint32_t *tree;   /* Fenwick tree over stamps (1-based) */
+	lp_pageno *owner; /* stamp -> page */
+	uint64_t *stamp;  /* page -> stamp, or the two values below */
+	uint64_t cap, now, marks;
+} lp_stackdist;
+
+void lp_stackdist_init(lp_stackdist *s, lp_pageno pages);
+void lp_stackdist_clear(lp_stackdist *s);
+/* Reference page: its stack distance (policies.md §1: 1 + the distinct
+ * pages referenced since its last reference), 0 for a first reference. */
+uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page);
+
+#endif
