@@ -188,12 +188,17 @@ def arc(refs, K, opts):
 def eelru(refs, K, opts):
     e = opts["eelru-early"]
     l = opts["eelru-late"]
-    e = max(1, K // 2) if e is None else e
+    # 1 <= e < K < l; the default e = max(1, K/2) is 1 at K = 1, where
+    # "K = 1 is LRU": only an e given is held to e < K (laplace's reading).
+    if e is None:
+        e = max(1, K // 2)
+        if K == 1:
+            pass
+    elif not 1 <= e < K:
+        raise Usage("eelru: e out of range at K %d" % K)
     l = 2 * K if l is None else l
-    if K == 1 and e == 1 and l > K:
-        pass                     # K = 1 is LRU
-    elif not 1 <= e < K < l:
-        raise Usage("eelru: e/l out of range at K %d" % K)
+    if not K < l:
+        raise Usage("eelru: l out of range at K %d" % K)
     h = [0] * (l + 1)
     rec = []                     # recency list, position 1 first
     resident = set()
