@@ -89,12 +89,19 @@ def compare(label, args, recs, stdin=False):
     runs += 1
     text = "".join("%s %x\n" % r for r in recs)
     fpath = os.path.join(tmp, "f.txt")
-    if os.path.exists(fpath):
-        os.unlink(fpath)
+    opath = os.path.join(tmp, "out.csv")
+    for p in (fpath, opath):
+        if os.path.exists(p):
+            os.unlink(p)
     a = [x if x != "@F" else fpath for x in args]
-    rc, out, err = run_laplace(a, text, stdin)
-    mrc, mout, mfaults = run_model(args, recs)
+    to_file = rng.random() < 0.25
+    rc, out, err = run_laplace(a + (["-o", opath] if to_file else []), text, stdin)
     bad = []
+    if to_file:
+        if out:
+            bad.append("-o FILE given, standard output written")
+        out = open(opath).read() if os.path.exists(opath) else ""
+    mrc, mout, mfaults = run_model(args, recs)
     if rc != mrc:
         bad.append("exit %d, model %d (%s)" % (rc, mrc, (err or mout).strip()))
     elif rc == 0:
@@ -107,8 +114,10 @@ def compare(label, args, recs, stdin=False):
                 bad.append("fault lines differ")
     else:
         errors += 1
-        if out or os.path.exists(fpath):
+        if out or os.path.exists(fpath) or os.path.exists(opath):
             bad.append("exit %d with output written" % rc)
+        if not err.startswith("laplace sim: "):
+            bad.append("exit %d without a message" % rc)
     if bad:
         differ += 1
         if differ <= 30:

@@ -350,6 +350,9 @@ def parse_args(argv):
             if not o[k].isdigit():
                 raise Usage("bad " + k)
             o[k] = int(o[k])
+    # 1 <= e and 1 <= l whatever K (e < K < l is checked at each K)
+    if o["eelru-early"] == 0 or o["eelru-late"] == 0:
+        raise Usage("e, l at least 1")
     if o["clock-load-bit"] not in (0, "0", "1"):
         raise Usage("bad load bit")
     o["clock-load-bit"] = int(o["clock-load-bit"])
