@@ -140,10 +140,11 @@ uint64_t *lp_sim_lru_distances(const lp_trace *t)
 	lp_stackdist_init(&s, t->pages);
 	lp_trace_reader r;
 	lp_trace_reader_init(&r, t);
-	for (uint64_t at = 0; at < t->n; at += r.len) {
-		lp_trace_read(&r, at);
-		for (size_t k = 0; k < r.len; k++)
-			hist[lp_stackdist_access(&s, r.page[k])]++;
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		for (size_t k = 0; k < b.len; k++)
+			hist[lp_stackdist_access(&s, b.page[k])]++;
 	}
 	lp_trace_reader_clear(&r);
 	lp_stackdist_clear(&s);
@@ -220,11 +221,12 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use, uint
 		log_levels++;
 	lp_trace_reader r;
 	lp_trace_reader_init(&r, t);
-	for (uint64_t base = 0; base < t->n && hist; base += r.len) {
-		lp_trace_read(&r, base);
-		for (size_t k = 0; k < r.len; k++) {
+	lp_trace_block b = {0};
+	for (uint64_t base = 0; base < t->n && hist; base += b.len) {
+		b = lp_trace_read(&r, base);
+		for (size_t k = 0; k < b.len; k++) {
 			uint64_t i = base + k;
-			lp_pageno x = r.page[k];
+			lp_pageno x = b.page[k];
 			uint64_t old;
 			if (x == depth) { /* first reference: dense numbers come in order */
 				old = depth++;
@@ -290,17 +292,20 @@ void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint
 	lp_pageno seen = 0; /* the k-th first reference is page k - 1's */
 	lp_trace_reader r;
 	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
 	for (size_t s = 0; s < m; s++) {
-		while (seen < sizes[s] && seen < t->pages) {
-			if (k == r.len) {
-				at += r.len;
-				lp_trace_read(&r, at);
+		lp_pageno goal = (lp_pageno)MIN(sizes[s], (uint64_t)t->pages);
+		while (seen < goal) {
+			if (k == b.len) {
+				at += b.len;
+				b = lp_trace_read(&r, at);
 				k = 0;
 			}
-			if (r.page[k++] == seen) {
-				seen++;
-				sum += t->n - (at + k - 1);
-			}
+			for (; k < b.len && seen < goal; k++)
+				if (b.page[k] == seen) {
+					seen++;
+					sum += t->n - (at + k);
+				}
 		}
 		space[s] = sum;
 	}
@@ -316,10 +321,11 @@ uint64_t lp_sim_max_backward(const lp_trace *t)
 	lp_pageno seen = 0;
 	lp_trace_reader r;
 	lp_trace_reader_init(&r, t);
-	for (uint64_t at = 0; at < t->n; at += r.len) {
-		lp_trace_read(&r, at);
-		for (size_t k = 0; k < r.len; k++) {
-			lp_pageno p = r.page[k];
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		for (size_t k = 0; k < b.len; k++) {
+			lp_pageno p = b.page[k];
 			uint64_t i = at + k;
 			if (p == seen)
 				seen++;
@@ -368,10 +374,11 @@ void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t 
 	uint64_t finite = 0;
 	lp_trace_reader r;
 	lp_trace_reader_init(&r, t);
-	for (uint64_t at = 0; at < t->n; at += r.len) {
-		lp_trace_read(&r, at);
-		for (size_t j = 0; j < r.len; j++) {
-			lp_pageno p = r.page[j];
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		for (size_t j = 0; j < b.len; j++) {
+			lp_pageno p = b.page[j];
 			uint64_t i = at + j;
 			if (p == seen) {
 				seen++;
@@ -423,10 +430,11 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 	uint64_t faults = 0;
 	lp_trace_reader r;
 	lp_trace_reader_init(&r, t);
-	for (uint64_t at = 0; at < t->n; at += r.len) {
-		lp_trace_read(&r, at);
-		const lp_pageno *page = r.page;
-		for (size_t k = 0; k < r.len; k++) {
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		const lp_pageno *page = b.page;
+		for (size_t k = 0; k < b.len; k++) {
 			lp_pageno victim;
 			if (!ops->access(state, page[k], at + k, &victim)) {
 				faults++;

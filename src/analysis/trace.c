@@ -71,14 +71,14 @@ static int file_window(lp_trace *t, lp_error *err)
 	for (int k = 0; k < 2; k++)
 		if (t->spill[k] < 0 && (t->spill[k] = spill_file(0, err)) < 0)
 			return err->status;
-	uint64_t held = t->n - t->filed;
-	int rc = write_all(t->spill[0], t->page, held * sizeof *t->page);
+	int rc = write_all(t->spill[0], t->page, t->held * sizeof *t->page);
 	if (!rc)
-		rc = write_all(t->spill[1], t->type, held);
+		rc = write_all(t->spill[1], t->type, t->held);
 	if (rc)
 		return lp_fail(err, LP_EIO, "cannot write the stream to its temporary file in %s: %s",
 			       g_get_tmp_dir(), g_strerror(rc));
 	t->filed = t->n;
+	t->held = 0;
 	return 0;
 }
 
@@ -128,14 +128,18 @@ int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
 	}
 	t->recent_key[h] = canonical;
 	t->recent_page[h] = p;
-append:
-	if (t->n - t->filed == t->cap) {
+append:;
+	uint64_t at = t->held;
+	if (at == t->cap) {
 		int rc = make_room(t, err);
 		if (rc)
 			return rc;
+		at = t->held;
 	}
-	t->page[t->n - t->filed] = p;
-	t->type[t->n++ - t->filed] = type;
+	t->page[at] = p;
+	t->type[at] = type;
+	t->held = at + 1;
+	t->n++;
 	return 0;
 }
 
@@ -143,11 +147,10 @@ void lp_trace_done(lp_trace *t)
 {
 	pairmap_free(&t->ids);
 	memset(&t->ids, 0, sizeof t->ids);
-	uint64_t held = t->n - t->filed;
-	if (held < t->cap) {
-		t->page = g_renew(lp_pageno, t->page, held);
-		t->type = g_renew(char, t->type, held);
-		t->cap = held;
+	if (t->held < t->cap) {
+		t->page = g_renew(lp_pageno, t->page, t->held);
+		t->type = g_renew(char, t->type, t->held);
+		t->cap = t->held;
 	}
 	if (t->pages < t->pages_cap) {
 		t->canonical = g_renew(uint64_t, t->canonical, t->pages);
@@ -209,15 +212,12 @@ void lp_trace_reader_init(lp_trace_reader *r, const lp_trace *t)
 		r->buf = g_new(lp_pageno, LP_TRACE_BLOCK_REFS);
 }
 
-void lp_trace_read(lp_trace_reader *r, uint64_t from)
+lp_trace_block lp_trace_read(lp_trace_reader *r, uint64_t from)
 {
 	const lp_trace *t = r->t;
 	uint64_t len = MIN(LP_TRACE_BLOCK_REFS, t->n - from);
-	if (from >= t->filed) {
-		r->page = t->page + (from - t->filed);
-		r->len = (size_t)len;
-		return;
-	}
+	if (from >= t->filed)
+		return (lp_trace_block){t->page + (from - t->filed), (size_t)len};
 	len = MIN(len, t->filed - from);
 	size_t bytes = (size_t)len * sizeof *r->buf, got = 0;
 	off_t at = (off_t)(from * sizeof *r->buf);
@@ -230,8 +230,7 @@ void lp_trace_read(lp_trace_reader *r, uint64_t from)
 				k < 0 ? g_strerror(errno) : "it ends early");
 		got += (size_t)k;
 	}
-	r->page = r->buf;
-	r->len = (size_t)len;
+	return (lp_trace_block){r->buf, (size_t)len};
 }
 
 void lp_trace_reader_clear(lp_trace_reader *r)
@@ -305,10 +304,11 @@ uint64_t *lp_trace_next_use(const lp_trace *t)
 	lp_pageno seen = 0;
 	lp_trace_reader r;
 	lp_trace_reader_init(&r, t);
-	for (uint64_t at = 0; at < t->n; at += r.len) {
-		lp_trace_read(&r, at);
-		for (size_t k = 0; k < r.len; k++) {
-			lp_pageno p = r.page[k];
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		for (size_t k = 0; k < b.len; k++) {
+			lp_pageno p = b.page[k];
 			uint64_t i = at + k;
 			if (p == seen)
 				seen++;

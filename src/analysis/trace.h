@@ -64,8 +64,9 @@ typedef struct lp_trace {
 	uint64_t *canonical; /* D canonical numbers, by dense number */
 	uint64_t window_refs;    /* see above */
 	uint64_t next_use_refs;  /* LP_TRACE_NEXT_USE_REFS unless changed */
-	/* References [0, filed) are in the files, [filed, n) in the window. */
-	uint64_t filed;
+	/* References [0, filed) are in the files, the held ones after them,
+	 * [filed, n), in the window. */
+	uint64_t filed, held;
 	int spill[2];        /* pages' and types' temporary files, or -1 */
 	lp_pageno *page;     /* the window: references filed .. n-1 */
 	char *type;
@@ -99,22 +100,23 @@ int lp_trace_load(lp_trace *t, const char *path, bool user_only, lp_error *err);
 void lp_trace_clear(lp_trace *t);
 
 /* A block reader of a done trace (t unchanged meanwhile): each job its
- * own. lp_trace_read(r, from), from < n, makes r->page[0 .. r->len) the
- * pages of references from .. from + r->len - 1, 1 <= r->len <=
- * LP_TRACE_BLOCK_REFS, valid until the next read: so the stream is read
- * whole as
- *     for (uint64_t at = 0; at < t->n; at += r.len)
- *             lp_trace_read(&r, at) ... r.page[k] is reference at + k.
+ * own. lp_trace_read(r, from), from < n, gives the pages of references
+ * from .. from + len - 1, 1 <= len <= LP_TRACE_BLOCK_REFS, valid until the
+ * reader's next read: so the stream is read whole as
+ *     for (uint64_t at = 0; at < t->n; at += b.len)
+ *             b = lp_trace_read(&r, at) ... b.page[k] is reference at + k.
  * Reading the files back cannot fail but for the machine's I/O error,
  * which aborts the program. */
 typedef struct lp_trace_reader {
-	const lp_pageno *page;
-	size_t len;
 	const lp_trace *t;
 	lp_pageno *buf; /* LP_TRACE_BLOCK_REFS pages, when t has files */
 } lp_trace_reader;
+typedef struct lp_trace_block {
+	const lp_pageno *page;
+	size_t len;
+} lp_trace_block;
 void lp_trace_reader_init(lp_trace_reader *r, const lp_trace *t);
-void lp_trace_read(lp_trace_reader *r, uint64_t from);
+lp_trace_block lp_trace_read(lp_trace_reader *r, uint64_t from);
 void lp_trace_reader_clear(lp_trace_reader *r);
 
 /* The whole done stream as n pages and n types (for random access):

@@ -17,10 +17,11 @@ static lp_pageno *read_pages(const lp_trace *t)
 	lp_pageno *page = g_new(lp_pageno, t->n ? t->n : 1);
 	lp_trace_reader r;
 	lp_trace_reader_init(&r, t);
-	for (uint64_t at = 0; at < t->n; at += r.len) {
-		lp_trace_read(&r, at);
-		cr_assert(r.len >= 1 && r.len <= LP_TRACE_BLOCK_REFS && r.len <= t->n - at);
-		memcpy(page + at, r.page, r.len * sizeof *page);
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		cr_assert(b.len >= 1 && b.len <= LP_TRACE_BLOCK_REFS && b.len <= t->n - at);
+		memcpy(page + at, b.page, b.len * sizeof *page);
 	}
 	lp_trace_reader_clear(&r);
 	return page;
