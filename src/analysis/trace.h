@@ -11,8 +11,9 @@
  *    ("rwiRWI") is kept as read;
  *  - with user_only, R W I references are dropped before numbering
  *    (policies.md §1), so n, D and the numbers are the user stream's;
- *  - memory: O(D) however long the stream. The references are added to a
- *    window of window_refs (LP_TRACE_WINDOW_REFS unless changed after
+ *  - memory: the window and O(D), however long the stream (readers add
+ *    their blocks, lp_trace_map and next uses their arrays: below). The
+ *    references are added to a window of window_refs (LP_TRACE_WINDOW_REFS unless changed after
  *    lp_trace_init: 5 MiB of pages and types); a stream that fits it stays
  *    there; each time a longer one fills it, the window is written to the
  *    end of two unlinked temporary files in TMPDIR (pages, types), and
@@ -25,9 +26,10 @@
  *    to dense ones while the stream is added (24 bytes a slot, freed by
  *    lp_trace_done); nothing is allocated per reference;
  *  - lp_trace_map alone (laplace reduce) gives the whole stream as arrays,
- *    the files mapped read-only: 5 bytes a reference of the mapping count
- *    in the process's memory as they are touched, clean pages the system
- *    may take back;
+ *    the window written out and the files mapped read-only: 5 bytes a
+ *    reference of the mapping count in the process's memory as they are
+ *    touched, clean pages the system may take back; lp_trace_next_use's
+ *    8 bytes a reference count likewise (opt, policies.md §1);
  *  - at most LP_TRACE_MAX_PAGES distinct pages: past it lp_trace_add
  *    fails with LP_EINPUT rather than wrap a number.
  *
