@@ -239,8 +239,9 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use, uint
 				lp_pageno carry = s.level[0];
 				uint64_t from = 1;
 				for (;;) {
-					uint64_t j = from < old ? first_above(&s, from, old - 1, key[carry])
-							       : UINT64_MAX;
+					uint64_t j = from < old
+							     ? first_above(&s, from, old - 1, key[carry])
+							     : UINT64_MAX;
 					if (j == UINT64_MAX)
 						break;
 					work += log_levels;
