@@ -139,8 +139,15 @@ uint64_t *lp_sim_lru_distances(const lp_trace *t)
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
 	lp_stackdist s;
 	lp_stackdist_init(&s, t->pages);
-	for (uint64_t i = 0; i < t->n; i++)
-		hist[lp_stackdist_access(&s, t->page[i])]++;
+	lp_trace_reader r;
+	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		for (size_t k = 0; k < b.len; k++)
+			hist[lp_stackdist_access(&s, b.page[k])]++;
+	}
+	lp_trace_reader_clear(&r);
 	lp_stackdist_clear(&s);
 	hist[0] = 0; /* first references: no distance */
 	return hist;
@@ -213,43 +220,52 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use, uint
 	uint64_t depth = 0, work = 0, log_levels = 1;
 	while ((UINT64_C(1) << log_levels) < s.size)
 		log_levels++;
-	for (uint64_t i = 0; i < t->n; i++) {
-		lp_pageno x = t->page[i];
-		uint64_t old;
-		if (x == depth) { /* first reference: dense numbers come in order */
-			old = depth++;
-		} else {
-			old = at[x];
-			hist[old + 1]++;
-		}
-		uint64_t xkey = lp_opt_key(next_use[i], i);
-		if (old > 0) {
-			lp_pageno carry = s.level[0];
-			uint64_t from = 1;
-			for (;;) {
-				uint64_t j = from < old ? first_above(&s, from, old - 1, key[carry])
-						       : UINT64_MAX;
-				if (j == UINT64_MAX)
-					break;
-				work += log_levels;
-				lp_pageno down = s.level[j];
-				stack_set(&s, j, carry, key[carry]);
-				at[carry] = j;
-				carry = down;
-				from = j + 1;
+	lp_trace_reader r;
+	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
+	for (uint64_t base = 0; base < t->n && hist; base += b.len) {
+		b = lp_trace_read(&r, base);
+		for (size_t k = 0; k < b.len; k++) {
+			uint64_t i = base + k;
+			lp_pageno x = b.page[k];
+			uint64_t old;
+			if (x == depth) { /* first reference: dense numbers come in order */
+				old = depth++;
+			} else {
+				old = at[x];
+				hist[old + 1]++;
 			}
-			stack_set(&s, old, carry, key[carry]);
-			at[carry] = old;
-		}
-		key[x] = xkey;
-		stack_set(&s, 0, x, xkey);
-		at[x] = 0;
-		if ((work += log_levels) > budget) {
-			g_free(hist);
-			hist = NULL;
-			break;
+			uint64_t xkey = lp_opt_key(next_use[i], i);
+			if (old > 0) {
+				lp_pageno carry = s.level[0];
+				uint64_t from = 1;
+				for (;;) {
+					uint64_t j = from < old
+							     ? first_above(&s, from, old - 1, key[carry])
+							     : UINT64_MAX;
+					if (j == UINT64_MAX)
+						break;
+					work += log_levels;
+					lp_pageno down = s.level[j];
+					stack_set(&s, j, carry, key[carry]);
+					at[carry] = j;
+					carry = down;
+					from = j + 1;
+				}
+				stack_set(&s, old, carry, key[carry]);
+				at[carry] = old;
+			}
+			key[x] = xkey;
+			stack_set(&s, 0, x, xkey);
+			at[x] = 0;
+			if ((work += log_levels) > budget) {
+				g_free(hist);
+				hist = NULL;
+				break;
+			}
 		}
 	}
+	lp_trace_reader_clear(&r);
 	g_free(s.level);
 	g_free(s.tree);
 	g_free(key);
@@ -273,16 +289,29 @@ void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint
 {
 	/* Σ_t min(K, c_t) = Σ_{k <= K} #{t : c_t >= k} = Σ_{k <= min(K, D)}
 	 * (n - the time of the k-th first reference). */
-	uint64_t sum = 0, i = 0;
+	uint64_t sum = 0, at = 0;
+	size_t k = 0;
 	lp_pageno seen = 0; /* the k-th first reference is page k - 1's */
+	lp_trace_reader r;
+	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
 	for (size_t s = 0; s < m; s++) {
-		for (; seen < sizes[s] && seen < t->pages; i++)
-			if (t->page[i] == seen) {
-				seen++;
-				sum += t->n - i;
+		lp_pageno goal = (lp_pageno)MIN(sizes[s], (uint64_t)t->pages);
+		while (seen < goal) {
+			if (k == b.len) {
+				at += b.len;
+				b = lp_trace_read(&r, at);
+				k = 0;
 			}
+			for (; k < b.len && seen < goal; k++)
+				if (b.page[k] == seen) {
+					seen++;
+					sum += t->n - (at + k);
+				}
+		}
 		space[s] = sum;
 	}
+	lp_trace_reader_clear(&r);
 }
 
 /* ---- ws and vmin: distance histograms ---- */
@@ -292,14 +321,22 @@ uint64_t lp_sim_max_backward(const lp_trace *t)
 	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
 	uint64_t most = 0;
 	lp_pageno seen = 0;
-	for (uint64_t i = 0; i < t->n; i++) {
-		lp_pageno p = t->page[i];
-		if (p == seen)
-			seen++;
-		else
-			most = MAX(most, i - last[p]);
-		last[p] = i;
+	lp_trace_reader r;
+	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		for (size_t k = 0; k < b.len; k++) {
+			lp_pageno p = b.page[k];
+			uint64_t i = at + k;
+			if (p == seen)
+				seen++;
+			else
+				most = MAX(most, i - last[p]);
+			last[p] = i;
+		}
 	}
+	lp_trace_reader_clear(&r);
 	g_free(last);
 	return most;
 }
@@ -337,19 +374,27 @@ void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t 
 	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
 	lp_pageno seen = 0;
 	uint64_t finite = 0;
-	for (uint64_t i = 0; i < t->n; i++) {
-		lp_pageno p = t->page[i];
-		if (p == seen) {
-			seen++;
-		} else {
-			uint64_t d = i - last[p];
-			size_t k = bucket(taus, m, d);
-			d_count[k]++;
-			d_sum[k] += d;
-			finite++;
+	lp_trace_reader r;
+	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		for (size_t j = 0; j < b.len; j++) {
+			lp_pageno p = b.page[j];
+			uint64_t i = at + j;
+			if (p == seen) {
+				seen++;
+			} else {
+				uint64_t d = i - last[p];
+				size_t k = bucket(taus, m, d);
+				d_count[k]++;
+				d_sum[k] += d;
+				finite++;
+			}
+			last[p] = i;
 		}
-		last[p] = i;
 	}
+	lp_trace_reader_clear(&r);
 	for (lp_pageno p = 0; p < t->pages; p++) {
 		uint64_t g = t->n - last[p];
 		size_t k = bucket(taus, m, g);
@@ -385,15 +430,22 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 	const lp_policy_ops *ops = policy->ops;
 	void *state = ops->create(p);
 	uint64_t faults = 0;
-	const lp_pageno *page = t->page;
-	for (uint64_t i = 0; i < t->n; i++) {
-		lp_pageno victim;
-		if (!ops->access(state, page[i], i, &victim)) {
-			faults++;
-			if (fault_fn)
-				fault_fn(ctx, i, page[i], victim);
+	lp_trace_reader r;
+	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		const lp_pageno *page = b.page;
+		for (size_t k = 0; k < b.len; k++) {
+			lp_pageno victim;
+			if (!ops->access(state, page[k], at + k, &victim)) {
+				faults++;
+				if (fault_fn)
+					fault_fn(ctx, at + k, page[k], victim);
+			}
 		}
 	}
+	lp_trace_reader_clear(&r);
 	ops->destroy(state);
 	return faults;
 }

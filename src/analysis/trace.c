@@ -15,15 +15,17 @@ void lp_trace_init(lp_trace *t, bool user_only)
 {
 	memset(t, 0, sizeof *t);
 	t->user_only = user_only;
-	t->memory_refs = LP_TRACE_MEMORY_REFS;
+	t->window_refs = LP_TRACE_WINDOW_REFS;
+	t->next_use_refs = LP_TRACE_NEXT_USE_REFS;
 	t->spill[0] = t->spill[1] = -1;
 	pairmap_init(&t->ids);
 	for (uint64_t h = 0; h < LP_TRACE_RECENT; h++)
 		t->recent_key[h] = ~h;
 }
 
-/* A temporary file of bytes bytes (its blocks reserved, so that writing
- * through a mapping never meets a full disk), unlinked at once. */
+/* A temporary file, unlinked at once, of bytes bytes with its blocks
+ * reserved (so that writing through a mapping never meets a full disk),
+ * or empty. */
 static int spill_file(size_t bytes, lp_error *err)
 {
 	const char *dir = g_get_tmp_dir();
@@ -32,7 +34,8 @@ static int spill_file(size_t bytes, lp_error *err)
 	int rc = fd < 0 ? errno : 0;
 	if (fd >= 0) {
 		unlink(name);
-		rc = posix_fallocate(fd, 0, (off_t)bytes);
+		if (bytes)
+			rc = posix_fallocate(fd, 0, (off_t)bytes);
 	}
 	if (rc) {
 		lp_fail(err, LP_EIO, "cannot hold the stream in a temporary file in %s: %s", dir,
@@ -45,55 +48,51 @@ static int spill_file(size_t bytes, lp_error *err)
 	return fd;
 }
 
-/* Grow array k of t (0: pages, 1: types; elem bytes each) from t->cap to
- * cap elements: in memory up to t->memory_refs, past it mapped from a
- * temporary file, so that memory stays bounded however long the stream. */
-static int grow(lp_trace *t, int k, void **array, size_t elem, uint64_t cap, lp_error *err)
+/* bytes of buf to the end of fd: 0 or an errno. */
+static int write_all(int fd, const void *buf, size_t bytes)
 {
-	size_t old = t->bytes[k], bytes = (size_t)cap * elem;
-	if (cap <= t->memory_refs && t->spill[k] < 0) {
-		*array = g_realloc(*array, bytes);
-		t->bytes[k] = bytes;
-		return 0;
+	const char *p = buf;
+	while (bytes) {
+		ssize_t put = write(fd, p, bytes);
+		if (put < 0 && errno == EINTR)
+			continue;
+		if (put <= 0)
+			return put < 0 ? errno : ENOSPC;
+		p += put;
+		bytes -= (size_t)put;
 	}
-	void *map;
-	if (t->spill[k] < 0) {
-		int fd = spill_file(bytes, err);
-		if (fd < 0)
-			return err->status;
-		map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (map == MAP_FAILED) {
-			close(fd);
-			return lp_fail(err, LP_EIO, "cannot map the stream's temporary file: %s",
-				       g_strerror(errno));
-		}
-		memcpy(map, *array, old);
-		g_free(*array);
-		t->spill[k] = fd;
-	} else {
-		int rc = posix_fallocate(t->spill[k], 0, (off_t)bytes);
-		if (rc)
-			return lp_fail(err, LP_EIO, "cannot grow the stream's temporary file: %s",
-				       g_strerror(rc));
-		map = mremap(*array, old, bytes, MREMAP_MAYMOVE);
-		if (map == MAP_FAILED)
-			return lp_fail(err, LP_EIO, "cannot map the stream's temporary file: %s",
-				       g_strerror(errno));
-	}
-	*array = map;
-	t->bytes[k] = bytes;
 	return 0;
 }
 
-static void release(lp_trace *t, int k, void *array)
+/* The window's references to the end of the files (made at the first
+ * time), the window empty again. */
+static int file_window(lp_trace *t, lp_error *err)
 {
-	if (t->spill[k] < 0) {
-		g_free(array);
-		return;
-	}
-	munmap(array, t->bytes[k]);
-	close(t->spill[k]);
-	t->spill[k] = -1;
+	for (int k = 0; k < 2; k++)
+		if (t->spill[k] < 0 && (t->spill[k] = spill_file(0, err)) < 0)
+			return err->status;
+	int rc = write_all(t->spill[0], t->page, t->held * sizeof *t->page);
+	if (!rc)
+		rc = write_all(t->spill[1], t->type, t->held);
+	if (rc)
+		return lp_fail(err, LP_EIO, "cannot write the stream to its temporary file in %s: %s",
+			       g_get_tmp_dir(), g_strerror(rc));
+	t->filed = t->n;
+	t->held = 0;
+	return 0;
+}
+
+/* Room for one more reference in the window: grown by doubling up to
+ * window_refs, past it written to the files. */
+static int make_room(lp_trace *t, lp_error *err)
+{
+	uint64_t window = MAX(t->window_refs, 1);
+	if (t->cap >= window)
+		return file_window(t, err);
+	t->cap = MIN(window, t->cap ? t->cap * 2 : 65536);
+	t->page = g_renew(lp_pageno, t->page, t->cap);
+	t->type = g_renew(char, t->type, t->cap);
+	return 0;
 }
 
 int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
@@ -129,21 +128,18 @@ int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
 	}
 	t->recent_key[h] = canonical;
 	t->recent_page[h] = p;
-append:
-	if (t->n == t->cap) {
-		uint64_t cap = t->cap ? t->cap * 2 : 65536;
-		void *page = t->page, *type = t->type;
-		int rc = grow(t, 0, &page, sizeof *t->page, cap, err);
-		t->page = page;
-		if (!rc)
-			rc = grow(t, 1, &type, sizeof *t->type, cap, err);
-		t->type = type;
+append:;
+	uint64_t at = t->held;
+	if (at == t->cap) {
+		int rc = make_room(t, err);
 		if (rc)
 			return rc;
-		t->cap = cap;
+		at = t->held;
 	}
-	t->page[t->n] = p;
-	t->type[t->n++] = type;
+	t->page[at] = p;
+	t->type[at] = type;
+	t->held = at + 1;
+	t->n++;
 	return 0;
 }
 
@@ -151,12 +147,10 @@ void lp_trace_done(lp_trace *t)
 {
 	pairmap_free(&t->ids);
 	memset(&t->ids, 0, sizeof t->ids);
-	if (t->n < t->cap && t->spill[0] < 0) {
-		t->page = g_renew(lp_pageno, t->page, t->n);
-		t->type = g_renew(char, t->type, t->n);
-		t->cap = t->n;
-		t->bytes[0] = t->n * sizeof *t->page;
-		t->bytes[1] = t->n * sizeof *t->type;
+	if (t->held < t->cap) {
+		t->page = g_renew(lp_pageno, t->page, t->held);
+		t->type = g_renew(char, t->type, t->held);
+		t->cap = t->held;
 	}
 	if (t->pages < t->pages_cap) {
 		t->canonical = g_renew(uint64_t, t->canonical, t->pages);
@@ -196,21 +190,98 @@ int lp_trace_load(lp_trace *t, const char *path, bool user_only, lp_error *err)
 
 void lp_trace_clear(lp_trace *t)
 {
-	release(t, 0, t->page);
-	release(t, 1, t->type);
+	if (t->map_page)
+		munmap(t->map_page, t->n * sizeof *t->map_page);
+	if (t->map_type)
+		munmap(t->map_type, t->n);
+	for (int k = 0; k < 2; k++)
+		if (t->spill[k] >= 0)
+			close(t->spill[k]);
+	g_free(t->page);
+	g_free(t->type);
 	g_free(t->canonical);
 	pairmap_free(&t->ids);
 	memset(t, 0, sizeof *t);
 	t->spill[0] = t->spill[1] = -1;
 }
 
+void lp_trace_reader_init(lp_trace_reader *r, const lp_trace *t)
+{
+	*r = (lp_trace_reader){.t = t};
+	if (t->filed)
+		r->buf = g_new(lp_pageno, LP_TRACE_BLOCK_REFS);
+}
+
+lp_trace_block lp_trace_read(lp_trace_reader *r, uint64_t from)
+{
+	const lp_trace *t = r->t;
+	uint64_t len = MIN(LP_TRACE_BLOCK_REFS, t->n - from);
+	if (from >= t->filed)
+		return (lp_trace_block){t->page + (from - t->filed), (size_t)len};
+	len = MIN(len, t->filed - from);
+	size_t bytes = (size_t)len * sizeof *r->buf, got = 0;
+	off_t at = (off_t)(from * sizeof *r->buf);
+	while (got < bytes) {
+		ssize_t k = pread(t->spill[0], (char *)r->buf + got, bytes - got, at + (off_t)got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			g_error("cannot read the stream back from its temporary file: %s",
+				k < 0 ? g_strerror(errno) : "it ends early");
+		got += (size_t)k;
+	}
+	return (lp_trace_block){r->buf, (size_t)len};
+}
+
+void lp_trace_reader_clear(lp_trace_reader *r)
+{
+	g_free(r->buf);
+	*r = (lp_trace_reader){0};
+}
+
+int lp_trace_map(lp_trace *t, const lp_pageno **page, const char **type, lp_error *err)
+{
+	if (!t->filed) { /* all in the window */
+		*page = t->page;
+		*type = t->type;
+		return 0;
+	}
+	if (!t->map_page) {
+		if (t->n > t->filed) {
+			int rc = file_window(t, err);
+			if (rc)
+				return rc;
+			g_free(t->page);
+			g_free(t->type);
+			t->page = NULL;
+			t->type = NULL;
+			t->cap = 0;
+		}
+		void *p = mmap(NULL, t->n * sizeof *t->page, PROT_READ, MAP_SHARED, t->spill[0], 0);
+		void *y = p == MAP_FAILED ? MAP_FAILED
+					  : mmap(NULL, t->n, PROT_READ, MAP_SHARED, t->spill[1], 0);
+		if (y == MAP_FAILED) {
+			int e = errno;
+			if (p != MAP_FAILED)
+				munmap(p, t->n * sizeof *t->page);
+			return lp_fail(err, LP_EIO, "cannot map the stream's temporary file: %s",
+				       g_strerror(e));
+		}
+		t->map_page = p;
+		t->map_type = y;
+	}
+	*page = t->map_page;
+	*type = t->map_type;
+	return 0;
+}
+
 uint64_t *lp_trace_next_use(const lp_trace *t)
 {
 	size_t bytes = (size_t)(t->n ? t->n : 1) * sizeof(uint64_t);
 	uint64_t *next;
-	if (t->n > t->memory_refs) {
-		/* On disk as the stream is (policies.md §1 lets opt keep them
-		 * there); without a temporary file, in anonymous memory. */
+	if (t->n > t->next_use_refs) {
+		/* On disk (policies.md §1 lets opt keep them there); without
+		 * a temporary file, in anonymous memory. */
 		lp_error unused;
 		int fd = spill_file(bytes, &unused);
 		void *map = fd >= 0 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
@@ -226,20 +297,35 @@ uint64_t *lp_trace_next_use(const lp_trace *t)
 	} else {
 		next = g_malloc(bytes);
 	}
-	uint64_t *seen = g_new(uint64_t, t->pages ? t->pages : 1);
-	for (lp_pageno p = 0; p < t->pages; p++)
-		seen[p] = LP_NEVER;
-	for (uint64_t i = t->n; i-- > 0;) {
-		next[i] = seen[t->page[i]];
-		seen[t->page[i]] = i;
+	/* Forwards, as the stream is read: each reference is the next use
+	 * of its page's last. Dense numbers come in order of first
+	 * reference, so a page's first is the one numbered seen. */
+	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
+	lp_pageno seen = 0;
+	lp_trace_reader r;
+	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		for (size_t k = 0; k < b.len; k++) {
+			lp_pageno p = b.page[k];
+			uint64_t i = at + k;
+			if (p == seen)
+				seen++;
+			else
+				next[last[p]] = i;
+			next[i] = LP_NEVER;
+			last[p] = i;
+		}
 	}
-	g_free(seen);
+	lp_trace_reader_clear(&r);
+	g_free(last);
 	return next;
 }
 
 void lp_trace_next_use_free(const lp_trace *t, uint64_t *next)
 {
-	if (t->n > t->memory_refs)
+	if (t->n > t->next_use_refs)
 		munmap(next, (size_t)t->n * sizeof *next);
 	else
 		g_free(next);

@@ -4,22 +4,32 @@
  * reduce.
  *
  * What it guarantees:
- *  - page[t], t = 0 .. n-1, is the dense number of reference t's
- *    canonical page: pages are numbered 0, 1, ... in order of first
- *    reference, so page[t] == pages exactly at a page's first reference
- *    as the stream is read, and canonical[p] gives the number back;
- *  - type[t] is reference t's type ("rwiRWI"), kept as read;
+ *  - the dense number of reference t's canonical page, t = 0 .. n-1:
+ *    pages are numbered 0, 1, ... in order of first reference, so
+ *    reference t is page `pages` exactly at a page's first reference as
+ *    the stream is read, and canonical[p] gives the number back; its type
+ *    ("rwiRWI") is kept as read;
  *  - with user_only, R W I references are dropped before numbering
  *    (policies.md §1), so n, D and the numbers are the user stream's;
- *  - memory: 5 bytes a reference up to memory_refs references
- *    (LP_TRACE_MEMORY_REFS unless changed after lp_trace_init), past it
- *    the two arrays are mapped from unlinked temporary files (in
- *    TMPDIR, their blocks reserved as they grow: a full disk is an
- *    LP_EIO from lp_trace_add, never a fault while writing), so memory
- *    stays bounded; plus 8 bytes a distinct page, and the map from
- *    canonical numbers to dense ones while the stream is added (24 bytes
- *    a slot, freed by lp_trace_done); nothing is allocated per
- *    reference (the arrays grow by doubling);
+ *  - memory: the window and O(D), however long the stream (readers add
+ *    their blocks, lp_trace_map and next uses their arrays: below). The
+ *    references are added to a window of window_refs (LP_TRACE_WINDOW_REFS unless changed after
+ *    lp_trace_init: 5 MiB of pages and types); a stream that fits it stays
+ *    there; each time a longer one fills it, the window is written to the
+ *    end of two unlinked temporary files in TMPDIR (pages, types), and
+ *    what is left when adding is over stays in the window. The files are
+ *    written once, sequentially (a full disk is an LP_EIO from
+ *    lp_trace_add), and read back through lp_trace_read's blocks, each
+ *    reader its own buffer (pread, any number of threads at once), so they
+ *    live in the page cache or on disk, never in the process's memory.
+ *    Besides: 8 bytes a distinct page, and the map from canonical numbers
+ *    to dense ones while the stream is added (24 bytes a slot, freed by
+ *    lp_trace_done); nothing is allocated per reference;
+ *  - lp_trace_map alone (laplace reduce) gives the whole stream as arrays,
+ *    the window written out and the files mapped read-only: 5 bytes a
+ *    reference of the mapping count in the process's memory as they are
+ *    touched, clean pages the system may take back; lp_trace_next_use's
+ *    8 bytes a reference count likewise (opt, policies.md §1);
  *  - at most LP_TRACE_MAX_PAGES distinct pages: past it lp_trace_add
  *    fails with LP_EINPUT rather than wrap a number.
  *
@@ -37,26 +47,37 @@
 #include "core/error.h"
 #include "core/pairmap.h"
 
-/* References held in memory before the stream goes to a temporary file
- * (320 MiB of pages and types). */
-#define LP_TRACE_MEMORY_REFS (UINT64_C(1) << 26)
+/* References held in memory before the stream goes to its temporary
+ * files (4 MiB of pages, 1 MiB of types). */
+#define LP_TRACE_WINDOW_REFS (UINT64_C(1) << 20)
+/* References a reader's block holds at most (256 KiB of pages). */
+#define LP_TRACE_BLOCK_REFS (UINT64_C(1) << 16)
+/* Next uses held in memory up to this many references (512 MiB), past it
+ * in a temporary file. */
+#define LP_TRACE_NEXT_USE_REFS (UINT64_C(1) << 26)
 
 /* LP_NO_PAGE stays free to mean "none". */
 #define LP_TRACE_RECENT 256
 #define LP_TRACE_MAX_PAGES (UINT32_MAX - 1)
 
 typedef struct lp_trace {
-	lp_pageno *page;     /* n dense page numbers */
-	char *type;          /* n reference types */
 	uint64_t n;
 	lp_pageno pages;     /* D */
 	uint64_t *canonical; /* D canonical numbers, by dense number */
-	uint64_t memory_refs; /* see above */
+	uint64_t window_refs;    /* see above */
+	uint64_t next_use_refs;  /* LP_TRACE_NEXT_USE_REFS unless changed */
+	/* References [0, filed) are in the files, the held ones after them,
+	 * [filed, n), in the window. */
+	uint64_t filed, held;
+	int spill[2];        /* pages' and types' temporary files, or -1 */
+	lp_pageno *page;     /* the window: references filed .. n-1 */
+	char *type;
+	uint64_t cap;        /* the window's room */
+	lp_pageno *map_page; /* lp_trace_map's arrays, or NULL */
+	char *map_type;
 	/* While adding. */
 	bool user_only;
-	uint64_t cap, pages_cap;
-	int spill[2];         /* page's and type's temporary files, or -1 */
-	size_t bytes[2];      /* their arrays' sizes */
+	uint64_t pages_cap;
 	pairmap ids;         /* canonical -> dense number + 1 */
 	/* The pages met last, by the low bits of their canonical numbers:
 	 * most references are found here without a probe of ids. A slot's
@@ -69,9 +90,9 @@ void lp_trace_init(lp_trace *t, bool user_only);
 /* Add the next reference (dropped when user_only and type is R W or I).
  * 0, or LP_EINPUT with err set when it would be page LP_TRACE_MAX_PAGES
  * + 1 (the message names what, not where: the caller adds the file), or
- * LP_EIO when the temporary file cannot hold it. */
+ * LP_EIO when the temporary files cannot take the window. */
 int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err);
-/* Adding is over: the map is freed, the arrays trimmed. */
+/* Adding is over: the map is freed, the window trimmed. */
 void lp_trace_done(lp_trace *t);
 /* lp_trace_init, then every reference of the basic merge stream path
  * ('-': standard input), then lp_trace_done. 0, or the reader's lp_status
@@ -80,8 +101,33 @@ void lp_trace_done(lp_trace *t);
 int lp_trace_load(lp_trace *t, const char *path, bool user_only, lp_error *err);
 void lp_trace_clear(lp_trace *t);
 
+/* A block reader of a done trace (t unchanged meanwhile): each job its
+ * own. lp_trace_read(r, from), from < n, gives the pages of references
+ * from .. from + len - 1, 1 <= len <= LP_TRACE_BLOCK_REFS, valid until the
+ * reader's next read: so the stream is read whole as
+ *     for (uint64_t at = 0; at < t->n; at += b.len)
+ *             b = lp_trace_read(&r, at) ... b.page[k] is reference at + k.
+ * Reading the files back cannot fail but for the machine's I/O error,
+ * which aborts the program. */
+typedef struct lp_trace_reader {
+	const lp_trace *t;
+	lp_pageno *buf; /* LP_TRACE_BLOCK_REFS pages, when t has files */
+} lp_trace_reader;
+typedef struct lp_trace_block {
+	const lp_pageno *page;
+	size_t len;
+} lp_trace_block;
+void lp_trace_reader_init(lp_trace_reader *r, const lp_trace *t);
+lp_trace_block lp_trace_read(lp_trace_reader *r, uint64_t from);
+void lp_trace_reader_clear(lp_trace_reader *r);
+
+/* The whole done stream as n pages and n types (for random access):
+ * the window's past the files' end written to them, the files mapped
+ * read-only; held until lp_trace_clear. 0, or LP_EIO with err set. */
+int lp_trace_map(lp_trace *t, const lp_pageno **page, const char **type, lp_error *err);
+
 /* next(t) of every reference (policies.md §1), LP_NEVER for a page's
- * last: n entries, mapped from a temporary file past memory_refs
+ * last: n entries, mapped from a temporary file past next_use_refs
  * references; freed by lp_trace_next_use_free (t unchanged meanwhile). */
 uint64_t *lp_trace_next_use(const lp_trace *t);
 void lp_trace_next_use_free(const lp_trace *t, uint64_t *next);

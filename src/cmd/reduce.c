@@ -107,11 +107,17 @@ static int reduce_run(const reduce_args *a, bool olr, uint64_t frames, enum lp_f
 	 * the input, before any work: the reduced stream's own indices would
 	 * tell the user nothing. Dense numbers follow first references, so
 	 * the first such page is the smallest. */
+	const lp_pageno *page;
+	const char *type;
+	if (lp_trace_map(&in, &page, &type, &err)) {
+		lp_trace_clear(&in);
+		return cli_fail(&err);
+	}
 	for (lp_pageno p = 0; p < in.pages; p++) {
 		if (in.canonical[p] <= lp_form_canon_max[form])
 			continue;
 		uint64_t t = 0;
-		while (in.page[t] != p)
+		while (page[t] != p)
 			t++;
 		lp_fail(&err, LP_EINPUT, "%s: reference %" PRIu64 ": canonical number %" PRIx64
 			" does not fit the %s form", name, t, in.canonical[p], lp_form_names[form]);
@@ -119,7 +125,7 @@ static int reduce_run(const reduce_args *a, bool olr, uint64_t frames, enum lp_f
 		return cli_fail(&err);
 	}
 	lp_refs out = {0};
-	(olr ? lp_reduce_olr : lp_reduce_sad)(in.page, in.type, in.n, in.pages, frames, &out);
+	(olr ? lp_reduce_olr : lp_reduce_sad)(page, type, in.n, in.pages, frames, &out);
 	int rc = write_reduced(&out, &in, form, a->output, &err);
 	if (rc)
 		cli_fail(&err);

@@ -8,15 +8,39 @@
 
 #include "analysis/sim.h"
 
-static lp_trace trace_of(const uint64_t *pages, size_t n)
+/* window: the trace's window_refs (0: the default); a small one puts the
+ * stream in temporary files. */
+static lp_trace trace_in(const uint64_t *pages, size_t n, uint64_t window)
 {
 	lp_trace t;
 	lp_trace_init(&t, false);
+	if (window)
+		t.window_refs = window;
 	lp_error err = {0};
 	for (size_t i = 0; i < n; i++)
 		cr_assert_eq(lp_trace_add(&t, 'r', pages[i], &err), 0);
 	lp_trace_done(&t);
 	return t;
+}
+
+static lp_trace trace_of(const uint64_t *pages, size_t n)
+{
+	return trace_in(pages, n, 0);
+}
+
+/* The pages of every reference, through a block reader. */
+static lp_pageno *pages_of(const lp_trace *t)
+{
+	lp_pageno *page = g_new(lp_pageno, t->n ? t->n : 1);
+	lp_trace_reader r;
+	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		memcpy(page + at, b.page, b.len * sizeof *page);
+	}
+	lp_trace_reader_clear(&r);
+	return page;
 }
 
 typedef struct fault_log {
@@ -166,7 +190,8 @@ Test(sim, segq_extremes_by_hand)
 
 /* ---- properties over random streams ---- */
 
-static lp_trace random_trace(GRand *rng, uint64_t *n_out)
+/* Every third stream in temporary files, 5 or 64 references a window. */
+static lp_trace random_trace(GRand *rng, int round, uint64_t *n_out)
 {
 	uint64_t n = (uint64_t)g_rand_int_range(rng, 1, 300);
 	uint64_t span = (uint64_t)g_rand_int_range(rng, 1, 25);
@@ -175,7 +200,8 @@ static lp_trace random_trace(GRand *rng, uint64_t *n_out)
 		/* Some locality: a small hot set most of the time. */
 		s[i] = g_rand_int_range(rng, 0, 4) ? (uint64_t)g_rand_int_range(rng, 0, (gint32)(span / 3 + 1))
 						    : (uint64_t)g_rand_int_range(rng, 0, (gint32)span) * 7919;
-	lp_trace t = trace_of(s, n);
+	static const uint64_t window[] = {0, 5, 64};
+	lp_trace t = trace_in(s, n, window[round % 3]);
 	g_free(s);
 	*n_out = n;
 	return t;
@@ -197,7 +223,8 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 	static const char *const fixed[] = {"lru", "fifo", "clock", "segq", "arc", "eelru"};
 	for (int round = 0; round < 300; round++) {
 		uint64_t n;
-		lp_trace t = random_trace(rng, &n);
+		lp_trace t = random_trace(rng, round, &n);
+		lp_pageno *page = pages_of(&t);
 		uint64_t *next = lp_trace_next_use(&t);
 		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next, UINT64_MAX);
 		uint64_t sizes[64], m = 0;
@@ -218,7 +245,7 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 			/* space_time by its definition. */
 			uint64_t want = 0, seen = 0;
 			for (uint64_t j = 0; j < n; j++) {
-				seen += t.page[j] == seen;
+				seen += page[j] == seen;
 				want += MIN(k, seen);
 			}
 			cr_assert_eq(space[i], want);
@@ -237,6 +264,7 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 		g_free(opt);
 		lp_trace_next_use_free(&t, next);
 		lp_trace_clear(&t);
+		g_free(page);
 	}
 	g_rand_free(rng);
 }
@@ -247,7 +275,8 @@ Test(sim, windows_by_definition)
 	GRand *rng = g_rand_new_with_seed(35);
 	for (int round = 0; round < 200; round++) {
 		uint64_t n;
-		lp_trace t = random_trace(rng, &n);
+		lp_trace t = random_trace(rng, round, &n);
+		lp_pageno *page = pages_of(&t);
 		uint64_t *next = lp_trace_next_use(&t);
 		uint64_t most = lp_sim_max_backward(&t);
 		uint64_t taus[41], m = 0;
@@ -265,7 +294,7 @@ Test(sim, windows_by_definition)
 				kept[p] = false;
 			}
 			for (uint64_t j = 0; j < n; j++) {
-				lp_pageno p = t.page[j];
+				lp_pageno p = page[j];
 				wf += last[p] == UINT64_MAX || j - last[p] > tau;
 				last[p] = j;
 				for (lp_pageno q = 0; q < t.pages; q++)
@@ -286,6 +315,7 @@ Test(sim, windows_by_definition)
 		g_free(kept);
 		lp_trace_next_use_free(&t, next);
 		lp_trace_clear(&t);
+		g_free(page);
 	}
 	g_rand_free(rng);
 }

@@ -1,13 +1,31 @@
 /* Streams held as dense page numbers (analysis/trace.h). */
 #include <criterion/criterion.h>
 
+#include <fcntl.h>
 #include <glib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/trace.h"
 #include "scratch.h"
 
 SCRATCH_SUITE(trace);
+
+/* The pages of every reference, read through a block reader. */
+static lp_pageno *read_pages(const lp_trace *t)
+{
+	lp_pageno *page = g_new(lp_pageno, t->n ? t->n : 1);
+	lp_trace_reader r;
+	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		cr_assert(b.len >= 1 && b.len <= LP_TRACE_BLOCK_REFS && b.len <= t->n - at);
+		memcpy(page + at, b.page, b.len * sizeof *page);
+	}
+	lp_trace_reader_clear(&r);
+	return page;
+}
 
 /* Pages are numbered in order of first reference, types kept; --user-only
  * drops the kernel's references before numbering. */
@@ -20,8 +38,16 @@ Test(trace, dense_numbers_types_and_user_only)
 	cr_assert_eq(t.n, 6);
 	cr_assert_eq(t.pages, 3);
 	lp_pageno want[] = {0, 1, 0, 2, 1, 2};
-	cr_assert_arr_eq(t.page, want, sizeof want);
-	cr_assert_arr_eq(t.type, "rWwiRr", 6);
+	lp_pageno *got = read_pages(&t);
+	cr_assert_arr_eq(got, want, sizeof want);
+	g_free(got);
+	/* A stream that fits the window stays there: no file. */
+	cr_assert_eq(t.spill[0], -1);
+	const lp_pageno *page;
+	const char *type;
+	cr_assert_eq(lp_trace_map(&t, &page, &type, &err), 0, "%s", err.msg);
+	cr_assert_arr_eq(page, want, sizeof want);
+	cr_assert_arr_eq(type, "rWwiRr", 6);
 	uint64_t canon[] = {7, 0xff, 3};
 	cr_assert_arr_eq(t.canonical, canon, sizeof canon);
 	uint64_t *next = lp_trace_next_use(&t);
@@ -34,7 +60,9 @@ Test(trace, dense_numbers_types_and_user_only)
 	cr_assert_eq(t.n, 4);
 	cr_assert_eq(t.pages, 2);
 	lp_pageno user[] = {0, 0, 1, 1};
-	cr_assert_arr_eq(t.page, user, sizeof user);
+	got = read_pages(&t);
+	cr_assert_arr_eq(got, user, sizeof user);
+	g_free(got);
 	lp_trace_clear(&t);
 	g_free(path);
 }
@@ -51,31 +79,87 @@ Test(trace, malformed_stream_names_the_line)
 	g_free(path);
 }
 
-/* Past memory_refs references the arrays live in a temporary file: the
- * same numbers and types, and nothing left behind once cleared. */
-Test(trace, long_streams_go_to_a_temporary_file)
+/* Past window_refs references the stream goes to temporary files, a
+ * window at a time, the rest staying in the window: the same numbers
+ * through the reader (blocks from the files, then from the window) and
+ * through lp_trace_map (the rest written out first), and nothing left
+ * behind once cleared. */
+Test(trace, long_streams_go_to_temporary_files)
 {
 	lp_trace t;
 	lp_trace_init(&t, false);
-	t.memory_refs = 65536;
+	t.window_refs = 65536;
+	t.next_use_refs = 65536;
 	const uint64_t n = 300000;
 	for (uint64_t i = 0; i < n; i++)
 		cr_assert_eq(lp_trace_add(&t, "rwiRWI"[i % 6], (i * 7919) % 1000, &err), 0, "%s",
 			     err.msg);
 	lp_trace_done(&t);
 	cr_assert_geq(t.spill[0], 0);
+	cr_assert_eq(t.filed, 4 * 65536);
+	cr_assert_eq(t.cap, n - t.filed); /* the window trimmed to its rest */
 	cr_assert_eq(t.n, n);
 	cr_assert_eq(t.pages, 1000);
-	for (uint64_t i = 0; i < n; i++) {
-		cr_assert_eq(t.canonical[t.page[i]], (i * 7919) % 1000);
-		cr_assert_eq(t.type[i], "rwiRWI"[i % 6]);
-	}
-	/* Past memory_refs, next uses are mapped too. */
+	lp_pageno *got = read_pages(&t);
+	for (uint64_t i = 0; i < n; i++)
+		cr_assert_eq(t.canonical[got[i]], (i * 7919) % 1000, "reference %lu",
+			     (unsigned long)i);
+	/* Past next_use_refs, next uses are mapped from a file too. */
 	uint64_t *next = lp_trace_next_use(&t);
-	cr_assert_eq(next[0], 1000);
-	cr_assert_eq(next[n - 1], LP_NEVER);
+	for (uint64_t i = 0; i < n; i++)
+		cr_assert_eq(next[i], i + 1000 < n ? i + 1000 : LP_NEVER, "reference %lu",
+			     (unsigned long)i);
 	lp_trace_next_use_free(&t, next);
+	const lp_pageno *page;
+	const char *type;
+	cr_assert_eq(lp_trace_map(&t, &page, &type, &err), 0, "%s", err.msg);
+	cr_assert_eq(t.filed, n);
+	cr_assert_null(t.page);
+	cr_assert_arr_eq(page, got, n * sizeof *got);
+	for (uint64_t i = 0; i < n; i++)
+		cr_assert_eq(type[i], "rwiRWI"[i % 6]);
+	/* Mapped again: the same arrays; the reader reads the files whole. */
+	const lp_pageno *again;
+	cr_assert_eq(lp_trace_map(&t, &again, &type, &err), 0, "%s", err.msg);
+	cr_assert_eq(again, page);
+	lp_pageno *reread = read_pages(&t);
+	cr_assert_arr_eq(reread, got, n * sizeof *got);
+	g_free(reread);
+	g_free(got);
 	lp_trace_clear(&t);
 	cr_assert_eq(t.spill[0], -1);
-	cr_assert_null(t.page);
+	cr_assert_null(t.map_page);
+}
+
+/* A stream of exactly one window: all of it filed when the next one
+ * comes, none before; a full disk is LP_EIO from lp_trace_add. */
+Test(trace, a_full_window_is_filed_by_the_next_reference)
+{
+	lp_trace t;
+	lp_trace_init(&t, false);
+	t.window_refs = 4;
+	for (uint64_t i = 0; i < 4; i++)
+		cr_assert_eq(lp_trace_add(&t, 'r', i, &err), 0, "%s", err.msg);
+	cr_assert_eq(t.filed, 0);
+	cr_assert_eq(t.spill[0], -1);
+	cr_assert_eq(lp_trace_add(&t, 'w', 2, &err), 0, "%s", err.msg);
+	cr_assert_eq(t.filed, 4);
+	lp_trace_done(&t);
+	lp_pageno want[] = {0, 1, 2, 3, 2};
+	lp_pageno *got = read_pages(&t);
+	cr_assert_arr_eq(got, want, sizeof want);
+	g_free(got);
+	lp_trace_clear(&t);
+
+	lp_trace_init(&t, false);
+	t.window_refs = 4;
+	for (uint64_t i = 0; i < 4; i++)
+		cr_assert_eq(lp_trace_add(&t, 'r', i, &err), 0, "%s", err.msg);
+	t.spill[0] = open("/dev/full", O_WRONLY);
+	t.spill[1] = open("/dev/full", O_WRONLY);
+	cr_assert(t.spill[0] >= 0 && t.spill[1] >= 0);
+	cr_assert_eq(lp_trace_add(&t, 'r', 9, &err), LP_EIO);
+	cr_assert(strstr(err.msg, "cannot write the stream to its temporary file"), "%s",
+		  err.msg);
+	lp_trace_clear(&t);
 }
