@@ -3,6 +3,8 @@
  *   LP_FAULT_WRITE=K   the K-th write to a regular file (from 1) fails
  *   LP_FAULT_FSYNC=K   the K-th fsync or fdatasync fails with EIO
  *   LP_FAULT_ERRNO=E   the write's error: ENOSPC (default) or EIO
+ *   LP_FAULT_PREAD=K   the K-th pread from a regular file (from 1) fails
+ *                      with EIO, as a failing disk under a temporary file
  *   LP_FAULT_COUNT=F   at exit, append "writes N fsyncs M" to file F, so a
  *                      case can spread K over a whole run
  *   LP_FAULT_SPAWN=1   every posix_spawn fails with EAGAIN, as when the
@@ -37,7 +39,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-static unsigned long writes, syncs;
+static unsigned long writes, syncs, preads;
 
 static unsigned long env_number(const char *name)
 {
@@ -145,6 +147,16 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	if (p != MAP_FAILED && is_shrink_file(fd) && shrink_at("map"))
 		shrink();
 	return p;
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	if (is_regular(fd) &&
+	    __atomic_add_fetch(&preads, 1, __ATOMIC_RELAXED) == env_number("LP_FAULT_PREAD")) {
+		errno = EIO;
+		return -1;
+	}
+	return REAL(pread)(fd, buf, n, off);
 }
 
 ssize_t read(int fd, void *buf, size_t n)

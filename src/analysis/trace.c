@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/record.h"
+#include "io/staging.h"
 
 #define LOAD_BATCH 65536
 
@@ -212,6 +213,17 @@ void lp_trace_reader_init(lp_trace_reader *r, const lp_trace *t)
 		r->buf = g_new(lp_pageno, LP_TRACE_BLOCK_REFS);
 }
 
+/* The machine's own I/O failed under a file this process wrote: no
+ * caller can go on, and none should have to check every block; the run
+ * ends as an I/O failure (status 3), its staged outputs removed, never an
+ * abort. */
+static _Noreturn void read_back_failed(const char *why)
+{
+	g_printerr("%s: cannot read the stream back from its temporary file in TMPDIR: %s\n",
+		   g_get_prgname() ? g_get_prgname() : "laplace", why);
+	lp_stage_abandon(LP_EIO);
+}
+
 lp_trace_block lp_trace_read(lp_trace_reader *r, uint64_t from)
 {
 	const lp_trace *t = r->t;
@@ -226,8 +238,7 @@ lp_trace_block lp_trace_read(lp_trace_reader *r, uint64_t from)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			g_error("cannot read the stream back from its temporary file: %s",
-				k < 0 ? g_strerror(errno) : "it ends early");
+			read_back_failed(k < 0 ? g_strerror(errno) : "it ends early");
 		got += (size_t)k;
 	}
 	return (lp_trace_block){r->buf, (size_t)len};
