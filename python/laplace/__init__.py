@@ -392,11 +392,18 @@ def sweep(directory, memory, policy="rr", quantum=None, cpus=None, seed=None,
     laplace-schedule(1)), and return its table: a structured array of
     SWEEP_ROW, one row per size, e.g. t["memory"], t["utilization"].
     policy is "rr" or "random"; quantum, cpus, seed, fault_ticks (ints),
-    replacement ("lru", "fifo", "clock"), user_only and threads (-j) as
-    the command's options (None: its defaults). A failure raises Error
-    with the program's message and exit status (1: a bad option, 2: not a
+    replacement ("lru", "fifo", "clock"), user_only (a bool) and threads
+    (-j) as the command's options (None: its defaults); memory sizes and
+    user_only are taken as Merge takes them (numpy's integers and bools
+    too, "no" or 2.5 refused). A failure raises Error with the
+    program's message and exit status (1: a bad option, 2: not a
     per-process directory, 3: cannot read)."""
-    sizes = [int(m) for m in memory]
+    sizes = []
+    for m in memory:
+        size = _integer(m)
+        if size is None:
+            raise ValueError("sweep: a memory size must be an integer, not %r" % (m,))
+        sizes.append(size)
     if not sizes:
         raise ValueError("sweep: no memory size")
     args = ["schedule", "--policy", policy]
@@ -405,7 +412,7 @@ def sweep(directory, memory, policy="rr", quantum=None, cpus=None, seed=None,
                         ("-j", threads)):
         if value is not None:
             args += [name, str(value)]
-    if user_only:
+    if _flag("user_only", user_only):
         args.append("--user-only")
     if len(sizes) > 1:
         text = _run(args + ["--memory", ",".join(str(m) for m in sizes), "--", directory])

@@ -49,13 +49,14 @@ static GOptionContext *reduce_options(reduce_args *a)
 		"  olr   Optimal LRU Reduction: the shortest stream with that behaviour\n\n"
 		"The input is a basic merge stream (any form, '-': standard input) or a\n"
 		"capture REF KERN, merged here. 'references N kept R' goes to standard\n"
-		"error; miss ratios of the reduced stream are taken over N.");
+		"error (not with -q); miss ratios of the reduced stream are taken over N.");
 	g_option_context_set_description(ctx,
 		"Examples:\n"
 		"  laplace reduce --method olr --frames 256 -o small.txt trace.txt\n"
 		"  laplace reduce --method sad --frames 64 --format bin -o s.bin refs.bin kernel.txt\n\n"
 		"See laplace-reduce(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_add_quiet_option(ctx);
 	cli_add_sync_option(ctx);
 	return ctx;
 }
@@ -129,7 +130,7 @@ static int reduce_run(const reduce_args *a, bool olr, uint64_t frames, enum lp_f
 	int rc = write_reduced(&out, &in, form, a->output, &err);
 	if (rc)
 		cli_fail(&err);
-	else
+	else if (!cli_quiet())
 		fprintf(stderr, "references %" PRIu64 " kept %zu\n", in.n, out.n);
 	lp_refs_clear(&out);
 	lp_trace_clear(&in);

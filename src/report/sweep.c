@@ -48,8 +48,9 @@ static int parse_row(char *text, const char *path, size_t line, lp_sweep_row *ro
 				return bad(err, path, line, fields[f],
 					   "not busy_ticks / (busy_ticks + idle_ticks) with six decimals");
 			row->utilization = strtod(field, NULL);
+		} else {
+			field = comma + 1;
 		}
-		field = comma + 1;
 	}
 	if (!v[F_MEMORY])
 		return bad(err, path, line, "memory", "0 (laplace schedule --memory is at least 1)");
@@ -200,7 +201,9 @@ static void figure(GString *g, const lp_sweep *s, const size_t *order, size_t n,
 	plot p = {.left = 78, .right = VIEW_W - 18, .top = 38, .bottom = 300, .log_y = faults};
 	p.x_lo = log10((double)s->rows[order[0]].memory);
 	p.x_hi = log10((double)s->rows[order[n - 1]].memory);
-	double ticks[8];
+	/* Faults: a tick at each power of ten up to the most, at most
+	 * 10^20 (a count of 64 bits is below it). */
+	double ticks[21];
 	size_t nt;
 	if (faults) {
 		uint64_t most = 1;

@@ -2,8 +2,8 @@
  * read them, daemon settings, and job reports. The input is one file, read
  * with lp_jobfile_read and handed to each parser. Checks: the read keeps
  * every byte or refuses a file that is too large or has a line over 4096
- * bytes; a parsed job has its three paths, NUL-free, and keys on lines of
- * the file; batch paths are made relative to the base directory; settings
+ * bytes; a parsed job has its three paths, NUL-free, keys on lines of
+ * the file, and its page offset (of 64 bits) handed to the merge; batch paths are made relative to the base directory; settings
  * are in range; the report of a parsed job is YAML that gives back its
  * paths and error message exactly. */
 #include "fuzz_input.h"
@@ -49,11 +49,16 @@ static void check_spec(const lp_job_spec *spec, size_t lines)
 		FUZZ_CHECK(spec->key_line[k] <= lines);
 	for (int k = 0; k < LP_JOB_KEY_OPTIONS; k++)
 		FUZZ_CHECK(spec->key_line[k] >= 1);
-	FUZZ_CHECK(spec->page_offset <= UINT32_MAX);
+	/* A page offset is any 64-bit value (laplace-jobs(5)); one not given
+	 * is the default's, left for the capture's width to pick, and given
+	 * it is under options. */
+	FUZZ_CHECK(spec->page_offset_set || spec->page_offset == LP_DEFAULT_PAGE_OFFSET);
+	FUZZ_CHECK(!spec->page_offset_set || spec->key_line[LP_JOB_KEY_OPTIONS] >= 1);
 	FUZZ_CHECK(spec->endian == LP_LITTLE || spec->endian == LP_BIG);
 	lp_merge_job job;
 	lp_job_spec_to_merge(spec, &job);
 	FUZZ_CHECK(job.reference == spec->reference && job.output == spec->output);
+	FUZZ_CHECK(job.page_offset == spec->page_offset && job.page_offset_set == spec->page_offset_set);
 }
 
 /* The scalar value of key in mapping node map of doc, or NULL. */

@@ -421,6 +421,10 @@ class Sweep(Scratch):
         t = laplace.sweep(pp, [1, 2], policy="random", seed=5, cpus=2, replacement="clock",
                           fault_ticks=1, threads=1)
         self.assertEqual(t["references"].tolist(), [7, 7])
+        # numpy's integers and bools are integers and bools.
+        np_sizes = laplace.sweep(pp, np.array([2, 2]), quantum=2, fault_ticks=3,
+                                 user_only=np.bool_(False))
+        self.assertEqual(np_sizes.tolist(), both.tolist())
 
     def test_errors(self):
         pp = self.two_tasks()
@@ -435,6 +439,17 @@ class Sweep(Scratch):
         self.assertIn("not a per-process directory", str(e.exception))
         with self.assertRaises(ValueError):
             laplace.sweep(pp, [])
+        # Bools as bools, sizes as integers (as Merge takes them): "no" was
+        # taken for true (--user-only), 2.5 for 2 and True for 1.
+        for bad in ("no", 0, None):
+            with self.assertRaises(TypeError) as e:
+                laplace.sweep(pp, [2], user_only=bad)
+            self.assertEqual(str(e.exception), "user_only must be True or False, not %r" % (bad,))
+        for bad in (2.5, True, "2"):
+            with self.assertRaises(ValueError) as e:
+                laplace.sweep(pp, [2, bad])
+            self.assertEqual(str(e.exception), "sweep: a memory size must be an integer, not %r"
+                             % (bad,))
 # Belady's FIFO anomaly: 1 2 3 4 1 2 5 1 2 3 4 5 (pages 1-5). By hand:
 # FIFO faults 9 with 3 frames, 10 with 4; LRU 12 12 10 8 5 (the five first
 # references, and the seven others' stack distances 4 4 3 3 5 5 5 above
