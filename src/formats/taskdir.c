@@ -1319,7 +1319,7 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 		.nfiles = t->nfiles,
 		.source = {.ctx = t, .read = stream_read},
 	};
-	if (threads > 1)
+	if (threads > 1 && !opt->search_only)
 		ahead_start(t, threads);
 out:
 	g_free(index);

@@ -72,7 +72,10 @@ int lp_schedule_sweep(const lp_sweep_request *rq, lp_error *err)
 		.unit_streams = true,
 		.user_only = rq->user_only,
 		.max_open = budget,
-		.threads = 1, /* the sizes are the parallel work */
+		/* The files searched for units on every core; then the sizes
+		 * are the parallel work, each read on one thread. */
+		.threads = MAX(rq->threads, 1u),
+		.search_only = true,
 		.slice = rq->opt.quantum,
 	};
 	lp_taskdir *dir = lp_taskdir_open(rq->dir, &topt, err);
