@@ -8,8 +8,10 @@ REPLACEMENT (lru, fifo or clock), schedules with a memory of M frames
 (section 9.4), tick by tick and event by event as the section tells it,
 with policies written as policies.md words them (CLOCK: a list and a hand
 index), and with REPORT=FILE writes the report as laplace schedule
---report does (flow mappings, keys in its order). Plain (uncompressed)
-task files only."""
+--report does (flow mappings, keys in its order). USER_ONLY=1 drops the
+R W I lines as the files are read (--user-only); PER_CPU=DIR also writes
+each processor's references to DIR/cpuN (--per-cpu). Plain (uncompressed)
+text task files only."""
 import os
 import sys
 from collections import deque
@@ -48,6 +50,8 @@ def units_of(d, pid, tid, path):
     units, cur = [], []
     for line in open(os.path.join(d, path)):
         f = line.split()
+        if f[0] in "RWI" and os.environ.get("USER_ONLY"):
+            continue
         if f[0] in "rwiRWI":
             cur.append(("ref", f[0], int(f[4], 16), int(f[1], 16)))
         else:
@@ -141,7 +145,7 @@ def main():
     waiting = {units[i]["creator"]: i for i in order if units[i]["creator"]}
     queue = [i for i in order if not units[i]["creator"]]
     cpu = [None] * k   # [unit, refs emitted in slice]
-    ready_now, out, tick, state = [], [], 0, seed
+    ready_now, out, out_cpu, tick, state = [], [], [], 0, seed
     for un in units:
         un.update(refs=0, slices=0, first=None, last=None, faults=0, waits=0, blocked=0,
                   hold=None, own=False, since=0, done=False)
@@ -220,6 +224,7 @@ def main():
                     continue
                 un["pos"] += 1
                 out.append("%s %x\n" % (r[1], r[2]))
+                out_cpu.append(c)
                 last_ref_tick = tick
                 if n == 0:
                     un["slices"] += 1
@@ -265,6 +270,11 @@ def main():
     if waiting:
         sys.exit("units never created: %s" % list(waiting))
     sys.stdout.write("".join(out))
+    if os.environ.get("PER_CPU"):
+        os.makedirs(os.environ["PER_CPU"])
+        for c in range(k):
+            with open(os.path.join(os.environ["PER_CPU"], "cpu%d" % c), "w") as f:
+                f.write("".join(line for line, at in zip(out, out_cpu) if at == c))
     ticks = last_ref_tick + 1
     sys.stderr.write("ticks: %d\n" % ticks)
     busy = len(out)

@@ -86,6 +86,24 @@ static inline void lp_pagelist_remove(lp_pagelist *l, lp_pageno p)
 	l->count--;
 }
 
+/* Page p, in the list, becomes the newest (as a remove and a push, with
+ * less work: it stays in the list, and the count is the same). */
+static inline void lp_pagelist_move_newest(lp_pagelist *l, lp_pageno p)
+{
+	lp_pageno a = l->prev[p], b = l->next[p];
+	if (b == LP_NO_PAGE)
+		return; /* already the newest */
+	if (a != LP_NO_PAGE)
+		l->next[a] = b;
+	else
+		l->oldest = b;
+	l->prev[b] = a;
+	l->prev[p] = l->newest;
+	l->next[p] = LP_NO_PAGE;
+	l->next[l->newest] = p;
+	l->newest = p;
+}
+
 /* Remove and return the oldest page p with held[p] == 0 (held NULL: none
  * held), or LP_NO_PAGE. Held pages keep their places; the walk past them
  * is bounded by the pages held, which are few (each is waited for by a

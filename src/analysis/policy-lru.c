@@ -34,8 +34,7 @@ static void lru_arrive(void *state, lp_pageno page)
 static void lru_hit(void *state, lp_pageno page)
 {
 	lru_state *s = state;
-	lp_pagelist_remove(&s->list, page);
-	lp_pagelist_push(&s->list, page);
+	lp_pagelist_move_newest(&s->list, page);
 }
 
 static lp_pageno lru_victim(void *state, const uint8_t *held)

@@ -108,6 +108,9 @@ struct lp_taskdir {
 	char **paths;           /* lp_taskdir_paths */
 	bool form_bin;          /* index.yaml says form: bin */
 	lp_sched_input input;
+	/* A share (lp_taskdir_share): its own streams, the rest its owner's. */
+	const lp_taskdir *owner;
+	bool keep_mapped;       /* shares read the pages too: a stream's end lets none go */
 	/* Read-ahead (threads > 1). */
 	bool threaded;
 	GMutex lock;            /* the open set and every stream's read-ahead fields */
@@ -170,6 +173,15 @@ static void release_read(const lp_taskdir *t, td_stream *s, uint64_t to)
 		return;
 	madvise((void *)(f->map.data + from), (size_t)(end - from), MADV_DONTNEED);
 	s->released = end;
+}
+
+/* At the end of s's unit or file: its pages, unless other readings of
+ * the directory may still want them (and it is small enough to stay
+ * mapped). */
+static void release_ended(const lp_taskdir *t, td_stream *s)
+{
+	if (t->release || !t->keep_mapped)
+		release_read(t, s, s->offset);
 }
 
 static void reader_close(lp_taskdir *t, td_reader *r)
@@ -403,7 +415,7 @@ static int stream_fill(lp_taskdir *t, td_stream *s, lp_error *err)
 		return -1;
 	if (kind == RECORD_END) {
 		s->ended = true;
-		release_read(t, s, s->offset);
+		release_ended(t, s);
 		td_lock(t);
 		reader_close(t, s->reader); /* nothing more is read here */
 		td_unlock(t);
@@ -518,7 +530,7 @@ static size_t stream_parse(lp_taskdir *t, size_t stream, lp_sched_ref *refs, siz
 		/* A unit ends with its task's X. */
 		if (t->opt.unit_streams && ev->tag == 'X' && ev->task == t->files[s->file].tid && !s->ended) {
 			s->ended = true;
-			release_read(t, s, s->offset);
+			release_ended(t, s);
 			td_lock(t);
 			if (s->reader)
 				reader_close(t, s->reader);
@@ -1307,7 +1319,7 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 		.nfiles = t->nfiles,
 		.source = {.ctx = t, .read = stream_read},
 	};
-	if (threads > 1)
+	if (threads > 1 && !opt->search_only)
 		ahead_start(t, threads);
 out:
 	g_free(index);
@@ -1317,6 +1329,30 @@ out:
 		return NULL;
 	}
 	return t;
+}
+
+lp_taskdir *lp_taskdir_share(lp_taskdir *t, unsigned max_open)
+{
+	g_assert(t->opt.unit_streams && !t->threaded && !t->owner);
+	lp_taskdir *s = g_new0(lp_taskdir, 1);
+	s->opt = t->opt;
+	s->opt.max_open = MAX(max_open, 1u);
+	s->files = t->files;
+	s->nfiles = t->nfiles;
+	s->sched_files = t->sched_files;
+	s->units = t->units;
+	s->unit_starts = t->unit_starts;
+	s->nstreams = t->unit_starts->len;
+	s->streams = g_memdup2(t->unit_starts->data, sizeof(td_stream) * s->nstreams);
+	s->page = t->page;
+	s->release = t->release;
+	s->paths = t->paths;
+	s->form_bin = t->form_bin;
+	s->input = t->input;
+	s->input.source.ctx = s;
+	s->owner = t;
+	s->keep_mapped = true;
+	return s;
 }
 
 const lp_sched_input *lp_taskdir_input(lp_taskdir *t) { return &t->input; }
@@ -1331,6 +1367,11 @@ void lp_taskdir_close(lp_taskdir *t)
 		ahead_stop(t);
 	while (t->open.oldest)
 		reader_close(t, reader_of(t->open.oldest));
+	if (t->owner) {
+		g_free(t->streams);
+		g_free(t);
+		return;
+	}
 	for (size_t f = 0; f < t->nfiles; f++) {
 		g_free(t->files[f].path);
 		lp_mapped_close(&t->files[f].map);

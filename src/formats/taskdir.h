@@ -26,6 +26,8 @@ typedef struct lp_taskdir_options {
 			      threads (and searched for units in parallel) */
 	uint64_t slice;    /* with threads, references to parse ahead of a
 			      stream the engine will read soon: the quantum */
+	bool search_only;  /* threads search the files for units, and parse
+			      nothing ahead (a directory to share) */
 	uint64_t map_hold; /* task files (in bytes) that stay mapped from the
 			      search for units to the schedule; a larger
 			      directory's pages are let go once read. 0: a
@@ -38,6 +40,17 @@ typedef struct lp_taskdir_options {
  * err set: LP_EINPUT for a directory that is not a complete per-process
  * merge (file and line named), LP_EIO when a file cannot be read. */
 lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_error *err);
+/* Another reading of t's directory, from the start of every unit: its
+ * own streams (and at most max_open files open), t's files, mappings and
+ * units, which it only reads, so that shares of one t run side by side
+ * on threads of their own (laplace schedule's sweep: the directory read
+ * and searched for units once, mapped once). t must have unit_streams
+ * and no threads parsing ahead (one, or search_only), and is not read
+ * itself. The end of a share's unit lets
+ * none of its mapped pages go, which the other shares may still read
+ * (unless the directory is too large to stay mapped). Close every share
+ * before t. */
+lp_taskdir *lp_taskdir_share(lp_taskdir *t, unsigned max_open);
 /* The engine's input: units, files and the source of their records. */
 const lp_sched_input *lp_taskdir_input(lp_taskdir *t);
 /* Every file the run reads, index.yaml included (to refuse an output

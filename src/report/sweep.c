@@ -193,6 +193,15 @@ static size_t *by_memory(const lp_sweep *s, size_t *n)
 	return order;
 }
 
+/* A memory size under the axis. */
+static void size_label(GString *g, uint64_t memory)
+{
+	if (memory < 100000)
+		g_string_append_printf(g, "%" PRIu64, memory);
+	else
+		lp_format_short(g, (double)memory);
+}
+
 /* One curve: its axes, the points and the knee. */
 static void figure(GString *g, const lp_sweep *s, const size_t *order, size_t n, size_t knee,
 		   bool faults)
@@ -238,22 +247,34 @@ static void figure(GString *g, const lp_sweep *s, const size_t *order, size_t n,
 		lp_format_short(g, ticks[k]);
 		g_string_append(g, "</text>\n");
 	}
-	/* Sizes along the axis, as many as fit without overlapping (a
-	 * character about 8 units wide); the last anchored at its end. */
-	double last_right = -1e9;
+	/* Sizes along the axis, exact below 100000 (1536, not 1.54k: a
+	 * reader looks for the sizes swept), as many as fit without
+	 * overlapping (a character about 8 units wide); the largest is
+	 * always there, anchored at its end, and the others give way to it. */
 	GString *label = g_string_new(NULL);
-	for (size_t i = 0; i < n; i++) {
-		double x = px(&p, (double)s->rows[order[i]].memory);
-		g_string_truncate(label, 0);
-		lp_format_short(label, (double)s->rows[order[i]].memory);
-		double width = 8.0 * (double)label->len;
-		bool at_end = x > p.right - width / 2;
-		double left = at_end ? x - width : x - width / 2;
-		if (left < last_right + 6)
-			continue;
-		add(g, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>\n", x, p.bottom + 18,
-		    at_end ? "end" : "middle", label->str);
-		last_right = at_end ? x : x + width / 2;
+	double end_left = p.right;
+	for (size_t pass = 0; pass < 2; pass++) {
+		double last_right = -1e9;
+		for (size_t i = pass ? 0 : n - 1; i < n; i++) {
+			if (pass && i == n - 1)
+				break;
+			double x = px(&p, (double)s->rows[order[i]].memory);
+			g_string_truncate(label, 0);
+			size_label(label, s->rows[order[i]].memory);
+			double width = 8.0 * (double)label->len;
+			bool at_end = x > p.right - width / 2;
+			double left = at_end ? x - width : x - width / 2;
+			double right = at_end ? x : x + width / 2;
+			if (!pass)
+				end_left = n > 1 ? left : p.right + 1e9;
+			else if (left < last_right + 6 || right + 6 > end_left)
+				continue;
+			add(g, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>\n", x,
+			    p.bottom + 18, at_end ? "end" : "middle", label->str);
+			last_right = right;
+			if (!pass)
+				break;
+		}
 	}
 	g_string_free(label, TRUE);
 	add(g, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">memory (frames, log scale)</text>\n",
@@ -307,7 +328,8 @@ static const char style[] =
 	"svg .knee circle{fill:#fff;stroke:#c0392b;stroke-width:2}svg .knee text{fill:#c0392b;"
 	"font-size:12px}.scroll{overflow-x:auto}"
 	"table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
-	"th,td{padding:.2rem .7rem;border-bottom:1px solid #e3e3e3;text-align:right}"
+	"table{font-size:.85rem}th,td{padding:.2rem .4rem;border-bottom:1px solid #e3e3e3;"
+	"text-align:right}"
 	"th{font-weight:600}tr.knee td{color:#c0392b}.note,footer{font-size:.85rem;color:#555}";
 
 int lp_sweep_write_html(const lp_sweep *s, lp_output *out, lp_error *err)

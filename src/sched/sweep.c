@@ -1,14 +1,16 @@
 /* A sweep of memory sizes: each size its own schedule of the directory,
  * from scratch (its own reading of the files, an empty memory, the random
- * generator seeded anew), on a pool of workers; rows in the order given. */
+ * generator seeded anew), on a pool of workers; rows in the order given.
+ * The directory is opened once (index.yaml read, files mapped, units
+ * found), and each schedule reads it through a share of its own. */
 #include "sched/sweep.h"
 
 #include <inttypes.h>
 
+#include "formats/taskdir.h"
 #include "io/io.h"
 #include "io/workpool.h"
 #include "sched/publish.h"
-#include "sched/run.h"
 
 const char lp_sweep_header[] =
 	"memory,ticks,references,faults,waits,evictions,busy_ticks,idle_ticks,utilization\n";
@@ -27,24 +29,11 @@ void lp_sweep_row(GString *table, const lp_sched_report *rep)
 
 typedef struct sweep_run {
 	const lp_sweep_request *rq;
+	lp_taskdir *dir;
 	size_t index;
 	unsigned max_open;
 	GString *row;
 } sweep_run;
-
-/* lp_sched_dir_options.ready: the table must not replace a file the
- * run reads. */
-static int sweep_ready(void *ctx, const lp_sched_input *in, const char *const *inputs,
-		       lp_error *err)
-{
-	(void)in;
-	const lp_sweep_request *rq = ctx;
-	size_t nin = 0;
-	while (inputs[nin])
-		nin++;
-	const char *outs[] = {rq->output};
-	return lp_check_outputs(inputs, nin, outs, 1, err);
-}
 
 /* One size, on a worker: its row. */
 static int sweep_one(void *ctx, void *job, lp_error *err)
@@ -52,19 +41,14 @@ static int sweep_one(void *ctx, void *job, lp_error *err)
 	(void)ctx;
 	sweep_run *r = job;
 	const lp_sweep_request *rq = r->rq;
-	lp_sched_dir_options dopt = {
-		.sched = rq->opt,
-		.user_only = rq->user_only,
-		.max_open = r->max_open,
-		.threads = 1, /* the sizes are the parallel work */
-		.ready = sweep_ready,
-		.ready_ctx = (void *)rq,
-	};
-	dopt.sched.memory = rq->memory[r->index];
-	dopt.sched.renumber = false;
+	lp_sched_options opt = rq->opt;
+	opt.memory = rq->memory[r->index];
+	opt.renumber = false;
 	lp_sched_sink sink = {0}; /* no stream: the figures only */
 	lp_sched_report rep;
-	int rc = lp_sched_dir_run(rq->dir, &dopt, &sink, &rep, err);
+	lp_taskdir *share = lp_taskdir_share(r->dir, r->max_open);
+	int rc = lp_schedule_run(lp_taskdir_input(share), &opt, &sink, &rep, err);
+	lp_taskdir_close(share);
 	if (rc)
 		return rc;
 	r->row = g_string_new(NULL);
@@ -84,6 +68,29 @@ int lp_schedule_sweep(const lp_sweep_request *rq, lp_error *err)
 	int rc = lp_schedule_check_dir(rq->dir, err);
 	if (rc)
 		return rc;
+	lp_taskdir_options topt = {
+		.unit_streams = true,
+		.user_only = rq->user_only,
+		.max_open = budget,
+		/* The files searched for units on every core; then the sizes
+		 * are the parallel work, each read on one thread. */
+		.threads = MAX(rq->threads, 1u),
+		.search_only = true,
+		.slice = rq->opt.quantum,
+	};
+	lp_taskdir *dir = lp_taskdir_open(rq->dir, &topt, err);
+	if (!dir)
+		return err->status;
+	/* The table must not replace a file the runs read. */
+	const char *outs[] = {rq->output};
+	const char *const *inputs = lp_taskdir_paths(dir);
+	size_t nin = 0;
+	while (inputs[nin])
+		nin++;
+	if ((rc = lp_check_outputs(inputs, nin, outs, 1, err))) {
+		lp_taskdir_close(dir);
+		return rc;
+	}
 	sweep_run *runs = g_new0(sweep_run, rq->nmemory);
 	lp_workpool *pool = lp_workpool_new("laplace-sweep", running - 1, (unsigned)MIN(rq->nmemory, 1024u),
 					    sweep_one, NULL);
@@ -91,7 +98,7 @@ int lp_schedule_sweep(const lp_sweep_request *rq, lp_error *err)
 	size_t given = 0, taken = 0;
 	while (taken < rq->nmemory) {
 		while (given < rq->nmemory && !lp_workpool_full(pool)) {
-			runs[given] = (sweep_run){rq, given, budget / running, NULL};
+			runs[given] = (sweep_run){rq, dir, given, budget / running, NULL};
 			lp_workpool_submit(pool, &runs[given++]);
 		}
 		lp_error job_err = {0};
@@ -106,6 +113,7 @@ int lp_schedule_sweep(const lp_sweep_request *rq, lp_error *err)
 			g_string_append_len(table, r->row->str, (gssize)r->row->len);
 	}
 	lp_workpool_free(pool);
+	lp_taskdir_close(dir);
 	for (size_t i = 0; i < rq->nmemory; i++)
 		if (runs[i].row)
 			g_string_free(runs[i].row, TRUE);

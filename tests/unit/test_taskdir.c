@@ -311,6 +311,85 @@ Test(taskdir, pages_let_go_read_the_same)
 	g_string_free(text, TRUE);
 }
 
+/* Unit u of a share's input, read to its end (the events skipped) in
+ * batches of n, appended to refs; at most max references (then false). */
+static bool read_unit(const lp_sched_input *in, size_t u, size_t n, size_t max, GArray *refs)
+{
+	lp_sched_ref batch[1000];
+	for (size_t taken = 0;;) {
+		lp_sched_event ev;
+		ssize_t got = in->source.read(in->source.ctx, u, batch, MIN(n, max - taken), UINT64_MAX,
+					      &ev, &err);
+		cr_assert_geq(got, 0, "%s", err.msg);
+		g_array_append_vals(refs, batch, (guint)got);
+		taken += (size_t)got;
+		if (!got && ev.tag == LP_SCHED_END)
+			return true;
+		if (taken == max)
+			return false;
+	}
+}
+
+/* Shares of one directory (the sweep's readings, lp_taskdir_share) read
+ * their units from the start, each on its own, whatever the others have
+ * read: two shares interleaved, a third after them, each unit the same
+ * as one reading gives. Their ends let no page of the mapping go (other
+ * shares may still read them); a directory too large to stay mapped
+ * reads the same (its pages let go as pages_let_go_read_the_same says). */
+Test(taskdir, shares_read_on_their_own)
+{
+	GString *text = g_string_new("S 0 1 100\n");
+	for (int i = 0; i < 60000; i++) {
+		if (i % 20000 == 19999)
+			g_string_append_printf(text, "X %x 1\nS %x 1 100\n", i, i);
+		if (i % 7919 == 0)
+			g_string_append_printf(text, "X %x 2\n", i);
+		g_string_append_printf(text, "%c %x 4 %x %x\n", "rwiRWI"[i % 6], i, i % 977, i * 13);
+	}
+	size_t len, units;
+	long kib[2];
+	char *bin = to_binary(text->str, text->len, &len);
+	unit_streams = true;
+	GArray *want = read_units(bin, len, &units, kib);
+	cr_assert_eq(units, 4);
+	for (int hold = 0; hold < 2; hold++) {
+		map_hold = hold ? 1 : 0;
+		lp_taskdir *t = open_dir(bin, len, true, &err);
+		cr_assert_not_null(t, "%s", err.msg);
+		lp_taskdir *a = lp_taskdir_share(t, 2), *b = lp_taskdir_share(t, 1);
+		GArray *ga = g_array_new(FALSE, FALSE, sizeof(lp_sched_ref));
+		GArray *gb = g_array_new(FALSE, FALSE, sizeof(lp_sched_ref));
+		/* a: half of unit 0; b: all of it and of unit 1; a: the rest. */
+		cr_assert(!read_unit(lp_taskdir_input(a), 0, 333, 10000, ga));
+		cr_assert(read_unit(lp_taskdir_input(b), 0, 1000, SIZE_MAX, gb));
+		cr_assert(read_unit(lp_taskdir_input(b), 1, 7, SIZE_MAX, gb));
+		cr_assert(read_unit(lp_taskdir_input(a), 0, 1000, SIZE_MAX, ga));
+		for (size_t u = 1; u < units; u++)
+			cr_assert(read_unit(lp_taskdir_input(a), u, 1000, SIZE_MAX, ga));
+		for (size_t u = 2; u < units; u++)
+			cr_assert(read_unit(lp_taskdir_input(b), u, 1000, SIZE_MAX, gb));
+		assert_same_refs(ga, want);
+		assert_same_refs(gb, want);
+		long left = mapped_kib();
+		if (!hold)
+			cr_assert_gt(left, (long)(len / 1024 - 64), "%ld KiB of %zu in memory", left, len / 1024);
+		lp_taskdir_close(a);
+		lp_taskdir_close(b);
+		lp_taskdir *c = lp_taskdir_share(t, 1);
+		g_array_set_size(ga, 0);
+		for (size_t u = 0; u < units; u++)
+			cr_assert(read_unit(lp_taskdir_input(c), u, 999, SIZE_MAX, ga));
+		assert_same_refs(ga, want);
+		lp_taskdir_close(c);
+		lp_taskdir_close(t);
+		g_array_free(ga, TRUE);
+		g_array_free(gb, TRUE);
+	}
+	g_array_free(want, TRUE);
+	g_free(bin);
+	g_string_free(text, TRUE);
+}
+
 /* Numbers of every width from 1 to 16 hex digits, in either case, in the
  * timestamp and canonical fields; lengths of one and two digits, vpns of
  * one to five; and lines only the careful path takes (more digits through
