@@ -164,7 +164,7 @@ static int convert_task(const convert_request *rq, const lp_format *format, lp_e
 	if (!src)
 		return err->status;
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
-	int rc = out ? lp_task_convert(src, format->id == LP_LEGACY_TASK_BIN, rq->to_task_bin, out, err)
+	int rc = out ? lp_task_convert(src, format->id == LP_FORMAT_TASK_BIN, rq->to_task_bin, out, err)
 		     : err->status;
 	if (out)
 		rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
@@ -179,11 +179,11 @@ typedef int convert_fn(const convert_request *rq, const lp_format *format, lp_er
 static convert_fn *converter(const lp_format *f)
 {
 	static convert_fn *const by_id[] = {
-		[LP_LEGACY_REF] = convert_ref,
-		[LP_LEGACY_PAGE_IMAGE] = convert_page_image,
-		[LP_LEGACY_BASIC] = convert_basic,
-		[LP_LEGACY_TASK] = convert_task,
-		[LP_LEGACY_TASK_BIN] = convert_task,
+		[LP_FORMAT_REF] = convert_ref,
+		[LP_FORMAT_PAGE_IMAGE] = convert_page_image,
+		[LP_FORMAT_BASIC] = convert_basic,
+		[LP_FORMAT_TASK] = convert_task,
+		[LP_FORMAT_TASK_BIN] = convert_task,
 	};
 	return f->to_refs ? convert_to_refs : by_id[f->id];
 }

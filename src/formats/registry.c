@@ -8,6 +8,7 @@
 
 #include "core/byteorder.h"
 #include "formats/forms.h"
+#include "formats/legacy.h"
 #include "formats/taskline.h"
 
 static bool all_hex(const unsigned char *p, size_t n)
@@ -57,7 +58,7 @@ static enum lp_sniff sniff_task_bin(const unsigned char *p, size_t n)
 
 /* A form of the raw reference trace: each is dumped by the reader of
  * them all, which opens the file itself (lp_ref_open). */
-#define REF_FORM .name = "ref", .id = LP_LEGACY_REF, .what = "a raw reference trace", \
+#define REF_FORM .name = "ref", .id = LP_FORMAT_REF, .what = "a raw reference trace", \
 	.byte_order = LP_LITTLE, .dump_path = lp_ref_dump
 
 const lp_format lp_formats[] = {
@@ -68,17 +69,17 @@ const lp_format lp_formats[] = {
 	{REF_FORM, .ref = &lp_ref_forms[1], .open_sink = lp_ref64_text_writer_new},
 	{REF_FORM, .ref = &lp_ref_forms[2], .open_sink = lp_ref_text_writer_new},
 	{REF_FORM, .ref = &lp_ref_forms[3], .open_sink = lp_ref_bin_writer_new},
-	{.name = "byu", .id = LP_LEGACY_BYU, .what = "a BYU address trace", .byte_order = LP_LITTLE,
+	{.name = "byu", .id = LP_FORMAT_BYU, .what = "a BYU address trace", .byte_order = LP_LITTLE,
 	 .dump = lp_byu_dump, .to_refs = true},
-	{.name = "p6", .id = LP_LEGACY_P6, .what = "a Pentium bus trace", .byte_order = LP_BIG,
+	{.name = "p6", .id = LP_FORMAT_P6, .what = "a Pentium bus trace", .byte_order = LP_BIG,
 	 .dump = lp_p6_dump, .to_refs = true},
-	{.name = "page-image", .id = LP_LEGACY_PAGE_IMAGE, .what = "a page-image trace",
+	{.name = "page-image", .id = LP_FORMAT_PAGE_IMAGE, .what = "a page-image trace",
 	 .sniff = sniff_page_image, .byte_order = LP_LITTLE, .dump = lp_page_image_dump},
-	{.name = "basic", .id = LP_LEGACY_BASIC, .what = "a basic merge stream",
+	{.name = "basic", .id = LP_FORMAT_BASIC, .what = "a basic merge stream",
 	 .sniff = sniff_basic, .byte_order = LP_LITTLE, .dump = lp_basic_dump},
-	{.name = "task", .id = LP_LEGACY_TASK, .what = "a per-process task file",
+	{.name = "task", .id = LP_FORMAT_TASK, .what = "a per-process task file",
 	 .byte_order = LP_LITTLE, .dump = lp_task_dump},
-	{.name = "task-bin", .id = LP_LEGACY_TASK_BIN,
+	{.name = "task-bin", .id = LP_FORMAT_TASK_BIN,
 	 .what = "a per-process task file in the binary task form", .sniff = sniff_task_bin,
 	 .byte_order = LP_LITTLE, .dump = lp_task_dump},
 };
@@ -92,7 +93,7 @@ const lp_format *lp_format_find(const char *name)
 	return NULL;
 }
 
-const lp_format *lp_format_of(enum lp_legacy_format id)
+const lp_format *lp_format_of(enum lp_format_id id)
 {
 	for (size_t i = 0; i < lp_nformats; i++)
 		if (lp_formats[i].id == id)

@@ -9,16 +9,29 @@
 #include <stddef.h>
 
 #include "core/error.h"
-#include "formats/legacy.h"
+#include "formats/pageimage.h"
+#include "formats/refio.h"
 #include "io/bytesrc.h"
 #include "io/io.h"
+
+/* The formats' ids, one a format (its rows share it). */
+enum lp_format_id {
+	LP_FORMAT_UNKNOWN = -1,
+	LP_FORMAT_REF,        /* a raw reference trace, binary or text */
+	LP_FORMAT_BYU,
+	LP_FORMAT_P6,
+	LP_FORMAT_PAGE_IMAGE,
+	LP_FORMAT_BASIC,      /* a basic merge stream, text or binary */
+	LP_FORMAT_TASK,       /* a per-process task file, either form */
+	LP_FORMAT_TASK_BIN,   /* one in the binary task form */
+};
 
 /* Bytes a sniff() is given when the input is that long. */
 #define LP_SNIFF_BYTES (2 * LP_PI_LONG_RECORD)
 
 typedef struct lp_format {
 	const char *name;
-	enum lp_legacy_format id;
+	enum lp_format_id id;
 	const char *what;            /* for messages: "a raw reference trace" */
 	/* How surely data[0, n) starts a trace of this format; NULL: never
 	 * detected (the format's records are arbitrary bytes), or its
@@ -49,7 +62,7 @@ extern const size_t lp_nformats;
 
 /* The (first) row named name, or NULL. */
 const lp_format *lp_format_find(const char *name);
-const lp_format *lp_format_of(enum lp_legacy_format id);
+const lp_format *lp_format_of(enum lp_format_id id);
 /* The first row whose sniff() is sure of src's first bytes, else the
  * first that finds them likely; NULL when none does, or on a read error
  * (*failed and err set). */

@@ -452,7 +452,7 @@ static void check_task_convert(const char *from, const char *to, bool to_binary)
 
 static void cover_task(const lp_format *row)
 {
-	bool binary = row->id == LP_LEGACY_TASK_BIN;
+	bool binary = row->id == LP_FORMAT_TASK_BIN;
 	char *path = write_task(row->name, binary), *other = write_task("other", !binary);
 	check_sniff(row, path, binary ? LP_SNIFF_SURE : LP_SNIFF_NO);
 	check_dump(row, path, task_text);
@@ -479,16 +479,16 @@ Test(registry, every_row_round_trips)
 		/* The first row of a format's forms stands for it. */
 		cr_assert_str_eq(lp_format_find(row->name)->name, row->name);
 		cr_assert_eq(lp_format_of(row->id)->id, row->id, "%s", row->name);
-		cr_assert_eq(row->ref != NULL, row->id == LP_LEGACY_REF, "%s", row->name);
-		cr_assert_eq(row->open_sink != NULL, row->id == LP_LEGACY_REF, "%s", row->name);
+		cr_assert_eq(row->ref != NULL, row->id == LP_FORMAT_REF, "%s", row->name);
+		cr_assert_eq(row->open_sink != NULL, row->id == LP_FORMAT_REF, "%s", row->name);
 		switch (row->id) {
-		case LP_LEGACY_REF: cover_ref(row); break;
-		case LP_LEGACY_BYU: cover_byu(row); break;
-		case LP_LEGACY_P6: cover_p6(row); break;
-		case LP_LEGACY_PAGE_IMAGE: cover_page_image(row); break;
-		case LP_LEGACY_BASIC: cover_basic(row); break;
-		case LP_LEGACY_TASK:
-		case LP_LEGACY_TASK_BIN: cover_task(row); break;
+		case LP_FORMAT_REF: cover_ref(row); break;
+		case LP_FORMAT_BYU: cover_byu(row); break;
+		case LP_FORMAT_P6: cover_p6(row); break;
+		case LP_FORMAT_PAGE_IMAGE: cover_page_image(row); break;
+		case LP_FORMAT_BASIC: cover_basic(row); break;
+		case LP_FORMAT_TASK:
+		case LP_FORMAT_TASK_BIN: cover_task(row); break;
 		default: cr_assert_fail("row %s is not covered", row->name);
 		}
 	}
