@@ -9,6 +9,7 @@
 #include "core/byteorder.h"
 #include "formats/forms.h"
 #include "formats/legacy.h"
+#include "formats/oracle.h"
 #include "formats/taskline.h"
 
 static bool all_hex(const unsigned char *p, size_t n)
@@ -82,6 +83,9 @@ const lp_format lp_formats[] = {
 	{.name = "task-bin", .id = LP_FORMAT_TASK_BIN,
 	 .what = "a per-process task file in the binary task form", .sniff = sniff_task_bin,
 	 .byte_order = LP_LITTLE, .dump = lp_task_dump},
+	{.name = "oracle-general", .id = LP_FORMAT_ORACLE,
+	 .what = "a libCacheSim oracleGeneral trace", .byte_order = LP_LITTLE,
+	 .dump = lp_oracle_dump},
 };
 const size_t lp_nformats = sizeof lp_formats / sizeof lp_formats[0];
 
@@ -147,6 +151,39 @@ char *lp_format_names(const char *last)
 			names[n++] = lp_formats[i].name;
 	if (last)
 		names[n++] = last;
+	return name_list(names, n);
+}
+
+const lp_stream_form lp_stream_forms[LP_FORM_COUNT] = {
+	[LP_FORM_BASIC] = {"basic", LP_FORM_BASIC, "type canonical lines", LP_BASIC_RECORD_MAX,
+			   UINT64_MAX, false, lp_encoded_sink_new},
+	[LP_FORM_ADDR] = {"addr", LP_FORM_ADDR, "type address length lines", LP_ADDR_RECORD_MAX,
+			  LP_ADDR_CANON_MAX, true, lp_encoded_sink_new},
+	[LP_FORM_DIN] = {"din", LP_FORM_DIN, "Dinero's label address lines", LP_DIN_RECORD_MAX,
+			 LP_ADDR_CANON_MAX, true, lp_encoded_sink_new},
+	[LP_FORM_BIN] = {"bin", LP_FORM_BIN, "8-byte words after an LPBASIC header",
+			 LP_BIN_RECORD_MAX, LP_BIN_CANON_MAX, false, lp_encoded_sink_new},
+	[LP_FORM_ORACLE] = {"oracle-general", LP_FORM_ORACLE,
+			    "libCacheSim's oracleGeneral, 24-byte records", LP_ORACLE_RECORD_MAX,
+			    LP_ORACLE_CANON_MAX, false, lp_oracle_sink_new},
+};
+_Static_assert(LP_ORACLE_RECORD_MAX == LP_ORACLE_RECORD_SIZE, "oracle-general's record");
+
+int lp_form_parse(const char *name)
+{
+	for (int f = 0; f < LP_FORM_COUNT; f++)
+		if (!strcmp(name, lp_stream_forms[f].name))
+			return f;
+	return -1;
+}
+
+char *lp_form_names_list(bool addresses)
+{
+	const char *names[LP_FORM_COUNT];
+	size_t n = 0;
+	for (int f = 0; f < LP_FORM_COUNT; f++)
+		if (addresses || !lp_stream_forms[f].addresses)
+			names[n++] = lp_stream_forms[f].name;
 	return name_list(names, n);
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
+#include "formats/forms.h"
 #include "formats/pageimage.h"
 #include "formats/refio.h"
 #include "io/bytesrc.h"
@@ -24,6 +25,7 @@ enum lp_format_id {
 	LP_FORMAT_BASIC,      /* a basic merge stream, text or binary */
 	LP_FORMAT_TASK,       /* a per-process task file, either form */
 	LP_FORMAT_TASK_BIN,   /* one in the binary task form */
+	LP_FORMAT_ORACLE,     /* libCacheSim's oracleGeneral (policies.md §6) */
 };
 
 /* Bytes a sniff() is given when the input is that long. */
@@ -82,6 +84,29 @@ const lp_format *lp_ref_row(enum lp_ref_format encoding, unsigned width);
  * s stays open; out is neither committed nor aborted. */
 int lp_ref_copy(lp_ref_source *s, const lp_format *form, enum lp_endian endian,
 		const lp_torn_policy *policy, lp_output *out, lp_error *err);
+
+/* The output forms of a basic stream (forms.h, laplace-formats(5) §8,
+ * policies.md §6), a row each, indexed by their id: what --format takes
+ * and lists in merge, schedule, convert and reduce, and the sink that
+ * writes each. */
+typedef struct lp_stream_form {
+	const char *name;
+	enum lp_form id;
+	const char *what;      /* for help: "type canonical lines" */
+	size_t record_max;     /* its longest record, in bytes (forms.h) */
+	uint64_t canon_max;    /* the largest canonical number it carries */
+	bool addresses;        /* it carries the raw address's offset and length */
+	/* Its sink, with about buffer bytes for what is not yet written. */
+	lp_basic_sink *(*open_sink)(lp_output *out, bool user_only, enum lp_form form,
+				    size_t buffer);
+} lp_stream_form;
+extern const lp_stream_form lp_stream_forms[LP_FORM_COUNT];
+
+/* The form named name; -1 if there is none. */
+int lp_form_parse(const char *name);
+/* The forms' names, those with addresses only when addresses is true,
+ * as "a, b or c" for help and messages. g_free it. */
+char *lp_form_names_list(bool addresses);
 
 /* The formats' names as a list for help and messages: "ref, byu, p6,
  * page-image, basic", then " or last" when last is given, else the last
