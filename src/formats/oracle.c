@@ -215,12 +215,14 @@ ssize_t lp_oracle_read(lp_oracle_reader *r, lp_basic_ref *refs, size_t cap, lp_e
 	const unsigned char *p = lp_byte_source_data(r->src);
 	for (ssize_t i = 0; i < n; i++, p += LP_ORACLE_RECORD_SIZE) {
 		uint64_t id = lp_load_u64(p + 4, false);
-		if (id == 0)
-			return lp_fail(err, LP_EINPUT, "%s: record %" G_GUINT64_FORMAT
+		if (id == 0) {
+			lp_fail(err, LP_EINPUT, "%s: record %" G_GUINT64_FORMAT
 				       " (byte %" G_GUINT64_FORMAT "): field object id: 0, not a "
 				       "canonical number + 1", lp_byte_source_name(r->src),
 				       r->index + (uint64_t)i,
 				       (r->index + (uint64_t)i) * LP_ORACLE_RECORD_SIZE + 4);
+			return -1;
+		}
 		refs[i].type = 'r';
 		refs[i].canonical = id - 1;
 	}

@@ -587,8 +587,9 @@ Test(legacy, format_names)
 			  "%s: one way to dump it", lp_formats[i].name);
 	}
 	char *names = lp_format_names(NULL), *or_auto = lp_format_names("auto");
-	cr_assert_str_eq(names, "ref, byu, p6, page-image, basic, task or task-bin");
-	cr_assert_str_eq(or_auto, "ref, byu, p6, page-image, basic, task, task-bin or auto");
+	cr_assert_str_eq(names, "ref, byu, p6, page-image, basic, task, task-bin or oracle-general");
+	cr_assert_str_eq(or_auto,
+			 "ref, byu, p6, page-image, basic, task, task-bin, oracle-general or auto");
 	g_free(names);
 	g_free(or_auto);
 }
