@@ -66,9 +66,9 @@ static bool check_memory(const schedule_options *o, lp_schedule_request *rq, mem
 				LP_SCHED_MAX_MEMORY, o->fault_ticks);
 	else if (sizes->n > 1 && (o->report || o->per_cpu || o->renumber ||
 				  (o->format && rq->form != LP_FORM_BASIC)))
-		cli_usage_error("a sweep (--memory with several sizes) writes its table only: not with %s",
+		cli_usage_error("a sweep (--memory with several sizes) writes its table only: not with %s%s",
 				o->report ? "--report" : o->per_cpu ? "--per-cpu" : o->renumber ? "--renumber"
-				: "--format");
+				: "--format ", o->report || o->per_cpu || o->renumber ? "" : o->format);
 	else {
 		rq->opt.replacement = (enum lp_sched_replacement)replacement;
 		rq->opt.memory = sizes->n == 1 ? sizes->sizes[0] : 0;
