@@ -48,9 +48,10 @@ lp_basic_sink *lp_encoded_sink_new(lp_output *out, bool user_only, enum lp_form 
 	s->oracle = NULL;
 	s->written = 0;
 	s->used = 0;
-	if (form == LP_FORM_BIN) {
-		memcpy(s->buf, LP_BIN_HEADER, LP_BIN_HEADER_SIZE);
-		s->used = LP_BIN_HEADER_SIZE;
+	const lp_stream_form *row = &lp_stream_forms[form];
+	if (row->header) {
+		memcpy(s->buf, row->header, row->header_size);
+		s->used = row->header_size;
 	}
 	return s;
 }

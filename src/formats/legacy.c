@@ -92,7 +92,7 @@ static int dump_basic(lp_byte_source *src, enum lp_endian endian, const lp_torn_
 		      text_buf *t, lp_error *err)
 {
 	(void)endian, (void)policy;
-	enum { LINE_MAX_LEN = 2 + 16 + 1 };
+	enum { LINE_MAX_LEN = LP_BASIC_RECORD_MAX };
 	lp_basic_reader *r = lp_basic_reader_new(src, err);
 	if (!r)
 		return err->status;
@@ -101,12 +101,8 @@ static int dump_basic(lp_byte_source *src, enum lp_endian endian, const lp_torn_
 	int st = 0;
 	while (st == 0 && (n = lp_basic_read(r, refs, BATCH, err)) > 0) {
 		char *p = t->buf + t->len;
-		for (ssize_t i = 0; i < n; i++) {
-			*p++ = refs[i].type;
-			*p++ = ' ';
-			p += lp_fmt_hex(p, refs[i].canonical);
-			*p++ = '\n';
-		}
+		for (ssize_t i = 0; i < n; i++)
+			p += lp_form_encode(LP_FORM_BASIC, p, refs[i].type, refs[i].canonical, 0, 0);
 		t->len = (size_t)(p - t->buf);
 		st = text_flush(t, err);
 	}

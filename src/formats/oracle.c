@@ -9,6 +9,7 @@
 #include <glib.h>
 
 #include "core/numbers.h"
+#include "formats/forms.h"
 
 /* The fewest records kept in memory, the last ones written: a next
  * access within them is patched there, an older one in the temporary
@@ -235,7 +236,7 @@ int lp_oracle_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_pol
 		   lp_output *out, lp_error *err)
 {
 	(void)endian, (void)policy;
-	enum { BATCH = 4096, LINE = 2 + 16 + 1 };
+	enum { BATCH = 4096, LINE = LP_BASIC_RECORD_MAX };
 	lp_oracle_reader *r = lp_oracle_reader_new(src);
 	lp_basic_ref *refs = g_new(lp_basic_ref, BATCH);
 	char *text = g_malloc(BATCH * LINE);
@@ -243,12 +244,8 @@ int lp_oracle_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_pol
 	int rc = 0;
 	while (!rc && (n = lp_oracle_read(r, refs, BATCH, err)) > 0) {
 		char *p = text;
-		for (ssize_t i = 0; i < n; i++) {
-			*p++ = refs[i].type;
-			*p++ = ' ';
-			p += lp_fmt_hex(p, refs[i].canonical);
-			*p++ = '\n';
-		}
+		for (ssize_t i = 0; i < n; i++)
+			p += lp_form_encode(LP_FORM_BASIC, p, refs[i].type, refs[i].canonical, 0, 0);
 		rc = lp_output_write(out, text, (size_t)(p - text), err);
 	}
 	if (!rc && n < 0)

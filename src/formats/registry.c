@@ -155,17 +155,24 @@ char *lp_format_names(const char *last)
 }
 
 const lp_stream_form lp_stream_forms[LP_FORM_COUNT] = {
-	[LP_FORM_BASIC] = {"basic", LP_FORM_BASIC, "type canonical lines", LP_BASIC_RECORD_MAX,
-			   UINT64_MAX, false, lp_encoded_sink_new},
-	[LP_FORM_ADDR] = {"addr", LP_FORM_ADDR, "type address length lines", LP_ADDR_RECORD_MAX,
-			  LP_ADDR_CANON_MAX, true, lp_encoded_sink_new},
-	[LP_FORM_DIN] = {"din", LP_FORM_DIN, "Dinero's label address lines", LP_DIN_RECORD_MAX,
-			 LP_ADDR_CANON_MAX, true, lp_encoded_sink_new},
-	[LP_FORM_BIN] = {"bin", LP_FORM_BIN, "8-byte words after an LPBASIC header",
-			 LP_BIN_RECORD_MAX, LP_BIN_CANON_MAX, false, lp_encoded_sink_new},
-	[LP_FORM_ORACLE] = {"oracle-general", LP_FORM_ORACLE,
-			    "libCacheSim's oracleGeneral, 24-byte records", LP_ORACLE_RECORD_MAX,
-			    LP_ORACLE_CANON_MAX, false, lp_oracle_sink_new},
+	[LP_FORM_BASIC] = {.name = "basic", .id = LP_FORM_BASIC, .what = "type canonical lines",
+			   .record_max = LP_BASIC_RECORD_MAX, .canon_max = UINT64_MAX,
+			   .open_sink = lp_encoded_sink_new},
+	[LP_FORM_ADDR] = {.name = "addr", .id = LP_FORM_ADDR, .what = "type address length lines",
+			  .record_max = LP_ADDR_RECORD_MAX, .canon_max = LP_ADDR_CANON_MAX,
+			  .addresses = true, .open_sink = lp_encoded_sink_new},
+	[LP_FORM_DIN] = {.name = "din", .id = LP_FORM_DIN, .what = "Dinero's label address lines",
+			 .record_max = LP_DIN_RECORD_MAX, .canon_max = LP_ADDR_CANON_MAX,
+			 .addresses = true, .open_sink = lp_encoded_sink_new},
+	[LP_FORM_BIN] = {.name = "bin", .id = LP_FORM_BIN,
+			 .what = "8-byte words after an LPBASIC header",
+			 .record_max = LP_BIN_RECORD_MAX, .canon_max = LP_BIN_CANON_MAX,
+			 .header = LP_BIN_HEADER, .header_size = LP_BIN_HEADER_SIZE,
+			 .open_sink = lp_encoded_sink_new},
+	[LP_FORM_ORACLE] = {.name = "oracle-general", .id = LP_FORM_ORACLE,
+			    .what = "libCacheSim's oracleGeneral, 24-byte records",
+			    .record_max = LP_ORACLE_RECORD_MAX, .canon_max = LP_ORACLE_CANON_MAX,
+			    .open_sink = lp_oracle_sink_new},
 };
 _Static_assert(LP_ORACLE_RECORD_MAX == LP_ORACLE_RECORD_SIZE, "oracle-general's record");
 

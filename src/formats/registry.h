@@ -96,6 +96,8 @@ typedef struct lp_stream_form {
 	size_t record_max;     /* its longest record, in bytes (forms.h) */
 	uint64_t canon_max;    /* the largest canonical number it carries */
 	bool addresses;        /* it carries the raw address's offset and length */
+	const char *header;    /* the bytes before its first record, or NULL */
+	size_t header_size;
 	/* Its sink, with about buffer bytes for what is not yet written. */
 	lp_basic_sink *(*open_sink)(lp_output *out, bool user_only, enum lp_form form,
 				    size_t buffer);
