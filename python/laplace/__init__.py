@@ -499,10 +499,21 @@ def simulate(source, policies="lru", frames=None, windows=None):
     if n < 0:
         _raise(err)
     try:
+        # A policy named twice has its rows twice, one run after the other:
+        # the dict keeps the first run, sizes ascending, each once.
+        # (A run's sizes ascend: the same name at a size not above the last
+        # one is the next run.)
         table = {}
+        done = set()
+        name = None
         for i in range(n):
             row = rows[i]
-            name = row.policy.decode()
+            if row.policy.decode() != name or row.size <= table[name][-1][0]:
+                if name is not None:
+                    done.add(name)
+                name = row.policy.decode()
+            if name in done:
+                continue
             ratio = row.faults / row.references if row.references else 0.0
             table.setdefault(name, []).append((row.size, row.faults, ratio, row.space_time))
     finally:

@@ -1,17 +1,16 @@
-/* Stack distances in O(log n) a reference: a page's LRU stack distance is
- * its position in the recency list (recency.h, the one order-statistics
- * structure of every LRU curve), pages numbered densely as they come. */
+/* Stack distances in O(log D) a reference (stackdist.h, the structure of
+ * every exact LRU curve), pages numbered densely as they come. */
 #include "analysis/mrc.h"
 
 #include <glib.h>
 #include <string.h>
 
-#include "analysis/recency.h"
+#include "analysis/stackdist.h"
 #include "core/pairmap.h"
 
 struct lp_mrc {
 	pairmap ids;         /* page -> dense id + 1 */
-	lp_recency list;
+	lp_stackdist distances;
 	uint64_t *hist;      /* hist[d]: references at stack distance d (1-based) */
 	uint64_t hist_cap;   /* length of hist, less one */
 	uint64_t distinct;
@@ -22,7 +21,7 @@ lp_mrc *lp_mrc_new(void)
 {
 	lp_mrc *m = g_new0(lp_mrc, 1);
 	pairmap_init(&m->ids);
-	lp_recency_init(&m->list, 512, false);
+	lp_stackdist_init(&m->distances, 512);
 	m->hist_cap = 512;
 	m->hist = g_new0(uint64_t, m->hist_cap + 1);
 	return m;
@@ -33,7 +32,7 @@ void lp_mrc_free(lp_mrc *m)
 	if (!m)
 		return;
 	pairmap_free(&m->ids);
-	lp_recency_clear(&m->list);
+	lp_stackdist_clear(&m->distances);
 	g_free(m->hist);
 	g_free(m);
 }
@@ -42,25 +41,25 @@ uint64_t lp_mrc_access(lp_mrc *m, uint64_t page, uint64_t *page_id)
 {
 	m->refs++;
 	pairmap_slot *slot = pairmap_find(&m->ids, page, 0);
-	uint64_t id, distance = 0;
+	uint64_t id;
 	if (slot->value) {
 		id = slot->value - 1;
-		distance = lp_recency_position(&m->list, (lp_pageno)id);
-		m->hist[distance]++;
 	} else {
 		id = m->distinct++;
 		slot->a = page;
 		slot->b = 0;
 		slot->value = id + 1;
 		pairmap_added(&m->ids);
-		lp_recency_grow(&m->list, (lp_pageno)m->distinct);
+		lp_stackdist_grow(&m->distances, (lp_pageno)m->distinct);
 		if (m->distinct > m->hist_cap) {
 			m->hist = g_renew(uint64_t, m->hist, 2 * m->hist_cap + 1);
 			memset(m->hist + m->hist_cap + 1, 0, m->hist_cap * sizeof *m->hist);
 			m->hist_cap *= 2;
 		}
 	}
-	lp_recency_touch(&m->list, (lp_pageno)id);
+	uint64_t distance = lp_stackdist_access(&m->distances, (lp_pageno)id);
+	if (distance)
+		m->hist[distance]++;
 	if (page_id)
 		*page_id = id;
 	return distance;

@@ -88,7 +88,8 @@ uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n)
 		case LP_SIM_POW2:
 			for (s = 1; s < top; s *= 2)
 				g_array_append_val(sizes, s);
-			g_array_append_val(sizes, top);
+			if (top) /* D = 0: an empty stream's pow2 is no size */
+				g_array_append_val(sizes, top);
 			break;
 		case LP_SIM_ALL:
 			for (s = 1; s <= top; s++)

@@ -34,7 +34,8 @@ int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, l
 void lp_sim_list_clear(lp_sim_list *list);
 /* The sizes of list, ascending and each once, where pow2 and all reach
  * top (D; for a window the largest finite backward distance, or 1 when
- * there is none): *n of them, g_free'd by the caller. */
+ * there is none; top 0, an empty stream's D: pow2 and all name no size):
+ * *n of them, g_free'd by the caller. */
 uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n);
 
 /* The policy options; a value not set takes its default at each size. */

@@ -21,6 +21,7 @@ void lp_stackdist_init(lp_stackdist *s, lp_pageno pages)
 	s->owner = g_new(lp_pageno, s->cap);
 	s->stamp = g_new(uint64_t, n);
 	memset(s->stamp, 0xff, n * sizeof *s->stamp);
+	s->pages = (lp_pageno)n;
 }
 
 void lp_stackdist_clear(lp_stackdist *s)
@@ -67,6 +68,23 @@ static void compact(lp_stackdist *s)
 		if (parent <= s->cap)
 			s->tree[parent] += s->tree[i];
 	}
+}
+
+void lp_stackdist_grow(lp_stackdist *s, lp_pageno pages)
+{
+	if (pages <= s->pages)
+		return;
+	uint64_t n = MAX((uint64_t)pages, MIN(2 * (uint64_t)s->pages, (uint64_t)UINT32_MAX));
+	s->stamp = g_renew(uint64_t, s->stamp, n);
+	memset(s->stamp + s->pages, 0xff, (n - s->pages) * sizeof *s->stamp);
+	s->pages = (lp_pageno)n;
+	if (s->cap >= 2 * n)
+		return;
+	while (s->cap < 2 * n)
+		s->cap *= 2;
+	s->tree = g_renew(uint32_t, s->tree, s->cap + 1);
+	s->owner = g_renew(lp_pageno, s->owner, s->cap);
+	compact(s); /* the tree rebuilt over the new stamps */
 }
 
 uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page)

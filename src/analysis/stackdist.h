@@ -6,7 +6,9 @@
  * O(log D). A page that leaves the front enters the tree as its most
  * recent mark; stamps are renumbered when they run out, so memory is
  * O(D) and nothing is allocated per reference. Pages are dense numbers
- * (policy.h), below the count given at init. */
+ * (policy.h), below the count given at init or to lp_stackdist_grow: the
+ * one structure of every exact LRU curve (laplace sim's, stat --mrc's and
+ * the report's, through mrc.h). */
 #ifndef LAPLACE_STACKDIST_H
 #define LAPLACE_STACKDIST_H
 
@@ -23,10 +25,13 @@ typedef struct lp_stackdist {
 	lp_pageno *owner; /* stamp -> page */
 	uint64_t *stamp;  /* page -> stamp, or the two values below */
 	uint64_t cap, now, marks;
+	lp_pageno pages;  /* entries of stamp */
 } lp_stackdist;
 
 void lp_stackdist_init(lp_stackdist *s, lp_pageno pages);
 void lp_stackdist_clear(lp_stackdist *s);
+/* Make room for pages below pages (amortized O(1) a page added). */
+void lp_stackdist_grow(lp_stackdist *s, lp_pageno pages);
 /* Reference page: its stack distance (policies.md §1: 1 + the distinct
  * pages referenced since its last reference), 0 for a first reference. */
 uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page);

@@ -239,8 +239,10 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 {
 	uint64_t *sizes[2] = {NULL, NULL}; /* frames, windows */
 	size_t nsizes[2] = {0, 0};
+	/* The sizes named (N, A-B) are checked on an empty stream too, where
+	 * pow2 and all name none; its rows are none. */
+	sizes[0] = lp_sim_list_sizes(&rq->frames, t->pages, &nsizes[0]);
 	if (t->n) {
-		sizes[0] = lp_sim_list_sizes(&rq->frames, t->pages, &nsizes[0]);
 		uint64_t most = lp_sim_max_backward(t);
 		sizes[1] = lp_sim_list_sizes(&rq->windows, most ? most : 1, &nsizes[1]);
 	}
@@ -250,6 +252,8 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 	else if (faults_path && nsizes[0] > 1)
 		rc = cli_usage_error("--faults takes one size, not the %zu sizes --frames gives "
 				     "here", nsizes[0]);
+	if (!t->n)
+		nsizes[0] = 0;
 	lp_sim_task *tasks = g_new0(lp_sim_task, rq->npolicies);
 	for (size_t k = 0; k < rq->npolicies && !rc; k++) {
 		int which = rq->policies[k]->space == LP_SPACE_VARIABLE;

@@ -131,6 +131,24 @@ static lp_output *open_staged(int dir_fd, const char *target, const char *shown,
 	return output_start(out, err);
 }
 
+/* The descriptor, standard output's or error's, already open on the
+ * regular file st describes (as /dev/stdout or /proc/self/fd/1 names it
+ * when the shell redirected it to a file), or -1. Such a file is written
+ * through that descriptor, not staged: a staged copy renamed over it would
+ * drop what the descriptor wrote, and what it held before (>>). */
+static int standard_fd(const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode))
+		return -1;
+	for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+		struct stat open_st;
+		if (fstat(fd, &open_st) == 0 && open_st.st_dev == st->st_dev &&
+		    open_st.st_ino == st->st_ino)
+			return fd;
+	}
+	return -1;
+}
+
 lp_output *lp_output_open(const char *path, enum lp_compress compress, lp_error *err)
 {
 	return lp_output_open_level(path, compress, LP_LEVEL_DEFAULT, err);
@@ -144,7 +162,13 @@ lp_output *lp_output_open_level(const char *path, enum lp_compress compress, int
 					       lp_compress_for(NULL, compress), level),
 				    err);
 	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	bool exists = stat(path, &st) == 0;
+	int standard = exists ? standard_fd(&st) : -1;
+	if (standard >= 0)
+		return output_start(output_new(path, standard, lp_compress_for(path, compress),
+					       level),
+				    err);
+	if (exists && !S_ISREG(st.st_mode)) {
 		lp_output *out = output_new(path, open(path, O_WRONLY | O_CLOEXEC),
 					    lp_compress_for(path, compress), level);
 		out->own_fd = true;

@@ -47,14 +47,17 @@ static double log_ratio_at(const uint64_t *misses, uint64_t distinct, uint64_t r
 
 /* The rule of laplace-report(1), "KNEES", on the curve drawn with both
  * axes logarithmic, where a memory that divides the misses by ten is as
- * far down at 0.1 as at 0.001: sizes on a grid of 16 a decade; from
- * 10^(1/4) pages up, the fall of log10 of the miss ratio over the quarter
- * decade below (L) and above (R); a size is a candidate when L >= log10 2
+ * far down at 0.1 as at 0.001: sizes on a grid of 16 a decade; the fall of log10 of the miss ratio over the quarter
+ * decade below (L) and above (R), from 10 pages up (below, a memory holds
+ * little more than the page of code and the page of data each moment
+ * needs: every program's curve falls there, and a knee of 2 or 3 pages
+ * tells a reader nothing); a size is a candidate when L >= log10 2
  * (the misses at least halve) and R <= L / 4, and each run of
  * neighbouring candidates gives one knee, where L - R is largest. The
  * largest such differences are kept. */
 #define GRID_PER_DECADE 16
 #define WINDOW_STEPS 4
+#define FIRST_STEP GRID_PER_DECADE /* 10 pages */
 #define MIN_FALL 0.30102999566398120 /* log10 2 */
 #define FLATTENING 4.0
 
@@ -68,9 +71,7 @@ size_t lp_mrc_knees(const uint64_t *misses, uint64_t distinct, uint64_t refs, ui
 	uint64_t *size = g_new(uint64_t, cap);
 	double *score = g_new(double, cap);
 	bool in_run = false;
-	/* From the first size with a whole window below it: the step from
-	 * no memory at all to one page is no knee. */
-	for (int i = WINDOW_STEPS;; i++) {
+	for (int i = FIRST_STEP;; i++) {
 		double x = pow(10, (double)i / GRID_PER_DECADE);
 		if (x > (double)distinct * window)
 			break;

@@ -477,6 +477,15 @@ class Simulate(Scratch):
                    [12, 12, 8, 5])
         self.check(laplace.simulate(ANOMALY, policies=["ws"], windows=3)["ws"], [3], [10])
 
+    def test_policy_named_twice(self):
+        # One array a policy, its sizes each once, however often it is named.
+        r = laplace.simulate(ANOMALY, policies="lru,fifo,lru", frames="3-4")
+        self.assertEqual(list(r), ["lru", "fifo"])
+        self.check(r["lru"], [3, 4], [10, 8])
+        self.check(r["fifo"], [3, 4], [9, 10])
+        self.check(laplace.simulate(ANOMALY, policies=["ws", "ws"], windows="2,3")["ws"], [2, 3],
+                   [12, 10])
+
     def test_path_and_array_agree(self):
         path = os.path.join(self.dir.name, "s.bin")
         with open(path, "wb") as f:

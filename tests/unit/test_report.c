@@ -114,6 +114,19 @@ Test(report, knee_low_on_the_curve)
 	g_free(m);
 }
 
+/* A program's curve falls steeply to the two or three pages of the code
+ * and data it uses at each moment, then slowly: no knee is marked below
+ * 10 pages, whatever the fall. */
+Test(report, no_knee_below_ten_pages)
+{
+	uint64_t *m = g_new(uint64_t, 1001);
+	for (int f = 0; f <= 1000; f++)
+		m[f] = f < 2 ? 500000 : (uint64_t)llround(140000 * pow(2.0 / f, 0.3));
+	uint64_t knees[4];
+	cr_assert_eq(lp_mrc_knees(m, 1000, 1000000, knees, 4), 0);
+	g_free(m);
+}
+
 Test(report, short_numbers)
 {
 	const struct { double v; const char *s; } cases[] = {

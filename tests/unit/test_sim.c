@@ -307,6 +307,10 @@ Test(sim, size_lists)
 		{"9,2-4,pow2,3", 6, {1, 2, 3, 4, 6, 9}, 6},
 		{"18446744073709551614-18446744073709551615,1", 2,
 		 {1, UINT64_MAX - 1, UINT64_MAX}, 3},
+		/* An empty stream (D = 0): pow2 and all name no size. */
+		{"pow2", 0, {0}, 0},
+		{"all,pow2", 0, {0}, 0},
+		{"pow2,3,all,1-2", 0, {1, 2, 3}, 3},
 	};
 	for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
 		lp_sim_list list;
