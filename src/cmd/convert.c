@@ -11,6 +11,7 @@
 #include "analysis/lru.h"
 #include "formats/refio.h"
 #include "formats/forms.h"
+#include "formats/oracle.h"
 #include "formats/taskline.h"
 
 /* Everything a source needs to run one conversion. */
@@ -24,6 +25,7 @@ typedef struct convert_request {
 	enum lp_endian endian;         /* binary input and output byte order */
 	bool endian_given;             /* --endian was given (p6 defaults to big) */
 	bool to_basic;                 /* --to basic: a basic merge stream */
+	bool to_oracle;                /* --to oracle-general: one in that form */
 	bool to_task, to_task_bin;     /* --to task or task-bin: a task file */
 	bool from_bin;                 /* --from bin: the input must be one */
 	enum lp_compress compress;
@@ -112,7 +114,55 @@ static int convert_page_image(const convert_request *rq, const lp_format *format
 	return rc;
 }
 
-/* A basic merge stream in one form to the other (--to basic or bin). */
+/* The form of basic stream that rq writes: --to basic, oracle-general or
+ * bin. */
+static enum lp_form stream_form(const convert_request *rq)
+{
+	return rq->to_basic ? LP_FORM_BASIC : rq->to_oracle ? LP_FORM_ORACLE : LP_FORM_BIN;
+}
+
+/* An oracle-general trace (policies.md §6) to a basic merge stream: each
+ * record a read of canonical number object id - 1. */
+static int convert_oracle(const convert_request *rq, const lp_format *format, lp_error *err)
+{
+	(void)format;
+	lp_byte_source *src = lp_byte_source_open(rq->input, err);
+	if (!src)
+		return err->status;
+	lp_oracle_reader *reader = lp_oracle_reader_new(src);
+	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
+	if (!out) {
+		lp_oracle_reader_close(reader);
+		return err->status;
+	}
+	lp_basic_sink *sink = lp_basic_sink_new(out, false, stream_form(rq));
+	lp_basic_ref *batch = g_new(lp_basic_ref, CONVERT_BATCH);
+	lp_ref *refs = g_new0(lp_ref, CONVERT_BATCH);
+	uint64_t *canon = g_new(uint64_t, CONVERT_BATCH);
+	ssize_t n;
+	int rc = 0;
+	while (!rc && (n = lp_oracle_read(reader, batch, CONVERT_BATCH, err)) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			refs[i].type = batch[i].type;
+			canon[i] = batch[i].canonical;
+		}
+		rc = lp_basic_sink_ops.refs(sink, refs, canon, (size_t)n, NULL, err);
+	}
+	if (!rc && n < 0)
+		rc = err->status;
+	if (!rc)
+		rc = lp_basic_sink_ops.finish(sink, NULL, err);
+	rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
+	lp_basic_sink_free(sink);
+	g_free(batch);
+	g_free(refs);
+	g_free(canon);
+	lp_oracle_reader_close(reader);
+	return rc;
+}
+
+/* A basic merge stream in one form to another (--to basic, bin or
+ * oracle-general). */
 static int convert_basic(const convert_request *rq, const lp_format *format, lp_error *err)
 {
 	(void)format;
@@ -130,7 +180,7 @@ static int convert_basic(const convert_request *rq, const lp_format *format, lp_
 		lp_basic_close(reader);
 		return err->status;
 	}
-	lp_basic_sink *sink = lp_basic_sink_new(out, false, rq->to_basic ? LP_FORM_BASIC : LP_FORM_BIN);
+	lp_basic_sink *sink = lp_basic_sink_new(out, false, stream_form(rq));
 	lp_basic_ref *batch = g_new(lp_basic_ref, CONVERT_BATCH);
 	lp_ref *refs = g_new0(lp_ref, CONVERT_BATCH);
 	uint64_t *canon = g_new(uint64_t, CONVERT_BATCH);
@@ -164,7 +214,7 @@ static int convert_task(const convert_request *rq, const lp_format *format, lp_e
 	if (!src)
 		return err->status;
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
-	int rc = out ? lp_task_convert(src, format->id == LP_LEGACY_TASK_BIN, rq->to_task_bin, out, err)
+	int rc = out ? lp_task_convert(src, format->id == LP_FORMAT_TASK_BIN, rq->to_task_bin, out, err)
 		     : err->status;
 	if (out)
 		rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
@@ -179,11 +229,12 @@ typedef int convert_fn(const convert_request *rq, const lp_format *format, lp_er
 static convert_fn *converter(const lp_format *f)
 {
 	static convert_fn *const by_id[] = {
-		[LP_LEGACY_REF] = convert_ref,
-		[LP_LEGACY_PAGE_IMAGE] = convert_page_image,
-		[LP_LEGACY_BASIC] = convert_basic,
-		[LP_LEGACY_TASK] = convert_task,
-		[LP_LEGACY_TASK_BIN] = convert_task,
+		[LP_FORMAT_REF] = convert_ref,
+		[LP_FORMAT_PAGE_IMAGE] = convert_page_image,
+		[LP_FORMAT_BASIC] = convert_basic,
+		[LP_FORMAT_TASK] = convert_task,
+		[LP_FORMAT_TASK_BIN] = convert_task,
+		[LP_FORMAT_ORACLE] = convert_oracle,
 	};
 	return f->to_refs ? convert_to_refs : by_id[f->id];
 }
@@ -205,11 +256,13 @@ static bool check_options(const convert_options *o, convert_request *rq, const l
 		return !cli_usage_error("--to is required (text or bin)");
 	int form = lp_ref_format_parse(o->to);
 	rq->to_basic = !strcmp(o->to, "basic");
+	rq->to_oracle = !strcmp(o->to, "oracle-general");
 	rq->to_task_bin = !strcmp(o->to, "task-bin");
 	rq->to_task = rq->to_task_bin || !strcmp(o->to, "task");
-	if (form != LP_REF_TEXT && form != LP_REF_BIN && !rq->to_basic && !rq->to_task)
-		return !cli_usage_error("--to must be text, bin, basic, task or task-bin, not '%s'",
-					o->to);
+	if (form != LP_REF_TEXT && form != LP_REF_BIN && !rq->to_basic && !rq->to_oracle &&
+	    !rq->to_task)
+		return !cli_usage_error("--to must be text, bin, basic, oracle-general, task or "
+					"task-bin, not '%s'", o->to);
 	rq->to = (enum lp_ref_format)form;
 	/* --from bin: a basic merge stream that must be in the bin form. */
 	rq->from_bin = o->from && !strcmp(o->from, "bin");
@@ -223,13 +276,18 @@ static bool check_options(const convert_options *o, convert_request *rq, const l
 	/* Pages without addresses (a page-image trace, a basic merge stream)
 	 * become a basic merge stream, and only they do; a basic stream may
 	 * also become the bin form. */
-	bool pages = *run == convert_page_image || *run == convert_basic;
-	if (rq->to_basic != pages && !(*run == convert_basic && rq->to == LP_REF_BIN))
-		return !cli_usage_error(rq->to_basic ? "--to basic needs --from page-image, basic or bin"
+	bool streams = *run == convert_basic || *run == convert_oracle;
+	bool pages = *run == convert_page_image || streams;
+	if (rq->to_oracle && !streams)
+		return !cli_usage_error("--to oracle-general needs --from basic, bin or "
+					"oracle-general");
+	if (rq->to_basic != pages && !(streams && (rq->to == LP_REF_BIN || rq->to_oracle)))
+		return !cli_usage_error(rq->to_basic ? "--to basic needs --from page-image, basic, "
+					"bin or oracle-general"
 					: "--from %s converts only --to basic%s", o->from,
-					*run == convert_basic ? " or bin" : "");
-	if (rq->from_bin && !rq->to_basic)
-		return !cli_usage_error("--from bin converts only --to basic");
+					streams ? ", bin or oracle-general" : "");
+	if (rq->from_bin && !rq->to_basic && !rq->to_oracle)
+		return !cli_usage_error("--from bin converts only --to basic or oracle-general");
 	if (o->wide && o->narrow)
 		return !cli_usage_error("--wide and --narrow cannot both be given");
 	if ((o->wide || o->narrow) && (pages || rq->to_task))
@@ -259,7 +317,8 @@ int cmd_convert(int argc, char **argv)
 					  "bin: a basic merge stream in its bin form)", o.names);
 	GOptionEntry entries[] = {
 		{"to", 0, 0, G_OPTION_ARG_STRING, &o.to,
-		 "Output form: text or bin (required); basic for page-image input; task or "
+		 "Output form: text or bin (required); basic for page-image input; basic, bin "
+		 "or oracle-general for a basic stream or an oracle-general trace; task or "
 		 "task-bin for task files", "FORM"},
 		{"from", 0, 0, G_OPTION_ARG_STRING, &o.from, from_help, "FORMAT"},
 		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &o.ref_format, ref_format_help, "FORM"},

@@ -5,6 +5,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "pipeline/job.h"
+#include "formats/registry.h"
 #include "formats/stats.h"
 #include "cmd/progress.h"
 
@@ -13,16 +14,18 @@ typedef struct merge_args {
 	gchar *stats_path, *output, *per_process, *compress, *by, *form, *level, *threads;
 	gboolean user_only, quiet, force;
 	cli_capture capture;
+	char *forms, *form_help; /* the registry's forms, and --format's help */
 } merge_args;
 
 static GOptionContext *merge_options(merge_args *a)
 {
+	a->forms = lp_form_names_list(true);
+	a->form_help = g_strdup_printf("The form of the output: %s (default basic); with "
+				       "--per-process, bin: the binary task form", a->forms);
 	const GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
 		 "Write the basic merge to FILE (default: standard output)", "FILE"},
-		{"format", 0, 0, G_OPTION_ARG_STRING, &a->form,
-		 "The form of the output: basic (the default), addr, din or bin; with "
-		 "--per-process, bin: the binary task form", "FORM"},
+		{"format", 0, 0, G_OPTION_ARG_STRING, &a->form, a->form_help, "FORM"},
 		{"per-process", 0, 0, G_OPTION_ARG_FILENAME, &a->per_process,
 		 "Write one file per task into directory DIR instead", "DIR"},
 		{"by", 0, 0, G_OPTION_ARG_STRING, &a->by,
@@ -88,7 +91,7 @@ static bool merge_job_apply(const merge_args *a, int argc, char **argv, lp_merge
 		return false;
 	}
 	if (a->form && (int)(job->form = lp_form_parse(a->form)) < 0) {
-		cli_usage_error("--format must be basic, addr, din or bin, not '%s'", a->form);
+		cli_usage_error("--format must be %s, not '%s'", a->forms, a->form);
 		return false;
 	}
 	if (a->by && !a->per_process) {
@@ -120,6 +123,8 @@ static void merge_args_free(merge_args *a)
 	g_free(a->by);
 	g_free(a->form);
 	g_free(a->level);
+	g_free(a->forms);
+	g_free(a->form_help);
 }
 
 int cmd_merge(int argc, char **argv)

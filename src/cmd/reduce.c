@@ -12,6 +12,7 @@
 #include "cmd/commands.h"
 #include "core/numbers.h"
 #include "formats/forms.h"
+#include "formats/registry.h"
 
 /* References handed to the sink at a time. */
 #define REDUCE_BATCH 65536
@@ -19,10 +20,14 @@
 typedef struct reduce_args {
 	gchar *method, *frames, *format, *output;
 	gboolean user_only;
+	char *forms, *format_help; /* the registry's forms that need no address */
 } reduce_args;
 
 static GOptionContext *reduce_options(reduce_args *a)
 {
+	a->forms = lp_form_names_list(false);
+	a->format_help = g_strdup_printf("Output form: %s (default basic, type canonical lines)",
+					 a->forms);
 	const GOptionEntry entries[] = {
 		{"method", 0, 0, G_OPTION_ARG_STRING, &a->method,
 		 "sad (a subsequence of the input) or olr (the shortest stream); required",
@@ -30,8 +35,7 @@ static GOptionContext *reduce_options(reduce_args *a)
 		{"frames", 'm', 0, G_OPTION_ARG_STRING, &a->frames,
 		 "K: the behaviour is kept for every LRU memory of at least K pages "
 		 "(required; decimal, at least 1)", "K"},
-		{"format", 0, 0, G_OPTION_ARG_STRING, &a->format,
-		 "Output form: basic (type canonical lines, the default) or bin", "FORM"},
+		{"format", 0, 0, G_OPTION_ARG_STRING, &a->format, a->format_help, "FORM"},
 		{"user-only", 0, 0, G_OPTION_ARG_NONE, &a->user_only,
 		 "Drop kernel references (R W I) before reducing", NULL},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
@@ -115,13 +119,13 @@ static int reduce_run(const reduce_args *a, bool olr, uint64_t frames, enum lp_f
 		return cli_fail(&err);
 	}
 	for (lp_pageno p = 0; p < in.pages; p++) {
-		if (in.canonical[p] <= lp_form_canon_max[form])
+		if (in.canonical[p] <= lp_stream_forms[form].canon_max)
 			continue;
 		uint64_t t = 0;
 		while (page[t] != p)
 			t++;
 		lp_fail(&err, LP_EINPUT, "%s: reference %" PRIu64 ": canonical number %" PRIx64
-			" does not fit the %s form", name, t, in.canonical[p], lp_form_names[form]);
+			" does not fit the %s form", name, t, in.canonical[p], lp_stream_forms[form].name);
 		lp_trace_clear(&in);
 		return cli_fail(&err);
 	}
@@ -172,9 +176,9 @@ int cmd_reduce(int argc, char **argv)
 		cli_usage_error("--frames must be a positive decimal number, not '%s'", a.frames);
 		goto out;
 	}
-	enum lp_form form = a.format && !strcmp(a.format, "bin") ? LP_FORM_BIN : LP_FORM_BASIC;
-	if (a.format && form == LP_FORM_BASIC && strcmp(a.format, "basic")) {
-		cli_usage_error("--format must be basic or bin, not '%s'", a.format);
+	int form = a.format ? lp_form_parse(a.format) : LP_FORM_BASIC;
+	if (form < 0 || lp_stream_forms[form].addresses) {
+		cli_usage_error("--format must be %s, not '%s'", a.forms, a.format);
 		goto out;
 	}
 	if (argc == 2 && cli_capture_given(&capture)) {
@@ -190,7 +194,7 @@ int cmd_reduce(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
-	rc = reduce_run(&a, olr, frames, form, argv[1], argc == 3 ? &job : NULL);
+	rc = reduce_run(&a, olr, frames, (enum lp_form)form, argv[1], argc == 3 ? &job : NULL);
 out:
 	g_option_context_free(ctx);
 	cli_capture_free(&capture);
@@ -198,5 +202,7 @@ out:
 	g_free(a.frames);
 	g_free(a.format);
 	g_free(a.output);
+	g_free(a.forms);
+	g_free(a.format_help);
 	return rc;
 }

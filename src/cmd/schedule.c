@@ -11,6 +11,7 @@
 #include "cmd/commands.h"
 #include "core/numbers.h"
 #include "formats/forms.h"
+#include "formats/registry.h"
 #include "sched/publish.h"
 #include "sched/report.h"
 #include "sched/sweep.h"
@@ -21,6 +22,7 @@ typedef struct schedule_options {
 	gchar *output, *per_cpu, *report;
 	gchar *memory, *replacement, *fault_ticks;
 	gboolean renumber, user_only, force, picture;
+	char *forms; /* the registry's forms that need no address */
 } schedule_options;
 
 /* --memory's sizes: one, or a sweep's list (9.4.1). */
@@ -64,9 +66,9 @@ static bool check_memory(const schedule_options *o, lp_schedule_request *rq, mem
 				LP_SCHED_MAX_MEMORY, o->fault_ticks);
 	else if (sizes->n > 1 && (o->report || o->per_cpu || o->renumber ||
 				  (o->format && rq->form != LP_FORM_BASIC)))
-		cli_usage_error("a sweep (--memory with several sizes) writes its table only: not with %s",
+		cli_usage_error("a sweep (--memory with several sizes) writes its table only: not with %s%s",
 				o->report ? "--report" : o->per_cpu ? "--per-cpu" : o->renumber ? "--renumber"
-				: "--format bin");
+				: "--format ", o->report || o->per_cpu || o->renumber ? "" : o->format);
 	else {
 		rq->opt.replacement = (enum lp_sched_replacement)replacement;
 		rq->opt.memory = sizes->n == 1 ? sizes->sizes[0] : 0;
@@ -91,8 +93,8 @@ static bool check_options(const schedule_options *o, lp_schedule_request *rq, me
 	else if (o->seed && !lp_parse_decimal(o->seed, 0, UINT64_MAX, &rq->opt.seed))
 		cli_usage_error("--seed must be a decimal number, not '%s'", o->seed);
 	else if (o->format && ((int)(rq->form = lp_form_parse(o->format)) < 0 ||
-			       (rq->form != LP_FORM_BASIC && rq->form != LP_FORM_BIN)))
-		cli_usage_error("--format must be basic or bin, not '%s'", o->format);
+			       lp_stream_forms[rq->form].addresses))
+		cli_usage_error("--format must be %s, not '%s'", o->forms, o->format);
 	else if (!cli_threads_apply(o->threads, &rq->threads))
 		return false;
 	else if (!check_memory(o, rq, sizes))
@@ -150,7 +152,8 @@ static int sweep(const lp_schedule_request *rq, const memory_sizes *sizes)
 int cmd_schedule(int argc, char **argv)
 {
 	cli_set_command("laplace schedule");
-	schedule_options o = {0};
+	schedule_options o = {.forms = lp_form_names_list(false)};
+	char *format_help = g_strdup_printf("Output form: %s (default basic)", o.forms);
 	GOptionEntry entries[] = {
 		{"policy", 0, 0, G_OPTION_ARG_STRING, &o.policy,
 		 "as-traced (default), rr or random", "POLICY"},
@@ -164,8 +167,7 @@ int cmd_schedule(int argc, char **argv)
 		 "Number pages anew in the order the new schedule first references them", NULL},
 		{"user-only", 0, 0, G_OPTION_ARG_NONE, &o.user_only,
 		 "Leave kernel references (R W I) out", NULL},
-		{"format", 0, 0, G_OPTION_ARG_STRING, &o.format,
-		 "Output form: basic (default) or bin", "FORM"},
+		{"format", 0, 0, G_OPTION_ARG_STRING, &o.format, format_help, "FORM"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
 		 "Write the stream to FILE (default: standard output)", "FILE"},
 		{"per-cpu", 0, 0, G_OPTION_ARG_FILENAME, &o.per_cpu,
@@ -234,5 +236,7 @@ int cmd_schedule(int argc, char **argv)
 	g_free(o.output);
 	g_free(o.per_cpu);
 	g_free(o.report);
+	g_free(o.forms);
+	g_free(format_help);
 	return rc;
 }

@@ -1,27 +1,22 @@
 /* The forms of a merged reference stream (laplace-formats(5), "FORMS FOR
- * SIMULATORS"), and their writer, the basic merge sink: "type canonical"
- * lines (basic), "type address length" lines (addr), Dinero's "label
- * address" (din), or 8-byte words after a header (bin). Their reader is
- * basicin.c. */
+ * SIMULATORS", policies.md §6), and their writer, the basic merge sink:
+ * "type canonical" lines (basic), "type address length" lines (addr),
+ * Dinero's "label address" (din), 8-byte words after a header (bin), or
+ * oracleGeneral's records (oracle.c's writer). Their rows are the
+ * registry's (lp_stream_forms); their readers basicin.c and oracle.c. */
 #include "formats/forms.h"
 
 #include <string.h>
 
 #include <glib.h>
 
-const char *const lp_form_names[LP_FORM_COUNT] = {"basic", "addr", "din", "bin"};
-
-int lp_form_parse(const char *name)
-{
-	for (int f = 0; f < LP_FORM_COUNT; f++)
-		if (!strcmp(name, lp_form_names[f]))
-			return f;
-	return -1;
-}
+#include "formats/oracle.h"
+#include "formats/registry.h"
 
 /* ---- the writer ---- */
 
-/* Flushed before fewer bytes than the longest record remain. */
+/* The buffer of lp_basic_sink_new's sinks, flushed before fewer bytes
+ * than the longest record remain. */
 #define BUF_SIZE (1u << 20)
 #define MAX_RECORD LP_FORM_RECORD_MAX
 
@@ -29,28 +24,52 @@ struct lp_basic_sink {
 	lp_output *out;
 	bool user_only;
 	enum lp_form form;
+	lp_oracle_writer *oracle; /* oracle-general's, else NULL */
 	uint64_t written; /* references, for messages */
 	size_t used;
-	char buf[BUF_SIZE];
+	size_t cap;
+	char *buf;
 };
 
 lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only, enum lp_form form)
 {
+	return lp_stream_forms[form].open_sink(out, user_only, form, BUF_SIZE);
+}
+
+lp_basic_sink *lp_encoded_sink_new(lp_output *out, bool user_only, enum lp_form form,
+				   size_t buffer)
+{
 	lp_basic_sink *s = g_malloc(sizeof *s);
+	s->cap = MAX(buffer, (size_t)LP_BIN_HEADER_SIZE + MAX_RECORD);
+	s->buf = g_malloc(s->cap);
 	s->out = out;
 	s->user_only = user_only;
 	s->form = form;
+	s->oracle = NULL;
 	s->written = 0;
 	s->used = 0;
-	if (form == LP_FORM_BIN) {
-		memcpy(s->buf, LP_BIN_HEADER, LP_BIN_HEADER_SIZE);
-		s->used = LP_BIN_HEADER_SIZE;
+	const lp_stream_form *row = &lp_stream_forms[form];
+	if (row->header) {
+		memcpy(s->buf, row->header, row->header_size);
+		s->used = row->header_size;
 	}
+	return s;
+}
+
+lp_basic_sink *lp_oracle_sink_new(lp_output *out, bool user_only, enum lp_form form,
+				  size_t buffer)
+{
+	lp_basic_sink *s = lp_encoded_sink_new(out, user_only, form, 0);
+	s->oracle = lp_oracle_writer_new(4 * buffer / LP_ORACLE_RECORD_SIZE);
 	return s;
 }
 
 void lp_basic_sink_free(lp_basic_sink *s)
 {
+	if (s) {
+		lp_oracle_writer_free(s->oracle);
+		g_free(s->buf);
+	}
 	g_free(s);
 }
 
@@ -61,17 +80,10 @@ static int flush(lp_basic_sink *s, lp_error *err)
 	return rc;
 }
 
-const uint64_t lp_form_canon_max[LP_FORM_COUNT] = {
-	[LP_FORM_BASIC] = UINT64_MAX,
-	[LP_FORM_ADDR] = LP_ADDR_CANON_MAX,
-	[LP_FORM_DIN] = LP_ADDR_CANON_MAX,
-	[LP_FORM_BIN] = LP_BIN_CANON_MAX,
-};
-
 int lp_form_canon_error(lp_error *err, enum lp_form form, uint64_t index, uint64_t canon)
 {
 	return lp_fail(err, LP_EINPUT, "reference %" G_GUINT64_FORMAT ": canonical number %"
-		       G_GINT64_MODIFIER "x does not fit the %s form", index, canon, lp_form_names[form]);
+		       G_GINT64_MODIFIER "x does not fit the %s form", index, canon, lp_stream_forms[form].name);
 }
 
 /* The references in one form; inline and called with a constant form, so
@@ -84,15 +96,16 @@ static inline int encode_refs(lp_basic_sink *s, const enum lp_form form, const l
 	size_t used = s->used;
 	uint64_t written = s->written;
 	bool user_only = s->user_only;
+	const uint64_t max = lp_stream_forms[form].canon_max;
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (user_only && lp_ref_is_kernel(refs[i].type))
 			continue;
-		if (canon[i] > lp_form_canon_max[form]) {
+		if (canon[i] > max) {
 			rc = lp_form_canon_error(err, form, written, canon[i]);
 			break;
 		}
-		if (used > BUF_SIZE - MAX_RECORD) {
+		if (used > s->cap - MAX_RECORD) {
 			s->used = used;
 			rc = flush(s, err);
 			used = 0;
@@ -108,6 +121,23 @@ static inline int encode_refs(lp_basic_sink *s, const enum lp_form form, const l
 	return rc;
 }
 
+/* oracle-general: each record through the writer, which patches in the
+ * next accesses. */
+static int oracle_refs(lp_basic_sink *s, const lp_ref *refs, const uint64_t *canon, size_t n,
+		       lp_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s->user_only && lp_ref_is_kernel(refs[i].type))
+			continue;
+		if (canon[i] > LP_ORACLE_CANON_MAX)
+			return lp_form_canon_error(err, LP_FORM_ORACLE, s->written, canon[i]);
+		if (lp_oracle_put(s->oracle, canon[i], err))
+			return err->status;
+		s->written++;
+	}
+	return 0;
+}
+
 static int basic_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
 		      const lp_task_id *who, lp_error *err)
 {
@@ -117,8 +147,11 @@ static int basic_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size
 	case LP_FORM_BASIC: return encode_refs(s, LP_FORM_BASIC, refs, canon, n, err);
 	case LP_FORM_ADDR: return encode_refs(s, LP_FORM_ADDR, refs, canon, n, err);
 	case LP_FORM_DIN: return encode_refs(s, LP_FORM_DIN, refs, canon, n, err);
-	default: return encode_refs(s, LP_FORM_BIN, refs, canon, n, err);
+	case LP_FORM_BIN: return encode_refs(s, LP_FORM_BIN, refs, canon, n, err);
+	case LP_FORM_ORACLE: return oracle_refs(s, refs, canon, n, err);
+	case LP_FORM_COUNT: break;
 	}
+	return lp_fail(err, LP_EUSAGE, "no such output form");
 }
 
 static int basic_event(void *ctx, const lp_event *ev, const lp_event_route *route, lp_error *err)
@@ -130,7 +163,10 @@ static int basic_event(void *ctx, const lp_event *ev, const lp_event_route *rout
 static int basic_finish(void *ctx, const lp_stats *stats, lp_error *err)
 {
 	(void)stats;
-	return flush(ctx, err);
+	lp_basic_sink *s = ctx;
+	if (s->oracle)
+		return lp_oracle_finish(s->oracle, s->out, err);
+	return flush(s, err);
 }
 
 const lp_sink lp_basic_sink_ops = {

@@ -92,7 +92,7 @@ static int dump_basic(lp_byte_source *src, enum lp_endian endian, const lp_torn_
 		      text_buf *t, lp_error *err)
 {
 	(void)endian, (void)policy;
-	enum { LINE_MAX_LEN = 2 + 16 + 1 };
+	enum { LINE_MAX_LEN = LP_BASIC_RECORD_MAX };
 	lp_basic_reader *r = lp_basic_reader_new(src, err);
 	if (!r)
 		return err->status;
@@ -101,12 +101,8 @@ static int dump_basic(lp_byte_source *src, enum lp_endian endian, const lp_torn_
 	int st = 0;
 	while (st == 0 && (n = lp_basic_read(r, refs, BATCH, err)) > 0) {
 		char *p = t->buf + t->len;
-		for (ssize_t i = 0; i < n; i++) {
-			*p++ = refs[i].type;
-			*p++ = ' ';
-			p += lp_fmt_hex(p, refs[i].canonical);
-			*p++ = '\n';
-		}
+		for (ssize_t i = 0; i < n; i++)
+			p += lp_form_encode(LP_FORM_BASIC, p, refs[i].type, refs[i].canonical, 0, 0);
 		t->len = (size_t)(p - t->buf);
 		st = text_flush(t, err);
 	}
@@ -141,7 +137,7 @@ DUMP(lp_p6_dump, dump_p6)
 DUMP(lp_page_image_dump, dump_page_image)
 DUMP(lp_basic_dump, dump_basic)
 
-int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format, enum lp_endian endian,
+int lp_legacy_dump(lp_byte_source *src, enum lp_format_id format, enum lp_endian endian,
 		   const lp_torn_policy *policy, lp_output *out, lp_error *err)
 {
 	const lp_format *f = lp_format_of(format);
@@ -153,10 +149,10 @@ int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format, enum lp_en
 }
 
 /* " (NAME N, ...)": the skipped records by request type or operation. */
-static void append_skipped(GString *s, const lp_legacy_summary *sum, enum lp_legacy_format format)
+static void append_skipped(GString *s, const lp_legacy_summary *sum, enum lp_format_id format)
 {
 	const char *sep = " (";
-	if (format == LP_LEGACY_P6) {
+	if (format == LP_FORMAT_P6) {
 		/* several operations share the name INVALID: count them as one */
 		for (int op = 0; op < 16; op++) {
 			uint64_t n = 0;
@@ -188,7 +184,7 @@ static void append_skipped(GString *s, const lp_legacy_summary *sum, enum lp_leg
 		g_string_append_c(s, ')');
 }
 
-size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_format format,
+size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_format_id format,
 			      char *buf, size_t size)
 {
 	GString *s = g_string_new(NULL);
@@ -207,11 +203,11 @@ size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_forma
 /* A trace of records none of which is a reference is no trace of this
  * format (or of nothing to convert): an empty output that looks like a
  * success would hide that. */
-static int fail_all_skipped(const lp_legacy_summary *sum, enum lp_legacy_format format,
+static int fail_all_skipped(const lp_legacy_summary *sum, enum lp_format_id format,
 			    const char *name, lp_error *err)
 {
 	GString *s = g_string_new(NULL);
-	if (format == LP_LEGACY_P6)
+	if (format == LP_FORMAT_P6)
 		g_string_append(s, "field control: no record is I_FETCH, NC_I_FETCH, D_READ, NC_D_READ, "
 				   "D_WRITE or WRITE_BACK");
 	else
@@ -317,11 +313,11 @@ static void p6_refs_close(void *dv)
 }
 
 static const refs_decoder refs_decoders[] = {
-	[LP_LEGACY_BYU] = {byu_refs_open, byu_refs_read, byu_refs_close},
-	[LP_LEGACY_P6] = {p6_refs_open, p6_refs_read, p6_refs_close},
+	[LP_FORMAT_BYU] = {byu_refs_open, byu_refs_read, byu_refs_close},
+	[LP_FORMAT_P6] = {p6_refs_open, p6_refs_read, p6_refs_close},
 };
 
-int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format, enum lp_endian endian,
+int lp_legacy_to_refs(lp_byte_source *src, enum lp_format_id format, enum lp_endian endian,
 		      const lp_torn_policy *policy, lp_ref_writer *w, lp_legacy_summary *sum,
 		      lp_error *err)
 {

@@ -14,6 +14,7 @@
 #include "io/bytesrc.h"
 #include "io/io.h"
 #include "formats/refio.h"
+#include "formats/registry.h"
 
 /* The readers, each of which takes an lp_byte_source over (io/bytesrc.h):
  * its first bytes can be looked at before, so that formats are detected on
@@ -23,17 +24,7 @@
 #include "formats/p6.h"
 #include "formats/pageimage.h"
 
-enum lp_legacy_format {
-	LP_LEGACY_UNKNOWN = -1,
-	LP_LEGACY_REF,        /* a raw reference trace, binary or text */
-	LP_LEGACY_BYU,
-	LP_LEGACY_P6,
-	LP_LEGACY_PAGE_IMAGE,
-	LP_LEGACY_BASIC,      /* a basic merge stream, text or binary */
-	LP_LEGACY_TASK,       /* a per-process task file, either form */
-	LP_LEGACY_TASK_BIN,   /* one in the binary task form */
-};
-/* Their rows, names and detection: registry.h. */
+/* Each format's id, enum lp_format_id: registry.h. */
 
 /* ---- conversion of BYU and p6 traces to raw references ---- */
 
@@ -46,20 +37,20 @@ typedef struct lp_legacy_summary {
 
 /* One line (no newline) telling what a conversion did: records,
  * references by type, skipped records by request type or operation. */
-size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_legacy_format format,
+size_t lp_legacy_summary_text(const lp_legacy_summary *sum, enum lp_format_id format,
 			      char *buf, size_t size);
 /* Read all of src as BYU or p6 (src is closed) and write its references
  * to w; *sum counts records, references and skipped records. Records of
  * which none is a reference are an error (LP_EINPUT, naming the file and
  * what was skipped): such an input is no trace of the format. */
-int lp_legacy_to_refs(lp_byte_source *src, enum lp_legacy_format format,
+int lp_legacy_to_refs(lp_byte_source *src, enum lp_format_id format,
 		      enum lp_endian endian, const lp_torn_policy *policy,
 		      lp_ref_writer *w, lp_legacy_summary *sum, lp_error *err);
 /* Read all of src (closed) in format and write its text dump to out
  * (a basic merge stream: its text form): the format's row's dump().
- * LP_LEGACY_REF is not handled here (src cannot be handed to the raw
+ * LP_FORMAT_REF is not handled here (src cannot be handed to the raw
  * reference reader). */
-int lp_legacy_dump(lp_byte_source *src, enum lp_legacy_format format,
+int lp_legacy_dump(lp_byte_source *src, enum lp_format_id format,
 		   enum lp_endian endian, const lp_torn_policy *policy,
 		   lp_output *out, lp_error *err);
 

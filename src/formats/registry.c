@@ -8,6 +8,8 @@
 
 #include "core/byteorder.h"
 #include "formats/forms.h"
+#include "formats/legacy.h"
+#include "formats/oracle.h"
 #include "formats/taskline.h"
 
 static bool all_hex(const unsigned char *p, size_t n)
@@ -57,7 +59,7 @@ static enum lp_sniff sniff_task_bin(const unsigned char *p, size_t n)
 
 /* A form of the raw reference trace: each is dumped by the reader of
  * them all, which opens the file itself (lp_ref_open). */
-#define REF_FORM .name = "ref", .id = LP_LEGACY_REF, .what = "a raw reference trace", \
+#define REF_FORM .name = "ref", .id = LP_FORMAT_REF, .what = "a raw reference trace", \
 	.byte_order = LP_LITTLE, .dump_path = lp_ref_dump
 
 const lp_format lp_formats[] = {
@@ -68,19 +70,22 @@ const lp_format lp_formats[] = {
 	{REF_FORM, .ref = &lp_ref_forms[1], .open_sink = lp_ref64_text_writer_new},
 	{REF_FORM, .ref = &lp_ref_forms[2], .open_sink = lp_ref_text_writer_new},
 	{REF_FORM, .ref = &lp_ref_forms[3], .open_sink = lp_ref_bin_writer_new},
-	{.name = "byu", .id = LP_LEGACY_BYU, .what = "a BYU address trace", .byte_order = LP_LITTLE,
+	{.name = "byu", .id = LP_FORMAT_BYU, .what = "a BYU address trace", .byte_order = LP_LITTLE,
 	 .dump = lp_byu_dump, .to_refs = true},
-	{.name = "p6", .id = LP_LEGACY_P6, .what = "a Pentium bus trace", .byte_order = LP_BIG,
+	{.name = "p6", .id = LP_FORMAT_P6, .what = "a Pentium bus trace", .byte_order = LP_BIG,
 	 .dump = lp_p6_dump, .to_refs = true},
-	{.name = "page-image", .id = LP_LEGACY_PAGE_IMAGE, .what = "a page-image trace",
+	{.name = "page-image", .id = LP_FORMAT_PAGE_IMAGE, .what = "a page-image trace",
 	 .sniff = sniff_page_image, .byte_order = LP_LITTLE, .dump = lp_page_image_dump},
-	{.name = "basic", .id = LP_LEGACY_BASIC, .what = "a basic merge stream",
+	{.name = "basic", .id = LP_FORMAT_BASIC, .what = "a basic merge stream",
 	 .sniff = sniff_basic, .byte_order = LP_LITTLE, .dump = lp_basic_dump},
-	{.name = "task", .id = LP_LEGACY_TASK, .what = "a per-process task file",
+	{.name = "task", .id = LP_FORMAT_TASK, .what = "a per-process task file",
 	 .byte_order = LP_LITTLE, .dump = lp_task_dump},
-	{.name = "task-bin", .id = LP_LEGACY_TASK_BIN,
+	{.name = "task-bin", .id = LP_FORMAT_TASK_BIN,
 	 .what = "a per-process task file in the binary task form", .sniff = sniff_task_bin,
 	 .byte_order = LP_LITTLE, .dump = lp_task_dump},
+	{.name = "oracle-general", .id = LP_FORMAT_ORACLE,
+	 .what = "a libCacheSim oracleGeneral trace", .byte_order = LP_LITTLE,
+	 .dump = lp_oracle_dump},
 };
 const size_t lp_nformats = sizeof lp_formats / sizeof lp_formats[0];
 
@@ -92,7 +97,7 @@ const lp_format *lp_format_find(const char *name)
 	return NULL;
 }
 
-const lp_format *lp_format_of(enum lp_legacy_format id)
+const lp_format *lp_format_of(enum lp_format_id id)
 {
 	for (size_t i = 0; i < lp_nformats; i++)
 		if (lp_formats[i].id == id)
@@ -146,6 +151,46 @@ char *lp_format_names(const char *last)
 			names[n++] = lp_formats[i].name;
 	if (last)
 		names[n++] = last;
+	return name_list(names, n);
+}
+
+const lp_stream_form lp_stream_forms[LP_FORM_COUNT] = {
+	[LP_FORM_BASIC] = {.name = "basic", .id = LP_FORM_BASIC, .what = "type canonical lines",
+			   .record_max = LP_BASIC_RECORD_MAX, .canon_max = UINT64_MAX,
+			   .open_sink = lp_encoded_sink_new},
+	[LP_FORM_ADDR] = {.name = "addr", .id = LP_FORM_ADDR, .what = "type address length lines",
+			  .record_max = LP_ADDR_RECORD_MAX, .canon_max = LP_ADDR_CANON_MAX,
+			  .addresses = true, .open_sink = lp_encoded_sink_new},
+	[LP_FORM_DIN] = {.name = "din", .id = LP_FORM_DIN, .what = "Dinero's label address lines",
+			 .record_max = LP_DIN_RECORD_MAX, .canon_max = LP_ADDR_CANON_MAX,
+			 .addresses = true, .open_sink = lp_encoded_sink_new},
+	[LP_FORM_BIN] = {.name = "bin", .id = LP_FORM_BIN,
+			 .what = "8-byte words after an LPBASIC header",
+			 .record_max = LP_BIN_RECORD_MAX, .canon_max = LP_BIN_CANON_MAX,
+			 .header = LP_BIN_HEADER, .header_size = LP_BIN_HEADER_SIZE,
+			 .open_sink = lp_encoded_sink_new},
+	[LP_FORM_ORACLE] = {.name = "oracle-general", .id = LP_FORM_ORACLE,
+			    .what = "libCacheSim's oracleGeneral, 24-byte records",
+			    .record_max = LP_ORACLE_RECORD_MAX, .canon_max = LP_ORACLE_CANON_MAX,
+			    .open_sink = lp_oracle_sink_new},
+};
+_Static_assert(LP_ORACLE_RECORD_MAX == LP_ORACLE_RECORD_SIZE, "oracle-general's record");
+
+int lp_form_parse(const char *name)
+{
+	for (int f = 0; f < LP_FORM_COUNT; f++)
+		if (!strcmp(name, lp_stream_forms[f].name))
+			return f;
+	return -1;
+}
+
+char *lp_form_names_list(bool addresses)
+{
+	const char *names[LP_FORM_COUNT];
+	size_t n = 0;
+	for (int f = 0; f < LP_FORM_COUNT; f++)
+		if (addresses || !lp_stream_forms[f].addresses)
+			names[n++] = lp_stream_forms[f].name;
 	return name_list(names, n);
 }
 

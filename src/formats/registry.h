@@ -9,16 +9,31 @@
 #include <stddef.h>
 
 #include "core/error.h"
-#include "formats/legacy.h"
+#include "formats/forms.h"
+#include "formats/pageimage.h"
+#include "formats/refio.h"
 #include "io/bytesrc.h"
 #include "io/io.h"
+
+/* The formats' ids, one a format (its rows share it). */
+enum lp_format_id {
+	LP_FORMAT_UNKNOWN = -1,
+	LP_FORMAT_REF,        /* a raw reference trace, binary or text */
+	LP_FORMAT_BYU,
+	LP_FORMAT_P6,
+	LP_FORMAT_PAGE_IMAGE,
+	LP_FORMAT_BASIC,      /* a basic merge stream, text or binary */
+	LP_FORMAT_TASK,       /* a per-process task file, either form */
+	LP_FORMAT_TASK_BIN,   /* one in the binary task form */
+	LP_FORMAT_ORACLE,     /* libCacheSim's oracleGeneral (policies.md §6) */
+};
 
 /* Bytes a sniff() is given when the input is that long. */
 #define LP_SNIFF_BYTES (2 * LP_PI_LONG_RECORD)
 
 typedef struct lp_format {
 	const char *name;
-	enum lp_legacy_format id;
+	enum lp_format_id id;
 	const char *what;            /* for messages: "a raw reference trace" */
 	/* How surely data[0, n) starts a trace of this format; NULL: never
 	 * detected (the format's records are arbitrary bytes), or its
@@ -49,7 +64,7 @@ extern const size_t lp_nformats;
 
 /* The (first) row named name, or NULL. */
 const lp_format *lp_format_find(const char *name);
-const lp_format *lp_format_of(enum lp_legacy_format id);
+const lp_format *lp_format_of(enum lp_format_id id);
 /* The first row whose sniff() is sure of src's first bytes, else the
  * first that finds them likely; NULL when none does, or on a read error
  * (*failed and err set). */
@@ -69,6 +84,31 @@ const lp_format *lp_ref_row(enum lp_ref_format encoding, unsigned width);
  * s stays open; out is neither committed nor aborted. */
 int lp_ref_copy(lp_ref_source *s, const lp_format *form, enum lp_endian endian,
 		const lp_torn_policy *policy, lp_output *out, lp_error *err);
+
+/* The output forms of a basic stream (forms.h, laplace-formats(5) §8,
+ * policies.md §6), a row each, indexed by their id: what --format takes
+ * and lists in merge, schedule, convert and reduce, and the sink that
+ * writes each. */
+typedef struct lp_stream_form {
+	const char *name;
+	enum lp_form id;
+	const char *what;      /* for help: "type canonical lines" */
+	size_t record_max;     /* its longest record, in bytes (forms.h) */
+	uint64_t canon_max;    /* the largest canonical number it carries */
+	bool addresses;        /* it carries the raw address's offset and length */
+	const char *header;    /* the bytes before its first record, or NULL */
+	size_t header_size;
+	/* Its sink, with about buffer bytes for what is not yet written. */
+	lp_basic_sink *(*open_sink)(lp_output *out, bool user_only, enum lp_form form,
+				    size_t buffer);
+} lp_stream_form;
+extern const lp_stream_form lp_stream_forms[LP_FORM_COUNT];
+
+/* The form named name; -1 if there is none. */
+int lp_form_parse(const char *name);
+/* The forms' names, those with addresses only when addresses is true,
+ * as "a, b or c" for help and messages. g_free it. */
+char *lp_form_names_list(bool addresses);
 
 /* The formats' names as a list for help and messages: "ref, byu, p6,
  * page-image, basic", then " or last" when last is given, else the last

@@ -12,6 +12,7 @@
 #include "formats/taskdir.h"
 #include "io/staging.h"
 #include "formats/forms.h"
+#include "formats/registry.h"
 #include "sched/run.h"
 #include "sched/report.h"
 
@@ -23,10 +24,9 @@
  * references. With threads, the output's own thread formats and writes
  * the jobs in the order they were filled, while the schedule goes on;
  * else each is written once full. A job holds fewer references when
- * there is one stream per processor, as every stream fills one. The
- * text of a stream's jobs gathers in a buffer of TEXT_JOBS jobs' room,
- * written whole when the next might not fit: large writes go to the
- * output without another copy. */
+ * there is one stream per processor, as every stream fills one. Each
+ * stream is written by its form's sink (the registry's, lp_stream_forms),
+ * with a buffer of TEXT_JOBS jobs' room. */
 #define JOB_REFS 16384
 #define JOB_REFS_PER_CPU 4096
 #define JOBS_AHEAD 4 /* jobs filled and not yet written, at most */
@@ -44,10 +44,11 @@ typedef struct format_job {
 struct stream_out {
 	lp_output *out;
 	enum lp_form form;
-	uint64_t count;  /* references given, to name one in a message */
-	format_job *job; /* being filled, or NULL */
-	char *text;      /* the writer's: formatted, not yet written */
-	size_t text_len, text_cap;
+	uint64_t count;      /* references given, to name one in a message */
+	format_job *job;     /* being filled, or NULL */
+	lp_basic_sink *sink; /* the writer's: its form's */
+	lp_ref *refs;        /* the writer's: a job's references for the sink */
+	uint64_t *canon;
 };
 
 typedef struct outputs {
@@ -73,39 +74,21 @@ static void job_free(gpointer data)
 	g_free(job);
 }
 
-/* The text s has gathered, written. Returns 0 or an lp_status. */
-static int text_flush(stream_out *s, lp_error *err)
-{
-	int rc = s->text_len ? lp_output_write(s->out, s->text, s->text_len, err) : 0;
-	s->text_len = 0;
-	return rc;
-}
-
-/* A job's references in its stream's form, to its text. Returns 0 or an
- * lp_status. */
+/* A job's references to its stream's sink. Returns 0 or an lp_status. */
 static int job_write(const outputs *o, const format_job *job, lp_error *err)
 {
 	stream_out *s = job->stream;
-	size_t room = o->job_refs * LP_FORM_RECORD_MAX;
-	if (!s->text) {
-		s->text_cap = TEXT_JOBS * room;
-		s->text = g_malloc(s->text_cap);
+	if (!s->refs) {
+		s->refs = g_new0(lp_ref, o->job_refs);
+		s->canon = g_new(uint64_t, o->job_refs);
 	}
-	if (s->text_cap - s->text_len < room && text_flush(s, err))
-		return err->status;
-	/* In locals: a store to the text could change the job, for all the
-	 * compiler knows, which it would read again each time. */
 	const lp_sched_out *refs = job->refs;
 	size_t n = job->n;
-	char *start = s->text + s->text_len, *p = start;
-	if (s->form == LP_FORM_BASIC) /* a loop of its own, with the form known */
-		for (size_t i = 0; i < n; i++)
-			p += lp_form_encode(LP_FORM_BASIC, p, refs[i].type, refs[i].canonical, 0, 0);
-	else
-		for (size_t i = 0; i < n; i++)
-			p += lp_form_encode(LP_FORM_BIN, p, refs[i].type, refs[i].canonical, 0, 0);
-	s->text_len += (size_t)(p - start);
-	return 0;
+	for (size_t i = 0; i < n; i++) {
+		s->refs[i].type = refs[i].type;
+		s->canon[i] = refs[i].canonical;
+	}
+	return lp_basic_sink_ops.refs(s->sink, s->refs, s->canon, n, NULL, err);
 }
 
 /* The writer: jobs in the order filled; after a failure they come back
@@ -187,7 +170,7 @@ static format_job *stream_job(outputs *o, stream_out *s)
  * to be written. Returns 0 or an lp_status. */
 static int stream_put(outputs *o, stream_out *s, const lp_sched_out *refs, size_t n, lp_error *err)
 {
-	uint64_t max = lp_form_canon_max[s->form];
+	uint64_t max = lp_stream_forms[s->form].canon_max;
 	while (n) {
 		format_job *job = stream_job(o, s);
 		size_t k = MIN(n, o->job_refs - job->n);
@@ -227,7 +210,7 @@ static int outputs_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error 
 		return stream_put(o, &o->streams[0], refs, n, err);
 	/* One at a time, each to its processor's stream: no call but to
 	 * give a full job. */
-	uint64_t max = lp_form_canon_max[o->streams[0].form];
+	uint64_t max = lp_stream_forms[o->streams[0].form].canon_max;
 	for (size_t i = 0; i < n; i++) {
 		stream_out *s = &o->streams[refs[i].cpu];
 		if (refs[i].canonical > max)
@@ -241,14 +224,17 @@ static int outputs_refs(void *ctx, const lp_sched_out *refs, size_t n, lp_error 
 	return 0;
 }
 
-static int stream_open(stream_out *s, int dir_fd, const char *path, enum lp_form form, lp_error *err)
+static int stream_open(const outputs *o, stream_out *s, int dir_fd, const char *path,
+		       enum lp_form form, lp_error *err)
 {
 	s->out = dir_fd >= 0 ? lp_output_open_in(dir_fd, path, LP_COMPRESS_NONE, err)
 			     : lp_output_open(path, LP_COMPRESS_AUTO, err);
 	if (!s->out)
 		return err->status;
 	s->form = form;
-	return form == LP_FORM_BIN ? lp_output_write(s->out, LP_BIN_HEADER, LP_BIN_HEADER_SIZE, err) : 0;
+	s->sink = lp_stream_forms[form].open_sink(s->out, false, form,
+						  TEXT_JOBS * o->job_refs * LP_FORM_RECORD_MAX);
+	return 0;
 }
 
 /* The outputs: path (NULL: standard output), or with per_cpu the
@@ -267,7 +253,7 @@ static int outputs_open(outputs *o, const char *path, const char *per_cpu, unsig
 	if (!per_cpu) {
 		o->nstreams = 1;
 		o->streams = g_new0(stream_out, 1);
-		return stream_open(&o->streams[0], -1, path, form, err);
+		return stream_open(o, &o->streams[0], -1, path, form, err);
 	}
 	struct stat st;
 	if (lstat(per_cpu, &st) == 0 && !force)
@@ -288,7 +274,7 @@ static int outputs_open(outputs *o, const char *path, const char *per_cpu, unsig
 		o->nstreams = i + 1;
 		char name[32];
 		snprintf(name, sizeof name, "cpu%u", i);
-		if (stream_open(&o->streams[i], o->dir_fd, name, form, err))
+		if (stream_open(o, &o->streams[i], o->dir_fd, name, form, err))
 			return err->status;
 	}
 	return 0;
@@ -306,7 +292,7 @@ static int outputs_finish(outputs *o, int rc, lp_staged **staged, lp_error *err)
 	if (!rc)
 		rc = writer_failed(o, err);
 	for (unsigned i = 0; i < o->nstreams && !rc; i++)
-		rc = text_flush(&o->streams[i], err);
+		rc = lp_basic_sink_ops.finish(o->streams[i].sink, NULL, err);
 	for (unsigned i = 0; i < o->nstreams; i++) {
 		stream_out *s = &o->streams[i];
 		rc = lp_output_stage(s->out, rc, &staged[i], err);
@@ -327,7 +313,9 @@ static void outputs_free(outputs *o)
 	}
 	for (unsigned i = 0; i < o->nstreams; i++) {
 		lp_output_abort(o->streams[i].out);
-		g_free(o->streams[i].text);
+		lp_basic_sink_free(o->streams[i].sink);
+		g_free(o->streams[i].refs);
+		g_free(o->streams[i].canon);
 	}
 	g_free(o->streams);
 	if (o->dir_fd >= 0)

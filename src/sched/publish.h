@@ -17,7 +17,7 @@ typedef struct lp_schedule_request {
 	const char *per_cpu; /* or NULL, else the directory of cpu0 ... cpuK-1 */
 	const char *report;  /* the YAML report, or NULL */
 	lp_sched_options opt;
-	enum lp_form form;   /* LP_FORM_BASIC or LP_FORM_BIN */
+	enum lp_form form;   /* a form without addresses (registry.h) */
 	bool user_only;      /* leave kernel references (R W I) out */
 	bool force;          /* replace an existing per_cpu directory */
 	unsigned threads;    /* > 1: task files parsed ahead in this many threads */

@@ -16,14 +16,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lp_byte_source *src = lp_byte_source_open(path, &err);
 	if (!src)
 		abort();
-	lp_legacy_dump(src, LP_LEGACY_BYU, order, &policy, fuzz_sink(), &err);
+	lp_legacy_dump(src, LP_FORMAT_BYU, order, &policy, fuzz_sink(), &err);
 
 	if (!(src = lp_byte_source_open(path, &err)))
 		abort();
 	lp_ref_writer *w = order == LP_BIG ? lp_ref_text_writer_new(fuzz_sink(), LP_LITTLE)
 					   : lp_ref_bin_writer_new(fuzz_sink(), LP_LITTLE);
 	lp_legacy_summary sum;
-	if (lp_legacy_to_refs(src, LP_LEGACY_BYU, order, &policy, w, &sum, &err) == 0) {
+	if (lp_legacy_to_refs(src, LP_FORMAT_BYU, order, &policy, w, &sum, &err) == 0) {
 		/* Every whole record is a reference or skipped, and not every
 		 * one skipped; the count of records follows from the size
 		 * unless the input was compressed. */

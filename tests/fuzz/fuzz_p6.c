@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	lp_ref_writer *w = lp_ref_text_writer_new(fuzz_sink(), LP_LITTLE);
 	lp_legacy_summary sum;
-	if (lp_legacy_to_refs(src, LP_LEGACY_P6, LP_BIG, &policy, w, &sum, &err) == 0)
+	if (lp_legacy_to_refs(src, LP_FORMAT_P6, LP_BIG, &policy, w, &sum, &err) == 0)
 		lp_ref_writer_finish(w, &err);
 	else
 		lp_ref_writer_free(w);

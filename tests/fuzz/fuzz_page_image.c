@@ -30,7 +30,7 @@ static void run_all(const char *path, uint32_t frames, bool strict, bool text)
 		abort();
 	bool failed;
 	lp_format_detect(src, &failed, &err);
-	lp_legacy_dump(src, LP_LEGACY_PAGE_IMAGE, LP_LITTLE, &policy, fuzz_sink(), &err);
+	lp_legacy_dump(src, LP_FORMAT_PAGE_IMAGE, LP_LITTLE, &policy, fuzz_sink(), &err);
 
 	lp_pi_validation res;
 	if (!(src = lp_byte_source_open(path, &err)))

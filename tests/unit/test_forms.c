@@ -4,6 +4,8 @@
 #include <glib.h>
 
 #include "formats/forms.h"
+#include "formats/oracle.h"
+#include "formats/registry.h"
 #include "scratch.h"
 
 Test(forms, names)
@@ -12,6 +14,20 @@ Test(forms, names)
 	cr_assert_eq(lp_form_parse("addr"), LP_FORM_ADDR);
 	cr_assert_eq(lp_form_parse("din"), LP_FORM_DIN);
 	cr_assert_eq(lp_form_parse("bin"), LP_FORM_BIN);
+	cr_assert_eq(lp_form_parse("oracle-general"), LP_FORM_ORACLE);
+	/* The rows are indexed by their ids, each record within the room
+	 * every buffer leaves. */
+	for (int f = 0; f < LP_FORM_COUNT; f++) {
+		cr_assert_eq(lp_stream_forms[f].id, (enum lp_form)f);
+		cr_assert_eq(lp_form_parse(lp_stream_forms[f].name), f);
+		cr_assert_leq(lp_stream_forms[f].record_max, LP_FORM_RECORD_MAX);
+		cr_assert_not_null(lp_stream_forms[f].open_sink);
+	}
+	char *all = lp_form_names_list(true), *plain = lp_form_names_list(false);
+	cr_assert_str_eq(all, "basic, addr, din, bin or oracle-general");
+	cr_assert_str_eq(plain, "basic, bin or oracle-general");
+	g_free(all);
+	g_free(plain);
 	cr_assert_eq(lp_form_parse("Bin"), -1);
 	cr_assert_eq(lp_form_parse(""), -1);
 }
@@ -92,7 +108,7 @@ Test(forms, addr_and_din_take_52_bits)
 	for (enum lp_form f = LP_FORM_ADDR; f <= LP_FORM_DIN; f++) {
 		cr_assert_eq(sink_run(f, too_big, 1, &got, &err), LP_EINPUT);
 		char *want = g_strdup_printf("reference 0: canonical number 10000000000000 does not "
-					     "fit the %s form", lp_form_names[f]);
+					     "fit the %s form", lp_stream_forms[f].name);
 		cr_assert_str_eq(err.msg, want);
 		g_free(want);
 		g_string_free(got, TRUE);
@@ -124,7 +140,7 @@ Test(forms, references_of_a_64_bit_capture)
 	GString *got;
 	for (enum lp_form f = LP_FORM_BASIC; f <= LP_FORM_DIN; f++) {
 		cr_assert_eq(sink_run_refs(f, refs, canon, 3, &got, &err), 0, "%s", err.msg);
-		cr_assert_str_eq(got->str, want[f], "form %s", lp_form_names[f]);
+		cr_assert_str_eq(got->str, want[f], "form %s", lp_stream_forms[f].name);
 		g_string_free(got, TRUE);
 	}
 	cr_assert_eq(sink_run_refs(LP_FORM_BIN, refs, canon, 3, &got, &err), 0, "%s", err.msg);
@@ -135,4 +151,106 @@ Test(forms, references_of_a_64_bit_capture)
 	cr_assert_eq(got->len, sizeof bin - 1);
 	cr_assert_eq(memcmp(got->str, bin, sizeof bin - 1), 0);
 	g_string_free(got, TRUE);
+}
+
+/* oracle-general's writer with its smallest window (1024 records): next
+ * accesses patched in memory and in its temporary file alike, against
+ * next uses found backwards here; then read back. */
+Test(forms, oracle_patches_in_memory_and_in_its_file)
+{
+	enum { N = 20000, PAGES = 700 };
+	static uint64_t canon[N];
+	static int64_t next[N];
+	uint64_t state = 35;
+	for (size_t t = 0; t < N; t++) {
+		state = state * 6364136223846793005u + 1442695040888963407u;
+		/* Mostly near, now and then far: reuse within and past the window. */
+		canon[t] = (state >> 33) % (t % 7 ? 40 : PAGES) + (t % 11 == 0 ? UINT64_C(1) << 62 : 0);
+	}
+	for (size_t t = N; t-- > 0;) {
+		next[t] = -1;
+		for (size_t u = t + 1; u < N && u < t + 3 * N; u++)
+			if (canon[u] == canon[t]) {
+				next[t] = (int64_t)u + 1;
+				break;
+			}
+	}
+	char *dir = scratch_dir_new();
+	char *path = g_build_filename(dir, "og", NULL);
+	lp_error err = {0};
+	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, &err);
+	cr_assert_not_null(out, "%s", err.msg);
+	lp_oracle_writer *w = lp_oracle_writer_new(0);
+	for (size_t t = 0; t < N; t++)
+		cr_assert_eq(lp_oracle_put(w, canon[t], &err), 0, "%s", err.msg);
+	cr_assert_eq(lp_oracle_finish(w, out, &err), 0, "%s", err.msg);
+	lp_oracle_writer_free(w);
+	cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+	gchar *data = NULL;
+	gsize n = 0;
+	cr_assert(g_file_get_contents(path, &data, &n, NULL));
+	cr_assert_eq(n, (gsize)N * LP_ORACLE_RECORD_SIZE);
+	for (size_t t = 0; t < N; t++) {
+		const unsigned char *p = (const unsigned char *)data + t * LP_ORACLE_RECORD_SIZE;
+		cr_assert_eq(lp_load_u32(p, false), (uint32_t)(t + 1), "record %zu", t);
+		cr_assert_eq(lp_load_u64(p + 4, false), canon[t] + 1, "record %zu", t);
+		cr_assert_eq(lp_load_u32(p + 12, false), 4096u, "record %zu", t);
+		cr_assert_eq((int64_t)lp_load_u64(p + 16, false), next[t], "record %zu", t);
+	}
+	g_free(data);
+	lp_byte_source *src = lp_byte_source_open(path, &err);
+	cr_assert_not_null(src, "%s", err.msg);
+	lp_oracle_reader *r = lp_oracle_reader_new(src);
+	static lp_basic_ref got[N + 1];
+	size_t have = 0;
+	ssize_t k;
+	while ((k = lp_oracle_read(r, got + have, N + 1 - have, &err)) > 0)
+		have += (size_t)k;
+	cr_assert_eq(k, 0, "%s", err.msg);
+	cr_assert_eq(have, (size_t)N);
+	for (size_t t = 0; t < N; t++)
+		cr_assert(got[t].type == 'r' && got[t].canonical == canon[t], "reference %zu", t);
+	lp_oracle_reader_close(r);
+	g_free(path);
+	scratch_dir_free(dir);
+}
+
+/* The reader refuses an object id 0 and a record cut short, naming them. */
+Test(forms, oracle_reader_errors)
+{
+	char *dir = scratch_dir_new();
+	char *path = g_build_filename(dir, "bad", NULL);
+	unsigned char rec[2 * LP_ORACLE_RECORD_SIZE] = {0};
+	lp_oracle_encode(rec, 0, 5);
+	lp_oracle_encode(rec + LP_ORACLE_RECORD_SIZE, 1, 5);
+	memset(rec + LP_ORACLE_RECORD_SIZE + 4, 0, 8);
+	lp_error err = {0};
+	lp_basic_ref got[4];
+	for (int torn = 0; torn < 2; torn++) {
+		cr_assert(g_file_set_contents(path, (const char *)rec,
+					      torn ? LP_ORACLE_RECORD_SIZE + 5 : (gssize)sizeof rec,
+					      NULL));
+		lp_byte_source *src = lp_byte_source_open(path, &err);
+		cr_assert_not_null(src, "%s", err.msg);
+		lp_oracle_reader *r = lp_oracle_reader_new(src);
+		ssize_t k = lp_oracle_read(r, got, 4, &err);
+		if (!torn) {
+			cr_assert_eq(k, -1, "%zd %s", k, err.msg);
+			char *want = g_strdup_printf("%s: record 1 (byte 28): field object id: 0, not "
+						     "a canonical number + 1", path);
+			cr_assert_str_eq(err.msg, want);
+			g_free(want);
+		} else {
+			cr_assert_eq(k, 1, "%s", err.msg);
+			cr_assert_eq(got[0].canonical, 5);
+			cr_assert_eq(lp_oracle_read(r, got, 4, &err), -1);
+			char *want = g_strdup_printf("%s: torn last record: 5 bytes left over after 1 "
+						     "whole record", path);
+			cr_assert_str_eq(err.msg, want);
+			g_free(want);
+		}
+		lp_oracle_reader_close(r);
+	}
+	g_free(path);
+	scratch_dir_free(dir);
 }

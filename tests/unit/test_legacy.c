@@ -519,7 +519,7 @@ static int detect(const void *bytes, size_t n)
 	cr_assert(!failed);
 	lp_byte_source_close(s);
 	g_free(path);
-	return f ? (int)f->id : LP_LEGACY_UNKNOWN;
+	return f ? (int)f->id : LP_FORMAT_UNKNOWN;
 }
 
 Test(legacy, detection)
@@ -528,58 +528,58 @@ Test(legacy, detection)
 	pi_append(a, "C0001", 'x', "N0000", 0);
 	pi_append(a, "F0002", 'x', "R0001", 'e');
 	pi_append(a, "C0003", 'x', "W0002", 'e');
-	cr_assert_eq(detect(a->data, a->len), LP_LEGACY_PAGE_IMAGE);
+	cr_assert_eq(detect(a->data, a->len), LP_FORMAT_PAGE_IMAGE);
 	/* a record followed by a byte that is no fetch tag: not page-image */
 	a->data[LP_PI_SHORT_RECORD] = 'x';
-	cr_assert_eq(detect(a->data, LP_PI_SHORT_RECORD + 1), LP_LEGACY_UNKNOWN);
+	cr_assert_eq(detect(a->data, LP_PI_SHORT_RECORD + 1), LP_FORMAT_UNKNOWN);
 	/* one whole record and nothing else: page-image */
-	cr_assert_eq(detect(a->data, LP_PI_SHORT_RECORD), LP_LEGACY_PAGE_IMAGE);
+	cr_assert_eq(detect(a->data, LP_PI_SHORT_RECORD), LP_FORMAT_PAGE_IMAGE);
 	a->data[0] = 'c';
-	cr_assert_eq(detect(a->data, a->len), LP_LEGACY_UNKNOWN);
+	cr_assert_eq(detect(a->data, a->len), LP_FORMAT_UNKNOWN);
 	g_byte_array_free(a, TRUE);
 	const char *text = "r 123456789abcdef0 4 9f8e7 9a8b7c6d\nw 1 1 1 1\n";
-	cr_assert_eq(detect(text, strlen(text)), LP_LEGACY_REF);
-	cr_assert_eq(detect("W 0 ff FFFFFFFF 0 \r\n", 20), LP_LEGACY_REF);
-	cr_assert_eq(detect("r 0 100 0 0\n", 12), LP_LEGACY_UNKNOWN);   /* length over 8 bits */
-	cr_assert_eq(detect("r 0 1 0\n", 8), LP_LEGACY_UNKNOWN);        /* a field short */
-	cr_assert_eq(detect("r 0 1 0 0 0\n", 12), LP_LEGACY_UNKNOWN);   /* a field too many */
-	cr_assert_eq(detect("\x60\xf7\x41\x00\x00\x08\x00\x00", 8), LP_LEGACY_UNKNOWN);
-	cr_assert_eq(detect("", 0), LP_LEGACY_UNKNOWN);
+	cr_assert_eq(detect(text, strlen(text)), LP_FORMAT_REF);
+	cr_assert_eq(detect("W 0 ff FFFFFFFF 0 \r\n", 20), LP_FORMAT_REF);
+	cr_assert_eq(detect("r 0 100 0 0\n", 12), LP_FORMAT_UNKNOWN);   /* length over 8 bits */
+	cr_assert_eq(detect("r 0 1 0\n", 8), LP_FORMAT_UNKNOWN);        /* a field short */
+	cr_assert_eq(detect("r 0 1 0 0 0\n", 12), LP_FORMAT_UNKNOWN);   /* a field too many */
+	cr_assert_eq(detect("\x60\xf7\x41\x00\x00\x08\x00\x00", 8), LP_FORMAT_UNKNOWN);
+	cr_assert_eq(detect("", 0), LP_FORMAT_UNKNOWN);
 	/* basic merge streams: a first line that is a basic record, or the
 	 * binary form's header (its version is checked when it is read) */
-	cr_assert_eq(detect("r 1a\nx\n", 7), LP_LEGACY_BASIC);
-	cr_assert_eq(detect("I FFFFFFFFFFFFFFFF \r", 20), LP_LEGACY_BASIC);
-	cr_assert_eq(detect("LPBASIC\x01", 8), LP_LEGACY_BASIC);
-	cr_assert_eq(detect("LPBASIC\x02\x00", 9), LP_LEGACY_BASIC);
-	cr_assert_eq(detect("r 10000000000000000\n", 20), LP_LEGACY_UNKNOWN);
-	cr_assert_eq(detect("x 1\n", 4), LP_LEGACY_UNKNOWN);
-	cr_assert_eq(detect("LPBASI", 6), LP_LEGACY_UNKNOWN);
+	cr_assert_eq(detect("r 1a\nx\n", 7), LP_FORMAT_BASIC);
+	cr_assert_eq(detect("I FFFFFFFFFFFFFFFF \r", 20), LP_FORMAT_BASIC);
+	cr_assert_eq(detect("LPBASIC\x01", 8), LP_FORMAT_BASIC);
+	cr_assert_eq(detect("LPBASIC\x02\x00", 9), LP_FORMAT_BASIC);
+	cr_assert_eq(detect("r 10000000000000000\n", 20), LP_FORMAT_UNKNOWN);
+	cr_assert_eq(detect("x 1\n", 4), LP_FORMAT_UNKNOWN);
+	cr_assert_eq(detect("LPBASI", 6), LP_FORMAT_UNKNOWN);
 	/* binary raw references: type bytes, timestamps in order, a 0 byte */
 	static const unsigned char refs[] = {
 		'r', 5, 0, 0, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0x40, 0x10, 0, 0,
 		'I', 5, 0, 0, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0x44, 0x10, 0, 0xc0,
 		'w', 6, 1};
-	cr_assert_eq(detect(refs, sizeof refs), LP_LEGACY_REF);  /* a torn tail is not looked at */
-	cr_assert_eq(detect(refs, LP_REF_RECORD_SIZE), LP_LEGACY_REF);
-	cr_assert_eq(detect(refs, LP_REF_RECORD_SIZE - 1), LP_LEGACY_UNKNOWN);
+	cr_assert_eq(detect(refs, sizeof refs), LP_FORMAT_REF);  /* a torn tail is not looked at */
+	cr_assert_eq(detect(refs, LP_REF_RECORD_SIZE), LP_FORMAT_REF);
+	cr_assert_eq(detect(refs, LP_REF_RECORD_SIZE - 1), LP_FORMAT_UNKNOWN);
 	unsigned char bad[sizeof refs];
 	memcpy(bad, refs, sizeof bad);
 	bad[LP_REF_RECORD_SIZE] = 'x';
-	cr_assert_eq(detect(bad, sizeof bad), LP_LEGACY_UNKNOWN);
+	cr_assert_eq(detect(bad, sizeof bad), LP_FORMAT_UNKNOWN);
 	memcpy(bad, refs, sizeof bad);
 	bad[1] = 6; /* the second record's timestamp is earlier */
-	cr_assert_eq(detect(bad, sizeof bad), LP_LEGACY_UNKNOWN);
+	cr_assert_eq(detect(bad, sizeof bad), LP_FORMAT_UNKNOWN);
 }
 
 Test(legacy, format_names)
 {
-	cr_assert_eq(lp_format_find("ref")->id, LP_LEGACY_REF);
-	cr_assert_eq(lp_format_find("byu")->id, LP_LEGACY_BYU);
-	cr_assert_eq(lp_format_find("p6")->id, LP_LEGACY_P6);
-	cr_assert_eq(lp_format_find("page-image")->id, LP_LEGACY_PAGE_IMAGE);
-	cr_assert_eq(lp_format_find("basic")->id, LP_LEGACY_BASIC);
-	cr_assert_eq(lp_format_find("task")->id, LP_LEGACY_TASK);
-	cr_assert_eq(lp_format_find("task-bin")->id, LP_LEGACY_TASK_BIN);
+	cr_assert_eq(lp_format_find("ref")->id, LP_FORMAT_REF);
+	cr_assert_eq(lp_format_find("byu")->id, LP_FORMAT_BYU);
+	cr_assert_eq(lp_format_find("p6")->id, LP_FORMAT_P6);
+	cr_assert_eq(lp_format_find("page-image")->id, LP_FORMAT_PAGE_IMAGE);
+	cr_assert_eq(lp_format_find("basic")->id, LP_FORMAT_BASIC);
+	cr_assert_eq(lp_format_find("task")->id, LP_FORMAT_TASK);
+	cr_assert_eq(lp_format_find("task-bin")->id, LP_FORMAT_TASK_BIN);
 	cr_assert_null(lp_format_find("auto"));
 	for (size_t i = 0; i < lp_nformats; i++) {
 		cr_assert_str_eq(lp_format_of(lp_formats[i].id)->name, lp_formats[i].name);
@@ -587,8 +587,9 @@ Test(legacy, format_names)
 			  "%s: one way to dump it", lp_formats[i].name);
 	}
 	char *names = lp_format_names(NULL), *or_auto = lp_format_names("auto");
-	cr_assert_str_eq(names, "ref, byu, p6, page-image, basic, task or task-bin");
-	cr_assert_str_eq(or_auto, "ref, byu, p6, page-image, basic, task, task-bin or auto");
+	cr_assert_str_eq(names, "ref, byu, p6, page-image, basic, task, task-bin or oracle-general");
+	cr_assert_str_eq(or_auto,
+			 "ref, byu, p6, page-image, basic, task, task-bin, oracle-general or auto");
 	g_free(names);
 	g_free(or_auto);
 }
@@ -602,18 +603,18 @@ Test(legacy, summaries)
 	s.skipped_by[0x20] = 2;
 	s.skipped_by[0x99] = 1;
 	char buf[256];
-	lp_legacy_summary_text(&s, LP_LEGACY_BYU, buf, sizeof buf);
+	lp_legacy_summary_text(&s, LP_FORMAT_BYU, buf, sizeof buf);
 	cr_assert_str_eq(buf, "10 records, 6 references (i 1, r 2, w 3), 4 skipped "
 			      "(IOREAD 1, DEFERREPLY 2, UNKNOWN_99 1)");
 	lp_legacy_summary p = {.records = 5, .refs = {0, 0, 1}, .skipped = 4};
 	p.skipped_by[0] = 1;
 	p.skipped_by[10] = 2;
 	p.skipped_by[5] = 1;
-	lp_legacy_summary_text(&p, LP_LEGACY_P6, buf, sizeof buf);
+	lp_legacy_summary_text(&p, LP_FORMAT_P6, buf, sizeof buf);
 	cr_assert_str_eq(buf, "5 records, 1 reference (i 0, r 0, w 1), 4 skipped "
 			      "(INVALID 3, IO_READ 1)");
 	lp_legacy_summary none = {.records = 1, .refs = {1, 0, 0}};
-	lp_legacy_summary_text(&none, LP_LEGACY_BYU, buf, sizeof buf);
+	lp_legacy_summary_text(&none, LP_FORMAT_BYU, buf, sizeof buf);
 	cr_assert_str_eq(buf, "1 record, 1 reference (i 1, r 0, w 0), 0 skipped");
 }
 

@@ -11,6 +11,7 @@
 
 #include "formats/forms.h"
 #include "formats/legacy.h"
+#include "formats/oracle.h"
 #include "formats/registry.h"
 #include "formats/taskline.h"
 #include "scratch.h"
@@ -355,7 +356,7 @@ static void cover_basic(const lp_format *row)
 	/* basic and bin; addr and din carry addresses a basic stream has not. */
 	const enum lp_form forms[] = {LP_FORM_BASIC, LP_FORM_BIN};
 	for (size_t f = 0; f < G_N_ELEMENTS(forms); f++) {
-		char *path = g_build_filename(dir, lp_form_names[forms[f]], NULL);
+		char *path = g_build_filename(dir, lp_stream_forms[forms[f]].name, NULL);
 		lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, &err);
 		cr_assert_not_null(out, "%s", err.msg);
 		lp_basic_sink *sink = lp_basic_sink_new(out, false, forms[f]);
@@ -383,7 +384,7 @@ static void cover_basic(const lp_format *row)
 		for (size_t i = 0; i < n; i++)
 			cr_assert(got[i].type == written[i].type &&
 					  got[i].canonical == written[i].canonical,
-				  "%s: reference %zu", lp_form_names[forms[f]], i);
+				  "%s: reference %zu", lp_stream_forms[forms[f]].name, i);
 		lp_basic_close(r);
 		g_free(path);
 	}
@@ -452,7 +453,7 @@ static void check_task_convert(const char *from, const char *to, bool to_binary)
 
 static void cover_task(const lp_format *row)
 {
-	bool binary = row->id == LP_LEGACY_TASK_BIN;
+	bool binary = row->id == LP_FORMAT_TASK_BIN;
 	char *path = write_task(row->name, binary), *other = write_task("other", !binary);
 	check_sniff(row, path, binary ? LP_SNIFF_SURE : LP_SNIFF_NO);
 	check_dump(row, path, task_text);
@@ -472,6 +473,44 @@ static void cover_task(const lp_format *row)
 	g_free(other);
 }
 
+/* ---- oracle-general: libCacheSim's oracleGeneral (policies.md §6), as
+ * the basic sink writes it, byte for byte, then dumped and read back ---- */
+
+static void cover_oracle(const lp_format *row)
+{
+	/* Pages 0, 1a, 0, 3, 1a, of every type (oracleGeneral has none). */
+	const lp_ref refs[] = {{.type = 'r'}, {.type = 'w'}, {.type = 'R'}, {.type = 'i'},
+			       {.type = 'W'}};
+	const uint64_t canon[] = {0, 0x1a, 0, 3, 0x1a};
+	const unsigned char want[] = {
+		1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+		2, 0, 0, 0, 0x1b, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0,
+		3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		4, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		5, 0, 0, 0, 0x1b, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+	char *path = g_build_filename(dir, "t.oracleGeneral", NULL);
+	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, &err);
+	cr_assert_not_null(out, "%s", err.msg);
+	lp_basic_sink *sink = lp_basic_sink_new(out, false, LP_FORM_ORACLE);
+	cr_assert_eq(lp_basic_sink_ops.refs(sink, refs, canon, 5, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(lp_basic_sink_ops.finish(sink, NULL, &err), 0, "%s", err.msg);
+	lp_basic_sink_free(sink);
+	cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
+	gchar *data = NULL;
+	gsize n = 0;
+	cr_assert(g_file_get_contents(path, &data, &n, NULL));
+	cr_assert_eq(n, sizeof want);
+	cr_assert_eq(memcmp(data, want, n), 0);
+	g_free(data);
+	check_sniff(row, path, LP_SNIFF_NO);
+	check_dump(row, path, "r 0\nr 1a\nr 0\nr 3\nr 1a\n");
+	g_free(path);
+}
+
 Test(registry, every_row_round_trips)
 {
 	for (size_t i = 0; i < lp_nformats; i++) {
@@ -479,20 +518,21 @@ Test(registry, every_row_round_trips)
 		/* The first row of a format's forms stands for it. */
 		cr_assert_str_eq(lp_format_find(row->name)->name, row->name);
 		cr_assert_eq(lp_format_of(row->id)->id, row->id, "%s", row->name);
-		cr_assert_eq(row->ref != NULL, row->id == LP_LEGACY_REF, "%s", row->name);
-		cr_assert_eq(row->open_sink != NULL, row->id == LP_LEGACY_REF, "%s", row->name);
+		cr_assert_eq(row->ref != NULL, row->id == LP_FORMAT_REF, "%s", row->name);
+		cr_assert_eq(row->open_sink != NULL, row->id == LP_FORMAT_REF, "%s", row->name);
 		switch (row->id) {
-		case LP_LEGACY_REF: cover_ref(row); break;
-		case LP_LEGACY_BYU: cover_byu(row); break;
-		case LP_LEGACY_P6: cover_p6(row); break;
-		case LP_LEGACY_PAGE_IMAGE: cover_page_image(row); break;
-		case LP_LEGACY_BASIC: cover_basic(row); break;
-		case LP_LEGACY_TASK:
-		case LP_LEGACY_TASK_BIN: cover_task(row); break;
-		default: cr_assert_fail("row %s is not covered", row->name);
+		case LP_FORMAT_REF: cover_ref(row); break;
+		case LP_FORMAT_BYU: cover_byu(row); break;
+		case LP_FORMAT_P6: cover_p6(row); break;
+		case LP_FORMAT_PAGE_IMAGE: cover_page_image(row); break;
+		case LP_FORMAT_BASIC: cover_basic(row); break;
+		case LP_FORMAT_TASK:
+		case LP_FORMAT_TASK_BIN: cover_task(row); break;
+		case LP_FORMAT_ORACLE: cover_oracle(row); break;
+		case LP_FORMAT_UNKNOWN: cr_assert_fail("row %s has no id", row->name);
 		}
 	}
-	cr_assert_eq(lp_nformats, 10, "a new or removed row needs its round trip here");
+	cr_assert_eq(lp_nformats, 11, "a new or removed row needs its round trip here");
 	/* Every form of the raw reference trace is a row's, in the same order. */
 	size_t forms = 0;
 	for (size_t i = 0; i < lp_nformats; i++)

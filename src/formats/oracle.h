@@ -1,0 +1,59 @@
+/* libCacheSim's oracleGeneral binary trace (policies.md §6): one packed
+ * 24-byte little-endian record a reference, uint32 clock time (t + 1,
+ * modulo 2^32), uint64 object id (canonical number + 1), uint32 object
+ * size (4096), int64 next access (next(t) + 1, or -1 when never). Written
+ * once and patched: a record's next access is filled in when its page is
+ * referenced again, in memory while the record is among the last ones
+ * written, else in a temporary file that holds the stream until its end;
+ * memory grows with the distinct pages, not the references. */
+#ifndef LAPLACE_ORACLE_H
+#define LAPLACE_ORACLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "laplace/laplace.h"
+#include "core/byteorder.h"
+#include "core/error.h"
+#include "io/bytesrc.h"
+#include "io/io.h"
+
+#define LP_ORACLE_RECORD_SIZE 24
+#define LP_ORACLE_OBJ_SIZE 4096
+/* The largest canonical number: its object id, + 1, must fit 64 bits. */
+#define LP_ORACLE_CANON_MAX (UINT64_MAX - 1)
+
+/* One record at p, its next access never (-1) until patched. */
+static inline void lp_oracle_encode(unsigned char *p, uint64_t t, uint64_t canon)
+{
+	lp_store_u32(p, (uint32_t)(t + 1), false);
+	lp_store_u64(p + 4, canon + 1, false);
+	lp_store_u32(p + 12, LP_ORACLE_OBJ_SIZE, false);
+	lp_store_u64(p + 16, UINT64_MAX, false); /* int64 -1 */
+}
+
+typedef struct lp_oracle_writer lp_oracle_writer;
+/* A writer keeping the last window records (at least 1024) in memory. */
+lp_oracle_writer *lp_oracle_writer_new(size_t window);
+void lp_oracle_writer_free(lp_oracle_writer *w);
+/* The next reference, to canonical number canon (at most
+ * LP_ORACLE_CANON_MAX). Returns 0 or LP_EIO (err set). */
+int lp_oracle_put(lp_oracle_writer *w, uint64_t canon, lp_error *err);
+/* Every record, next accesses filled in, written to out. */
+int lp_oracle_finish(lp_oracle_writer *w, lp_output *out, lp_error *err);
+
+/* The reader (laplace convert --from oracle-general): each record as a
+ * read ('r', oracleGeneral has no types) of canonical number id - 1. An
+ * object id 0 or a record cut short is an error (LP_EINPUT) naming the
+ * file, the record and the field. Takes src over. */
+typedef struct lp_oracle_reader lp_oracle_reader;
+lp_oracle_reader *lp_oracle_reader_new(lp_byte_source *src);
+ssize_t lp_oracle_read(lp_oracle_reader *r, lp_basic_ref *refs, size_t cap, lp_error *err);
+void lp_oracle_reader_close(lp_oracle_reader *r);
+/* laplace dump: a basic stream's text form (the registry's row). */
+int lp_oracle_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		   lp_output *out, lp_error *err);
+
+#endif
