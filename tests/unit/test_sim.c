@@ -350,7 +350,8 @@ Test(sim, size_lists)
 		size_t n;
 		uint64_t *sizes = lp_sim_list_sizes(&list, cases[c].top, &n);
 		cr_assert_eq(n, cases[c].n, "%s", cases[c].text);
-		cr_assert_arr_eq(sizes, cases[c].want, n * sizeof *sizes, "%s", cases[c].text);
+		if (n) /* none: sizes may be NULL, which memcmp may not take */
+			cr_assert_arr_eq(sizes, cases[c].want, n * sizeof *sizes, "%s", cases[c].text);
 		g_free(sizes);
 		lp_sim_list_clear(&list);
 	}
