@@ -127,22 +127,33 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 		if (s.now == s.positions)
 			sad_compact(&s);
 		uint32_t j = s.last_t[p], j_pos = s.last_pos[p];
+		bool again = j != NONE && j == t - 1;
 		if (j == NONE) {
 			s.anchor_t[p] = (uint32_t)t;
 			s.anchor_pos[p] = s.now;
 			s.distinct++;
-		} else {
-			mark(&s, j_pos, (uint32_t)-1);
 		}
-		mark(&s, s.now, 1);
-		s.owner[s.now] = p;
-		s.last_t[p] = (uint32_t)t;
-		s.last_pos[p] = s.now++;
+		if (again) {
+			/* No other page since j: its position still orders t's mark
+			 * among the others, so the mark stays (no tree work). */
+			s.last_t[p] = (uint32_t)t;
+		} else {
+			if (j != NONE)
+				mark(&s, j_pos, (uint32_t)-1);
+			mark(&s, s.now, 1);
+			s.owner[s.now] = p;
+			s.last_t[p] = (uint32_t)t;
+			s.last_pos[p] = s.now++;
+		}
 		/* Reference j lies between a and t: dropped iff references a .. t
 		 * touch at most frames pages. The first is a itself. */
 		if (j == NONE || j == s.anchor_t[p])
 			continue;
-		if (s.distinct - marks_before(&s, s.anchor_pos[p]) <= frames) {
+		/* A third reference in a row to one page: a .. t touches the
+		 * pages a .. t - 1 did, which held at most frames if t - 2 was
+		 * dropped, and is the one page if t - 2 became the anchor. */
+		bool run = again && t >= 2 && pages[t - 2] == p;
+		if (run || s.distinct - marks_before(&s, s.anchor_pos[p]) <= frames) {
 			uint32_t a = s.anchor_t[p];
 			if (lp_ref_is_write(types[j]))
 				written[a / 8] |= (uint8_t)(1u << a % 8);
