@@ -33,13 +33,18 @@ static char as_write(char type) { return lp_ref_is_kernel(type) ? 'W' : 'w'; }
 
 /* ---- SAD ----
  *
- * A Fenwick tree over positions holds one mark at the last reference so far
- * of every page: the marks at positions >= a's are then the distinct pages
- * referenced from a to now. Positions are handed out one a reference and
- * compacted, as recency.c does its stamps, whenever they run out: only the
- * last reference and the anchor a of each page keep theirs, so the tree
- * stays O(D), small enough to stay in the caches, however long the
- * stream. */
+ * The pages whose last reference is at a position >= a's are the distinct
+ * pages referenced from a to now. Positions are handed out one a reference
+ * and compacted, as recency.c does its stamps, whenever they run out: only
+ * the last reference and the anchor a of each page keep theirs, so memory
+ * stays O(D), small enough to stay in the caches, however long the stream.
+ * The SAD_FRONT pages referenced last are an array, most recent first, with
+ * their last positions beside (as stackdist.h's front): most references
+ * land there and cost no tree work, and when a is after the front's oldest
+ * last reference the pages are counted in the front alone. Every other
+ * page has a mark in a Fenwick tree at its last reference's position, older
+ * than the whole front's. */
+#define SAD_FRONT 32
 
 typedef struct sad {
 	uint32_t *tree;      /* 1-based */
@@ -49,6 +54,10 @@ typedef struct sad {
 	 * reference, and of its last reference (last_t NONE: none yet). */
 	uint32_t *anchor_t, *anchor_pos, *last_t, *last_pos;
 	uint32_t distinct;
+	lp_pageno front[SAD_FRONT];
+	uint32_t front_pos[SAD_FRONT]; /* their last positions, decreasing */
+	unsigned nfront;
+	uint8_t *in_front; /* per page */
 } sad;
 
 static void mark(sad *s, uint32_t pos, uint32_t delta)
@@ -82,7 +91,7 @@ static void sad_compact(sad *s)
 			s->last_pos[p] = next;
 		if (anchor)
 			s->anchor_pos[p] = next;
-		tree[next + 1] = last;
+		tree[next + 1] = last && !s->in_front[p];
 		owner[next++] = p;
 	}
 	if (next > cap / 2) {
@@ -97,12 +106,58 @@ static void sad_compact(sad *s)
 		if (parent <= cap)
 			tree[parent] += tree[i];
 	}
+	for (unsigned i = 0; i < s->nfront; i++)
+		s->front_pos[i] = s->last_pos[s->front[i]];
 	g_free(s->owner);
 	g_free(s->tree);
 	s->owner = owner;
 	s->tree = tree;
 	s->positions = cap;
 	s->now = next;
+}
+
+/* Put p, referenced at pos, at the front's head (referenced before: it
+ * is in the front, or has a mark in the tree). A page the front lets go
+ * gets its mark at its last reference's position. */
+static void to_front(sad *s, lp_pageno p, bool referenced, uint32_t pos)
+{
+	unsigned i;
+	if (referenced && s->in_front[p]) {
+		for (i = 0; s->front[i] != p; i++)
+			;
+	} else {
+		if (referenced)
+			mark(s, s->last_pos[p], (uint32_t)-1);
+		if (s->nfront == SAD_FRONT) {
+			i = SAD_FRONT - 1;
+			s->in_front[s->front[i]] = 0;
+			mark(s, s->front_pos[i], 1);
+		} else {
+			i = s->nfront++;
+		}
+		s->in_front[p] = 1;
+	}
+	memmove(s->front + 1, s->front, i * sizeof *s->front);
+	memmove(s->front_pos + 1, s->front_pos, i * sizeof *s->front_pos);
+	s->front[0] = p;
+	s->front_pos[0] = pos;
+}
+
+/* The pages whose last reference is at pos or after. */
+static uint32_t pages_since(const sad *s, uint32_t pos)
+{
+	if (s->front_pos[s->nfront - 1] < pos) { /* within the front */
+		unsigned lo = 0, hi = s->nfront - 1; /* front_pos[hi] < pos */
+		while (hi - lo > 1) {
+			unsigned mid = (lo + hi) / 2;
+			if (s->front_pos[mid] >= pos)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		return hi; /* front_pos[0] >= pos: p itself, just referenced */
+	}
+	return s->distinct - marks_before(s, pos);
 }
 
 void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pageno npages,
@@ -115,6 +170,7 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 	s.anchor_pos = g_new(uint32_t, npages);
 	s.last_t = g_new(uint32_t, npages);
 	s.last_pos = g_new(uint32_t, npages);
+	s.in_front = g_new0(uint8_t, npages);
 	for (lp_pageno p = 0; p < npages; p++)
 		s.last_t[p] = NONE;
 	/* Two bits a reference: dropped, and made a write by a dropped
@@ -134,13 +190,11 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 			s.distinct++;
 		}
 		if (again) {
-			/* No other page since j: its position still orders t's mark
-			 * among the others, so the mark stays (no tree work). */
+			/* No other page since j: p heads the front, and j's
+			 * position orders t among the others as well. */
 			s.last_t[p] = (uint32_t)t;
 		} else {
-			if (j != NONE)
-				mark(&s, j_pos, (uint32_t)-1);
-			mark(&s, s.now, 1);
+			to_front(&s, p, j != NONE, s.now);
 			s.owner[s.now] = p;
 			s.last_t[p] = (uint32_t)t;
 			s.last_pos[p] = s.now++;
@@ -153,7 +207,7 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 		 * pages a .. t - 1 did, which held at most frames if t - 2 was
 		 * dropped, and is the one page if t - 2 became the anchor. */
 		bool run = again && t >= 2 && pages[t - 2] == p;
-		if (run || s.distinct - marks_before(&s, s.anchor_pos[p]) <= frames) {
+		if (run || pages_since(&s, s.anchor_pos[p]) <= frames) {
 			uint32_t a = s.anchor_t[p];
 			if (lp_ref_is_write(types[j]))
 				written[a / 8] |= (uint8_t)(1u << a % 8);
@@ -176,6 +230,7 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 	g_free(s.last_pos);
 	g_free(s.owner);
 	g_free(s.tree);
+	g_free(s.in_front);
 }
 
 /* ---- OLR ----
