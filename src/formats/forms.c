@@ -174,3 +174,27 @@ const lp_sink lp_basic_sink_ops = {
 	.event = basic_event,
 	.finish = basic_finish,
 };
+
+int lp_oracle_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		   lp_output *out, lp_error *err)
+{
+	(void)endian, (void)policy;
+	enum { BATCH = 4096, LINE = LP_BASIC_RECORD_MAX };
+	lp_oracle_reader *r = lp_oracle_reader_new(src);
+	lp_basic_ref *refs = g_new(lp_basic_ref, BATCH);
+	char *text = g_malloc(BATCH * LINE);
+	ssize_t n;
+	int rc = 0;
+	while (!rc && (n = lp_oracle_read(r, refs, BATCH, err)) > 0) {
+		char *p = text;
+		for (ssize_t i = 0; i < n; i++)
+			p += lp_form_encode(LP_FORM_BASIC, p, refs[i].type, refs[i].canonical, 0, 0);
+		rc = lp_output_write(out, text, (size_t)(p - text), err);
+	}
+	if (!rc && n < 0)
+		rc = err->status;
+	g_free(text);
+	g_free(refs);
+	lp_oracle_reader_close(r);
+	return rc;
+}

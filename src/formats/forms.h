@@ -14,6 +14,7 @@
 #include "core/numbers.h"
 #include "core/record.h"
 #include "formats/stream.h"
+#include "io/bytesrc.h"
 #include "io/io.h"
 
 enum lp_form {
@@ -135,5 +136,10 @@ lp_basic_sink *lp_oracle_sink_new(lp_output *out, bool user_only, enum lp_form f
 				  size_t buffer);
 void lp_basic_sink_free(lp_basic_sink *s);
 extern const lp_sink lp_basic_sink_ops;
+
+/* laplace dump of an oracle-general file (its registry row): the basic
+ * stream's text form, one line a record (oracle.h reads them). */
+int lp_oracle_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
+		   lp_output *out, lp_error *err);
 
 #endif

@@ -52,8 +52,5 @@ typedef struct lp_oracle_reader lp_oracle_reader;
 lp_oracle_reader *lp_oracle_reader_new(lp_byte_source *src);
 ssize_t lp_oracle_read(lp_oracle_reader *r, lp_basic_ref *refs, size_t cap, lp_error *err);
 void lp_oracle_reader_close(lp_oracle_reader *r);
-/* laplace dump: a basic stream's text form (the registry's row). */
-int lp_oracle_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
-		   lp_output *out, lp_error *err);
 
 #endif
