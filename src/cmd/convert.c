@@ -121,27 +121,22 @@ static enum lp_form stream_form(const convert_request *rq)
 	return rq->to_basic ? LP_FORM_BASIC : rq->to_oracle ? LP_FORM_ORACLE : LP_FORM_BIN;
 }
 
-/* An oracle-general trace (policies.md §6) to a basic merge stream: each
- * record a read of canonical number object id - 1. */
-static int convert_oracle(const convert_request *rq, const lp_format *format, lp_error *err)
+/* Every reference that next reads from reader, written to the output in
+ * the form asked for. */
+typedef ssize_t read_fn(void *reader, lp_basic_ref *refs, size_t cap, lp_error *err);
+
+static int write_stream(const convert_request *rq, read_fn *next, void *reader, lp_error *err)
 {
-	(void)format;
-	lp_byte_source *src = lp_byte_source_open(rq->input, err);
-	if (!src)
-		return err->status;
-	lp_oracle_reader *reader = lp_oracle_reader_new(src);
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
-	if (!out) {
-		lp_oracle_reader_close(reader);
+	if (!out)
 		return err->status;
-	}
 	lp_basic_sink *sink = lp_basic_sink_new(out, false, stream_form(rq));
 	lp_basic_ref *batch = g_new(lp_basic_ref, CONVERT_BATCH);
 	lp_ref *refs = g_new0(lp_ref, CONVERT_BATCH);
 	uint64_t *canon = g_new(uint64_t, CONVERT_BATCH);
 	ssize_t n;
 	int rc = 0;
-	while (!rc && (n = lp_oracle_read(reader, batch, CONVERT_BATCH, err)) > 0) {
+	while (!rc && (n = next(reader, batch, CONVERT_BATCH, err)) > 0) {
 		for (ssize_t i = 0; i < n; i++) {
 			refs[i].type = batch[i].type;
 			canon[i] = batch[i].canonical;
@@ -157,6 +152,29 @@ static int convert_oracle(const convert_request *rq, const lp_format *format, lp
 	g_free(batch);
 	g_free(refs);
 	g_free(canon);
+	return rc;
+}
+
+static ssize_t read_oracle(void *reader, lp_basic_ref *refs, size_t cap, lp_error *err)
+{
+	return lp_oracle_read(reader, refs, cap, err);
+}
+
+static ssize_t read_basic(void *reader, lp_basic_ref *refs, size_t cap, lp_error *err)
+{
+	return lp_basic_read(reader, refs, cap, err);
+}
+
+/* An oracle-general trace (policies.md §6) to a basic merge stream: each
+ * record a read of canonical number object id - 1. */
+static int convert_oracle(const convert_request *rq, const lp_format *format, lp_error *err)
+{
+	(void)format;
+	lp_byte_source *src = lp_byte_source_open(rq->input, err);
+	if (!src)
+		return err->status;
+	lp_oracle_reader *reader = lp_oracle_reader_new(src);
+	int rc = write_stream(rq, read_oracle, reader, err);
 	lp_oracle_reader_close(reader);
 	return rc;
 }
@@ -175,33 +193,7 @@ static int convert_basic(const convert_request *rq, const lp_format *format, lp_
 		lp_basic_close(reader);
 		return err->status;
 	}
-	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
-	if (!out) {
-		lp_basic_close(reader);
-		return err->status;
-	}
-	lp_basic_sink *sink = lp_basic_sink_new(out, false, stream_form(rq));
-	lp_basic_ref *batch = g_new(lp_basic_ref, CONVERT_BATCH);
-	lp_ref *refs = g_new0(lp_ref, CONVERT_BATCH);
-	uint64_t *canon = g_new(uint64_t, CONVERT_BATCH);
-	ssize_t n;
-	int rc = 0;
-	while (!rc && (n = lp_basic_read(reader, batch, CONVERT_BATCH, err)) > 0) {
-		for (ssize_t i = 0; i < n; i++) {
-			refs[i].type = batch[i].type;
-			canon[i] = batch[i].canonical;
-		}
-		rc = lp_basic_sink_ops.refs(sink, refs, canon, (size_t)n, NULL, err);
-	}
-	if (!rc && n < 0)
-		rc = err->status;
-	if (!rc)
-		rc = lp_basic_sink_ops.finish(sink, NULL, err);
-	rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
-	lp_basic_sink_free(sink);
-	g_free(batch);
-	g_free(refs);
-	g_free(canon);
+	int rc = write_stream(rq, read_basic, reader, err);
 	lp_basic_close(reader);
 	return rc;
 }
