@@ -151,6 +151,11 @@ static void lp_print_usage(void)
 	VG_(printf)("    --lp-lifeline=FIFO        end when FIFO's last writer (laplace record) is gone\n");
 }
 
+static void lp_print_debug_usage(void)
+{
+	VG_(printf)("    (none)\n");
+}
+
 /* ---- the stream ------------------------------------------------------- */
 
 /* One stream per tool instance and fork: one address space. Valgrind runs
@@ -245,11 +250,6 @@ static void lp_lifeline_hold(void)
 	if (VG_(read)(fd, &byte, 1) == 0)
 		lp_recorder_gone();
 	lp_lifeline_fd = fd;
-}
-
-static void lp_print_debug_usage(void)
-{
-	VG_(printf)("    (none)\n");
 }
 
 static void lp_buf_write_out(void)
