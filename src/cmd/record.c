@@ -107,6 +107,11 @@ int cmd_record(int argc, char **argv)
 		}
 		rq.compress = (enum lp_compress)c;
 	}
+	if (prefix && (!*prefix || g_str_has_suffix(prefix, "/"))) {
+		cli_usage_error("-o PREFIX must end in a name (the outputs are PREFIX.ref.zst and "
+				"PREFIX.kern), not '%s'", prefix);
+		goto out;
+	}
 	if (prefix)
 		rq.prefix = prefix;
 	rq.force = force;
@@ -130,6 +135,16 @@ int cmd_record(int argc, char **argv)
 			cli_warn(NULL, g_ptr_array_index(lines[k], i));
 	if (res.interrupted)
 		cli_warn(NULL, "the command was interrupted: the capture holds what ran until then");
+	if (res.sigint_elsewhere) {
+		char *sender = res.sigint_sender > 0 ? g_strdup_printf(" from process %d", (int)res.sigint_sender)
+						     : g_strdup("");
+		char *msg = g_strdup_printf("SIGINT%s, not from the terminal, did not end the "
+					    "command (exit status %d): the capture holds its whole run",
+					    sender, res.command_status);
+		cli_warn(NULL, msg);
+		g_free(msg);
+		g_free(sender);
+	}
 	if (!cli_quiet())
 		print_summary(&res);
 	rc = res.command_status;

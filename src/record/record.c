@@ -247,6 +247,7 @@ typedef struct rec_run {
 	int status;       /* its wait status */
 	bool ended;       /* the command itself was reaped */
 	bool interrupted; /* a first SIGINT came */
+	siginfo_t interrupt; /* who sent it */
 } rec_run;
 
 /* Waits until the command and everything it started have ended, handling
@@ -270,6 +271,7 @@ static void wait_for_command(rec_run *run, const sigset_t *waited)
 			continue;
 		if (sig == SIGINT && !run->interrupted) {
 			run->interrupted = true;
+			run->interrupt = info;
 			continue;
 		}
 		end_descendants();
@@ -613,6 +615,8 @@ typedef struct rec_job {
 	lp_staged *scratch;
 	char *lib;     /* in it: VALGRIND_LIB, and the streams */
 	char *streams;
+	char *lifeline; /* and a FIFO whose one writer is this process */
+	int lifeline_fd;
 	GPtrArray *args; /* the command line run, and its environment */
 	char **envp;
 	rec_capture cap;
@@ -657,24 +661,124 @@ static int find_programs(rec_job *job, lp_error *err)
 	return 0;
 }
 
+/* One recording at a time for a prefix: a second one would replace the
+   first's capture with its own. A recording's temporary directory,
+   PREFIX.record.partial-XXXXXX, locked for as long as the recording lives
+   (staging invariant (10)), says that the prefix is taken, and its file
+   "pid" by which process. One left by a recording that was killed is not
+   locked: staging removes it, saying so, and it holds nothing up. */
+#define HOLDER_FILE "pid"
+
+/* The directory of the outputs, locked while a recording makes its
+   temporary directory and looks for another's, so that two recordings
+   starting together cannot each see the other's. -1 where it cannot be
+   locked: then only one that started earlier is seen. */
+static int lock_outputs_dir(const char *prefix)
+{
+	char *dir = g_path_get_dirname(prefix);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	g_free(dir);
+	if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Another live recording of prefix (its temporary directory ours is not):
+   a usage error naming it and its process. */
+static int refuse_held(const char *prefix, const char *ours, lp_error *err)
+{
+	char *dir = g_path_get_dirname(prefix);
+	char *base = g_path_get_basename(prefix);
+	char *name = g_strconcat(base, ".record", NULL);
+	char *ours_base = g_path_get_basename(ours);
+	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dir_fd < 0 ? NULL : fdopendir(dir_fd);
+	const struct dirent *e;
+	int rc = 0;
+	while (!rc && d && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !lp_is_tmp_of(e->d_name, name) || !strcmp(e->d_name, ours_base))
+			continue;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* Stale (its lock can be taken), or on a file system without
+		   locks (not known to be live): not a holder. */
+		if (flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
+			close(fd);
+			continue;
+		}
+		char pid[32] = "";
+		int pid_fd = openat(fd, HOLDER_FILE, O_RDONLY | O_CLOEXEC);
+		ssize_t n = pid_fd < 0 ? 0 : read(pid_fd, pid, sizeof pid - 1);
+		pid[n > 0 ? n : 0] = '\0';
+		g_strchomp(pid);
+		if (pid_fd >= 0)
+			close(pid_fd);
+		close(fd);
+		char *held = strchr(prefix, '/') ? g_build_filename(dir, e->d_name, NULL) : g_strdup(e->d_name);
+		rc = lp_fail(err, LP_EUSAGE,
+			     "%s: another recording (laplace record, pid %s) is writing a capture of "
+			     "that prefix, in %s; wait for it to end, or choose another -o PREFIX",
+			     prefix, *pid ? pid : "unknown", held);
+		g_free(held);
+	}
+	if (d)
+		closedir(d);
+	else if (dir_fd >= 0)
+		close(dir_fd);
+	g_free(dir);
+	g_free(base);
+	g_free(name);
+	g_free(ours_base);
+	return rc;
+}
+
 /* The streams' directory beside the capture, on its file system: they
    are large, and the clock page in them is shared by every traced
    process. Its paths are absolute: the command may change its directory
-   before it starts others. */
+   before it starts others. It holds the prefix (refuse_held). */
 static int make_scratch(rec_job *job, lp_error *err)
 {
 	job->scratch_name = g_strconcat(job->rq->prefix, ".record", NULL);
-	if (!(job->scratch = lp_stage_dir(AT_FDCWD, job->scratch_name, false)))
-		return lp_fail(err, LP_EIO, "cannot create a directory beside %s: %s", job->rq->prefix,
-			       g_strerror(errno));
+	int dir_lock = lock_outputs_dir(job->rq->prefix);
+	job->scratch = lp_stage_dir(AT_FDCWD, job->scratch_name, false);
+	int rc = 0;
+	if (!job->scratch) {
+		rc = lp_fail(err, LP_EIO, "cannot create a directory beside %s: %s", job->rq->prefix,
+			     g_strerror(errno));
+	} else {
+		char *holder = g_build_filename(lp_staged_path(job->scratch), HOLDER_FILE, NULL);
+		char *pid = g_strdup_printf("%d\n", (int)getpid());
+		GError *gerr = NULL;
+		if (!g_file_set_contents(holder, pid, -1, &gerr))
+			rc = lp_fail(err, LP_EIO, "%s", gerr->message);
+		g_clear_error(&gerr);
+		g_free(pid);
+		g_free(holder);
+		if (!rc)
+			rc = refuse_held(job->rq->prefix, lp_staged_path(job->scratch), err);
+	}
+	if (dir_lock >= 0)
+		close(dir_lock);
+	if (rc)
+		return rc;
 	char *scratch_path = g_canonicalize_filename(lp_staged_path(job->scratch), NULL);
 	job->lib = g_build_filename(scratch_path, "lib", NULL);
 	job->streams = g_build_filename(scratch_path, "streams", NULL);
+	job->lifeline = g_build_filename(scratch_path, "lifeline", NULL);
 	g_free(scratch_path);
 	if (g_mkdir(job->streams, 0777) != 0)
 		return lp_fail(err, LP_EIO, "cannot create %s: %s", job->streams, g_strerror(errno));
 	if (job->untraced)
 		return 0;
+	/* The lifeline's only writer (the tool's "the lifeline"): never
+	   written to, kept open until the command and all it started have
+	   ended, and closed on exec, so that no traced process holds it. */
+	if (mkfifo(job->lifeline, 0600) != 0 ||
+	    (job->lifeline_fd = open(job->lifeline, O_RDWR | O_CLOEXEC)) < 0)
+		return lp_fail(err, LP_EIO, "cannot create %s: %s", job->lifeline, g_strerror(errno));
 	return make_tool_dir(job->lib, job->valgrind_lib, job->tool, err);
 }
 
@@ -691,6 +795,10 @@ static void make_command_line(rec_job *job)
 		g_ptr_array_add(args, g_strdup("--trace-children=yes"));
 		g_ptr_array_add(args, g_strdup_printf("--max-threads=%d", RECORD_MAX_THREADS));
 		g_ptr_array_add(args, g_strconcat("--lp-dir=", job->streams, NULL));
+		g_ptr_array_add(args, g_strconcat("--lp-lifeline=", job->lifeline, NULL));
+		/* No gdb server: its FIFOs, in TMPDIR, would outlive a
+		   process killed with the recording. */
+		g_ptr_array_add(args, g_strdup("--vgdb=no"));
 	}
 	for (char **a = job->rq->argv; *a; a++)
 		g_ptr_array_add(args, g_strdup(*a));
@@ -739,8 +847,17 @@ static int run_command(rec_job *job, lp_error *err)
 	/* From now on a signal ends the run and removes what it made. */
 	lp_stage_handle_signals();
 	int status = job->run.status;
-	job->res->interrupted = job->run.interrupted;
 	job->res->command_status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	/* A terminal sends SIGINT to its whole foreground process group, the
+	   command's too; a process may have sent it to laplace record alone,
+	   and then only a command that SIGINT ended is known to have had it. */
+	if (job->run.interrupted) {
+		const siginfo_t *info = &job->run.interrupt;
+		job->res->interrupted =
+			info->si_code == SI_KERNEL || (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+		job->res->sigint_elsewhere = !job->res->interrupted;
+		job->res->sigint_sender = info->si_code == SI_KERNEL ? 0 : info->si_pid;
+	}
 	return 0;
 }
 
@@ -776,6 +893,8 @@ static void job_clear(rec_job *job)
 	allow_processors(&job->processors);
 	if (job->choice_lock >= 0)
 		close(job->choice_lock);
+	if (job->lifeline_fd >= 0)
+		close(job->lifeline_fd);
 	lp_staged_discard(job->scratch);
 	g_strfreev(job->envp);
 	if (job->args)
@@ -787,12 +906,13 @@ static void job_clear(rec_job *job)
 	g_free(job->scratch_name);
 	g_free(job->lib);
 	g_free(job->streams);
+	g_free(job->lifeline);
 }
 
 int lp_record_run(const lp_record_request *rq, lp_record_result *res, lp_error *err)
 {
 	memset(res, 0, sizeof *res);
-	rec_job job = {.rq = rq, .res = res, .choice_lock = -1};
+	rec_job job = {.rq = rq, .res = res, .choice_lock = -1, .lifeline_fd = -1};
 	CPU_ZERO(&job.processors);
 	int rc = check_outputs(&job, err);
 	if (!rc)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/error.h"
 #include "io/io.h"
@@ -28,7 +29,12 @@ typedef struct lp_record_request {
 
 typedef struct lp_record_result {
 	int command_status;  /* the command's exit status, or 128 + the signal that killed it */
-	bool interrupted;    /* a SIGINT came while the command ran */
+	bool interrupted;    /* the command was interrupted: a SIGINT came from the
+				terminal (which sends it to the command too), or
+				one came and the command ended by SIGINT */
+	bool sigint_elsewhere; /* a SIGINT came from a process, not the terminal, and
+				  the command did not end by it */
+	pid_t sigint_sender;   /* that process (0: not known) */
 	char *ref_path;      /* the outputs, as published */
 	char *kern_path;
 	uint64_t bytes;      /* their size together */
@@ -44,8 +50,8 @@ typedef struct lp_record_result {
    that failed, its streams that could not be read (LP_EINPUT) or the
    capture that could not be written; nothing is left then.
    Signals: call it with no other thread running. While the command runs,
-   a first SIGINT marks the capture interrupted (the command gets its own
-   from the terminal); a second one, or SIGTERM or SIGHUP (unless ignored,
+   a first SIGINT is noted (the command gets its own from the terminal;
+   res says whether it was interrupted); a second one, or SIGTERM or SIGHUP (unless ignored,
    as nohup does), abandons the capture: the command and every process
    descended from it get SIGKILL and are reaped, nothing is left, and the
    process exits with 128 + the signal. Once the

@@ -134,10 +134,12 @@ static ULong lp_take_vas(void)
 /* ---- options -------------------------------------------------------- */
 
 static const HChar *lp_dir;
+static const HChar *lp_lifeline;
 
 static Bool lp_process_cmd_line_option(const HChar *arg)
 {
 	if VG_STR_CLO (arg, "--lp-dir", lp_dir) {
+	} else if VG_STR_CLO (arg, "--lp-lifeline", lp_lifeline) {
 	} else
 		return False;
 	return True;
@@ -146,6 +148,7 @@ static Bool lp_process_cmd_line_option(const HChar *arg)
 static void lp_print_usage(void)
 {
 	VG_(printf)("    --lp-dir=DIR              write the streams and the clock to DIR\n");
+	VG_(printf)("    --lp-lifeline=FIFO        end when FIFO's last writer (laplace record) is gone\n");
 }
 
 static void lp_print_debug_usage(void)
@@ -198,6 +201,55 @@ static void lp_write_failed(Int n)
 			      VG_(strerror)((UWord)-n),
 			      -n == VKI_EFBIG ? " (the file size limit, RLIMIT_FSIZE: ulimit -f)" : "");
 	lp_fail(what);
+}
+
+/* ---- the lifeline --------------------------------------------------- */
+
+/* laplace record holds the only writer of a FIFO (--lp-lifeline) for as
+   long as it lives and never writes to it. Each instance opens the FIFO
+   for reading, an open file of its own (again after a fork: an inherited
+   one has its parent as owner), and asks the kernel to send the process
+   SIGKILL in place of SIGIO when the pipe's state changes (O_ASYNC,
+   F_SETOWN, F_SETSIG): the last writer's close does that. So when laplace
+   record is killed, even by SIGKILL, every traced process ends at once,
+   one blocked in a system call too, and none starts once it is gone (a
+   FIFO without a writer reads as its end). PR_SET_PDEATHSIG would not do:
+   it binds the parent thread of one process, and is dropped by fork. */
+#define LP_O_ASYNC 020000 /* FASYNC on amd64; not in Valgrind's vki */
+static Int lp_lifeline_fd = -1;
+
+static void lp_recorder_gone(void)
+{
+	VG_(do_syscall)(__NR_kill, (RegWord)VG_(getpid)(), VKI_SIGKILL, 0, 0, 0, 0, 0, 0);
+}
+
+static Long lp_fcntl(Int fd, Int cmd, UWord arg)
+{
+	SysRes r = VG_(do_syscall)(__NR_fcntl, (RegWord)fd, (RegWord)cmd, arg, 0, 0, 0, 0, 0);
+	return sr_isError(r) ? -(Long)sr_Err(r) : (Long)sr_Res(r);
+}
+
+static void lp_lifeline_hold(void)
+{
+	if (!lp_lifeline)
+		return;
+	if (lp_lifeline_fd >= 0)
+		VG_(close)(lp_lifeline_fd);
+	SysRes r = VG_(open)(lp_lifeline, VKI_O_RDONLY | VKI_O_NONBLOCK, 0);
+	if (sr_isError(r))
+		lp_recorder_gone(); /* its directory removed as stale */
+	/* Out of the client's way, and closed on exec (the new image's
+	   instance opens its own). */
+	Int fd = VG_(safe_fd)((Int)sr_Res(r));
+	if (lp_fcntl(fd, VKI_F_SETOWN, (UWord)VG_(getpid)()) < 0 ||
+	    lp_fcntl(fd, VKI_F_SETSIG, VKI_SIGKILL) < 0 ||
+	    lp_fcntl(fd, VKI_F_SETFL, VKI_O_NONBLOCK | LP_O_ASYNC) < 0)
+		lp_fail("cannot watch the lifeline of laplace record (--lp-lifeline)");
+	/* Gone before the kernel was asked: the FIFO reads as its end. */
+	UChar byte;
+	if (VG_(read)(fd, &byte, 1) == 0)
+		lp_recorder_gone();
+	lp_lifeline_fd = fd;
 }
 
 static void lp_buf_write_out(void)
@@ -1126,6 +1178,7 @@ static void lp_fork_ended(ThreadId tid, SysRes res)
 static void lp_child_fork(ThreadId tid)
 {
 	lp_forking = False;
+	lp_lifeline_hold();
 	VG_(close)(lp_fd);
 	lp_vas = lp_fork_vas;
 	lp_slot = lp_fork_slot;
@@ -1197,6 +1250,7 @@ static void lp_post_clo_init(void)
 {
 	if (!lp_dir)
 		lp_fail("--lp-dir=DIR is required");
+	lp_lifeline_hold();
 	lp_clock_map();
 	lp_pin();
 	lp_task_of = VG_(malloc)("lp.tasks", VG_N_THREADS * sizeof *lp_task_of);
