@@ -180,6 +180,37 @@ bool cli_level_apply(const char *text, const char *output, enum lp_compress comp
 	return true;
 }
 
+/* A decimal fraction 0 < R <= 1 (digits, a point, an exponent: no hex,
+ * no inf). */
+static bool parse_rate(const char *text, double *rate)
+{
+	char *end;
+	if (!text[0] || text[strspn(text, "0123456789.eE+-")])
+		return false;
+	*rate = g_ascii_strtod(text, &end);
+	return !*end && *rate > 0 && *rate <= 1;
+}
+
+bool cli_sample_apply(const char *rate_text, const char *pages_text, double *rate,
+		      uint64_t *pages)
+{
+	if (rate_text && pages_text) {
+		cli_usage_error("--sample-rate and --sample-pages cannot both be given");
+		return false;
+	}
+	if (rate_text && !parse_rate(rate_text, rate)) {
+		cli_usage_error("--sample-rate must be a decimal number above 0 and at most 1, "
+				"not '%s'", rate_text);
+		return false;
+	}
+	if (pages_text && !lp_parse_decimal(pages_text, 1, UINT32_MAX - 1, pages)) {
+		cli_usage_error("--sample-pages must be a decimal number from 1 to %u, not '%s'",
+				UINT32_MAX - 1, pages_text);
+		return false;
+	}
+	return true;
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;

@@ -44,6 +44,12 @@ bool cli_threads_apply(const char *text, unsigned *threads);
  * codec's range) print it and return false. */
 bool cli_level_apply(const char *text, const char *output, enum lp_compress compress,
 		     int *level);
+/* --sample-rate R and --sample-pages S (sim, stat; NULL when not
+ * given): R a decimal 0 < R <= 1 into *rate, S from 1 to 2^32 - 2 into
+ * *pages, at most one of them; on a usage error print it and return
+ * false. */
+bool cli_sample_apply(const char *rate_text, const char *pages_text, double *rate,
+		      uint64_t *pages);
 /* "laplace CMD: message" on stderr, then a hint to --help; returns LP_EUSAGE. */
 int cli_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Report err on stderr and return its status. */

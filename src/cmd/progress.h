@@ -14,6 +14,9 @@ typedef struct cli_progress cli_progress;
 /* A display, or NULL when there is nothing to show: quiet was asked for or
  * standard error is not a terminal. Every function below accepts NULL. */
 cli_progress *cli_progress_new(bool quiet);
+/* What the display counts: noun ("reference"; "record" unless set),
+ * made plural as needed. */
+void cli_progress_set_work(cli_progress *pr, const char *noun);
 /* An lp_progress_fn (ctx is the display): redraws at most four times a
  * second. */
 void cli_progress_update(void *ctx, const lp_progress_info *info);

@@ -299,17 +299,6 @@ static int stat_sampled(const char *path, const char *mrc_path, double rate, uin
 	return rc;
 }
 
-/* --sample-rate: a decimal fraction 0 < R <= 1 (digits, a point, an
- * exponent: no hex, no inf). */
-static bool parse_rate(const char *text, double *rate)
-{
-	char *end;
-	if (!text[0] || text[strspn(text, "0123456789.eE+-")])
-		return false;
-	*rate = g_ascii_strtod(text, &end);
-	return !*end && *rate > 0 && *rate <= 1;
-}
-
 int cmd_stat(int argc, char **argv)
 {
 	cli_set_command("laplace stat");
@@ -355,20 +344,8 @@ int cmd_stat(int argc, char **argv)
 	double rate = 1;
 	uint64_t pages = 0;
 	bool sampled = rate_text || pages_text;
-	if (rate_text && pages_text) {
-		cli_usage_error("--sample-rate and --sample-pages cannot both be given");
+	if (!cli_sample_apply(rate_text, pages_text, &rate, &pages))
 		goto out;
-	}
-	if (rate_text && !parse_rate(rate_text, &rate)) {
-		cli_usage_error("--sample-rate must be a decimal number above 0 and at most 1, "
-				"not '%s'", rate_text);
-		goto out;
-	}
-	if (pages_text && !lp_parse_decimal(pages_text, 1, UINT32_MAX - 1, &pages)) {
-		cli_usage_error("--sample-pages must be a decimal number from 1 to %u, not '%s'",
-				UINT32_MAX - 1, pages_text);
-		goto out;
-	}
 	if (sampled && (argc != 2 || !mrc_path || g_file_test(argv[1], G_FILE_TEST_IS_DIR))) {
 		cli_usage_error("--sample-rate and --sample-pages go with --mrc and a basic "
 				"merge stream");
