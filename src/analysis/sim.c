@@ -778,6 +778,8 @@ static int run_job(void *ctx, void *job, lp_error *err)
 	sim_job *j = job;
 	lp_sim_task *task = j->task;
 	const char *name = task->policy->name;
+	if (!sim_tick(r, 0)) /* stopped: the jobs not begun are dropped */
+		return 0;
 	if (j->size != SIZE_MAX && r->o->sample && lp_sim_miniature(task->policy)) {
 		task->faults[j->size] = mini_at(r, task, j->size);
 	} else if (j->size != SIZE_MAX) {
