@@ -564,7 +564,11 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 
 bool lp_sim_miniature(const lp_policy_info *policy)
 {
-	return policy->space == LP_SPACE_FIXED && !policy->stack && strcmp(policy->name, "eelru");
+	static const char *const names[] = {"fifo", "clock", "segq", "arc"};
+	for (size_t k = 0; k < G_N_ELEMENTS(names); k++)
+		if (!strcmp(policy->name, names[k]))
+			return true;
+	return false;
 }
 
 uint64_t lp_sim_mini_frames(uint64_t frames, double rate)

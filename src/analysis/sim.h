@@ -116,8 +116,8 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 		      lp_sim_fault_fn fault_fn, void *ctx);
 
 /* ---- miniature simulation (policies.md §8) ---- */
-/* Whether policy runs miniature simulations when sampling: the
- * fixed-space policies that are not stack algorithms, but eelru. */
+/* Whether policy runs miniature simulations when sampling: fifo, clock,
+ * segq and arc (by name: a stack algorithm run size by size does not). */
 bool lp_sim_miniature(const lp_policy_info *policy);
 /* The references of t whose page is sampled (h(page) < R * 2^64, §7's
  * rule), into *sample (a done trace, pages numbered in the same order),

@@ -817,7 +817,21 @@ void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, siz
 						 .faults = c->faults, .space_time = c->space_time};
 		}
 		lp_sim_options options = {0};
+		bool mini = false;
+		for (size_t i = 0; i < n; i++)
+			mini |= lp_sim_miniature(policies[i]);
+		lp_trace sample;
+		lp_error err = {0};
+		if (mini && t->pages > LP_REPORT_MINI_PAGES &&
+		    !lp_sim_sample(t, 0, LP_REPORT_SAMPLE_PAGES, &sample, &options.sample_rate,
+				   &err)) {
+			options.sample = &sample;
+			r->sampled_pages = sample.pages;
+			r->sample_rate = options.sample_rate;
+		}
 		lp_sim_run(t, tasks, n + 2, &options, threads);
+		if (options.sample)
+			lp_trace_clear(&sample);
 		g_free(sized);
 		g_free(tasks);
 	}

@@ -105,7 +105,16 @@ typedef struct lp_report {
 	size_t ncurves;
 	lp_report_curve lifetime[2];
 	size_t nlifetime;
+	/* When the footprint passes LP_REPORT_MINI_PAGES, the curves of the
+	 * policies lp_sim_miniature names come from miniature simulations
+	 * of sample_pages (sim's --sample-pages LP_REPORT_SAMPLE_PAGES):
+	 * sampled pages and R; else 0. */
+	uint64_t sampled_pages;
+	double sample_rate;
 } lp_report;
+
+#define LP_REPORT_MINI_PAGES 100000
+#define LP_REPORT_SAMPLE_PAGES 8192
 
 /* Gather a report. NULL with err set: the status and message of the
  * reader or merge that failed. */
@@ -129,7 +138,9 @@ int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_e
  * to the footprint spread evenly on a log scale: every size a whole curve
  * of a stack algorithm draws, 8 a decade for the others) and ws and vmin
  * (16 windows a decade up to the largest backward distance), on up to
- * threads threads, then let the references go. */
+ * threads threads, then let the references go. Past LP_REPORT_MINI_PAGES
+ * pages, fifo, clock, segq and arc run miniature simulations (when the
+ * sample cannot be made, exact ones). */
 void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, size_t n,
 			unsigned threads);
 void lp_report_free(lp_report *r);
