@@ -15,7 +15,7 @@ static int load(lp_trace *t, const char *path, const uint64_t *canonical, size_t
 		lp_error *err)
 {
 	if (path)
-		return lp_trace_load(t, path, false, err);
+		return lp_trace_load(t, path, false, NULL, err);
 	lp_trace_init(t, false);
 	for (size_t i = 0; i < n; i++) {
 		int rc = lp_trace_add(t, 'r', canonical[i], err);

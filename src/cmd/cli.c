@@ -295,11 +295,11 @@ void cli_capture_free(cli_capture *c)
 	g_free(c->ref_format_help);
 }
 
-int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only, lp_trace *t,
-		   lp_error *err)
+int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only,
+		   const lp_progress *progress, lp_trace *t, lp_error *err)
 {
 	if (!capture)
-		return lp_trace_load(t, path, user_only, err);
+		return lp_trace_load(t, path, user_only, progress, err);
 	lp_capture_options opt;
 	lp_capture_options_init(&opt);
 	opt.ref_format = capture->ref_format;
@@ -318,9 +318,12 @@ int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only
 	lp_trace_init(t, user_only);
 	ssize_t got;
 	int rc = 0;
-	while (!rc && (got = lp_capture_read(c, batch, BATCH, err)) > 0)
+	uint64_t read = 0;
+	while (!rc && (got = lp_capture_read(c, batch, BATCH, err)) > 0) {
 		for (ssize_t k = 0; k < got && !rc; k++)
 			rc = lp_trace_add(t, batch[k].type, batch[k].canonical, err);
+		lp_progress_records(progress, read += (uint64_t)got);
+	}
 	if (!rc && got < 0)
 		rc = err->status;
 	g_free(batch);

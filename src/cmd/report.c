@@ -6,6 +6,7 @@
 #include "analysis/simlist.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/progress.h"
 #include "core/numbers.h"
 #include "report/collect.h"
 #include "report/page.h"
@@ -91,8 +92,12 @@ static int report_page(int argc, char **argv, bool is_dir, const lp_merge_job *j
 		lp_report_free(report);
 		return cli_fail(&err);
 	}
+	cli_progress *progress = cli_progress_new(cli_quiet());
+	cli_progress_set_work(progress, "references simulated");
+	lp_progress hook = cli_progress_hook(progress);
 	lp_report_simulate(report, policies, npolicies,
-			   job->threads ? job->threads : g_get_num_processors());
+			   job->threads ? job->threads : g_get_num_processors(), &hook);
+	cli_progress_free(progress);
 	rc = lp_report_write_html(report, out, &err);
 	if (rc)
 		lp_output_abort(out);
@@ -175,6 +180,7 @@ int cmd_report(int argc, char **argv)
 		"See laplace-report(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
+	cli_add_quiet_option(ctx);
 	cli_capture_add_options(&capture, ctx);
 
 	int rc = LP_EUSAGE;

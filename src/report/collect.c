@@ -777,7 +777,7 @@ static bool whole_curve(const lp_policy_info *p)
 #define WINDOWS_PER_DECADE 16
 
 void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, size_t n,
-			unsigned threads)
+			unsigned threads, const lp_progress *progress)
 {
 	if (!r->trace)
 		return;
@@ -817,6 +817,10 @@ void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, siz
 						 .faults = c->faults, .space_time = c->space_time};
 		}
 		lp_sim_options options = {0};
+		if (progress) {
+			options.progress = progress->fn;
+			options.progress_ctx = progress->ctx;
+		}
 		bool mini = false;
 		for (size_t i = 0; i < n; i++)
 			mini |= lp_sim_miniature(policies[i]);

@@ -140,9 +140,10 @@ int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_e
  * (16 windows a decade up to the largest backward distance), on up to
  * threads threads, then let the references go. Past LP_REPORT_MINI_PAGES
  * pages, fifo, clock, segq and arc run miniature simulations (when the
- * sample cannot be made, exact ones). */
+ * sample cannot be made, exact ones). progress (may be NULL) is told
+ * the references simulated. */
 void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, size_t n,
-			unsigned threads);
+			unsigned threads, const lp_progress *progress);
 void lp_report_free(lp_report *r);
 
 #endif

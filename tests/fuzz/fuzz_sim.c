@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *stream = nl ? nl + 1 : data + size;
 	const char *path = fuzz_file(stream, (size_t)(data + size - stream));
 	lp_trace t;
-	int rc = lp_trace_load(&t, path, false, &err);
+	int rc = lp_trace_load(&t, path, false, NULL, &err);
 	if (rc) {
 		FUZZ_CHECK(err.status == LP_EINPUT || err.status == LP_EIO);
 	} else {
