@@ -76,15 +76,19 @@ static int report_page(int argc, char **argv, bool is_dir, const lp_merge_job *j
 	int rc = lp_check_outputs(inputs, (size_t)(argc == 3 || schedule ? 2 : 1), outputs, 1, &err);
 	if (rc)
 		return cli_fail(&err);
+	cli_progress *reading = cli_progress_new(cli_quiet());
+	cli_progress_set_work(reading, "references read");
+	lp_progress read_hook = cli_progress_hook(reading);
 	if (argc == 3) {
 		char *title = g_strconcat(argv[1], " ", argv[2], NULL);
-		report = lp_report_from_capture(job, title, &err);
+		report = lp_report_from_capture(job, title, &read_hook, &err);
 		g_free(title);
 	} else if (is_dir) {
-		report = lp_report_from_directory(argv[1], &err);
+		report = lp_report_from_directory(argv[1], &read_hook, &err);
 	} else {
-		report = lp_report_from_stream(argv[1], &err);
+		report = lp_report_from_stream(argv[1], &read_hook, &err);
 	}
+	cli_progress_free(reading);
 	lp_output *out = NULL;
 	if (!report || (schedule && (lp_report_read_schedule(report, schedule, &err) ||
 				     lp_report_replay_schedule(report, argv[1], seed, &err))) ||

@@ -246,11 +246,13 @@ typedef struct sim_rows {
 } sim_rows;
 
 /* The CSV into out, 64 KiB at a time, row after row as the sizes come:
- * 0 or an lp_status with err set. */
+ * 0 or an lp_status with err set. The rows past a task's cap differ in
+ * their size alone: the rest of a row is formatted once for each row
+ * computed. */
 static int write_csv(lp_output *out, const lp_sim_task *tasks, const sim_rows *rows,
 		     size_t ntasks, uint64_t n, lp_error *err)
 {
-	GString *csv = g_string_sized_new(1 << 16);
+	GString *csv = g_string_sized_new(1 << 16), *rest = g_string_new(NULL);
 	g_string_append(csv, "policy,size,references,faults,miss_ratio,space_time\n");
 	int rc = 0;
 	for (size_t k = 0; k < ntasks && !rc; k++) {
@@ -258,13 +260,19 @@ static int write_csv(lp_output *out, const lp_sim_task *tasks, const sim_rows *r
 		lp_sim_size_walk w;
 		lp_sim_size_walk_init(&w, rows[k].ranges, rows[k].nranges, rows[k].cap);
 		uint64_t size;
-		size_t s;
+		size_t s, formatted = SIZE_MAX;
 		while (!rc && lp_sim_size_walk_next(&w, &size, &s)) {
-			g_string_append_printf(csv, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64
-						    "\n",
-					       task->policy->name, size, n, task->faults[s],
-					       (double)task->faults[s] / (double)n,
-					       task->space_time[s]);
+			if (s != formatted) {
+				g_string_printf(rest, ",%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 "\n", n,
+						task->faults[s], (double)task->faults[s] / (double)n,
+						task->space_time[s]);
+				formatted = s;
+			}
+			char digits[24];
+			g_string_append(csv, task->policy->name);
+			g_string_append_c(csv, ',');
+			g_string_append_len(csv, digits, (gssize)lp_fmt_decimal(digits, size));
+			g_string_append_len(csv, rest->str, (gssize)rest->len);
 			if (csv->len >= 1 << 16) {
 				rc = lp_output_write(out, csv->str, csv->len, err);
 				g_string_truncate(csv, 0);
@@ -274,6 +282,7 @@ static int write_csv(lp_output *out, const lp_sim_task *tasks, const sim_rows *r
 	if (!rc)
 		rc = lp_output_write(out, csv->str, csv->len, err);
 	g_string_free(csv, TRUE);
+	g_string_free(rest, TRUE);
 	return rc;
 }
 

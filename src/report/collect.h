@@ -13,6 +13,7 @@
 
 #include "analysis/policy.h"
 #include "analysis/trace.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "io/io.h"
 #include "pipeline/job.h"
@@ -116,11 +117,13 @@ typedef struct lp_report {
 #define LP_REPORT_MINI_PAGES 100000
 #define LP_REPORT_SAMPLE_PAGES 8192
 
-/* Gather a report. NULL with err set: the status and message of the
- * reader or merge that failed. */
-lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp_error *err);
-lp_report *lp_report_from_directory(const char *dir, lp_error *err);
-lp_report *lp_report_from_stream(const char *path, lp_error *err);
+/* Gather a report, telling progress (may be NULL) the references read.
+ * NULL with err set: the status and message of the reader or merge that
+ * failed. */
+lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title,
+				  const lp_progress *progress, lp_error *err);
+lp_report *lp_report_from_directory(const char *dir, const lp_progress *progress, lp_error *err);
+lp_report *lp_report_from_stream(const char *path, const lp_progress *progress, lp_error *err);
 /* Add laplace schedule's report of the directory r is of, the YAML file
  * at path (lp_sched_report_read, src/sched/report.c, with r's units):
  * LP_EINPUT naming file, line and field when it is not one as laplace
