@@ -77,7 +77,7 @@ static int report_page(int argc, char **argv, bool is_dir, const lp_merge_job *j
 	if (rc)
 		return cli_fail(&err);
 	cli_progress *reading = cli_progress_new(cli_quiet());
-	cli_progress_set_work(reading, "references read");
+	cli_progress_set_work(reading, "reference", "read");
 	lp_progress read_hook = cli_progress_hook(reading);
 	if (argc == 3) {
 		char *title = g_strconcat(argv[1], " ", argv[2], NULL);
@@ -97,7 +97,7 @@ static int report_page(int argc, char **argv, bool is_dir, const lp_merge_job *j
 		return cli_fail(&err);
 	}
 	cli_progress *progress = cli_progress_new(cli_quiet());
-	cli_progress_set_work(progress, "references simulated");
+	cli_progress_set_work(progress, "reference", "simulated");
 	lp_progress hook = cli_progress_hook(progress);
 	lp_report_simulate(report, policies, npolicies,
 			   job->threads ? job->threads : g_get_num_processors(), &hook);

@@ -148,7 +148,7 @@ static int sweep(const lp_schedule_request *rq, const memory_sizes *sizes)
 		.threads = rq->threads,
 	};
 	cli_progress *progress = cli_progress_new(cli_quiet());
-	cli_progress_set_work(progress, "schedules");
+	cli_progress_set_work(progress, "schedule", NULL);
 	sw.progress = cli_progress_hook(progress);
 	int rc = lp_schedule_sweep(&sw, &err);
 	cli_progress_free(progress);

@@ -377,7 +377,7 @@ static int simulate(sim_request *rq, const lp_trace *t, const char *output,
 		if (!cli_quiet())
 			tell_simulations(rq, tasks, t->n);
 		cli_progress *progress = cli_progress_new(cli_quiet());
-		cli_progress_set_work(progress, "references simulated");
+		cli_progress_set_work(progress, "reference", "simulated");
 		rq->opt.progress = progress ? cli_progress_update : NULL;
 		rq->opt.progress_ctx = progress;
 		lp_sim_run(t, tasks, rq->npolicies, &rq->opt, g_get_num_processors());
@@ -440,7 +440,7 @@ int cmd_sim(int argc, char **argv)
 	}
 	lp_trace t;
 	cli_progress *loading = cli_progress_new(cli_quiet());
-	cli_progress_set_work(loading, "references read");
+	cli_progress_set_work(loading, "reference", "read");
 	lp_progress hook = cli_progress_hook(loading);
 	rc = cli_trace_load(argv[1], argc == 3 ? &job : NULL, a.user_only, &hook, &t, &err);
 	cli_progress_free(loading);

@@ -223,7 +223,7 @@ static int stat_stream(const char *path, const char *mrc_path)
 	if (lp_check_outputs(&path, 1, &mrc_path, 1, &err))
 		return cli_fail(&err);
 	cli_progress *reading = cli_progress_new(cli_quiet());
-	cli_progress_set_work(reading, "references read");
+	cli_progress_set_work(reading, "reference", "read");
 	lp_progress hook = cli_progress_hook(reading);
 	int read = lp_reuse_of_stream(path, &hook, &c, &err);
 	cli_progress_free(reading);
@@ -291,7 +291,7 @@ static int read_sampled(const char *path, double rate, uint64_t pages, lp_sample
 			lp_error *err)
 {
 	cli_progress *reading = cli_progress_new(cli_quiet());
-	cli_progress_set_work(reading, "references read");
+	cli_progress_set_work(reading, "reference", "read");
 	lp_progress hook = cli_progress_hook(reading);
 	int rc = lp_sampled_of_stream(path, rate, pages, &hook, c, err);
 	cli_progress_free(reading);
