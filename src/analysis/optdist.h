@@ -19,9 +19,10 @@
  *    nothing.
  *
  * Times are stamps on a timeline of room for 3D of them and more, in a
- * segment tree holding the balance's sums and minima, renumbered when
- * they run out (O(1) a reference, amortized); markers are in a min tree
- * over capacities. Memory O(D); nothing is allocated per reference.
+ * segment tree holding the balance's sums and minima (a leaf sums up a
+ * block of stamps), renumbered when they run out (O(1) a reference,
+ * amortized); markers are in a min tree over capacities. Memory O(D)
+ * (about 20 bytes a page); nothing is allocated per reference.
  * Pages are dense numbers below the count given at init (policy.h). The
  * distances are those of Mattson's priority stack with any tie rule: MIN
  * evicts among pages never referenced again without a fault to show for
@@ -38,15 +39,24 @@ typedef struct lp_optdist_node {
 	int32_t min; /* over the node's pages' stamps: the steps after it, within the node */
 } lp_optdist_node;
 
+/* Stamps a leaf of the balance's tree sums up, as two bit masks (pages',
+ * markers') read four bits at a time from a table: cheaper than five
+ * more levels of tree. */
+#define LP_OPTDIST_BLOCK 32
+
+typedef struct lp_optdist_nibble {
+	int8_t sum, min; /* as a node's, for four stamps */
+} lp_optdist_nibble;
+
 typedef struct lp_optdist {
-	lp_optdist_node *tree; /* leaves at cap + stamp */
-	lp_pageno *point;      /* stamp -> the page last referenced then, or LP_NO_PAGE */
-	uint32_t *marked;      /* stamp -> the capacity whose marker it holds, or 0 */
-	uint64_t cap, now;     /* stamps: room, and the next one */
-	uint64_t *stamp;       /* page -> its last reference's stamp, or UINT64_MAX */
-	uint64_t *mark;        /* min tree over capacities: leaves at ccap + c */
-	uint64_t ccap;
+	uint64_t *bits;        /* block -> its pages' stamps (low half), markers' (high) */
+	lp_optdist_node *tree; /* leaves at cap / BLOCK + block */
+	uint32_t cap, now;     /* stamps: room, and the next one */
+	uint32_t *stamp;       /* page -> its last reference's stamp, or UINT32_MAX */
+	uint32_t *mark;        /* min tree over capacities: leaves at ccap + c */
+	uint32_t ccap;
 	lp_pageno pages, seen;
+	lp_optdist_nibble nibble[256]; /* by pages' bits | markers' bits << 4 */
 } lp_optdist;
 
 /* Room for pages below pages (fewer than 2^29). */
