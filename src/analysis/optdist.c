@@ -60,9 +60,21 @@ static inline void pull(lp_optdist_node *tree, uint32_t n)
 	tree[n] = (lp_optdist_node){l.sum + r.sum, MIN(r.min, carried)};
 }
 
+/* A block's bits: byte j holds stamps 4j .. 4j + 3, pages' in its low
+ * nibble, markers' in its high one, so that a byte indexes the table. */
+static inline uint64_t page_bit(uint32_t s)
+{
+	return UINT64_C(1) << (s % BLOCK / 4 * 8 + s % 4);
+}
+
+static inline uint64_t marker_bit(uint32_t s)
+{
+	return page_bit(s) << 4;
+}
+
 static inline unsigned nibble_at(uint64_t bits, unsigned j)
 {
-	return (unsigned)(bits >> (4 * j) & 15) | (unsigned)(bits >> (32 + 4 * j) & 15) << 4;
+	return (unsigned)(bits >> (8 * j)) & 255;
 }
 
 /* The leaf of block b, from its bits. */
@@ -140,12 +152,11 @@ static void compact(lp_optdist *o)
 	uint64_t *packed = g_new0(uint64_t, blocks);
 	for (uint32_t s = 0; s < o->now; s++) {
 		uint64_t bits = o->bits[s / BLOCK];
-		unsigned at = s % BLOCK;
 		renumber[s] = k;
-		if (!(bits >> at & 1) && !(bits >> (32 + at) & 1))
+		if (!(bits & (page_bit(s) | marker_bit(s))))
 			continue;
-		packed[k / BLOCK] |= (bits >> at & 1) << (k % BLOCK) |
-				     (bits >> (32 + at) & 1) << (32 + k % BLOCK);
+		packed[k / BLOCK] |= (bits & page_bit(s) ? page_bit(k) : 0) |
+				     (bits & marker_bit(s) ? marker_bit(k) : 0);
 		k++;
 	}
 	g_free(o->bits);
@@ -176,8 +187,11 @@ static uint32_t zero_in_block(const lp_optdist *o, uint32_t l, uint32_t lo, int3
 	if (leaf.min == NO_PAGES || leaf.min + after != 0)
 		return NEVER;
 	uint64_t all = o->bits[l], bits = all;
-	if (l == lo / BLOCK)
-		bits &= ~(uint64_t)((UINT32_C(2) << (lo % BLOCK)) - 1);
+	if (l == lo / BLOCK) { /* the pages' bits of lo's bytes before its own, then of lo's byte */
+		unsigned byte = lo % BLOCK / 4;
+		bits &= ~(UINT64_C(0x0f0f0f0f0f0f0f0f) & ((UINT64_C(1) << (8 * byte)) - 1));
+		bits &= ~((page_bit(lo) << 1) - (UINT64_C(1) << (8 * byte)));
+	}
 	int32_t rest = leaf.sum + after; /* steps after nibble j */
 	for (unsigned j = 0; j < BLOCK / 4; j++) {
 		unsigned mine = nibble_at(all, j), pages = nibble_at(bits, j);
@@ -272,9 +286,9 @@ uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page)
 	o->stamp[page] = t;
 	if (s == NEVER) {
 		uint32_t c = ++o->seen;
-		o->bits[t / BLOCK] |= UINT64_C(1) << (t % BLOCK);
+		o->bits[t / BLOCK] |= page_bit(t);
 		if (c >= 2) {
-			o->bits[t / BLOCK] |= UINT64_C(1) << (32 + t % BLOCK);
+			o->bits[t / BLOCK] |= marker_bit(t);
 			set_mark(o, c, t);
 		}
 		append(o, t, c >= 2 ? 0 : -1);
@@ -292,9 +306,9 @@ uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page)
 	uint32_t b = earliest_zero(o, n, n * w - leaves, w, s);
 	uint32_t c = first_marked_by(o, b);
 	uint32_t m = o->mark[o->ccap + c];
-	o->bits[s / BLOCK] &= ~(UINT64_C(1) << (s % BLOCK));
-	o->bits[m / BLOCK] &= ~(UINT64_C(1) << (32 + m % BLOCK));
-	o->bits[t / BLOCK] |= (UINT64_C(1) << (t % BLOCK)) | (UINT64_C(1) << (32 + t % BLOCK));
+	o->bits[s / BLOCK] &= ~page_bit(s);
+	o->bits[m / BLOCK] &= ~marker_bit(m);
+	o->bits[t / BLOCK] |= page_bit(t) | marker_bit(t);
 	set_mark(o, c, t);
 	lose(o, s, m);
 	append(o, t, 0);

@@ -39,9 +39,9 @@ typedef struct lp_optdist_node {
 	int32_t min; /* over the node's pages' stamps: the steps after it, within the node */
 } lp_optdist_node;
 
-/* Stamps a leaf of the balance's tree sums up, as two bit masks (pages',
- * markers') read four bits at a time from a table: cheaper than five
- * more levels of tree. */
+/* Stamps a leaf of the balance's tree sums up, as bits (a page's last
+ * reference, a marker) read four stamps at a time from a table: cheaper
+ * than five more levels of tree. */
 #define LP_OPTDIST_BLOCK 32
 
 typedef struct lp_optdist_nibble {
@@ -49,14 +49,14 @@ typedef struct lp_optdist_nibble {
 } lp_optdist_nibble;
 
 typedef struct lp_optdist {
-	uint64_t *bits;        /* block -> its pages' stamps (low half), markers' (high) */
+	uint64_t *bits;        /* block -> its pages' and markers' stamps (optdist.c) */
 	lp_optdist_node *tree; /* leaves at cap / BLOCK + block */
 	uint32_t cap, now;     /* stamps: room, and the next one */
 	uint32_t *stamp;       /* page -> its last reference's stamp, or UINT32_MAX */
 	uint32_t *mark;        /* min tree over capacities: leaves at ccap + c */
 	uint32_t ccap;
 	lp_pageno pages, seen;
-	lp_optdist_nibble nibble[256]; /* by pages' bits | markers' bits << 4 */
+	lp_optdist_nibble nibble[256]; /* by 4 pages' bits | 4 markers' bits << 4 */
 } lp_optdist;
 
 /* Room for pages below pages (fewer than 2^29). */
