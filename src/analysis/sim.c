@@ -357,6 +357,7 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 typedef struct sim_run {
 	const lp_trace *t;
 	const lp_sim_options *o;
+	const uint64_t *next_use; /* opt's, when it runs size by size */
 } sim_run;
 
 typedef struct sim_job {
@@ -373,7 +374,7 @@ static int run_job(void *ctx, void *job, lp_error *err)
 	const char *name = task->policy->name;
 	if (j->size != SIZE_MAX) {
 		lp_policy_params p;
-		lp_sim_params(r->o, task->sizes[j->size], r->t, NULL, &p); /* not opt: a stack */
+		lp_sim_params(r->o, task->sizes[j->size], r->t, r->next_use, &p);
 		task->faults[j->size] = lp_sim_fixed(r->t, task->policy, &p, NULL, NULL);
 	} else if (task->policy->space == LP_SPACE_VARIABLE) {
 		bool ws = !strcmp(name, "ws");
@@ -397,6 +398,10 @@ void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_s
 		lp_sim_task *task = &tasks[k];
 		if (!task->nsizes)
 			continue;
+		/* opt size by size (as the report asks) needs next uses; its
+		 * whole curve does not. */
+		if (!task->policy->stack && !strcmp(task->policy->name, "opt") && !r.next_use)
+			r.next_use = lp_trace_next_use(t);
 		if (task->policy->stack) {
 			sim_job j = {task, SIZE_MAX};
 			g_array_append_val(jobs, j);
@@ -421,4 +426,6 @@ void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_s
 		lp_workpool_free(pool);
 	}
 	g_array_free(jobs, TRUE);
+	if (r.next_use)
+		lp_trace_next_use_free(t, (uint64_t *)r.next_use);
 }
