@@ -5,10 +5,17 @@
 #include <glib.h>
 #include <string.h>
 
-#define NEVER UINT64_MAX       /* not referenced yet */
-#define IN_FRONT (UINT64_MAX - 1)
+#define NEVER UINT32_MAX       /* not referenced yet */
+#define IN_FRONT (UINT32_MAX - 1)
 
 #define WORD 64 /* stamps a word of marks holds */
+
+/* Stamps below 2^31 fit a page's uint32 beside its two values above. */
+static void check_pages(uint64_t n)
+{
+	if (n > (UINT64_C(1) << 30))
+		g_error("LRU stack distances: %" G_GUINT64_FORMAT " pages, more than 2^30", n);
+}
 
 static void alloc_marks(lp_stackdist *s)
 {
@@ -21,6 +28,7 @@ void lp_stackdist_init(lp_stackdist *s, lp_pageno pages)
 {
 	memset(s, 0, sizeof *s);
 	size_t n = pages ? pages : 1;
+	check_pages(n);
 	/* Twice the pages: stamps run out after D references at least, so
 	 * renumbering costs O(1) a reference. */
 	s->cap = 1024;
@@ -29,7 +37,7 @@ void lp_stackdist_init(lp_stackdist *s, lp_pageno pages)
 	alloc_marks(s);
 	memset(s->bits, 0, s->cap / WORD * sizeof *s->bits);
 	memset(s->tree, 0, (s->cap / WORD + 1) * sizeof *s->tree);
-	s->stamp = g_new(uint64_t, n);
+	s->stamp = g_new(uint32_t, n);
 	memset(s->stamp, 0xff, n * sizeof *s->stamp);
 	s->pages = (lp_pageno)n;
 }
@@ -77,7 +85,7 @@ static void compact(lp_stackdist *s)
 		lp_pageno p = s->owner[t];
 		if (s->stamp[p] == t) {
 			s->owner[next] = p;
-			s->stamp[p] = next++;
+			s->stamp[p] = (uint32_t)next++;
 		}
 	}
 	s->now = next;
@@ -97,8 +105,9 @@ void lp_stackdist_grow(lp_stackdist *s, lp_pageno pages)
 {
 	if (pages <= s->pages)
 		return;
-	uint64_t n = MAX((uint64_t)pages, MIN(2 * (uint64_t)s->pages, (uint64_t)UINT32_MAX));
-	s->stamp = g_renew(uint64_t, s->stamp, n);
+	uint64_t n = MAX((uint64_t)pages, MIN(2 * (uint64_t)s->pages, UINT64_C(1) << 30));
+	check_pages(n);
+	s->stamp = g_renew(uint32_t, s->stamp, n);
 	memset(s->stamp + s->pages, 0xff, (n - s->pages) * sizeof *s->stamp);
 	s->pages = (lp_pageno)n;
 	if (s->cap >= 2 * n)
@@ -112,16 +121,16 @@ void lp_stackdist_grow(lp_stackdist *s, lp_pageno pages)
 uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page)
 {
 	lp_pageno *f = s->front;
+	uint64_t t = s->stamp[page], distance = 0;
 	unsigned i = 0;
-	while (i < s->nfront && f[i] != page)
-		i++;
-	if (i < s->nfront) { /* in the front: its index is the distance */
+	if (t == IN_FRONT) { /* its index in the front is the distance */
+		while (f[i] != page)
+			i++;
 		for (unsigned j = i; j > 0; j--) /* a few moves: no call */
 			f[j] = f[j - 1];
 		f[0] = page;
 		return i + 1;
 	}
-	uint64_t t = s->stamp[page], distance = 0;
 	if (t != NEVER) {
 		/* Behind the whole front, and the marks more recent than it. */
 		distance = s->nfront + s->marks - marks_below(s, t);
@@ -134,7 +143,7 @@ uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page)
 		if (s->now == s->cap)
 			compact(s);
 		lp_pageno out = f[LP_STACKDIST_FRONT - 1];
-		s->stamp[out] = s->now;
+		s->stamp[out] = (uint32_t)s->now;
 		s->owner[s->now] = out;
 		mark(s, s->now++, 1);
 		s->marks++;

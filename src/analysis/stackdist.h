@@ -26,7 +26,7 @@ typedef struct lp_stackdist {
 	uint64_t *bits;   /* marks, 64 stamps a word */
 	uint32_t *tree;   /* Fenwick tree of the words' counts (1-based) */
 	lp_pageno *owner; /* stamp -> page */
-	uint64_t *stamp;  /* page -> stamp, or the two values below */
+	uint32_t *stamp;  /* page -> stamp, or two values beyond (stackdist.c) */
 	uint64_t cap, now, marks;
 	lp_pageno pages;  /* entries of stamp */
 } lp_stackdist;
