@@ -22,11 +22,12 @@
  * segment tree holding the balance's sums and minima (a leaf sums up a
  * block of stamps), renumbered when they run out (O(1) a reference,
  * amortized); markers are in a min tree over capacities. Memory O(D)
- * (about 20 bytes a page); nothing is allocated per reference.
+ * (about 20 bytes a page, 20 more while renumbering); nothing is
+ * allocated per reference.
  * Pages are dense numbers below the count given at init (policy.h). The
- * distances are those of Mattson's priority stack with any tie rule: MIN
- * evicts among pages never referenced again without a fault to show for
- * it, so the curve is the same. */
+ * distance of every reference is that of Mattson's priority stack with
+ * policies.md §2's key (lp_opt_key; tests/unit/test_optdist.c): which
+ * page never referenced again goes first changes no fault. */
 #ifndef LAPLACE_OPTDIST_H
 #define LAPLACE_OPTDIST_H
 
