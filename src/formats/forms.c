@@ -60,7 +60,7 @@ lp_basic_sink *lp_oracle_sink_new(lp_output *out, bool user_only, enum lp_form f
 				  size_t buffer)
 {
 	lp_basic_sink *s = lp_encoded_sink_new(out, user_only, form, 0);
-	s->oracle = lp_oracle_writer_new(4 * buffer / LP_ORACLE_RECORD_SIZE);
+	s->oracle = lp_oracle_writer_new(buffer / sizeof(uint32_t));
 	return s;
 }
 
