@@ -411,13 +411,17 @@ int cmd_convert(int argc, char **argv)
 	convert_options o = {.ref_forms = lp_ref_format_names(), .names = lp_format_names("bin")};
 	char *ref_format_help = g_strdup_printf("Form of the reference input: %s (default); the "
 						"input says which width", o.ref_forms);
-	char *from_help = g_strdup_printf("Input format: %s (default ref, a raw reference trace; "
-					  "bin: a basic merge stream in its bin form)", o.names);
+	char *from_help = g_strdup_printf("Input format: %s (default: found by content, else ref, a "
+					  "raw reference trace; bin: a basic merge stream in its bin "
+					  "form)", o.names);
+	char *to_refs = targets(TO_REFS, false), *to_basic = targets(TO_BASIC_TEXT, false),
+	     *to_stream = targets(TO_STREAM, false), *to_task = targets(TO_TASK, false);
+	char *to_help = g_strdup_printf("Output form (required): %s for a raw reference, BYU or p6 "
+					"trace; %s for page-image input; %s for a basic stream or "
+					"an oracle-general trace; %s for task files", to_refs,
+					to_basic, to_stream, to_task);
 	GOptionEntry entries[] = {
-		{"to", 0, 0, G_OPTION_ARG_STRING, &o.to,
-		 "Output form: text or bin (required); basic for page-image input; basic, bin "
-		 "or oracle-general for a basic stream or an oracle-general trace; task or "
-		 "task-bin for task files", "FORM"},
+		{"to", 0, 0, G_OPTION_ARG_STRING, &o.to, to_help, "FORM"},
 		{"from", 0, 0, G_OPTION_ARG_STRING, &o.from, from_help, "FORMAT"},
 		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &o.ref_format, ref_format_help, "FORM"},
 		{"wide", 0, 0, G_OPTION_ARG_NONE, &o.wide,
@@ -453,7 +457,8 @@ int cmd_convert(int argc, char **argv)
 		"Examples:\n"
 		"  laplace convert --to text trace.bin > trace.txt\n"
 		"  laplace convert --to bin --endian big -o trace.bin trace.txt\n"
-		"  laplace convert --to bin --wide -o trace64.bin trace.bin\n");
+		"  laplace convert --to bin --wide -o trace64.bin trace.bin\n"
+		"  laplace convert --to oracle-general -o trace.oracleGeneral merged.bin\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
 	cli_add_quiet_option(ctx);
@@ -484,5 +489,10 @@ int cmd_convert(int argc, char **argv)
 	g_free(o.ref_forms);
 	g_free(ref_format_help);
 	g_free(from_help);
+	g_free(to_help);
+	g_free(to_refs);
+	g_free(to_basic);
+	g_free(to_stream);
+	g_free(to_task);
 	return rc;
 }
