@@ -121,7 +121,7 @@ static inline int encode_refs(lp_basic_sink *s, const enum lp_form form, const l
 	return rc;
 }
 
-/* oracle-general: each record through the writer, which patches in the
+/* oracle-general: each record through the writer, which finds the
  * next accesses. */
 static int oracle_refs(lp_basic_sink *s, const lp_ref *refs, const uint64_t *canon, size_t n,
 		       lp_error *err)

@@ -29,7 +29,7 @@
 /* The largest canonical number: its object id, + 1, must fit 64 bits. */
 #define LP_ORACLE_CANON_MAX (UINT64_MAX - 1)
 
-/* One record at p, its next access never (-1) until patched. */
+/* One record at p, its next access never (-1) until the caller stores one. */
 static inline void lp_oracle_encode(unsigned char *p, uint64_t t, uint64_t canon)
 {
 	lp_store_u32(p, (uint32_t)(t + 1), false);
