@@ -126,7 +126,10 @@ static inline int encode_refs(lp_basic_sink *s, const enum lp_form form, const l
 static int oracle_refs(lp_basic_sink *s, const lp_ref *refs, const uint64_t *canon, size_t n,
 		       lp_error *err)
 {
+	enum { AHEAD = 8 }; /* references whose pages are fetched ahead */
 	for (size_t i = 0; i < n; i++) {
+		if (i + AHEAD < n)
+			lp_oracle_prefetch(s->oracle, canon[i + AHEAD]);
 		if (s->user_only && lp_ref_is_kernel(refs[i].type))
 			continue;
 		if (canon[i] > LP_ORACLE_CANON_MAX)

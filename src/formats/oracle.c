@@ -15,6 +15,16 @@
 #define MIN_WINDOW 1024
 /* References read back from the temporary files, and encoded, at a time. */
 #define BLOCK_REFS 65536
+/* The pages met last, by the low bits of their canonical numbers: most
+ * references are found there without a probe of the table. */
+#define RECENT 256
+
+/* A slot of the table: an object id (canonical number + 1, never 0: 0
+ * marks a free slot) and its dense number, in one cache line. */
+typedef struct page_slot {
+	uint64_t id;
+	uint32_t dense;
+} page_slot;
 
 struct lp_oracle_writer {
 	uint64_t n;       /* references given */
@@ -24,11 +34,11 @@ struct lp_oracle_writer {
 	int pages_fd;     /* the dense page numbers filed, unlinked; -1 until needed */
 	int next_fd;      /* their next uses, made by lp_oracle_finish */
 	/* Dense page numbers, 0, 1, ... in order of first reference: open
-	 * addressing on the object id (canonical number + 1, never 0: 0
-	 * marks a free slot), and each number's canonical number. */
-	uint64_t *ids;
-	uint32_t *dense;
+	 * addressing on the object id, and each number's canonical number. */
+	page_slot *slots;
 	size_t cap;
+	uint64_t recent_id[RECENT]; /* 0: none */
+	uint32_t recent_dense[RECENT];
 	uint32_t pages;
 	uint64_t *canonical;
 	size_t canonical_cap;
@@ -41,8 +51,7 @@ lp_oracle_writer *lp_oracle_writer_new(size_t window)
 	w->page = g_new(uint32_t, w->window);
 	w->pages_fd = w->next_fd = -1;
 	w->cap = 1024;
-	w->ids = g_new0(uint64_t, w->cap);
-	w->dense = g_new(uint32_t, w->cap);
+	w->slots = g_new0(page_slot, w->cap);
 	return w;
 }
 
@@ -55,8 +64,7 @@ void lp_oracle_writer_free(lp_oracle_writer *w)
 	if (w->next_fd >= 0)
 		close(w->next_fd);
 	g_free(w->page);
-	g_free(w->ids);
-	g_free(w->dense);
+	g_free(w->slots);
 	g_free(w->canonical);
 	g_free(w);
 }
@@ -71,27 +79,21 @@ static size_t slot_of(uint64_t id, size_t cap)
 static size_t find(const lp_oracle_writer *w, uint64_t id)
 {
 	size_t i = slot_of(id, w->cap);
-	while (w->ids[i] && w->ids[i] != id)
+	while (w->slots[i].id && w->slots[i].id != id)
 		i = (i + 1) & (w->cap - 1);
 	return i;
 }
 
 static void grow(lp_oracle_writer *w)
 {
-	uint64_t *ids = w->ids;
-	uint32_t *dense = w->dense;
+	page_slot *slots = w->slots;
 	size_t cap = w->cap;
 	w->cap *= 2;
-	w->ids = g_new0(uint64_t, w->cap);
-	w->dense = g_new(uint32_t, w->cap);
+	w->slots = g_new0(page_slot, w->cap);
 	for (size_t i = 0; i < cap; i++)
-		if (ids[i]) {
-			size_t j = find(w, ids[i]);
-			w->ids[j] = ids[i];
-			w->dense[j] = dense[i];
-		}
-	g_free(ids);
-	g_free(dense);
+		if (slots[i].id)
+			w->slots[find(w, slots[i].id)] = slots[i];
+	g_free(slots);
 }
 
 static int io_failed(const char *what, int saved, lp_error *err)
@@ -159,27 +161,47 @@ static int file_window(lp_oracle_writer *w, lp_error *err)
 	return rc;
 }
 
+/* The dense number of object id, numbered now at its first reference;
+ * UINT32_MAX past 2^32 - 1 pages. */
+static uint32_t dense_of(lp_oracle_writer *w, uint64_t id)
+{
+	size_t i = find(w, id);
+	if (w->slots[i].id)
+		return w->slots[i].dense;
+	if (w->pages == UINT32_MAX)
+		return UINT32_MAX;
+	if (w->pages == w->canonical_cap) {
+		w->canonical_cap = w->canonical_cap ? 2 * w->canonical_cap : 1024;
+		w->canonical = g_renew(uint64_t, w->canonical, w->canonical_cap);
+	}
+	w->canonical[w->pages] = id - 1;
+	w->slots[i] = (page_slot){.id = id, .dense = w->pages};
+	if ((size_t)++w->pages * 2 > w->cap)
+		grow(w);
+	return w->pages - 1;
+}
+
+void lp_oracle_prefetch(const lp_oracle_writer *w, uint64_t canon)
+{
+	__builtin_prefetch(&w->slots[slot_of(canon + 1, w->cap)]);
+}
+
 int lp_oracle_put(lp_oracle_writer *w, uint64_t canon, lp_error *err)
 {
 	uint64_t id = canon + 1;
-	size_t i = find(w, id);
-	if (!w->ids[i]) {
-		if (w->pages == UINT32_MAX)
+	size_t h = (size_t)(canon & (RECENT - 1));
+	uint32_t dense;
+	if (w->recent_id[h] == id) {
+		dense = w->recent_dense[h];
+	} else {
+		dense = dense_of(w, id);
+		if (dense == UINT32_MAX)
 			return lp_fail(err, LP_EINPUT, "more than %" G_GUINT32_FORMAT " distinct pages "
 				       "for the oracle-general form", (uint32_t)UINT32_MAX);
-		if (w->pages == w->canonical_cap) {
-			w->canonical_cap = w->canonical_cap ? 2 * w->canonical_cap : 1024;
-			w->canonical = g_renew(uint64_t, w->canonical, w->canonical_cap);
-		}
-		w->canonical[w->pages] = canon;
-		w->ids[i] = id;
-		w->dense[i] = w->pages++;
-		if ((size_t)w->pages * 2 > w->cap) {
-			grow(w);
-			i = find(w, id);
-		}
+		w->recent_id[h] = id;
+		w->recent_dense[h] = dense;
 	}
-	w->page[w->n++ - w->filed] = w->dense[i];
+	w->page[w->n++ - w->filed] = dense;
 	if (w->n - w->filed == w->window)
 		return file_window(w, err);
 	return 0;

@@ -48,6 +48,9 @@ void lp_oracle_writer_free(lp_oracle_writer *w);
  * file cannot take the window, or LP_EINPUT past 2^32 - 1 distinct
  * pages. */
 int lp_oracle_put(lp_oracle_writer *w, uint64_t canon, lp_error *err);
+/* A hint that canon comes soon: its table slot is fetched meanwhile (the
+ * table of a deep stream's pages is larger than the caches). */
+void lp_oracle_prefetch(const lp_oracle_writer *w, uint64_t canon);
 /* Every record, next accesses filled in, written to out; 0 or the
  * status of the failure (err set). */
 int lp_oracle_finish(lp_oracle_writer *w, lp_output *out, lp_error *err);
