@@ -26,12 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/nextuse.h"
+
 /* A dense page number. */
 typedef uint32_t lp_pageno;
 #define LP_NO_PAGE UINT32_MAX
 
-/* next(t) of a reference never made again (policies.md §1: infinity). */
-#define LP_NEVER UINT64_MAX
 
 typedef enum lp_policy_space {
 	LP_SPACE_FIXED,    /* --frames: K frames */
