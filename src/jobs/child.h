@@ -29,6 +29,7 @@
 #define LP_CHILD_ROOT_FD 5 /* the daemon's output root (confinement) */
 
 #define LP_JOB_COMMAND "__job"
+#define LP_CELL_COMMAND "__cell"
 #define LP_REMOVE_PARTIALS_COMMAND "__remove-partials"
 
 /* A description: written with the put functions into the array that
