@@ -74,6 +74,8 @@ static int take_keys(reader *r, const yaml_node_t *map, const char *where,
 		     const char *const *names, size_t n, yaml_node_t **values)
 {
 	memset(values, 0, n * sizeof *values);
+	size_t key_lines[16];
+	g_assert(n <= G_N_ELEMENTS(key_lines));
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		yaml_node_t *key = yaml_document_get_node(&r->doc, p->key);
 		if (!is_text(key)) {
@@ -90,8 +92,9 @@ static int take_keys(reader *r, const yaml_node_t *map, const char *where,
 				       line_of(key), text_of(key));
 		if (values[k])
 			return lp_fail(r->err, LP_EINPUT, "%s:%zu: key '%s' given twice (first on line %zu)",
-				       r->name, line_of(key), names[k], line_of(values[k]));
+				       r->name, line_of(key), names[k], key_lines[k]);
 		values[k] = yaml_document_get_node(&r->doc, p->value);
+		key_lines[k] = line_of(key);
 	}
 	return 0;
 }
