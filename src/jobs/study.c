@@ -403,6 +403,10 @@ static int read_memory(reader *r, yaml_node_t *node, lp_study *s)
 		for (guint i = 0; i < sizes->len; i++)
 			g_string_append_printf(text, "%s%" G_GUINT64_FORMAT, i ? "," : "",
 					       g_array_index(sizes, uint64_t, i));
+		/* laplace schedule sweeps two sizes or more: one size is swept
+		 * twice (the same run from scratch), its row kept once. */
+		if (sizes->len == 1)
+			g_string_append_printf(text, ",%s", text->str);
 		s->memory = g_string_free(text, FALSE);
 	}
 	g_array_free(sizes, TRUE);
@@ -450,6 +454,7 @@ static int read_schedule(reader *r, yaml_node_t *node, lp_study *s)
 				break;
 			case LP_SCHED_QUANTUM: rc = read_number(r, item, keys[k], 1, UINT32_MAX, &n); break;
 			case LP_SCHED_CPUS: rc = read_number(r, item, keys[k], 1, 1024, &n); break;
+			case LP_SCHED_FAULT_TICKS: rc = read_number(r, item, keys[k], 1, UINT32_MAX, &n); break;
 			default: rc = read_number(r, item, keys[k], 0, UINT64_MAX, &n); break;
 			}
 			if (rc)
