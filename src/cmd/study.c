@@ -100,21 +100,28 @@ static int study(const study_options *o, const char *path, size_t shard_k, size_
 		goto out;
 	}
 	if (o->collect) {
-		rc = finish(&run, table, o->quiet);
+		rc = lp_study_collect(&run, &err) ? cli_fail(&err) : finish(&run, table, o->quiet);
 		goto out;
 	}
-	if (o->shard)
+	if (o->shard) {
 		lp_study_select_shard(&run, shard_k, shard_n);
-	if (o->cell != -1)
+		run.part = g_strdup_printf("%s/shard-%zu-of-%zu.yaml", run.parts_dir, shard_k, shard_n);
+	}
+	if (o->cell != -1) {
 		lp_study_select_index(&run, (size_t)o->cell);
+		run.part = g_strdup_printf("%s/cell-%d.yaml", run.parts_dir, o->cell);
+	}
 	run.max_running = o->parallel != -1 ? (size_t)o->parallel : lp_batch_default_max_running();
 	if ((rc = lp_study_run_cells(&run, &err)))
 		cli_fail(&err);
 	if (run.stopped_by) {
 		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(run.stopped_by));
 		rc = 128 + run.stopped_by;
+	} else if (!rc && run.part) {
+		/* --collect makes the table of the parts. */
+		rc = lp_study_list_failures(&run) ? LP_EINPUT : 0;
 	} else if (!rc) {
-		rc = finish(&run, table, o->quiet);
+		rc = lp_study_collect(&run, &err) ? cli_fail(&err) : finish(&run, table, o->quiet);
 	}
 out:
 	lp_study_run_clear(&run);

@@ -216,7 +216,8 @@ void lp_study_run_init(lp_study_run *run, const char *command, const lp_study *s
 	run->command = command;
 	run->study = study;
 	run->dir = g_strdup(dir);
-	run->manifest = g_build_filename(dir, "manifest.yaml", NULL);
+	run->manifest_path = g_build_filename(dir, "manifest.yaml", NULL);
+	run->parts_dir = g_build_filename(dir, "parts", NULL);
 	run->max_running = 1;
 	for (size_t ci = 0; ci < study->ncaptures; ci++) {
 		const lp_study_capture *cap = &study->captures[ci];
@@ -258,7 +259,9 @@ void lp_study_run_clear(lp_study_run *run)
 	}
 	g_free(run->cells);
 	g_free(run->dir);
-	g_free(run->manifest);
+	g_free(run->manifest_path);
+	g_free(run->parts_dir);
+	g_free(run->part);
 	memset(run, 0, sizeof *run);
 }
 
@@ -296,6 +299,11 @@ static const char *text_at(yaml_document_t *doc, yaml_node_t *map, const char *k
 
 static bool same(const char *a, const char *b) { return a && b && !strcmp(a, b); }
 
+static gint compare_paths(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* Whether a list node holds exactly the strings of strv. */
 static bool same_list(yaml_document_t *doc, yaml_node_t *list, char **strv)
 {
@@ -331,42 +339,50 @@ static bool same_inputs(yaml_document_t *doc, yaml_node_t *entry, lp_study_cell 
 	return true;
 }
 
-/* Take a done cell's figures from its entry. */
-static void take_entry(yaml_document_t *doc, yaml_node_t *entry, lp_study_cell *c)
+/* Take a cell's state from an entry: done when it says ok with the same
+ * command, inputs as they are now, and the output there; else its status
+ * (an ok entry that is stale: pending). */
+static void take_entry(yaml_document_t *doc, yaml_node_t *entry, lp_study_cell *c,
+		       const lp_study_run *run)
 {
 	const char *v;
 	uint64_t n;
-	c->status = LP_CELL_OK;
-	c->done = true;
-	c->exit_status = 0;
-	if ((v = text_at(doc, entry, "wall_seconds")))
-		c->wall_seconds = g_ascii_strtod(v, NULL);
-	if ((v = text_at(doc, entry, "cpu_seconds")))
-		c->cpu_seconds = g_ascii_strtod(v, NULL);
-	if ((v = text_at(doc, entry, "peak_rss_kib")) && lp_parse_decimal(v, 0, UINT64_MAX, &n))
-		c->peak_rss_kib = n;
-	if ((v = text_at(doc, entry, "job_id")))
-		c->job_id = g_strdup(v);
+	GStatBuf sb;
+	const char *status = text_at(doc, entry, "status");
+	c->done = same(status, "ok") && same_list(doc, value_of(doc, entry, "command"), c->command) &&
+		  same_inputs(doc, entry, c) && g_lstat(c->output, &sb) == 0 &&
+		  (c->depends < 0 || run->cells[c->depends].done);
+	c->status = c->done                        ? LP_CELL_OK
+		    : same(status, "failed")       ? LP_CELL_FAILED
+		    : same(status, "interrupted")  ? LP_CELL_INTERRUPTED
+						   : LP_CELL_PENDING;
+	c->exit_status = (v = text_at(doc, entry, "exit_status")) && lp_parse_decimal(v, 0, 255, &n)
+				 ? (int)n : -1;
+	c->wall_seconds = (v = text_at(doc, entry, "wall_seconds")) ? g_ascii_strtod(v, NULL) : 0;
+	c->cpu_seconds = (v = text_at(doc, entry, "cpu_seconds")) ? g_ascii_strtod(v, NULL) : 0;
+	c->peak_rss_kib = (v = text_at(doc, entry, "peak_rss_kib")) && lp_parse_decimal(v, 0, UINT64_MAX, &n)
+				  ? n : 0;
+	g_free(c->job_id);
+	c->job_id = g_strdup(text_at(doc, entry, "job_id"));
+	g_free(c->error);
+	c->error = c->status == LP_CELL_OK ? NULL : g_strdup(text_at(doc, entry, "error"));
 }
 
-int lp_study_select(lp_study_run *run, bool redo, lp_error *err)
+/* Take the entries of the manifest or part at path for the cells they
+ * name. */
+static int take_manifest(lp_study_run *run, const char *path, lp_error *err)
 {
-	for (size_t i = 0; i < run->ncells; i++)
-		for (size_t k = 0; k < run->cells[i].ninputs; k++)
-			input_state(&run->cells[i].inputs[k]);
-	if (redo || !g_file_test(run->manifest, G_FILE_TEST_EXISTS))
-		return 0;
 	char *text = NULL;
 	size_t len = 0;
-	int rc = lp_jobfile_read(run->manifest, MANIFEST_MAX_BYTES, &text, &len, err);
-	yaml_document_t doc;
+	int rc = lp_jobfile_read(path, MANIFEST_MAX_BYTES, &text, &len, err);
 	if (rc)
 		return rc;
-	rc = lp_yaml_load(run->manifest, text, len, &doc, err);
+	yaml_document_t doc;
+	rc = lp_yaml_load(path, text, len, &doc, err);
 	g_free(text);
 	yaml_node_t *cells = rc ? NULL : value_of(&doc, yaml_document_get_root_node(&doc), "cells");
 	if (!rc && (!cells || cells->type != YAML_SEQUENCE_NODE))
-		rc = lp_fail(err, LP_EINPUT, "%s: not a study manifest (no list 'cells')", run->manifest);
+		rc = lp_fail(err, LP_EINPUT, "%s: not a study manifest (no list 'cells')", path);
 	GHashTable *entries = g_hash_table_new(g_str_hash, g_str_equal);
 	for (yaml_node_item_t *it = rc ? NULL : cells->data.sequence.items.start;
 	     it && it < cells->data.sequence.items.top; it++) {
@@ -375,19 +391,63 @@ int lp_study_select(lp_study_run *run, bool redo, lp_error *err)
 		if (name)
 			g_hash_table_insert(entries, (gpointer)name, entry);
 	}
+	/* In index order: a merge is taken before the cells that need it. */
 	for (size_t i = 0; i < run->ncells && !rc; i++) {
-		lp_study_cell *c = &run->cells[i];
-		yaml_node_t *entry = g_hash_table_lookup(entries, c->name);
-		GStatBuf sb;
-		if (!entry || (c->depends >= 0 && !run->cells[c->depends].done) ||
-		    !same(text_at(&doc, entry, "status"), "ok") ||
-		    !same_list(&doc, value_of(&doc, entry, "command"), c->command) ||
-		    !same_inputs(&doc, entry, c) || g_lstat(c->output, &sb) < 0)
-			continue;
-		take_entry(&doc, entry, c);
+		yaml_node_t *entry = g_hash_table_lookup(entries, run->cells[i].name);
+		if (entry)
+			take_entry(&doc, entry, &run->cells[i], run);
 	}
 	g_hash_table_destroy(entries);
 	yaml_document_delete(&doc);
+	return rc;
+}
+
+/* The parts in DIR/parts/ (each array element's or shard's manifest), in
+ * name order; NULL-terminated. */
+static char **list_parts(const lp_study_run *run)
+{
+	GPtrArray *paths = g_ptr_array_new();
+	GDir *d = g_dir_open(run->parts_dir, 0, NULL);
+	const char *name;
+	while (d && (name = g_dir_read_name(d)))
+		if (g_str_has_suffix(name, ".yaml") && name[0] != '.')
+			g_ptr_array_add(paths, g_build_filename(run->parts_dir, name, NULL));
+	if (d)
+		g_dir_close(d);
+	g_ptr_array_sort(paths, compare_paths);
+	g_ptr_array_add(paths, NULL);
+	return (char **)g_ptr_array_free(paths, FALSE);
+}
+
+int lp_study_select(lp_study_run *run, bool redo, lp_error *err)
+{
+	for (size_t i = 0; i < run->ncells; i++)
+		for (size_t k = 0; k < run->cells[i].ninputs; k++)
+			input_state(&run->cells[i].inputs[k]);
+	if (redo)
+		return 0;
+	int rc = 0;
+	if (g_file_test(run->manifest_path, G_FILE_TEST_EXISTS))
+		rc = take_manifest(run, run->manifest_path, err);
+	char **parts = list_parts(run);
+	for (char **p = parts; *p && !rc; p++)
+		rc = take_manifest(run, *p, err);
+	g_strfreev(parts);
+	return rc;
+}
+
+int lp_study_collect(lp_study_run *run, lp_error *err)
+{
+	g_clear_pointer(&run->part, g_free);
+	int rc = lp_study_write_manifest(run, err);
+	if (rc)
+		return rc;
+	/* Taken into the manifest: a later run must not take them again. */
+	char **parts = list_parts(run);
+	for (char **p = parts; *p && !rc; p++)
+		if (g_unlink(*p) < 0 && errno != ENOENT)
+			rc = lp_fail(err, LP_EIO, "cannot remove %s: %s", *p, g_strerror(errno));
+	g_strfreev(parts);
 	return rc;
 }
 
@@ -395,6 +455,13 @@ void lp_study_select_shard(lp_study_run *run, size_t k, size_t n)
 {
 	for (size_t i = 0; i < run->ncells; i++)
 		run->cells[i].selected = i % n == k;
+	/* A shard's cells need their merges here: any shard may make them
+	 * (the same bytes), and one not done is made. */
+	for (size_t i = 0; i < run->ncells; i++) {
+		const lp_study_cell *c = &run->cells[i];
+		if (c->selected && c->depends >= 0 && !run->cells[c->depends].done)
+			run->cells[c->depends].selected = true;
+	}
 }
 
 void lp_study_select_index(lp_study_run *run, size_t index)
@@ -453,12 +520,15 @@ int lp_study_write_manifest(const lp_study_run *run, lp_error *err)
 		  lp_yaml_pair(&em, "study", study_path) ||
 		  lp_yaml_pair(&em, "study_sha256", run->study->sha256) ||
 		  lp_yaml_key(&em, "cells") || lp_yaml_begin(&em, true);
+	/* A part holds the cells its run started. */
 	for (size_t i = 0; !bad && i < run->ncells; i++)
-		bad = emit_cell(&em, &run->cells[i]);
+		if (!run->part || run->cells[i].started)
+			bad = emit_cell(&em, &run->cells[i]);
 	bad = bad || lp_yaml_end(&em, true) || lp_yaml_finish(&em);
 	g_free(study_path);
-	int rc = bad ? lp_fail(err, LP_EIO, "cannot format the manifest %s", run->manifest)
-		     : lp_write_file_atomic(AT_FDCWD, run->manifest, text->str, text->len, err);
+	const char *path = run->part ? run->part : run->manifest_path;
+	int rc = bad ? lp_fail(err, LP_EIO, "cannot format the manifest %s", path)
+		     : lp_write_file_atomic(AT_FDCWD, path, text->str, text->len, err);
 	g_string_free(text, TRUE);
 	return rc;
 }
@@ -467,19 +537,11 @@ int lp_study_write_manifest(const lp_study_run *run, lp_error *err)
 
 static void start_cells(lp_study_run *run);
 
-/* A cell may start once the merge it needs is ok. */
-static bool ready(const lp_study_run *run, const lp_study_cell *c)
-{
-	return c->depends < 0 || run->cells[c->depends].status == LP_CELL_OK;
-}
-
-static bool to_run(const lp_study_cell *c)
-{
-	return c->selected && !c->done && c->status == LP_CELL_PENDING && !c->proc;
-}
+static bool to_run(const lp_study_cell *c) { return c->selected && !c->done && !c->started; }
 
 static void fail_cell(lp_study_cell *c, int status, const char *why)
 {
+	c->started = true;
 	c->status = LP_CELL_FAILED;
 	c->exit_status = status;
 	g_free(c->error);
@@ -516,6 +578,18 @@ static void on_done(void *ctx, const lp_job_outcome *outcome)
 
 static const lp_job_proc_ops cell_ops = {NULL, NULL, on_done};
 
+/* Under Slurm, the job that runs the cell: ARRAYID_INDEX for an array
+ * element, else the job's id; NULL elsewhere. */
+static char *slurm_job_id(void)
+{
+	const char *job = g_getenv("SLURM_JOB_ID");
+	const char *array = g_getenv("SLURM_ARRAY_JOB_ID");
+	const char *task = g_getenv("SLURM_ARRAY_TASK_ID");
+	if (array && task)
+		return g_strdup_printf("%s_%s", array, task);
+	return g_strdup(job);
+}
+
 static void start_cells(lp_study_run *run)
 {
 	if (run->stopped_by)
@@ -528,16 +602,23 @@ static void start_cells(lp_study_run *run)
 			continue;
 		if (c->depends >= 0) {
 			const lp_study_cell *m = &run->cells[c->depends];
-			if (m->status == LP_CELL_FAILED || (m->status != LP_CELL_OK && !m->selected)) {
+			bool merge_ends_here = m->selected && !m->done;
+			bool merge_ended = !merge_ends_here || (m->started && !m->proc);
+			if (merge_ends_here && !merge_ended)
+				continue; /* it runs first */
+			if (m->status != LP_CELL_OK) {
 				char *why = g_strdup_printf("its merge %s %s", m->name,
-							    m->status == LP_CELL_FAILED ? "failed" : "is not done");
+							    merge_ends_here ? "failed" : "is not done");
 				fail_cell(c, LP_EIO, why);
 				g_free(why);
 				continue;
 			}
-			if (!ready(run, c))
-				continue;
 		}
+		c->started = true;
+		c->status = LP_CELL_PENDING;
+		g_clear_pointer(&c->error, g_free);
+		g_clear_pointer(&c->job_id, g_free);
+		c->job_id = slurm_job_id();
 		for (size_t k = 0; k < c->ninputs; k++)
 			input_state(&c->inputs[k]);
 		lp_error err = {0};
@@ -589,8 +670,9 @@ void lp_study_release_signals(lp_study_run *run)
 
 int lp_study_run_cells(lp_study_run *run, lp_error *err)
 {
-	if (g_mkdir_with_parents(run->dir, 0777) < 0)
-		return lp_fail(err, LP_EIO, "cannot create directory %s: %s", run->dir, g_strerror(errno));
+	const char *dir = run->part ? run->parts_dir : run->dir;
+	if (g_mkdir_with_parents(dir, 0777) < 0)
+		return lp_fail(err, LP_EIO, "cannot create directory %s: %s", dir, g_strerror(errno));
 	run->loop = g_main_loop_new(NULL, FALSE);
 	/* A signal caught before stops the run before anything starts. */
 	while (g_main_context_iteration(NULL, FALSE))
@@ -611,7 +693,7 @@ size_t lp_study_list_failures(const lp_study_run *run)
 	size_t n = 0;
 	for (size_t i = 0; i < run->ncells; i++) {
 		const lp_study_cell *c = &run->cells[i];
-		if (!c->selected || c->status == LP_CELL_OK)
+		if ((!c->selected && !c->started) || c->status == LP_CELL_OK)
 			continue;
 		n++;
 		if (c->status == LP_CELL_PENDING)

@@ -107,6 +107,7 @@ typedef struct lp_study_cell {
 	char *error;
 	bool selected;       /* this run's to run (or to skip when done) */
 	bool done;           /* done before: not run */
+	bool started;        /* by this run */
 	lp_job_proc *proc;   /* while it runs */
 } lp_study_cell;
 
@@ -115,7 +116,9 @@ struct lp_study_run {
 	const char *command;      /* how messages start: "laplace study" */
 	const lp_study *study;
 	char *dir;                /* the work directory */
-	char *manifest;           /* its manifest.yaml, or a part of it */
+	char *manifest_path;      /* DIR/manifest.yaml */
+	char *parts_dir;          /* DIR/parts: the manifests of shards and array elements */
+	char *part;               /* the part this run writes instead, or NULL */
 	lp_study_cell *cells;
 	size_t ncells;
 	size_t max_running;
@@ -130,14 +133,18 @@ struct lp_study_run {
 void lp_study_run_init(lp_study_run *run, const char *command, const lp_study *study,
 		       const char *dir);
 void lp_study_run_clear(lp_study_run *run);
-/* Read the manifest of an earlier run, if there is one, and mark done the
- * cells it shows ok with the same command, inputs of the same size and
- * time, and their output there, unless the cell they depend on is not
- * done (with redo, none). Every other cell is selected. LP_EINPUT or
- * LP_EIO when it cannot be read. */
+/* Read the manifest of an earlier run, if there is one, then the parts
+ * (in name order, a later entry replacing an earlier one): a cell is done
+ * when its entry shows it ok with the same command, inputs of the same
+ * size and time, and its output there, and the merge it needs is done;
+ * else it has its entry's status. With redo, none is read. LP_EINPUT or
+ * LP_EIO when one cannot be read. */
 int lp_study_select(lp_study_run *run, bool redo, lp_error *err);
-/* Keep selected only the cells of shard k of n (index modulo n), or only
- * cell index. */
+/* --collect: write the manifest of every cell as read (lp_study_select),
+ * then remove the parts. */
+int lp_study_collect(lp_study_run *run, lp_error *err);
+/* Keep selected only the cells of shard k of n (index modulo n) and the
+ * merges they need that are not done, or only cell index. */
 void lp_study_select_shard(lp_study_run *run, size_t k, size_t n);
 void lp_study_select_index(lp_study_run *run, size_t index);
 /* SIGINT, SIGTERM and SIGHUP stop the run from now on (as lp_batch's). */
