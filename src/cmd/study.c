@@ -11,10 +11,12 @@
 #include "jobs/study.h"
 
 typedef struct study_options {
-	gchar *parallel_arg, *dir, *output, *shard, *cell_arg;
-	gboolean skip_done, redo, collect, quiet;
-	int parallel; /* -1: not given */
-	int cell;     /* -1: not given */
+	gchar *parallel_arg, *dir, *output, *shard, *cell_arg, *submit, *max_running_arg;
+	gchar **sbatch_options;
+	gboolean skip_done, redo, collect, quiet, wait;
+	int parallel;    /* -1: not given */
+	int cell;        /* -1: not given */
+	int max_running; /* -1: not given */
 } study_options;
 
 static bool parse_shard(const char *s, size_t *k, size_t *n)
@@ -50,6 +52,16 @@ static bool check_options(study_options *o, int argc, size_t *k, size_t *n)
 	else if (o->collect && (o->shard || o->cell_arg || o->redo || o->parallel_arg))
 		cli_usage_error("--collect runs nothing: not with %s",
 				o->shard ? "--shard" : o->cell_arg ? "--cell" : o->redo ? "--redo" : "-j");
+	else if (o->submit && strcmp(o->submit, "slurm"))
+		cli_usage_error("--submit must be 'slurm', not '%s'", o->submit);
+	else if (!o->submit && (o->wait || o->max_running_arg || o->sbatch_options))
+		cli_usage_error("%s needs --submit slurm",
+				o->wait ? "--wait" : o->max_running_arg ? "--max-running" : "--sbatch-option");
+	else if (o->submit && (o->shard || o->cell_arg || o->collect || o->parallel_arg))
+		cli_usage_error("--submit and %s cannot be combined",
+				o->shard ? "--shard" : o->cell_arg ? "--cell" : o->collect ? "--collect" : "-j");
+	else if (!cli_count_apply("--max-running", o->max_running_arg, 1, G_MAXINT, &o->max_running))
+		return false;
 	else
 		return true;
 	return false;
@@ -76,17 +88,75 @@ static int finish(lp_study_run *run, const char *table, bool quiet)
 	return bad ? LP_EINPUT : 0;
 }
 
-static int study(const study_options *o, const char *path, size_t shard_k, size_t shard_n)
+/* --submit slurm: the jobs submitted; with --wait, how they ended. */
+static int submit(lp_study_run *run, const study_options *o, const char *table)
+{
+	lp_error err = {0};
+	size_t pending = 0;
+	for (size_t i = 0; i < run->ncells; i++)
+		pending += !run->cells[i].done;
+	if (!pending) {
+		fprintf(stderr, "%s: nothing to submit: every cell is done\n", cli_command());
+		return lp_study_collect(run, &err) ? cli_fail(&err) : finish(run, table, o->quiet);
+	}
+	char *program = g_file_read_link("/proc/self/exe", NULL);
+	lp_study_submission sub = {
+		.program = program ? program : "laplace",
+		.study_file = run->study->file,
+		.table = o->output ? table : NULL,
+		.max_running = o->max_running == -1 ? 0 : (size_t)o->max_running,
+		.sbatch_options = o->sbatch_options,
+		.wait = o->wait,
+	};
+	/* Waiting for sbatch, a signal ends this process as it ends sbatch. */
+	lp_study_release_signals(run);
+	int rc = lp_study_submit(run, &sub, &err);
+	if (rc) {
+		cli_fail(&err);
+	} else {
+		printf("%s%s%s %s\n", sub.merges_job_id ? sub.merges_job_id : "",
+		       sub.merges_job_id ? " " : "", sub.cells_job_id ? sub.cells_job_id : "",
+		       sub.collector_job_id);
+		fflush(stdout);
+		fprintf(stderr, "%s: cells submitted as %s%s%sarray job %s, collected by job %s\n",
+			cli_command(), sub.merges_job_id ? "array job " : "",
+			sub.merges_job_id ? sub.merges_job_id : "",
+			sub.merges_job_id ? " (merges) and " : "",
+			sub.cells_job_id ? sub.cells_job_id : "-", sub.collector_job_id);
+	}
+	if (!rc && o->wait) {
+		/* What the collector wrote. */
+		for (size_t i = 0; i < run->ncells; i++)
+			run->cells[i].done = false;
+		rc = lp_study_select(run, false, &err) ? cli_fail(&err) : finish(run, table, o->quiet);
+	}
+	lp_study_submission_clear(&sub);
+	g_free(program);
+	return rc;
+}
+
+static int study(const study_options *o, const char *given, size_t shard_k, size_t shard_n)
 {
 	lp_study s;
 	lp_error err = {0};
+	/* Slurm runs the scripts elsewhere: every path absolute. */
+	char *path = o->submit ? g_canonicalize_filename(given, NULL) : g_strdup(given);
 	int rc = lp_study_load(path, &s, &err);
 	if (rc) {
 		lp_study_clear(&s);
+		g_free(path);
 		return cli_fail(&err);
 	}
 	char *dir = o->dir ? g_strdup(o->dir) : lp_study_default_dir(path);
 	char *table = o->output ? g_strdup(o->output) : g_build_filename(dir, "table.csv", NULL);
+	if (o->submit) {
+		char *abs_dir = g_canonicalize_filename(dir, NULL);
+		char *abs_table = g_canonicalize_filename(table, NULL);
+		g_free(dir);
+		g_free(table);
+		dir = abs_dir;
+		table = abs_table;
+	}
 	lp_study_run run;
 	lp_study_run_init(&run, cli_command(), &s, dir);
 	lp_study_catch_signals(&run);
@@ -101,6 +171,10 @@ static int study(const study_options *o, const char *path, size_t shard_k, size_
 	}
 	if (o->collect) {
 		rc = lp_study_collect(&run, &err) ? cli_fail(&err) : finish(&run, table, o->quiet);
+		goto out;
+	}
+	if (o->submit) {
+		rc = submit(&run, o, table);
 		goto out;
 	}
 	if (o->shard) {
@@ -128,13 +202,14 @@ out:
 	lp_study_clear(&s);
 	g_free(table);
 	g_free(dir);
+	g_free(path);
 	return rc;
 }
 
 int cmd_study(int argc, char **argv)
 {
 	cli_set_command("laplace study");
-	study_options o = {.parallel = -1, .cell = -1};
+	study_options o = {.parallel = -1, .cell = -1, .max_running = -1};
 	GOptionEntry entries[] = {
 		{"jobs", 'j', 0, G_OPTION_ARG_STRING, &o.parallel_arg,
 		 "Run N cells at a time (default: $SLURM_CPUS_PER_TASK, else $SLURM_CPUS_ON_NODE, "
@@ -152,7 +227,16 @@ int cmd_study(int argc, char **argv)
 		{"cell", 0, 0, G_OPTION_ARG_STRING, &o.cell_arg,
 		 "Run only cell I (from 0, in the manifest's order)", "I"},
 		{"collect", 0, 0, G_OPTION_ARG_NONE, &o.collect,
-		 "Run nothing: make the table from what the cells left", NULL},
+		 "Run nothing: make the manifest and the table from what the cells left", NULL},
+		{"submit", 0, 0, G_OPTION_ARG_STRING, &o.submit,
+		 "Submit the cells to Slurm: an array job of the merges, one of the other cells "
+		 "after it, and a job that collects the table", "slurm"},
+		{"wait", 0, 0, G_OPTION_ARG_NONE, &o.wait,
+		 "With --submit: wait until the table is collected; exit as a run here would", NULL},
+		{"max-running", 0, 0, G_OPTION_ARG_STRING, &o.max_running_arg,
+		 "With --submit: run at most N array elements at once", "N"},
+		{"sbatch-option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sbatch_options,
+		 "With --submit: pass OPT to sbatch (repeatable)", "OPT"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("STUDY.yaml");
@@ -180,5 +264,8 @@ int cmd_study(int argc, char **argv)
 	g_free(o.output);
 	g_free(o.shard);
 	g_free(o.cell_arg);
+	g_free(o.submit);
+	g_free(o.max_running_arg);
+	g_strfreev(o.sbatch_options);
 	return rc;
 }

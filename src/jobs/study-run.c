@@ -439,6 +439,8 @@ int lp_study_select(lp_study_run *run, bool redo, lp_error *err)
 int lp_study_collect(lp_study_run *run, lp_error *err)
 {
 	g_clear_pointer(&run->part, g_free);
+	if (g_mkdir_with_parents(run->dir, 0777) < 0)
+		return lp_fail(err, LP_EIO, "cannot create directory %s: %s", run->dir, g_strerror(errno));
 	int rc = lp_study_write_manifest(run, err);
 	if (rc)
 		return rc;

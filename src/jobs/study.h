@@ -162,4 +162,30 @@ int lp_study_write_table(const lp_study_run *run, const char *path, lp_error *er
 /* Print on stderr each selected cell that is not ok; how many. */
 size_t lp_study_list_failures(const lp_study_run *run);
 
+
+/* ---- Slurm (laplace-study(1), --submit slurm) ---- */
+
+typedef struct lp_study_submission {
+	const char *program;    /* the laplace program the jobs run, absolute */
+	const char *study_file; /* absolute, as the run's study was read */
+	const char *table;      /* -o, absolute, or NULL */
+	size_t max_running;     /* array elements at once, 0: any */
+	char **sbatch_options;  /* NULL-terminated, or NULL */
+	bool wait;              /* sbatch --wait on the collector */
+	char *merges_job_id;    /* set by lp_study_submit (NULL: no merge to run) */
+	char *cells_job_id;
+	char *collector_job_id;
+} lp_study_submission;
+
+/* Submit the cells of run to run (selected, not done): an array job of
+ * the merges (element I runs cell I, `--cell I`), an array job of the
+ * other cells that runs once every merge is ok (afterok; cancelled if one
+ * fails), and a collector job once both have ended however they did
+ * (afterany) that makes the manifest and the table (`--collect`). Scripts
+ * and logs go in DIR/slurm/. The manifest is written first with what the
+ * parts said (lp_study_collect). With wait, returns when the collector
+ * has ended. */
+int lp_study_submit(lp_study_run *run, lp_study_submission *s, lp_error *err);
+void lp_study_submission_clear(lp_study_submission *s);
+
 #endif
