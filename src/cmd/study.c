@@ -9,9 +9,10 @@
 #include "core/numbers.h"
 #include "jobs/batch.h"
 #include "jobs/study.h"
+#include "report/study.h"
 
 typedef struct study_options {
-	gchar *parallel_arg, *dir, *output, *shard, *cell_arg, *submit, *max_running_arg;
+	gchar *parallel_arg, *dir, *output, *shard, *cell_arg, *submit, *max_running_arg, *page;
 	gchar **sbatch_options;
 	gboolean skip_done, redo, collect, quiet, wait;
 	int parallel;    /* -1: not given */
@@ -67,12 +68,13 @@ static bool check_options(study_options *o, int argc, size_t *k, size_t *n)
 	return false;
 }
 
-/* The table from the ok cells; 2 when some cell is not ok. */
-static int finish(lp_study_run *run, const char *table, bool quiet)
+/* The table from the ok cells, and the page; 2 when some cell is not ok. */
+static int finish(lp_study_run *run, const char *table, const char *page, bool quiet)
 {
 	size_t bad = lp_study_list_failures(run);
 	lp_error err = {0};
-	if (lp_study_write_table(run, table, &err))
+	if (lp_study_write_table(run, table, &err) ||
+	    (page && lp_study_page(run->dir, table, page, &err)))
 		return cli_fail(&err);
 	size_t ok = 0, before = 0;
 	for (size_t i = 0; i < run->ncells; i++) {
@@ -97,7 +99,7 @@ static int submit(lp_study_run *run, const study_options *o, const char *table)
 		pending += !run->cells[i].done;
 	if (!pending) {
 		fprintf(stderr, "%s: nothing to submit: every cell is done\n", cli_command());
-		return lp_study_collect(run, &err) ? cli_fail(&err) : finish(run, table, o->quiet);
+		return lp_study_collect(run, &err) ? cli_fail(&err) : finish(run, table, o->page, o->quiet);
 	}
 	char *program = g_file_read_link("/proc/self/exe", NULL);
 	lp_study_submission sub = {
@@ -128,7 +130,7 @@ static int submit(lp_study_run *run, const study_options *o, const char *table)
 		/* What the collector wrote. */
 		for (size_t i = 0; i < run->ncells; i++)
 			run->cells[i].done = false;
-		rc = lp_study_select(run, false, &err) ? cli_fail(&err) : finish(run, table, o->quiet);
+		rc = lp_study_select(run, false, &err) ? cli_fail(&err) : finish(run, table, o->page, o->quiet);
 	}
 	lp_study_submission_clear(&sub);
 	g_free(program);
@@ -170,7 +172,7 @@ static int study(const study_options *o, const char *given, size_t shard_k, size
 		goto out;
 	}
 	if (o->collect) {
-		rc = lp_study_collect(&run, &err) ? cli_fail(&err) : finish(&run, table, o->quiet);
+		rc = lp_study_collect(&run, &err) ? cli_fail(&err) : finish(&run, table, o->page, o->quiet);
 		goto out;
 	}
 	if (o->submit) {
@@ -195,7 +197,7 @@ static int study(const study_options *o, const char *given, size_t shard_k, size
 		/* --collect makes the table of the parts. */
 		rc = lp_study_list_failures(&run) ? LP_EINPUT : 0;
 	} else if (!rc) {
-		rc = lp_study_collect(&run, &err) ? cli_fail(&err) : finish(&run, table, o->quiet);
+		rc = lp_study_collect(&run, &err) ? cli_fail(&err) : finish(&run, table, o->page, o->quiet);
 	}
 out:
 	lp_study_run_clear(&run);
@@ -222,6 +224,8 @@ int cmd_study(int argc, char **argv)
 		 "Run only the cells not done: missing, not ok, or with changed inputs, and those "
 		 "that depend on them (the default)", NULL},
 		{"redo", 0, 0, G_OPTION_ARG_NONE, &o.redo, "Run every cell again", NULL},
+		{"report", 0, 0, G_OPTION_ARG_FILENAME, &o.page,
+		 "Draw the table and the cells as one HTML page, PAGE", "PAGE.html"},
 		{"shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
 		 "Run only the cells whose index is K modulo N (K from 0)", "K/N"},
 		{"cell", 0, 0, G_OPTION_ARG_STRING, &o.cell_arg,
@@ -266,6 +270,7 @@ int cmd_study(int argc, char **argv)
 	g_free(o.cell_arg);
 	g_free(o.submit);
 	g_free(o.max_running_arg);
+	g_free(o.page);
 	g_strfreev(o.sbatch_options);
 	return rc;
 }

@@ -6,13 +6,16 @@
  * and each once (but one size, swept twice), and its SHA-256; its cells have distinct names, each
  * written under the work directory's cells/, started by laplace, after
  * the merge it needs. A file refused is refused as bad input (exit 2) with
- * a message that names it. */
+ * a message that names it. The same bytes as a study's table
+ * (laplace report --study) are drawn, or refused as bad input naming the
+ * table. */
 #include "fuzz_input.h"
 
 #include <stdbool.h>
 
 #include "core/numbers.h"
 #include "jobs/study.h"
+#include "report/study.h"
 
 static void check_study(const lp_study *s, const char *dir)
 {
@@ -89,5 +92,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	lp_study_clear(&s);
 	free(path);
+
+	char *table = fuzz_dir_file("table.csv", data, size);
+	lp_error perr;
+	rc = lp_study_page_write(fuzz_dir(), table, fuzz_sink(), &perr);
+	FUZZ_CHECK(rc == 0 || (rc == LP_EINPUT && strstr(perr.msg, "table.csv")));
+	free(table);
 	return 0;
 }
