@@ -368,38 +368,45 @@ static void take_entry(yaml_document_t *doc, yaml_node_t *entry, lp_study_cell *
 	c->error = c->status == LP_CELL_OK ? NULL : g_strdup(text_at(doc, entry, "error"));
 }
 
-/* Take the entries of the manifest or part at path for the cells they
- * name. */
-static int take_manifest(lp_study_run *run, const char *path, lp_error *err)
+/* An entry read back, and the document it lies in. */
+typedef struct entry {
+	yaml_document_t *doc;
+	yaml_node_t *node;
+} entry;
+
+/* Load the manifest or part at path into docs, its entries into entries
+ * by name (replacing those of the files read before). */
+static int load_manifest(const char *path, GPtrArray *docs, GHashTable *entries, lp_error *err)
 {
 	char *text = NULL;
 	size_t len = 0;
 	int rc = lp_jobfile_read(path, MANIFEST_MAX_BYTES, &text, &len, err);
 	if (rc)
 		return rc;
-	yaml_document_t doc;
-	rc = lp_yaml_load(path, text, len, &doc, err);
+	yaml_document_t *doc = g_new(yaml_document_t, 1);
+	rc = lp_yaml_load(path, text, len, doc, err);
 	g_free(text);
-	yaml_node_t *cells = rc ? NULL : value_of(&doc, yaml_document_get_root_node(&doc), "cells");
+	g_ptr_array_add(docs, doc);
+	yaml_node_t *cells = rc ? NULL : value_of(doc, yaml_document_get_root_node(doc), "cells");
 	if (!rc && (!cells || cells->type != YAML_SEQUENCE_NODE))
 		rc = lp_fail(err, LP_EINPUT, "%s: not a study manifest (no list 'cells')", path);
-	GHashTable *entries = g_hash_table_new(g_str_hash, g_str_equal);
 	for (yaml_node_item_t *it = rc ? NULL : cells->data.sequence.items.start;
 	     it && it < cells->data.sequence.items.top; it++) {
-		yaml_node_t *entry = yaml_document_get_node(&doc, *it);
-		const char *name = text_at(&doc, entry, "name");
-		if (name)
-			g_hash_table_insert(entries, (gpointer)name, entry);
+		yaml_node_t *node = yaml_document_get_node(doc, *it);
+		const char *name = text_at(doc, node, "name");
+		if (!name)
+			continue;
+		entry *e = g_new(entry, 1);
+		*e = (entry){doc, node};
+		g_hash_table_insert(entries, (gpointer)name, e);
 	}
-	/* In index order: a merge is taken before the cells that need it. */
-	for (size_t i = 0; i < run->ncells && !rc; i++) {
-		yaml_node_t *entry = g_hash_table_lookup(entries, run->cells[i].name);
-		if (entry)
-			take_entry(&doc, entry, &run->cells[i], run);
-	}
-	g_hash_table_destroy(entries);
-	yaml_document_delete(&doc);
 	return rc;
+}
+
+static void document_free(gpointer p)
+{
+	yaml_document_delete(p);
+	g_free(p);
 }
 
 /* The parts in DIR/parts/ (each array element's or shard's manifest), in
@@ -426,13 +433,24 @@ int lp_study_select(lp_study_run *run, bool redo, lp_error *err)
 			input_state(&run->cells[i].inputs[k]);
 	if (redo)
 		return 0;
+	GPtrArray *docs = g_ptr_array_new_with_free_func(document_free);
+	GHashTable *entries = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
 	int rc = 0;
 	if (g_file_test(run->manifest_path, G_FILE_TEST_EXISTS))
-		rc = take_manifest(run, run->manifest_path, err);
+		rc = load_manifest(run->manifest_path, docs, entries, err);
 	char **parts = list_parts(run);
 	for (char **p = parts; *p && !rc; p++)
-		rc = take_manifest(run, *p, err);
+		rc = load_manifest(*p, docs, entries, err);
 	g_strfreev(parts);
+	/* In index order, once every file is read: a merge is taken before
+	 * the cells that need it, whichever part holds it. */
+	for (size_t i = 0; i < run->ncells && !rc; i++) {
+		entry *e = g_hash_table_lookup(entries, run->cells[i].name);
+		if (e)
+			take_entry(e->doc, e->node, &run->cells[i], run);
+	}
+	g_hash_table_destroy(entries);
+	g_ptr_array_unref(docs);
 	return rc;
 }
 
