@@ -304,18 +304,32 @@ static gint compare_paths(gconstpointer a, gconstpointer b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Whether a list node holds exactly the strings of strv. */
+/* Whether a list node holds the strings of strv, --no-sync aside (it
+ * changes no result). */
 static bool same_list(yaml_document_t *doc, yaml_node_t *list, char **strv)
 {
 	if (!list || list->type != YAML_SEQUENCE_NODE)
 		return false;
 	yaml_node_item_t *it = list->data.sequence.items.start;
-	for (; it < list->data.sequence.items.top && *strv; it++, strv++) {
-		yaml_node_t *n = yaml_document_get_node(doc, *it);
-		if (!n || n->type != YAML_SCALAR_NODE || strcmp((const char *)n->data.scalar.value, *strv))
+	for (;;) {
+		const char *item = NULL;
+		for (; it < list->data.sequence.items.top; it++) {
+			yaml_node_t *n = yaml_document_get_node(doc, *it);
+			if (!n || n->type != YAML_SCALAR_NODE)
+				return false;
+			if (strcmp((const char *)n->data.scalar.value, "--no-sync")) {
+				item = (const char *)n->data.scalar.value;
+				it++;
+				break;
+			}
+		}
+		while (*strv && !strcmp(*strv, "--no-sync"))
+			strv++;
+		if (!item || !*strv)
+			return !item && !*strv;
+		if (strcmp(item, *strv++))
 			return false;
 	}
-	return it == list->data.sequence.items.top && !*strv;
 }
 
 /* Whether the entry's inputs are the cell's, as they are now. */
