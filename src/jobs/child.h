@@ -47,6 +47,13 @@ void lp_job_desc_put_str(GByteArray *desc, const char *s); /* s may be NULL */
 int lp_job_spawn(const char *command, const GByteArray *desc, int pipe_fd, int root_fd,
 		 pid_t *pid, lp_error *err);
 
+/* Start `laplace ARGS...` (argv: ARGS, NULL-terminated; its argv[0]
+ * "laplace") with standard input and output /dev/null, standard error
+ * err_fd, no other descriptor, the ending signals blocked as for
+ * lp_job_spawn (laplace's commands wait for them on a thread of their
+ * own). 0 with *pid set, or LP_EIO with err set. */
+int lp_command_spawn(char *const *argv, int err_fd, pid_t *pid, lp_error *err);
+
 /* A description read back: the get functions take its values in order;
  * strings point into it. A value missing or malformed makes every later
  * one 0 or NULL and lp_job_desc_end fail. */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -63,6 +64,13 @@ struct lp_job_proc {
 	gint64 started;
 	lp_job_proc_ops ops;
 	void *ctx;
+	/* A command of the program run as it is (lp_cell_proc_start, one
+	 * stage): the pipe carries its standard error, not messages, and its
+	 * exit status is its result. */
+	bool raw;
+	bool have_rusage;    /* reaped with wait4: its CPU time and peak memory */
+	double cpu_seconds;
+	uint64_t peak_rss_kib;
 };
 
 /* ---- the child ---- */
@@ -446,6 +454,18 @@ int lp_cell_child_main(lp_error *err)
 
 /* ---- the parent ---- */
 
+/* A command's outcome: its exit status and its last line on standard
+ * error. */
+static void raw_outcome(lp_job_proc *proc, lp_job_outcome *out)
+{
+	out->status = stage_status(proc->wait_status);
+	GString *text = g_string_new_len((const char *)proc->pending->data, proc->pending->len);
+	last_line(text, out->msg, sizeof out->msg);
+	g_string_free(text, TRUE);
+	if (out->status && !out->msg[0])
+		g_snprintf(out->msg, sizeof out->msg, "exit status %d", out->status);
+}
+
 static void finish_if_over(lp_job_proc *proc)
 {
 	if (!proc->exited || !proc->pipe_closed)
@@ -460,7 +480,9 @@ static void finish_if_over(lp_job_proc *proc)
 		g_source_remove(proc->timer);
 	/* A result sent means the job ended by itself, its outputs published
 	 * or not, whatever signal came after it. */
-	if (proc->have_result) {
+	if (proc->raw) {
+		raw_outcome(proc, &out);
+	} else if (proc->have_result) {
 		out.status = proc->result.status;
 		out.stats = proc->result.stats;
 		out.cpu_seconds = proc->result.cpu_seconds;
@@ -482,6 +504,10 @@ static void finish_if_over(lp_job_proc *proc)
 			g_snprintf(out.msg, sizeof out.msg,
 				   "job process exited with status %d without a result",
 				   WEXITSTATUS(proc->wait_status));
+	}
+	if (proc->have_rusage) {
+		out.cpu_seconds = proc->cpu_seconds;
+		out.peak_rss_kib = proc->peak_rss_kib;
 	}
 	proc->ops.done(proc->ctx, &out);
 	g_byte_array_unref(proc->pending);
@@ -514,8 +540,21 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 	(void)cond;
 	guint8 buf[8192];
 	ssize_t n;
-	while ((n = read(fd, buf, sizeof buf)) > 0)
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
 		g_byte_array_append(proc->pending, buf, (guint)n);
+		/* A command's standard error: its end is enough. */
+		if (proc->raw && proc->pending->len > 2 * CELL_STDERR_TAIL)
+			g_byte_array_remove_range(proc->pending, 0,
+						  proc->pending->len - CELL_STDERR_TAIL);
+	}
+	if (proc->raw) {
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return G_SOURCE_CONTINUE;
+		close(fd);
+		proc->pipe_closed = true;
+		finish_if_over(proc);
+		return G_SOURCE_REMOVE;
+	}
 	/* Saved now: handling the messages (a progress message writes the
 	 * status file) may change errno, and taking a stale EAGAIN for the end
 	 * of the pipe would close it under a running child (SIGPIPE). */
@@ -549,6 +588,42 @@ static void on_child_exit(GPid pid, gint wait_status, gpointer data)
 	finish_if_over(proc);
 }
 
+/* The child's pidfd is readable: it has ended; reaped with wait4 for its
+ * CPU time and peak memory (its own and its waited-for children's). */
+static gboolean on_pidfd(gint fd, GIOCondition cond, gpointer data)
+{
+	lp_job_proc *proc = data;
+	(void)cond;
+	int ws = 0;
+	struct rusage ru;
+	pid_t r = wait4(proc->pid, &ws, WNOHANG, &ru);
+	if (r == 0 || (r < 0 && errno == EINTR))
+		return G_SOURCE_CONTINUE;
+	close(fd);
+	proc->exited = true;
+	proc->wait_status = r < 0 ? 0 : ws;
+	if (r > 0) {
+		proc->have_rusage = true;
+		proc->cpu_seconds = cpu_seconds(&ru);
+		proc->peak_rss_kib = (uint64_t)ru.ru_maxrss;
+	}
+	finish_if_over(proc);
+	return G_SOURCE_REMOVE;
+}
+
+/* Watch for the child's end: through a pidfd, else (an older kernel)
+ * GLib's child watch, without CPU time and memory. */
+static void watch_exit(lp_job_proc *proc)
+{
+	int fd = pidfd_open(proc->pid, 0);
+	if (fd >= 0) {
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		g_unix_fd_add(fd, G_IO_IN, on_pidfd, proc);
+	} else {
+		g_child_watch_add(proc->pid, on_child_exit, proc);
+	}
+}
+
 /* SIGKILL for a job that outlived its SIGTERM by this long. */
 #define TIMEOUT_KILL_DELAY_S 5
 
@@ -578,19 +653,22 @@ static gboolean on_timer(gpointer data)
 
 /* Start `laplace command` with desc, watched as the runner watches its
  * children. */
-static lp_job_proc *start_child(const char *command, GByteArray *desc, int root_fd,
-				unsigned timeout, const lp_job_proc_ops *ops, void *ctx,
-				lp_error *err)
+static lp_job_proc *start_child(const char *command, GByteArray *desc, char *const *argv,
+				int root_fd, unsigned timeout, const lp_job_proc_ops *ops,
+				void *ctx, lp_error *err)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		lp_fail(err, LP_EIO, "cannot create a pipe: %s", g_strerror(errno));
-		g_byte_array_unref(desc);
+		if (desc)
+			g_byte_array_unref(desc);
 		return NULL;
 	}
 	pid_t pid;
-	int r = lp_job_spawn(command, desc, fds[1], root_fd, &pid, err);
-	g_byte_array_unref(desc);
+	int r = desc ? lp_job_spawn(command, desc, fds[1], root_fd, &pid, err)
+		     : lp_command_spawn(argv, fds[1], &pid, err);
+	if (desc)
+		g_byte_array_unref(desc);
 	close(fds[1]);
 	if (r) {
 		close(fds[0]);
@@ -603,11 +681,12 @@ static lp_job_proc *start_child(const char *command, GByteArray *desc, int root_
 	proc->started = g_get_monotonic_time();
 	proc->ops = *ops;
 	proc->ctx = ctx;
+	proc->raw = !desc;
 	proc->timeout = timeout;
 	if (timeout)
 		proc->timer = g_timeout_add_seconds(timeout, on_timer, proc);
 	g_unix_fd_add(fds[0], G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, proc);
-	g_child_watch_add(pid, on_child_exit, proc);
+	watch_exit(proc);
 	return proc;
 }
 
@@ -615,13 +694,16 @@ lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner,
 			       const lp_job_confinement *confine, unsigned timeout,
 			       const lp_job_proc_ops *ops, void *ctx, lp_error *err)
 {
-	return start_child(LP_JOB_COMMAND, describe_job(job, owner, confine),
+	return start_child(LP_JOB_COMMAND, describe_job(job, owner, confine), NULL,
 			   confine ? confine->root_fd : -1, timeout, ops, ctx, err);
 }
 
 lp_job_proc *lp_cell_proc_start(char **const *stages, size_t nstages, unsigned timeout,
 				const lp_job_proc_ops *ops, void *ctx, lp_error *err)
 {
+	/* One command is run as it is: no process in between. */
+	if (nstages == 1)
+		return start_child(NULL, NULL, stages[0], -1, timeout, ops, ctx, err);
 	GByteArray *desc = lp_job_desc_new(LP_CELL_COMMAND);
 	lp_job_desc_put_u64(desc, (uint64_t)getpid());
 	lp_job_desc_put_u64(desc, nstages);
@@ -631,7 +713,7 @@ lp_job_proc *lp_cell_proc_start(char **const *stages, size_t nstages, unsigned t
 		for (size_t a = 0; a < argc; a++)
 			lp_job_desc_put_str(desc, stages[i][a]);
 	}
-	return start_child(LP_CELL_COMMAND, desc, -1, timeout, ops, ctx, err);
+	return start_child(LP_CELL_COMMAND, desc, NULL, -1, timeout, ops, ctx, err);
 }
 
 pid_t lp_job_proc_pid(const lp_job_proc *proc) { return proc->pid; }

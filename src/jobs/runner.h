@@ -54,15 +54,18 @@ typedef struct lp_job_proc lp_job_proc;
 lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner,
 			       const lp_job_confinement *confine, unsigned timeout,
 			       const lp_job_proc_ops *ops, void *ctx, lp_error *err);
-/* The same for a command of this program, or a pipeline of them: a child
- * (`laplace __cell`) starts `laplace ARGS...` for each stage of stages (each
- * a NULL-terminated argv without the program, the standard output of
- * one the standard input of the next, the last's standard output
- * discarded), passes SIGINT, SIGTERM and SIGHUP on to them, waits for
- * them and reports their exit status as status (the last stage's if it
- * failed, else the first failed one's; 128 + signal for a stage that a
- * signal ended), their last line on standard error as msg, and their CPU
- * time and peak memory. */
+/* The same for a command of this program, or a pipeline of them: one
+ * command runs as `laplace ARGS...` itself (its standard error the
+ * pipe's, its exit status the result); a pipeline through a child
+ * (`laplace __cell`) that starts `laplace ARGS...` for each stage of
+ * stages (each a NULL-terminated argv without the program, the standard
+ * output of one the standard input of the next, the last's standard
+ * output discarded), passes SIGINT, SIGTERM and SIGHUP on to them, waits
+ * for them and reports their exit status (the last stage's if it failed,
+ * else the first failed one's; 128 + signal for a stage that a signal
+ * ended). Either way msg is the last line on standard error, and the
+ * outcome has the CPU time and peak memory of the processes (every child
+ * of the runner is reaped with wait4 through a pidfd). */
 lp_job_proc *lp_cell_proc_start(char **const *stages, size_t nstages, unsigned timeout,
 				const lp_job_proc_ops *ops, void *ctx, lp_error *err);
 pid_t lp_job_proc_pid(const lp_job_proc *proc);
