@@ -51,7 +51,8 @@ ssize_t lp_simulate(const char *path, const uint64_t *canonical, size_t n, const
 	if (lp_sim_parse_policies(policies ? policies : "lru", &policy, &npolicies, err) ||
 	    lp_sim_list_parse("--frames", frames ? frames : "pow2", &lists[0], err) ||
 	    lp_sim_list_parse("--window", windows ? windows : "pow2", &lists[1], err) ||
-	    load(&t, path, canonical, n, err))
+	    load(&t, path, canonical, n, err) ||
+	    lp_sim_check_space(&t, path ? path : "lp_simulate: canonical", err))
 		goto out;
 	if (!t.n) { /* an empty stream gives no rows */
 		result = 0;

@@ -27,6 +27,7 @@ static int bad(lp_error *err, const char *path, size_t line, const char *field, 
 static int parse_row(char *text, const char *path, size_t line, lp_sweep_row *row, lp_error *err)
 {
 	uint64_t v[F_UTIL];
+	lp_u128 idle = 0; /* ticks x processors can pass 2^64 - 1 */
 	char *field = text;
 	for (int f = 0; f < NFIELDS; f++) {
 		char *comma = strchr(field, ',');
@@ -36,14 +37,14 @@ static int parse_row(char *text, const char *path, size_t line, lp_sweep_row *ro
 			return bad(err, path, line, fields[f], "more than nine fields");
 		if (comma)
 			*comma = '\0';
-		if (f < F_UTIL && !lp_parse_decimal(field, 0, UINT64_MAX, &v[f]))
+		if (f == F_IDLE ? !lp_parse_decimal128(field, ~(lp_u128)0 >> 1, &idle)
+				: f < F_UTIL && !lp_parse_decimal(field, 0, UINT64_MAX, &v[f]))
 			return bad(err, path, line, fields[f], "not a decimal count");
 		if (f == F_UTIL) {
 			/* As laplace schedule prints it: %.6f of busy over all. */
-			uint64_t all = v[F_BUSY] + v[F_IDLE];
+			lp_u128 all = v[F_BUSY] + idle;
 			char want[32];
-			snprintf(want, sizeof want, "%.6f",
-				 all >= v[F_BUSY] && all ? (double)v[F_BUSY] / (double)all : 0.0);
+			snprintf(want, sizeof want, "%.6f", all ? (double)v[F_BUSY] / (double)all : 0.0);
 			if (strcmp(field, want))
 				return bad(err, path, line, fields[f],
 					   "not busy_ticks / (busy_ticks + idle_ticks) with six decimals");
@@ -59,12 +60,12 @@ static int parse_row(char *text, const char *path, size_t line, lp_sweep_row *ro
 	if (v[F_EVICTIONS] > v[F_FAULTS])
 		return bad(err, path, line, "evictions", "more than faults");
 	/* busy + idle is ticks x processors, 1 to 1024 of them. */
-	uint64_t all = v[F_BUSY] + v[F_IDLE];
-	if (all < v[F_BUSY] || (v[F_TICKS] ? all % v[F_TICKS] || !all || all / v[F_TICKS] > 1024 : all))
+	lp_u128 all = v[F_BUSY] + idle;
+	if (v[F_TICKS] ? all % v[F_TICKS] || !all || all / v[F_TICKS] > 1024 : all)
 		return bad(err, path, line, "idle_ticks",
 			   "busy_ticks + idle_ticks is not ticks x 1 to 1024 processors");
-	*row = (lp_sweep_row){v[F_MEMORY], v[F_TICKS], v[F_REFERENCES], v[F_FAULTS],   v[F_WAITS],
-			      v[F_EVICTIONS], v[F_BUSY], v[F_IDLE], row->utilization};
+	*row = (lp_sweep_row){v[F_MEMORY], v[F_TICKS], v[F_REFERENCES], v[F_FAULTS], v[F_WAITS],
+			      v[F_EVICTIONS], v[F_BUSY], idle, row->utilization};
 	return 0;
 }
 
@@ -364,12 +365,13 @@ int lp_sweep_write_html(const lp_sweep *s, lp_output *out, lp_error *err)
 	g_string_append(g, "</tr></thead><tbody>\n");
 	for (size_t i = 0; i < s->nrows; i++) {
 		const lp_sweep_row *r = &s->rows[i];
+		char idle[LP_U128_DIGITS];
 		add(g, "<tr%s><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
-		       "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
+		       "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%s"
 		       "</td><td>%.6f</td></tr>\n",
 		    knee != SIZE_MAX && r->memory == s->rows[knee].memory ? " class=\"knee\"" : "",
 		    r->memory, r->ticks, r->references, r->faults, r->waits, r->evictions,
-		    r->busy_ticks, r->idle_ticks, r->utilization);
+		    r->busy_ticks, lp_fmt_u128(idle, r->idle_ticks), r->utilization);
 	}
 	add(g, "</tbody></table></div>\n<footer><p>Made by laplace %s report --sweep; see "
 	       "laplace-report(1) and laplace-schedule(1).</p></footer>\n</body>\n</html>\n",
