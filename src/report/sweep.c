@@ -329,8 +329,8 @@ static const char style[] =
 	"svg .knee circle{fill:#fff;stroke:#c0392b;stroke-width:2}svg .knee text{fill:#c0392b;"
 	"font-size:12px}.scroll{overflow-x:auto}"
 	"table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
-	"table{font-size:.85rem}th,td{padding:.2rem .4rem;border-bottom:1px solid #e3e3e3;"
-	"text-align:right}"
+	"table{font-size:.8rem}th,td{padding:.2rem .3rem;border-bottom:1px solid #e3e3e3;"
+	"text-align:right}td{white-space:nowrap}"
 	"th{font-weight:600}tr.knee td{color:#c0392b}.note,footer{font-size:.85rem;color:#555}";
 
 int lp_sweep_write_html(const lp_sweep *s, lp_output *out, lp_error *err)
@@ -360,8 +360,16 @@ int lp_sweep_write_html(const lp_sweep *s, lp_output *out, lp_error *err)
 		figure(g, s, order, n, knee, true);
 	}
 	g_string_append(g, "<div class=\"scroll\"><table id=\"rows\"><thead><tr>");
-	for (int f = 0; f < NFIELDS; f++)
-		add(g, "<th>%s</th>", fields[f]);
+	/* Headers break after an underscore: with counts of 20 digits
+	 * (idle_ticks past 2^64) the table still fits the page's width, and
+	 * scrolls within itself on a narrower screen. */
+	for (int f = 0; f < NFIELDS; f++) {
+		gchar **parts = g_strsplit(fields[f], "_", 0);
+		char *head = g_strjoinv("_<wbr>", parts);
+		g_strfreev(parts);
+		add(g, "<th>%s</th>", head);
+		g_free(head);
+	}
 	g_string_append(g, "</tr></thead><tbody>\n");
 	for (size_t i = 0; i < s->nrows; i++) {
 		const lp_sweep_row *r = &s->rows[i];
