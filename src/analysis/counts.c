@@ -14,19 +14,27 @@ int lp_dir_counts_read(const char *dir, lp_dir_counts *c, lp_error *err)
 		return err->status;
 	}
 	c->ix = ix;
-	c->records = ix->kernel.records + ix->orphan.records;
+	/* References are no more than records in every file: only the
+	 * records' sums can pass 2^64 - 1, which no files' counts do. */
+	bool wrapped = __builtin_add_overflow(ix->kernel.records, ix->orphan.records, &c->records);
 	c->references = ix->kernel.references + ix->orphan.references;
 	c->records_of = g_new0(uint64_t, ix->nprocesses);
 	c->references_of = g_new0(uint64_t, ix->nprocesses);
 	for (size_t i = 0; i < ix->nprocesses; i++) {
 		const lp_index_process *p = &ix->processes[i];
 		for (size_t k = 0; k < p->ntasks; k++) {
-			c->records_of[i] += p->tasks[k].file.records;
+			wrapped |= __builtin_add_overflow(c->records_of[i], p->tasks[k].file.records,
+							  &c->records_of[i]);
 			c->references_of[i] += p->tasks[k].file.references;
 		}
 		c->tasks += p->ntasks;
-		c->records += c->records_of[i];
+		wrapped |= __builtin_add_overflow(c->records, c->records_of[i], &c->records);
 		c->references += c->references_of[i];
+	}
+	if (wrapped) {
+		lp_dir_counts_clear(c);
+		return lp_fail(err, LP_EINPUT, "%s/index.yaml: the records of its files together pass "
+			       "2^64 - 1, which no files hold", dir);
 	}
 	return 0;
 }

@@ -35,7 +35,9 @@ struct lp_shards {
 	uint32_t *owner;       /* position -> slot referenced there */
 	uint64_t positions, now, live;
 
-	double hist[LP_SHARDS_BUCKETS]; /* weights by scaled distance */
+	double *hist;          /* weights by scaled distance */
+	uint64_t nbuckets;     /* at least LP_SHARDS_BUCKETS, at most twice the
+				* sampled pages when more */
 	uint64_t width;        /* bucket b: distances b*width+1 .. (b+1)*width */
 	double cold, weights;  /* first references' weight; every weight */
 	uint64_t refs, sampled, max_distance;
@@ -59,6 +61,8 @@ lp_shards *lp_shards_new(double rate, uint64_t pages)
 	s->positions = 1024;
 	s->tree = g_new0(uint64_t, s->positions + 1);
 	s->owner = g_new(uint32_t, s->positions);
+	s->nbuckets = LP_SHARDS_BUCKETS;
+	s->hist = g_new0(double, s->nbuckets);
 	s->width = 1;
 	return s;
 }
@@ -76,6 +80,7 @@ void lp_shards_free(lp_shards *s)
 	g_free(s->heap);
 	g_free(s->tree);
 	g_free(s->owner);
+	g_free(s->hist);
 	g_free(s);
 }
 
@@ -256,18 +261,34 @@ static uint32_t shrink(lp_shards *s)
 	return out;
 }
 
+/* A value of 1/R scale as a count: rounded, and no more than 2^63 (a
+ * rate of 1e-20 scales a distance of 1 to 10^20). */
+static uint64_t scaled_count(double v)
+{
+	return v >= 0x1p63 ? UINT64_C(1) << 63 : v <= 0.0 ? 0 : (uint64_t)llround(v);
+}
+
+/* The histogram holds distances past its end: it doubles while it is no
+ * larger than twice the sampled pages (so that every page sampled, each
+ * distance has its own bucket: the exact curve), else its buckets pair
+ * up, twice as wide. */
 static void count(lp_shards *s, uint64_t distance, double weight)
 {
-	uint64_t scaled = (uint64_t)llround((double)distance / s->rate);
-	if (scaled < 1)
-		scaled = 1;
+	uint64_t scaled = MAX(scaled_count((double)distance / s->rate), 1);
 	if (scaled > s->max_distance)
 		s->max_distance = scaled;
 	uint64_t b = (scaled - 1) / s->width;
-	while (b >= LP_SHARDS_BUCKETS) {
-		for (size_t i = 0; i < LP_SHARDS_BUCKETS / 2; i++)
+	while (b >= s->nbuckets) {
+		uint64_t n = s->nbuckets;
+		if (n < 2 * s->live) {
+			s->hist = g_renew(double, s->hist, 2 * n);
+			memset(s->hist + n, 0, n * sizeof *s->hist);
+			s->nbuckets = 2 * n;
+			continue;
+		}
+		for (uint64_t i = 0; i < n / 2; i++)
 			s->hist[i] = s->hist[2 * i] + s->hist[2 * i + 1];
-		memset(s->hist + LP_SHARDS_BUCKETS / 2, 0, sizeof s->hist / 2);
+		memset(s->hist + n / 2, 0, n / 2 * sizeof *s->hist);
 		s->width *= 2;
 		b = (scaled - 1) / s->width;
 	}
@@ -317,7 +338,7 @@ void lp_shards_access(lp_shards *s, uint64_t page)
 
 void lp_shards_summarize(const lp_shards *s, lp_shards_summary *sum)
 {
-	uint64_t distinct = (uint64_t)llround(s->cold);
+	uint64_t distinct = scaled_count(s->cold);
 	*sum = (lp_shards_summary){s->refs, s->sampled, s->live, s->rate,
 				   MAX(distinct, s->max_distance)};
 	if (sum->frames > s->refs)
@@ -336,14 +357,14 @@ uint64_t lp_shards_curve_next(lp_shards_curve *c)
 	/* The first bucket holds the correction too: the references expected
 	 * (N) less the weight sampled. */
 	double first = (double)s->refs - s->weights;
-	for (; c->bucket < b && c->bucket < LP_SHARDS_BUCKETS; c->bucket++)
+	for (; c->bucket < b && c->bucket < s->nbuckets; c->bucket++)
 		c->hits_before += s->hist[c->bucket] + (c->bucket ? 0.0 : first);
 	double hits = c->hits_before;
-	if (b < LP_SHARDS_BUCKETS)
+	if (b < s->nbuckets)
 		hits += (s->hist[b] + (b ? 0.0 : first)) * (double)(f - b * s->width) /
 			(double)s->width;
 	double misses = (double)s->refs - hits;
-	uint64_t m = misses <= 0.0 ? 0 : (uint64_t)llround(misses);
+	uint64_t m = scaled_count(misses);
 	if (m > c->last)
 		m = c->last;
 	c->last = m;

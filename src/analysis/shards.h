@@ -14,14 +14,20 @@
  * histogram done once, at the end.
  *
  * Memory: O(S) with a fixed size (the sampled pages' table and marks, and
- * a histogram of LP_SHARDS_BUCKETS buckets whose width doubles as the
- * distances grow); O(R * D) with a fixed rate. No I/O, no failure. */
+ * a histogram of LP_SHARDS_BUCKETS buckets, or of up to twice the sampled
+ * pages when more, whose width doubles as the distances grow past it);
+ * O(R * D) with a fixed rate. Every page sampled (R = 1, or S at least
+ * D), every distance has its own bucket: the exact curve. No I/O, no
+ * failure. */
 #ifndef LAPLACE_SHARDS_H
 #define LAPLACE_SHARDS_H
 
 #include <stdint.h>
 
 #define LP_SHARDS_BUCKETS 65536
+/* Fewer pages sampled than this make a curve whose error can be large
+ * (SHARDS's bounds assume a few hundred at least): laplace stat warns. */
+#define LP_SHARDS_FEW_PAGES 200
 
 typedef struct lp_shards lp_shards;
 

@@ -2,6 +2,7 @@
 #include "analysis/sim.h"
 
 #include <glib.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -254,6 +255,21 @@ void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *
 			deeper += hist[d];
 		faults[k] = pages + deeper;
 	}
+}
+
+bool lp_sim_space_fits(const lp_trace *t)
+{
+	return (lp_u128)t->n * ((lp_u128)t->pages + 1) <= UINT64_MAX;
+}
+
+int lp_sim_check_space(const lp_trace *t, const char *name, lp_error *err)
+{
+	if (lp_sim_space_fits(t))
+		return 0;
+	return lp_fail(err, LP_EINPUT,
+		       "%s: %" PRIu64 " references of %" PRIu64 " pages: a space_time could pass "
+		       "2^64 - 1, the largest count laplace sim writes",
+		       name, t->n, (uint64_t)t->pages);
 }
 
 void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint64_t *space)

@@ -8,6 +8,7 @@
 #ifndef LAPLACE_SIM_H
 #define LAPLACE_SIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,6 +98,12 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t);
  * distances: the first references and those deeper than the size. */
 void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *sizes, size_t m,
 			 uint64_t *faults);
+/* Whether every space_time of t fits 64 bits: each is at most n + n x D
+ * (a page resident at most once a reference, D of them). When it does
+ * not, LP_EINPUT with err set naming name, the stream (laplace sim
+ * counts in 64 bits and writes no sum that wrapped). */
+bool lp_sim_space_fits(const lp_trace *t);
+int lp_sim_check_space(const lp_trace *t, const char *name, lp_error *err);
 /* space_time of every fixed-space policy at each of sizes[0, m):
  * Σ_t min(K, distinct pages among references 0 .. t). */
 void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint64_t *space);

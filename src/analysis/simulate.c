@@ -96,7 +96,8 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 			goto out;
 		}
 	}
-	if (load(&t, path, canonical, n, err))
+	if (load(&t, path, canonical, n, err) ||
+	    lp_sim_check_space(&t, path ? path : "lp_simulate: canonical", err))
 		goto out;
 	if (!t.n) { /* an empty stream gives no rows */
 		result = 0;

@@ -448,7 +448,10 @@ int cmd_sim(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
-	rc = simulate(&rq, &t, a.output, a.faults);
+	if ((rc = lp_sim_check_space(&t, argv[1], &err)))
+		cli_fail(&err);
+	else
+		rc = simulate(&rq, &t, a.output, a.faults);
 	lp_trace_clear(&t);
 out:
 	g_option_context_free(ctx);

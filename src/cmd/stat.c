@@ -306,6 +306,17 @@ static int stat_sampled(const char *path, const char *mrc_path, double rate, uin
 	if (lp_check_outputs(&path, 1, &mrc_path, 1, &err) ||
 	    read_sampled(path, rate, pages, &c, &err))
 		return cli_fail(&err);
+	/* A sample too small for SHARDS's error bounds is said to be one. */
+	lp_shards_summary sum;
+	lp_shards_summarize(c.shards, &sum);
+	if (sum.rate < 1 && sum.kept < LP_SHARDS_FEW_PAGES) {
+		char *msg = g_strdup_printf("%" G_GUINT64_FORMAT " page%s sampled, fewer than %d: "
+					    "the curve's error can be large (sample more with "
+					    "--sample-rate or --sample-pages)",
+					    sum.kept, sum.kept == 1 ? "" : "s", LP_SHARDS_FEW_PAGES);
+		cli_warn(NULL, msg);
+		g_free(msg);
+	}
 	int rc;
 	if (lp_sampled_stage_curve(&c, mrc_path, &curve, &err)) {
 		rc = cli_fail(&err);

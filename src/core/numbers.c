@@ -61,3 +61,29 @@ bool lp_parse_decimal(const char *s, uint64_t min, uint64_t max, uint64_t *v)
 	*v = n;
 	return true;
 }
+
+char *lp_fmt_u128(char buf[LP_U128_DIGITS], lp_u128 v)
+{
+	char *p = buf + LP_U128_DIGITS - 1;
+	*p = '\0';
+	do {
+		*--p = (char)('0' + (int)(v % 10));
+		v /= 10;
+	} while (v);
+	return memmove(buf, p, (size_t)(buf + LP_U128_DIGITS - p));
+}
+
+bool lp_parse_decimal128(const char *s, lp_u128 max, lp_u128 *v)
+{
+	if (!*s)
+		return false;
+	lp_u128 n = 0;
+	for (; *s; s++) {
+		lp_u128 digit = (lp_u128)(*s - '0');
+		if (!g_ascii_isdigit(*s) || digit > max || n > (max - digit) / 10)
+			return false;
+		n = n * 10 + digit;
+	}
+	*v = n;
+	return true;
+}

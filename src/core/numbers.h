@@ -120,4 +120,14 @@ int lp_parse_hex(const char *s, size_t len, uint64_t *v);
  * [min, max] into *v. */
 bool lp_parse_decimal(const char *s, uint64_t min, uint64_t max, uint64_t *v);
 
+/* Counts that can pass 2^64 - 1 (ticks x processors): 128 bits, exact. */
+__extension__ typedef unsigned __int128 lp_u128;
+/* The longest decimal of an lp_u128, with its NUL. */
+#define LP_U128_DIGITS 40
+/* v in decimal into buf (NUL-terminated); returns buf. */
+char *lp_fmt_u128(char buf[LP_U128_DIGITS], lp_u128 v);
+/* Parse a whole string of decimal digits (no sign, no space) no larger
+ * than max into *v. */
+bool lp_parse_decimal128(const char *s, lp_u128 max, lp_u128 *v);
+
 #endif

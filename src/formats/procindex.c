@@ -88,9 +88,61 @@ static int get_file(lp_yaml_doc *r, yaml_node_t *map, bool need_path, lp_index_f
 	if (records && references && f->references > f->records)
 		return lp_yaml_bad(r, map, "references", "more than records");
 	f->counted = records && references && (!f->records || (first && last));
+	uint64_t given = f->records;
 	if (!f->counted)
 		*f = (lp_index_file){.path = f->path};
+	f->expect_records = records;
+	f->expected_records = given;
 	return 0;
+}
+
+/* The records expected of each task file as a whole: the sum of its
+ * entries' when every entry gives them (a reused tid's file, layout
+ * task), none in layout process (an entry gives a task's records of the
+ * process's file). */
+static void expect_whole_files(lp_index *ix)
+{
+	GHashTable *sums = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < ix->nprocesses; i++)
+			for (size_t k = 0; k < ix->processes[i].ntasks; k++) {
+				lp_index_file *f = &ix->processes[i].tasks[k].file;
+				if (ix->layout != LP_LAYOUT_TASK) {
+					f->expect_records = false;
+					continue;
+				}
+				char *key = g_canonicalize_filename(f->path, "/");
+				lp_index_file *sum = g_hash_table_lookup(sums, key);
+				if (!pass && !sum) {
+					sum = g_new(lp_index_file, 1);
+					*sum = (lp_index_file){.expect_records = true};
+					g_hash_table_insert(sums, key, sum);
+					key = NULL;
+				}
+				if (!pass) {
+					sum->expect_records &= f->expect_records;
+					/* Past 2^64 - 1: no file holds that many. */
+					if (__builtin_add_overflow(sum->expected_records,
+								   f->expected_records,
+								   &sum->expected_records))
+						sum->expected_records = UINT64_MAX;
+				} else {
+					f->expect_records = sum->expect_records;
+					f->expected_records = sum->expected_records;
+				}
+				g_free(key);
+			}
+	g_hash_table_destroy(sums);
+}
+
+int lp_index_check_records(const lp_index_file *f, const char *path, const char *index,
+			   uint64_t records, lp_error *err)
+{
+	if (!f->expect_records || records == f->expected_records)
+		return 0;
+	return lp_fail(err, LP_EINPUT, "%s: %" PRIu64 " record%s, where %s gives %" PRIu64
+		       " (a file cut short, or not the one listed)", path, records,
+		       records == 1 ? "" : "s", index, f->expected_records);
 }
 
 /* The path of a file as written, without the suffix of its compression. */
@@ -440,6 +492,8 @@ lp_index *lp_index_read(const char *dir, lp_error *err)
 	lp_yaml_doc r = {.name = name, .err = err};
 	lp_index *ix = g_new0(lp_index, 1);
 	int rc = lp_yaml_load(name, text, len, &r.doc, err) ? -1 : get_index(&r, dir, ix);
+	if (!rc)
+		expect_whole_files(ix);
 	yaml_document_delete(&r.doc);
 	g_free(text);
 	g_free(name);

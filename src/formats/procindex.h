@@ -27,6 +27,12 @@ typedef struct lp_index_file {
 	uint64_t references;
 	uint64_t first_ts, last_ts; /* meaningful when records > 0 */
 	bool counted;          /* the counts are known (else all 0) */
+	/* The records the manifest gives for the whole file (a reused
+	 * tid's entries, each giving its own, added up; layout task only),
+	 * which a reader that reads the file to its end checks
+	 * (laplace-formats(5), PER-PROCESS OUTPUT). */
+	bool expect_records;
+	uint64_t expected_records;
 } lp_index_file;
 
 typedef struct lp_index_task {
@@ -65,6 +71,10 @@ typedef struct lp_index {
  * LP_INDEX_MAX_BYTES or is not a per-process index (line and field
  * named). */
 lp_index *lp_index_read(const char *dir, lp_error *err);
+/* A file read to its end holds records records: 0, or LP_EINPUT with err
+ * set naming path, index and both counts when f expects others. */
+int lp_index_check_records(const lp_index_file *f, const char *path, const char *index,
+			   uint64_t records, lp_error *err);
 /* Count what ix does not give from DIR's files (src/formats/taskdir.c):
  * the records, references and first and last timestamps of every file not
  * counted, and the programs of every process without them (its tasks' E

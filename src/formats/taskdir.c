@@ -59,6 +59,8 @@ typedef struct td_file {
 	uint64_t pid, tid;
 	bool binary;  /* in the binary task form (its header is bytes [0, 8)) */
 	lp_mapped map; /* a plain file of the binary form mapped whole (io/mapped.h), or not */
+	bool expect_records;       /* the manifest gives its records: */
+	uint64_t expected_records; /* checked when it is read to its end */
 } td_file;
 
 typedef struct td_reader td_reader;
@@ -105,7 +107,7 @@ struct lp_taskdir {
 	unsigned nopen;
 	uint64_t page;          /* the system's page size */
 	bool release;           /* let go of mapped pages as they are read (see release_read) */
-	char **paths;           /* lp_taskdir_paths */
+	char **paths;           /* lp_taskdir_paths; [0] index.yaml */
 	bool form_bin;          /* index.yaml says form: bin */
 	lp_sched_input input;
 	/* A share (lp_taskdir_share): its own streams, the rest its owner's. */
@@ -965,7 +967,7 @@ static void ahead_stop(lp_taskdir *t)
 
 typedef struct task_entry {
 	uint64_t pid, tid;
-	const char *path; /* relative, from the index */
+	const lp_index_file *file; /* from the index, its path relative */
 } task_entry;
 
 static int task_entry_cmp(const void *a, const void *b)
@@ -976,12 +978,23 @@ static int task_entry_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static void add_file(lp_taskdir *t, const char *dir, const char *rel, uint64_t pid, uint64_t tid)
+static void add_file(lp_taskdir *t, const char *dir, const lp_index_file *listed, uint64_t pid,
+		     uint64_t tid)
 {
 	td_file *f = &t->files[t->nfiles++];
-	f->path = g_build_filename(dir, rel, NULL);
+	f->path = g_build_filename(dir, listed->path, NULL);
 	f->pid = pid;
 	f->tid = tid;
+	f->expect_records = listed->expect_records;
+	f->expected_records = listed->expected_records;
+}
+
+/* File f, read to its end, held records records: as its manifest says? */
+static int check_records(const lp_taskdir *t, size_t f, uint64_t records, lp_error *err)
+{
+	lp_index_file listed = {.expect_records = t->files[f].expect_records,
+				.expected_records = t->files[f].expected_records};
+	return lp_index_check_records(&listed, t->files[f].path, t->paths[0], records, err);
 }
 
 /* A listed file must be there: missing, the directory is incomplete. A
@@ -1003,19 +1016,23 @@ static int check_listed(const char *path, const char *index, uint64_t *bytes, lp
 	return lp_fail(err, LP_EIO, "cannot open %s: %s", path, g_strerror(errno));
 }
 
-/* Newlines in [p, end), eight bytes at a time: a byte of w ^ ONES('\n')
- * is zero where w holds a newline, and a zero byte is one whose low seven
- * bits plus 0x7f do not carry into its high bit, which is clear too. */
+/* Newlines in [p, end), sixteen bytes at a time: each block's compare
+ * gives -1 where a byte is a newline, taken from byte counters that are
+ * summed before they can wrap (255 blocks). */
 static uint64_t count_newlines(const char *p, const char *end)
 {
-	const uint64_t newlines = 0x0a0a0a0a0a0a0a0aull, low7 = 0x7f7f7f7f7f7f7f7full;
+	typedef signed char bytes16 __attribute__((vector_size(16)));
 	uint64_t n = 0;
-	for (; end - p >= 8; p += 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		uint64_t x = w ^ newlines;
-		uint64_t found = (~(((x & low7) + low7) | x) & ~low7) >> 7; /* 1 per newline byte */
-		n += found * 0x0101010101010101ull >> 56;                     /* their sum */
+	while (end - p >= 16) {
+		bytes16 counts = {0};
+		size_t blocks = MIN((size_t)(end - p) / 16, 255);
+		for (size_t i = 0; i < blocks; i++, p += 16) {
+			bytes16 w;
+			memcpy(&w, p, 16);
+			counts -= w == '\n';
+		}
+		for (int k = 0; k < 16; k++)
+			n += (unsigned char)counts[k];
 	}
 	for (; p < end; p++)
 		n += *p == '\n';
@@ -1023,8 +1040,10 @@ static uint64_t count_newlines(const char *p, const char *end)
 }
 
 /* Skip ahead to the next line that begins with 'X' (or to the end of the
- * file); line numbers in s count from there. Returns 0 or -1. */
-static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
+ * file); line numbers in s count from there. The lines skipped are added
+ * to *lines unless NULL (one left without its newline at the end not
+ * among them: *at_line_start then false). Returns 0 or -1. */
+static int skip_to_exit_line(td_stream *s, bool *at_line_start, uint64_t *lines, lp_error *err)
 {
 	lp_inbuf *b = &s->reader->src.b;
 	for (;;) {
@@ -1032,6 +1051,8 @@ static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
 		for (char *x = p; (x = memchr(x, 'X', (size_t)(end - x))); x++) {
 			if (x == p ? !*at_line_start : x[-1] != '\n')
 				continue; /* an X inside a name */
+			if (lines)
+				*lines += count_newlines(p, x);
 			s->offset += (uint64_t)(x - p);
 			s->line_base_offset = s->offset;
 			s->line = 0;
@@ -1039,6 +1060,8 @@ static int skip_to_exit_line(td_stream *s, bool *at_line_start, lp_error *err)
 			return 0;
 		}
 		if (p < end) {
+			if (lines)
+				*lines += count_newlines(p, end);
 			s->offset += (uint64_t)(end - p);
 			*at_line_start = end[-1] == '\n';
 			b->pos = b->len;
@@ -1098,8 +1121,9 @@ static int detect_form(lp_taskdir *t, size_t f, lp_error *err)
 /* Skip the binary form's reference records ahead of s (only their type
  * byte looked at: they are read when the schedule runs), up to the next
  * other record, or one cut short, or the end; a mapped file's pages let
- * go behind, a piece at a time. Returns 0 or -1. */
-static int skip_bin_references(const lp_taskdir *t, td_stream *s, lp_error *err)
+ * go behind, a piece at a time. They are added to *records. Returns 0 or
+ * -1. */
+static int skip_bin_references(const lp_taskdir *t, td_stream *s, uint64_t *records, lp_error *err)
 {
 	static const bool is_type[256] = {['r'] = 1, ['w'] = 1, ['i'] = 1, ['R'] = 1, ['W'] = 1, ['I'] = 1};
 	lp_inbuf *b = &s->reader->src.b;
@@ -1113,6 +1137,7 @@ static int skip_bin_references(const lp_taskdir *t, td_stream *s, lp_error *err)
 			p += LP_TASK_BIN_REF_SIZE;
 		b->pos += (size_t)(p - start);
 		s->offset += (uint64_t)(p - start);
+		*records += (uint64_t)(p - start) / LP_TASK_BIN_REF_SIZE;
 		if (t->release)
 			release_read(t, s, s->offset);
 		if (p == start)
@@ -1136,23 +1161,31 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 		return err->status;
 	s.reader = &r;
 	bool unit_starts = true, at_line_start = true;
-	uint64_t incarnation = 0;
+	uint64_t incarnation = 0, records = 0;
+	/* Records are counted only where the manifest gives them. */
+	uint64_t *lines = t->files[f].expect_records ? &records : NULL;
 	int rc = file_form(t, f, &r.src.b, err);
 	s.offset = t->files[f].binary ? LP_TASK_BIN_HEADER_SIZE : 0;
 	while (!rc) {
 		bool binary = t->files[f].binary;
-		if (!unit_starts && (binary ? skip_bin_references(t, &s, err)
-					    : skip_to_exit_line(&s, &at_line_start, err))) {
+		if (!unit_starts && (binary ? skip_bin_references(t, &s, &records, err)
+					    : skip_to_exit_line(&s, &at_line_start, lines, err))) {
 			rc = err->status;
 			break;
 		}
 		uint64_t offset = s.offset;
 		lp_task_record rec;
 		enum lp_task_kind kind = read_record(t, &s, &rec, err);
-		if (kind == LP_TASK_ERROR || kind == LP_TASK_END) {
-			rc = kind == LP_TASK_ERROR ? err->status : 0;
+		if (kind == LP_TASK_ERROR) {
+			rc = err->status;
 			break;
 		}
+		if (kind == LP_TASK_END) {
+			/* A last line without its newline is a record too. */
+			rc = check_records(t, f, records + !at_line_start, err);
+			break;
+		}
+		records++;
 		at_line_start = true;
 		bool is_ref = kind == LP_TASK_REF;
 		if (unit_starts) {
@@ -1178,6 +1211,42 @@ static int find_units(lp_taskdir *t, size_t f, GArray *units, GArray *starts, lp
 		release_read(t, &s, t->files[f].map.size);
 	lp_byte_source_clear(&r.src);
 	/* An error or the end read where pages had vanished: the file shrank. */
+	if (rc != LP_EIO && check_shrunk(t, f, err))
+		rc = LP_EINPUT;
+	return rc;
+}
+
+/* Read file f (kernel, orphan: not searched for units) to its end, as
+ * as-traced reads it, and check its records against the manifest's. */
+static int check_whole_file(lp_taskdir *t, size_t f, lp_error *err)
+{
+	td_stream s = {.file = f};
+	td_reader r = {.stream = &s};
+	if (source_open(t, f, 0, &r.src, err))
+		return err->status;
+	s.reader = &r;
+	bool at_line_start = true;
+	uint64_t records = 0;
+	int rc = file_form(t, f, &r.src.b, err);
+	s.offset = t->files[f].binary ? LP_TASK_BIN_HEADER_SIZE : 0;
+	while (!rc) {
+		if (t->files[f].binary ? skip_bin_references(t, &s, &records, err)
+				       : skip_to_exit_line(&s, &at_line_start, &records, err)) {
+			rc = err->status;
+			break;
+		}
+		lp_task_record rec;
+		enum lp_task_kind kind = read_record(t, &s, &rec, err);
+		if (kind == LP_TASK_ERROR)
+			rc = err->status;
+		else if (kind == LP_TASK_END)
+			rc = check_records(t, f, records + !at_line_start, err);
+		if (kind == LP_TASK_ERROR || kind == LP_TASK_END)
+			break;
+		records++;
+		at_line_start = true;
+	}
+	lp_byte_source_clear(&r.src);
 	if (rc != LP_EIO && check_shrunk(t, f, err))
 		rc = LP_EINPUT;
 	return rc;
@@ -1267,21 +1336,25 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 			const lp_index_task *task = &ix->processes[p].tasks[k];
 			if (!g_hash_table_add(seen, task->file.path))
 				continue;
-			task_entry e = {ix->processes[p].pid, task->tid, task->file.path};
+			task_entry e = {ix->processes[p].pid, task->tid, &task->file};
 			g_array_append_val(tasks, e);
 		}
 	g_array_sort(tasks, task_entry_cmp);
 	t->files = g_new0(td_file, tasks->len + 2);
-	add_file(t, dir, ix->kernel.path, 0, 0);
+	add_file(t, dir, &ix->kernel, 0, 0);
 	if (ix->orphan.path)
-		add_file(t, dir, ix->orphan.path, 0, 0);
+		add_file(t, dir, &ix->orphan, 0, 0);
 	size_t first_task = t->nfiles;
 	for (guint i = 0; i < tasks->len; i++) {
 		task_entry *e = &g_array_index(tasks, task_entry, i);
-		add_file(t, dir, e->path, e->pid, e->tid);
+		add_file(t, dir, e->file, e->pid, e->tid);
 	}
 	g_array_free(tasks, TRUE);
 	g_hash_table_destroy(seen);
+	t->paths = g_new0(char *, t->nfiles + 2);
+	t->paths[0] = g_strdup(index);
+	for (size_t f = 0; f < t->nfiles; f++)
+		t->paths[f + 1] = g_strdup(t->files[f].path);
 	uint64_t bytes = 0;
 	for (size_t f = 0; f < t->nfiles && !rc; f++)
 		rc = check_listed(t->files[f].path, index, &bytes, err);
@@ -1290,7 +1363,8 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 				 : (uint64_t)sysconf(_SC_PHYS_PAGES) / 4 * t->page);
 	t->form_bin = ix->binary;
 	for (size_t f = 0; f < first_task && !rc; f++)
-		rc = detect_form(t, f, err);
+		if (!(rc = detect_form(t, f, err)) && !opt->unit_streams && t->files[f].expect_records)
+			rc = check_whole_file(t, f, err);
 	t->sched_files = g_new0(lp_sched_file, t->nfiles);
 	for (size_t f = 0; f < t->nfiles; f++)
 		t->sched_files[f] = (lp_sched_file){t->files[f].path, SIZE_MAX, t->files[f].tid};
@@ -1308,10 +1382,6 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 			t->streams[f].offset = t->files[f].binary ? LP_TASK_BIN_HEADER_SIZE : 0;
 		}
 	}
-	t->paths = g_new0(char *, t->nfiles + 2);
-	t->paths[0] = g_strdup(index);
-	for (size_t f = 0; f < t->nfiles; f++)
-		t->paths[f + 1] = g_strdup(t->files[f].path);
 	t->input = (lp_sched_input){
 		.units = (const lp_sched_unit *)t->units->data,
 		.nunits = t->units->len,
@@ -1408,12 +1478,15 @@ typedef struct count_form {
 	bool binary;
 } count_form;
 
-/* Read the file rel of dir, listed in index, whole: its counts into *f
- * (unless NULL), its E records onto execs (unless NULL). Every file of
- * a directory is in one form: form's. */
-static int count_file(const char *dir, const char *rel, const char *index, lp_index_file *f,
-		      GArray *execs, bool need_binary, count_form *form, lp_error *err)
+/* Read the file of dir that listed lists in index, whole, its records
+ * checked against the manifest's: its counts into *f (unless NULL), its E
+ * records onto execs (unless NULL). Every file of a directory is in one
+ * form: form's. */
+static int count_file(const char *dir, const lp_index_file *listed, const char *index,
+		      lp_index_file *f, GArray *execs, bool need_binary, count_form *form,
+		      lp_error *err)
 {
+	const char *rel = listed->path;
 	char *path = g_build_filename(dir, rel, NULL);
 	lp_byte_source src;
 	if (check_listed(path, index, NULL, err) ||
@@ -1470,6 +1543,8 @@ static int count_file(const char *dir, const char *rel, const char *index, lp_in
 	}
 	g_free(rec);
 	lp_byte_source_clear(&src);
+	if (!rc)
+		rc = lp_index_check_records(listed, path, index, c.records, err);
 	g_free(path);
 	if (!rc && f)
 		*f = c;
@@ -1492,7 +1567,7 @@ int lp_index_count(const char *dir, lp_index *ix, lp_error *err)
 					     ": no records and references given, which a file per "
 					     "process does not tell apart", index, p->tasks[k].tid, p->pid);
 			else if (!f->counted || execs)
-				rc = count_file(dir, f->path, index, f->counted ? NULL : f, execs,
+				rc = count_file(dir, f, index, f->counted ? NULL : f, execs,
 						ix->binary, &form, err);
 		}
 		if (execs) {
@@ -1506,8 +1581,7 @@ int lp_index_count(const char *dir, lp_index *ix, lp_error *err)
 	lp_index_file *own[] = {&ix->kernel, &ix->orphan};
 	for (size_t i = 0; i < G_N_ELEMENTS(own) && !rc; i++)
 		if (!own[i]->counted)
-			rc = count_file(dir, own[i]->path, index, own[i], NULL, ix->binary, &form,
-					err);
+			rc = count_file(dir, own[i], index, own[i], NULL, ix->binary, &form, err);
 	if (form.first)
 		ix->binary = form.binary;
 	g_free((char *)form.first);

@@ -485,9 +485,10 @@ static void replay_ran(void *ctx, unsigned cpu, size_t unit, uint64_t tick, uint
 	replay *rp = ctx;
 	const uint64_t cols = LP_REPORT_SCHEDULE_COLUMNS, ticks = rp->sc->ticks;
 	/* Column c shows tick floor(c * ticks / cols): the columns from
-	 * ceil(tick * cols / ticks) on, up to ceil((tick + n) * cols / ticks). */
-	uint64_t from = (tick * cols + ticks - 1) / ticks;
-	uint64_t to = ((tick + n) * cols + ticks - 1) / ticks;
+	 * ceil(tick * cols / ticks) on, up to ceil((tick + n) * cols / ticks),
+	 * in 128 bits (ticks reach 2^64 - 1). */
+	uint64_t from = (uint64_t)(((lp_u128)tick * cols + ticks - 1) / ticks);
+	uint64_t to = (uint64_t)(((lp_u128)(tick + n) * cols + ticks - 1) / ticks);
 	for (uint64_t c = from; c < to && c < cols; c++)
 		rp->sc->columns[cpu][c] = rp->unit_task[unit];
 }
@@ -788,7 +789,8 @@ void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, siz
 	if (!r->trace)
 		return;
 	const lp_trace *t = r->trace;
-	if (t->n) {
+	/* No curve rather than one of wrapped sums. */
+	if (t->n && lp_sim_space_fits(t)) {
 		/* Points for the curve of a footprint of D pages: at most
 		 * STACK_POINTS + 1, or 8 a decade (log10 D < 20). */
 		uint64_t *sizes = g_new(uint64_t, STACK_POINTS + 2);

@@ -43,10 +43,13 @@ static void add_short(GString *s, double v)
 /* A name from the input, escaped and cut to max characters (UTF-8 aware). */
 static void add_name(GString *s, const char *name, size_t max)
 {
-	if (g_utf8_validate(name, -1, NULL) && g_utf8_strlen(name, -1) > (glong)max) {
-		char *cut = g_utf8_substring(name, 0, (glong)max - 1);
-		lp_html_escape(s, cut);
+	glong length = g_utf8_validate(name, -1, NULL) ? g_utf8_strlen(name, -1) : 0;
+	if (length > (glong)max) {
+		/* The end tells programs apart (/usr/lib/gcc/x86_64-linux-gnu/12/cc1
+		 * and .../collect2): the start gives way. */
+		char *cut = g_utf8_substring(name, length - (glong)max + 1, length);
 		g_string_append(s, "\u2026");
+		lp_html_escape(s, cut);
 		g_free(cut);
 	} else if (g_utf8_validate(name, -1, NULL)) {
 		lp_html_escape(s, name);
@@ -201,6 +204,27 @@ static void axes_draw(GString *s, const axes *a, const char *x_label, const char
 	g_string_append(s, "</g>\n");
 }
 
+/* The dash pattern of a policy's curve (SVG stroke-dasharray; "" solid),
+ * by its row in the registry, as its colour: curves that coincide (arc's
+ * on lru's) still show apart, and in grey print too. */
+static const char *series_dash(const series *c)
+{
+	static const char *const dashes[] = {
+		"",          /* lru */
+		"10 4",      /* opt */
+		"3 3",       /* fifo */
+		"12 3 3 3",  /* clock */
+		"6 2 1 2",   /* segq */
+		"1.5 3.5",   /* arc */
+		"14 3 3 3 3 3", /* eelru */
+		"",          /* ws */
+		"10 4",      /* vmin */
+	};
+	const lp_policy_info *policy = lp_policy_find(c->name);
+	size_t row = policy ? (size_t)(policy - lp_policies) : 0;
+	return row < G_N_ELEMENTS(dashes) ? dashes[row] : "8 3 1 3";
+}
+
 /* A polyline through the points, skipping those closer than a tenth of
  * a unit to the last drawn, so that a curve of every size of a large
  * footprint stays small. */
@@ -208,7 +232,11 @@ static void series_draw(GString *s, const axes *a, const series *c, const char *
 {
 	if (!c->n)
 		return;
-	add(s, "<path class=\"curve\" stroke=\"%s\" d=\"", colour);
+	const char *dash = series_dash(c);
+	add(s, "<path class=\"curve\" stroke=\"%s\"", colour);
+	if (*dash)
+		add(s, " stroke-dasharray=\"%s\"", dash);
+	g_string_append(s, " d=\"");
 	double lx = 0, ly = 0;
 	for (size_t k = 0; k < c->n; k++) {
 		double x = ax_x(a, c->x[k]), y = ax_y(a, c->y[k]);
@@ -227,19 +255,23 @@ static void policy_colour(const lp_policy_info *policy, char out[8])
 	lp_report_colour((size_t)(policy - lp_policies), out);
 }
 
-/* The names of the curves, in their colours, along the top of the plot. */
+/* The names of the curves along the top of the plot, each after a
+ * stretch of its curve (colour and dashes). */
 static void series_legend(GString *s, const axes *a, const series *c, const char (*colour)[8],
 			  size_t nc)
 {
 	g_string_append(s, "<g class=\"legend\">\n");
 	double x = a->p.left;
 	for (size_t i = 0; i < nc; i++) {
-		add(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"4\" fill=\"%s\"/>"
-		       "<text x=\"%.1f\" y=\"%.1f\">", x, a->p.top - 30, colour[i], x + 21,
+		const char *dash = series_dash(&c[i]);
+		add(s, "<path class=\"curve\" stroke=\"%s\"", colour[i]);
+		if (*dash)
+			add(s, " stroke-dasharray=\"%s\"", dash);
+		add(s, " d=\"M%.1f %.1fh28\"/><text x=\"%.1f\" y=\"%.1f\">", x, a->p.top - 28, x + 33,
 		    a->p.top - 24);
 		lp_html_escape(s, c[i].name);
 		g_string_append(s, "</text>\n");
-		x += 34 + 8.5 * (double)strlen(c[i].name);
+		x += 46 + 8.5 * (double)strlen(c[i].name);
 	}
 	g_string_append(s, "</g>\n");
 }
@@ -313,7 +345,9 @@ static void figure_mrc(GString *s, const lp_report *r)
 	svg_open(s, "mrc", 440, "Miss-ratio curve", desc->str);
 	g_string_free(desc, TRUE);
 	axes_draw(s, &a, "memory size (pages, log scale)", "miss ratio", (double)r->distinct);
-	for (size_t i = nc; i-- > 0;) /* the first on top */
+	/* The first (lru's, solid) at the bottom: the dashed ones over it
+	 * leave it seen where they coincide. */
+	for (size_t i = 0; i < nc; i++)
 		series_draw(s, &a, &c[i], colour[i]);
 	series_legend(s, &a, c, (const char (*)[8])colour, nc);
 	add(s, "<circle class=\"end\" cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"/>\n",

@@ -27,6 +27,7 @@ static int bad(lp_error *err, const char *path, size_t line, const char *field, 
 static int parse_row(char *text, const char *path, size_t line, lp_sweep_row *row, lp_error *err)
 {
 	uint64_t v[F_UTIL];
+	lp_u128 idle = 0; /* ticks x processors can pass 2^64 - 1 */
 	char *field = text;
 	for (int f = 0; f < NFIELDS; f++) {
 		char *comma = strchr(field, ',');
@@ -36,14 +37,14 @@ static int parse_row(char *text, const char *path, size_t line, lp_sweep_row *ro
 			return bad(err, path, line, fields[f], "more than nine fields");
 		if (comma)
 			*comma = '\0';
-		if (f < F_UTIL && !lp_parse_decimal(field, 0, UINT64_MAX, &v[f]))
+		if (f == F_IDLE ? !lp_parse_decimal128(field, ~(lp_u128)0 >> 1, &idle)
+				: f < F_UTIL && !lp_parse_decimal(field, 0, UINT64_MAX, &v[f]))
 			return bad(err, path, line, fields[f], "not a decimal count");
 		if (f == F_UTIL) {
 			/* As laplace schedule prints it: %.6f of busy over all. */
-			uint64_t all = v[F_BUSY] + v[F_IDLE];
+			lp_u128 all = v[F_BUSY] + idle;
 			char want[32];
-			snprintf(want, sizeof want, "%.6f",
-				 all >= v[F_BUSY] && all ? (double)v[F_BUSY] / (double)all : 0.0);
+			snprintf(want, sizeof want, "%.6f", all ? (double)v[F_BUSY] / (double)all : 0.0);
 			if (strcmp(field, want))
 				return bad(err, path, line, fields[f],
 					   "not busy_ticks / (busy_ticks + idle_ticks) with six decimals");
@@ -59,12 +60,12 @@ static int parse_row(char *text, const char *path, size_t line, lp_sweep_row *ro
 	if (v[F_EVICTIONS] > v[F_FAULTS])
 		return bad(err, path, line, "evictions", "more than faults");
 	/* busy + idle is ticks x processors, 1 to 1024 of them. */
-	uint64_t all = v[F_BUSY] + v[F_IDLE];
-	if (all < v[F_BUSY] || (v[F_TICKS] ? all % v[F_TICKS] || !all || all / v[F_TICKS] > 1024 : all))
+	lp_u128 all = v[F_BUSY] + idle;
+	if (v[F_TICKS] ? all % v[F_TICKS] || !all || all / v[F_TICKS] > 1024 : all)
 		return bad(err, path, line, "idle_ticks",
 			   "busy_ticks + idle_ticks is not ticks x 1 to 1024 processors");
-	*row = (lp_sweep_row){v[F_MEMORY], v[F_TICKS], v[F_REFERENCES], v[F_FAULTS],   v[F_WAITS],
-			      v[F_EVICTIONS], v[F_BUSY], v[F_IDLE], row->utilization};
+	*row = (lp_sweep_row){v[F_MEMORY], v[F_TICKS], v[F_REFERENCES], v[F_FAULTS], v[F_WAITS],
+			      v[F_EVICTIONS], v[F_BUSY], idle, row->utilization};
 	return 0;
 }
 
@@ -328,8 +329,8 @@ static const char style[] =
 	"svg .knee circle{fill:#fff;stroke:#c0392b;stroke-width:2}svg .knee text{fill:#c0392b;"
 	"font-size:12px}.scroll{overflow-x:auto}"
 	"table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
-	"table{font-size:.85rem}th,td{padding:.2rem .4rem;border-bottom:1px solid #e3e3e3;"
-	"text-align:right}"
+	"table{font-size:.8rem}th,td{padding:.2rem .3rem;border-bottom:1px solid #e3e3e3;"
+	"text-align:right}td{white-space:nowrap}"
 	"th{font-weight:600}tr.knee td{color:#c0392b}.note,footer{font-size:.85rem;color:#555}";
 
 int lp_sweep_write_html(const lp_sweep *s, lp_output *out, lp_error *err)
@@ -359,17 +360,26 @@ int lp_sweep_write_html(const lp_sweep *s, lp_output *out, lp_error *err)
 		figure(g, s, order, n, knee, true);
 	}
 	g_string_append(g, "<div class=\"scroll\"><table id=\"rows\"><thead><tr>");
-	for (int f = 0; f < NFIELDS; f++)
-		add(g, "<th>%s</th>", fields[f]);
+	/* Headers break after an underscore: with counts of 20 digits
+	 * (idle_ticks past 2^64) the table still fits the page's width, and
+	 * scrolls within itself on a narrower screen. */
+	for (int f = 0; f < NFIELDS; f++) {
+		gchar **parts = g_strsplit(fields[f], "_", 0);
+		char *head = g_strjoinv("_<wbr>", parts);
+		g_strfreev(parts);
+		add(g, "<th>%s</th>", head);
+		g_free(head);
+	}
 	g_string_append(g, "</tr></thead><tbody>\n");
 	for (size_t i = 0; i < s->nrows; i++) {
 		const lp_sweep_row *r = &s->rows[i];
+		char idle[LP_U128_DIGITS];
 		add(g, "<tr%s><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
-		       "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
+		       "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%s"
 		       "</td><td>%.6f</td></tr>\n",
 		    knee != SIZE_MAX && r->memory == s->rows[knee].memory ? " class=\"knee\"" : "",
 		    r->memory, r->ticks, r->references, r->faults, r->waits, r->evictions,
-		    r->busy_ticks, r->idle_ticks, r->utilization);
+		    r->busy_ticks, lp_fmt_u128(idle, r->idle_ticks), r->utilization);
 	}
 	add(g, "</tbody></table></div>\n<footer><p>Made by laplace %s report --sweep; see "
 	       "laplace-report(1) and laplace-schedule(1).</p></footer>\n</body>\n</html>\n",

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/numbers.h"
 #include "io/io.h"
 
 /* The rows a table may hold, and the longest line. */
@@ -16,7 +17,8 @@
 #define LP_SWEEP_LINE_MAX 256
 
 typedef struct lp_sweep_row {
-	uint64_t memory, ticks, references, faults, waits, evictions, busy_ticks, idle_ticks;
+	uint64_t memory, ticks, references, faults, waits, evictions, busy_ticks;
+	lp_u128 idle_ticks; /* ticks x processors can pass 2^64 - 1 */
 	double utilization; /* as printed */
 } lp_sweep_row;
 

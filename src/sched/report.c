@@ -22,7 +22,7 @@
 static int emit_memory(yaml_emitter_t *em, const lp_sched_report *rep)
 {
 	uint64_t busy = lp_sched_report_busy(rep);
-	char utilization[32];
+	char utilization[32], idle[LP_U128_DIGITS];
 	lp_sched_report_utilization(rep, utilization);
 	return lp_yaml_pair_u64(em, "memory", rep->memory) ||
 	       lp_yaml_pair(em, "replacement", lp_sched_replacement_names[rep->replacement]) ||
@@ -32,7 +32,8 @@ static int emit_memory(yaml_emitter_t *em, const lp_sched_report *rep)
 	       lp_yaml_pair_u64(em, "frame_waits", rep->mem.frame_waits) ||
 	       lp_yaml_pair_u64(em, "evictions", rep->mem.evictions) ||
 	       lp_yaml_pair_u64(em, "busy_ticks", busy) ||
-	       lp_yaml_pair_u64(em, "idle_ticks", rep->ticks * rep->cpus - busy) ||
+	       lp_yaml_key(em, "idle_ticks") ||
+	       lp_yaml_scalar(em, lp_fmt_u128(idle, lp_sched_report_idle(rep)), YAML_PLAIN_SCALAR_STYLE) ||
 	       lp_yaml_pair(em, "utilization", utilization);
 }
 
@@ -156,6 +157,16 @@ static int count(sched_reader *sr, const char *field, uint64_t *out)
 	if (sr->ev.type != YAML_SCALAR_EVENT)
 		return bad(sr, field, "not a single value");
 	if (!lp_parse_decimal((const char *)sr->ev.data.scalar.value, 0, UINT64_MAX, out))
+		return bad(sr, field, "not a decimal count");
+	return 0;
+}
+
+/* The scalar just read as a decimal count that may pass 2^64 - 1. */
+static int wide_count(sched_reader *sr, const char *field, lp_u128 *out)
+{
+	if (sr->ev.type != YAML_SCALAR_EVENT)
+		return bad(sr, field, "not a single value");
+	if (!lp_parse_decimal128((const char *)sr->ev.data.scalar.value, ~(lp_u128)0, out))
 		return bad(sr, field, "not a decimal count");
 	return 0;
 }
@@ -368,7 +379,8 @@ static const char *const top_keys[TOP_KEYS] = {
 	"evictions",   "busy_ticks",  "idle_ticks", "utilization"};
 
 /* A memory's keys against the entries, once all are read (9.4.5). */
-static int check_memory(sched_reader *sr, size_t top, const uint64_t *mem, const char *utilization)
+static int check_memory(sched_reader *sr, size_t top, const uint64_t *mem, lp_u128 idle,
+			const char *utilization)
 {
 	const lp_sched_report *rep = sr->rep;
 	uint64_t cpu_faults = 0, cpu_waits = 0, unit_faults = 0, unit_waits = 0;
@@ -395,7 +407,7 @@ static int check_memory(sched_reader *sr, size_t top, const uint64_t *mem, const
 		return bad_at(sr, top, "evictions", "more than faults");
 	if (mem[K_BUSY - K_FAULTS] != busy)
 		return bad_at(sr, top, "busy_ticks", "not the CPUs' references together");
-	if (mem[K_IDLE - K_FAULTS] != rep->ticks * rep->cpus - busy)
+	if (idle != lp_sched_report_idle(rep))
 		return bad_at(sr, top, "idle_ticks", "not ticks x cpus less busy_ticks");
 	if (strcmp(utilization, want))
 		return bad_at(sr, top, "utilization", "not busy_ticks / (ticks x cpus) with six decimals");
@@ -443,6 +455,7 @@ static int read_report(sched_reader *sr)
 	size_t top = sr->ev.start_mark.line, cpu_stats_line = 0;
 	bool seen[TOP_KEYS] = {0};
 	uint64_t cpus = 0, mem[K_UTILIZATION - K_FAULTS] = {0};
+	lp_u128 idle = 0; /* ticks x cpus can pass 2^64 - 1 */
 	char utilization[32] = "";
 	int policy = -1, replacement;
 	size_t *cpu_lines = g_new0(size_t, LP_SCHED_MAX_CPUS);
@@ -503,8 +516,10 @@ static int read_report(sched_reader *sr)
 		case K_FRAME_WAITS:
 		case K_EVICTIONS:
 		case K_BUSY:
-		case K_IDLE:
 			rc = count(sr, top_keys[k], &mem[k - K_FAULTS]);
+			break;
+		case K_IDLE:
+			rc = wide_count(sr, top_keys[k], &idle);
 			break;
 		case K_CPU_STATS:
 		case K_UNITS:
@@ -538,7 +553,7 @@ static int read_report(sched_reader *sr)
 		rc = check_whole(sr, policy, cpus, cpu_stats_line, cpu_lines, unit_lines);
 	rep->cpus = (unsigned)cpus;
 	if (!rc && rep->memory)
-		rc = check_memory(sr, top, mem, utilization);
+		rc = check_memory(sr, top, mem, idle, utilization);
 	if (!rc && (expect(sr, "report", YAML_DOCUMENT_END_EVENT, "more after the report") ||
 		    expect(sr, "report", YAML_STREAM_END_EVENT, "a second document")))
 		rc = -1;

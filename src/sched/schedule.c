@@ -668,10 +668,16 @@ static bool frame_at_hand(const memory *m)
 	return m->used < m->frames || m->resident > m->held_resident;
 }
 
-/* Page p takes a frame in tick t (9.4.3, step 3). */
-static void take_frame(engine *e, lp_pageno p, uint64_t t)
+/* Page p takes a frame in tick t (9.4.3, step 3). Returns 0, or -1 with
+ * e->err set when it would arrive past LP_SCHED_MAX_TICKS. */
+static int take_frame(engine *e, lp_pageno p, uint64_t t)
 {
 	memory *m = e->mem;
+	if (t > LP_SCHED_MAX_TICKS - m->fault_ticks)
+		return lp_fail(e->err, LP_EINPUT,
+			       "a page faulted in tick %" PRIu64 " would arrive %" PRIu64
+			       " ticks later, past tick 2^63: laplace schedule counts ticks in 64 bits",
+			       t, m->fault_ticks - 1);
 	if (m->used < m->frames) {
 		m->used++;
 	} else {
@@ -682,11 +688,12 @@ static void take_frame(engine *e, lp_pageno p, uint64_t t)
 	}
 	m->state[p] = PAGE_TRANSIT;
 	fifo_push(&m->transit, p, t + m->fault_ticks - 1);
+	return 0;
 }
 
 /* Unit u, on processor c, blocks on page p in tick t: a wait, or a fault
- * that takes a frame or joins the frame queue. */
-static void block(engine *e, unsigned c, size_t u, lp_pageno p, uint64_t t)
+ * that takes a frame or joins the frame queue. Returns 0 or -1. */
+static int block(engine *e, unsigned c, size_t u, lp_pageno p, uint64_t t)
 {
 	memory *m = e->mem;
 	mem_unit *mu = &m->units[u];
@@ -702,19 +709,18 @@ static void block(engine *e, unsigned c, size_t u, lp_pageno p, uint64_t t)
 		m->state[p] = PAGE_PENDING;
 		m->blocked_first[p] = u;
 		m->blocked_last[p] = u;
-		if (!m->frame_queue.len && frame_at_hand(m)) {
-			take_frame(e, p, t);
-		} else {
-			fifo_push(&m->frame_queue, p, 0);
-			e->rep->mem.frame_waits++;
-		}
-		return;
+		if (!m->frame_queue.len && frame_at_hand(m))
+			return take_frame(e, p, t);
+		fifo_push(&m->frame_queue, p, 0);
+		e->rep->mem.frame_waits++;
+		return 0;
 	}
 	e->rep->mem.waits++;
 	e->rep->cpu[c].waits++;
 	e->rep->unit[u].waits++;
 	m->units[m->blocked_last[p]].next_blocked = u;
 	m->blocked_last[p] = u;
+	return 0;
 }
 
 /* Processor c's unit u has emitted a reference: at the end of its batch,
@@ -751,7 +757,8 @@ static int mem_emit(engine *e, unsigned index, lp_pageno p, uint64_t t)
 			m->held[p] = 0;
 			m->held_resident--;
 			while (m->frame_queue.len && frame_at_hand(m))
-				take_frame(e, fifo_pop(&m->frame_queue), t);
+				if (take_frame(e, fifo_pop(&m->frame_queue), t))
+					return -1;
 		}
 	}
 	lp_sched_report *rep = e->rep;
@@ -890,7 +897,8 @@ static int run_memory(engine *e)
 						return -1;
 					break;
 				}
-				block(e, i, c->unit, p, tick);
+				if (block(e, i, c->unit, p, tick))
+					return -1;
 				c->unit = NONE;
 			}
 		}
@@ -1192,9 +1200,14 @@ uint64_t lp_sched_report_busy(const lp_sched_report *rep)
 	return busy;
 }
 
+lp_u128 lp_sched_report_idle(const lp_sched_report *rep)
+{
+	return (lp_u128)rep->ticks * rep->cpus - lp_sched_report_busy(rep);
+}
+
 void lp_sched_report_utilization(const lp_sched_report *rep, char buf[32])
 {
-	uint64_t slots = rep->ticks * rep->cpus;
+	lp_u128 slots = (lp_u128)rep->ticks * rep->cpus;
 	g_snprintf(buf, 32, "%.6f", slots ? (double)lp_sched_report_busy(rep) / (double)slots : 0.0);
 }
 

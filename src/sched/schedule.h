@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "core/error.h"
+#include "core/numbers.h"
 #include "core/units.h"
 
 enum lp_sched_policy { LP_SCHED_AS_TRACED, LP_SCHED_RR, LP_SCHED_RANDOM, LP_SCHED_POLICY_COUNT };
@@ -32,6 +33,11 @@ int lp_sched_replacement_parse(const char *name);
 #define LP_SCHED_MAX_MEMORY UINT64_C(4294967295)
 /* The most processors a schedule has (--cpus). */
 #define LP_SCHED_MAX_CPUS 1024
+/* A schedule whose page would arrive at or past this tick stops
+ * (LP_EINPUT): references emitted after the last arrival, fewer than
+ * 2^63, then keep ticks below 2^64. Ticks x processors can pass 2^64 - 1:
+ * lp_u128. */
+#define LP_SCHED_MAX_TICKS (UINT64_C(1) << 63)
 
 /* A reference as emitted: in emission order, tick by tick, processor 0
  * first; cpu says which processor emitted it. */
@@ -132,9 +138,11 @@ int lp_schedule_run(const lp_sched_input *in, const lp_sched_options *opt, const
 		    lp_sched_report *report, lp_error *err);
 void lp_sched_report_free(lp_sched_report *report);
 
-/* A report's references emitted (busy ticks), and its utilization as
+/* A report's references emitted (busy ticks), its idle ticks (ticks x
+ * cpus less busy ticks: up to 2^74, exact), and its utilization as
  * 9.4.5 prints it (printf %.6f, "0.000000" with no ticks) into buf. */
 uint64_t lp_sched_report_busy(const lp_sched_report *report);
+lp_u128 lp_sched_report_idle(const lp_sched_report *report);
 void lp_sched_report_utilization(const lp_sched_report *report, char buf[32]);
 
 #endif

@@ -18,13 +18,14 @@ const char lp_sweep_header[] =
 void lp_sweep_row(GString *table, const lp_sched_report *rep)
 {
 	uint64_t busy = lp_sched_report_busy(rep);
-	char utilization[32];
+	char utilization[32], idle[LP_U128_DIGITS];
 	lp_sched_report_utilization(rep, utilization);
 	g_string_append_printf(table,
 			       "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			       ",%" PRIu64 ",%" PRIu64 ",%s\n",
+			       ",%" PRIu64 ",%s,%s\n",
 			       rep->memory, rep->ticks, busy, rep->mem.faults, rep->mem.waits,
-			       rep->mem.evictions, busy, rep->ticks * rep->cpus - busy, utilization);
+			       rep->mem.evictions, busy, lp_fmt_u128(idle, lp_sched_report_idle(rep)),
+			       utilization);
 }
 
 typedef struct sweep_run {

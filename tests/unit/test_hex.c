@@ -63,3 +63,25 @@ Test(numbers, parse_hex_overflow)
 	cr_assert_eq(lp_parse_hex("1g", 2, &v), -1);
 	cr_assert_eq(lp_parse_hex("ffffffffffffffff", 16, &v), 0);
 }
+
+/* 128-bit counts in decimal, both ways. */
+Test(numbers, u128_decimal)
+{
+	char buf[LP_U128_DIGITS];
+	cr_assert_str_eq(lp_fmt_u128(buf, 0), "0");
+	cr_assert_str_eq(lp_fmt_u128(buf, UINT64_MAX), "18446744073709551615");
+	cr_assert_str_eq(lp_fmt_u128(buf, (lp_u128)UINT64_MAX + 1), "18446744073709551616");
+	cr_assert_str_eq(lp_fmt_u128(buf, ~(lp_u128)0), "340282366920938463463374607431768211455");
+	lp_u128 v = 7;
+	cr_assert(lp_parse_decimal128("340282366920938463463374607431768211455", ~(lp_u128)0, &v));
+	cr_assert(v == ~(lp_u128)0);
+	cr_assert(lp_parse_decimal128("00021990232555515000000", ~(lp_u128)0, &v));
+	cr_assert_str_eq(lp_fmt_u128(buf, v), "21990232555515000000");
+	cr_assert_not(lp_parse_decimal128("340282366920938463463374607431768211456", ~(lp_u128)0, &v));
+	cr_assert_not(lp_parse_decimal128("18446744073709551616", UINT64_MAX, &v));
+	cr_assert(lp_parse_decimal128("18446744073709551615", UINT64_MAX, &v));
+	cr_assert_not(lp_parse_decimal128("", ~(lp_u128)0, &v));
+	cr_assert_not(lp_parse_decimal128("+1", ~(lp_u128)0, &v));
+	cr_assert_not(lp_parse_decimal128("1 ", ~(lp_u128)0, &v));
+	cr_assert_not(lp_parse_decimal128("5", 4, &v));
+}

@@ -588,3 +588,20 @@ Test(sim, window_cap_rows_stay)
 	}
 	lp_trace_clear(&t);
 }
+
+/* space_time is at most n x (D + 1): a stream where that passes 2^64 - 1
+ * is refused (LP_EINPUT) rather than given wrapped sums. */
+Test(sim, space_time_that_could_wrap_refused)
+{
+	lp_trace t = {.n = UINT64_C(1) << 32, .pages = UINT32_MAX - 1};
+	lp_error err = {0};
+	cr_assert(lp_sim_space_fits(&t)); /* 2^32 x (2^32 - 1) */
+	cr_assert_eq(lp_sim_check_space(&t, "s.txt", &err), 0);
+	t.n++; /* 2^64 - 1 */
+	cr_assert(lp_sim_space_fits(&t));
+	t.n++;
+	cr_assert_not(lp_sim_space_fits(&t));
+	cr_assert_eq(lp_sim_check_space(&t, "s.txt", &err), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "s.txt: 4294967298 references of 4294967294 pages: a space_time "
+				  "could pass 2^64 - 1, the largest count laplace sim writes");
+}
