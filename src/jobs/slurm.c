@@ -11,7 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "io/staging.h"
-#include "jobs/report.h"
+#include "jobs/jobreport.h"
 
 /* Slurm's --array list: "0-3,7,9-11", with "%N" for the throttle. */
 static char *array_indices(const lp_batch *b, size_t max_running)

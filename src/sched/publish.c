@@ -14,7 +14,7 @@
 #include "formats/forms.h"
 #include "formats/registry.h"
 #include "sched/run.h"
-#include "sched/report.h"
+#include "sched/schedreport.h"
 
 /* Descriptors kept for everything but task files: standard streams, the
  * output and report with their directories, index.yaml, slack. */
