@@ -133,7 +133,8 @@ lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only, enum lp_form fo
  * type_stride, its canonical number the uint64_t at canon + i *
  * canon_stride (strides in bytes), and raw[i] its raw reference, of which
  * the forms with addresses (addr, din) write the address's offset in its
- * page and the length; NULL for the other forms. */
+ * page and the length; NULL for the other forms. Equal strides mean that
+ * the types and numbers lie in the same records (one walk reads both). */
 typedef struct lp_form_batch {
 	const char *type;
 	size_t type_stride;
