@@ -1,6 +1,6 @@
 /* laplace schedule: the tasks of a per-process directory under another
  * schedule (laplace-formats(5), "RE-SCHEDULING"). The engine is
- * src/sched/ (output.h: the run and its outputs; report.h: the picture),
+ * src/sched/ (publish.h: the run and its outputs; schedreport.h: the picture),
  * the directory's reader src/formats/taskdir.c; here are the options and
  * the picture printed. */
 #include <inttypes.h>
@@ -14,7 +14,7 @@
 #include "formats/forms.h"
 #include "formats/registry.h"
 #include "sched/publish.h"
-#include "sched/report.h"
+#include "sched/schedreport.h"
 #include "sched/sweep.h"
 
 /* The options as given (NULL: not given). */

@@ -61,27 +61,11 @@ size_t lp_byu_format(char *dst, const lp_byu_record *recs, size_t n)
 	return (size_t)(p - dst);
 }
 
-struct lp_byu_reader {
-	lp_byte_source *src;
-	enum lp_endian endian;
-	uint64_t index; /* records decoded so far */
-};
-
-lp_byu_reader *lp_byu_reader_new(lp_byte_source *src, enum lp_endian endian)
-{
-	lp_byu_reader *r = g_new0(lp_byu_reader, 1);
-	r->src = src;
-	r->endian = endian;
-	return r;
-}
-
 ssize_t lp_byu_reader_read(lp_byu_reader *r, lp_byu_record *out, size_t cap,
 			   const lp_torn_policy *policy, lp_error *err)
 {
-	ssize_t n = lp_byte_source_records(r->src, LP_BYU_RECORD_SIZE, cap, r->index, policy, err);
-	if (n <= 0)
-		return n;
-	const unsigned char *p = lp_byte_source_data(r->src);
+	const unsigned char *p = NULL;
+	ssize_t n = lp_record_reader_next(r, LP_BYU_RECORD_SIZE, cap, policy, &p, err);
 	for (ssize_t i = 0; i < n; i++, p += LP_BYU_RECORD_SIZE) {
 		out[i].addr = lp_load_u32(p, r->endian == LP_BIG);
 		out[i].reqtype = p[4];
@@ -90,15 +74,5 @@ ssize_t lp_byu_reader_read(lp_byu_reader *r, lp_byu_record *out, size_t cap,
 		out[i].proc = p[7];
 		out[i].time = lp_load_u32(p + 8, r->endian == LP_BIG);
 	}
-	r->src->b.pos += (size_t)n * LP_BYU_RECORD_SIZE;
-	r->index += (uint64_t)n;
 	return n;
-}
-
-void lp_byu_reader_close(lp_byu_reader *r)
-{
-	if (!r)
-		return;
-	lp_byte_source_close(r->src);
-	g_free(r);
 }

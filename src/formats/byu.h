@@ -31,13 +31,12 @@ char lp_byu_ref_type(uint8_t reqtype);
 #define LP_BYU_LINE_MAX 64
 size_t lp_byu_format(char *dst, const lp_byu_record *recs, size_t n);
 
-typedef struct lp_byu_reader lp_byu_reader;
-/* Take over src (closed with the reader); endian is the input's order. */
-lp_byu_reader *lp_byu_reader_new(lp_byte_source *src, enum lp_endian endian);
+/* A record reader (io/bytesrc.h: lp_record_reader_new and _close) whose
+ * endian is the input's order. */
+typedef lp_record_reader lp_byu_reader;
 /* Decode up to cap records; the count, 0 at the end, -1 on error. At the
  * end a torn last record is reported under policy (an error if strict). */
 ssize_t lp_byu_reader_read(lp_byu_reader *r, lp_byu_record *out, size_t cap,
 			   const lp_torn_policy *policy, lp_error *err);
-void lp_byu_reader_close(lp_byu_reader *r);
 
 #endif

@@ -86,75 +86,148 @@ int lp_form_canon_error(lp_error *err, enum lp_form form, uint64_t index, uint64
 		       G_GINT64_MODIFIER "x does not fit the %s form", index, canon, lp_stream_forms[form].name);
 }
 
-/* The references in one form; inline and called with a constant form, so
- * that each form gets a loop of its own with no switch inside. */
-static inline int encode_refs(lp_basic_sink *s, const enum lp_form form, const lp_ref *refs,
-			      const uint64_t *canon, size_t n, lp_error *err)
+/* Reference i's canonical number and type in b. */
+static inline uint64_t batch_canon(const lp_form_batch *b, size_t i)
 {
-	/* In locals: the compiler must assume that every store into s->buf
-	 * may change s's other fields, and would reload them each time. */
-	size_t used = s->used;
-	uint64_t written = s->written;
-	bool user_only = s->user_only;
-	const uint64_t max = lp_stream_forms[form].canon_max;
-	int rc = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (user_only && lp_ref_is_kernel(refs[i].type))
-			continue;
-		if (canon[i] > max) {
-			rc = lp_form_canon_error(err, form, written, canon[i]);
-			break;
+	return *(const uint64_t *)(b->canon + i * b->canon_stride);
+}
+
+static inline char batch_type(const lp_form_batch *b, size_t i)
+{
+	return b->type[i * b->type_stride];
+}
+
+/* The first reference of b the sink writes whose canonical number exceeds
+ * max, else b->n. */
+static size_t first_too_large(const lp_basic_sink *s, const lp_form_batch *b, uint64_t max)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (batch_canon(b, i) > max && !(s->user_only && lp_ref_is_kernel(batch_type(b, i))))
+			return i;
+	return b->n;
+}
+
+/* References [from, to) of b in form at p, the kernel's left out when
+ * user_only; *count += how many are written. Returns the bytes written.
+ * Always inlined with constant form and user_only: a loop of its own for
+ * each, with no test inside but the kernel's. */
+static inline __attribute__((always_inline)) size_t encode_run(const enum lp_form form,
+							       const bool user_only, char *p,
+							       const lp_form_batch *b, size_t from,
+							       size_t to, uint64_t *count)
+{
+	/* The forms that write the address (their rows' addresses), known
+	 * here at compile time. */
+	const bool addresses = form == LP_FORM_ADDR || form == LP_FORM_DIN;
+	const size_t stride = b->canon_stride;
+	const char *canon = b->canon + from * stride, *end = b->canon + to * stride;
+	char *q = p;
+	size_t skipped = 0;
+	if (!addresses && b->type_stride == stride) {
+		/* Types in the numbers' records (the schedule's): one pointer
+		 * walks both, a register fewer in the loop. */
+		const ptrdiff_t type_at = b->type - b->canon;
+		for (; canon != end; canon += stride) {
+			if (user_only && lp_ref_is_kernel(canon[type_at])) {
+				skipped++;
+				continue;
+			}
+			q += lp_form_encode(form, q, canon[type_at], *(const uint64_t *)canon, 0, 0);
 		}
-		if (used > s->cap - MAX_RECORD) {
-			s->used = used;
-			rc = flush(s, err);
-			used = 0;
-			if (rc)
-				break;
+	} else {
+		const char *type = b->type + from * b->type_stride;
+		for (size_t i = from; canon != end; i++, canon += stride, type += b->type_stride) {
+			if (user_only && lp_ref_is_kernel(*type)) {
+				skipped++;
+				continue;
+			}
+			q += lp_form_encode(form, q, *type, *(const uint64_t *)canon,
+					    addresses ? b->raw[i].address : 0,
+					    addresses ? b->raw[i].length : 0);
 		}
-		used += lp_form_encode(form, s->buf + used, refs[i].type, canon[i], refs[i].address,
-				       refs[i].length);
-		written++;
 	}
-	s->used = used;
-	s->written = written;
-	return rc;
+	*count += to - from - skipped;
+	return (size_t)(q - p);
+}
+
+/* A form's put: the batch up to its first canonical number too large,
+ * encoded into the buffer as many records at a time as it has room for
+ * (flushed when it has none), then that number's error. */
+static inline __attribute__((always_inline)) int encoded_put(lp_basic_sink *s,
+							     const enum lp_form form,
+							     const lp_form_batch *b, lp_error *err)
+{
+	const lp_stream_form *row = &lp_stream_forms[form];
+	size_t n = row->canon_max == UINT64_MAX ? b->n : first_too_large(s, b, row->canon_max);
+	for (size_t i = 0, k; i < n; i += k) {
+		if (s->cap - s->used < row->record_max && flush(s, err))
+			return err->status;
+		k = MIN(n - i, (s->cap - s->used) / row->record_max);
+		char *p = s->buf + s->used;
+		s->used += s->user_only ? encode_run(form, true, p, b, i, i + k, &s->written)
+					: encode_run(form, false, p, b, i, i + k, &s->written);
+	}
+	if (n < b->n)
+		return lp_form_canon_error(err, form, s->written, batch_canon(b, n));
+	return 0;
+}
+
+int lp_basic_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err)
+{
+	return encoded_put(s, LP_FORM_BASIC, b, err);
+}
+
+int lp_addr_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err)
+{
+	return encoded_put(s, LP_FORM_ADDR, b, err);
+}
+
+int lp_din_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err)
+{
+	return encoded_put(s, LP_FORM_DIN, b, err);
+}
+
+int lp_bin_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err)
+{
+	return encoded_put(s, LP_FORM_BIN, b, err);
 }
 
 /* oracle-general: each record through the writer, which finds the
  * next accesses. */
-static int oracle_refs(lp_basic_sink *s, const lp_ref *refs, const uint64_t *canon, size_t n,
-		       lp_error *err)
+int lp_oracle_general_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err)
 {
 	enum { AHEAD = 8 }; /* references whose pages are fetched ahead */
-	for (size_t i = 0; i < n; i++) {
-		if (i + AHEAD < n)
-			lp_oracle_prefetch(s->oracle, canon[i + AHEAD]);
-		if (s->user_only && lp_ref_is_kernel(refs[i].type))
+	for (size_t i = 0; i < b->n; i++) {
+		uint64_t canon = batch_canon(b, i);
+		if (i + AHEAD < b->n)
+			lp_oracle_prefetch(s->oracle, batch_canon(b, i + AHEAD));
+		if (s->user_only && lp_ref_is_kernel(batch_type(b, i)))
 			continue;
-		if (canon[i] > LP_ORACLE_CANON_MAX)
-			return lp_form_canon_error(err, LP_FORM_ORACLE, s->written, canon[i]);
-		if (lp_oracle_put(s->oracle, canon[i], err))
+		if (canon > LP_ORACLE_CANON_MAX)
+			return lp_form_canon_error(err, LP_FORM_ORACLE, s->written, canon);
+		if (lp_oracle_put(s->oracle, canon, err))
 			return err->status;
 		s->written++;
 	}
 	return 0;
 }
 
+int lp_basic_sink_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err)
+{
+	return lp_stream_forms[s->form].put(s, b, err);
+}
+
+/* The merge's references: their types in the raw references. */
 static int basic_refs(void *ctx, const lp_ref *refs, const uint64_t *canon, size_t n,
 		      const lp_task_id *who, lp_error *err)
 {
 	(void)who;
-	lp_basic_sink *s = ctx;
-	switch (s->form) {
-	case LP_FORM_BASIC: return encode_refs(s, LP_FORM_BASIC, refs, canon, n, err);
-	case LP_FORM_ADDR: return encode_refs(s, LP_FORM_ADDR, refs, canon, n, err);
-	case LP_FORM_DIN: return encode_refs(s, LP_FORM_DIN, refs, canon, n, err);
-	case LP_FORM_BIN: return encode_refs(s, LP_FORM_BIN, refs, canon, n, err);
-	case LP_FORM_ORACLE: return oracle_refs(s, refs, canon, n, err);
-	case LP_FORM_COUNT: break;
-	}
-	return lp_fail(err, LP_EUSAGE, "no such output form");
+	lp_form_batch b = {
+		.type = &refs->type, .type_stride = sizeof *refs,
+		.canon = (const char *)canon, .canon_stride = sizeof *canon,
+		.raw = refs, .n = n,
+	};
+	return lp_basic_sink_put(ctx, &b, err);
 }
 
 static int basic_event(void *ctx, const lp_event *ev, const lp_event_route *route, lp_error *err)

@@ -126,6 +126,37 @@ int lp_form_canon_error(lp_error *err, enum lp_form form, uint64_t index, uint64
  * stream (merge, schedule, convert, reduce) writes through one. */
 typedef struct lp_basic_sink lp_basic_sink;
 lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only, enum lp_form form);
+
+/* A batch of references for a sink, read where its writer holds them
+ * (the merge's raw references and canonical numbers, the schedule's
+ * records), not copied: reference i's type is the char at type + i *
+ * type_stride, its canonical number the uint64_t at canon + i *
+ * canon_stride (strides in bytes), and raw[i] its raw reference, of which
+ * the forms with addresses (addr, din) write the address's offset in its
+ * page and the length; NULL for the other forms. Equal strides mean that
+ * the types and numbers lie in the same records (one walk reads both). */
+typedef struct lp_form_batch {
+	const char *type;
+	size_t type_stride;
+	const char *canon;
+	size_t canon_stride;
+	const lp_ref *raw;
+	size_t n;
+} lp_form_batch;
+
+/* The batch's references written by s, those of the kernel left out if s
+ * is user-only, through its form's row's put: one call a batch, each form
+ * a loop of its own. A canonical number too large for the form stops it
+ * (lp_form_canon_error) after the references before it. Returns 0 or an
+ * lp_status. */
+int lp_basic_sink_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err);
+/* The rows' puts: basic, addr, din and bin encode a batch into the sink's
+ * buffer; oracle-general's writer takes it a record at a time. */
+int lp_basic_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err);
+int lp_addr_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err);
+int lp_din_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err);
+int lp_bin_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err);
+int lp_oracle_general_put(lp_basic_sink *s, const lp_form_batch *b, lp_error *err);
 /* The rows' constructors, with about buffer bytes of memory for what is
  * not yet written: the encoder's forms (basic, addr, din, bin), and
  * oracle-general's writer (oracle.h), which holds that much of the

@@ -33,7 +33,7 @@ static int text_flush(text_buf *t, lp_error *err)
 static int dump_byu(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
 		    text_buf *t, lp_error *err)
 {
-	lp_byu_reader *r = lp_byu_reader_new(src, endian);
+	lp_byu_reader *r = lp_record_reader_new(src, endian);
 	lp_byu_record *recs = g_new(lp_byu_record, BATCH);
 	ssize_t n;
 	int st = 0;
@@ -44,14 +44,14 @@ static int dump_byu(lp_byte_source *src, enum lp_endian endian, const lp_torn_po
 	if (st == 0 && n < 0)
 		st = err->status;
 	g_free(recs);
-	lp_byu_reader_close(r);
+	lp_record_reader_close(r);
 	return st;
 }
 
 static int dump_p6(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,
 		   text_buf *t, lp_error *err)
 {
-	lp_p6_reader *r = lp_p6_reader_new(src, endian);
+	lp_p6_reader *r = lp_record_reader_new(src, endian);
 	lp_p6_record *recs = g_new(lp_p6_record, BATCH);
 	ssize_t n;
 	int st = 0;
@@ -62,7 +62,7 @@ static int dump_p6(lp_byte_source *src, enum lp_endian endian, const lp_torn_pol
 	if (st == 0 && n < 0)
 		st = err->status;
 	g_free(recs);
-	lp_p6_reader_close(r);
+	lp_record_reader_close(r);
 	return st;
 }
 
@@ -244,7 +244,7 @@ typedef struct byu_refs {
 static void *byu_refs_open(lp_byte_source *src, enum lp_endian endian)
 {
 	byu_refs *d = g_new0(byu_refs, 1);
-	d->r = lp_byu_reader_new(src, endian);
+	d->r = lp_record_reader_new(src, endian);
 	return d;
 }
 
@@ -273,7 +273,7 @@ static ssize_t byu_refs_read(void *dv, lp_ref *refs, size_t *nref, lp_legacy_sum
 static void byu_refs_close(void *dv)
 {
 	byu_refs *d = dv;
-	lp_byu_reader_close(d->r);
+	lp_record_reader_close(d->r);
 	g_free(d);
 }
 
@@ -285,7 +285,7 @@ typedef struct p6_refs {
 static void *p6_refs_open(lp_byte_source *src, enum lp_endian endian)
 {
 	p6_refs *d = g_new0(p6_refs, 1);
-	d->r = lp_p6_reader_new(src, endian);
+	d->r = lp_record_reader_new(src, endian);
 	return d;
 }
 
@@ -308,7 +308,7 @@ static ssize_t p6_refs_read(void *dv, lp_ref *refs, size_t *nref, lp_legacy_summ
 static void p6_refs_close(void *dv)
 {
 	p6_refs *d = dv;
-	lp_p6_reader_close(d->r);
+	lp_record_reader_close(d->r);
 	g_free(d);
 }
 

@@ -51,43 +51,17 @@ size_t lp_p6_format(char *dst, const lp_p6_record *recs, size_t n)
 	return (size_t)(p - dst);
 }
 
-struct lp_p6_reader {
-	lp_byte_source *src;
-	enum lp_endian endian;
-	uint64_t index;
-};
-
-lp_p6_reader *lp_p6_reader_new(lp_byte_source *src, enum lp_endian endian)
-{
-	lp_p6_reader *r = g_new0(lp_p6_reader, 1);
-	r->src = src;
-	r->endian = endian;
-	return r;
-}
-
 ssize_t lp_p6_reader_read(lp_p6_reader *r, lp_p6_record *out, size_t cap,
 			  const lp_torn_policy *policy, lp_error *err)
 {
 	/* The seed's loop prints nothing for a torn tail (its last fread hits
 	 * the end, so feof() stops the loop first): the tail is only reported. */
-	ssize_t n = lp_byte_source_records(r->src, LP_P6_RECORD_SIZE, cap, r->index, policy, err);
-	if (n <= 0)
-		return n;
-	const unsigned char *p = lp_byte_source_data(r->src);
+	const unsigned char *p = NULL;
+	ssize_t n = lp_record_reader_next(r, LP_P6_RECORD_SIZE, cap, policy, &p, err);
 	for (ssize_t i = 0; i < n; i++, p += LP_P6_RECORD_SIZE) {
 		out[i].addr = lp_load_u32(p, r->endian == LP_BIG);
 		out[i].be = p[4];
 		out[i].control = p[5];
 	}
-	r->src->b.pos += (size_t)n * LP_P6_RECORD_SIZE;
-	r->index += (uint64_t)n;
 	return n;
-}
-
-void lp_p6_reader_close(lp_p6_reader *r)
-{
-	if (!r)
-		return;
-	lp_byte_source_close(r->src);
-	g_free(r);
 }

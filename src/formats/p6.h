@@ -29,11 +29,10 @@ int lp_p6_to_ref(const lp_p6_record *rec, uint64_t index, lp_ref *ref);
 #define LP_P6_LINE_MAX 32
 size_t lp_p6_format(char *dst, const lp_p6_record *recs, size_t n);
 
-typedef struct lp_p6_reader lp_p6_reader;
-/* endian is the address's byte order (big-endian in real traces). */
-lp_p6_reader *lp_p6_reader_new(lp_byte_source *src, enum lp_endian endian);
+/* A record reader (io/bytesrc.h: lp_record_reader_new and _close) whose
+ * endian is the address's byte order (big-endian in real traces). */
+typedef lp_record_reader lp_p6_reader;
 ssize_t lp_p6_reader_read(lp_p6_reader *r, lp_p6_record *out, size_t cap,
 			  const lp_torn_policy *policy, lp_error *err);
-void lp_p6_reader_close(lp_p6_reader *r);
 
 #endif

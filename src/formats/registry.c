@@ -169,22 +169,22 @@ char *lp_format_names(const char *last)
 const lp_stream_form lp_stream_forms[LP_FORM_COUNT] = {
 	[LP_FORM_BASIC] = {.name = "basic", .id = LP_FORM_BASIC, .what = "type canonical lines",
 			   .record_max = LP_BASIC_RECORD_MAX, .canon_max = UINT64_MAX,
-			   .open_sink = lp_encoded_sink_new},
+			   .open_sink = lp_encoded_sink_new, .put = lp_basic_put},
 	[LP_FORM_ADDR] = {.name = "addr", .id = LP_FORM_ADDR, .what = "type address length lines",
 			  .record_max = LP_ADDR_RECORD_MAX, .canon_max = LP_ADDR_CANON_MAX,
-			  .addresses = true, .open_sink = lp_encoded_sink_new},
+			  .addresses = true, .open_sink = lp_encoded_sink_new, .put = lp_addr_put},
 	[LP_FORM_DIN] = {.name = "din", .id = LP_FORM_DIN, .what = "Dinero's label address lines",
 			 .record_max = LP_DIN_RECORD_MAX, .canon_max = LP_ADDR_CANON_MAX,
-			 .addresses = true, .open_sink = lp_encoded_sink_new},
+			 .addresses = true, .open_sink = lp_encoded_sink_new, .put = lp_din_put},
 	[LP_FORM_BIN] = {.name = "bin", .id = LP_FORM_BIN,
 			 .what = "8-byte words after an LPBASIC header",
 			 .record_max = LP_BIN_RECORD_MAX, .canon_max = LP_BIN_CANON_MAX,
 			 .header = LP_BIN_HEADER, .header_size = LP_BIN_HEADER_SIZE,
-			 .open_sink = lp_encoded_sink_new},
+			 .open_sink = lp_encoded_sink_new, .put = lp_bin_put},
 	[LP_FORM_ORACLE] = {.name = "oracle-general", .id = LP_FORM_ORACLE,
 			    .what = "libCacheSim's oracleGeneral, 24-byte records",
 			    .record_max = LP_ORACLE_RECORD_MAX, .canon_max = LP_ORACLE_CANON_MAX,
-			    .open_sink = lp_oracle_sink_new},
+			    .open_sink = lp_oracle_sink_new, .put = lp_oracle_general_put},
 };
 _Static_assert(LP_ORACLE_RECORD_MAX == LP_ORACLE_RECORD_SIZE, "oracle-general's record");
 

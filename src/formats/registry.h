@@ -101,6 +101,8 @@ typedef struct lp_stream_form {
 	/* Its sink, with about buffer bytes for what is not yet written. */
 	lp_basic_sink *(*open_sink)(lp_output *out, bool user_only, enum lp_form form,
 				    size_t buffer);
+	/* A batch of references written by that sink (lp_basic_sink_put). */
+	int (*put)(lp_basic_sink *s, const lp_form_batch *b, lp_error *err);
 } lp_stream_form;
 extern const lp_stream_form lp_stream_forms[LP_FORM_COUNT];
 

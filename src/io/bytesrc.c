@@ -61,3 +61,32 @@ ssize_t lp_byte_source_records(lp_byte_source *s, size_t size, size_t cap, uint6
 		return -1;
 	return 0;
 }
+
+lp_record_reader *lp_record_reader_new(lp_byte_source *src, enum lp_endian endian)
+{
+	lp_record_reader *r = g_new0(lp_record_reader, 1);
+	r->src = src;
+	r->endian = endian;
+	return r;
+}
+
+ssize_t lp_record_reader_next(lp_record_reader *r, size_t size, size_t cap,
+			      const lp_torn_policy *policy, const unsigned char **data,
+			      lp_error *err)
+{
+	ssize_t n = lp_byte_source_records(r->src, size, cap, r->index, policy, err);
+	if (n <= 0)
+		return n;
+	*data = lp_byte_source_data(r->src);
+	r->src->b.pos += (size_t)n * size;
+	r->index += (uint64_t)n;
+	return n;
+}
+
+void lp_record_reader_close(lp_record_reader *r)
+{
+	if (!r)
+		return;
+	lp_byte_source_close(r->src);
+	g_free(r);
+}

@@ -47,4 +47,22 @@ static inline const unsigned char *lp_byte_source_data(const lp_byte_source *s)
 	return (const unsigned char *)s->b.data + s->b.pos;
 }
 
+/* A reader of fixed-size records (the BYU and P6 traces' readers), which
+ * their format's decoder reads in the byte order endian; it takes src
+ * over, closed with it. */
+typedef struct lp_record_reader {
+	lp_byte_source *src;
+	enum lp_endian endian;
+	uint64_t index; /* records read so far */
+} lp_record_reader;
+
+lp_record_reader *lp_record_reader_new(lp_byte_source *src, enum lp_endian endian);
+/* The next whole records of size bytes, at most cap, consumed: their
+ * count, their bytes from *data (valid until the next call); 0 at the
+ * end, where a torn last record is reported through policy; -1 on error. */
+ssize_t lp_record_reader_next(lp_record_reader *r, size_t size, size_t cap,
+			      const lp_torn_policy *policy, const unsigned char **data,
+			      lp_error *err);
+void lp_record_reader_close(lp_record_reader *r);
+
 #endif

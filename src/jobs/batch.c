@@ -14,7 +14,7 @@
 
 #include "io/staging.h"
 #include "jobs/confine.h"
-#include "jobs/report.h"
+#include "jobs/jobreport.h"
 #include "core/numbers.h"
 #include "io/yamlload.h"
 

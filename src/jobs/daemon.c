@@ -6,7 +6,7 @@
 #include "jobs/daemon.h"
 
 #include "jobs/confine.h"
-#include "jobs/report.h"
+#include "jobs/jobreport.h"
 #include "jobs/runner.h"
 #include "jobs/spool.h"
 

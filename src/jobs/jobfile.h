@@ -1,6 +1,6 @@
 /* Merge jobs described in YAML (laplace-jobs(5)): job files and the
  * daemon's settings. What `laplace batch` and `laplace daemon` need to run
- * them lies beside: confine.h, child.h, runner.h, report.h, spool.h and
+ * them lies beside: confine.h, child.h, runner.h, jobreport.h, spool.h and
  * queue.h. */
 #ifndef LAPLACE_JOBFILE_H
 #define LAPLACE_JOBFILE_H

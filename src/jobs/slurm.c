@@ -11,7 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "io/staging.h"
-#include "jobs/report.h"
+#include "jobs/jobreport.h"
 #include "jobs/slurm.h"
 
 char *lp_slurm_array_list(const size_t *indices, size_t n, size_t max_running)

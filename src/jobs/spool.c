@@ -107,7 +107,7 @@
 #include "jobs/spool.h"
 #include "jobs/jobfile.h"
 #include "jobs/confine.h"
-#include "jobs/report.h"
+#include "jobs/jobreport.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -18,7 +18,7 @@
 #include "io/yamlload.h"
 #include "io/yamlout.h"
 #include "jobs/jobfile.h"
-#include "jobs/report.h"
+#include "jobs/jobreport.h"
 
 const char *const lp_cell_status_names[4] = {"pending", "ok", "failed", "interrupted"};
 

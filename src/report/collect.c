@@ -13,8 +13,8 @@
 #include "analysis/sim.h"
 #include "pipeline/job.h"
 #include "formats/procindex.h"
-#include "sched/report.h"
 #include "sched/run.h"
+#include "sched/schedreport.h"
 #include "sched/schedule.h"
 #include "formats/taskdir.h"
 

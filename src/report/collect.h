@@ -125,7 +125,7 @@ lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title,
 lp_report *lp_report_from_directory(const char *dir, const lp_progress *progress, lp_error *err);
 lp_report *lp_report_from_stream(const char *path, const lp_progress *progress, lp_error *err);
 /* Add laplace schedule's report of the directory r is of, the YAML file
- * at path (lp_sched_report_read, src/sched/report.c, with r's units):
+ * at path (lp_sched_report_read, src/sched/schedreport.c, with r's units):
  * LP_EINPUT naming file, line and field when it is not one as laplace
  * schedule writes it, keys and values, or lists a unit other than r's
  * units in their order. The file may be no larger than such a report of

@@ -4,6 +4,7 @@
 #define LAPLACE_REPORT_FIGURE_H
 
 #include <glib.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,16 @@ size_t lp_mrc_knees(const uint64_t *misses, uint64_t distinct, uint64_t refs, ui
 void lp_format_short(GString *to, double v);
 /* Append text with & < > " ' escaped. */
 void lp_html_escape(GString *to, const char *text);
+/* Append printf-style to a page being written: how page.c and sweep.c
+ * write their HTML and figures. */
+static inline void add(GString *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static inline void add(GString *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_string_append_vprintf(s, fmt, ap);
+	va_end(ap);
+}
 /* The colour of item i of n, as "#rrggbb": hues spread by the golden
  * angle so that neighbours differ. */
 void lp_report_colour(size_t i, char out[8]);

@@ -7,7 +7,6 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "analysis/sim.h"
@@ -25,15 +24,6 @@
 typedef struct plot {
 	double left, right, top, bottom; /* the plotting area, in view units */
 } plot;
-
-static void add(GString *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void add(GString *s, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	g_string_append_vprintf(s, fmt, ap);
-	va_end(ap);
-}
 
 static void add_short(GString *s, double v)
 {

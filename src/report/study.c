@@ -4,7 +4,6 @@
 #include "report/study.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include <yaml.h>
@@ -152,15 +151,6 @@ static double place(const scale *s, double v)
 {
 	double u = s->log ? log10(v) : v;
 	return s->from + (u - s->lo) / (s->hi - s->lo) * (s->to - s->from);
-}
-
-static void add(GString *g, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void add(GString *g, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	g_string_append_vprintf(g, fmt, ap);
-	va_end(ap);
 }
 
 /* A figure: the curves of f, y a ratio (log axes for miss ratios). */

@@ -4,7 +4,6 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -154,15 +153,6 @@ typedef struct plot {
 	bool log_y;        /* faults: log scale */
 	double y_lo, y_hi; /* values (log10 for log_y) at bottom and top */
 } plot;
-
-static void add(GString *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void add(GString *s, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	g_string_append_vprintf(s, fmt, ap);
-	va_end(ap);
-}
 
 static double px(const plot *p, double memory)
 {

@@ -14,7 +14,7 @@
 #include "formats/forms.h"
 #include "formats/registry.h"
 #include "sched/run.h"
-#include "sched/report.h"
+#include "sched/schedreport.h"
 
 /* Descriptors kept for everything but task files: standard streams, the
  * output and report with their directories, index.yaml, slack. */
@@ -47,8 +47,6 @@ struct stream_out {
 	uint64_t count;      /* references given, to name one in a message */
 	format_job *job;     /* being filled, or NULL */
 	lp_basic_sink *sink; /* the writer's: its form's */
-	lp_ref *refs;        /* the writer's: a job's references for the sink */
-	uint64_t *canon;
 };
 
 typedef struct outputs {
@@ -74,21 +72,17 @@ static void job_free(gpointer data)
 	g_free(job);
 }
 
-/* A job's references to its stream's sink. Returns 0 or an lp_status. */
-static int job_write(const outputs *o, const format_job *job, lp_error *err)
+/* A job's references to its stream's sink, read in place. Returns 0 or
+ * an lp_status. */
+static int job_write(const format_job *job, lp_error *err)
 {
-	stream_out *s = job->stream;
-	if (!s->refs) {
-		s->refs = g_new0(lp_ref, o->job_refs);
-		s->canon = g_new(uint64_t, o->job_refs);
-	}
 	const lp_sched_out *refs = job->refs;
-	size_t n = job->n;
-	for (size_t i = 0; i < n; i++) {
-		s->refs[i].type = refs[i].type;
-		s->canon[i] = refs[i].canonical;
-	}
-	return lp_basic_sink_ops.refs(s->sink, s->refs, s->canon, n, NULL, err);
+	lp_form_batch b = {
+		.type = &refs->type, .type_stride = sizeof *refs,
+		.canon = (const char *)&refs->canonical, .canon_stride = sizeof *refs,
+		.n = job->n,
+	};
+	return lp_basic_sink_put(job->stream->sink, &b, err);
 }
 
 /* The writer: jobs in the order filled; after a failure they come back
@@ -101,7 +95,7 @@ static gpointer writer_main(gpointer data)
 		if (item == &stop_writer)
 			return NULL;
 		format_job *job = item;
-		if (!g_atomic_int_get(&o->failed) && job_write(o, job, &o->write_err))
+		if (!g_atomic_int_get(&o->failed) && job_write(job, &o->write_err))
 			g_atomic_int_set(&o->failed, 1);
 		g_async_queue_push(o->written, job);
 	}
@@ -144,7 +138,7 @@ static int stream_submit(outputs *o, stream_out *s, lp_error *err)
 	format_job *job = s->job;
 	s->job = NULL;
 	if (!o->writer) {
-		int rc = job_write(o, job, err);
+		int rc = job_write(job, err);
 		g_async_queue_push(o->written, job);
 		return rc;
 	}
@@ -314,8 +308,6 @@ static void outputs_free(outputs *o)
 	for (unsigned i = 0; i < o->nstreams; i++) {
 		lp_output_abort(o->streams[i].out);
 		lp_basic_sink_free(o->streams[i].sink);
-		g_free(o->streams[i].refs);
-		g_free(o->streams[i].canon);
 	}
 	g_free(o->streams);
 	if (o->dir_fd >= 0)

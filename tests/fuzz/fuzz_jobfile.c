@@ -13,7 +13,7 @@
 #include "io/inbuf.h"
 #include "jobs/jobfile.h"
 #include "jobs/runner.h"
-#include "jobs/report.h"
+#include "jobs/jobreport.h"
 
 /* The lines of the file as libyaml numbers them (an upper bound): a line
  * break is '\n', '\r\n', a lone '\r', or NEL, LS or PS in UTF-8. *longest

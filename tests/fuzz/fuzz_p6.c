@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lp_byte_source *src = lp_byte_source_open(path, &err);
 	if (!src)
 		abort();
-	lp_p6_reader *r = lp_p6_reader_new(src, LP_BIG);
+	lp_p6_reader *r = lp_record_reader_new(src, LP_BIG);
 	lp_p6_record recs[64];
 	ssize_t n;
 	while ((n = lp_p6_reader_read(r, recs, 64, &policy, &err)) > 0)
@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if ((size_t)want != len || memcmp(ours, seed, len))
 				abort();
 		}
-	lp_p6_reader_close(r);
+	lp_record_reader_close(r);
 
 	if (!(src = lp_byte_source_open(path, &err)))
 		abort();

@@ -1,5 +1,6 @@
 /* The forms of a merged reference stream (section 8): names, type codes,
- * and the basic sink's refusal of canonical numbers a form cannot carry. */
+ * the basic sink's batches, and its refusal of canonical numbers a form
+ * cannot carry. */
 #include <criterion/criterion.h>
 #include <glib.h>
 
@@ -253,4 +254,133 @@ Test(forms, oracle_reader_errors)
 	}
 	g_free(path);
 	scratch_dir_free(dir);
+}
+
+/* A record of another layout than the merge's, as the schedule's: the
+ * type after the number, in the same record. */
+typedef struct held_ref {
+	uint64_t canonical;
+	uint32_t cpu;
+	char type;
+} held_ref;
+
+/* refs[0, n) through lp_basic_sink_put in form, with buffer bytes of
+ * room (lp_encoded_sink_new), read in place from held_ref records or from
+ * the merge's raw references and canonical numbers. Returns the status,
+ * the file's bytes in *got. */
+static int sink_put(enum lp_form form, bool user_only, size_t buffer, bool held,
+		    const held_ref *refs, size_t n, GString **got, lp_error *err)
+{
+	lp_ref *raw = g_new0(lp_ref, n);
+	uint64_t *canon = g_new(uint64_t, n);
+	for (size_t i = 0; i < n; i++) {
+		raw[i].type = refs[i].type;
+		canon[i] = refs[i].canonical;
+	}
+	lp_form_batch b = held ? (lp_form_batch){
+		.type = &refs->type, .type_stride = sizeof *refs,
+		.canon = (const char *)&refs->canonical, .canon_stride = sizeof *refs, .n = n,
+	} : (lp_form_batch){
+		.type = &raw->type, .type_stride = sizeof *raw,
+		.canon = (const char *)canon, .canon_stride = sizeof *canon, .raw = raw, .n = n,
+	};
+	char *dir = scratch_dir_new();
+	char *path = g_build_filename(dir, "out", NULL);
+	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, err);
+	cr_assert(out, "%s", err->msg);
+	lp_basic_sink *s = lp_encoded_sink_new(out, user_only, form, buffer);
+	int rc = lp_basic_sink_put(s, &b, err);
+	if (!rc)
+		rc = lp_basic_sink_ops.finish(s, NULL, err);
+	lp_basic_sink_free(s);
+	rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
+	gchar *text = NULL;
+	gsize len = 0;
+	*got = g_string_new(NULL);
+	if (g_file_get_contents(path, &text, &len, NULL))
+		g_string_append_len(*got, text, (gssize)len);
+	g_free(text);
+	g_free(path);
+	scratch_dir_free(dir);
+	g_free(canon);
+	g_free(raw);
+	return rc;
+}
+
+/* A batch written by a sink whose buffer holds one record (flushed on
+ * nearly every reference) or a thousand, read from either layout, is the
+ * same bytes as the references written one by one here: basic's lines,
+ * bin's words; user-only, without the kernel's. */
+Test(forms, batch_put_in_pieces_and_layouts)
+{
+	enum { N = 1000 };
+	static held_ref refs[N];
+	uint64_t state = 41;
+	for (size_t i = 0; i < N; i++) {
+		state = state * 6364136223846793005u + 1442695040888963407u;
+		refs[i] = (held_ref){.canonical = state >> (state % 64), .cpu = 7,
+				     .type = lp_ref_types[(state >> 20) % 6]};
+	}
+	lp_error err = {0};
+	for (int user_only = 0; user_only < 2; user_only++) {
+		GString *text = g_string_new(NULL), *bin = g_string_new(LP_BIN_HEADER);
+		for (size_t i = 0; i < N; i++) {
+			if (user_only && lp_ref_is_kernel(refs[i].type))
+				continue;
+			g_string_append_printf(text, "%c %" G_GINT64_MODIFIER "x\n", refs[i].type,
+					       refs[i].canonical);
+			uint64_t word = (refs[i].canonical & LP_BIN_CANON_MAX) |
+					(uint64_t)lp_ref_type_index(refs[i].type) << LP_BIN_TYPE_SHIFT;
+			for (int k = 0; k < 8; k++)
+				g_string_append_c(bin, (char)(word >> 8 * k));
+		}
+		for (int held = 0; held < 2; held++)
+			for (size_t buffer = 0; buffer <= 24000; buffer += 24000) {
+				GString *got;
+				/* bin: the numbers it can carry */
+				static held_ref fitting[N];
+				for (size_t i = 0; i < N; i++)
+					fitting[i] = (held_ref){refs[i].canonical & LP_BIN_CANON_MAX,
+								refs[i].cpu, refs[i].type};
+				cr_assert_eq(sink_put(LP_FORM_BASIC, user_only, buffer, held, refs, N,
+						      &got, &err), 0, "%s", err.msg);
+				cr_assert_str_eq(got->str, text->str, "held %d buffer %zu", held, buffer);
+				g_string_free(got, TRUE);
+				cr_assert_eq(sink_put(LP_FORM_BIN, user_only, buffer, held, fitting, N,
+						      &got, &err), 0, "%s", err.msg);
+				cr_assert_eq(got->len, bin->len);
+				cr_assert_eq(memcmp(got->str, bin->str, bin->len), 0,
+					     "held %d buffer %zu", held, buffer);
+				g_string_free(got, TRUE);
+			}
+		g_string_free(text, TRUE);
+		g_string_free(bin, TRUE);
+	}
+}
+
+/* A number too large for the form stops the batch and is named by its
+ * index among the references written; user-only, a kernel reference's
+ * is not looked at, nor counted. */
+Test(forms, batch_put_stops_at_a_number_too_large)
+{
+	const held_ref refs[] = {
+		{1, 0, 'r'}, {LP_BIN_CANON_MAX + 1, 0, 'R'}, {2, 0, 'w'}, {3, 0, 'W'},
+		{LP_BIN_CANON_MAX + 2, 0, 'i'}, {4, 0, 'r'},
+	};
+	lp_error err = {0};
+	GString *got;
+	for (int held = 0; held < 2; held++) {
+		cr_assert_eq(sink_put(LP_FORM_BIN, false, 0, held, refs, 6, &got, &err), LP_EINPUT);
+		cr_assert_str_eq(err.msg, "reference 1: canonical number 2000000000000000 does not "
+					  "fit the bin form");
+		g_string_free(got, TRUE);
+		cr_assert_eq(sink_put(LP_FORM_BIN, true, 0, held, refs, 6, &got, &err), LP_EINPUT);
+		cr_assert_str_eq(err.msg, "reference 2: canonical number 2000000000000001 does not "
+					  "fit the bin form");
+		g_string_free(got, TRUE);
+		cr_assert_eq(sink_put(LP_FORM_BIN, true, 0, held, refs, 4, &got, &err), 0, "%s",
+			     err.msg);
+		cr_assert_eq(got->len, LP_BIN_HEADER_SIZE + 2 * LP_BIN_WORD_SIZE);
+		g_string_free(got, TRUE);
+	}
 }

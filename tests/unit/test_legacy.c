@@ -114,7 +114,7 @@ static const unsigned char byu_two[] = {
 Test(legacy, byu_reader_little_endian_and_torn_tail)
 {
 	char *path = file_with("t.byu", byu_two, sizeof byu_two);
-	lp_byu_reader *r = lp_byu_reader_new(open_source(path), LP_LITTLE);
+	lp_byu_reader *r = lp_record_reader_new(open_source(path), LP_LITTLE);
 	lp_torn_policy policy = {.warn = collect};
 	lp_byu_record recs[4];
 	cr_assert_eq(lp_byu_reader_read(r, recs, 4, &policy, &err), 2);
@@ -131,7 +131,7 @@ Test(legacy, byu_reader_little_endian_and_torn_tail)
 	char *want = g_strdup_printf("%s: torn last record: 2 bytes left over after 2 whole records\n",
 				     path);
 	cr_assert_str_eq(warnings->str, want);
-	lp_byu_reader_close(r);
+	lp_record_reader_close(r);
 	g_free(want);
 	g_free(path);
 }
@@ -139,7 +139,7 @@ Test(legacy, byu_reader_little_endian_and_torn_tail)
 Test(legacy, byu_reader_big_endian_strict)
 {
 	char *path = file_with("t.byu", byu_two, sizeof byu_two);
-	lp_byu_reader *r = lp_byu_reader_new(open_source(path), LP_BIG);
+	lp_byu_reader *r = lp_record_reader_new(open_source(path), LP_BIG);
 	lp_torn_policy policy = {.strict = true, .warn = collect};
 	lp_byu_record recs[1];
 	cr_assert_eq(lp_byu_reader_read(r, recs, 1, &policy, &err), 1);
@@ -152,7 +152,7 @@ Test(legacy, byu_reader_big_endian_strict)
 				     path);
 	cr_assert_str_eq(err.msg, want);
 	cr_assert_str_eq(warnings->str, "");
-	lp_byu_reader_close(r);
+	lp_record_reader_close(r);
 	g_free(want);
 	g_free(path);
 }
@@ -209,7 +209,7 @@ Test(legacy, p6_reader_big_endian_default_and_torn)
 	static const unsigned char bytes[] = {0x00, 0x41, 0xf7, 0x60, 0x0f, 0xc0,
 					      0x12, 0x34, 0x56, 0x78, 0x00, 0xf0, 0x01, 0x02, 0x03};
 	char *path = file_with("t.p6", bytes, sizeof bytes);
-	lp_p6_reader *r = lp_p6_reader_new(open_source(path), LP_BIG);
+	lp_p6_reader *r = lp_record_reader_new(open_source(path), LP_BIG);
 	lp_torn_policy policy = {.warn = collect};
 	lp_p6_record recs[8];
 	cr_assert_eq(lp_p6_reader_read(r, recs, 8, &policy, &err), 2);
@@ -220,7 +220,7 @@ Test(legacy, p6_reader_big_endian_default_and_torn)
 	char *want = g_strdup_printf("%s: torn last record: 3 bytes left over after 2 whole records\n",
 				     path);
 	cr_assert_str_eq(warnings->str, want);
-	lp_p6_reader_close(r);
+	lp_record_reader_close(r);
 	g_free(want);
 	g_free(path);
 }
@@ -229,11 +229,11 @@ Test(legacy, p6_reader_little_endian)
 {
 	static const unsigned char bytes[] = {0x60, 0xf7, 0x41, 0x00, 0x0f, 0xc0};
 	char *path = file_with("t.p6", bytes, sizeof bytes);
-	lp_p6_reader *r = lp_p6_reader_new(open_source(path), LP_LITTLE);
+	lp_p6_reader *r = lp_record_reader_new(open_source(path), LP_LITTLE);
 	lp_p6_record rec;
 	cr_assert_eq(lp_p6_reader_read(r, &rec, 1, NULL, &err), 1);
 	cr_assert_eq(rec.addr, 0x0041f760);
-	lp_p6_reader_close(r);
+	lp_record_reader_close(r);
 	g_free(path);
 }
 
@@ -629,7 +629,7 @@ Test(legacy, real_byu_trace)
 		fprintf(stderr, "legacy::real_byu_trace skipped: %s is absent\n", REAL_BYU);
 		cr_skip_test("%s is absent", REAL_BYU);
 	}
-	lp_byu_reader *r = lp_byu_reader_new(open_source(REAL_BYU), LP_LITTLE);
+	lp_byu_reader *r = lp_record_reader_new(open_source(REAL_BYU), LP_LITTLE);
 	lp_torn_policy policy = {.warn = collect};
 	lp_byu_record recs[4096];
 	uint64_t by_type[256] = {0}, total = 0, first_time = 0;
@@ -642,7 +642,7 @@ Test(legacy, real_byu_trace)
 		total += (uint64_t)n;
 	}
 	cr_assert_eq(n, 0, "%s", err.msg);
-	lp_byu_reader_close(r);
+	lp_record_reader_close(r);
 	/* counts from the README and an independent decoding of the file */
 	cr_assert_eq(total, 224449);
 	cr_assert_eq(first_time, 0xffffffff);

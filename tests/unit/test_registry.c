@@ -223,7 +223,7 @@ static void cover_byu(const lp_format *row)
 		      "i 0 8 0 41f760\n"
 		      "w 10 4 1 12345678\n"
 		      "r 31 20 ff fffffff0\n");
-	lp_byu_reader *r = lp_byu_reader_new(open_source(path), row->byte_order);
+	lp_byu_reader *r = lp_record_reader_new(open_source(path), row->byte_order);
 	lp_byu_record got[N_BYU + 1];
 	cr_assert_eq(lp_byu_reader_read(r, got, N_BYU + 1, &strict, &err), (ssize_t)N_BYU,
 		     "%s", err.msg);
@@ -235,7 +235,7 @@ static void cover_byu(const lp_format *row)
 				  got[i].attr == w->attr && got[i].proc == w->proc,
 			  "byu record %zu", i);
 	}
-	lp_byu_reader_close(r);
+	lp_record_reader_close(r);
 	g_free(path);
 }
 
@@ -271,7 +271,7 @@ static void cover_p6(const lp_format *row)
 		      "r 0 4 0 41f764\n"
 		      "i 1 8 0 12345678\n"
 		      "w 3 2 0 2003\n");
-	lp_p6_reader *r = lp_p6_reader_new(open_source(path), row->byte_order);
+	lp_p6_reader *r = lp_record_reader_new(open_source(path), row->byte_order);
 	lp_p6_record got[N_P6 + 1];
 	cr_assert_eq(lp_p6_reader_read(r, got, N_P6 + 1, &strict, &err), (ssize_t)N_P6, "%s",
 		     err.msg);
@@ -280,7 +280,7 @@ static void cover_p6(const lp_format *row)
 		cr_assert(got[i].addr == p6_records[i].addr && got[i].be == p6_records[i].be &&
 				  got[i].control == p6_records[i].control,
 			  "p6 record %zu", i);
-	lp_p6_reader_close(r);
+	lp_record_reader_close(r);
 	g_free(path);
 }
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "analysis/policy.h"
-#include "sched/report.h"
+#include "sched/schedreport.h"
 #include "sched/schedule.h"
 #include "sched/sweep.h"
 #include "scratch.h"

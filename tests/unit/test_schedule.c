@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/report.h"
+#include "sched/schedreport.h"
 #include "sched/schedule.h"
 #include "scratch.h"
 

@@ -1,6 +1,6 @@
-/* Job reports and whole-or-nothing files (report.c). */
-#ifndef LAPLACE_JOBS_REPORT_H
-#define LAPLACE_JOBS_REPORT_H
+/* Job reports and whole-or-nothing files (jobreport.c). */
+#ifndef LAPLACE_JOBS_JOBREPORT_H
+#define LAPLACE_JOBS_JOBREPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>

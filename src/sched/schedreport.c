@@ -8,7 +8,7 @@
  * read event by event, not loaded as a document, and the file may be no
  * larger than such a report of the directory can be: memory follows the
  * directory, whatever the file holds. */
-#include "sched/report.h"
+#include "sched/schedreport.h"
 
 #include <inttypes.h>
 #include <string.h>

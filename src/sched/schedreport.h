@@ -1,8 +1,8 @@
 /* What a schedule's run shows: its report as YAML (laplace-formats(5),
  * "RE-SCHEDULING", "Output and report"), written and read back, and a
  * picture of it, as drmemtrace's schedule_stats draws one. */
-#ifndef LAPLACE_SCHED_REPORT_H
-#define LAPLACE_SCHED_REPORT_H
+#ifndef LAPLACE_SCHED_SCHEDREPORT_H
+#define LAPLACE_SCHED_SCHEDREPORT_H
 
 #include <glib.h>
 

@@ -1,6 +1,6 @@
 /* Job reports in YAML, for `laplace batch --report` and the daemon's
  * done/ and failed/ directories. */
-#include "jobs/report.h"
+#include "jobs/jobreport.h"
 #include "jobs/jobfile.h"
 #include "jobs/runner.h"
 
