@@ -114,22 +114,12 @@ uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n)
 	return (uint64_t *)(void *)g_array_free(sizes, FALSE);
 }
 
-void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
-		   const uint64_t *next_use, lp_policy_params *p)
+void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64_t frames,
+		   const lp_trace *t, const uint64_t *next_use, lp_policy_params *p)
 {
-	/* With K >= D nothing is ever evicted, whatever the policy and its
-	 * options: the policy gets D frames then (no room for pages that
-	 * never come, no 2K to overflow), its options kept in range. */
-	uint64_t k = MIN(frames, MAX((uint64_t)t->pages, 1));
-	*p = (lp_policy_params){
-		.frames = k,
-		.pages = t->pages,
-		.next_use = next_use,
-		.clock_load_bit = o->clock_load_bit,
-		.segq_lru_frames = o->segq_set ? MIN(o->segq_lru_frames, k - 1) : k / 2,
-		.eelru_early = o->early_set ? o->eelru_early : MAX(1, k / 2),
-		.eelru_late = o->late_set ? MAX(o->eelru_late, k + 1) : 2 * k,
-	};
+	const lp_policy_settings *s =
+		o && o->settings ? &o->settings[lp_policy_index(policy)] : NULL;
+	lp_policy_params_at(policy, s, frames, t->pages, next_use, p);
 }
 
 /* ---- lru: stack distances are recency positions ---- */
@@ -452,8 +442,53 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 
 /* ---- a run: its jobs in a work pool ---- */
 
+/* ---- opt's curve, the row's (policy-opt.c) ---- */
+
 /* References opt's stack is tried on before a run chooses it. */
 #define OPT_TRIAL_REFS (UINT64_C(1) << 20)
+
+/* The priority stack costs a tree search wherever a page changes level,
+ * which deep stacks of far next uses make most levels; a heap at each
+ * size costs log K a reference. The stack's budget, over refs references:
+ * twice the heaps'. */
+static uint64_t opt_budget(const lp_policy_curve *c, uint64_t refs, lp_pageno pages)
+{
+	uint64_t budget = 0;
+	for (size_t s = 0; s < c->nsizes && budget < UINT64_MAX / 4; s++) {
+		uint64_t log_k = 1;
+		while (log_k < 63 && (UINT64_C(1) << log_k) < MIN(c->sizes[s], pages))
+			log_k++;
+		budget += refs * 2 * log_k;
+	}
+	return budget;
+}
+
+bool lp_sim_opt_curve(const lp_policy_curve *c)
+{
+	const lp_trace *t = c->t;
+	uint64_t *hist = lp_sim_opt_distances(t, c->next_use, opt_budget(c, t->n, t->pages));
+	if (!hist)
+		return false;
+	lp_sim_stack_faults(hist, t->pages, c->sizes, c->nsizes, c->faults);
+	g_free(hist);
+	return true;
+}
+
+/* Whether opt's stack over the first references keeps within its budget
+ * (then the whole curve is one job; otherwise a job at each size, side
+ * by side). The whole run keeps its own budget all the same. */
+bool lp_sim_opt_curve_pays(const lp_policy_curve *c)
+{
+	lp_trace head = *c->t;
+	head.n = MIN(head.n, OPT_TRIAL_REFS);
+	uint64_t *hist = lp_sim_opt_distances(&head, c->next_use,
+					      opt_budget(c, head.n, head.pages));
+	bool pays = hist != NULL;
+	g_free(hist);
+	return pays;
+}
+
+/* ---- a run: its jobs in a work pool ---- */
 
 typedef struct sim_run {
 	const lp_trace *t;
@@ -466,41 +501,21 @@ typedef struct sim_job {
 	size_t size; /* the size of a per-size job; SIZE_MAX: the whole task */
 } sim_job;
 
-/* The priority stack costs a tree search wherever a page changes level,
- * which deep stacks of far next uses make most levels; a heap at each
- * size costs log K a reference. The stack's budget, over refs references:
- * twice the heaps'. */
-static uint64_t opt_budget(const lp_sim_task *task, uint64_t refs, lp_pageno pages)
-{
-	uint64_t budget = 0;
-	for (size_t s = 0; s < task->nsizes && budget < UINT64_MAX / 4; s++) {
-		uint64_t log_k = 1;
-		while (log_k < 63 && (UINT64_C(1) << log_k) < MIN(task->sizes[s], pages))
-			log_k++;
-		budget += refs * 2 * log_k;
-	}
-	return budget;
-}
-
-static void opt_at(const sim_run *r, lp_sim_task *task, size_t s)
+static void fixed_at(const sim_run *r, lp_sim_task *task, size_t s)
 {
 	lp_policy_params p;
-	lp_sim_params(r->o, task->sizes[s], r->t, r->next_use, &p);
+	lp_sim_params(r->o, task->policy, task->sizes[s], r->t, r->next_use, &p);
 	task->faults[s] = lp_sim_fixed(r->t, task->policy, &p, NULL, NULL);
 }
 
-/* Whether opt's stack over the first references keeps within its budget
- * (then the whole curve is one job; otherwise a job at each size, side
- * by side). The whole run keeps its own budget all the same. */
-static bool opt_stack_pays(const sim_run *r, const lp_sim_task *task)
+static lp_policy_curve task_curve(const sim_run *r, lp_sim_task *task)
 {
-	lp_trace head = *r->t;
-	head.n = MIN(head.n, OPT_TRIAL_REFS);
-	uint64_t *hist = lp_sim_opt_distances(&head, r->next_use,
-					      opt_budget(task, head.n, head.pages));
-	bool pays = hist != NULL;
-	g_free(hist);
-	return pays;
+	return (lp_policy_curve){.t = r->t,
+				 .next_use = task->policy->needs_next_use ? r->next_use : NULL,
+				 .sizes = task->sizes,
+				 .nsizes = task->nsizes,
+				 .faults = task->faults,
+				 .space_time = task->space_time};
 }
 
 static int run_job(void *ctx, void *job, lp_error *err)
@@ -509,30 +524,13 @@ static int run_job(void *ctx, void *job, lp_error *err)
 	const sim_run *r = ctx;
 	sim_job *j = job;
 	lp_sim_task *task = j->task;
-	const char *name = task->policy->name;
 	if (j->size != SIZE_MAX) {
-		lp_policy_params p;
-		lp_sim_params(r->o, task->sizes[j->size], r->t, r->next_use, &p);
-		task->faults[j->size] = lp_sim_fixed(r->t, task->policy, &p, NULL, NULL);
-	} else if (task->policy->space == LP_SPACE_VARIABLE) {
-		bool ws = !strcmp(name, "ws");
-		lp_sim_windows(r->t, task->sizes, task->nsizes, task->faults,
-			       ws ? task->space_time : NULL, ws ? NULL : task->space_time);
-	} else if (strcmp(name, "opt")) {
-		uint64_t *hist = lp_sim_lru_distances(r->t);
-		lp_sim_stack_faults(hist, r->t->pages, task->sizes, task->nsizes, task->faults);
-		g_free(hist);
+		fixed_at(r, task, j->size);
 	} else {
-		uint64_t *hist = lp_sim_opt_distances(r->t, r->next_use, opt_budget(task, r->t->n,
-										 r->t->pages));
-		if (hist) {
-			lp_sim_stack_faults(hist, r->t->pages, task->sizes, task->nsizes,
-					    task->faults);
-			g_free(hist);
-		} else {
+		lp_policy_curve c = task_curve(r, task);
+		if (!task->policy->curve(&c)) /* too costly: each size, in this job */
 			for (size_t s = 0; s < task->nsizes; s++)
-				opt_at(r, task, s);
-		}
+				fixed_at(r, task, s);
 	}
 	return 0;
 }
@@ -544,12 +542,14 @@ void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_s
 	GArray *jobs = g_array_new(FALSE, FALSE, sizeof(sim_job));
 	for (size_t k = 0; k < ntasks; k++) {
 		lp_sim_task *task = &tasks[k];
+		const lp_policy_info *policy = task->policy;
 		if (!task->nsizes)
 			continue;
-		if (!strcmp(task->policy->name, "opt") && !r.next_use)
+		if (policy->needs_next_use && !r.next_use)
 			r.next_use = lp_trace_next_use(t);
-		if (task->policy->stack &&
-		    (strcmp(task->policy->name, "opt") || opt_stack_pays(&r, task))) {
+		lp_policy_curve c = task_curve(&r, task);
+		if (policy->curve && !task->per_size &&
+		    (!policy->curve_pays || policy->curve_pays(&c))) {
 			sim_job j = {task, SIZE_MAX};
 			g_array_append_val(jobs, j);
 		} else {
@@ -558,7 +558,7 @@ void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_s
 				g_array_append_val(jobs, j);
 			}
 		}
-		if (task->policy->space == LP_SPACE_FIXED)
+		if (policy->space == LP_SPACE_FIXED)
 			lp_sim_fixed_space(t, task->sizes, task->nsizes, task->space_time);
 	}
 	unsigned n = jobs->len;

@@ -38,18 +38,16 @@ void lp_sim_list_clear(lp_sim_list *list);
  * *n of them, g_free'd by the caller. */
 uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n);
 
-/* The policy options; a value not set takes its default at each size. */
+/* The policy options given (policy.h): settings[i] the options of row
+ * lp_policies[i]; NULL: every default. */
 typedef struct lp_sim_options {
-	unsigned clock_load_bit;
-	bool segq_set, early_set, late_set;
-	uint64_t segq_lru_frames, eelru_early, eelru_late;
+	const lp_policy_settings *settings;
 } lp_sim_options;
 
-/* The parameters of a policy at frames, the defaults filled in: S =
- * floor(K/2), e = max(1, floor(K/2)), l = 2K; K past D is D, where no
- * policy evicts. */
-void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
-		   const uint64_t *next_use, lp_policy_params *p);
+/* The parameters of policy at frames (lp_policy_params_at), its options
+ * from o. */
+void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64_t frames,
+		   const lp_trace *t, const uint64_t *next_use, lp_policy_params *p);
 
 /* hist[d], d = 1 .. D (D + 1 entries, hist[0] unused): the references at
  * LRU stack distance d; at OPT stack distance d (next_use as
@@ -57,6 +55,11 @@ void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
  * budget (UINT64_MAX: none). g_free them. */
 uint64_t *lp_sim_lru_distances(const lp_trace *t);
 uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use, uint64_t budget);
+/* opt's curve (its row's, policy.h): from its distances while the
+ * priority stack costs no more than twice a heap at each size would,
+ * else nothing (false); whether it pays over the first references. */
+bool lp_sim_opt_curve(const lp_policy_curve *c);
+bool lp_sim_opt_curve_pays(const lp_policy_curve *c);
 /* Faults of a stack algorithm at each of sizes[0, m) (ascending) from its
  * distances: the first references and those deeper than the size. */
 void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *sizes, size_t m,
@@ -85,6 +88,7 @@ typedef struct lp_sim_task {
 	const uint64_t *sizes;
 	size_t nsizes;
 	uint64_t *faults, *space_time; /* nsizes each, filled */
+	bool per_size; /* one simulation per size, even with a curve */
 } lp_sim_task;
 /* Fill every task's results, on up to threads threads. */
 void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
