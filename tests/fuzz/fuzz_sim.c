@@ -97,9 +97,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				bool fixed = asked[k]->space == LP_SPACE_FIXED;
 				size_t n = fixed ? nf : nw;
 				task[k] = (lp_sim_task){asked[k], fixed ? fs : ws, n, g_new(uint64_t, n + 1),
-							g_new(uint64_t, n + 1)};
+							g_new(uint64_t, n + 1), false};
 			}
-			lp_policy_settings given[16] = {{{0}}};
+			lp_policy_settings given[16] = {0};
 			FUZZ_CHECK(lp_npolicies <= G_N_ELEMENTS(given));
 			given[lp_policy_index(lp_policy_find("clock"))] =
 				(lp_policy_settings){.value = {size & 1}, .set = {true}};
