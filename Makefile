@@ -36,10 +36,10 @@ LIB_PKGS = glib-2.0 libzstd
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 # ISA-L (igzip, the gzip codec) ships no pkg-config file; -lm: the report's
-# figures.
+# figures and sim's miniature sizes (the library too).
 ISAL_LIBS = -lisal
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS)) $(ISAL_LIBS) -lm
-LIB_PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) $(ISAL_LIBS)
+LIB_PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS)) $(ISAL_LIBS) -lm
 CRITERION_CFLAGS := $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
 CRITERION_LIBS := $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 

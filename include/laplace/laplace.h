@@ -247,6 +247,41 @@ LP_API ssize_t lp_simulate(const char *path, const uint64_t *canonical, size_t n
 /* Free the rows of lp_simulate (NULL is allowed). */
 LP_API void lp_sim_free(lp_sim_row *rows);
 
+/* lp_simulate with more to say: what laplace sim's --sample-rate and
+ * --sample-pages ask (miniature simulations of fifo, clock, segq and arc,
+ * laplace-sim(1)), a way to stop, and the rows handed over as they are
+ * made rather than held. Set it up with lp_sim_request_init (which
+ * records the caller's sizeof: the structure may grow at its end), then
+ * set what differs. */
+typedef struct lp_sim_request {
+	size_t size;           /* sizeof (lp_sim_request), by lp_sim_request_init */
+	const char *policies;  /* as lp_simulate's (NULL: "lru", "pow2", "pow2") */
+	const char *frames;
+	const char *windows;
+	double sample_rate;    /* 0 < R <= 1, or 0: not sampled */
+	uint64_t sample_pages; /* S >= 1, or 0: not sampled (not with sample_rate) */
+	/* When not NULL, the run stops soon after *stop turns non-zero,
+	 * whatever thread sets it. */
+	const volatile int *stop;
+	/* Told the rows in laplace sim's order, a block at a time, every row
+	 * of a block of one policy, whose rows number policy_rows in all; a
+	 * non-zero return stops the run. NULL: the rows are dropped. */
+	int (*rows)(void *ctx, const lp_sim_row *rows, size_t n, uint64_t policy_rows);
+	void *ctx;
+} lp_sim_request;
+/* Zeroes *rq and records size (sizeof: the macro), as
+ * lp_capture_options_init does; NULL does nothing. */
+LP_API void lp_sim_request_init_sized(lp_sim_request *rq, size_t size);
+#define lp_sim_request_init(rq) lp_sim_request_init_sized((rq), sizeof(lp_sim_request))
+/* Simulate as rq asks over the stream at path, or the n canonical page
+ * numbers of canonical (as lp_simulate): 0 when every row was told, 1
+ * when the run was stopped (by *rq->stop or by rq->rows), -1 on failure
+ * with err set (LP_EUSAGE for what laplace sim refuses with exit status
+ * 1, its message; else the reader's status and message). Memory follows
+ * the stream and the sizes up to its footprint, not the rows. */
+LP_API int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
+			       const lp_sim_request *rq, lp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,6 +40,7 @@ import operator
 import os
 import subprocess
 import tempfile
+import threading
 import warnings
 
 import numpy as np
@@ -161,16 +162,27 @@ _lib.lp_capture_close.restype = None
 _lib.lp_capture_close.argtypes = [ctypes.c_void_p]
 _lib.lp_ref_format_name.restype = ctypes.c_char_p
 _lib.lp_ref_format_name.argtypes = [ctypes.c_int]
-# Since 1.1.0: an older library leaves simulate out (it raises Error).
-_HAS_SIMULATE = hasattr(_lib, "lp_simulate")
+# An older library leaves simulate out (it raises Error).
+_HAS_SIMULATE = hasattr(_lib, "lp_simulate_request")
+_SIM_ROWS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_LpSimRow),
+                                ctypes.c_size_t, ctypes.c_uint64)
+
+
+class _LpSimRequest(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("policies", ctypes.c_char_p),
+                ("frames", ctypes.c_char_p), ("windows", ctypes.c_char_p),
+                ("sample_rate", ctypes.c_double), ("sample_pages", ctypes.c_uint64),
+                ("stop", ctypes.POINTER(ctypes.c_int)), ("rows", _SIM_ROWS_FN),
+                ("ctx", ctypes.c_void_p)]
+
+
 if _HAS_SIMULATE:
-    _lib.lp_simulate.restype = ctypes.c_ssize_t
-    _lib.lp_simulate.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t,
-                                 ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
-                                 ctypes.POINTER(ctypes.POINTER(_LpSimRow)),
-                                 ctypes.POINTER(_LpError)]
-    _lib.lp_sim_free.restype = None
-    _lib.lp_sim_free.argtypes = [ctypes.POINTER(_LpSimRow)]
+    _lib.lp_sim_request_init_sized.restype = None
+    _lib.lp_sim_request_init_sized.argtypes = [ctypes.POINTER(_LpSimRequest), ctypes.c_size_t]
+    _lib.lp_simulate_request.restype = ctypes.c_int
+    _lib.lp_simulate_request.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t,
+                                         ctypes.POINTER(_LpSimRequest),
+                                         ctypes.POINTER(_LpError)]
 
 
 def _ref_formats():
@@ -484,7 +496,8 @@ def _sim_list(name, value):
     return text
 
 
-def simulate(source, policies="lru", frames=None, windows=None):
+def simulate(source, policies="lru", frames=None, windows=None, sample_rate=None,
+             sample_pages=None):
     """Simulate page replacement as `laplace sim` does (laplace-sim(1), the
     policy options at their defaults) and return a dict from each policy,
     in the order given, to an array of SIM_ROW (size, faults, miss_ratio =
@@ -496,13 +509,41 @@ def simulate(source, policies="lru", frames=None, windows=None):
     canonical field of read_basic's array). policies, frames and windows
     are laplace sim's --policy, --frames and --window: a string ("lru,opt",
     "pow2", "all", "1-100"), an integer, or a list of them; None for frames
-    or windows is "pow2". A size list that laplace sim refuses, or an
-    unknown policy, raises Error with status 1 and its message."""
+    or windows is "pow2". sample_rate (0 < R <= 1) or sample_pages (S >= 1)
+    are its --sample-rate and --sample-pages: fifo, clock, segq and arc
+    then run miniature simulations of a sample of the pages, every size
+    scaled by R, their faults estimates. A size list that laplace sim
+    refuses, or an unknown policy, raises Error with status 1 and its
+    message. Each array is filled as its rows come, not held twice; Ctrl-C
+    stops the run (KeyboardInterrupt)."""
     if not _HAS_SIMULATE:
-        raise Error("simulate: the liblaplace loaded is older than 1.1.0 (lp_simulate)", 1)
+        raise Error("simulate: the liblaplace loaded is older than this module "
+                    "(lp_simulate_request)", 1)
     policies_c = _sim_list("policies", policies)
     frames_c = _sim_list("frames", frames)
     windows_c = _sim_list("windows", windows)
+    request = _LpSimRequest()
+    _lib.lp_sim_request_init_sized(ctypes.byref(request), ctypes.sizeof(request))
+    # A policy named twice has the same rows twice: it is run once.
+    names = list(dict.fromkeys((policies_c or b"lru").split(b",")))
+    request.policies = b",".join(names)
+    request.frames = frames_c
+    request.windows = windows_c
+    if sample_rate is not None and sample_pages is not None:
+        raise ValueError("simulate: sample_rate and sample_pages cannot both be given")
+    if sample_rate is not None:
+        if isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, float, np.number)):
+            raise TypeError("sample_rate must be a number, not %r" % (sample_rate,))
+        if not 0 < float(sample_rate) <= 1:
+            raise ValueError("sample_rate must be above 0 and at most 1, not %r"
+                             % (sample_rate,))
+        request.sample_rate = float(sample_rate)
+    if sample_pages is not None:
+        count = _integer(sample_pages)
+        if count is None or not 1 <= count < 2**32 - 1:
+            raise ValueError("sample_pages must be an integer from 1 to %d, not %r"
+                             % (2**32 - 2, sample_pages))
+        request.sample_pages = count
     if isinstance(source, (str, bytes, os.PathLike)):
         path, pages, data = _path("source", source), None, None
     else:
@@ -518,31 +559,53 @@ def simulate(source, policies="lru", frames=None, windows=None):
             raise ValueError("source's canonical page numbers must not be negative")
         pages = np.ascontiguousarray(pages, dtype=np.uint64)
         data = pages.ctypes.data if pages.size else None
-    rows = ctypes.POINTER(_LpSimRow)()
+    tables = []  # [name, array, rows filled]
+    failures = []
+
+    def take(ctx, rows, n, total):
+        try:
+            block = np.ctypeslib.as_array(rows, shape=(n,))
+            if not tables or tables[-1][2] == len(tables[-1][1]):
+                name = rows[0].policy.decode("ascii")
+                tables.append([name, np.empty(total, dtype=SIM_ROW), 0])
+            _, table, i = tables[-1]
+            part = table[i:i + n]
+            part["size"] = block["size"]
+            part["faults"] = block["faults"]
+            np.divide(block["faults"], block["references"], out=part["miss_ratio"])
+            part["space_time"] = block["space_time"]
+            tables[-1][2] += n
+            return 0
+        except BaseException as e:  # told after the run, not lost in ctypes
+            failures.append(e)
+            return 1
+
+    request.rows = _SIM_ROWS_FN(take)
+    stop = ctypes.c_int(0)
+    request.stop = ctypes.pointer(stop)
     err = _LpError()
-    n = _lib.lp_simulate(path, data, 0 if pages is None else pages.size, policies_c, frames_c,
-                         windows_c, ctypes.byref(rows), ctypes.byref(err))
-    if n < 0:
-        _raise(err)
+    outcome = []
+
+    def run():
+        # The request, the pages and the callback live as long as the run.
+        outcome.append(_lib.lp_simulate_request(path, data, 0 if pages is None else pages.size,
+                                                ctypes.byref(request), ctypes.byref(err)))
+
+    # The run on a thread of its own, so that Ctrl-C reaches this one at
+    # once: it stops the run and raises KeyboardInterrupt.
+    worker = threading.Thread(target=run, name="laplace-simulate", daemon=True)
+    worker.start()
     try:
-        # A policy named twice has its rows twice, one run after the other:
-        # the dict keeps the first run, sizes ascending, each once.
-        # (A run's sizes ascend: the same name at a size not above the last
-        # one is the next run.)
-        table = {}
-        done = set()
-        name = None
-        for i in range(n):
-            row = rows[i]
-            if row.policy.decode() != name or row.size <= table[name][-1][0]:
-                if name is not None:
-                    done.add(name)
-                name = row.policy.decode()
-            if name in done:
-                continue
-            ratio = row.faults / row.references if row.references else 0.0
-            table.setdefault(name, []).append((row.size, row.faults, ratio, row.space_time))
-    finally:
-        _lib.lp_sim_free(rows)
-    names = [w for w in (policies_c or b"lru").decode("utf-8", "surrogateescape").split(",")]
-    return {name: np.array(table.get(name, []), dtype=SIM_ROW) for name in dict.fromkeys(names)}
+        while worker.is_alive():
+            worker.join(0.1)
+    except BaseException:
+        stop.value = 1
+        worker.join(1)
+        raise
+    if failures:
+        raise failures[0]
+    if outcome[0] < 0:
+        _raise(err)
+    got = {name: table for name, table, _ in tables}
+    return {name: got.get(name, np.zeros(0, dtype=SIM_ROW))
+            for name in (w.decode("utf-8", "surrogateescape") for w in names)}

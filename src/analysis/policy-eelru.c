@@ -93,14 +93,14 @@ static int eelru_parse(lp_policy_settings *s, size_t i, const char *text, lp_err
 	return lp_policy_parse_count(&eelru_options[i], text, 1, &s->value[i], err);
 }
 
-static int eelru_check(const lp_policy_settings *s, uint64_t frames, lp_error *err)
+static int eelru_check(const lp_policy_settings *s, uint64_t from, uint64_t to, lp_error *err)
 {
-	if (s->set[EARLY] && s->value[EARLY] >= frames)
+	if (s->set[EARLY] && s->value[EARLY] >= from)
 		return lp_fail(err, LP_EUSAGE, "--eelru-early %" PRIu64 " must be below the frames "
-			       "K (%" PRIu64 ")", s->value[EARLY], frames);
-	if (s->set[LATE] && s->value[LATE] <= frames)
+			       "K (%" PRIu64 ")", s->value[EARLY], from);
+	if (s->set[LATE] && s->value[LATE] <= to)
 		return lp_fail(err, LP_EUSAGE, "--eelru-late %" PRIu64 " must be above the frames "
-			       "K (%" PRIu64 ")", s->value[LATE], frames);
+			       "K (%" PRIu64 ")", s->value[LATE], MAX(from, s->value[LATE]));
 	return 0;
 }
 

@@ -77,11 +77,12 @@ static int segq_parse(lp_policy_settings *s, size_t i, const char *text, lp_erro
 	return lp_policy_parse_count(&segq_options[i], text, 0, &s->value[i], err);
 }
 
-static int segq_check(const lp_policy_settings *s, uint64_t frames, lp_error *err)
+static int segq_check(const lp_policy_settings *s, uint64_t from, uint64_t to, lp_error *err)
 {
-	if (s->set[LRU_FRAMES] && s->value[LRU_FRAMES] >= frames)
+	(void)to;
+	if (s->set[LRU_FRAMES] && s->value[LRU_FRAMES] >= from)
 		return lp_fail(err, LP_EUSAGE, "--segq-lru-frames %" PRIu64 " must be below the "
-			       "frames K (%" PRIu64 ")", s->value[LRU_FRAMES], frames);
+			       "frames K (%" PRIu64 ")", s->value[LRU_FRAMES], from);
 	return 0;
 }
 

@@ -125,7 +125,7 @@ typedef struct lp_policy_info {
 	const lp_policy_option *options;
 	size_t noptions;
 	int (*parse)(lp_policy_settings *s, size_t i, const char *text, lp_error *err);
-	int (*check)(const lp_policy_settings *s, uint64_t frames, lp_error *err);
+	int (*check)(const lp_policy_settings *s, uint64_t from, uint64_t to, lp_error *err);
 	void (*resolve)(const lp_policy_settings *s, uint64_t k, lp_policy_params *params);
 	/* Its whole curve in one pass (sim.h), or NULL: one simulation per
 	 * size. false: the pass would cost more than the simulations

@@ -37,7 +37,8 @@ static void count(lp_reuse *r, type_pages *p, int type, uint64_t id, uint64_t di
 	}
 }
 
-int lp_reuse_of_stream(const char *path, lp_reuse *r, lp_error *err)
+int lp_reuse_of_stream(const char *path, const lp_progress *progress, lp_reuse *r,
+		       lp_error *err)
 {
 	memset(r, 0, sizeof *r);
 	lp_basic_reader *in = lp_basic_open(path, err);
@@ -56,6 +57,7 @@ int lp_reuse_of_stream(const char *path, lp_reuse *r, lp_error *err)
 			uint64_t distance = lp_mrc_access(mrc, batch[k].canonical, &id);
 			count(&acc, &pages, lp_ref_type_index(batch[k].type), id, distance);
 		}
+		lp_progress_records(progress, lp_mrc_references(mrc));
 	}
 	g_free(batch);
 	g_free(pages.types_of_page);
@@ -77,8 +79,8 @@ void lp_reuse_clear(lp_reuse *r)
 	r->misses = NULL;
 }
 
-int lp_sampled_of_stream(const char *path, double rate, uint64_t pages, lp_sampled *r,
-			 lp_error *err)
+int lp_sampled_of_stream(const char *path, double rate, uint64_t pages,
+			 const lp_progress *progress, lp_sampled *r, lp_error *err)
 {
 	memset(r, 0, sizeof *r);
 	lp_basic_reader *in = lp_basic_open(path, err);
@@ -86,13 +88,14 @@ int lp_sampled_of_stream(const char *path, double rate, uint64_t pages, lp_sampl
 		return err->status;
 	lp_shards *shards = lp_shards_new(rate, pages);
 	lp_basic_ref *batch = g_new(lp_basic_ref, STREAM_BATCH);
-	uint64_t refs[6] = {0};
+	uint64_t refs[6] = {0}, read = 0;
 	ssize_t n;
 	while ((n = lp_basic_read(in, batch, STREAM_BATCH, err)) > 0) {
 		for (ssize_t k = 0; k < n; k++) {
 			refs[lp_ref_type_index(batch[k].type)]++;
 			lp_shards_access(shards, batch[k].canonical);
 		}
+		lp_progress_records(progress, read += (uint64_t)n);
 	}
 	g_free(batch);
 	lp_basic_close(in);

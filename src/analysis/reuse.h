@@ -8,6 +8,7 @@
 
 #include "analysis/shards.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "io/io.h"
 
 /* Bucket b holds stack distances 2^b .. 2^(b+1)-1. */
@@ -24,8 +25,9 @@ typedef struct lp_reuse {
 } lp_reuse;
 
 /* Read the basic merge stream path ('-': standard input; any form, gzip or
- * zstd) to its end. 0, or the reader's lp_status with err set. */
-int lp_reuse_of_stream(const char *path, lp_reuse *r, lp_error *err);
+ * zstd) to its end, telling progress (may be NULL) the references read. 0, or the reader's lp_status with err set. */
+int lp_reuse_of_stream(const char *path, const lp_progress *progress, lp_reuse *r,
+		       lp_error *err);
 void lp_reuse_clear(lp_reuse *r);
 /* The whole curve as CSV ("frames,misses,miss_ratio") to path, staged in
  * *done for the caller to publish or discard. */
@@ -39,8 +41,8 @@ typedef struct lp_sampled {
 } lp_sampled;
 /* Read path as lp_reuse_of_stream does; 0, or the reader's lp_status with
  * err set. */
-int lp_sampled_of_stream(const char *path, double rate, uint64_t pages, lp_sampled *r,
-			 lp_error *err);
+int lp_sampled_of_stream(const char *path, double rate, uint64_t pages,
+			 const lp_progress *progress, lp_sampled *r, lp_error *err);
 void lp_sampled_clear(lp_sampled *r);
 /* Its curve as lp_reuse_stage_curve writes the exact one, the same header. */
 int lp_sampled_stage_curve(const lp_sampled *r, const char *path, lp_staged **done,

@@ -2,9 +2,12 @@
 #include "analysis/sim.h"
 
 #include <glib.h>
+#include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "analysis/recency.h"
+#include "analysis/shards.h"
 #include "analysis/stackdist.h"
 #include "core/numbers.h"
 #include "io/workpool.h"
@@ -72,46 +75,112 @@ void lp_sim_list_clear(lp_sim_list *list)
 	*list = (lp_sim_list){0};
 }
 
-static gint compare_sizes(gconstpointer a, gconstpointer b)
+static gint compare_ranges(gconstpointer a, gconstpointer b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	const lp_sim_range *x = a, *y = b;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+lp_sim_range *lp_sim_list_ranges(const lp_sim_list *list, uint64_t top, size_t *n)
+{
+	GArray *ranges = g_array_new(FALSE, FALSE, sizeof(lp_sim_range));
+	for (size_t k = 0; k < list->n; k++) {
+		const lp_sim_item *it = &list->items[k];
+		lp_sim_range r = {it->from, it->to};
+		switch (it->kind) {
+		case LP_SIM_POW2:
+			for (r.from = 1; r.from < top; r.from *= 2) {
+				r.to = r.from;
+				g_array_append_val(ranges, r);
+			}
+			r.from = r.to = top;
+			if (top) /* D = 0: an empty stream's pow2 is no size */
+				g_array_append_val(ranges, r);
+			break;
+		case LP_SIM_ALL:
+			r.from = 1;
+			r.to = top;
+			if (top)
+				g_array_append_val(ranges, r);
+			break;
+		case LP_SIM_RANGE:
+			g_array_append_val(ranges, r);
+			break;
+		}
+	}
+	g_array_sort(ranges, compare_ranges);
+	size_t kept = 0;
+	lp_sim_range *v = (lp_sim_range *)(void *)ranges->data;
+	for (size_t k = 0; k < ranges->len; k++)
+		if (kept && v[k].from <= v[kept - 1].to + 1 && v[kept - 1].to != UINT64_MAX)
+			v[kept - 1].to = MAX(v[kept - 1].to, v[k].to);
+		else if (!kept || v[kept - 1].to != UINT64_MAX)
+			v[kept++] = v[k];
+	*n = kept;
+	return (lp_sim_range *)(void *)g_array_free(ranges, FALSE);
+}
+
+uint64_t lp_sim_range_count(const lp_sim_range *ranges, size_t m)
+{
+	uint64_t count = 0;
+	for (size_t k = 0; k < m; k++)
+		count += ranges[k].to - ranges[k].from + 1;
+	return count;
 }
 
 uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n)
 {
+	size_t m;
+	lp_sim_range *ranges = lp_sim_list_ranges(list, top, &m);
+	uint64_t *sizes = lp_sim_sizes_upto(ranges, m, UINT64_MAX, n);
+	g_free(ranges);
+	return sizes;
+}
+
+uint64_t *lp_sim_sizes_upto(const lp_sim_range *ranges, size_t m, uint64_t cap, size_t *n)
+{
 	GArray *sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	for (size_t k = 0; k < list->n; k++) {
-		const lp_sim_item *it = &list->items[k];
-		uint64_t s;
-		switch (it->kind) {
-		case LP_SIM_POW2:
-			for (s = 1; s < top; s *= 2)
-				g_array_append_val(sizes, s);
-			if (top) /* D = 0: an empty stream's pow2 is no size */
-				g_array_append_val(sizes, top);
-			break;
-		case LP_SIM_ALL:
-			for (s = 1; s <= top; s++)
-				g_array_append_val(sizes, s);
-			break;
-		case LP_SIM_RANGE:
-			for (s = it->from;; s++) {
-				g_array_append_val(sizes, s);
-				if (s == it->to)
-					break;
-			}
-			break;
+	for (size_t k = 0; k < m && ranges[k].from <= cap; k++)
+		for (uint64_t s = ranges[k].from;; s++) {
+			g_array_append_val(sizes, s);
+			if (s == ranges[k].to || s == cap)
+				break;
 		}
-	}
-	g_array_sort(sizes, compare_sizes);
-	size_t kept = 0;
-	uint64_t *v = (uint64_t *)(void *)sizes->data;
-	for (size_t k = 0; k < sizes->len; k++)
-		if (!kept || v[kept - 1] != v[k])
-			v[kept++] = v[k];
-	*n = kept;
+	if (m && ranges[m - 1].to > cap && (!sizes->len ||
+					    g_array_index(sizes, uint64_t, sizes->len - 1) != cap))
+		g_array_append_val(sizes, cap);
+	*n = sizes->len;
 	return (uint64_t *)(void *)g_array_free(sizes, FALSE);
+}
+
+void lp_sim_size_walk_init(lp_sim_size_walk *w, const lp_sim_range *ranges, size_t m,
+			   uint64_t cap)
+{
+	*w = (lp_sim_size_walk){.ranges = ranges, .m = m, .cap = cap};
+	if (m)
+		w->next = ranges[0].from;
+}
+
+bool lp_sim_size_walk_next(lp_sim_size_walk *w, uint64_t *size, size_t *index)
+{
+	if (w->range == w->m)
+		return false;
+	uint64_t s = w->next;
+	/* Each size up to cap has the next row, and the first past cap
+	 * cap's, which serves every size past it. */
+	if (w->started && w->last < w->cap)
+		w->index++;
+	w->started = true;
+	w->last = s;
+	*size = s;
+	*index = w->index;
+	if (s == w->ranges[w->range].to) {
+		if (++w->range < w->m)
+			w->next = w->ranges[w->range].from;
+	} else {
+		w->next = s + 1;
+	}
+	return true;
 }
 
 void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64_t frames,
@@ -412,19 +481,52 @@ void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t 
 	g_free(g_sum);
 }
 
+/* ---- a run's progress ---- */
+
+typedef struct sim_run {
+	const lp_trace *t;
+	const lp_sim_options *o;
+	const uint64_t *next_use;
+	/* References read by every job so far, out of total; drawn under
+	 * draw (tried, never waited for). */
+	atomic_uint_fast64_t done;
+	uint64_t total;
+	GMutex draw;
+	atomic_bool stopped;
+} sim_run;
+
+/* refs more references read: false when the run is to stop. */
+static bool sim_tick(sim_run *r, uint64_t refs)
+{
+	if (!r)
+		return true;
+	uint64_t done = atomic_fetch_add(&r->done, refs) + refs;
+	if (r->o->progress && g_mutex_trylock(&r->draw)) {
+		lp_progress_info info = {
+			.records = done,
+			.fraction = r->total ? MIN((double)done / (double)r->total, 1.0) : -1,
+		};
+		r->o->progress(r->o->progress_ctx, &info);
+		g_mutex_unlock(&r->draw);
+	}
+	if (r->o->stop && g_atomic_int_get(r->o->stop))
+		atomic_store(&r->stopped, true);
+	return !atomic_load(&r->stopped);
+}
+
 /* ---- the other fixed-space policies, one size at a time ---- */
 
-uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_policy_params *p,
-		      lp_sim_fault_fn fault_fn, void *ctx)
+static uint64_t fixed_run(sim_run *r, const lp_trace *t, const lp_policy_info *policy,
+			  const lp_policy_params *p, lp_sim_fault_fn fault_fn, void *ctx)
 {
 	const lp_policy_ops *ops = policy->ops;
 	void *state = ops->create(p);
 	uint64_t faults = 0;
-	lp_trace_reader r;
-	lp_trace_reader_init(&r, t);
+	lp_trace_reader reader;
+	lp_trace_reader_init(&reader, t);
 	lp_trace_block b = {0};
 	for (uint64_t at = 0; at < t->n; at += b.len) {
-		b = lp_trace_read(&r, at);
+		b = lp_trace_read(&reader, at);
 		const lp_pageno *page = b.page;
 		for (size_t k = 0; k < b.len; k++) {
 			lp_pageno victim;
@@ -434,13 +536,176 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 					fault_fn(ctx, at + k, page[k], victim);
 			}
 		}
+		if (!sim_tick(r, b.len))
+			break;
 	}
-	lp_trace_reader_clear(&r);
+	lp_trace_reader_clear(&reader);
 	ops->destroy(state);
 	return faults;
 }
 
+uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_policy_params *p,
+		      lp_sim_fault_fn fault_fn, void *ctx)
+{
+	return fixed_run(NULL, t, policy, p, fault_fn, ctx);
+}
+
+/* ---- miniature simulation ---- */
+
+bool lp_sim_miniature(const lp_policy_info *policy)
+{
+	static const char *const names[] = {"fifo", "clock", "segq", "arc"};
+	for (size_t k = 0; k < G_N_ELEMENTS(names); k++)
+		if (!strcmp(policy->name, names[k]))
+			return true;
+	return false;
+}
+
+uint64_t lp_sim_mini_frames(uint64_t frames, double rate)
+{
+	if (rate >= 1)
+		return frames;
+	double k = nearbyint((double)frames * rate);
+	return k < 1 ? 1 : (uint64_t)k;
+}
+
+/* The s-th smallest h over t's pages (s < D): a max-heap of the s
+ * smallest so far. */
+static uint64_t smallest_hash(const lp_trace *t, uint64_t s)
+{
+	uint64_t *heap = g_new(uint64_t, s);
+	size_t n = 0;
+	for (lp_pageno p = 0; p < t->pages; p++) {
+		uint64_t h = lp_shards_hash(t->canonical[p]);
+		size_t i;
+		if (n < s) {
+			for (i = n++; i > 0 && heap[(i - 1) / 2] < h; i = (i - 1) / 2)
+				heap[i] = heap[(i - 1) / 2];
+		} else if (h < heap[0]) {
+			for (i = 0;;) {
+				size_t c = 2 * i + 1;
+				if (c >= n)
+					break;
+				if (c + 1 < n && heap[c + 1] > heap[c])
+					c++;
+				if (heap[c] <= h)
+					break;
+				heap[i] = heap[c];
+				i = c;
+			}
+		} else {
+			continue;
+		}
+		heap[i] = h;
+	}
+	uint64_t top = heap[0];
+	g_free(heap);
+	return top;
+}
+
+int lp_sim_sample(const lp_trace *t, double rate, uint64_t pages, lp_trace *sample, double *r,
+		  lp_error *err)
+{
+	/* A page is sampled iff all, or h < limit. */
+	bool all;
+	uint64_t limit = 0;
+	if (pages) {
+		all = t->pages <= pages;
+		if (!all)
+			limit = smallest_hash(t, pages);
+		*r = all ? 1 : ldexp((double)limit, -64);
+	} else {
+		*r = rate;
+		/* h < R * 2^64 iff h < ceil(R * 2^64), exactly. */
+		double bound = ceil(ldexp(rate, 64));
+		all = rate >= 1 || bound >= 0x1p64;
+		if (!all)
+			limit = (uint64_t)bound;
+	}
+	bool *keep = g_new(bool, t->pages ? t->pages : 1);
+	for (lp_pageno p = 0; p < t->pages; p++)
+		keep[p] = all || lp_shards_hash(t->canonical[p]) < limit;
+	lp_trace_init(sample, false);
+	int rc = 0;
+	lp_trace_reader reader;
+	lp_trace_reader_init(&reader, t);
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n && !rc; at += b.len) {
+		b = lp_trace_read(&reader, at);
+		for (size_t k = 0; k < b.len && !rc; k++)
+			if (keep[b.page[k]])
+				rc = lp_trace_add(sample, 'r', t->canonical[b.page[k]], err);
+	}
+	lp_trace_reader_clear(&reader);
+	g_free(keep);
+	lp_trace_done(sample);
+	/* Estimates are at most the sampled references scaled. */
+	if (!rc && sample->n && (double)sample->n / *r >= 0x1p64)
+		rc = lp_fail(err, LP_EINPUT, "the %" G_GUINT64_FORMAT " sampled references scaled by "
+			     "1/R (R = %g) pass 2^64: sample more pages", sample->n, *r);
+	if (rc)
+		lp_trace_clear(sample);
+	return rc;
+}
+
+/* The estimate of faults' faults of a miniature memory: scaled by 1/R,
+ * rounded (below 2^64: lp_sim_sample checked the largest). */
+static uint64_t mini_scale(uint64_t faults, double rate)
+{
+	return faults ? (uint64_t)nearbyint((double)faults / rate) : 0;
+}
+
+uint64_t lp_sim_fixed_cap(const lp_trace *t, const lp_policy_info *policy,
+			  const lp_sim_options *o)
+{
+	uint64_t cap = MAX(t->pages, 1);
+	if (!o->sample || !lp_sim_miniature(policy))
+		return cap;
+	/* The smallest K whose K' holds every sampled page. */
+	uint64_t pages = o->sample->pages, k = 1;
+	if (pages > 1) {
+		double guess = ceil((double)pages / o->sample_rate);
+		k = guess >= 0x1p63 ? UINT64_C(1) << 63 : MAX((uint64_t)guess, 1);
+		while (k > 1 && lp_sim_mini_frames(k - 1, o->sample_rate) >= pages)
+			k--;
+		while (lp_sim_mini_frames(k, o->sample_rate) < pages && k < UINT64_MAX)
+			k++;
+	}
+	return MAX(cap, k);
+}
+
+uint64_t lp_sim_window_cap(const lp_trace *t)
+{
+	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
+	uint64_t most = 1;
+	lp_pageno seen = 0;
+	lp_trace_reader r;
+	lp_trace_reader_init(&r, t);
+	lp_trace_block b = {0};
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		for (size_t k = 0; k < b.len; k++) {
+			lp_pageno p = b.page[k];
+			if (p == seen)
+				seen++;
+			else
+				most = MAX(most, at + k - last[p]);
+			last[p] = at + k;
+		}
+	}
+	lp_trace_reader_clear(&r);
+	for (lp_pageno p = 0; p < t->pages; p++)
+		most = MAX(most, t->n - last[p]);
+	g_free(last);
+	return most;
+}
+
 /* ---- a run: its jobs in a work pool ---- */
+
+typedef struct sim_job {
+	lp_sim_task *task;
+	size_t size; /* the size of a per-size job; SIZE_MAX: the whole task */
+} sim_job;
 
 /* ---- opt's curve, the row's (policy-opt.c) ---- */
 
@@ -488,18 +753,7 @@ bool lp_sim_opt_curve_pays(const lp_policy_curve *c)
 	return pays;
 }
 
-/* ---- a run: its jobs in a work pool ---- */
-
-typedef struct sim_run {
-	const lp_trace *t;
-	const lp_sim_options *o;
-	const uint64_t *next_use;
-} sim_run;
-
-typedef struct sim_job {
-	lp_sim_task *task;
-	size_t size; /* the size of a per-size job; SIZE_MAX: the whole task */
-} sim_job;
+/* ---- a run's jobs ---- */
 
 static void fixed_at(const sim_run *r, lp_sim_task *task, size_t s)
 {
@@ -518,27 +772,57 @@ static lp_policy_curve task_curve(const sim_run *r, lp_sim_task *task)
 				 .space_time = task->space_time};
 }
 
+/* A miniature simulation's estimate of task's faults at its size s. */
+static uint64_t mini_at(sim_run *r, const lp_sim_task *task, size_t s)
+{
+	const lp_trace *sample = r->o->sample;
+	double rate = r->o->sample_rate;
+	if (!sample->n)
+		return 0;
+	uint64_t frames = task->sizes[s];
+	uint64_t k = lp_sim_mini_frames(frames, rate);
+	lp_policy_params p;
+	lp_sim_params(r->o, task->policy, k, sample, NULL, &p);
+	if (!strcmp(task->policy->name, "segq")) { /* S' = min(K' - 1, round(S * R)) */
+		const lp_policy_settings *given =
+			r->o->settings ? &r->o->settings[lp_policy_index(task->policy)] : NULL;
+		uint64_t back = given && given->set[0] ? given->value[0] : frames / 2;
+		p.option[0] = MIN(p.frames - 1,
+				  rate >= 1 ? back : (uint64_t)nearbyint((double)back * rate));
+	}
+	return mini_scale(fixed_run(r, sample, task->policy, &p, NULL, NULL), rate);
+}
+
 static int run_job(void *ctx, void *job, lp_error *err)
 {
 	(void)err;
-	const sim_run *r = ctx;
+	sim_run *r = ctx;
 	sim_job *j = job;
 	lp_sim_task *task = j->task;
-	if (j->size != SIZE_MAX) {
-		fixed_at(r, task, j->size);
+	if (!sim_tick(r, 0)) /* stopped: the jobs not begun are dropped */
+		return 0;
+	if (j->size != SIZE_MAX && r->o->sample && lp_sim_miniature(task->policy)) {
+		task->faults[j->size] = mini_at(r, task, j->size);
+	} else if (j->size != SIZE_MAX) {
+		lp_policy_params p;
+		lp_sim_params(r->o, task->policy, task->sizes[j->size], r->t, r->next_use, &p);
+		task->faults[j->size] = fixed_run(r, r->t, task->policy, &p, NULL, NULL);
 	} else {
 		lp_policy_curve c = task_curve(r, task);
 		if (!task->policy->curve(&c)) /* too costly: each size, in this job */
 			for (size_t s = 0; s < task->nsizes; s++)
 				fixed_at(r, task, s);
 	}
+	if (j->size == SIZE_MAX)
+		sim_tick(r, r->t->n);
 	return 0;
 }
 
-void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
-		unsigned threads)
+int lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
+	       unsigned threads)
 {
 	sim_run r = {.t = t, .o = o};
+	g_mutex_init(&r.draw);
 	GArray *jobs = g_array_new(FALSE, FALSE, sizeof(sim_job));
 	for (size_t k = 0; k < ntasks; k++) {
 		lp_sim_task *task = &tasks[k];
@@ -552,13 +836,16 @@ void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_s
 		    (!policy->curve_pays || policy->curve_pays(&c))) {
 			sim_job j = {task, SIZE_MAX};
 			g_array_append_val(jobs, j);
+			r.total += t->n;
 		} else {
+			bool mini = o->sample && lp_sim_miniature(task->policy);
 			for (size_t s = 0; s < task->nsizes; s++) {
 				sim_job j = {task, s};
 				g_array_append_val(jobs, j);
+				r.total += mini ? o->sample->n : t->n;
 			}
 		}
-		if (policy->space == LP_SPACE_FIXED)
+		if (task->policy->space == LP_SPACE_FIXED)
 			lp_sim_fixed_space(t, task->sizes, task->nsizes, task->space_time);
 	}
 	unsigned n = jobs->len;
@@ -575,4 +862,6 @@ void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_s
 	g_array_free(jobs, TRUE);
 	if (r.next_use)
 		lp_trace_next_use_free(t, (uint64_t *)r.next_use);
+	g_mutex_clear(&r.draw);
+	return atomic_load(&r.stopped);
 }

@@ -13,6 +13,7 @@
 
 #include "analysis/policy.h"
 #include "analysis/trace.h"
+#include "core/progress.h"
 
 /* A size list as given (laplace-sim(1)): items N, A-B, pow2 and all. */
 typedef enum lp_sim_item_kind { LP_SIM_RANGE, LP_SIM_POW2, LP_SIM_ALL } lp_sim_item_kind;
@@ -24,24 +25,59 @@ typedef struct lp_sim_list {
 	lp_sim_item *items;
 	size_t n;
 } lp_sim_list;
-/* Sizes the items N and A-B of one list may name in all: each is a row,
- * and a row's results are held until the CSV is written. */
+/* Sizes the items N and A-B of one list may name in all, repeats
+ * counted: each is a row. */
 #define LP_SIM_SIZES_MAX (UINT64_C(1) << 26)
 /* Parse text, the value of option (named in messages): 0, or LP_EUSAGE
  * with err set (an empty item, not a number, a size < 1, A > B, more than
  * LP_SIM_SIZES_MAX sizes named). */
 int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, lp_error *err);
 void lp_sim_list_clear(lp_sim_list *list);
-/* The sizes of list, ascending and each once, where pow2 and all reach
- * top (D; for a window the largest finite backward distance, or 1 when
- * there is none; top 0, an empty stream's D: pow2 and all name no size):
- * *n of them, g_free'd by the caller. */
+/* The sizes of list where pow2 and all reach top (D; for a window the
+ * largest finite backward distance, or 1 when there is none; top 0, an
+ * empty stream's D: pow2 and all name no size), as ascending ranges, none
+ * overlapping or touching another: *n of them, g_free'd by the caller.
+ * Memory and time follow the items, not the sizes they name. */
+typedef struct lp_sim_range {
+	uint64_t from, to;
+} lp_sim_range;
+lp_sim_range *lp_sim_list_ranges(const lp_sim_list *list, uint64_t top, size_t *n);
+/* The sizes of ranges[0, m) in ascending order: their number. */
+uint64_t lp_sim_range_count(const lp_sim_range *ranges, size_t m);
+/* The same sizes one by one, ascending and each once: *n of them,
+ * g_free'd by the caller. */
 uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n);
+/* The sizes of ranges[0, m) up to cap, and cap itself when a size lies
+ * past it: the sizes whose rows a run computes when every size past cap
+ * has cap's row (lp_sim_fixed_cap, lp_sim_window_cap): *n of them,
+ * g_free'd by the caller. Memory O(min(sizes, cap)). */
+uint64_t *lp_sim_sizes_upto(const lp_sim_range *ranges, size_t m, uint64_t cap, size_t *n);
+/* The sizes of ranges, one by one, each with the index of its row among
+ * lp_sim_sizes_upto's (cap's index past cap). */
+typedef struct lp_sim_size_walk {
+	const lp_sim_range *ranges;
+	size_t m, range;
+	uint64_t next, cap, last;
+	size_t index;
+	bool started;
+} lp_sim_size_walk;
+void lp_sim_size_walk_init(lp_sim_size_walk *w, const lp_sim_range *ranges, size_t m,
+			   uint64_t cap);
+bool lp_sim_size_walk_next(lp_sim_size_walk *w, uint64_t *size, size_t *index);
 
 /* The policy options given (policy.h): settings[i] the options of row
- * lp_policies[i]; NULL: every default. */
+ * lp_policies[i]; NULL: every default. With sample (lp_sim_sample's),
+ * the policies lp_sim_miniature names run miniature simulations over it
+ * (policies.md §8). progress, when set, is told the references read so
+ * far out of every run's (from any thread, one call at a time); a run
+ * stops soon after *stop (when stop is set) turns non-zero. */
 typedef struct lp_sim_options {
 	const lp_policy_settings *settings;
+	const lp_trace *sample;
+	double sample_rate;
+	lp_progress_fn progress;
+	void *progress_ctx;
+	const int *stop;
 } lp_sim_options;
 
 /* The parameters of policy at frames (lp_policy_params_at), its options
@@ -81,6 +117,30 @@ typedef void (*lp_sim_fault_fn)(void *ctx, uint64_t t, lp_pageno page, lp_pageno
 uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_policy_params *p,
 		      lp_sim_fault_fn fault_fn, void *ctx);
 
+/* ---- miniature simulation (policies.md §8) ---- */
+/* Whether policy runs miniature simulations when sampling: fifo, clock,
+ * segq and arc (by name: a stack algorithm run size by size does not). */
+bool lp_sim_miniature(const lp_policy_info *policy);
+/* The references of t whose page is sampled (h(page) < R * 2^64, §7's
+ * rule), into *sample (a done trace, pages numbered in the same order),
+ * with R = rate (0 < rate <= 1; pages 0) or, with pages >= 1 (rate 0),
+ * the pages-th smallest h over t's pages / 2^64 (1 when t has at most
+ * pages pages); R into *r. 0, or LP_EIO (temporary files), or LP_EINPUT
+ * when the sampled references scaled by 1/R would pass 2^64; err set. */
+int lp_sim_sample(const lp_trace *t, double rate, uint64_t pages, lp_trace *sample, double *r,
+		  lp_error *err);
+/* K' = max(1, nearbyint(K * R)): the frames of a miniature memory. */
+uint64_t lp_sim_mini_frames(uint64_t frames, double rate);
+/* The size past which a policy's rows are all the same: D for the
+ * exact runs of a fixed-space policy, at least D for miniature ones
+ * (where K' first reaches the sample's pages), given the options. */
+uint64_t lp_sim_fixed_cap(const lp_trace *t, const lp_policy_info *policy,
+			  const lp_sim_options *o);
+/* The window past which ws and vmin's rows are all the same (the
+ * largest gap from a reference to the next one to its page, or to the
+ * end), at least 1. */
+uint64_t lp_sim_window_cap(const lp_trace *t);
+
 /* What a run asks: per policy, its sizes (ascending) and room for the
  * results. */
 typedef struct lp_sim_task {
@@ -90,8 +150,9 @@ typedef struct lp_sim_task {
 	uint64_t *faults, *space_time; /* nsizes each, filled */
 	bool per_size; /* one simulation per size, even with a curve */
 } lp_sim_task;
-/* Fill every task's results, on up to threads threads. */
-void lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
+/* Fill every task's results, on up to threads threads: 0, or 1 when
+ * *o->stop stopped it (the results then unfinished). */
+int lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
 		unsigned threads);
 
 #endif

@@ -15,7 +15,7 @@ static int load(lp_trace *t, const char *path, const uint64_t *canonical, size_t
 		lp_error *err)
 {
 	if (path)
-		return lp_trace_load(t, path, false, err);
+		return lp_trace_load(t, path, false, NULL, err);
 	lp_trace_init(t, false);
 	for (size_t i = 0; i < n; i++) {
 		int rc = lp_trace_add(t, 'r', canonical[i], err);
@@ -30,6 +30,162 @@ static int load(lp_trace *t, const char *path, const uint64_t *canonical, size_t
 	return 0;
 }
 
+void lp_sim_request_init_sized(lp_sim_request *rq, size_t size)
+{
+	if (!rq)
+		return;
+	if (size != sizeof *rq) { /* recorded alone, for lp_simulate_request to refuse */
+		if (size >= sizeof rq->size)
+			rq->size = size;
+		return;
+	}
+	*rq = (lp_sim_request){.size = size};
+}
+
+/* Rows handed over this many at a time. */
+#define ROW_BLOCK 4096
+
+int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
+			const lp_sim_request *rq, lp_error *err)
+{
+	lp_error dropped = {0};
+	if (!err)
+		err = &dropped;
+	if (!rq)
+		return lp_fail(err, LP_EUSAGE, "lp_simulate_request: argument rq: NULL"), -1;
+	if (rq->size != sizeof *rq)
+		return lp_fail(err, LP_EUSAGE, "lp_simulate_request: field size: %zu is not the size "
+			       "of an lp_sim_request (%zu bytes): not set up by lp_sim_request_init, "
+			       "or from a newer laplace.h than this library's (%d.%d.%d)", rq->size,
+			       sizeof *rq, LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VERSION_PATCH), -1;
+	if (!path && !canonical && n)
+		return lp_fail(err, LP_EUSAGE, "lp_simulate_request: arguments path and canonical: "
+			       "NULL"), -1;
+	if (rq->sample_rate && rq->sample_pages)
+		return lp_fail(err, LP_EUSAGE, "--sample-rate and --sample-pages cannot both be "
+			       "given"), -1;
+	if (rq->sample_rate && !(rq->sample_rate > 0 && rq->sample_rate <= 1))
+		return lp_fail(err, LP_EUSAGE, "--sample-rate must be a decimal number above 0 and "
+			       "at most 1, not %g", rq->sample_rate), -1;
+	if (rq->sample_pages > LP_TRACE_MAX_PAGES)
+		return lp_fail(err, LP_EUSAGE, "--sample-pages must be a decimal number from 1 to "
+			       "%u, not %" G_GUINT64_FORMAT, LP_TRACE_MAX_PAGES, rq->sample_pages), -1;
+	bool sampled = rq->sample_rate || rq->sample_pages;
+
+	const lp_policy_info **policy = NULL;
+	size_t npolicies = 0;
+	lp_sim_list lists[2] = {{0}, {0}};
+	lp_trace t = {0}, sample = {0};
+	lp_sim_task *tasks = NULL;
+	lp_sim_range *ranges[2] = {NULL, NULL};
+	size_t nranges[2] = {0, 0};
+	uint64_t caps[2] = {1, 1};
+	lp_sim_options options = {.stop = (const int *)rq->stop};
+	int result = -1;
+	if (lp_sim_parse_policies(rq->policies ? rq->policies : "lru", &policy, &npolicies, err) ||
+	    lp_sim_list_parse("--frames", rq->frames ? rq->frames : "pow2", &lists[0], err) ||
+	    lp_sim_list_parse("--window", rq->windows ? rq->windows : "pow2", &lists[1], err))
+		goto out;
+	bool any_window = false, any_mini = false;
+	for (size_t i = 0; i < npolicies; i++) {
+		any_window |= policy[i]->space == LP_SPACE_VARIABLE;
+		any_mini |= lp_sim_miniature(policy[i]);
+		if (sampled && !strcmp(policy[i]->name, "eelru")) {
+			lp_fail(err, LP_EUSAGE, "--sample-rate and --sample-pages do not go with eelru "
+				"(fifo clock segq arc run miniature simulations)");
+			goto out;
+		}
+	}
+	if (load(&t, path, canonical, n, err))
+		goto out;
+	if (!t.n) { /* an empty stream gives no rows */
+		result = 0;
+		goto out;
+	}
+	if (sampled && any_mini) {
+		if (lp_sim_sample(&t, rq->sample_rate, rq->sample_pages, &sample,
+				  &options.sample_rate, err))
+			goto out;
+		options.sample = &sample;
+	}
+	/* As laplace sim: a window's pow2 and all reach the largest backward
+	 * distance, or 1 when there is none. */
+	uint64_t most = any_window ? lp_sim_max_backward(&t) : 0;
+	ranges[0] = lp_sim_list_ranges(&lists[0], t.pages, &nranges[0]);
+	ranges[1] = lp_sim_list_ranges(&lists[1], most ? most : 1, &nranges[1]);
+	if (any_window)
+		caps[1] = lp_sim_window_cap(&t);
+	tasks = g_new0(lp_sim_task, npolicies);
+	for (size_t i = 0; i < npolicies; i++) {
+		int w = policy[i]->space == LP_SPACE_VARIABLE;
+		uint64_t cap = w ? caps[1] : lp_sim_fixed_cap(&t, policy[i], &options);
+		size_t m;
+		uint64_t *sizes = lp_sim_sizes_upto(ranges[w], nranges[w], cap, &m);
+		tasks[i] = (lp_sim_task){.policy = policy[i], .sizes = sizes, .nsizes = m,
+					 .faults = g_new0(uint64_t, m + 1),
+					 .space_time = g_new0(uint64_t, m + 1)};
+	}
+	if (lp_sim_run(&t, tasks, npolicies, &options, g_get_num_processors())) {
+		result = 1;
+		goto out;
+	}
+	lp_sim_row *block = g_new0(lp_sim_row, ROW_BLOCK);
+	result = 0;
+	for (size_t i = 0; i < npolicies && !result; i++) {
+		int w = policy[i]->space == LP_SPACE_VARIABLE;
+		uint64_t cap = w ? caps[1] : lp_sim_fixed_cap(&t, policy[i], &options);
+		uint64_t total = lp_sim_range_count(ranges[w], nranges[w]);
+		lp_sim_size_walk walk;
+		lp_sim_size_walk_init(&walk, ranges[w], nranges[w], cap);
+		uint64_t size;
+		size_t s, k = 0;
+		bool more = true;
+		while (more && !result) {
+			more = lp_sim_size_walk_next(&walk, &size, &s);
+			if (more) {
+				lp_sim_row *row = &block[k++];
+				g_strlcpy(row->policy, policy[i]->name, sizeof row->policy);
+				row->size = size;
+				row->references = t.n;
+				row->faults = tasks[i].faults[s];
+				row->space_time = tasks[i].space_time[s];
+			}
+			if (k == ROW_BLOCK || (!more && k)) {
+				if (rq->rows && rq->rows(rq->ctx, block, k, total))
+					result = 1;
+				k = 0;
+				if (rq->stop && *rq->stop)
+					result = 1;
+			}
+		}
+	}
+	g_free(block);
+out:
+	for (size_t i = 0; tasks && i < npolicies; i++) {
+		g_free((uint64_t *)tasks[i].sizes);
+		g_free(tasks[i].faults);
+		g_free(tasks[i].space_time);
+	}
+	g_free(tasks);
+	g_free(ranges[0]);
+	g_free(ranges[1]);
+	g_free(policy);
+	lp_sim_list_clear(&lists[0]);
+	lp_sim_list_clear(&lists[1]);
+	if (options.sample)
+		lp_trace_clear(&sample);
+	lp_trace_clear(&t);
+	return result;
+}
+
+/* lp_simulate's rows, gathered. */
+static int gather(void *ctx, const lp_sim_row *rows, size_t n, uint64_t policy_rows)
+{
+	(void)policy_rows;
+	g_array_append_vals(ctx, rows, (guint)n);
+	return 0;
+}
+
 ssize_t lp_simulate(const char *path, const uint64_t *canonical, size_t n, const char *policies,
 		    const char *frames, const char *windows, lp_sim_row **rows, lp_error *err)
 {
@@ -41,68 +197,23 @@ ssize_t lp_simulate(const char *path, const uint64_t *canonical, size_t n, const
 	*rows = NULL;
 	if (!path && !canonical && n)
 		return lp_fail(err, LP_EUSAGE, "lp_simulate: arguments path and canonical: NULL"), -1;
-
-	const lp_policy_info **policy = NULL;
-	size_t npolicies = 0;
-	lp_sim_list lists[2] = {{0}, {0}};
-	lp_trace t = {0};
-	lp_sim_task *tasks = NULL;
-	ssize_t result = -1;
-	if (lp_sim_parse_policies(policies ? policies : "lru", &policy, &npolicies, err) ||
-	    lp_sim_list_parse("--frames", frames ? frames : "pow2", &lists[0], err) ||
-	    lp_sim_list_parse("--window", windows ? windows : "pow2", &lists[1], err) ||
-	    load(&t, path, canonical, n, err))
-		goto out;
-	if (!t.n) { /* an empty stream gives no rows */
-		result = 0;
-		goto out;
+	GArray *got = g_array_new(FALSE, FALSE, sizeof(lp_sim_row));
+	lp_sim_request rq;
+	lp_sim_request_init(&rq);
+	rq.policies = policies;
+	rq.frames = frames;
+	rq.windows = windows;
+	rq.rows = gather;
+	rq.ctx = got;
+	if (lp_simulate_request(path, canonical, n, &rq, err)) {
+		g_array_free(got, TRUE);
+		return -1;
 	}
-	bool any_window = false;
-	for (size_t i = 0; i < npolicies; i++)
-		any_window |= policy[i]->space == LP_SPACE_VARIABLE;
-	/* As laplace sim: a window's pow2 and all reach the largest backward
-	 * distance, or 1 when there is none. */
-	uint64_t most = any_window ? lp_sim_max_backward(&t) : 0;
-	uint64_t *sizes[2];
-	size_t nsizes[2];
-	sizes[0] = lp_sim_list_sizes(&lists[0], t.pages, &nsizes[0]);
-	sizes[1] = lp_sim_list_sizes(&lists[1], most ? most : 1, &nsizes[1]);
-	tasks = g_new0(lp_sim_task, npolicies);
-	size_t total = 0;
-	for (size_t i = 0; i < npolicies; i++) {
-		int w = policy[i]->space == LP_SPACE_VARIABLE;
-		tasks[i] = (lp_sim_task){.policy = policy[i], .sizes = sizes[w], .nsizes = nsizes[w],
-					 .faults = g_new0(uint64_t, nsizes[w] + 1),
-					 .space_time = g_new0(uint64_t, nsizes[w] + 1)};
-		total += nsizes[w];
-	}
-	lp_sim_options options = {0};
-	lp_sim_run(&t, tasks, npolicies, &options, g_get_num_processors());
-	lp_sim_row *out = total ? g_new0(lp_sim_row, total) : NULL;
-	size_t k = 0;
-	for (size_t i = 0; i < npolicies; i++)
-		for (size_t s = 0; s < tasks[i].nsizes; s++, k++) {
-			g_strlcpy(out[k].policy, policy[i]->name, sizeof out[k].policy);
-			out[k].size = tasks[i].sizes[s];
-			out[k].references = t.n;
-			out[k].faults = tasks[i].faults[s];
-			out[k].space_time = tasks[i].space_time[s];
-		}
-	for (size_t i = 0; i < npolicies; i++) {
-		g_free(tasks[i].faults);
-		g_free(tasks[i].space_time);
-	}
-	g_free(sizes[0]);
-	g_free(sizes[1]);
-	*rows = out;
-	result = (ssize_t)total;
-out:
-	g_free(tasks);
-	g_free(policy);
-	lp_sim_list_clear(&lists[0]);
-	lp_sim_list_clear(&lists[1]);
-	lp_trace_clear(&t);
-	return result;
+	ssize_t total = (ssize_t)got->len;
+	*rows = total ? (lp_sim_row *)(void *)g_array_free(got, FALSE) : NULL;
+	if (!total)
+		g_array_free(got, TRUE);
+	return total;
 }
 
 void lp_sim_free(lp_sim_row *rows)

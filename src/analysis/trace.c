@@ -159,7 +159,8 @@ void lp_trace_done(lp_trace *t)
 	}
 }
 
-int lp_trace_load(lp_trace *t, const char *path, bool user_only, lp_error *err)
+int lp_trace_load(lp_trace *t, const char *path, bool user_only, const lp_progress *progress,
+		  lp_error *err)
 {
 	lp_trace_init(t, user_only);
 	lp_basic_reader *in = lp_basic_open(path, err);
@@ -170,7 +171,8 @@ int lp_trace_load(lp_trace *t, const char *path, bool user_only, lp_error *err)
 	lp_basic_ref *batch = g_new(lp_basic_ref, LOAD_BATCH);
 	ssize_t got;
 	int rc = 0;
-	while (!rc && (got = lp_basic_read(in, batch, LOAD_BATCH, err)) > 0)
+	uint64_t read = 0;
+	while (!rc && (got = lp_basic_read(in, batch, LOAD_BATCH, err)) > 0) {
 		for (ssize_t k = 0; k < got && !rc; k++)
 			if ((rc = lp_trace_add(t, batch[k].type, batch[k].canonical, err))) {
 				char what[sizeof err->msg];
@@ -178,6 +180,8 @@ int lp_trace_load(lp_trace *t, const char *path, bool user_only, lp_error *err)
 				lp_fail(err, rc, "%s: %s", strcmp(path, "-") ? path : "standard input",
 					what);
 			}
+		lp_progress_records(progress, read += (uint64_t)got);
+	}
 	if (!rc && got < 0)
 		rc = err->status;
 	g_free(batch);

@@ -45,6 +45,7 @@
 
 #include "analysis/policy.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/pairmap.h"
 
 /* References held in memory before the stream goes to its temporary
@@ -95,10 +96,11 @@ int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err);
 /* Adding is over: the map is freed, the window trimmed. */
 void lp_trace_done(lp_trace *t);
 /* lp_trace_init, then every reference of the basic merge stream path
- * ('-': standard input), then lp_trace_done. 0, or the reader's lp_status
- * with err set (the message naming the file and line or record); t is
+ * ('-': standard input), then lp_trace_done, telling progress (may be
+ * NULL) the references read. 0, or the reader's lp_status with err set (the message naming the file and line or record); t is
  * then cleared. */
-int lp_trace_load(lp_trace *t, const char *path, bool user_only, lp_error *err);
+int lp_trace_load(lp_trace *t, const char *path, bool user_only, const lp_progress *progress,
+		  lp_error *err);
 void lp_trace_clear(lp_trace *t);
 
 /* A block reader of a done trace (t unchanged meanwhile): each job its

@@ -180,6 +180,37 @@ bool cli_level_apply(const char *text, const char *output, enum lp_compress comp
 	return true;
 }
 
+/* A decimal fraction 0 < R <= 1 (digits, a point, an exponent: no hex,
+ * no inf). */
+static bool parse_rate(const char *text, double *rate)
+{
+	char *end;
+	if (!text[0] || text[strspn(text, "0123456789.eE+-")])
+		return false;
+	*rate = g_ascii_strtod(text, &end);
+	return !*end && *rate > 0 && *rate <= 1;
+}
+
+bool cli_sample_apply(const char *rate_text, const char *pages_text, double *rate,
+		      uint64_t *pages)
+{
+	if (rate_text && pages_text) {
+		cli_usage_error("--sample-rate and --sample-pages cannot both be given");
+		return false;
+	}
+	if (rate_text && !parse_rate(rate_text, rate)) {
+		cli_usage_error("--sample-rate must be a decimal number above 0 and at most 1, "
+				"not '%s'", rate_text);
+		return false;
+	}
+	if (pages_text && !lp_parse_decimal(pages_text, 1, UINT32_MAX - 1, pages)) {
+		cli_usage_error("--sample-pages must be a decimal number from 1 to %u, not '%s'",
+				UINT32_MAX - 1, pages_text);
+		return false;
+	}
+	return true;
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -264,11 +295,11 @@ void cli_capture_free(cli_capture *c)
 	g_free(c->ref_format_help);
 }
 
-int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only, lp_trace *t,
-		   lp_error *err)
+int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only,
+		   const lp_progress *progress, lp_trace *t, lp_error *err)
 {
 	if (!capture)
-		return lp_trace_load(t, path, user_only, err);
+		return lp_trace_load(t, path, user_only, progress, err);
 	lp_capture_options opt;
 	lp_capture_options_init(&opt);
 	opt.ref_format = capture->ref_format;
@@ -287,9 +318,12 @@ int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only
 	lp_trace_init(t, user_only);
 	ssize_t got;
 	int rc = 0;
-	while (!rc && (got = lp_capture_read(c, batch, BATCH, err)) > 0)
+	uint64_t read = 0;
+	while (!rc && (got = lp_capture_read(c, batch, BATCH, err)) > 0) {
 		for (ssize_t k = 0; k < got && !rc; k++)
 			rc = lp_trace_add(t, batch[k].type, batch[k].canonical, err);
+		lp_progress_records(progress, read += (uint64_t)got);
+	}
 	if (!rc && got < 0)
 		rc = err->status;
 	g_free(batch);

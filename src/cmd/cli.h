@@ -44,6 +44,12 @@ bool cli_threads_apply(const char *text, unsigned *threads);
  * codec's range) print it and return false. */
 bool cli_level_apply(const char *text, const char *output, enum lp_compress compress,
 		     int *level);
+/* --sample-rate R and --sample-pages S (sim, stat; NULL when not
+ * given): R a decimal 0 < R <= 1 into *rate, S from 1 to 2^32 - 2 into
+ * *pages, at most one of them; on a usage error print it and return
+ * false. */
+bool cli_sample_apply(const char *rate_text, const char *pages_text, double *rate,
+		      uint64_t *pages);
 /* "laplace CMD: message" on stderr, then a hint to --help; returns LP_EUSAGE. */
 int cli_usage_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Report err on stderr and return its status. */
@@ -71,9 +77,10 @@ void cli_capture_free(cli_capture *c);
 /* The input of sim and reduce, held whole in t: the basic merge stream
  * path, or, when capture is not NULL (set up by cli_capture_apply), that
  * capture merged here, nothing written in between; R W I dropped with
- * user_only. 0, or an lp_status with err set (t then cleared). */
-int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only, lp_trace *t,
-		   lp_error *err);
+ * user_only; progress (may be NULL) told the references read. 0, or an
+ * lp_status with err set (t then cleared). */
+int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only,
+		   const lp_progress *progress, lp_trace *t, lp_error *err);
 
 /* The statistics summary of a merge (printed on stderr by merge, on
  * stdout by stat), an aligned table appended to `to`. */

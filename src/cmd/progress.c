@@ -11,6 +11,7 @@ struct cli_progress {
 	int64_t start_us;
 	int64_t last_draw_us; /* 0 before the first drawing */
 	bool drawn;
+	const char *noun, *done;
 };
 
 cli_progress *cli_progress_new(bool quiet)
@@ -19,7 +20,21 @@ cli_progress *cli_progress_new(bool quiet)
 		return NULL;
 	cli_progress *pr = g_new0(cli_progress, 1);
 	pr->start_us = g_get_monotonic_time();
+	pr->noun = "record";
 	return pr;
+}
+
+void cli_progress_set_work(cli_progress *pr, const char *noun, const char *done)
+{
+	if (pr) {
+		pr->noun = noun;
+		pr->done = done;
+	}
+}
+
+lp_progress cli_progress_hook(cli_progress *pr)
+{
+	return (lp_progress){pr ? cli_progress_update : NULL, pr};
 }
 
 /* n with a metric suffix: "123", "45.6k", "7.89M", "1.23G". */
@@ -50,8 +65,9 @@ void cli_progress_update(void *ctx, const lp_progress_info *info)
 	format_count(done, sizeof done, (double)info->records);
 	format_count(rate, sizeof rate, seconds > 0 ? (double)info->records / seconds : 0);
 	char line[128];
-	int len = snprintf(line, sizeof line, "%s record%s, %s/s", done,
-			   info->records == 1 ? "" : "s", rate);
+	int len = snprintf(line, sizeof line, "%s %s%s%s%s, %s/s", done, pr->noun,
+			   info->records == 1 ? "" : "s", pr->done ? " " : "", pr->done ? pr->done : "",
+			   rate);
 	double f = info->fraction;
 	if (f >= 0 && len < (int)sizeof line) {
 		len += snprintf(line + len, sizeof line - (size_t)len, ", %.0f%%", f * 100);

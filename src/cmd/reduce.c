@@ -10,6 +10,7 @@
 #include "analysis/reduce.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/progress.h"
 #include "core/numbers.h"
 #include "formats/forms.h"
 #include "formats/registry.h"
@@ -99,7 +100,12 @@ static int reduce_run(const reduce_args *a, bool olr, uint64_t frames, enum lp_f
 {
 	lp_error err = {0};
 	lp_trace in;
-	if (cli_trace_load(stream, capture, a->user_only, &in, &err))
+	cli_progress *loading = cli_progress_new(cli_quiet());
+	cli_progress_set_work(loading, "reference", "read");
+	lp_progress hook = cli_progress_hook(loading);
+	int loaded = cli_trace_load(stream, capture, a->user_only, &hook, &in, &err);
+	cli_progress_free(loading);
+	if (loaded)
 		return cli_fail(&err);
 	const char *name = capture ? capture->reference : strcmp(stream, "-") ? stream : "<stdin>";
 	if (in.n > LP_REDUCE_MAX_REFS) {

@@ -6,6 +6,7 @@
 #include "analysis/simlist.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/progress.h"
 #include "core/numbers.h"
 #include "report/collect.h"
 #include "report/page.h"
@@ -75,15 +76,19 @@ static int report_page(int argc, char **argv, bool is_dir, const lp_merge_job *j
 	int rc = lp_check_outputs(inputs, (size_t)(argc == 3 || schedule ? 2 : 1), outputs, 1, &err);
 	if (rc)
 		return cli_fail(&err);
+	cli_progress *reading = cli_progress_new(cli_quiet());
+	cli_progress_set_work(reading, "reference", "read");
+	lp_progress read_hook = cli_progress_hook(reading);
 	if (argc == 3) {
 		char *title = g_strconcat(argv[1], " ", argv[2], NULL);
-		report = lp_report_from_capture(job, title, &err);
+		report = lp_report_from_capture(job, title, &read_hook, &err);
 		g_free(title);
 	} else if (is_dir) {
-		report = lp_report_from_directory(argv[1], &err);
+		report = lp_report_from_directory(argv[1], &read_hook, &err);
 	} else {
-		report = lp_report_from_stream(argv[1], &err);
+		report = lp_report_from_stream(argv[1], &read_hook, &err);
 	}
+	cli_progress_free(reading);
 	lp_output *out = NULL;
 	if (!report || (schedule && (lp_report_read_schedule(report, schedule, &err) ||
 				     lp_report_replay_schedule(report, argv[1], seed, &err))) ||
@@ -91,8 +96,12 @@ static int report_page(int argc, char **argv, bool is_dir, const lp_merge_job *j
 		lp_report_free(report);
 		return cli_fail(&err);
 	}
+	cli_progress *progress = cli_progress_new(cli_quiet());
+	cli_progress_set_work(progress, "reference", "simulated");
+	lp_progress hook = cli_progress_hook(progress);
 	lp_report_simulate(report, policies, npolicies,
-			   job->threads ? job->threads : g_get_num_processors());
+			   job->threads ? job->threads : g_get_num_processors(), &hook);
+	cli_progress_free(progress);
 	rc = lp_report_write_html(report, out, &err);
 	if (rc)
 		lp_output_abort(out);
@@ -175,6 +184,7 @@ int cmd_report(int argc, char **argv)
 		"See laplace-report(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
+	cli_add_quiet_option(ctx);
 	cli_capture_add_options(&capture, ctx);
 
 	int rc = LP_EUSAGE;

@@ -9,6 +9,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/progress.h"
 #include "core/numbers.h"
 #include "formats/forms.h"
 #include "formats/registry.h"
@@ -149,7 +150,12 @@ static int sweep(const lp_schedule_request *rq, const memory_sizes *sizes)
 		.user_only = rq->user_only,
 		.threads = rq->threads,
 	};
-	return lp_schedule_sweep(&sw, &err) ? cli_fail(&err) : 0;
+	cli_progress *progress = cli_progress_new(cli_quiet());
+	cli_progress_set_work(progress, "schedule", NULL);
+	sw.progress = cli_progress_hook(progress);
+	int rc = lp_schedule_sweep(&sw, &err);
+	cli_progress_free(progress);
+	return rc ? cli_fail(&err) : 0;
 }
 
 int cmd_schedule(int argc, char **argv)

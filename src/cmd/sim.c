@@ -9,11 +9,12 @@
 #include "analysis/simlist.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/progress.h"
 #include "core/numbers.h"
 
 /* The options as given: NULL or FALSE when not. */
 typedef struct sim_args {
-	gchar *policy, *frames, *window, *output, *faults;
+	gchar *policy, *frames, *window, *output, *faults, *sample_rate, *sample_pages;
 	/* The policies' options (policy.h): [row * LP_POLICY_OPTIONS_MAX + i]
 	 * the i-th option of lp_policies[row]. */
 	gchar **option_text;
@@ -22,6 +23,10 @@ typedef struct sim_args {
 	GPtrArray *help; /* the texts of --help built from the table */
 } sim_args;
 
+/* Fewer sampled pages than this get a warning: miniature curves are
+ * noisy below a few hundred. */
+#define FEW_PAGES 256
+
 /* What they ask, checked. */
 typedef struct sim_request {
 	const lp_policy_info **policies;
@@ -29,6 +34,8 @@ typedef struct sim_request {
 	lp_sim_list frames, windows;
 	lp_policy_settings *settings; /* one per row of lp_policies */
 	lp_sim_options opt;
+	double sample_rate;    /* with --sample-rate, else 0 */
+	uint64_t sample_pages; /* with --sample-pages, else 0 */
 } sim_request;
 
 static bool fixed_space(const lp_policy_info *p)
@@ -88,6 +95,11 @@ static GOptionContext *sim_options(sim_args *a)
 		{"faults", 0, 0, G_OPTION_ARG_FILENAME, &a->faults,
 		 "One fixed-space policy at one size: every fault to FILE, as 't page victim'",
 		 "FILE"},
+		{"sample-rate", 0, 0, G_OPTION_ARG_STRING, &a->sample_rate,
+		 "fifo clock segq arc: miniature simulations of the pages sampled at the rate "
+		 "0 < R <= 1, every size scaled by R", "R"},
+		{"sample-pages", 0, 0, G_OPTION_ARG_STRING, &a->sample_pages,
+		 "As --sample-rate, R fixed to sample about S pages", "S"},
 	};
 	g_free(names);
 	g_free(fixed);
@@ -117,15 +129,18 @@ static GOptionContext *sim_options(sim_args *a)
 		"space_time. lru and opt take their whole curves in one pass (opt runs\n"
 		"at each size instead where its stack is too deep to pay), ws and vmin\n"
 		"theirs from distance histograms; the others run at each size, side by\n"
-		"side on every processor. See laplace-sim(1).");
+		"side on every processor, or as miniature simulations of a sample of the\n"
+		"pages (--sample-rate, --sample-pages). See laplace-sim(1).");
 	g_option_context_set_description(ctx,
 		"Examples:\n"
 		"  laplace sim --policy lru,opt,arc --frames pow2 refs.bin\n"
 		"  laplace sim --policy ws,vmin --window 1-1000 capture.ref capture.kern\n"
-		"  laplace sim --policy clock --frames 64 --faults faults.txt refs.bin\n");
+		"  laplace sim --policy clock --frames 64 --faults faults.txt refs.bin\n"
+		"  laplace sim --policy fifo,arc --frames 256-131072 --sample-pages 8192 refs.bin\n");
 	g_option_context_add_main_entries(ctx, (const GOptionEntry *)(void *)entries->data, NULL);
 	g_array_free(entries, TRUE);
 	cli_add_sync_option(ctx);
+	cli_add_quiet_option(ctx);
 	cli_capture_add_options(&a->capture, ctx);
 	return ctx;
 }
@@ -201,18 +216,30 @@ static bool check_args(const sim_args *a, sim_request *rq)
 			return false;
 		}
 	}
+	if (!cli_sample_apply(a->sample_rate, a->sample_pages, &rq->sample_rate,
+			      &rq->sample_pages))
+		return false;
+	if (a->sample_rate || a->sample_pages) {
+		if (wants(rq, lp_policy_find("eelru")))
+			return cli_usage_error("--sample-rate and --sample-pages do not go with eelru "
+					       "(fifo clock segq arc run miniature simulations)"), false;
+		if (a->faults)
+			return cli_usage_error("--faults does not go with --sample-rate or "
+					       "--sample-pages"), false;
+	}
 	return true;
 }
 
-/* The options that depend on K, at every size asked, by the rows of the
- * policies wanted. */
-static bool check_sizes(const sim_request *rq, const uint64_t *sizes, size_t n)
+/* The options that depend on K, at every size asked (ascending ranges),
+ * by the rows of the policies wanted. */
+static bool check_sizes(const sim_request *rq, const lp_sim_range *sizes, size_t m)
 {
 	lp_error err = {0};
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < m; k++)
 		for (size_t row = 0; row < lp_npolicies; row++) {
 			const lp_policy_info *p = lp_policies[row];
-			if (p->check && wants(rq, p) && p->check(&rq->settings[row], sizes[k], &err))
+			if (p->check && wants(rq, p) &&
+			    p->check(&rq->settings[row], sizes[k].from, sizes[k].to, &err))
 				return cli_usage_error("%s", err.msg), false;
 		}
 	return true;
@@ -264,73 +291,153 @@ static int run_faults(const sim_request *rq, const lp_trace *t, uint64_t frames,
 	return lp_output_stage(f.out, f.rc, done, err);
 }
 
-/* The CSV into out, 64 KiB at a time: 0 or an lp_status with err set. */
-static int write_csv(lp_output *out, const lp_sim_task *tasks, size_t ntasks, uint64_t n,
-		     lp_error *err)
+/* A policy's rows: its task, and the sizes asked as ranges, every size
+ * past cap having cap's row. */
+typedef struct sim_rows {
+	const lp_sim_range *ranges;
+	size_t nranges;
+	uint64_t cap;
+} sim_rows;
+
+/* The CSV into out, 64 KiB at a time, row after row as the sizes come:
+ * 0 or an lp_status with err set. The rows past a task's cap differ in
+ * their size alone: the rest of a row is formatted once for each row
+ * computed. */
+static int write_csv(lp_output *out, const lp_sim_task *tasks, const sim_rows *rows,
+		     size_t ntasks, uint64_t n, lp_error *err)
 {
-	GString *csv = g_string_sized_new(1 << 16);
+	GString *csv = g_string_sized_new(1 << 16), *rest = g_string_new(NULL);
 	g_string_append(csv, "policy,size,references,faults,miss_ratio,space_time\n");
 	int rc = 0;
-	for (size_t k = 0; k < ntasks && !rc; k++)
-		for (size_t s = 0; s < tasks[k].nsizes && !rc; s++) {
-			const lp_sim_task *task = &tasks[k];
-			g_string_append_printf(csv, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64
-						    "\n",
-					       task->policy->name, task->sizes[s], n, task->faults[s],
-					       (double)task->faults[s] / (double)n,
-					       task->space_time[s]);
+	for (size_t k = 0; k < ntasks && !rc; k++) {
+		const lp_sim_task *task = &tasks[k];
+		lp_sim_size_walk w;
+		lp_sim_size_walk_init(&w, rows[k].ranges, rows[k].nranges, rows[k].cap);
+		uint64_t size;
+		size_t s, formatted = SIZE_MAX;
+		while (!rc && lp_sim_size_walk_next(&w, &size, &s)) {
+			if (s != formatted) {
+				g_string_printf(rest, ",%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 "\n", n,
+						task->faults[s], (double)task->faults[s] / (double)n,
+						task->space_time[s]);
+				formatted = s;
+			}
+			char digits[24];
+			g_string_append(csv, task->policy->name);
+			g_string_append_c(csv, ',');
+			g_string_append_len(csv, digits, (gssize)lp_fmt_decimal(digits, size));
+			g_string_append_len(csv, rest->str, (gssize)rest->len);
 			if (csv->len >= 1 << 16) {
 				rc = lp_output_write(out, csv->str, csv->len, err);
 				g_string_truncate(csv, 0);
 			}
 		}
+	}
 	if (!rc)
 		rc = lp_output_write(out, csv->str, csv->len, err);
 	g_string_free(csv, TRUE);
+	g_string_free(rest, TRUE);
 	return rc;
 }
 
-static int simulate(const sim_request *rq, const lp_trace *t, const char *output,
+/* §9: a curve that costs one simulation a size says so before it runs. */
+static void tell_simulations(const sim_request *rq, const lp_sim_task *tasks, uint64_t n)
+{
+	uint64_t runs = 0;
+	GString *names = g_string_new(NULL);
+	for (size_t k = 0; k < rq->npolicies; k++) {
+		const lp_policy_info *p = tasks[k].policy;
+		if (p->curve || p->space != LP_SPACE_FIXED || (rq->opt.sample && lp_sim_miniature(p)))
+			continue;
+		runs += tasks[k].nsizes;
+		g_string_append_printf(names, "%s%s", names->len ? ", " : "", p->name);
+	}
+	bool all = false;
+	for (size_t k = 0; k < rq->frames.n; k++)
+		all |= rq->frames.items[k].kind == LP_SIM_ALL;
+	if (all && runs > 1)
+		fprintf(stderr, "%s: %s: %" PRIu64 " simulations of %" PRIu64 " references each\n",
+			cli_command(), names->str, runs, n);
+	g_string_free(names, TRUE);
+}
+
+static int simulate(sim_request *rq, const lp_trace *t, const char *output,
 		    const char *faults_path)
 {
-	uint64_t *sizes[2] = {NULL, NULL}; /* frames, windows */
+	lp_sim_range *sizes[2] = {NULL, NULL}; /* frames, windows */
 	size_t nsizes[2] = {0, 0};
 	/* The sizes named (N, A-B) are checked on an empty stream too, where
 	 * pow2 and all name none; its rows are none. */
-	sizes[0] = lp_sim_list_sizes(&rq->frames, t->pages, &nsizes[0]);
+	sizes[0] = lp_sim_list_ranges(&rq->frames, t->pages, &nsizes[0]);
+	uint64_t window_cap = 1;
 	if (t->n) {
 		uint64_t most = lp_sim_max_backward(t);
-		sizes[1] = lp_sim_list_sizes(&rq->windows, most ? most : 1, &nsizes[1]);
+		sizes[1] = lp_sim_list_ranges(&rq->windows, most ? most : 1, &nsizes[1]);
+		for (size_t k = 0; k < rq->npolicies; k++)
+			if (rq->policies[k]->space == LP_SPACE_VARIABLE) {
+				window_cap = lp_sim_window_cap(t);
+				break;
+			}
 	}
 	int rc = 0;
+	uint64_t nframes = lp_sim_range_count(sizes[0], nsizes[0]);
 	if (!check_sizes(rq, sizes[0], nsizes[0]))
 		rc = LP_EUSAGE;
-	else if (faults_path && nsizes[0] > 1)
-		rc = cli_usage_error("--faults takes one size, not the %zu sizes --frames gives "
-				     "here", nsizes[0]);
+	else if (faults_path && nframes > 1)
+		rc = cli_usage_error("--faults takes one size, not the %" PRIu64 " sizes --frames "
+				     "gives here", nframes);
 	if (!t->n)
 		nsizes[0] = 0;
+	lp_error err = {0};
+	lp_trace sample = {0};
+	bool mini = false;
+	for (size_t k = 0; k < rq->npolicies; k++)
+		mini |= lp_sim_miniature(rq->policies[k]);
+	if (!rc && t->n && mini && (rq->sample_rate || rq->sample_pages)) {
+		if ((rc = lp_sim_sample(t, rq->sample_rate, rq->sample_pages, &sample,
+					&rq->opt.sample_rate, &err)))
+			cli_fail(&err);
+		else
+			rq->opt.sample = &sample;
+		if (!rc && rq->opt.sample_rate < 1 && sample.pages < FEW_PAGES)
+			fprintf(stderr, "%s: warning: only %" PRIu32 " pages sampled (R = %g): "
+				"miniature curves want a few hundred or more\n", cli_command(),
+				sample.pages, rq->opt.sample_rate);
+	}
 	lp_sim_task *tasks = g_new0(lp_sim_task, rq->npolicies);
+	sim_rows *rows = g_new0(sim_rows, rq->npolicies);
 	for (size_t k = 0; k < rq->npolicies && !rc; k++) {
-		int which = rq->policies[k]->space == LP_SPACE_VARIABLE;
+		const lp_policy_info *p = rq->policies[k];
+		int which = p->space == LP_SPACE_VARIABLE;
+		rows[k] = (sim_rows){sizes[which], nsizes[which],
+				     which ? window_cap : lp_sim_fixed_cap(t, p, &rq->opt)};
+		size_t m;
+		uint64_t *computed = lp_sim_sizes_upto(sizes[which], nsizes[which], rows[k].cap, &m);
 		tasks[k] = (lp_sim_task){
-			.policy = rq->policies[k],
-			.sizes = sizes[which],
-			.nsizes = nsizes[which],
-			.faults = g_new(uint64_t, nsizes[which] + 1),
-			.space_time = g_new(uint64_t, nsizes[which] + 1),
+			.policy = p,
+			.sizes = computed,
+			.nsizes = m,
+			.faults = g_new(uint64_t, m + 1),
+			.space_time = g_new(uint64_t, m + 1),
 		};
 	}
-	lp_error err = {0};
 	lp_staged *staged[2] = {NULL, NULL};
 	/* An empty stream has no size, and no fault at any. */
 	if (!rc && faults_path &&
-	    (rc = run_faults(rq, t, nsizes[0] ? sizes[0][0] : 1, faults_path, &staged[1], &err)))
+	    (rc = run_faults(rq, t, nsizes[0] ? sizes[0][0].from : 1, faults_path, &staged[1],
+			     &err)))
 		cli_fail(&err);
 	if (!rc) {
+		if (!cli_quiet())
+			tell_simulations(rq, tasks, t->n);
+		cli_progress *progress = cli_progress_new(cli_quiet());
+		cli_progress_set_work(progress, "reference", "simulated");
+		rq->opt.progress = progress ? cli_progress_update : NULL;
+		rq->opt.progress_ctx = progress;
 		lp_sim_run(t, tasks, rq->npolicies, &rq->opt, g_get_num_processors());
+		cli_progress_free(progress);
 		lp_output *out = lp_output_open(output, LP_COMPRESS_AUTO, &err);
-		rc = out ? write_csv(out, tasks, rq->npolicies, t->n, &err) : err.status;
+		rc = out ? write_csv(out, tasks, rows, rq->npolicies, t->n, &err) : err.status;
 		if (out)
 			rc = lp_output_stage(out, rc, &staged[0], &err);
 		/* Publishing discards every item when it fails. */
@@ -342,12 +449,16 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 	if (rc)
 		lp_staged_discard(staged[1]);
 	for (size_t k = 0; k < rq->npolicies; k++) {
+		g_free((uint64_t *)tasks[k].sizes);
 		g_free(tasks[k].faults);
 		g_free(tasks[k].space_time);
 	}
 	g_free(tasks);
+	g_free(rows);
 	g_free(sizes[0]);
 	g_free(sizes[1]);
+	if (rq->opt.sample)
+		lp_trace_clear(&sample);
 	return rc;
 }
 
@@ -389,7 +500,12 @@ int cmd_sim(int argc, char **argv)
 		goto out;
 	}
 	lp_trace t;
-	if ((rc = cli_trace_load(argv[1], argc == 3 ? &job : NULL, a.user_only, &t, &err))) {
+	cli_progress *loading = cli_progress_new(cli_quiet());
+	cli_progress_set_work(loading, "reference", "read");
+	lp_progress hook = cli_progress_hook(loading);
+	rc = cli_trace_load(argv[1], argc == 3 ? &job : NULL, a.user_only, &hook, &t, &err);
+	cli_progress_free(loading);
+	if (rc) {
 		cli_fail(&err);
 		goto out;
 	}
@@ -411,5 +527,7 @@ out:
 	g_free(a.option_text);
 	g_ptr_array_free(a.help, TRUE);
 	g_free(rq.settings);
+	g_free(a.sample_rate);
+	g_free(a.sample_pages);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include "analysis/reuse.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/progress.h"
 #include "cmd/table.h"
 #include "core/record.h"
 #include "pipeline/job.h"
@@ -219,7 +220,14 @@ static int stat_stream(const char *path, const char *mrc_path)
 	lp_error err = {0};
 	lp_reuse c;
 	lp_staged *curve = NULL;
-	if (lp_check_outputs(&path, 1, &mrc_path, 1, &err) || lp_reuse_of_stream(path, &c, &err))
+	if (lp_check_outputs(&path, 1, &mrc_path, 1, &err))
+		return cli_fail(&err);
+	cli_progress *reading = cli_progress_new(cli_quiet());
+	cli_progress_set_work(reading, "reference", "read");
+	lp_progress hook = cli_progress_hook(reading);
+	int read = lp_reuse_of_stream(path, &hook, &c, &err);
+	cli_progress_free(reading);
+	if (read)
 		return cli_fail(&err);
 	int rc;
 	if (mrc_path && lp_reuse_stage_curve(&c, mrc_path, &curve, &err)) {
@@ -278,13 +286,25 @@ static void print_sampled(GString *to, const lp_sampled *c)
 	cli_table_finish(t, to);
 }
 
+/* lp_sampled_of_stream with a progress display. */
+static int read_sampled(const char *path, double rate, uint64_t pages, lp_sampled *c,
+			lp_error *err)
+{
+	cli_progress *reading = cli_progress_new(cli_quiet());
+	cli_progress_set_work(reading, "reference", "read");
+	lp_progress hook = cli_progress_hook(reading);
+	int rc = lp_sampled_of_stream(path, rate, pages, &hook, c, err);
+	cli_progress_free(reading);
+	return rc;
+}
+
 static int stat_sampled(const char *path, const char *mrc_path, double rate, uint64_t pages)
 {
 	lp_error err = {0};
 	lp_sampled c;
 	lp_staged *curve = NULL;
 	if (lp_check_outputs(&path, 1, &mrc_path, 1, &err) ||
-	    lp_sampled_of_stream(path, rate, pages, &c, &err))
+	    read_sampled(path, rate, pages, &c, &err))
 		return cli_fail(&err);
 	int rc;
 	if (lp_sampled_stage_curve(&c, mrc_path, &curve, &err)) {
@@ -297,17 +317,6 @@ static int stat_sampled(const char *path, const char *mrc_path, double rate, uin
 	}
 	lp_sampled_clear(&c);
 	return rc;
-}
-
-/* --sample-rate: a decimal fraction 0 < R <= 1 (digits, a point, an
- * exponent: no hex, no inf). */
-static bool parse_rate(const char *text, double *rate)
-{
-	char *end;
-	if (!text[0] || text[strspn(text, "0123456789.eE+-")])
-		return false;
-	*rate = g_ascii_strtod(text, &end);
-	return !*end && *rate > 0 && *rate <= 1;
 }
 
 int cmd_stat(int argc, char **argv)
@@ -344,6 +353,7 @@ int cmd_stat(int argc, char **argv)
 	g_option_context_set_description(ctx, "See laplace-stat(1).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
+	cli_add_quiet_option(ctx);
 	cli_capture_add_options(&capture, ctx);
 
 	int rc = LP_EUSAGE;
@@ -355,20 +365,8 @@ int cmd_stat(int argc, char **argv)
 	double rate = 1;
 	uint64_t pages = 0;
 	bool sampled = rate_text || pages_text;
-	if (rate_text && pages_text) {
-		cli_usage_error("--sample-rate and --sample-pages cannot both be given");
+	if (!cli_sample_apply(rate_text, pages_text, &rate, &pages))
 		goto out;
-	}
-	if (rate_text && !parse_rate(rate_text, &rate)) {
-		cli_usage_error("--sample-rate must be a decimal number above 0 and at most 1, "
-				"not '%s'", rate_text);
-		goto out;
-	}
-	if (pages_text && !lp_parse_decimal(pages_text, 1, UINT32_MAX - 1, &pages)) {
-		cli_usage_error("--sample-pages must be a decimal number from 1 to %u, not '%s'",
-				UINT32_MAX - 1, pages_text);
-		goto out;
-	}
 	if (sampled && (argc != 2 || !mrc_path || g_file_test(argv[1], G_FILE_TEST_IS_DIR))) {
 		cli_usage_error("--sample-rate and --sample-pages go with --mrc and a basic "
 				"merge stream");

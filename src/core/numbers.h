@@ -65,6 +65,21 @@ static inline size_t lp_fmt_hex(char *dst, uint64_t v)
 }
 #endif
 
+/* v in decimal without leading zeros: the characters written (at most
+ * 20). */
+static inline size_t lp_fmt_decimal(char *dst, uint64_t v)
+{
+	char back[20];
+	size_t n = 0;
+	do {
+		back[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		dst[i] = back[n - 1 - i];
+	return n;
+}
+
 /* Fixed-width lowercase hex for the text dumps' hot loops: every byte's
  * two digits, looked up rather than computed. */
 static inline char *lp_put_hex2(char *p, uint8_t v)

@@ -13,4 +13,18 @@ typedef struct lp_progress_info {
 } lp_progress_info;
 typedef void (*lp_progress_fn)(void *ctx, const lp_progress_info *info);
 
+/* A progress callback where one may be given (NULL, or fn NULL: none). */
+typedef struct lp_progress {
+	lp_progress_fn fn;
+	void *ctx;
+} lp_progress;
+/* Tell p that records are done, of an unknown total. */
+static inline void lp_progress_records(const lp_progress *p, uint64_t records)
+{
+	if (p && p->fn) {
+		lp_progress_info info = {.records = records, .fraction = -1};
+		p->fn(p->ctx, &info);
+	}
+}
+
 #endif

@@ -39,6 +39,8 @@ typedef struct collector {
 	GHashTable *program_ids; /* name -> index + 1 */
 	GHashTable *task_ids;    /* "pid/tid/serial" (capture) or "pid/tid" -> row + 1 */
 	GHashTable *process_ids; /* capture: "pid/serial" -> index + 1 */
+	const lp_progress *progress; /* told the references read (may be NULL) */
+	uint64_t read;
 } collector;
 
 static lp_report *report_new(enum lp_report_source source, const char *title)
@@ -90,7 +92,7 @@ void lp_report_free(lp_report *r)
 	g_free(r);
 }
 
-static void collector_init(collector *c, lp_report *r)
+static void collector_init(collector *c, lp_report *r, const lp_progress *progress)
 {
 	r->trace = g_new0(lp_trace, 1);
 	lp_trace_init(r->trace, false);
@@ -102,6 +104,7 @@ static void collector_init(collector *c, lp_report *r)
 		.program_ids = g_hash_table_new(g_str_hash, g_str_equal),
 		.task_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
 		.process_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+		.progress = progress,
 	};
 }
 
@@ -130,6 +133,8 @@ static void count_reference(collector *c, char type, uint64_t canonical)
 	if (t >= 0)
 		c->r->refs_by_type[t]++;
 	lp_mrc_access(c->mrc, canonical, NULL);
+	if (!(++c->read & 0xffff))
+		lp_progress_records(c->progress, c->read);
 	/* Past LP_TRACE_MAX_PAGES pages the policies are left out (said on
 	 * the page), not the report. */
 	lp_error ignored = {0};
@@ -392,14 +397,15 @@ static const lp_sink report_sink_ops = {
 	.finish = capture_finish,
 };
 
-lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp_error *err)
+lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title,
+				  const lp_progress *progress, lp_error *err)
 {
 	lp_run run;
 	if (lp_run_open(&run, job, err))
 		return NULL;
 	lp_report *r = report_new(LP_REPORT_CAPTURE, title);
 	collector c;
-	collector_init(&c, r);
+	collector_init(&c, r, progress);
 	run.pipeline.sink = &report_sink_ops;
 	run.pipeline.sink_ctx = &c;
 	int rc = lp_pipeline_run(&run.pipeline, err);
@@ -669,11 +675,11 @@ static void directory_units(lp_report *r, const lp_sched_input *in)
 	g_free(order);
 }
 
-lp_report *lp_report_from_directory(const char *dir, lp_error *err)
+lp_report *lp_report_from_directory(const char *dir, const lp_progress *progress, lp_error *err)
 {
 	lp_report *r = report_new(LP_REPORT_DIRECTORY, dir);
 	collector c;
-	collector_init(&c, r);
+	collector_init(&c, r, progress);
 	/* The curve first: the directory's reader says best what is wrong
 	 * with one that is not a complete per-process merge. */
 	int rc = directory_curve(&c, dir, err);
@@ -713,14 +719,14 @@ lp_report *lp_report_from_directory(const char *dir, lp_error *err)
 
 /* ---- a basic merge stream ---- */
 
-lp_report *lp_report_from_stream(const char *path, lp_error *err)
+lp_report *lp_report_from_stream(const char *path, const lp_progress *progress, lp_error *err)
 {
 	lp_basic_reader *in = lp_basic_open(path, err);
 	if (!in)
 		return NULL;
 	lp_report *r = report_new(LP_REPORT_STREAM, path);
 	collector c;
-	collector_init(&c, r);
+	collector_init(&c, r, progress);
 	lp_basic_ref *buf = g_new(lp_basic_ref, READ_BATCH);
 	ssize_t n;
 	while ((n = lp_basic_read(in, buf, READ_BATCH, err)) > 0)
@@ -777,7 +783,7 @@ static bool whole_curve(const lp_policy_info *p)
 #define WINDOWS_PER_DECADE 16
 
 void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, size_t n,
-			unsigned threads)
+			unsigned threads, const lp_progress *progress)
 {
 	if (!r->trace)
 		return;
@@ -811,7 +817,25 @@ void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, siz
 						 .per_size = i < n && !whole_curve(c->policy)};
 		}
 		lp_sim_options options = {0};
+		if (progress) {
+			options.progress = progress->fn;
+			options.progress_ctx = progress->ctx;
+		}
+		bool mini = false;
+		for (size_t i = 0; i < n; i++)
+			mini |= lp_sim_miniature(policies[i]);
+		lp_trace sample;
+		lp_error err = {0};
+		if (mini && t->pages > LP_REPORT_MINI_PAGES &&
+		    !lp_sim_sample(t, 0, LP_REPORT_SAMPLE_PAGES, &sample, &options.sample_rate,
+				   &err)) {
+			options.sample = &sample;
+			r->sampled_pages = sample.pages;
+			r->sample_rate = options.sample_rate;
+		}
 		lp_sim_run(t, tasks, n + 2, &options, threads);
+		if (options.sample)
+			lp_trace_clear(&sample);
 		g_free(tasks);
 	}
 	lp_trace_clear(r->trace);

@@ -13,6 +13,7 @@
 
 #include "analysis/policy.h"
 #include "analysis/trace.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "io/io.h"
 #include "pipeline/job.h"
@@ -105,13 +106,24 @@ typedef struct lp_report {
 	size_t ncurves;
 	lp_report_curve lifetime[2];
 	size_t nlifetime;
+	/* When the footprint passes LP_REPORT_MINI_PAGES, the curves of the
+	 * policies lp_sim_miniature names come from miniature simulations
+	 * of sample_pages (sim's --sample-pages LP_REPORT_SAMPLE_PAGES):
+	 * sampled pages and R; else 0. */
+	uint64_t sampled_pages;
+	double sample_rate;
 } lp_report;
 
-/* Gather a report. NULL with err set: the status and message of the
- * reader or merge that failed. */
-lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title, lp_error *err);
-lp_report *lp_report_from_directory(const char *dir, lp_error *err);
-lp_report *lp_report_from_stream(const char *path, lp_error *err);
+#define LP_REPORT_MINI_PAGES 100000
+#define LP_REPORT_SAMPLE_PAGES 8192
+
+/* Gather a report, telling progress (may be NULL) the references read.
+ * NULL with err set: the status and message of the reader or merge that
+ * failed. */
+lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title,
+				  const lp_progress *progress, lp_error *err);
+lp_report *lp_report_from_directory(const char *dir, const lp_progress *progress, lp_error *err);
+lp_report *lp_report_from_stream(const char *path, const lp_progress *progress, lp_error *err);
 /* Add laplace schedule's report of the directory r is of, the YAML file
  * at path (lp_sched_report_read, src/sched/report.c, with r's units):
  * LP_EINPUT naming file, line and field when it is not one as laplace
@@ -129,9 +141,12 @@ int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_e
  * to the footprint spread evenly on a log scale: every size a whole curve
  * of a stack algorithm draws, 8 a decade for the others) and ws and vmin
  * (16 windows a decade up to the largest backward distance), on up to
- * threads threads, then let the references go. */
+ * threads threads, then let the references go. Past LP_REPORT_MINI_PAGES
+ * pages, fifo, clock, segq and arc run miniature simulations (when the
+ * sample cannot be made, exact ones). progress (may be NULL) is told
+ * the references simulated. */
 void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, size_t n,
-			unsigned threads);
+			unsigned threads, const lp_progress *progress);
 void lp_report_free(lp_report *r);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "analysis/sim.h"
 #include "core/merge.h"
 #include "core/record.h"
 
@@ -344,6 +345,17 @@ static void figure_mrc(GString *s, const lp_report *r)
 		g_string_append(s, " (laplace sim's policies, each a fixed memory of that many "
 				   "pages under demand paging; LRU's curve at every size drawn, "
 				   "from stack distances, the others' at 8 sizes a decade): ");
+		if (r->sampled_pages) {
+			size_t k = 0;
+			for (size_t i = 0; i < r->ncurves; i++)
+				if (lp_sim_miniature(r->curves[i].policy))
+					add(s, "%s<code>%s</code>", k++ ? ", " : "",
+					    r->curves[i].policy->name);
+			add(s, " from miniature simulations, estimates (as <code>laplace sim "
+			       "--sample-pages %d</code>: the %" PRIu64 " pages of smallest hash "
+			       "sampled, R = %.6g, every size scaled by R and the faults by 1/R). ",
+			    LP_REPORT_SAMPLE_PAGES, r->sampled_pages, r->sample_rate);
+		}
 	} else {
 		g_string_append(s, "LRU (more pages than laplace sim holds: no other policy): ");
 	}

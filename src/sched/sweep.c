@@ -105,6 +105,11 @@ int lp_schedule_sweep(const lp_sweep_request *rq, lp_error *err)
 		int job_rc = 0;
 		sweep_run *r = lp_workpool_take(pool, &job_rc, &job_err);
 		taken++;
+		if (rq->progress.fn) {
+			lp_progress_info info = {.records = taken,
+						 .fraction = (double)taken / (double)rq->nmemory};
+			rq->progress.fn(rq->progress.ctx, &info);
+		}
 		if (job_rc && !rc) {
 			rc = job_rc;
 			*err = job_err;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "sched/schedule.h"
 
 typedef struct lp_sweep_request {
@@ -20,6 +21,7 @@ typedef struct lp_sweep_request {
 	size_t nmemory;
 	bool user_only;
 	unsigned threads;       /* schedules run at once, at least 1 */
+	lp_progress progress;   /* told the sizes done (may be none) */
 } lp_sweep_request;
 
 /* The header line of the table, with its newline. */

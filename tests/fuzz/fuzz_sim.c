@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *stream = nl ? nl + 1 : data + size;
 	const char *path = fuzz_file(stream, (size_t)(data + size - stream));
 	lp_trace t;
-	int rc = lp_trace_load(&t, path, false, &err);
+	int rc = lp_trace_load(&t, path, false, NULL, &err);
 	if (rc) {
 		FUZZ_CHECK(err.status == LP_EINPUT || err.status == LP_EIO);
 	} else {
@@ -114,6 +114,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					else
 						FUZZ_CHECK(task[k].faults[s] == w->faults[s]);
 				}
+			/* A sample of every page (--sample-pages D): the exact rows. */
+			lp_trace sample;
+			if (!lp_sim_sample(&t, 0, t.pages, &sample, &o.sample_rate, &err)) {
+				o.sample = &sample;
+				for (size_t k = 0; k < nasked; k++) {
+					if (!lp_sim_miniature(task[k].policy))
+						continue;
+					uint64_t *f = g_new(uint64_t, task[k].nsizes + 1);
+					lp_sim_task mini = task[k];
+					mini.faults = f;
+					lp_sim_run(&t, &mini, 1, &o, 2);
+					FUZZ_CHECK(!memcmp(f, task[k].faults,
+							   task[k].nsizes * sizeof *f));
+					g_free(f);
+				}
+				o.sample = NULL;
+				lp_trace_clear(&sample);
+			}
 			if (nf) {
 				lp_policy_params p;
 				uint64_t *next = lp_trace_next_use(&t);

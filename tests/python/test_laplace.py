@@ -9,9 +9,12 @@ import gc
 import gzip
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 import warnings
 
@@ -558,6 +561,52 @@ class Simulate(Scratch):
             laplace.simulate([1.5])
         with self.assertRaises(TypeError):
             laplace.simulate(ANOMALY, frames=True)
+
+    def test_sampled(self):
+        # Miniature simulations: R = 1 (at least D pages) gives the exact
+        # rows; lru keeps its exact curve; eelru is refused.
+        exact = laplace.simulate(ANOMALY, policies="fifo,clock,segq,arc,lru", frames="all")
+        for kwargs in ({"sample_pages": 5}, {"sample_rate": 1}):
+            r = laplace.simulate(ANOMALY, policies="fifo,clock,segq,arc,lru", frames="all",
+                                 **kwargs)
+            for name in exact:
+                self.assertEqual(r[name].tolist(), exact[name].tolist())
+        # Rate 1/2 samples pages 1 and 3 of 1..5 (h < 2^63): fifo over
+        # 1 3 1 1 3 at K' = nearbyint(K / 2) faults 2 times, estimated 4.
+        r = laplace.simulate(ANOMALY, policies="fifo,lru", frames="1-3", sample_rate=0.5)
+        self.check(r["fifo"], [1, 2, 3], [8, 8, 4])
+        self.check(r["lru"], [1, 2, 3], [12, 12, 10])
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.simulate(ANOMALY, policies="eelru", sample_pages=2)
+        self.assertEqual(caught.exception.status, 1)
+        for kwargs in ({"sample_rate": 0}, {"sample_rate": 1.5}, {"sample_pages": 0},
+                       {"sample_rate": 0.5, "sample_pages": 2}):
+            with self.assertRaises(ValueError):
+                laplace.simulate(ANOMALY, **kwargs)
+
+    def test_many_sizes_filled_once(self):
+        # 2^22 rows from 3 references: held once (numpy's array), not
+        # gathered in C and copied.
+        r = laplace.simulate([1, 2, 1], frames="1-4194304")["lru"]
+        self.assertEqual(len(r), 4194304)
+        self.assertEqual(r["size"][-1], 4194304)
+        self.assertEqual(r["faults"][:3].tolist(), [3, 2, 2])
+        self.assertEqual(r["space_time"][-1], 5)
+
+    def test_interrupt(self):
+        # Ctrl-C during a long run: KeyboardInterrupt within a second or
+        # two, and the run stops rather than going on behind.
+        pages = np.random.default_rng(1).integers(0, 100000, 2000000).astype(np.uint64)
+        timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+        start = time.monotonic()
+        timer.start()
+        with self.assertRaises(KeyboardInterrupt):
+            laplace.simulate(pages, policies="fifo,clock,arc", frames="1-1000")
+        self.assertLess(time.monotonic() - start, 3)
+        deadline = time.monotonic() + 5
+        while any(t.name == "laplace-simulate" for t in threading.enumerate()):
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.05)
 
 
 if __name__ == "__main__":

@@ -207,6 +207,66 @@ Test(api, simulate)
 	g_free(path);
 }
 
+/* lp_simulate_request: rows handed over a block of one policy at a time
+ * with that policy's count; a stop flag or a callback's non-zero stops
+ * it; sampling as laplace sim's; a request not set up is refused. */
+typedef struct taken_rows {
+	uint64_t rows, blocks, last_total;
+	int stop_after; /* blocks, or 0: never */
+} taken_rows;
+
+static int take_rows(void *ctx, const lp_sim_row *rows, size_t n, uint64_t policy_rows)
+{
+	taken_rows *t = ctx;
+	for (size_t i = 1; i < n; i++)
+		cr_assert_str_eq(rows[i].policy, rows[0].policy);
+	t->rows += n;
+	t->blocks++;
+	t->last_total = policy_rows;
+	return t->stop_after && t->blocks >= (uint64_t)t->stop_after;
+}
+
+Test(api, simulate_request)
+{
+	static const uint64_t pages[] = {1, 2, 1, 3, 1};
+	lp_sim_request rq;
+	lp_sim_request_init(&rq);
+	taken_rows got = {0};
+	rq.policies = "lru,ws";
+	rq.frames = "1-10000";
+	rq.windows = "1-3";
+	rq.rows = take_rows;
+	rq.ctx = &got;
+	cr_assert_eq(lp_simulate_request(NULL, pages, 5, &rq, &err), 0);
+	cr_assert_eq(got.rows, 10003);
+	cr_assert_eq(got.blocks, 4); /* 4096 4096 1808, then ws's 3 */
+	cr_assert_eq(got.last_total, 3);
+	got = (taken_rows){.stop_after = 1};
+	cr_assert_eq(lp_simulate_request(NULL, pages, 5, &rq, &err), 1);
+	cr_assert_eq(got.rows, 4096);
+	volatile int stop = 1;
+	rq.stop = &stop;
+	got = (taken_rows){0};
+	cr_assert_eq(lp_simulate_request(NULL, pages, 5, &rq, &err), 1);
+	cr_assert_eq(got.rows, 0);
+	rq.stop = NULL;
+	rq.policies = "eelru";
+	rq.sample_pages = 2;
+	cr_assert_eq(lp_simulate_request(NULL, pages, 5, &rq, &err), -1);
+	expect_usage("--sample-rate and --sample-pages do not go with eelru (fifo clock segq arc "
+		     "run miniature simulations)");
+	rq.sample_rate = 0.5;
+	cr_assert_eq(lp_simulate_request(NULL, pages, 5, &rq, &err), -1);
+	expect_usage("--sample-rate and --sample-pages cannot both be given");
+	rq.size = 8;
+	cr_assert_eq(lp_simulate_request(NULL, pages, 5, &rq, &err), -1);
+	cr_assert_eq(err.status, LP_EUSAGE);
+	err = (lp_error){0};
+	cr_assert_eq(lp_simulate_request(NULL, pages, 5, NULL, &err), -1);
+	expect_usage("lp_simulate_request: argument rq: NULL");
+	lp_sim_request_init(NULL);
+}
+
 Test(api, basic_null_arguments)
 {
 	cr_assert_null(lp_basic_open(NULL, &err));

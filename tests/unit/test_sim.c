@@ -4,6 +4,8 @@
 #include <criterion/criterion.h>
 
 #include <glib.h>
+#include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "analysis/sim.h"
@@ -405,4 +407,196 @@ Test(sim, deep_curves_equal_simulation)
 	lp_trace_next_use_free(&t, next);
 	lp_trace_clear(&t);
 	g_rand_free(rng);
+}
+
+/* Ranges: items merged where they overlap or touch; the walk gives each
+ * size its row among the sizes up to cap, cap's past it. */
+Test(sim, size_ranges_and_walk)
+{
+	lp_sim_list list;
+	lp_error err = {0};
+	cr_assert_eq(lp_sim_list_parse("--frames", "9,2-4,pow2,3,5,20-30,10", &list, &err), 0);
+	size_t m;
+	lp_sim_range *r = lp_sim_list_ranges(&list, 6, &m);
+	/* pow2 to 6: 1 2 4 6; with 2-4, 5, 9, 10, 20-30. */
+	static const lp_sim_range want[] = {{1, 6}, {9, 10}, {20, 30}};
+	cr_assert_eq(m, N(want));
+	cr_assert_arr_eq(r, want, sizeof want);
+	cr_assert_eq(lp_sim_range_count(r, m), 19);
+	size_t n;
+	uint64_t *upto = lp_sim_sizes_upto(r, m, 8, &n);
+	static const uint64_t want_upto[] = {1, 2, 3, 4, 5, 6, 8};
+	cr_assert_eq(n, N(want_upto));
+	cr_assert_arr_eq(upto, want_upto, sizeof want_upto);
+	lp_sim_size_walk w;
+	lp_sim_size_walk_init(&w, r, m, 8);
+	uint64_t size, last = 0;
+	size_t index, count = 0;
+	while (lp_sim_size_walk_next(&w, &size, &index)) {
+		cr_assert_gt(size, last);
+		cr_assert_eq(upto[index], MIN(size, 8), "size %" PRIu64, size);
+		last = size;
+		count++;
+	}
+	cr_assert_eq(count, 19);
+	g_free(upto);
+	/* cap among the sizes asked: no extra row. */
+	upto = lp_sim_sizes_upto(r, m, 9, &n);
+	cr_assert_eq(n, 7);
+	cr_assert_eq(upto[6], 9);
+	g_free(upto);
+	g_free(r);
+	lp_sim_list_clear(&list);
+	/* 14,000 copies of one range: one range, at once. */
+	GString *text = g_string_new("1-4793");
+	for (int k = 1; k < 14000; k++)
+		g_string_append(text, ",1-4793");
+	cr_assert_eq(lp_sim_list_parse("--frames", text->str, &list, &err), 0);
+	r = lp_sim_list_ranges(&list, 100, &m);
+	cr_assert_eq(m, 1);
+	cr_assert_eq(r[0].from, 1);
+	cr_assert_eq(r[0].to, 4793);
+	g_free(r);
+	lp_sim_list_clear(&list);
+	g_string_free(text, TRUE);
+}
+
+/* Miniature simulation (policies.md §8): the rows are a plain simulation
+ * of the sampled references (h(page) < R * 2^64) at K' = max(1,
+ * nearbyint(K * R)) frames, faults scaled by 1/R and rounded; R = 1 gives
+ * the exact rows. */
+static uint64_t splitmix_finalizer(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+static void mini_rows(const lp_trace *t, const lp_sim_options *o, const char *policy,
+		      const uint64_t *sizes, size_t m, uint64_t *faults)
+{
+	lp_sim_task task = {lp_policy_find(policy), sizes, m, faults, g_new(uint64_t, m), false};
+	cr_assert_eq(lp_sim_run(t, &task, 1, o, 2), 0);
+	g_free(task.space_time);
+}
+
+Test(sim, miniature_equals_plain_simulation_of_the_sample)
+{
+	GRand *rng = g_rand_new_with_seed(40);
+	enum { REFS = 6000, PAGES = 400 };
+	uint64_t *pages = g_new(uint64_t, REFS);
+	for (size_t i = 0; i < REFS; i++) /* a hot set and a cold tail */
+		pages[i] = g_rand_int_range(rng, 0, 4) ? g_rand_int_range(rng, 0, 60)
+						       : g_rand_int_range(rng, 0, PAGES);
+	lp_trace t = trace_in(pages, REFS, 512);
+	static const uint64_t sizes[] = {1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 400, 1000};
+	enum { M = G_N_ELEMENTS(sizes) };
+	static const char *const policies[] = {"fifo", "clock", "segq", "arc"};
+	struct {
+		double rate;
+		uint64_t pages;
+	} samples[] = {{0.5, 0}, {0.3, 0}, {0.0625, 0}, {0, 40}, {0, 150}};
+	for (size_t c = 0; c < G_N_ELEMENTS(samples); c++) {
+		lp_trace sample;
+		double rate;
+		lp_error err = {0};
+		cr_assert_eq(lp_sim_sample(&t, samples[c].rate, samples[c].pages, &sample, &rate,
+					   &err), 0, "%s", err.msg);
+		/* R and the sample by the rule, independently. */
+		uint64_t limit;
+		if (samples[c].pages) {
+			uint64_t *h = g_new(uint64_t, t.pages);
+			for (lp_pageno p = 0; p < t.pages; p++)
+				h[p] = splitmix_finalizer(t.canonical[p]);
+			for (size_t i = 0; i < t.pages; i++) /* a sort, slowly: few pages */
+				for (size_t j = i + 1; j < t.pages; j++)
+					if (h[j] < h[i]) {
+						uint64_t x = h[i];
+						h[i] = h[j];
+						h[j] = x;
+					}
+			limit = h[samples[c].pages - 1];
+			cr_assert_eq(rate, ldexp((double)limit, -64));
+			g_free(h);
+		} else {
+			cr_assert_eq(rate, samples[c].rate);
+			limit = (uint64_t)ceil(ldexp(rate, 64));
+		}
+		GArray *kept = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+		for (size_t i = 0; i < REFS; i++)
+			if (splitmix_finalizer(pages[i]) < limit)
+				g_array_append_val(kept, pages[i]);
+		lp_trace plain = trace_of((uint64_t *)(void *)kept->data, kept->len);
+		cr_assert_eq(sample.n, plain.n);
+		cr_assert_eq(sample.pages, plain.pages);
+		lp_sim_options o = {.sample = &sample, .sample_rate = rate};
+		for (size_t k = 0; k < G_N_ELEMENTS(policies); k++) {
+			uint64_t got[M];
+			mini_rows(&t, &o, policies[k], sizes, M, got);
+			for (size_t s = 0; s < M; s++) {
+				uint64_t K = sizes[s];
+				double kr = nearbyint((double)K * rate);
+				uint64_t k2 = kr < 1 ? 1 : (uint64_t)kr;
+				double sr = nearbyint((double)(K / 2) * rate);
+				uint64_t f = run(&plain, policies[k], k2,
+						 with("segq", MIN(k2 - 1, (uint64_t)sr)), NULL);
+				uint64_t want = (uint64_t)nearbyint((double)f / rate);
+				cr_assert_eq(got[s], want, "%s at %" PRIu64 " (R %g, K' %" PRIu64 "): %"
+					     PRIu64 ", not %" PRIu64, policies[k], K, rate, k2, got[s],
+					     want);
+			}
+		}
+		lp_trace_clear(&plain);
+		g_array_free(kept, TRUE);
+		lp_trace_clear(&sample);
+	}
+	/* R = 1 (a rate of 1, or at least D pages): the exact rows. */
+	for (size_t c = 0; c < 2; c++) {
+		lp_trace sample;
+		double rate;
+		lp_error err = {0};
+		cr_assert_eq(lp_sim_sample(&t, c ? 0 : 1, c ? PAGES : 0, &sample, &rate, &err), 0);
+		cr_assert_eq(rate, 1);
+		lp_sim_options o = {.sample = &sample, .sample_rate = rate}, exact = {0};
+		for (size_t k = 0; k < G_N_ELEMENTS(policies); k++) {
+			uint64_t got[M], want[M];
+			mini_rows(&t, &o, policies[k], sizes, M, got);
+			mini_rows(&t, &exact, policies[k], sizes, M, want);
+			cr_assert_arr_eq(got, want, sizeof got, "%s", policies[k]);
+		}
+		lp_trace_clear(&sample);
+	}
+	/* The size past which the rows are all the same. */
+	lp_trace sample;
+	double rate;
+	lp_error err = {0};
+	cr_assert_eq(lp_sim_sample(&t, 0.25, 0, &sample, &rate, &err), 0);
+	lp_sim_options o = {.sample = &sample, .sample_rate = rate};
+	uint64_t cap = lp_sim_fixed_cap(&t, lp_policy_find("fifo"), &o);
+	cr_assert_geq(cap, t.pages);
+	cr_assert_geq(lp_sim_mini_frames(cap, rate), sample.pages);
+	cr_assert(cap == t.pages || lp_sim_mini_frames(cap - 1, rate) < sample.pages);
+	cr_assert_eq(lp_sim_fixed_cap(&t, lp_policy_find("lru"), &o), t.pages);
+	lp_trace_clear(&sample);
+	lp_trace_clear(&t);
+	g_free(pages);
+	g_rand_free(rng);
+}
+
+/* Past the window cap every window has the same ws and vmin rows. */
+Test(sim, window_cap_rows_stay)
+{
+	static const uint64_t pages[] = {1, 2, 1, 3, 2, 4, 1, 1, 5, 2};
+	lp_trace t = trace_of(pages, N(pages));
+	uint64_t cap = lp_sim_window_cap(&t);
+	cr_assert_eq(cap, 7); /* page 3, at 3, to the end */
+	uint64_t taus[] = {cap, cap + 1, 1000};
+	uint64_t f[3], ws[3], vmin[3];
+	lp_sim_windows(&t, taus, 3, f, ws, vmin);
+	for (int k = 1; k < 3; k++) {
+		cr_assert_eq(f[k], f[0]);
+		cr_assert_eq(ws[k], ws[0]);
+		cr_assert_eq(vmin[k], vmin[0]);
+	}
+	lp_trace_clear(&t);
 }

@@ -34,7 +34,7 @@ Test(trace, dense_numbers_types_and_user_only)
 	const char text[] = "r 7\nW ff\nw 7\ni 3\nR ff\nr 3\n";
 	char *path = scratch_file(dir, "s.txt", text, strlen(text));
 	lp_trace t;
-	cr_assert_eq(lp_trace_load(&t, path, false, &err), 0, "%s", err.msg);
+	cr_assert_eq(lp_trace_load(&t, path, false, NULL, &err), 0, "%s", err.msg);
 	cr_assert_eq(t.n, 6);
 	cr_assert_eq(t.pages, 3);
 	lp_pageno want[] = {0, 1, 0, 2, 1, 2};
@@ -56,7 +56,7 @@ Test(trace, dense_numbers_types_and_user_only)
 	lp_trace_next_use_free(&t, next);
 	lp_trace_clear(&t);
 
-	cr_assert_eq(lp_trace_load(&t, path, true, &err), 0, "%s", err.msg);
+	cr_assert_eq(lp_trace_load(&t, path, true, NULL, &err), 0, "%s", err.msg);
 	cr_assert_eq(t.n, 4);
 	cr_assert_eq(t.pages, 2);
 	lp_pageno user[] = {0, 0, 1, 1};
@@ -73,7 +73,7 @@ Test(trace, malformed_stream_names_the_line)
 	const char text[] = "r 7\nq 1\n";
 	char *path = scratch_file(dir, "bad.txt", text, strlen(text));
 	lp_trace t;
-	cr_assert_eq(lp_trace_load(&t, path, false, &err), LP_EINPUT);
+	cr_assert_eq(lp_trace_load(&t, path, false, NULL, &err), LP_EINPUT);
 	cr_assert(strstr(err.msg, "bad.txt:2"), "%s", err.msg);
 	cr_assert_null(t.page);
 	g_free(path);
