@@ -609,3 +609,57 @@ def simulate(source, policies="lru", frames=None, windows=None, sample_rate=None
     got = {name: table for name, table, _ in tables}
     return {name: got.get(name, np.zeros(0, dtype=SIM_ROW))
             for name in (w.decode("utf-8", "surrogateescape") for w in names)}
+
+
+# A row of a study's table (laplace-study(1), TABLE). Fields a row leaves
+# empty are -1 (integers), nan (ratios), 0 (seed) or "" (words).
+STUDY_ROW = np.dtype([("capture", "U64"), ("experiment", "U8"), ("policy", "U16"),
+                      ("quantum", np.int64), ("cpus", np.int64), ("replacement", "U8"),
+                      ("fault_ticks", np.int64), ("seed", np.uint64), ("size", np.int64),
+                      ("references", np.int64), ("faults", np.int64),
+                      ("miss_ratio", np.float64), ("space_time", np.int64),
+                      ("ticks", np.int64), ("waits", np.int64), ("evictions", np.int64),
+                      ("busy_ticks", np.int64), ("idle_ticks", np.int64),
+                      ("utilization", np.float64)])
+
+
+def study(path, jobs=None, directory=None, run=True):
+    """Run the study file path as `laplace study -q [-j JOBS] [-d
+    DIRECTORY] PATH` does (laplace-study(1): only the cells not done run)
+    and return its table, DIRECTORY/table.csv, as a structured array of
+    STUDY_ROW, one row per result, e.g. t[t["experiment"] == "sim"]. With
+    run=False, or path a study's work directory, read a finished table
+    without running anything. A study that fails (a cell not ok: status 2,
+    a bad study file: 2, a bad option: 1) raises Error with the program's
+    first message and exit status."""
+    path = os.fsdecode(_path("path", path))
+    if os.path.isdir(path):
+        directory, run = path, False
+    if directory is None:
+        stem = path[:-5] if path.endswith(".yaml") else path[:-4] if path.endswith(".yml") else path
+        directory = stem + ".d"
+    if run:
+        args = ["study", "-q"]
+        if jobs is not None:
+            count = _integer(jobs)
+            if count is None:
+                raise ValueError("study: jobs must be an integer, not %r" % (jobs,))
+            args += ["-j", str(count)]
+        args += ["-d", os.fsdecode(directory), "--", path]
+        _run(args)
+    with open(os.path.join(directory, "table.csv"), encoding="ascii") as f:
+        lines = f.read().splitlines()[1:]
+    table = np.zeros(len(lines), dtype=STUDY_ROW)
+    for i, line in enumerate(lines):
+        row = []
+        for (name, (kind, _)), value in zip(STUDY_ROW.fields.items(), line.split(",")):
+            if kind.kind == "U":
+                row.append(value)
+            elif kind.kind == "f":
+                row.append(float(value) if value else float("nan"))
+            elif kind.kind == "u":
+                row.append(int(value) if value else 0)
+            else:
+                row.append(int(value) if value else -1)
+        table[i] = tuple(row)
+    return table

@@ -66,12 +66,11 @@ static const lp_policy_ops lru_ops = {
 	.victim = lru_victim,
 };
 
-static bool lru_curve(const lp_policy_curve *c)
+static void lru_curve(const lp_policy_curve *c)
 {
 	uint64_t *hist = lp_sim_lru_distances(c->t);
 	lp_sim_stack_faults(hist, c->t->pages, c->sizes, c->nsizes, c->faults);
 	g_free(hist);
-	return true;
 }
 
 const lp_policy_info lp_policy_lru = {

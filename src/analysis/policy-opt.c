@@ -106,13 +106,19 @@ static const lp_policy_ops opt_ops = {
 	.access = opt_access,
 };
 
+static void opt_curve(const lp_policy_curve *c)
+{
+	uint64_t *hist = lp_sim_opt_distances(c->t);
+	lp_sim_stack_faults(hist, c->t->pages, c->sizes, c->nsizes, c->faults);
+	g_free(hist);
+}
+
 const lp_policy_info lp_policy_opt = {
 	.name = "opt",
 	.space = LP_SPACE_FIXED,
 	.rule = "evict the page whose next reference is furthest away (Belady's MIN)",
 	.ops = &opt_ops,
-	.curve = lp_sim_opt_curve,
-	.curve_pays = lp_sim_opt_curve_pays,
+	.curve = opt_curve,
 	.needs_next_use = true,
 	.colour = "#d85a74",
 };

@@ -27,13 +27,12 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/nextuse.h"
 
 /* A dense page number. */
 typedef uint32_t lp_pageno;
 #define LP_NO_PAGE UINT32_MAX
 
-/* next(t) of a reference never made again (policies.md §1: infinity). */
-#define LP_NEVER UINT64_MAX
 
 typedef enum lp_policy_space {
 	LP_SPACE_FIXED,    /* --frames: K frames */
@@ -101,7 +100,6 @@ typedef struct lp_policy_ops {
 struct lp_trace;
 typedef struct lp_policy_curve {
 	const struct lp_trace *t;
-	const uint64_t *next_use; /* the row's needs_next_use, else NULL */
 	const uint64_t *sizes;
 	size_t nsizes;
 	uint64_t *faults, *space_time;
@@ -128,12 +126,9 @@ typedef struct lp_policy_info {
 	int (*check)(const lp_policy_settings *s, uint64_t from, uint64_t to, lp_error *err);
 	void (*resolve)(const lp_policy_settings *s, uint64_t k, lp_policy_params *params);
 	/* Its whole curve in one pass (sim.h), or NULL: one simulation per
-	 * size. false: the pass would cost more than the simulations
-	 * (nothing filled); curve_pays, when not NULL, says so beforehand
-	 * (on a prefix), so that the sizes run side by side. */
-	bool (*curve)(const lp_policy_curve *c);
-	bool (*curve_pays)(const lp_policy_curve *c);
-	bool needs_next_use;       /* params.next_use, curve's next_use */
+	 * size. */
+	void (*curve)(const lp_policy_curve *c);
+	bool needs_next_use;       /* params.next_use at each size */
 	const char *colour;        /* its curves' colour in laplace report */
 } lp_policy_info;
 

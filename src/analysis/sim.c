@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "analysis/optdist.h"
 #include "analysis/recency.h"
 #include "analysis/shards.h"
 #include "analysis/stackdist.h"
@@ -212,123 +213,24 @@ uint64_t *lp_sim_lru_distances(const lp_trace *t)
 	return hist;
 }
 
-/* ---- opt: Mattson's priority stack ----
- * After each reference, the top k pages of the stack are the memory of an
- * OPT memory of k frames, for every k. A reference moves its page x to
- * the top; the page pushed out of level i (the carry, first the old top)
- * is compared with the page at level i + 1: the one of larger eviction
- * key (lp_opt_key) goes on down, until x's old level, which the last
- * carry takes. The carry changes only at a page of larger key than its
- * own, so those are found with a max tree over levels, and the stack is
- * touched only where a page changes level. */
+/* ---- opt: the critical stack algorithm (optdist.h) ---- */
 
-typedef struct opt_stack {
-	lp_pageno *level;  /* level -> page */
-	uint64_t *tree;    /* max of keys over levels: leaves at size + i */
-	uint64_t size;     /* leaves: a power of two */
-} opt_stack;
-
-static void stack_set(opt_stack *s, uint64_t i, lp_pageno p, uint64_t key)
-{
-	s->level[i] = p;
-	uint64_t n = s->size + i;
-	s->tree[n] = key;
-	for (n /= 2; n >= 1; n /= 2) {
-		uint64_t m = MAX(s->tree[2 * n], s->tree[2 * n + 1]);
-		if (s->tree[n] == m)
-			break;
-		s->tree[n] = m;
-	}
-}
-
-/* The first level in [from, to] holding a key above key, or UINT64_MAX. */
-static uint64_t first_above(const opt_stack *s, uint64_t from, uint64_t to, uint64_t key)
-{
-	/* Up from the leaf of from while the subtrees right of the path
-	 * have no larger key, then down into the first that has. */
-	uint64_t n = s->size + from;
-	if (s->tree[n] > key)
-		return from <= to ? from : UINT64_MAX;
-	for (;;) {
-		while (n & 1) {
-			n /= 2;
-			if (n <= 1)
-				return UINT64_MAX;
-		}
-		n++; /* the right sibling */
-		if (s->tree[n] > key)
-			break;
-	}
-	while (n < s->size)
-		n = s->tree[2 * n] > key ? 2 * n : 2 * n + 1;
-	uint64_t at = n - s->size;
-	return at <= to ? at : UINT64_MAX;
-}
-
-uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use, uint64_t budget)
+uint64_t *lp_sim_opt_distances(const lp_trace *t)
 {
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
-	opt_stack s = {0};
-	s.size = 1;
-	while (s.size < t->pages)
-		s.size *= 2;
-	s.level = g_new(lp_pageno, s.size);
-	s.tree = g_new0(uint64_t, 2 * s.size);
-	uint64_t *key = g_new(uint64_t, t->pages ? t->pages : 1);
-	uint64_t *at = g_new(uint64_t, t->pages ? t->pages : 1);
-	uint64_t depth = 0, work = 0, log_levels = 1;
-	while ((UINT64_C(1) << log_levels) < s.size)
-		log_levels++;
+	lp_optdist o;
+	lp_optdist_init(&o, t->pages);
 	lp_trace_reader r;
 	lp_trace_reader_init(&r, t);
 	lp_trace_block b = {0};
-	for (uint64_t base = 0; base < t->n && hist; base += b.len) {
-		b = lp_trace_read(&r, base);
-		for (size_t k = 0; k < b.len; k++) {
-			uint64_t i = base + k;
-			lp_pageno x = b.page[k];
-			uint64_t old;
-			if (x == depth) { /* first reference: dense numbers come in order */
-				old = depth++;
-			} else {
-				old = at[x];
-				hist[old + 1]++;
-			}
-			uint64_t xkey = lp_opt_key(next_use[i], i);
-			if (old > 0) {
-				lp_pageno carry = s.level[0];
-				uint64_t from = 1;
-				for (;;) {
-					uint64_t j = from < old
-							     ? first_above(&s, from, old - 1, key[carry])
-							     : UINT64_MAX;
-					if (j == UINT64_MAX)
-						break;
-					work += log_levels;
-					lp_pageno down = s.level[j];
-					stack_set(&s, j, carry, key[carry]);
-					at[carry] = j;
-					carry = down;
-					from = j + 1;
-				}
-				stack_set(&s, old, carry, key[carry]);
-				at[carry] = old;
-			}
-			key[x] = xkey;
-			stack_set(&s, 0, x, xkey);
-			at[x] = 0;
-			if ((work += log_levels) > budget) {
-				g_free(hist);
-				hist = NULL;
-				break;
-			}
-		}
+	for (uint64_t at = 0; at < t->n; at += b.len) {
+		b = lp_trace_read(&r, at);
+		for (size_t k = 0; k < b.len; k++)
+			hist[lp_optdist_access(&o, b.page[k])]++;
 	}
 	lp_trace_reader_clear(&r);
-	g_free(s.level);
-	g_free(s.tree);
-	g_free(key);
-	g_free(at);
+	lp_optdist_clear(&o);
+	hist[0] = 0; /* first references: no distance */
 	return hist;
 }
 
@@ -486,7 +388,7 @@ void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t 
 typedef struct sim_run {
 	const lp_trace *t;
 	const lp_sim_options *o;
-	const uint64_t *next_use;
+	const uint64_t *next_use; /* opt's, when it runs size by size */
 	/* References read by every job so far, out of total; drawn under
 	 * draw (tried, never waited for). */
 	atomic_uint_fast64_t done;
@@ -707,65 +609,9 @@ typedef struct sim_job {
 	size_t size; /* the size of a per-size job; SIZE_MAX: the whole task */
 } sim_job;
 
-/* ---- opt's curve, the row's (policy-opt.c) ---- */
-
-/* References opt's stack is tried on before a run chooses it. */
-#define OPT_TRIAL_REFS (UINT64_C(1) << 20)
-
-/* The priority stack costs a tree search wherever a page changes level,
- * which deep stacks of far next uses make most levels; a heap at each
- * size costs log K a reference. The stack's budget, over refs references:
- * twice the heaps'. */
-static uint64_t opt_budget(const lp_policy_curve *c, uint64_t refs, lp_pageno pages)
-{
-	uint64_t budget = 0;
-	for (size_t s = 0; s < c->nsizes && budget < UINT64_MAX / 4; s++) {
-		uint64_t log_k = 1;
-		while (log_k < 63 && (UINT64_C(1) << log_k) < MIN(c->sizes[s], pages))
-			log_k++;
-		budget += refs * 2 * log_k;
-	}
-	return budget;
-}
-
-bool lp_sim_opt_curve(const lp_policy_curve *c)
-{
-	const lp_trace *t = c->t;
-	uint64_t *hist = lp_sim_opt_distances(t, c->next_use, opt_budget(c, t->n, t->pages));
-	if (!hist)
-		return false;
-	lp_sim_stack_faults(hist, t->pages, c->sizes, c->nsizes, c->faults);
-	g_free(hist);
-	return true;
-}
-
-/* Whether opt's stack over the first references keeps within its budget
- * (then the whole curve is one job; otherwise a job at each size, side
- * by side). The whole run keeps its own budget all the same. */
-bool lp_sim_opt_curve_pays(const lp_policy_curve *c)
-{
-	lp_trace head = *c->t;
-	head.n = MIN(head.n, OPT_TRIAL_REFS);
-	uint64_t *hist = lp_sim_opt_distances(&head, c->next_use,
-					      opt_budget(c, head.n, head.pages));
-	bool pays = hist != NULL;
-	g_free(hist);
-	return pays;
-}
-
-/* ---- a run's jobs ---- */
-
-static void fixed_at(const sim_run *r, lp_sim_task *task, size_t s)
-{
-	lp_policy_params p;
-	lp_sim_params(r->o, task->policy, task->sizes[s], r->t, r->next_use, &p);
-	task->faults[s] = lp_sim_fixed(r->t, task->policy, &p, NULL, NULL);
-}
-
 static lp_policy_curve task_curve(const sim_run *r, lp_sim_task *task)
 {
 	return (lp_policy_curve){.t = r->t,
-				 .next_use = task->policy->needs_next_use ? r->next_use : NULL,
 				 .sizes = task->sizes,
 				 .nsizes = task->nsizes,
 				 .faults = task->faults,
@@ -809,9 +655,7 @@ static int run_job(void *ctx, void *job, lp_error *err)
 		task->faults[j->size] = fixed_run(r, r->t, task->policy, &p, NULL, NULL);
 	} else {
 		lp_policy_curve c = task_curve(r, task);
-		if (!task->policy->curve(&c)) /* too costly: each size, in this job */
-			for (size_t s = 0; s < task->nsizes; s++)
-				fixed_at(r, task, s);
+		task->policy->curve(&c);
 	}
 	if (j->size == SIZE_MAX)
 		sim_tick(r, r->t->n);
@@ -826,14 +670,14 @@ int lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_si
 	GArray *jobs = g_array_new(FALSE, FALSE, sizeof(sim_job));
 	for (size_t k = 0; k < ntasks; k++) {
 		lp_sim_task *task = &tasks[k];
-		const lp_policy_info *policy = task->policy;
 		if (!task->nsizes)
 			continue;
-		if (policy->needs_next_use && !r.next_use)
+		/* opt size by size (as the report asks) needs next uses; its
+		 * whole curve does not. */
+		bool whole = task->policy->curve && !task->per_size;
+		if (!whole && task->policy->needs_next_use && !r.next_use)
 			r.next_use = lp_trace_next_use(t);
-		lp_policy_curve c = task_curve(&r, task);
-		if (policy->curve && !task->per_size &&
-		    (!policy->curve_pays || policy->curve_pays(&c))) {
+		if (whole) {
 			sim_job j = {task, SIZE_MAX};
 			g_array_append_val(jobs, j);
 			r.total += t->n;

@@ -1,7 +1,7 @@
 /* laplace sim's computation (policies.md §2-§4) over a stream held whole
  * (trace.h): the exact curves of the stack algorithms in one pass each
- * (lru by stack distances over recency.h's trees, opt by Mattson's
- * priority stack, ws and vmin by distance histograms), and the other
+ * (lru by stack distances over recency.h's trees, opt by the critical
+ * stack algorithm, ws and vmin by distance histograms), and the other
  * fixed-space policies simulated at each size through their operations
  * (policy.h), every curve and every (policy, size) a job of one work pool
  * over the same decoded stream. No I/O: the command prints. */
@@ -86,16 +86,10 @@ void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64
 		   const lp_trace *t, const uint64_t *next_use, lp_policy_params *p);
 
 /* hist[d], d = 1 .. D (D + 1 entries, hist[0] unused): the references at
- * LRU stack distance d; at OPT stack distance d (next_use as
- * lp_trace_next_use gives it), or NULL once the work (tree steps) passes
- * budget (UINT64_MAX: none). g_free them. */
+ * LRU stack distance d (stackdist.h); at OPT stack distance d (optdist.h,
+ * no next uses needed). g_free them. */
 uint64_t *lp_sim_lru_distances(const lp_trace *t);
-uint64_t *lp_sim_opt_distances(const lp_trace *t, const uint64_t *next_use, uint64_t budget);
-/* opt's curve (its row's, policy.h): from its distances while the
- * priority stack costs no more than twice a heap at each size would,
- * else nothing (false); whether it pays over the first references. */
-bool lp_sim_opt_curve(const lp_policy_curve *c);
-bool lp_sim_opt_curve_pays(const lp_policy_curve *c);
+uint64_t *lp_sim_opt_distances(const lp_trace *t);
 /* Faults of a stack algorithm at each of sizes[0, m) (ascending) from its
  * distances: the first references and those deeper than the size. */
 void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *sizes, size_t m,

@@ -1,9 +1,11 @@
 /* LRU stack distances one reference at a time, fast where the stream has
  * locality: the FRONT most recent pages are an array searched and moved
  * in place (most references of a program land there, and cost no tree
- * work), every deeper page a mark in a Fenwick tree over stamps, as in
- * recency.h, which counts the pages between a deep page and the front in
- * O(log D). A page that leaves the front enters the tree as its most
+ * work), every deeper page a mark: a bit of a mask over stamps, whose
+ * words' counts are a Fenwick tree, which counts the pages between a
+ * deep page and the front in O(log D). A bit a stamp and a counter every
+ * 64 stamps: 1/32 of a tree of counters over stamps, so that it stays in
+ * the cache where D is 10^5 and more. A page that leaves the front enters the tree as its most
  * recent mark; stamps are renumbered when they run out, so memory is
  * O(D) and nothing is allocated per reference. Pages are dense numbers
  * (policy.h), below the count given at init or to lp_stackdist_grow: the
@@ -21,9 +23,10 @@
 typedef struct lp_stackdist {
 	lp_pageno front[LP_STACKDIST_FRONT]; /* the most recent first */
 	unsigned nfront;
-	uint32_t *tree;   /* Fenwick tree over stamps (1-based) */
+	uint64_t *bits;   /* marks, 64 stamps a word */
+	uint32_t *tree;   /* Fenwick tree of the words' counts (1-based) */
 	lp_pageno *owner; /* stamp -> page */
-	uint64_t *stamp;  /* page -> stamp, or the two values below */
+	uint32_t *stamp;  /* page -> stamp, or two values beyond (stackdist.c) */
 	uint64_t cap, now, marks;
 	lp_pageno pages;  /* entries of stamp */
 } lp_stackdist;

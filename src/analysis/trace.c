@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/nextuse.h"
 #include "core/record.h"
 #include "io/staging.h"
 
@@ -312,29 +313,21 @@ uint64_t *lp_trace_next_use(const lp_trace *t)
 	} else {
 		next = g_malloc(bytes);
 	}
-	/* Forwards, as the stream is read: each reference is the next use
-	 * of its page's last. Dense numbers come in order of first
-	 * reference, so a page's first is the one numbered seen. */
-	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
-	lp_pageno seen = 0;
+	/* Backwards (nextuse.h), a block at a time, each within the files or
+	 * within the window (a read gives at least that much). */
+	lp_next_use_walk walk;
+	lp_next_use_walk_init(&walk, t->pages, t->n);
 	lp_trace_reader r;
 	lp_trace_reader_init(&r, t);
-	lp_trace_block b = {0};
-	for (uint64_t at = 0; at < t->n; at += b.len) {
-		b = lp_trace_read(&r, at);
-		for (size_t k = 0; k < b.len; k++) {
-			lp_pageno p = b.page[k];
-			uint64_t i = at + k;
-			if (p == seen)
-				seen++;
-			else
-				next[last[p]] = i;
-			next[i] = LP_NEVER;
-			last[p] = i;
-		}
+	for (uint64_t end = t->n; end > 0;) {
+		uint64_t start = end > t->filed ? t->filed : 0;
+		uint64_t from = end - MIN(LP_TRACE_BLOCK_REFS, end - start);
+		lp_trace_block b = lp_trace_read(&r, from);
+		lp_next_use_walk_back(&walk, b.page, (size_t)(end - from), next + from);
+		end = from;
 	}
 	lp_trace_reader_clear(&r);
-	g_free(last);
+	lp_next_use_walk_clear(&walk);
 	return next;
 }
 

@@ -1,4 +1,4 @@
-/* laplace __job and laplace __remove-partials: the child processes that
+/* laplace __job, __cell and __remove-partials: the child processes that
  * laplace batch and laplace daemon start (jobs/child.h). Hidden: not in
  * --help, nor in the completion. */
 #include <stdio.h>
@@ -22,6 +22,8 @@ int cmd_child(int argc, char **argv)
 		status = lp_fail(&err, LP_EUSAGE, "expected no arguments, got %d", argc - 2);
 	else if (!strcmp(argv[1], LP_JOB_COMMAND))
 		status = lp_job_child_main(&err);
+	else if (!strcmp(argv[1], LP_CELL_COMMAND))
+		status = lp_cell_child_main(&err);
 	else
 		status = lp_remove_partials_child_main(&err);
 	if (err.status)

@@ -28,11 +28,12 @@ int cmd_sim(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
+int cmd_study(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
-/* The hidden commands LP_JOB_COMMAND and LP_REMOVE_PARTIALS_COMMAND
+/* The hidden commands LP_JOB_COMMAND, LP_CELL_COMMAND and LP_REMOVE_PARTIALS_COMMAND
  * (argv[1]), with main()'s arguments. */
 int cmd_child(int argc, char **argv);
 

@@ -6,6 +6,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/progress.h"
 #include "io/io.h"
 #include "formats/registry.h"
 #include "analysis/lru.h"
@@ -24,9 +25,8 @@ typedef struct convert_request {
 	enum lp_ref_format ref_format; /* form of a raw reference input */
 	enum lp_endian endian;         /* binary input and output byte order */
 	bool endian_given;             /* --endian was given (p6 defaults to big) */
-	bool to_basic;                 /* --to basic: a basic merge stream */
-	bool to_oracle;                /* --to oracle-general: one in that form */
-	bool to_task, to_task_bin;     /* --to task or task-bin: a task file */
+	enum lp_form form;             /* of a basic merge stream written */
+	bool to_task_bin;              /* --to task-bin, not task */
 	bool from_bin;                 /* --from bin: the input must be one */
 	enum lp_compress compress;
 	int level;
@@ -38,10 +38,11 @@ typedef struct convert_request {
 
 /* A raw reference trace into the form of rq->to and the width asked for,
  * or its own. */
-static int convert_ref(const convert_request *rq, const lp_format *format, lp_error *err)
+static int convert_ref(const convert_request *rq, const lp_format *format, lp_byte_source *src,
+		       lp_error *err)
 {
 	(void)format;
-	lp_ref_source *reader = lp_ref_open(rq->input, rq->ref_format, rq->endian, err);
+	lp_ref_source *reader = lp_ref_open_source(src, rq->ref_format, rq->endian, err);
 	if (!reader)
 		return err->status;
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
@@ -59,11 +60,9 @@ static int convert_ref(const convert_request *rq, const lp_format *format, lp_er
 /* BYU and p6 traces to raw references: the input's byte order is
  * rq->endian, the binary output is always little-endian; a summary of the
  * references written and the records skipped goes to stderr. */
-static int convert_to_refs(const convert_request *rq, const lp_format *format, lp_error *err)
+static int convert_to_refs(const convert_request *rq, const lp_format *format,
+			   lp_byte_source *src, lp_error *err)
 {
-	lp_byte_source *src = lp_byte_source_open(rq->input, err);
-	if (!src)
-		return err->status;
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
 	if (!out) {
 		lp_byte_source_close(src);
@@ -94,12 +93,10 @@ static int convert_to_refs(const convert_request *rq, const lp_format *format, l
 }
 
 /* A page-image trace to the basic merge stream that reproduces it. */
-static int convert_page_image(const convert_request *rq, const lp_format *format, lp_error *err)
+static int convert_page_image(const convert_request *rq, const lp_format *format,
+			      lp_byte_source *src, lp_error *err)
 {
 	(void)format;
-	lp_byte_source *src = lp_byte_source_open(rq->input, err);
-	if (!src)
-		return err->status;
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
 	if (!out) {
 		lp_byte_source_close(src);
@@ -114,26 +111,23 @@ static int convert_page_image(const convert_request *rq, const lp_format *format
 	return rc;
 }
 
-/* The form of basic stream that rq writes: --to basic, oracle-general or
- * bin. */
-static enum lp_form stream_form(const convert_request *rq)
-{
-	return rq->to_basic ? LP_FORM_BASIC : rq->to_oracle ? LP_FORM_ORACLE : LP_FORM_BIN;
-}
-
 /* Every reference that next reads from reader, written to the output in
- * the form asked for. */
+ * the form asked for; under a terminal, progress as src is read. */
 typedef ssize_t read_fn(void *reader, lp_basic_ref *refs, size_t cap, lp_error *err);
 
-static int write_stream(const convert_request *rq, read_fn *next, void *reader, lp_error *err)
+static int write_stream(const convert_request *rq, read_fn *next, void *reader,
+			const lp_byte_source *src, lp_error *err)
 {
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
 	if (!out)
 		return err->status;
-	lp_basic_sink *sink = lp_basic_sink_new(out, false, stream_form(rq));
+	lp_basic_sink *sink = lp_basic_sink_new(out, false, rq->form);
 	lp_basic_ref *batch = g_new(lp_basic_ref, CONVERT_BATCH);
 	lp_ref *refs = g_new0(lp_ref, CONVERT_BATCH);
 	uint64_t *canon = g_new(uint64_t, CONVERT_BATCH);
+	cli_progress *progress = cli_progress_new(cli_quiet());
+	int64_t size = lp_input_file_size(src->in);
+	lp_progress_info done = {.fraction = -1};
 	ssize_t n;
 	int rc = 0;
 	while (!rc && (n = next(reader, batch, CONVERT_BATCH, err)) > 0) {
@@ -142,11 +136,17 @@ static int write_stream(const convert_request *rq, read_fn *next, void *reader, 
 			canon[i] = batch[i].canonical;
 		}
 		rc = lp_basic_sink_ops.refs(sink, refs, canon, (size_t)n, NULL, err);
+		done.records += (uint64_t)n;
+		if (size > 0)
+			done.fraction = (double)lp_input_file_offset(src->in) / (double)size;
+		if (progress)
+			cli_progress_update(progress, &done);
 	}
 	if (!rc && n < 0)
 		rc = err->status;
 	if (!rc)
 		rc = lp_basic_sink_ops.finish(sink, NULL, err);
+	cli_progress_free(progress);
 	rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
 	lp_basic_sink_free(sink);
 	g_free(batch);
@@ -167,24 +167,23 @@ static ssize_t read_basic(void *reader, lp_basic_ref *refs, size_t cap, lp_error
 
 /* An oracle-general trace (policies.md §6) to a basic merge stream: each
  * record a read of canonical number object id - 1. */
-static int convert_oracle(const convert_request *rq, const lp_format *format, lp_error *err)
+static int convert_oracle(const convert_request *rq, const lp_format *format,
+			  lp_byte_source *src, lp_error *err)
 {
 	(void)format;
-	lp_byte_source *src = lp_byte_source_open(rq->input, err);
-	if (!src)
-		return err->status;
 	lp_oracle_reader *reader = lp_oracle_reader_new(src);
-	int rc = write_stream(rq, read_oracle, reader, err);
+	int rc = write_stream(rq, read_oracle, reader, src, err);
 	lp_oracle_reader_close(reader);
 	return rc;
 }
 
 /* A basic merge stream in one form to another (--to basic, bin or
  * oracle-general). */
-static int convert_basic(const convert_request *rq, const lp_format *format, lp_error *err)
+static int convert_basic(const convert_request *rq, const lp_format *format,
+			 lp_byte_source *src, lp_error *err)
 {
 	(void)format;
-	lp_basic_reader *reader = lp_basic_open(rq->input, err);
+	lp_basic_reader *reader = lp_basic_reader_new(src, err);
 	if (!reader)
 		return err->status;
 	if (rq->from_bin && !lp_basic_reader_binary(reader)) {
@@ -193,18 +192,16 @@ static int convert_basic(const convert_request *rq, const lp_format *format, lp_
 		lp_basic_close(reader);
 		return err->status;
 	}
-	int rc = write_stream(rq, read_basic, reader, err);
+	int rc = write_stream(rq, read_basic, reader, src, err);
 	lp_basic_close(reader);
 	return rc;
 }
 
 /* A per-process task file in one form to the other (laplace-formats(5),
  * "PER-PROCESS MERGE OUTPUT"). */
-static int convert_task(const convert_request *rq, const lp_format *format, lp_error *err)
+static int convert_task(const convert_request *rq, const lp_format *format, lp_byte_source *src,
+			lp_error *err)
 {
-	lp_byte_source *src = lp_byte_source_open(rq->input, err);
-	if (!src)
-		return err->status;
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
 	int rc = out ? lp_task_convert(src, format->id == LP_FORMAT_TASK_BIN, rq->to_task_bin, out, err)
 		     : err->status;
@@ -214,21 +211,96 @@ static int convert_task(const convert_request *rq, const lp_format *format, lp_e
 	return rc;
 }
 
-typedef int convert_fn(const convert_request *rq, const lp_format *format, lp_error *err);
+typedef int convert_fn(const convert_request *rq, const lp_format *format, lp_byte_source *src,
+			lp_error *err);
 
-/* What each format (registry.h) converts by: into raw references, or
- * into a basic merge stream for the pages without addresses. */
-static convert_fn *converter(const lp_format *f)
+/* What a format converts into, each kind the names of its registry rows:
+ * raw references (the forms of lp_ref_forms), a basic merge stream in
+ * its text form (page-image) or in any form without addresses
+ * (lp_stream_forms), a task file (the task rows of lp_formats). */
+enum target { TO_REFS, TO_BASIC_TEXT, TO_STREAM, TO_TASK, TO_KINDS };
+
+typedef struct converter {
+	convert_fn *run;
+	enum target to;
+} converter;
+
+static converter converter_of(const lp_format *f)
 {
-	static convert_fn *const by_id[] = {
-		[LP_FORMAT_REF] = convert_ref,
-		[LP_FORMAT_PAGE_IMAGE] = convert_page_image,
-		[LP_FORMAT_BASIC] = convert_basic,
-		[LP_FORMAT_TASK] = convert_task,
-		[LP_FORMAT_TASK_BIN] = convert_task,
-		[LP_FORMAT_ORACLE] = convert_oracle,
+	static const converter by_id[] = {
+		[LP_FORMAT_REF] = {convert_ref, TO_REFS},
+		[LP_FORMAT_PAGE_IMAGE] = {convert_page_image, TO_BASIC_TEXT},
+		[LP_FORMAT_BASIC] = {convert_basic, TO_STREAM},
+		[LP_FORMAT_TASK] = {convert_task, TO_TASK},
+		[LP_FORMAT_TASK_BIN] = {convert_task, TO_TASK},
+		[LP_FORMAT_ORACLE] = {convert_oracle, TO_STREAM},
 	};
-	return f->to_refs ? convert_to_refs : by_id[f->id];
+	return f->to_refs ? (converter){convert_to_refs, TO_REFS} : by_id[f->id];
+}
+
+/* Whether name is already among names[0, n). */
+static bool listed(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+/* The --to names of kind to (but bin when from_bin: that would be a
+ * copy) appended to names[*n ..], each once. */
+static void target_names(enum target to, bool from_bin, const char **names, size_t *n)
+{
+	switch (to) {
+	case TO_REFS:
+		for (size_t i = 0; i < lp_nref_forms; i++)
+			if (!listed(names, *n, lp_ref_forms[i].encoding_name))
+				names[(*n)++] = lp_ref_forms[i].encoding_name;
+		break;
+	case TO_BASIC_TEXT:
+		if (!listed(names, *n, lp_stream_forms[LP_FORM_BASIC].name))
+			names[(*n)++] = lp_stream_forms[LP_FORM_BASIC].name;
+		break;
+	case TO_STREAM:
+		for (int f = 0; f < LP_FORM_COUNT; f++)
+			if (!lp_stream_forms[f].addresses && !(from_bin && f == LP_FORM_BIN) &&
+			    !listed(names, *n, lp_stream_forms[f].name))
+				names[(*n)++] = lp_stream_forms[f].name;
+		break;
+	case TO_TASK:
+		for (size_t i = 0; i < lp_nformats; i++)
+			if ((lp_formats[i].id == LP_FORMAT_TASK || lp_formats[i].id == LP_FORMAT_TASK_BIN) &&
+			    !listed(names, *n, lp_formats[i].name))
+				names[(*n)++] = lp_formats[i].name;
+		break;
+	case TO_KINDS:
+		for (int k = 0; k < TO_KINDS; k++)
+			target_names((enum target)k, false, names, n);
+		break;
+	}
+}
+
+/* The names of kind to (TO_KINDS: all) as "a, b or c"; g_free it. */
+static char *targets(enum target to, bool from_bin)
+{
+	const char *names[LP_FORM_COUNT + 16];
+	size_t n = 0;
+	target_names(to, from_bin, names, &n);
+	return lp_name_list(names, n);
+}
+
+/* --to name among the names of kind to: rq's output form set. */
+static bool take_target(const char *name, enum target to, convert_request *rq)
+{
+	const char *names[LP_FORM_COUNT + 16];
+	size_t n = 0;
+	target_names(to, rq->from_bin, names, &n);
+	if (!listed(names, n, name))
+		return false;
+	rq->to = (enum lp_ref_format)lp_ref_format_parse(name);
+	rq->form = to == TO_STREAM ? (enum lp_form)lp_form_parse(name) : LP_FORM_BASIC;
+	rq->to_task_bin = !strcmp(name, lp_format_of(LP_FORMAT_TASK_BIN)->name);
+	return true;
 }
 
 /* The options as given. */
@@ -239,52 +311,31 @@ typedef struct convert_options {
 	char *names;     /* --from's */
 } convert_options;
 
-/* rq, its input's format and its converter from the options; false after
- * a usage message. */
-static bool check_options(const convert_options *o, convert_request *rq, const lp_format **source,
-			  convert_fn **run)
+/* rq and the input's format (NULL: found by content, as the input is
+ * opened) from the options; false after a usage message. */
+static bool check_options(const convert_options *o, convert_request *rq, const lp_format **source)
 {
-	if (!o->to)
-		return !cli_usage_error("--to is required (text or bin)");
-	int form = lp_ref_format_parse(o->to);
-	rq->to_basic = !strcmp(o->to, "basic");
-	rq->to_oracle = !strcmp(o->to, "oracle-general");
-	rq->to_task_bin = !strcmp(o->to, "task-bin");
-	rq->to_task = rq->to_task_bin || !strcmp(o->to, "task");
-	if (form != LP_REF_TEXT && form != LP_REF_BIN && !rq->to_basic && !rq->to_oracle &&
-	    !rq->to_task)
-		return !cli_usage_error("--to must be text, bin, basic, oracle-general, task or "
-					"task-bin, not '%s'", o->to);
-	rq->to = (enum lp_ref_format)form;
+	if (!o->to) {
+		char *all = targets(TO_KINDS, false);
+		cli_usage_error("--to is required (%s)", all);
+		g_free(all);
+		return false;
+	}
+	if (!take_target(o->to, TO_KINDS, rq)) {
+		char *all = targets(TO_KINDS, false);
+		cli_usage_error("--to must be %s, not '%s'", all, o->to);
+		g_free(all);
+		return false;
+	}
 	/* --from bin: a basic merge stream that must be in the bin form. */
 	rq->from_bin = o->from && !strcmp(o->from, "bin");
 	if (o->from && !(*source = lp_format_find(rq->from_bin ? "basic" : o->from)))
 		return !cli_usage_error("--from must be %s, not '%s'", o->names, o->from);
-	*run = converter(*source);
-	if (rq->to_task != (*run == convert_task))
-		return !cli_usage_error(rq->to_task ? "--to %s needs --from task or task-bin"
-					: "--from %s converts only --to task or task-bin",
-					rq->to_task ? o->to : o->from);
-	/* Pages without addresses (a page-image trace, a basic merge stream)
-	 * become a basic merge stream, and only they do; a basic stream may
-	 * also become the bin form. */
-	bool streams = *run == convert_basic || *run == convert_oracle;
-	bool pages = *run == convert_page_image || streams;
-	if (rq->to_oracle && !streams)
-		return !cli_usage_error("--to oracle-general needs --from basic, bin or "
-					"oracle-general");
-	if (rq->to_basic != pages && !(streams && (rq->to == LP_REF_BIN || rq->to_oracle)))
-		return !cli_usage_error(rq->to_basic ? "--to basic needs --from page-image, basic, "
-					"bin or oracle-general"
-					: "--from %s converts only --to basic%s", o->from,
-					streams ? ", bin or oracle-general" : "");
-	if (rq->from_bin && !rq->to_basic && !rq->to_oracle)
-		return !cli_usage_error("--from bin converts only --to basic or oracle-general");
+	/* --ref-format says the input is a raw reference trace. */
+	if (!o->from && o->ref_format)
+		*source = lp_format_find("ref");
 	if (o->wide && o->narrow)
 		return !cli_usage_error("--wide and --narrow cannot both be given");
-	if ((o->wide || o->narrow) && (pages || rq->to_task))
-		return !cli_usage_error("--%s converts only to raw references (--to text or bin)",
-					o->wide ? "wide" : "narrow");
 	rq->width = o->wide ? 64 : o->narrow ? 32 : 0;
 	if (o->ref_format && (int)(rq->ref_format = lp_ref_format_parse(o->ref_format)) < 0)
 		return !cli_usage_error("--ref-format must be %s, not '%s'", o->ref_forms,
@@ -299,19 +350,78 @@ static bool check_options(const convert_options *o, convert_request *rq, const l
 	return cli_level_apply(o->level, o->output, rq->compress, &rq->level);
 }
 
+/* --to and --wide or --narrow for the input's format (detected when
+ * src is given: the messages then name the input); rq's output form set.
+ * false after a usage message. */
+static bool check_target(const convert_options *o, convert_request *rq, const lp_format *source,
+			 const lp_byte_source *src)
+{
+	enum target to = converter_of(source).to;
+	if (!take_target(o->to, to, rq)) {
+		char *names = targets(to, rq->from_bin);
+		if (src)
+			cli_usage_error("%s holds %s: it converts only --to %s (give --from if not)",
+					lp_byte_source_name(src), source->what, names);
+		else
+			cli_usage_error("--from %s converts only --to %s", o->from, names);
+		g_free(names);
+		return false;
+	}
+	if ((o->wide || o->narrow) && to != TO_REFS) {
+		char *names = targets(TO_REFS, false);
+		cli_usage_error("--%s converts only to raw references (--to %s)",
+				o->wide ? "wide" : "narrow", names);
+		g_free(names);
+		return false;
+	}
+	return true;
+}
+
+/* Open the input, find its format by content unless given, check --to
+ * against it and convert: 0, a status with err set, or LP_EUSAGE after a
+ * usage message (err's message empty). */
+static int convert(const convert_options *o, convert_request *rq, const lp_format *source,
+		   lp_error *err)
+{
+	if (source && !check_target(o, rq, source, NULL))
+		return LP_EUSAGE;
+	lp_byte_source *src = lp_byte_source_open(rq->input, err);
+	if (!src)
+		return err->status;
+	if (!source) {
+		bool failed;
+		source = lp_format_detect(src, &failed, err);
+		if (failed) {
+			lp_byte_source_close(src);
+			return err->status;
+		}
+		if (!source) /* any bytes are a raw reference trace's 32-bit binary form */
+			source = lp_format_find("ref");
+		if (!check_target(o, rq, source, src)) {
+			lp_byte_source_close(src);
+			return LP_EUSAGE;
+		}
+	}
+	return converter_of(source).run(rq, source, src, err);
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	cli_set_command("laplace convert");
 	convert_options o = {.ref_forms = lp_ref_format_names(), .names = lp_format_names("bin")};
 	char *ref_format_help = g_strdup_printf("Form of the reference input: %s (default); the "
 						"input says which width", o.ref_forms);
-	char *from_help = g_strdup_printf("Input format: %s (default ref, a raw reference trace; "
-					  "bin: a basic merge stream in its bin form)", o.names);
+	char *from_help = g_strdup_printf("Input format: %s (default: found by content, else ref, a "
+					  "raw reference trace; bin: a basic merge stream in its bin "
+					  "form)", o.names);
+	char *to_refs = targets(TO_REFS, false), *to_basic = targets(TO_BASIC_TEXT, false),
+	     *to_stream = targets(TO_STREAM, false), *to_task = targets(TO_TASK, false);
+	char *to_help = g_strdup_printf("Output form (required): %s for a raw reference, BYU or p6 "
+					"trace; %s for page-image input; %s for a basic stream or "
+					"an oracle-general trace; %s for task files", to_refs,
+					to_basic, to_stream, to_task);
 	GOptionEntry entries[] = {
-		{"to", 0, 0, G_OPTION_ARG_STRING, &o.to,
-		 "Output form: text or bin (required); basic for page-image input; basic, bin "
-		 "or oracle-general for a basic stream or an oracle-general trace; task or "
-		 "task-bin for task files", "FORM"},
+		{"to", 0, 0, G_OPTION_ARG_STRING, &o.to, to_help, "FORM"},
 		{"from", 0, 0, G_OPTION_ARG_STRING, &o.from, from_help, "FORMAT"},
 		{"ref-format", 0, 0, G_OPTION_ARG_STRING, &o.ref_format, ref_format_help, "FORM"},
 		{"wide", 0, 0, G_OPTION_ARG_NONE, &o.wide,
@@ -347,7 +457,8 @@ int cmd_convert(int argc, char **argv)
 		"Examples:\n"
 		"  laplace convert --to text trace.bin > trace.txt\n"
 		"  laplace convert --to bin --endian big -o trace.bin trace.txt\n"
-		"  laplace convert --to bin --wide -o trace64.bin trace.bin\n");
+		"  laplace convert --to bin --wide -o trace64.bin trace.bin\n"
+		"  laplace convert --to oracle-general -o trace.oracleGeneral merged.bin\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	cli_add_sync_option(ctx);
 	cli_add_quiet_option(ctx);
@@ -355,16 +466,15 @@ int cmd_convert(int argc, char **argv)
 	int rc = LP_EUSAGE;
 	convert_request rq = {.ref_format = LP_REF_AUTO, .endian = LP_LITTLE,
 			      .compress = LP_COMPRESS_AUTO};
-	const lp_format *source = lp_format_find("ref");
-	convert_fn *run = NULL;
+	const lp_format *source = NULL;
 	lp_error err = {0};
-	if (cli_parse_one_input(ctx, &argc, &argv) && check_options(&o, &rq, &source, &run)) {
+	if (cli_parse_one_input(ctx, &argc, &argv) && check_options(&o, &rq, &source)) {
 		rq.input = argv[1];
 		const char *inputs[] = {rq.input}, *outputs[] = {rq.output ? rq.output : "-"};
 		rc = lp_check_outputs(inputs, 1, outputs, 1, &err);
 		if (!rc)
-			rc = run(&rq, source, &err);
-		if (rc)
+			rc = convert(&o, &rq, source, &err);
+		if (rc && err.msg[0]) /* else convert printed its usage error */
 			cli_fail(&err);
 	}
 	g_option_context_free(ctx);
@@ -379,5 +489,10 @@ int cmd_convert(int argc, char **argv)
 	g_free(o.ref_forms);
 	g_free(ref_format_help);
 	g_free(from_help);
+	g_free(to_help);
+	g_free(to_refs);
+	g_free(to_basic);
+	g_free(to_stream);
+	g_free(to_task);
 	return rc;
 }

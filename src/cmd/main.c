@@ -23,6 +23,7 @@ static const lp_command commands[] = {
 	{"lru", cmd_lru, "LRU behaviour sequences and page-image re-reduction", false},
 	{"reduce", cmd_reduce, "a shorter stream with the same LRU behaviour above K frames", false},
 	{"batch", cmd_batch, "run a list of merge jobs, several at a time", true},
+	{"study", cmd_study, "run a study: sim runs and schedule sweeps of many captures, one table", true},
 	{"daemon", cmd_daemon, "run merge jobs dropped into a spool directory", true},
 	{"jobs", cmd_jobs, "list or cancel the merge daemon's jobs", false},
 	{"gen", cmd_gen, "generate a synthetic capture (reference and kernel traces)", false},
@@ -93,7 +94,8 @@ int main(int argc, char **argv)
 	}
 	/* The child processes of batch and daemon, which set up their signals
 	 * themselves. */
-	if (!strcmp(argv[1], LP_JOB_COMMAND) || !strcmp(argv[1], LP_REMOVE_PARTIALS_COMMAND))
+	if (!strcmp(argv[1], LP_JOB_COMMAND) || !strcmp(argv[1], LP_CELL_COMMAND) ||
+	    !strcmp(argv[1], LP_REMOVE_PARTIALS_COMMAND))
 		return cmd_child(argc, argv);
 	const lp_command *c = find(argv[1]);
 	if (c) {

@@ -10,6 +10,7 @@
 #include "core/numbers.h"
 #include "report/collect.h"
 #include "report/page.h"
+#include "report/study.h"
 #include "report/sweep.h"
 
 /* Check the arguments and options (the capture's into job); on a usage
@@ -142,6 +143,7 @@ int cmd_report(int argc, char **argv)
 {
 	cli_set_command("laplace report");
 	gchar *output = NULL, *schedule = NULL, *seed = NULL, *threads = NULL, *sweep = NULL;
+	gchar *study = NULL;
 	gchar *policies = NULL;
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
@@ -161,6 +163,9 @@ int cmd_report(int argc, char **argv)
 		{"sweep", 0, 0, G_OPTION_ARG_FILENAME, &sweep,
 		 "Instead of an input: draw the table of laplace schedule --memory M1,M2,... "
 		 "(utilization and faults against memory size, the knee marked)", "FILE.csv"},
+		{"study", 0, 0, G_OPTION_ARG_FILENAME, &study,
+		 "Instead of an input: draw a study's table and cells (laplace study's work "
+		 "directory DIR)", "DIR"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("REF KERN | DIR | STREAM | --sweep FILE.csv");
@@ -196,6 +201,13 @@ int cmd_report(int argc, char **argv)
 	size_t nlist = 0;
 	if (!cli_parse(ctx, &argc, &argv)) {
 		/* said */
+	} else if (study) {
+		lp_error err = {0};
+		if (argc != 1 || sweep || schedule || seed || threads || policies ||
+		    cli_capture_given(&capture))
+			cli_usage_error("--study DIR goes with -o only");
+		else
+			rc = lp_study_page(study, NULL, output, &err) ? cli_fail(&err) : 0;
 	} else if (sweep) {
 		if (argc != 1)
 			cli_usage_error("--sweep takes no other input, got %d", argc - 1);
@@ -220,5 +232,6 @@ int cmd_report(int argc, char **argv)
 	g_free(seed);
 	g_free(threads);
 	g_free(sweep);
+	g_free(study);
 	return rc;
 }

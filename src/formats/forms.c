@@ -60,7 +60,7 @@ lp_basic_sink *lp_oracle_sink_new(lp_output *out, bool user_only, enum lp_form f
 				  size_t buffer)
 {
 	lp_basic_sink *s = lp_encoded_sink_new(out, user_only, form, 0);
-	s->oracle = lp_oracle_writer_new(4 * buffer / LP_ORACLE_RECORD_SIZE);
+	s->oracle = lp_oracle_writer_new(buffer / sizeof(uint32_t));
 	return s;
 }
 
@@ -121,12 +121,15 @@ static inline int encode_refs(lp_basic_sink *s, const enum lp_form form, const l
 	return rc;
 }
 
-/* oracle-general: each record through the writer, which patches in the
+/* oracle-general: each record through the writer, which finds the
  * next accesses. */
 static int oracle_refs(lp_basic_sink *s, const lp_ref *refs, const uint64_t *canon, size_t n,
 		       lp_error *err)
 {
+	enum { AHEAD = 8 }; /* references whose pages are fetched ahead */
 	for (size_t i = 0; i < n; i++) {
+		if (i + AHEAD < n)
+			lp_oracle_prefetch(s->oracle, canon[i + AHEAD]);
 		if (s->user_only && lp_ref_is_kernel(refs[i].type))
 			continue;
 		if (canon[i] > LP_ORACLE_CANON_MAX)

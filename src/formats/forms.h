@@ -128,8 +128,8 @@ typedef struct lp_basic_sink lp_basic_sink;
 lp_basic_sink *lp_basic_sink_new(lp_output *out, bool user_only, enum lp_form form);
 /* The rows' constructors, with about buffer bytes of memory for what is
  * not yet written: the encoder's forms (basic, addr, din, bin), and
- * oracle-general's writer (oracle.h), which holds four times that of the
- * last records beside a table of the distinct pages. */
+ * oracle-general's writer (oracle.h), which holds that much of the
+ * last references' pages beside a table of the distinct pages. */
 lp_basic_sink *lp_encoded_sink_new(lp_output *out, bool user_only, enum lp_form form,
 				   size_t buffer);
 lp_basic_sink *lp_oracle_sink_new(lp_output *out, bool user_only, enum lp_form form,

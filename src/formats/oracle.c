@@ -1,5 +1,5 @@
-/* The oracle-general form (oracle.h): its writer, which patches each
- * record's next access in when the page comes again, and its reader. */
+/* The oracle-general form (oracle.h): its writer, which finds next
+ * accesses by a backward walk once the stream is whole, and its reader. */
 #include "formats/oracle.h"
 
 #include <errno.h>
@@ -8,38 +8,50 @@
 
 #include <glib.h>
 
+#include "core/nextuse.h"
 #include "core/numbers.h"
 
-/* The fewest records kept in memory, the last ones written: a next
- * access within them is patched there, an older one in the temporary
- * file. */
+/* The fewest references whose pages are kept in memory. */
 #define MIN_WINDOW 1024
-/* Copied from the temporary file to the output at a time. */
-#define COPY_BYTES (1u << 20)
+/* References read back from the temporary files, and encoded, at a time. */
+#define BLOCK_REFS 65536
+/* The pages met last, by the low bits of their canonical numbers: most
+ * references are found there without a probe of the table. */
+#define RECENT 256
+
+/* A slot of the table: an object id (canonical number + 1, never 0: 0
+ * marks a free slot) and its dense number, in one cache line. */
+typedef struct page_slot {
+	uint64_t id;
+	uint32_t dense;
+} page_slot;
 
 struct lp_oracle_writer {
-	uint64_t n;          /* records given */
-	uint64_t base;       /* the index of buf's first record */
-	size_t used;         /* records in buf */
-	size_t window;       /* buf's room, in records */
-	unsigned char *buf;
-	int fd;              /* the temporary file, unlinked; -1 until needed */
-	char *dir;           /* where it is, for messages */
-	/* Each page's last reference: open addressing on the object id
-	 * (canonical number + 1, never 0: 0 marks a free slot). */
-	uint64_t *ids, *last;
-	size_t cap, count;
+	uint64_t n;       /* references given */
+	uint64_t filed;   /* references [0, filed) are in pages_fd, the rest in page */
+	size_t window;    /* page's room */
+	uint32_t *page;   /* the dense page numbers of references filed .. n-1 */
+	int pages_fd;     /* the dense page numbers filed, unlinked; -1 until needed */
+	int next_fd;      /* their next uses, made by lp_oracle_finish */
+	/* Dense page numbers, 0, 1, ... in order of first reference: open
+	 * addressing on the object id, and each number's canonical number. */
+	page_slot *slots;
+	size_t cap;
+	uint64_t recent_id[RECENT]; /* 0: none */
+	uint32_t recent_dense[RECENT];
+	uint32_t pages;
+	uint64_t *canonical;
+	size_t canonical_cap;
 };
 
 lp_oracle_writer *lp_oracle_writer_new(size_t window)
 {
 	lp_oracle_writer *w = g_new0(lp_oracle_writer, 1);
 	w->window = MAX(window, (size_t)MIN_WINDOW);
-	w->buf = g_malloc(w->window * LP_ORACLE_RECORD_SIZE);
-	w->fd = -1;
+	w->page = g_new(uint32_t, w->window);
+	w->pages_fd = w->next_fd = -1;
 	w->cap = 1024;
-	w->ids = g_new0(uint64_t, w->cap);
-	w->last = g_new(uint64_t, w->cap);
+	w->slots = g_new0(page_slot, w->cap);
 	return w;
 }
 
@@ -47,12 +59,13 @@ void lp_oracle_writer_free(lp_oracle_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	g_free(w->dir);
-	g_free(w->buf);
-	g_free(w->ids);
-	g_free(w->last);
+	if (w->pages_fd >= 0)
+		close(w->pages_fd);
+	if (w->next_fd >= 0)
+		close(w->next_fd);
+	g_free(w->page);
+	g_free(w->slots);
+	g_free(w->canonical);
 	g_free(w);
 }
 
@@ -66,44 +79,52 @@ static size_t slot_of(uint64_t id, size_t cap)
 static size_t find(const lp_oracle_writer *w, uint64_t id)
 {
 	size_t i = slot_of(id, w->cap);
-	while (w->ids[i] && w->ids[i] != id)
+	while (w->slots[i].id && w->slots[i].id != id)
 		i = (i + 1) & (w->cap - 1);
 	return i;
 }
 
 static void grow(lp_oracle_writer *w)
 {
-	uint64_t *ids = w->ids, *last = w->last;
+	page_slot *slots = w->slots;
 	size_t cap = w->cap;
 	w->cap *= 2;
-	w->ids = g_new0(uint64_t, w->cap);
-	w->last = g_new(uint64_t, w->cap);
+	w->slots = g_new0(page_slot, w->cap);
 	for (size_t i = 0; i < cap; i++)
-		if (ids[i]) {
-			size_t j = find(w, ids[i]);
-			w->ids[j] = ids[i];
-			w->last[j] = last[i];
-		}
-	g_free(ids);
-	g_free(last);
+		if (slots[i].id)
+			w->slots[find(w, slots[i].id)] = slots[i];
+	g_free(slots);
 }
 
-static int io_failed(lp_oracle_writer *w, const char *what, int saved, lp_error *err)
+static int io_failed(const char *what, int saved, lp_error *err)
 {
 	return lp_fail(err, LP_EIO, "cannot %s the oracle-general stream's temporary file in %s: %s",
-		       what, w->dir ? w->dir : g_get_tmp_dir(), g_strerror(saved));
+		       what, g_get_tmp_dir(), g_strerror(saved));
 }
 
-static int pwrite_all(lp_oracle_writer *w, const unsigned char *p, size_t n, uint64_t at,
-		      lp_error *err)
+/* A temporary file in TMPDIR, unlinked at once: no run leaves it behind. */
+static int scratch_file(lp_error *err)
 {
+	char *name = g_build_filename(g_get_tmp_dir(), "laplace-oracle-XXXXXX", NULL);
+	int fd = g_mkstemp(name);
+	int saved = errno;
+	if (fd >= 0)
+		unlink(name);
+	g_free(name);
+	if (fd < 0)
+		return io_failed("create", saved, err);
+	return fd;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t n, uint64_t at, lp_error *err)
+{
+	const char *p = buf;
 	while (n) {
-		ssize_t k = pwrite(w->fd, p, n, (off_t)at);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return io_failed(w, "write", errno, err);
-		}
+		ssize_t k = pwrite(fd, p, n, (off_t)at);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return io_failed("write", k < 0 ? errno : ENOSPC, err);
 		p += k;
 		n -= (size_t)k;
 		at += (uint64_t)k;
@@ -111,74 +132,145 @@ static int pwrite_all(lp_oracle_writer *w, const unsigned char *p, size_t n, uin
 	return 0;
 }
 
-/* buf's records to the temporary file (made at the first time). */
-static int spill(lp_oracle_writer *w, lp_error *err)
+static int pread_all(int fd, void *buf, size_t n, uint64_t at, lp_error *err)
 {
-	if (w->fd < 0) {
-		w->dir = g_strdup(g_get_tmp_dir());
-		char *name = g_build_filename(w->dir, "laplace-oracle-XXXXXX", NULL);
-		w->fd = g_mkstemp(name);
-		int saved = errno;
-		if (w->fd >= 0)
-			unlink(name);
-		g_free(name);
-		if (w->fd < 0)
-			return io_failed(w, "create", saved, err);
+	char *p = buf;
+	while (n) {
+		ssize_t k = pread(fd, p, n, (off_t)at);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return io_failed("read", k < 0 ? errno : EIO, err);
+		p += k;
+		n -= (size_t)k;
+		at += (uint64_t)k;
 	}
-	int rc = pwrite_all(w, w->buf, w->used * LP_ORACLE_RECORD_SIZE,
-			    w->base * LP_ORACLE_RECORD_SIZE, err);
-	w->base += w->used;
-	w->used = 0;
+	return 0;
+}
+
+/* The window's pages to the end of the temporary file (made at the first
+ * time), the window empty again. */
+static int file_window(lp_oracle_writer *w, lp_error *err)
+{
+	if (w->pages_fd < 0 && (w->pages_fd = scratch_file(err)) < 0)
+		return err->status;
+	size_t held = (size_t)(w->n - w->filed);
+	int rc = pwrite_all(w->pages_fd, w->page, held * sizeof *w->page,
+			    w->filed * sizeof *w->page, err);
+	w->filed = w->n;
 	return rc;
+}
+
+/* The dense number of object id, numbered now at its first reference;
+ * UINT32_MAX past 2^32 - 1 pages. */
+static uint32_t dense_of(lp_oracle_writer *w, uint64_t id)
+{
+	size_t i = find(w, id);
+	if (w->slots[i].id)
+		return w->slots[i].dense;
+	if (w->pages == UINT32_MAX)
+		return UINT32_MAX;
+	if (w->pages == w->canonical_cap) {
+		w->canonical_cap = w->canonical_cap ? 2 * w->canonical_cap : 1024;
+		w->canonical = g_renew(uint64_t, w->canonical, w->canonical_cap);
+	}
+	w->canonical[w->pages] = id - 1;
+	w->slots[i] = (page_slot){.id = id, .dense = w->pages};
+	if ((size_t)++w->pages * 2 > w->cap)
+		grow(w);
+	return w->pages - 1;
+}
+
+void lp_oracle_prefetch(const lp_oracle_writer *w, uint64_t canon)
+{
+	__builtin_prefetch(&w->slots[slot_of(canon + 1, w->cap)]);
 }
 
 int lp_oracle_put(lp_oracle_writer *w, uint64_t canon, lp_error *err)
 {
-	uint64_t id = canon + 1, t = w->n;
-	size_t i = find(w, id);
-	if (w->ids[i]) {
-		uint64_t j = w->last[i];
-		unsigned char next[8];
-		lp_store_u64(next, t + 1, false);
-		if (j >= w->base)
-			memcpy(w->buf + (j - w->base) * LP_ORACLE_RECORD_SIZE + 16, next, 8);
-		else if (pwrite_all(w, next, 8, j * LP_ORACLE_RECORD_SIZE + 16, err))
-			return err->status;
-		w->last[i] = t;
+	uint64_t id = canon + 1;
+	size_t h = (size_t)(canon & (RECENT - 1));
+	uint32_t dense;
+	if (w->recent_id[h] == id) {
+		dense = w->recent_dense[h];
 	} else {
-		w->ids[i] = id;
-		w->last[i] = t;
-		if (++w->count * 2 > w->cap)
-			grow(w);
+		dense = dense_of(w, id);
+		if (dense == UINT32_MAX)
+			return lp_fail(err, LP_EINPUT, "more than %" G_GUINT32_FORMAT " distinct pages "
+				       "for the oracle-general form", (uint32_t)UINT32_MAX);
+		w->recent_id[h] = id;
+		w->recent_dense[h] = dense;
 	}
-	lp_oracle_encode(w->buf + w->used * LP_ORACLE_RECORD_SIZE, t, canon);
-	w->n++;
-	if (++w->used == w->window)
-		return spill(w, err);
+	w->page[w->n++ - w->filed] = dense;
+	if (w->n - w->filed == w->window)
+		return file_window(w, err);
 	return 0;
 }
 
+/* The records of references from .. from + len - 1, their pages and next
+ * uses given, to out. */
+static int write_records(const lp_oracle_writer *w, uint64_t from, const uint32_t *page,
+			 const uint64_t *next, size_t len, unsigned char *buf, lp_output *out,
+			 lp_error *err)
+{
+	unsigned char *p = buf;
+	for (size_t k = 0; k < len; k++, p += LP_ORACLE_RECORD_SIZE) {
+		lp_oracle_encode(p, from + k, w->canonical[page[k]]);
+		if (next[k] != LP_NEVER)
+			lp_store_u64(p + 16, next[k] + 1, false);
+	}
+	return lp_output_write(out, buf, len * LP_ORACLE_RECORD_SIZE, err);
+}
+
+/* Next uses found backwards (nextuse.h): the window's in memory, the
+ * filed references' in a second temporary file, a block at a time from
+ * the end; then every record forwards, its page and next use read back. */
 int lp_oracle_finish(lp_oracle_writer *w, lp_output *out, lp_error *err)
 {
-	if (w->fd < 0) /* the whole stream is in memory */
-		return lp_output_write(out, w->buf, w->used * LP_ORACLE_RECORD_SIZE, err);
-	if (spill(w, err))
-		return err->status;
-	unsigned char *chunk = g_malloc(COPY_BYTES);
-	uint64_t total = w->base * LP_ORACLE_RECORD_SIZE, at = 0;
+	size_t held = (size_t)(w->n - w->filed);
+	uint64_t *held_next = g_new(uint64_t, held ? held : 1);
+	uint32_t *block_page = g_new(uint32_t, BLOCK_REFS);
+	uint64_t *block_next = g_new(uint64_t, BLOCK_REFS);
+	unsigned char *records = g_malloc((size_t)BLOCK_REFS * LP_ORACLE_RECORD_SIZE);
+	lp_next_use_walk walk;
+	lp_next_use_walk_init(&walk, w->pages, w->n);
+	lp_next_use_walk_back(&walk, w->page, held, held_next);
 	int rc = 0;
-	while (!rc && at < total) {
-		ssize_t k = pread(w->fd, chunk, (size_t)MIN((uint64_t)COPY_BYTES, total - at), (off_t)at);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			rc = io_failed(w, "read", k < 0 ? errno : EIO, err);
-			break;
+	if (w->filed && (w->next_fd = scratch_file(err)) < 0)
+		rc = err->status;
+	for (uint64_t end = w->filed; !rc && end > 0;) {
+		uint64_t from = end - MIN((uint64_t)BLOCK_REFS, end);
+		size_t len = (size_t)(end - from);
+		rc = pread_all(w->pages_fd, block_page, len * sizeof *block_page,
+			       from * sizeof *block_page, err);
+		if (!rc) {
+			lp_next_use_walk_back(&walk, block_page, len, block_next);
+			rc = pwrite_all(w->next_fd, block_next, len * sizeof *block_next,
+					from * sizeof *block_next, err);
 		}
-		rc = lp_output_write(out, chunk, (size_t)k, err);
-		at += (uint64_t)k;
+		end = from;
 	}
-	g_free(chunk);
+	for (uint64_t from = 0; !rc && from < w->filed;) {
+		size_t len = (size_t)MIN((uint64_t)BLOCK_REFS, w->filed - from);
+		rc = pread_all(w->pages_fd, block_page, len * sizeof *block_page,
+			       from * sizeof *block_page, err);
+		if (!rc)
+			rc = pread_all(w->next_fd, block_next, len * sizeof *block_next,
+				       from * sizeof *block_next, err);
+		if (!rc)
+			rc = write_records(w, from, block_page, block_next, len, records, out, err);
+		from += len;
+	}
+	for (size_t k = 0; !rc && k < held; k += BLOCK_REFS) {
+		size_t len = MIN((size_t)BLOCK_REFS, held - k);
+		rc = write_records(w, w->filed + k, w->page + k, held_next + k, len, records, out,
+				   err);
+	}
+	lp_next_use_walk_clear(&walk);
+	g_free(records);
+	g_free(block_next);
+	g_free(block_page);
+	g_free(held_next);
 	return rc;
 }
 

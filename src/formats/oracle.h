@@ -1,11 +1,15 @@
 /* libCacheSim's oracleGeneral binary trace (policies.md §6): one packed
  * 24-byte little-endian record a reference, uint32 clock time (t + 1,
  * modulo 2^32), uint64 object id (canonical number + 1), uint32 object
- * size (4096), int64 next access (next(t) + 1, or -1 when never). Written
- * once and patched: a record's next access is filled in when its page is
- * referenced again, in memory while the record is among the last ones
- * written, else in a temporary file that holds the stream until its end;
- * memory grows with the distinct pages, not the references. */
+ * size (4096), int64 next access (next(t) + 1, or -1 when never). The
+ * writer numbers the pages densely as references come and keeps their
+ * numbers (4 bytes a reference) in a window, written to an unlinked
+ * temporary file each time it fills; at the end one backward walk
+ * (core/nextuse.h) finds the next accesses, those of the filed references
+ * into a second temporary file (8 bytes a reference), and the records are
+ * written forwards. Memory: the window, one block, and 28 bytes or so a
+ * distinct page; temporary disk: 12 bytes a reference past the window,
+ * half the output's size; both files unlinked as made. */
 #ifndef LAPLACE_ORACLE_H
 #define LAPLACE_ORACLE_H
 
@@ -25,7 +29,7 @@
 /* The largest canonical number: its object id, + 1, must fit 64 bits. */
 #define LP_ORACLE_CANON_MAX (UINT64_MAX - 1)
 
-/* One record at p, its next access never (-1) until patched. */
+/* One record at p, its next access never (-1) until the caller stores one. */
 static inline void lp_oracle_encode(unsigned char *p, uint64_t t, uint64_t canon)
 {
 	lp_store_u32(p, (uint32_t)(t + 1), false);
@@ -35,13 +39,20 @@ static inline void lp_oracle_encode(unsigned char *p, uint64_t t, uint64_t canon
 }
 
 typedef struct lp_oracle_writer lp_oracle_writer;
-/* A writer keeping the last window records (at least 1024) in memory. */
+/* A writer keeping the pages of the last window references (at least
+ * 1024) in memory. */
 lp_oracle_writer *lp_oracle_writer_new(size_t window);
 void lp_oracle_writer_free(lp_oracle_writer *w);
 /* The next reference, to canonical number canon (at most
- * LP_ORACLE_CANON_MAX). Returns 0 or LP_EIO (err set). */
+ * LP_ORACLE_CANON_MAX). Returns 0, LP_EIO (err set) when the temporary
+ * file cannot take the window, or LP_EINPUT past 2^32 - 1 distinct
+ * pages. */
 int lp_oracle_put(lp_oracle_writer *w, uint64_t canon, lp_error *err);
-/* Every record, next accesses filled in, written to out. */
+/* A hint that canon comes soon: its table slot is fetched meanwhile (the
+ * table of a deep stream's pages is larger than the caches). */
+void lp_oracle_prefetch(const lp_oracle_writer *w, uint64_t canon);
+/* Every record, next accesses filled in, written to out; 0 or the
+ * status of the failure (err set). */
 int lp_oracle_finish(lp_oracle_writer *w, lp_output *out, lp_error *err);
 
 /* The reader (laplace convert --from oracle-general): each record as a

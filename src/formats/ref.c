@@ -655,21 +655,20 @@ int lp_ref_format_check(int format, const char *field, lp_error *err)
 	return LP_EUSAGE;
 }
 
-lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
-			   lp_error *err)
+lp_ref_source *lp_ref_open_source(lp_byte_source *src, enum lp_ref_format encoding,
+				  enum lp_endian endian, lp_error *err)
 {
-	if (lp_ref_format_check((int)encoding, "reference trace form", err))
-		return NULL;
-	lp_byte_source src;
-	if (lp_byte_source_init(&src, path, err))
-		return NULL;
-	/* Enough for every form's sniff(): the longest first line, and its newline. */
-	ssize_t n = lp_inbuf_fill(&src.b, LP_LINE_MAX + 1, err);
-	if (n < 0) {
-		lp_byte_source_clear(&src);
+	if (lp_ref_format_check((int)encoding, "reference trace form", err)) {
+		lp_byte_source_close(src);
 		return NULL;
 	}
-	const unsigned char *p = lp_byte_source_data(&src);
+	/* Enough for every form's sniff(): the longest first line, and its newline. */
+	ssize_t n = lp_inbuf_fill(&src->b, LP_LINE_MAX + 1, err);
+	if (n < 0) {
+		lp_byte_source_close(src);
+		return NULL;
+	}
+	const unsigned char *p = lp_byte_source_data(src);
 	const lp_ref_form *form = NULL; /* the last of encoding's forms, at worst */
 	for (size_t i = 0; i < lp_nref_forms; i++) {
 		const lp_ref_form *f = &lp_ref_forms[i];
@@ -679,9 +678,18 @@ lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum l
 		if (f->sniff(p, (size_t)n) == LP_SNIFF_SURE)
 			break;
 	}
-	lp_ref_source *s = form->open_source(&src, endian, err);
-	lp_byte_source_clear(&src); /* what the source did not take */
+	lp_ref_source *s = form->open_source(src, endian, err);
+	lp_byte_source_close(src); /* what the source did not take */
 	return s;
+}
+
+lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
+			   lp_error *err)
+{
+	if (lp_ref_format_check((int)encoding, "reference trace form", err))
+		return NULL;
+	lp_byte_source *src = lp_byte_source_open(path, err);
+	return src ? lp_ref_open_source(src, encoding, endian, err) : NULL;
 }
 
 /* ---- writing: the forms' writers (registry rows' open_sink) ---- */

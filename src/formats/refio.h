@@ -81,6 +81,10 @@ extern const size_t lp_nref_forms;
  * (LP_EUSAGE). */
 lp_ref_source *lp_ref_open(const char *path, enum lp_ref_format encoding, enum lp_endian endian,
 			   lp_error *err);
+/* The same of an open source, whose first bytes may have been looked at
+ * (not consumed); it takes src over. */
+lp_ref_source *lp_ref_open_source(lp_byte_source *src, enum lp_ref_format encoding,
+				  enum lp_endian endian, lp_error *err);
 /* LP_REF_TEXT or LP_REF_BIN, as opened; s must be a raw reference
  * trace's source. */
 enum lp_ref_format lp_ref_reader_format(const lp_ref_source *s);

@@ -49,6 +49,19 @@ static enum lp_sniff sniff_basic(const unsigned char *p, size_t n)
 	return LP_SNIFF_NO;
 }
 
+/* oracle-general has no header, but its records count the time from 1
+ * and give every object the size 4096: the first records (at most 4)
+ * must, and there must be one. */
+static enum lp_sniff sniff_oracle(const unsigned char *p, size_t n)
+{
+	size_t records = MIN(n / LP_ORACLE_RECORD_SIZE, (size_t)4);
+	for (size_t i = 0; i < records; i++, p += LP_ORACLE_RECORD_SIZE)
+		if (lp_load_u32(p, false) != i + 1 || lp_load_u64(p + 4, false) == 0 ||
+		    lp_load_u32(p + 12, false) != LP_ORACLE_OBJ_SIZE)
+			return LP_SNIFF_NO;
+	return records ? LP_SNIFF_SURE : LP_SNIFF_NO;
+}
+
 /* The binary task form has a header; its text form is a basic stream's
  * too (basic streams' readers take task files). */
 static enum lp_sniff sniff_task_bin(const unsigned char *p, size_t n)
@@ -84,7 +97,7 @@ const lp_format lp_formats[] = {
 	 .what = "a per-process task file in the binary task form", .sniff = sniff_task_bin,
 	 .byte_order = LP_LITTLE, .dump = lp_task_dump},
 	{.name = "oracle-general", .id = LP_FORMAT_ORACLE,
-	 .what = "a libCacheSim oracleGeneral trace", .byte_order = LP_LITTLE,
+	 .what = "a libCacheSim oracleGeneral trace", .sniff = sniff_oracle, .byte_order = LP_LITTLE,
 	 .dump = lp_oracle_dump},
 };
 const size_t lp_nformats = sizeof lp_formats / sizeof lp_formats[0];
@@ -133,8 +146,7 @@ const lp_format *lp_format_detect(lp_byte_source *src, bool *failed, lp_error *e
 	return likely;
 }
 
-/* A list "a, b, c or d" of names[0, n). */
-static char *name_list(const char *const *names, size_t n)
+char *lp_name_list(const char *const *names, size_t n)
 {
 	GString *s = g_string_new(NULL);
 	for (size_t i = 0; i < n; i++)
@@ -151,7 +163,7 @@ char *lp_format_names(const char *last)
 			names[n++] = lp_formats[i].name;
 	if (last)
 		names[n++] = last;
-	return name_list(names, n);
+	return lp_name_list(names, n);
 }
 
 const lp_stream_form lp_stream_forms[LP_FORM_COUNT] = {
@@ -191,7 +203,7 @@ char *lp_form_names_list(bool addresses)
 	for (int f = 0; f < LP_FORM_COUNT; f++)
 		if (addresses || !lp_stream_forms[f].addresses)
 			names[n++] = lp_stream_forms[f].name;
-	return name_list(names, n);
+	return lp_name_list(names, n);
 }
 
 const lp_format *lp_ref_row(enum lp_ref_format encoding, unsigned width)

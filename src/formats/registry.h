@@ -110,6 +110,9 @@ int lp_form_parse(const char *name);
  * as "a, b or c" for help and messages. g_free it. */
 char *lp_form_names_list(bool addresses);
 
+/* names[0, n) as a list for help and messages: "a, b, c or d". g_free it. */
+char *lp_name_list(const char *const *names, size_t n);
+
 /* The formats' names as a list for help and messages: "ref, byu, p6,
  * page-image, basic", then " or last" when last is given, else the last
  * name after " or ". g_free it. */

@@ -142,6 +142,43 @@ int lp_job_spawn(const char *command, const GByteArray *desc, int pipe_fd, int r
 	return 0;
 }
 
+int lp_command_spawn(char *const *argv, int err_fd, pid_t *pid, lp_error *err)
+{
+	size_t argc = g_strv_length((char **)argv);
+	char **args = g_new0(char *, argc + 2);
+	args[0] = "laplace";
+	memcpy(args + 1, argv, argc * sizeof *argv);
+	posix_spawn_file_actions_t actions;
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawnattr_init(&attr);
+	sigset_t ending;
+	sigemptyset(&ending);
+	sigaddset(&ending, SIGINT);
+	sigaddset(&ending, SIGTERM);
+	sigaddset(&ending, SIGHUP);
+	int e = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+	if (!e)
+		e = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+	if (!e)
+		e = posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+	if (!e)
+		e = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+	if (!e)
+		e = posix_spawnattr_setsigmask(&attr, &ending);
+	if (!e)
+		e = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	if (!e)
+		e = posix_spawn(pid, PROGRAM, &actions, &attr, args, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&actions);
+	g_free(args);
+	if (e)
+		return lp_fail(err, LP_EIO, "cannot start %s %s: %s", PROGRAM, argv[0] ? argv[0] : "",
+			       g_strerror(e));
+	return 0;
+}
+
 /* ---- the description, read back ---- */
 
 int lp_job_child_check_fd(int fd, lp_error *err)

@@ -29,6 +29,7 @@
 #define LP_CHILD_ROOT_FD 5 /* the daemon's output root (confinement) */
 
 #define LP_JOB_COMMAND "__job"
+#define LP_CELL_COMMAND "__cell"
 #define LP_REMOVE_PARTIALS_COMMAND "__remove-partials"
 
 /* A description: written with the put functions into the array that
@@ -45,6 +46,13 @@ void lp_job_desc_put_str(GByteArray *desc, const char *s); /* s may be NULL */
  * handles them waits for it. 0 with *pid set, or LP_EIO with err set. */
 int lp_job_spawn(const char *command, const GByteArray *desc, int pipe_fd, int root_fd,
 		 pid_t *pid, lp_error *err);
+
+/* Start `laplace ARGS...` (argv: ARGS, NULL-terminated; its argv[0]
+ * "laplace") with standard input and output /dev/null, standard error
+ * err_fd, no other descriptor, the ending signals blocked as for
+ * lp_job_spawn (laplace's commands wait for them on a thread of their
+ * own). 0 with *pid set, or LP_EIO with err set. */
+int lp_command_spawn(char *const *argv, int err_fd, pid_t *pid, lp_error *err);
 
 /* A description read back: the get functions take its values in order;
  * strings point into it. A value missing or malformed makes every later

@@ -11,7 +11,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +43,8 @@ typedef struct result_message {
 	int32_t status;
 	lp_stats stats;
 	char msg[sizeof ((lp_error *)0)->msg];
+	double cpu_seconds;
+	uint64_t peak_rss_kib;
 } result_message;
 
 struct lp_job_proc {
@@ -57,6 +64,13 @@ struct lp_job_proc {
 	gint64 started;
 	lp_job_proc_ops ops;
 	void *ctx;
+	/* A command of the program run as it is (lp_cell_proc_start, one
+	 * stage): the pipe carries its standard error, not messages, and its
+	 * exit status is its result. */
+	bool raw;
+	bool have_rusage;    /* reaped with wait4: its CPU time and peak memory */
+	double cpu_seconds;
+	uint64_t peak_rss_kib;
 };
 
 /* ---- the child ---- */
@@ -154,6 +168,12 @@ static void read_job(lp_job_desc *desc, child_job *c)
 	JOB_NUMBERS(GET_NUMBER)
 }
 
+static double cpu_seconds(const struct rusage *ru)
+{
+	return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+	       (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6;
+}
+
 /* Run the job read back, its result into *res. */
 static void run_job(child_job *c, result_message *res)
 {
@@ -185,6 +205,10 @@ static void run_job(child_job *c, result_message *res)
 	if (!res->status)
 		res->status = lp_merge_job_run(&c->job, &res->stats, &err);
 	g_strlcpy(res->msg, err.msg, sizeof res->msg);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	res->cpu_seconds = cpu_seconds(&ru);
+	res->peak_rss_kib = (uint64_t)ru.ru_maxrss;
 }
 
 int lp_job_child_main(lp_error *err)
@@ -223,7 +247,224 @@ int lp_job_child_main(lp_error *err)
 	return 0;
 }
 
+/* ---- a cell: commands of this program (lp_cell_proc_start) ---- */
+
+#define CELL_MAX_STAGES 8
+#define CELL_MAX_ARGS 4096
+/* The end of the stages' standard error kept for the message. */
+#define CELL_STDERR_TAIL 4096
+
+extern char **environ;
+
+static int stage_status(int wait_status)
+{
+	return WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : WEXITSTATUS(wait_status);
+}
+
+/* The last line of text that is not empty, into out. */
+static void last_line(const GString *text, char *out, size_t size)
+{
+	size_t end = text->len;
+	while (end && (text->str[end - 1] == '\n' || text->str[end - 1] == '\r'))
+		end--;
+	size_t start = end;
+	while (start && text->str[start - 1] != '\n')
+		start--;
+	g_strlcpy(out, "", size);
+	if (end > start)
+		g_snprintf(out, size, "%.*s", (int)(end - start), text->str + start);
+}
+
+/* Start one stage: `laplace argv...` reading in, writing out, its errors
+ * to err_fd, with the signals this process blocks unblocked. */
+static int spawn_stage(char **argv, int in, int out, int err_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	sigset_t none;
+	sigemptyset(&none);
+	int e = posix_spawn_file_actions_adddup2(&fa, in, 0);
+	if (!e)
+		e = posix_spawn_file_actions_adddup2(&fa, out, 1);
+	if (!e)
+		e = posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+	if (!e)
+		e = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	if (!e)
+		e = posix_spawnattr_setsigmask(&attr, &none);
+	if (!e)
+		e = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	if (!e)
+		e = posix_spawn(pid, "/proc/self/exe", &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return e;
+}
+
+/* Run the stages, the ending signals passed on to them; how they ended
+ * into *res. */
+static void run_cell(char ***stages, size_t n, result_message *res)
+{
+	sigset_t ending;
+	sigemptyset(&ending);
+	sigaddset(&ending, SIGINT);
+	sigaddset(&ending, SIGTERM);
+	sigaddset(&ending, SIGHUP);
+	/* Blocked since the spawn (lp_job_spawn): read here, not handled. */
+	int sig_fd = signalfd(-1, &ending, SFD_CLOEXEC | SFD_NONBLOCK);
+	int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int err_pipe[2];
+	pid_t pids[CELL_MAX_STAGES];
+	size_t started = 0;
+	int spawn_error = 0;
+	if (sig_fd < 0 || null_fd < 0 || pipe2(err_pipe, O_CLOEXEC) < 0) {
+		res->status = LP_EIO;
+		g_snprintf(res->msg, sizeof res->msg, "cannot set up the cell's processes: %s",
+			   g_strerror(errno));
+		return;
+	}
+	int in = null_fd;
+	for (size_t i = 0; i < n && !spawn_error; i++) {
+		int p[2] = {-1, -1};
+		if (i + 1 < n && pipe2(p, O_CLOEXEC) < 0) {
+			spawn_error = errno;
+			break;
+		}
+		int out = i + 1 < n ? p[1] : null_fd;
+		spawn_error = spawn_stage(stages[i], in, out, err_pipe[1], &pids[i]);
+		if (!spawn_error)
+			started++;
+		if (in != null_fd)
+			close(in);
+		if (out != null_fd)
+			close(out);
+		in = p[0] >= 0 ? p[0] : null_fd;
+	}
+	if (in != null_fd)
+		close(in);
+	close(err_pipe[1]);
+	GString *tail = g_string_new(NULL);
+	struct pollfd fds[2] = {{err_pipe[0], POLLIN, 0}, {sig_fd, POLLIN, 0}};
+	for (;;) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		struct signalfd_siginfo si;
+		while (read(sig_fd, &si, sizeof si) == sizeof si)
+			for (size_t i = 0; i < started; i++)
+				kill(pids[i], (int)si.ssi_signo);
+		if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		char buf[4096];
+		ssize_t got = read(err_pipe[0], buf, sizeof buf);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		g_string_append_len(tail, buf, got);
+		if (tail->len > 2 * CELL_STDERR_TAIL)
+			g_string_erase(tail, 0, (gssize)(tail->len - CELL_STDERR_TAIL));
+	}
+	close(err_pipe[0]);
+	int status = 0, last = 0;
+	double cpu = 0;
+	uint64_t rss = 0;
+	for (size_t i = 0; i < started; i++) {
+		int ws = 0;
+		struct rusage ru;
+		while (wait4(pids[i], &ws, 0, &ru) < 0 && errno == EINTR)
+			;
+		cpu += cpu_seconds(&ru);
+		rss = MAX(rss, (uint64_t)ru.ru_maxrss);
+		int st = stage_status(ws);
+		if (st && !status)
+			status = st;
+		if (i + 1 == n)
+			last = st;
+	}
+	res->status = last ? last : status;
+	res->cpu_seconds = cpu;
+	res->peak_rss_kib = rss;
+	last_line(tail, res->msg, sizeof res->msg);
+	if (spawn_error) {
+		res->status = LP_EIO;
+		g_snprintf(res->msg, sizeof res->msg, "cannot start the cell's process: %s",
+			   g_strerror(spawn_error));
+	} else if (res->status && !res->msg[0]) {
+		g_snprintf(res->msg, sizeof res->msg, "exit status %d", res->status);
+	}
+	g_string_free(tail, TRUE);
+	close(sig_fd);
+	close(null_fd);
+}
+
+int lp_cell_child_main(lp_error *err)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	int r = lp_job_child_check_fd(LP_CHILD_PIPE_FD, err);
+	if (!r)
+		r = lp_job_child_check_fd(LP_CHILD_DESC_FD, err);
+	if (r)
+		return r;
+	lp_job_desc desc;
+	lp_error desc_err = {0, ""};
+	r = lp_job_desc_receive(LP_CELL_COMMAND, &desc, &desc_err);
+	pid_t parent = 0;
+	char **stages[CELL_MAX_STAGES] = {NULL};
+	size_t n = 0;
+	if (!r) {
+		parent = (pid_t)lp_job_desc_get_u64(&desc);
+		n = (size_t)lp_job_desc_get_u64(&desc);
+		if (!n || n > CELL_MAX_STAGES)
+			n = 0, desc.bad = true;
+		for (size_t i = 0; i < n; i++) {
+			size_t argc = (size_t)lp_job_desc_get_u64(&desc);
+			if (!argc || argc > CELL_MAX_ARGS) {
+				desc.bad = true;
+				argc = 0;
+			}
+			stages[i] = g_new0(char *, argc + 2);
+			stages[i][0] = "laplace";
+			for (size_t a = 0; a < argc; a++)
+				stages[i][a + 1] = (char *)lp_job_desc_get_str(&desc);
+		}
+		r = lp_job_desc_end(&desc, &desc_err);
+	}
+	result_message res;
+	memset(&res, 0, sizeof res);
+	bool orphan = !r && getppid() != parent; /* nobody left to report to */
+	if (r) {
+		/* Failed as a cell fails: the parent tells why. */
+		res.status = r;
+		g_strlcpy(res.msg, desc_err.msg, sizeof res.msg);
+	} else if (!orphan) {
+		run_cell(stages, n, &res);
+	}
+	if (!orphan)
+		send_message(MSG_RESULT, &res, sizeof res);
+	for (size_t i = 0; i < n; i++)
+		g_free(stages[i]);
+	lp_job_desc_clear(&desc);
+	return orphan ? LP_EIO : 0;
+}
+
 /* ---- the parent ---- */
+
+/* A command's outcome: its exit status and its last line on standard
+ * error. */
+static void raw_outcome(lp_job_proc *proc, lp_job_outcome *out)
+{
+	out->status = stage_status(proc->wait_status);
+	GString *text = g_string_new_len((const char *)proc->pending->data, proc->pending->len);
+	last_line(text, out->msg, sizeof out->msg);
+	g_string_free(text, TRUE);
+	if (out->status && !out->msg[0])
+		g_snprintf(out->msg, sizeof out->msg, "exit status %d", out->status);
+}
 
 static void finish_if_over(lp_job_proc *proc)
 {
@@ -239,9 +480,13 @@ static void finish_if_over(lp_job_proc *proc)
 		g_source_remove(proc->timer);
 	/* A result sent means the job ended by itself, its outputs published
 	 * or not, whatever signal came after it. */
-	if (proc->have_result) {
+	if (proc->raw) {
+		raw_outcome(proc, &out);
+	} else if (proc->have_result) {
 		out.status = proc->result.status;
 		out.stats = proc->result.stats;
+		out.cpu_seconds = proc->result.cpu_seconds;
+		out.peak_rss_kib = proc->result.peak_rss_kib;
 		g_strlcpy(out.msg, proc->result.msg, sizeof out.msg);
 	} else if (proc->cancelled) {
 		out.status = LP_EIO;
@@ -259,6 +504,10 @@ static void finish_if_over(lp_job_proc *proc)
 			g_snprintf(out.msg, sizeof out.msg,
 				   "job process exited with status %d without a result",
 				   WEXITSTATUS(proc->wait_status));
+	}
+	if (proc->have_rusage) {
+		out.cpu_seconds = proc->cpu_seconds;
+		out.peak_rss_kib = proc->peak_rss_kib;
 	}
 	proc->ops.done(proc->ctx, &out);
 	g_byte_array_unref(proc->pending);
@@ -291,8 +540,21 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 	(void)cond;
 	guint8 buf[8192];
 	ssize_t n;
-	while ((n = read(fd, buf, sizeof buf)) > 0)
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
 		g_byte_array_append(proc->pending, buf, (guint)n);
+		/* A command's standard error: its end is enough. */
+		if (proc->raw && proc->pending->len > 2 * CELL_STDERR_TAIL)
+			g_byte_array_remove_range(proc->pending, 0,
+						  proc->pending->len - CELL_STDERR_TAIL);
+	}
+	if (proc->raw) {
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return G_SOURCE_CONTINUE;
+		close(fd);
+		proc->pipe_closed = true;
+		finish_if_over(proc);
+		return G_SOURCE_REMOVE;
+	}
 	/* Saved now: handling the messages (a progress message writes the
 	 * status file) may change errno, and taking a stale EAGAIN for the end
 	 * of the pipe would close it under a running child (SIGPIPE). */
@@ -326,6 +588,42 @@ static void on_child_exit(GPid pid, gint wait_status, gpointer data)
 	finish_if_over(proc);
 }
 
+/* The child's pidfd is readable: it has ended; reaped with wait4 for its
+ * CPU time and peak memory (its own and its waited-for children's). */
+static gboolean on_pidfd(gint fd, GIOCondition cond, gpointer data)
+{
+	lp_job_proc *proc = data;
+	(void)cond;
+	int ws = 0;
+	struct rusage ru;
+	pid_t r = wait4(proc->pid, &ws, WNOHANG, &ru);
+	if (r == 0 || (r < 0 && errno == EINTR))
+		return G_SOURCE_CONTINUE;
+	close(fd);
+	proc->exited = true;
+	proc->wait_status = r < 0 ? 0 : ws;
+	if (r > 0) {
+		proc->have_rusage = true;
+		proc->cpu_seconds = cpu_seconds(&ru);
+		proc->peak_rss_kib = (uint64_t)ru.ru_maxrss;
+	}
+	finish_if_over(proc);
+	return G_SOURCE_REMOVE;
+}
+
+/* Watch for the child's end: through a pidfd, else (an older kernel)
+ * GLib's child watch, without CPU time and memory. */
+static void watch_exit(lp_job_proc *proc)
+{
+	int fd = pidfd_open(proc->pid, 0);
+	if (fd >= 0) {
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		g_unix_fd_add(fd, G_IO_IN, on_pidfd, proc);
+	} else {
+		g_child_watch_add(proc->pid, on_child_exit, proc);
+	}
+}
+
 /* SIGKILL for a job that outlived its SIGTERM by this long. */
 #define TIMEOUT_KILL_DELAY_S 5
 
@@ -353,20 +651,24 @@ static gboolean on_timer(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner,
-			       const lp_job_confinement *confine, unsigned timeout,
-			       const lp_job_proc_ops *ops, void *ctx, lp_error *err)
+/* Start `laplace command` with desc, watched as the runner watches its
+ * children. */
+static lp_job_proc *start_child(const char *command, GByteArray *desc, char *const *argv,
+				int root_fd, unsigned timeout, const lp_job_proc_ops *ops,
+				void *ctx, lp_error *err)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		lp_fail(err, LP_EIO, "cannot create a pipe: %s", g_strerror(errno));
+		if (desc)
+			g_byte_array_unref(desc);
 		return NULL;
 	}
-	GByteArray *desc = describe_job(job, owner, confine);
 	pid_t pid;
-	int r = lp_job_spawn(LP_JOB_COMMAND, desc, fds[1], confine ? confine->root_fd : -1, &pid,
-			     err);
-	g_byte_array_unref(desc);
+	int r = desc ? lp_job_spawn(command, desc, fds[1], root_fd, &pid, err)
+		     : lp_command_spawn(argv, fds[1], &pid, err);
+	if (desc)
+		g_byte_array_unref(desc);
 	close(fds[1]);
 	if (r) {
 		close(fds[0]);
@@ -379,12 +681,39 @@ lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner,
 	proc->started = g_get_monotonic_time();
 	proc->ops = *ops;
 	proc->ctx = ctx;
+	proc->raw = !desc;
 	proc->timeout = timeout;
 	if (timeout)
 		proc->timer = g_timeout_add_seconds(timeout, on_timer, proc);
 	g_unix_fd_add(fds[0], G_IO_IN | G_IO_HUP | G_IO_ERR, on_readable, proc);
-	g_child_watch_add(pid, on_child_exit, proc);
+	watch_exit(proc);
 	return proc;
+}
+
+lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner,
+			       const lp_job_confinement *confine, unsigned timeout,
+			       const lp_job_proc_ops *ops, void *ctx, lp_error *err)
+{
+	return start_child(LP_JOB_COMMAND, describe_job(job, owner, confine), NULL,
+			   confine ? confine->root_fd : -1, timeout, ops, ctx, err);
+}
+
+lp_job_proc *lp_cell_proc_start(char **const *stages, size_t nstages, unsigned timeout,
+				const lp_job_proc_ops *ops, void *ctx, lp_error *err)
+{
+	/* One command is run as it is: no process in between. */
+	if (nstages == 1)
+		return start_child(NULL, NULL, stages[0], -1, timeout, ops, ctx, err);
+	GByteArray *desc = lp_job_desc_new(LP_CELL_COMMAND);
+	lp_job_desc_put_u64(desc, (uint64_t)getpid());
+	lp_job_desc_put_u64(desc, nstages);
+	for (size_t i = 0; i < nstages; i++) {
+		size_t argc = g_strv_length((char **)stages[i]);
+		lp_job_desc_put_u64(desc, argc);
+		for (size_t a = 0; a < argc; a++)
+			lp_job_desc_put_str(desc, stages[i][a]);
+	}
+	return start_child(LP_CELL_COMMAND, desc, NULL, -1, timeout, ops, ctx, err);
 }
 
 pid_t lp_job_proc_pid(const lp_job_proc *proc) { return proc->pid; }

@@ -22,6 +22,8 @@ typedef struct lp_job_outcome {
 	char msg[1024];
 	lp_stats stats;  /* valid when status is LP_OK */
 	double seconds;  /* wall-clock duration */
+	double cpu_seconds;    /* user and system time of the job's processes */
+	uint64_t peak_rss_kib; /* the largest resident set among them */
 	bool killed;     /* ended by lp_job_proc_kill, without a result, within its time */
 } lp_job_outcome;
 
@@ -52,6 +54,20 @@ typedef struct lp_job_proc lp_job_proc;
 lp_job_proc *lp_job_proc_start(const lp_merge_job *job, uid_t owner,
 			       const lp_job_confinement *confine, unsigned timeout,
 			       const lp_job_proc_ops *ops, void *ctx, lp_error *err);
+/* The same for a command of this program, or a pipeline of them: one
+ * command runs as `laplace ARGS...` itself (its standard error the
+ * pipe's, its exit status the result); a pipeline through a child
+ * (`laplace __cell`) that starts `laplace ARGS...` for each stage of
+ * stages (each a NULL-terminated argv without the program, the standard
+ * output of one the standard input of the next, the last's standard
+ * output discarded), passes SIGINT, SIGTERM and SIGHUP on to them, waits
+ * for them and reports their exit status (the last stage's if it failed,
+ * else the first failed one's; 128 + signal for a stage that a signal
+ * ended). Either way msg is the last line on standard error, and the
+ * outcome has the CPU time and peak memory of the processes (every child
+ * of the runner is reaped with wait4 through a pidfd). */
+lp_job_proc *lp_cell_proc_start(char **const *stages, size_t nstages, unsigned timeout,
+				const lp_job_proc_ops *ops, void *ctx, lp_error *err);
 pid_t lp_job_proc_pid(const lp_job_proc *proc);
 /* End the job on request: SIGTERM (it removes its temporary outputs),
  * SIGKILL a few seconds later; it fails "cancelled" unless it had already
@@ -65,5 +81,7 @@ void lp_job_proc_kill(lp_job_proc *proc);
  * once its result is sent. LP_EUSAGE with err set when run by hand,
  * without its descriptors. */
 int lp_job_child_main(lp_error *err);
+/* The hidden command `laplace __cell` (child.h) of lp_cell_proc_start. */
+int lp_cell_child_main(lp_error *err);
 
 #endif

@@ -12,18 +12,14 @@
 
 #include "io/staging.h"
 #include "jobs/report.h"
+#include "jobs/slurm.h"
 
-/* Slurm's --array list: "0-3,7,9-11", with "%N" for the throttle. */
-static char *array_indices(const lp_batch *b, size_t max_running)
+char *lp_slurm_array_list(const size_t *indices, size_t n, size_t max_running)
 {
 	GString *s = g_string_new(NULL);
-	for (size_t i = 0; i < b->njobs;) {
-		if (b->jobs[i].entry) {
-			i++;
-			continue;
-		}
-		size_t first = b->jobs[i].index, last = first;
-		for (i++; i < b->njobs && !b->jobs[i].entry && b->jobs[i].index == last + 1; i++)
+	for (size_t i = 0; i < n;) {
+		size_t first = indices[i], last = first;
+		for (i++; i < n && indices[i] == last + 1; i++)
 			last++;
 		g_string_append_printf(s, "%s%zu", s->len ? "," : "", first);
 		if (last > first)
@@ -32,6 +28,18 @@ static char *array_indices(const lp_batch *b, size_t max_running)
 	if (max_running)
 		g_string_append_printf(s, "%%%zu", max_running);
 	return g_string_free(s, FALSE);
+}
+
+/* The array's indices: the jobs that have no entry. */
+static char *array_indices(const lp_batch *b, size_t max_running)
+{
+	size_t *indices = g_new(size_t, b->njobs ? b->njobs : 1), n = 0;
+	for (size_t i = 0; i < b->njobs; i++)
+		if (!b->jobs[i].entry)
+			indices[n++] = b->jobs[i].index;
+	char *list = lp_slurm_array_list(indices, n, max_running);
+	g_free(indices);
+	return list;
 }
 
 /* What an earlier submission left in the parts directory: element reports
@@ -65,19 +73,17 @@ static int clear_parts(const char *dir, lp_error *err)
 	return r;
 }
 
-static int write_script(const char *path, const char *what, const char *command, lp_error *err)
+int lp_slurm_write_script(const char *path, const char *submitter, const char *what,
+			  const char *command, lp_error *err)
 {
-	char *text = g_strdup_printf("#!/bin/sh\n# Written by laplace batch --submit slurm: %s\n"
-				     "exec %s\n", what, command);
+	char *text = g_strdup_printf("#!/bin/sh\n# Written by %s --submit slurm: %s\n"
+				     "exec %s\n", submitter, what, command);
 	int r = lp_write_file_atomic(AT_FDCWD, path, text, strlen(text), err);
 	g_free(text);
 	return r;
 }
 
-/* Run sbatch with args; its job id (what --parsable prints before any
- * ";CLUSTER") in *id. With wait, sbatch's own status is the job's and
- * says nothing about sbatch: only a missing id is an error then. */
-static int run_sbatch(GPtrArray *args, const char *what, bool wait, char **id, lp_error *err)
+int lp_sbatch(GPtrArray *args, const char *what, bool wait, char **id, lp_error *err)
 {
 	g_ptr_array_add(args, NULL);
 	char *found = g_find_program_in_path("sbatch");
@@ -116,7 +122,7 @@ static int run_sbatch(GPtrArray *args, const char *what, bool wait, char **id, l
 	return r;
 }
 
-static void add_options(GPtrArray *args, char **options)
+void lp_sbatch_add_options(GPtrArray *args, char **options)
 {
 	for (char **o = options; o && *o; o++)
 		g_ptr_array_add(args, *o);
@@ -145,11 +151,11 @@ int lp_slurm_submit(lp_slurm_submission *s, const lp_batch *b, lp_error *err)
 	char *dependency = NULL;
 	int r = clear_parts(parts, err);
 	if (!r)
-		r = write_script(array_script,
+		r = lp_slurm_write_script(array_script, "laplace batch",
 				 "array element I runs job I of the batch and reports in the parts directory.",
 				 element, err);
 	if (!r)
-		r = write_script(collect_script,
+		r = lp_slurm_write_script(collect_script, "laplace batch",
 				 "collects the elements' reports into the batch's report.", collector, err);
 	if (!r) {
 		GPtrArray *args = g_ptr_array_new();
@@ -161,9 +167,9 @@ int lp_slurm_submit(lp_slurm_submission *s, const lp_batch *b, lp_error *err)
 		/* An element requeued after a node failure runs its job again:
 		 * outputs are replaced atomically, and each is its own job's. */
 		g_ptr_array_add(args, "--requeue");
-		add_options(args, s->sbatch_options);
+		lp_sbatch_add_options(args, s->sbatch_options);
 		g_ptr_array_add(args, array_script);
-		r = run_sbatch(args, "the array job", false, &s->array_job_id, err);
+		r = lp_sbatch(args, "the array job", false, &s->array_job_id, err);
 		g_ptr_array_free(args, TRUE);
 	}
 	if (!r) {
@@ -176,12 +182,12 @@ int lp_slurm_submit(lp_slurm_submission *s, const lp_batch *b, lp_error *err)
 		g_ptr_array_add(args, collect_log);
 		if (s->wait)
 			g_ptr_array_add(args, "--wait");
-		add_options(args, s->sbatch_options);
+		lp_sbatch_add_options(args, s->sbatch_options);
 		g_ptr_array_add(args, collect_script);
 		char what[96];
 		g_snprintf(what, sizeof what, "the collector job (array job %s is submitted)",
 			   s->array_job_id);
-		r = run_sbatch(args, what, s->wait, &s->collector_job_id, err);
+		r = lp_sbatch(args, what, s->wait, &s->collector_job_id, err);
 		g_ptr_array_free(args, TRUE);
 	}
 	g_free(dependency);

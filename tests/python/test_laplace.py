@@ -609,5 +609,34 @@ class Simulate(Scratch):
             time.sleep(0.05)
 
 
+class Study(Scratch):
+    """laplace.study: a study run, its table as a structured array."""
+
+    def test_runs_and_reads(self):
+        os.environ["LAPLACE_PROGRAM"] = PROGRAM
+        cap = os.path.join(self.dir.name, "cap")
+        subprocess.run([PROGRAM, "gen", "-q", "--refs", "20000", "-o", cap], check=True)
+        path = self.file("s.yaml", "captures: {c: {reference: cap.ref, kernel: cap.kern}}\n"
+                         "sim: {policies: [lru, opt], frames: [8, 64]}\n"
+                         "schedule: {policy: [random], seed: [7], memory: [16, 128]}\n")
+        t = laplace.study(path, jobs=2)
+        self.assertEqual(t.dtype, laplace.STUDY_ROW)
+        self.assertEqual(t["experiment"].tolist(), ["sim"] * 4 + ["schedule"] * 2)
+        self.assertEqual(t["policy"].tolist(), ["lru", "lru", "opt", "opt", "random", "random"])
+        self.assertEqual(t["size"].tolist(), [8, 64, 8, 64, 16, 128])
+        self.assertEqual(t["seed"].tolist(), [0, 0, 0, 0, 7, 7])
+        self.assertEqual(t["quantum"].tolist(), [-1] * 4 + [10000] * 2)
+        self.assertTrue(np.isnan(t["utilization"][0]) and np.isnan(t["miss_ratio"][5]))
+        sim = subprocess.run([PROGRAM, "sim", "-p", "lru,opt", "-m", "8,64", cap + ".ref",
+                              cap + ".kern"], stdout=subprocess.PIPE, check=True).stdout
+        faults = [int(line.split(",")[3]) for line in sim.decode().splitlines()[1:]]
+        self.assertEqual(t["faults"][:4].tolist(), faults)
+        again = laplace.study(os.path.join(self.dir.name, "s.d"))
+        self.assertEqual(again.tobytes(), t.tobytes())
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.study(self.file("bad.yaml", "captures: {}\n"))
+        self.assertEqual(caught.exception.status, 2)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1 if sys.stdout.isatty() else 2)

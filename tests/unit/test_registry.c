@@ -505,8 +505,21 @@ static void cover_oracle(const lp_format *row)
 	cr_assert(g_file_get_contents(path, &data, &n, NULL));
 	cr_assert_eq(n, sizeof want);
 	cr_assert_eq(memcmp(data, want, n), 0);
+	/* Found by its first records' times and sizes: not when a time or
+	 * a size is off, nor before a whole record. */
+	check_sniff(row, path, LP_SNIFF_SURE);
+	char *off = g_build_filename(dir, "off.oracleGeneral", NULL);
+	data[LP_ORACLE_RECORD_SIZE] = 3; /* the second record's time */
+	cr_assert(g_file_set_contents(off, data, (gssize)n, NULL));
+	check_sniff(row, off, LP_SNIFF_NO);
+	data[LP_ORACLE_RECORD_SIZE] = 2;
+	data[13] = 0; /* the first record's size, 4096 */
+	cr_assert(g_file_set_contents(off, data, (gssize)n, NULL));
+	check_sniff(row, off, LP_SNIFF_NO);
+	cr_assert(g_file_set_contents(off, data, LP_ORACLE_RECORD_SIZE - 1, NULL));
+	check_sniff(row, off, LP_SNIFF_NO);
+	g_free(off);
 	g_free(data);
-	check_sniff(row, path, LP_SNIFF_NO);
 	check_dump(row, path, "r 0\nr 1a\nr 0\nr 3\nr 1a\n");
 	g_free(path);
 }

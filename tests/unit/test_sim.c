@@ -236,8 +236,7 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 		uint64_t n;
 		lp_trace t = random_trace(rng, round, &n);
 		lp_pageno *page = pages_of(&t);
-		uint64_t *next = lp_trace_next_use(&t);
-		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next, UINT64_MAX);
+		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t);
 		uint64_t sizes[64], m = 0;
 		for (uint64_t k = 1; k <= (uint64_t)t.pages + 2 && m < 64; k++)
 			sizes[m++] = k;
@@ -271,7 +270,6 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 		}
 		g_free(lru);
 		g_free(opt);
-		lp_trace_next_use_free(&t, next);
 		lp_trace_clear(&t);
 		g_free(page);
 	}
@@ -388,8 +386,7 @@ Test(sim, deep_curves_equal_simulation)
 						    : (uint64_t)g_rand_int_range(rng, 0, 2000);
 	lp_trace t = trace_of(s, n);
 	g_free(s);
-	uint64_t *next = lp_trace_next_use(&t);
-	uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t, next, UINT64_MAX);
+	uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t);
 	uint64_t sizes[] = {1, 7, 64, 150, 333, 1024, 1999, 2000, 2001};
 	uint64_t lru_f[N(sizes)], opt_f[N(sizes)];
 	lp_sim_stack_faults(lru, t.pages, sizes, N(sizes), lru_f);
@@ -400,11 +397,8 @@ Test(sim, deep_curves_equal_simulation)
 		cr_assert_eq(run(&t, "opt", sizes[i], NULL, NULL), opt_f[i], "opt K %lu",
 			     (unsigned long)sizes[i]);
 	}
-	/* A budget too small gives up. */
-	cr_assert_null(lp_sim_opt_distances(&t, next, 1000));
 	g_free(lru);
 	g_free(opt);
-	lp_trace_next_use_free(&t, next);
 	lp_trace_clear(&t);
 	g_rand_free(rng);
 }

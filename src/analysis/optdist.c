@@ -1,0 +1,316 @@
+/* OPT stack distances by the critical stack algorithm (optdist.h). */
+#include "analysis/optdist.h"
+
+#include <glib.h>
+#include <string.h>
+
+#define NEVER UINT32_MAX
+#define NO_PAGES INT32_MAX /* a node's min without a page's stamp */
+#define NO_PAGES_8 INT8_MAX
+#define BLOCK LP_OPTDIST_BLOCK
+
+void lp_optdist_init(lp_optdist *o, lp_pageno pages)
+{
+	memset(o, 0, sizeof *o);
+	size_t n = pages ? pages : 1;
+	/* Balances stay within +-2D: int32 holds them, uint32 the stamps. */
+	if (n >= (UINT32_C(1) << 29))
+		g_error("opt's distances: %zu pages, more than 2^29", n);
+	/* Live stamps (pages' and markers') are fewer than 2D: with room for
+	 * 3D, a renumbering frees D stamps at least. */
+	o->cap = 1024;
+	while (o->cap < 3 * (uint64_t)n)
+		o->cap *= 2;
+	o->bits = g_new0(uint64_t, o->cap / BLOCK);
+	o->tree = g_new(lp_optdist_node, 2 * (o->cap / BLOCK));
+	for (uint32_t i = 0; i < 2 * (o->cap / BLOCK); i++)
+		o->tree[i] = (lp_optdist_node){0, NO_PAGES};
+	o->stamp = g_new(uint32_t, n);
+	memset(o->stamp, 0xff, n * sizeof *o->stamp);
+	o->ccap = 2;
+	while (o->ccap < (uint64_t)n + 1)
+		o->ccap *= 2;
+	o->mark = g_new(uint32_t, 2 * o->ccap);
+	memset(o->mark, 0xff, 2 * o->ccap * sizeof *o->mark);
+	o->pages = (lp_pageno)n;
+	for (unsigned i = 0; i < 256; i++) {
+		int after = 0, min = NO_PAGES_8;
+		for (int b = 3; b >= 0; b--) {
+			if ((i >> b & 1) && after < min)
+				min = after;
+			after += (int)(i >> (b + 4) & 1) - (int)(i >> b & 1);
+		}
+		o->nibble[i] = (lp_optdist_nibble){(int8_t)after, (int8_t)min};
+	}
+}
+
+void lp_optdist_clear(lp_optdist *o)
+{
+	g_free(o->bits);
+	g_free(o->tree);
+	g_free(o->stamp);
+	g_free(o->mark);
+	memset(o, 0, sizeof *o);
+}
+
+static inline void pull(lp_optdist_node *tree, uint32_t n)
+{
+	lp_optdist_node l = tree[2 * n], r = tree[2 * n + 1];
+	int32_t carried = l.min == NO_PAGES ? NO_PAGES : l.min + r.sum;
+	tree[n] = (lp_optdist_node){l.sum + r.sum, MIN(r.min, carried)};
+}
+
+/* A block's bits: byte j holds stamps 4j .. 4j + 3, pages' in its low
+ * nibble, markers' in its high one, so that a byte indexes the table. */
+static inline uint64_t page_bit(uint32_t s)
+{
+	return UINT64_C(1) << (s % BLOCK / 4 * 8 + s % 4);
+}
+
+static inline uint64_t marker_bit(uint32_t s)
+{
+	return page_bit(s) << 4;
+}
+
+static inline unsigned nibble_at(uint64_t bits, unsigned j)
+{
+	return (unsigned)(bits >> (8 * j)) & 255;
+}
+
+/* The leaf of block b, from its bits. */
+static lp_optdist_node block_of(const lp_optdist *o, uint32_t b)
+{
+	uint64_t bits = o->bits[b];
+	int32_t after = 0, min = NO_PAGES;
+	for (unsigned j = BLOCK / 4; j-- > 0;) {
+		lp_optdist_nibble e = o->nibble[nibble_at(bits, j)];
+		if (e.min != NO_PAGES_8 && e.min + after < min)
+			min = e.min + after;
+		after += e.sum;
+	}
+	return (lp_optdist_node){after, min};
+}
+
+/* Recompute node n's ancestors up to where one comes out unchanged. */
+static void rise(lp_optdist_node *tree, uint32_t n)
+{
+	for (n /= 2; n >= 1; n /= 2) {
+		lp_optdist_node was = tree[n];
+		pull(tree, n);
+		if (was.sum == tree[n].sum && was.min == tree[n].min)
+			break;
+	}
+}
+
+/* Stamp t, the newest, now holds a page (whose step is step): its block
+ * gains a last stamp, which changes no step after another. */
+static void append(lp_optdist *o, uint32_t t, int32_t step)
+{
+	uint32_t n = o->cap / BLOCK + t / BLOCK;
+	lp_optdist_node *leaf = &o->tree[n];
+	int32_t min = leaf->min == NO_PAGES ? NO_PAGES : leaf->min + step;
+	*leaf = (lp_optdist_node){leaf->sum + step, MIN(min, 0)};
+	rise(o->tree, n);
+}
+
+/* Stamps a and b lost a page or a marker: their blocks' leaves anew,
+ * both paths up to the node they share (whose sum comes out the same
+ * when one lost a page and the other a marker), then up from there. */
+static void lose(lp_optdist *o, uint32_t a, uint32_t b)
+{
+	uint32_t leaves = o->cap / BLOCK, x = leaves + a / BLOCK, y = leaves + b / BLOCK;
+	o->tree[x] = block_of(o, a / BLOCK);
+	if (y != x)
+		o->tree[y] = block_of(o, b / BLOCK);
+	while (x != y) {
+		x /= 2;
+		y /= 2;
+		pull(o->tree, x);
+		if (y != x)
+			pull(o->tree, y);
+	}
+	rise(o->tree, x);
+}
+
+static void set_mark(lp_optdist *o, uint32_t c, uint32_t s)
+{
+	uint32_t n = o->ccap + c;
+	o->mark[n] = s;
+	for (n /= 2; n >= 1; n /= 2) {
+		uint32_t m = MIN(o->mark[2 * n], o->mark[2 * n + 1]);
+		if (o->mark[n] == m)
+			break;
+		o->mark[n] = m;
+	}
+}
+
+/* Renumber the live stamps 0, 1, ... in order; rebuild both trees. */
+static void compact(lp_optdist *o)
+{
+	uint32_t *renumber = g_new(uint32_t, o->now);
+	uint32_t k = 0, blocks = o->cap / BLOCK;
+	uint64_t *packed = g_new0(uint64_t, blocks);
+	for (uint32_t s = 0; s < o->now; s++) {
+		uint64_t bits = o->bits[s / BLOCK];
+		renumber[s] = k;
+		if (!(bits & (page_bit(s) | marker_bit(s))))
+			continue;
+		packed[k / BLOCK] |= (bits & page_bit(s) ? page_bit(k) : 0) |
+				     (bits & marker_bit(s) ? marker_bit(k) : 0);
+		k++;
+	}
+	g_free(o->bits);
+	o->bits = packed;
+	for (lp_pageno p = 0; p < o->pages; p++)
+		if (o->stamp[p] != NEVER)
+			o->stamp[p] = renumber[o->stamp[p]];
+	for (uint32_t c = 0; c < o->ccap; c++)
+		if (o->mark[o->ccap + c] != NEVER)
+			o->mark[o->ccap + c] = renumber[o->mark[o->ccap + c]];
+	g_free(renumber);
+	o->now = k;
+	for (uint32_t b = 0; b < blocks; b++)
+		o->tree[blocks + b] = block_of(o, b);
+	for (uint32_t n = blocks - 1; n >= 1; n--)
+		pull(o->tree, n);
+	for (uint32_t n = o->ccap - 1; n >= 1; n--)
+		o->mark[n] = MIN(o->mark[2 * n], o->mark[2 * n + 1]);
+}
+
+/* The earliest page's stamp in block l after lo where the balance is
+ * 0, after the block's steps summing to after; NEVER if none. Four
+ * stamps at a time, pages at lo or before left out (no step after lo
+ * is theirs). */
+static uint32_t zero_in_block(const lp_optdist *o, uint32_t l, uint32_t lo, int32_t after)
+{
+	lp_optdist_node leaf = o->tree[o->cap / BLOCK + l];
+	if (leaf.min == NO_PAGES || leaf.min + after != 0)
+		return NEVER;
+	uint64_t all = o->bits[l], bits = all;
+	if (l == lo / BLOCK) { /* the pages' bits of lo's bytes before its own, then of lo's byte */
+		unsigned byte = lo % BLOCK / 4;
+		bits &= ~(UINT64_C(0x0f0f0f0f0f0f0f0f) & ((UINT64_C(1) << (8 * byte)) - 1));
+		bits &= ~((page_bit(lo) << 1) - (UINT64_C(1) << (8 * byte)));
+	}
+	int32_t rest = leaf.sum + after; /* steps after nibble j */
+	for (unsigned j = 0; j < BLOCK / 4; j++) {
+		unsigned mine = nibble_at(all, j), pages = nibble_at(bits, j);
+		rest -= o->nibble[mine].sum;
+		lp_optdist_nibble e = o->nibble[pages];
+		if (e.min == NO_PAGES_8 || e.min + rest != 0)
+			continue;
+		int32_t within = o->nibble[mine].sum;
+		for (unsigned i = 0; i < 4; i++) {
+			within -= (int32_t)(mine >> (i + 4) & 1) - (int32_t)(mine >> i & 1);
+			if ((pages >> i & 1) && rest + within == 0)
+				return l * BLOCK + 4 * j + i;
+		}
+	}
+	return NEVER;
+}
+
+/* The earliest page's stamp after lo where the balance is 0, under node
+ * top (w blocks from block l), after which no step is: down to lo's
+ * block, then the right siblings on the way, the lowest first. The
+ * balance is never negative at a page's stamp, so a node whose min plus
+ * the steps after it is not 0 holds none. */
+static uint32_t earliest_zero(const lp_optdist *o, uint32_t top, uint32_t l, uint32_t w, uint32_t lo)
+{
+	uint32_t right[32];
+	int32_t after_right[32];
+	int k = 0;
+	uint32_t n = top;
+	int32_t after = 0;
+	for (; w > 1; w /= 2) {
+		uint32_t half = w / 2;
+		if (lo / BLOCK < l + half) {
+			right[k] = 2 * n + 1;
+			after_right[k++] = after;
+			after += o->tree[2 * n + 1].sum;
+			n = 2 * n;
+		} else {
+			n = 2 * n + 1;
+			l += half;
+		}
+	}
+	uint32_t at = zero_in_block(o, l, lo, after);
+	if (at != NEVER)
+		return at;
+	while (k-- > 0) {
+		n = right[k];
+		after = after_right[k];
+		if (o->tree[n].min != NO_PAGES && o->tree[n].min + after == 0)
+			break;
+	}
+	uint32_t leaves = o->cap / BLOCK;
+	while (n < leaves) {
+		lp_optdist_node left = o->tree[2 * n];
+		int32_t left_after = after + o->tree[2 * n + 1].sum;
+		if (left.min != NO_PAGES && left.min + left_after == 0) {
+			n = 2 * n;
+			after = left_after;
+		} else {
+			n = 2 * n + 1;
+		}
+	}
+	return zero_in_block(o, n - leaves, lo, after);
+}
+
+/* The least capacity whose marker is at stamp b or before: up from
+ * capacity 2 (the answer is mostly small), then down. */
+static uint32_t first_marked_by(const lp_optdist *o, uint32_t b)
+{
+	uint32_t n = o->ccap + 2;
+	for (;;) {
+		while (!(n & 1) && n > 1) /* a left child: its parent starts there too */
+			n /= 2;
+		if (o->mark[n] <= b)
+			break;
+		n++;
+	}
+	while (n < o->ccap)
+		n = o->mark[2 * n] <= b ? 2 * n : 2 * n + 1;
+	return n - o->ccap;
+}
+
+uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page)
+{
+	uint32_t s = o->stamp[page];
+	if (s != NEVER && s == o->now - 1)
+		return 1;
+	if (o->now == o->cap) {
+		compact(o);
+		s = o->stamp[page];
+	}
+	uint32_t t = o->now++;
+	o->stamp[page] = t;
+	if (s == NEVER) {
+		uint32_t c = ++o->seen;
+		o->bits[t / BLOCK] |= page_bit(t);
+		if (c >= 2) {
+			o->bits[t / BLOCK] |= marker_bit(t);
+			set_mark(o, c, t);
+		}
+		append(o, t, c >= 2 ? 0 : -1);
+		return 0;
+	}
+	/* The search starts at the least node holding the blocks of s and
+	 * t - 1: no steps after it (t is empty yet), and mostly near the
+	 * leaves. */
+	uint32_t leaves = o->cap / BLOCK, n = leaves + s / BLOCK, last = leaves + (t - 1) / BLOCK,
+		 w = 1;
+	for (; n != last; w *= 2) {
+		n /= 2;
+		last /= 2;
+	}
+	uint32_t b = earliest_zero(o, n, n * w - leaves, w, s);
+	uint32_t c = first_marked_by(o, b);
+	uint32_t m = o->mark[o->ccap + c];
+	o->bits[s / BLOCK] &= ~page_bit(s);
+	o->bits[m / BLOCK] &= ~marker_bit(m);
+	o->bits[t / BLOCK] |= page_bit(t) | marker_bit(t);
+	set_mark(o, c, t);
+	lose(o, s, m);
+	append(o, t, 0);
+	return c;
+}
