@@ -17,6 +17,9 @@
                             numbers, as laplace sim simulates them: per
                             policy, an array with fields size, faults,
                             miss_ratio, space_time
+    policies()              the policies simulate() takes, as laplace sim
+                            --list-policies lists them: name, kind,
+                            options and their defaults, what it is
 
 Types are one-byte strings (b"r", b"W", ...); pid and tid are NO_TASK for
 references made while no task was current. A failure raises Error with the
@@ -27,9 +30,10 @@ laplace-formats(5).
 
 The library loaded is the one named by the environment variable
 LAPLACE_LIBRARY (a path), else the one `make install` recorded beside this
-module, else liblaplace.so.1 as the dynamic loader finds it. sweep() runs
-the laplace program (the scheduler is not part of the library): the one
-named by LAPLACE_PROGRAM, else `laplace` on the PATH.
+module, else liblaplace.so.1 as the dynamic loader finds it. sweep() and
+policies() run the laplace program (neither the scheduler nor the policy
+table is part of the library): the one named by LAPLACE_PROGRAM, else
+`laplace` on the PATH.
 """
 import ctypes
 import operator
@@ -41,8 +45,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["read_basic", "merge", "Merge", "simulate", "sweep", "Error", "TraceWarning",
-           "NO_TASK", "BASIC_REF", "MERGED_REF", "SIM_ROW", "SWEEP_ROW"]
+__all__ = ["read_basic", "merge", "Merge", "simulate", "policies", "sweep", "Error",
+           "TraceWarning", "NO_TASK", "BASIC_REF", "MERGED_REF", "SIM_ROW", "SWEEP_ROW"]
 
 NO_TASK = 2**64 - 1
 # LP_PAGE_OFFSET_BY_WIDTH: the page offset of the capture's width.
@@ -404,7 +408,8 @@ def sweep(directory, memory, policy="rr", quantum=None, cpus=None, seed=None,
     laplace-schedule(1)), and return its table: a structured array of
     SWEEP_ROW, one row per size, e.g. t["memory"], t["utilization"].
     policy is "rr" or "random"; quantum, cpus, seed, fault_ticks (ints),
-    replacement ("lru", "fifo", "clock"), user_only (a bool) and threads
+    replacement (a policy with a victim rule: laplace schedule --help
+    names them), user_only (a bool) and threads
     (-j) as the command's options (None: its defaults); memory sizes and
     user_only are taken as Merge takes them (numpy's integers and bools
     too, "no" or 2.5 refused). A failure raises Error with the
@@ -447,6 +452,20 @@ def sweep(directory, memory, policy="rr", quantum=None, cpus=None, seed=None,
         fields = line.split(",")
         table[i] = tuple(int(v) for v in fields[:-1]) + (float(fields[-1]),)
     return table
+def policies():
+    """The policies of laplace sim, in its order, as `laplace sim
+    --list-policies` prints its table (laplace-sim(1)): a list of tuples
+    (name, kind, options, description), kind "fixed" (sized in frames) or
+    "variable" (in windows of references), options a dict from each
+    option's name (laplace sim's --NAME) to its default, in words."""
+    table = []
+    for line in _run(["sim", "--list-policies"]).decode("utf-8").splitlines()[1:]:
+        name, kind, options, description = line.split("\t")
+        pairs = [] if options == "-" else [o[2:].split("=", 1) for o in options.split(" ")]
+        table.append((name, kind, dict(pairs), description))
+    return table
+
+
 def _sim_list(name, value):
     """A list of policies or sizes as laplace sim's options spell it: a
     string as given, an integer, or an iterable of strings and integers

@@ -1,47 +1,83 @@
-/* The page-replacement policies, one row each (policy.h). A new policy
- * is its file, policy-NAME.c, its row here, its lines in laplace-sim(1)
- * and its tests. The rows are in the order laplace-sim(1) lists them. */
+/* The table of page-replacement policies (policy.h): the only list of
+ * them. A policy is its file, policy-NAME.c, holding its row
+ * (lp_policy_NAME), and its line here; the rows are in the order
+ * --list-policies and --help list them. */
 #include "analysis/policy.h"
 
+#include <glib.h>
 #include <string.h>
 
-extern const lp_policy_ops lp_policy_lru_ops;
-extern const lp_policy_ops lp_policy_fifo_ops;
-extern const lp_policy_ops lp_policy_clock_ops;
-extern const lp_policy_ops lp_policy_opt_ops;
-extern const lp_policy_ops lp_policy_segq_ops;
-extern const lp_policy_ops lp_policy_arc_ops;
-extern const lp_policy_ops lp_policy_eelru_ops;
+#include "core/numbers.h"
 
-/* ws and vmin have no operations: their curves are computed whole
- * (sim.h). */
-const lp_policy_info lp_policies[] = {
-	{"lru", LP_SPACE_FIXED, "evict the page referenced least recently", &lp_policy_lru_ops,
-	 true},
-	{"opt", LP_SPACE_FIXED, "evict the page whose next reference is furthest away (Belady's MIN)",
-	 &lp_policy_opt_ops, true},
-	{"fifo", LP_SPACE_FIXED, "evict the page that entered memory first", &lp_policy_fifo_ops,
-	 false},
-	{"clock", LP_SPACE_FIXED, "second chance: a reference bit, a hand that clears it",
-	 &lp_policy_clock_ops, false},
-	{"segq", LP_SPACE_FIXED, "a FIFO front of K - S frames before an LRU back of S",
-	 &lp_policy_segq_ops, false},
-	{"arc", LP_SPACE_FIXED, "Megiddo and Modha's adaptive replacement cache",
-	 &lp_policy_arc_ops, false},
-	{"eelru", LP_SPACE_FIXED, "early-eviction LRU, one pair of eviction points",
-	 &lp_policy_eelru_ops, false},
-	{"ws", LP_SPACE_VARIABLE, "Denning's working set: the pages of the last tau references",
-	 NULL, true},
-	{"vmin", LP_SPACE_VARIABLE, "Prieve and Fabry's VMIN: a page stays while its next use is "
-	 "within tau", NULL, true},
-};
+#define LP_POLICY_ROWS \
+	ROW(lru) ROW(opt) ROW(fifo) ROW(clock) ROW(segq) ROW(arc) ROW(eelru) ROW(ws) ROW(vmin)
 
-const size_t lp_npolicies = sizeof lp_policies / sizeof lp_policies[0];
+#define ROW(name) extern const lp_policy_info lp_policy_##name;
+LP_POLICY_ROWS
+#undef ROW
+
+#define ROW(name) &lp_policy_##name,
+const lp_policy_info *const lp_policies[] = {LP_POLICY_ROWS};
+#undef ROW
+
+const size_t lp_npolicies = G_N_ELEMENTS(lp_policies);
 
 const lp_policy_info *lp_policy_find(const char *name)
 {
 	for (size_t i = 0; i < lp_npolicies; i++)
-		if (strcmp(lp_policies[i].name, name) == 0)
-			return &lp_policies[i];
+		if (strcmp(lp_policies[i]->name, name) == 0)
+			return lp_policies[i];
 	return NULL;
+}
+
+size_t lp_policy_index(const lp_policy_info *p)
+{
+	size_t i = 0;
+	while (i < lp_npolicies && lp_policies[i] != p)
+		i++;
+	return i;
+}
+
+char *lp_policy_names(bool (*keep)(const lp_policy_info *), const char *sep, const char *last)
+{
+	GPtrArray *names = g_ptr_array_new();
+	for (size_t i = 0; i < lp_npolicies; i++)
+		if (!keep || keep(lp_policies[i]))
+			g_ptr_array_add(names, (gpointer)lp_policies[i]->name);
+	GString *s = g_string_new(NULL);
+	for (guint i = 0; i < names->len; i++) {
+		if (i)
+			g_string_append(s, i + 1 == names->len && last ? last : sep);
+		g_string_append(s, g_ptr_array_index(names, i));
+	}
+	g_ptr_array_free(names, TRUE);
+	return g_string_free(s, FALSE);
+}
+
+bool lp_policy_has_victim(const lp_policy_info *p)
+{
+	return p->ops && p->ops->victim;
+}
+
+void lp_policy_params_at(const lp_policy_info *policy, const lp_policy_settings *s,
+			 uint64_t frames, lp_pageno pages, const uint64_t *next_use,
+			 lp_policy_params *p)
+{
+	/* With K >= D nothing is ever evicted, whatever the policy and its
+	 * options: the policy gets D frames then (no room for pages that
+	 * never come, no 2K to overflow), its options kept in range. */
+	static const lp_policy_settings none;
+	uint64_t k = MIN(frames, MAX((uint64_t)pages, 1));
+	*p = (lp_policy_params){.frames = k, .pages = pages, .next_use = next_use};
+	if (policy->resolve)
+		policy->resolve(s ? s : &none, k, p);
+}
+
+int lp_policy_parse_count(const lp_policy_option *o, const char *text, uint64_t min,
+			  uint64_t *value, lp_error *err)
+{
+	if (lp_parse_decimal(text, min, UINT64_MAX, value))
+		return 0;
+	return lp_fail(err, LP_EUSAGE, "--%s must be a decimal number of at least %" G_GUINT64_FORMAT
+		       ", not '%s'", o->name, min, text);
 }

@@ -110,8 +110,16 @@ static bool arc_access(void *state, lp_pageno page, uint64_t t, lp_pageno *victi
 	return false;
 }
 
-const lp_policy_ops lp_policy_arc_ops = {
+static const lp_policy_ops arc_ops = {
 	.create = arc_create,
 	.destroy = arc_destroy,
 	.access = arc_access,
+};
+
+const lp_policy_info lp_policy_arc = {
+	.name = "arc",
+	.space = LP_SPACE_FIXED,
+	.rule = "Megiddo and Modha's adaptive replacement cache",
+	.ops = &arc_ops,
+	.colour = "#5ad8d3",
 };

@@ -6,9 +6,12 @@
  * fill frames in order go to the tail as well, so the hand starts at the
  * first. A hit sets the bit; a page enters with clock_load_bit. */
 #include "analysis/policy.h"
+#include "core/numbers.h"
 
 #include <glib.h>
 #include <string.h>
+
+enum { LOAD_BIT }; /* its option: the bit of a page loaded */
 
 typedef struct clock_state {
 	lp_pageno *ring;  /* resident pages, ring[head] under the hand */
@@ -32,7 +35,7 @@ static void *clock_create(const lp_policy_params *params)
 	s->in = g_new0(uint8_t, s->pages);
 	s->bit = g_new0(uint8_t, s->pages);
 	s->frames = params->frames;
-	s->load_bit = params->clock_load_bit ? 1 : 0;
+	s->load_bit = params->option[LOAD_BIT] ? 1 : 0;
 	return s;
 }
 
@@ -129,11 +132,40 @@ static bool clock_access(void *state, lp_pageno page, uint64_t t, lp_pageno *vic
 	return false;
 }
 
-const lp_policy_ops lp_policy_clock_ops = {
+static const lp_policy_ops clock_ops = {
 	.create = clock_create,
 	.destroy = clock_destroy,
 	.access = clock_access,
 	.arrive = clock_arrive,
 	.hit = clock_hit,
 	.victim = clock_victim,
+};
+
+static const lp_policy_option clock_options[] = {
+	{"clock-load-bit", "B", "a page's reference bit when loaded, 0 or 1", "0"},
+};
+
+static int clock_parse(lp_policy_settings *s, size_t i, const char *text, lp_error *err)
+{
+	if (!lp_parse_decimal(text, 0, 1, &s->value[i]))
+		return lp_fail(err, LP_EUSAGE, "--clock-load-bit must be 0 or 1, not '%s'", text);
+	return 0;
+}
+
+static void clock_resolve(const lp_policy_settings *s, uint64_t k, lp_policy_params *params)
+{
+	(void)k;
+	params->option[LOAD_BIT] = s->set[LOAD_BIT] ? s->value[LOAD_BIT] : 0;
+}
+
+const lp_policy_info lp_policy_clock = {
+	.name = "clock",
+	.space = LP_SPACE_FIXED,
+	.rule = "second chance: a reference bit, a hand that clears it",
+	.ops = &clock_ops,
+	.options = clock_options,
+	.noptions = G_N_ELEMENTS(clock_options),
+	.parse = clock_parse,
+	.resolve = clock_resolve,
+	.colour = "#895ad8",
 };

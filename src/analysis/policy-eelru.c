@@ -5,8 +5,11 @@
  * list of every page, and which of them are resident, are recency.h's
  * trees: a victim is found by position in O(log D). */
 #include <glib.h>
+#include <inttypes.h>
 
 #include "analysis/recency.h"
+
+enum { EARLY, LATE }; /* e, l */
 
 typedef struct eelru {
 	uint64_t frames, early, late;
@@ -19,8 +22,8 @@ static void *eelru_create(const lp_policy_params *params)
 {
 	eelru *r = g_new0(eelru, 1);
 	r->frames = params->frames;
-	r->early = params->eelru_early;
-	r->late = params->eelru_late;
+	r->early = params->option[EARLY];
+	r->late = params->option[LATE];
 	lp_recency_init(&r->list, params->pages, true);
 	return r;
 }
@@ -74,8 +77,48 @@ static bool eelru_access(void *state, lp_pageno page, uint64_t t, lp_pageno *vic
 	return hit;
 }
 
-const lp_policy_ops lp_policy_eelru_ops = {
+static const lp_policy_ops eelru_ops = {
 	.create = eelru_create,
 	.destroy = eelru_destroy,
 	.access = eelru_access,
+};
+
+static const lp_policy_option eelru_options[] = {
+	{"eelru-early", "E", "the early eviction point e, 1 <= e < K", "max(1,floor(K/2))"},
+	{"eelru-late", "L", "the late eviction point l > K", "2K"},
+};
+
+static int eelru_parse(lp_policy_settings *s, size_t i, const char *text, lp_error *err)
+{
+	return lp_policy_parse_count(&eelru_options[i], text, 1, &s->value[i], err);
+}
+
+static int eelru_check(const lp_policy_settings *s, uint64_t from, uint64_t to, lp_error *err)
+{
+	if (s->set[EARLY] && s->value[EARLY] >= from)
+		return lp_fail(err, LP_EUSAGE, "--eelru-early %" PRIu64 " must be below the frames "
+			       "K (%" PRIu64 ")", s->value[EARLY], from);
+	if (s->set[LATE] && s->value[LATE] <= to)
+		return lp_fail(err, LP_EUSAGE, "--eelru-late %" PRIu64 " must be above the frames "
+			       "K (%" PRIu64 ")", s->value[LATE], MAX(from, s->value[LATE]));
+	return 0;
+}
+
+static void eelru_resolve(const lp_policy_settings *s, uint64_t k, lp_policy_params *params)
+{
+	params->option[EARLY] = s->set[EARLY] ? s->value[EARLY] : MAX(1, k / 2);
+	params->option[LATE] = s->set[LATE] ? MAX(s->value[LATE], k + 1) : 2 * k;
+}
+
+const lp_policy_info lp_policy_eelru = {
+	.name = "eelru",
+	.space = LP_SPACE_FIXED,
+	.rule = "early-eviction LRU, one pair of eviction points",
+	.ops = &eelru_ops,
+	.options = eelru_options,
+	.noptions = G_N_ELEMENTS(eelru_options),
+	.parse = eelru_parse,
+	.check = eelru_check,
+	.resolve = eelru_resolve,
+	.colour = "#ae298c",
 };

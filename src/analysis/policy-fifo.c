@@ -54,11 +54,19 @@ static bool fifo_access(void *state, lp_pageno page, uint64_t t, lp_pageno *vict
 	return false;
 }
 
-const lp_policy_ops lp_policy_fifo_ops = {
+static const lp_policy_ops fifo_ops = {
 	.create = fifo_create,
 	.destroy = fifo_destroy,
 	.access = fifo_access,
 	.arrive = fifo_arrive,
 	.hit = fifo_hit,
 	.victim = fifo_victim,
+};
+
+const lp_policy_info lp_policy_fifo = {
+	.name = "fifo",
+	.space = LP_SPACE_FIXED,
+	.rule = "evict the page that entered memory first",
+	.ops = &fifo_ops,
+	.colour = "#29ae34",
 };

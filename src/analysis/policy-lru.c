@@ -2,6 +2,7 @@
  * recency order is a list over page numbers, oldest end least recent. */
 #include "analysis/pagelist.h"
 #include "analysis/policy.h"
+#include "analysis/sim.h"
 
 #include <glib.h>
 
@@ -56,11 +57,27 @@ static bool lru_access(void *state, lp_pageno page, uint64_t t, lp_pageno *victi
 	return false;
 }
 
-const lp_policy_ops lp_policy_lru_ops = {
+static const lp_policy_ops lru_ops = {
 	.create = lru_create,
 	.destroy = lru_destroy,
 	.access = lru_access,
 	.arrive = lru_arrive,
 	.hit = lru_hit,
 	.victim = lru_victim,
+};
+
+static void lru_curve(const lp_policy_curve *c)
+{
+	uint64_t *hist = lp_sim_lru_distances(c->t);
+	lp_sim_stack_faults(hist, c->t->pages, c->sizes, c->nsizes, c->faults);
+	g_free(hist);
+}
+
+const lp_policy_info lp_policy_lru = {
+	.name = "lru",
+	.space = LP_SPACE_FIXED,
+	.rule = "evict the page referenced least recently",
+	.ops = &lru_ops,
+	.curve = lru_curve,
+	.colour = "#296bae",
 };

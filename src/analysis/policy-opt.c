@@ -4,6 +4,7 @@
 #include <glib.h>
 
 #include "analysis/policy.h"
+#include "analysis/sim.h"
 
 typedef struct opt {
 	uint64_t frames;
@@ -99,8 +100,25 @@ static bool opt_access(void *state, lp_pageno page, uint64_t t, lp_pageno *victi
 	return false;
 }
 
-const lp_policy_ops lp_policy_opt_ops = {
+static const lp_policy_ops opt_ops = {
 	.create = opt_create,
 	.destroy = opt_destroy,
 	.access = opt_access,
+};
+
+static void opt_curve(const lp_policy_curve *c)
+{
+	uint64_t *hist = lp_sim_opt_distances(c->t);
+	lp_sim_stack_faults(hist, c->t->pages, c->sizes, c->nsizes, c->faults);
+	g_free(hist);
+}
+
+const lp_policy_info lp_policy_opt = {
+	.name = "opt",
+	.space = LP_SPACE_FIXED,
+	.rule = "evict the page whose next reference is furthest away (Belady's MIN)",
+	.ops = &opt_ops,
+	.curve = opt_curve,
+	.needs_next_use = true,
+	.colour = "#d85a74",
 };

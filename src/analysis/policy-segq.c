@@ -2,8 +2,11 @@
  * (policies.md §2). A page leaving the front enters the back at its most
  * recent end; a hit in the back brings the page to the front's tail. */
 #include <glib.h>
+#include <inttypes.h>
 
 #include "analysis/pagelist.h"
+
+enum { LRU_FRAMES }; /* S */
 
 typedef struct segq {
 	uint64_t front_max, back_max; /* F, S */
@@ -13,7 +16,7 @@ typedef struct segq {
 static void *segq_create(const lp_policy_params *params)
 {
 	segq *q = g_new0(segq, 1);
-	q->back_max = params->segq_lru_frames;
+	q->back_max = params->option[LRU_FRAMES];
 	q->front_max = params->frames - q->back_max;
 	lp_pagelist_init(&q->front, params->pages);
 	lp_pagelist_init(&q->back, params->pages);
@@ -59,8 +62,44 @@ static bool segq_access(void *state, lp_pageno page, uint64_t t, lp_pageno *vict
 	return false;
 }
 
-const lp_policy_ops lp_policy_segq_ops = {
+static const lp_policy_ops segq_ops = {
 	.create = segq_create,
 	.destroy = segq_destroy,
 	.access = segq_access,
+};
+
+static const lp_policy_option segq_options[] = {
+	{"segq-lru-frames", "S", "frames S of the LRU back, 0 <= S < K", "floor(K/2)"},
+};
+
+static int segq_parse(lp_policy_settings *s, size_t i, const char *text, lp_error *err)
+{
+	return lp_policy_parse_count(&segq_options[i], text, 0, &s->value[i], err);
+}
+
+static int segq_check(const lp_policy_settings *s, uint64_t from, uint64_t to, lp_error *err)
+{
+	(void)to;
+	if (s->set[LRU_FRAMES] && s->value[LRU_FRAMES] >= from)
+		return lp_fail(err, LP_EUSAGE, "--segq-lru-frames %" PRIu64 " must be below the "
+			       "frames K (%" PRIu64 ")", s->value[LRU_FRAMES], from);
+	return 0;
+}
+
+static void segq_resolve(const lp_policy_settings *s, uint64_t k, lp_policy_params *params)
+{
+	params->option[LRU_FRAMES] = s->set[LRU_FRAMES] ? MIN(s->value[LRU_FRAMES], k - 1) : k / 2;
+}
+
+const lp_policy_info lp_policy_segq = {
+	.name = "segq",
+	.space = LP_SPACE_FIXED,
+	.rule = "a FIFO front of K - S frames before an LRU back of S",
+	.ops = &segq_ops,
+	.options = segq_options,
+	.noptions = G_N_ELEMENTS(segq_options),
+	.parse = segq_parse,
+	.check = segq_check,
+	.resolve = segq_resolve,
+	.colour = "#ae8129",
 };

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
 #include "core/nextuse.h"
 
 /* A dense page number. */
@@ -38,8 +39,24 @@ typedef enum lp_policy_space {
 	LP_SPACE_VARIABLE, /* --window: a window of tau references */
 } lp_policy_space;
 
-/* What a policy is created with. Options a policy does not take are
- * ignored; the command checks ranges before create (laplace-sim(1)). */
+/* A policy's options (laplace-sim(1)): each the command's --NAME VALUE,
+ * parsed and checked by the policy's own functions, as libCacheSim's
+ * policies parse their parameter strings. */
+#define LP_POLICY_OPTIONS_MAX 2
+typedef struct lp_policy_option {
+	const char *name;     /* the option without its dashes: "segq-lru-frames" */
+	const char *metavar;  /* its value in --help: "S" */
+	const char *help;     /* one line: what it is and its range */
+	const char *fallback; /* its default, in words: "floor(K/2)" */
+} lp_policy_option;
+
+/* The values given, by the position of their option in the row. */
+typedef struct lp_policy_settings {
+	uint64_t value[LP_POLICY_OPTIONS_MAX];
+	bool set[LP_POLICY_OPTIONS_MAX];
+} lp_policy_settings;
+
+/* What a policy is created with. */
 typedef struct lp_policy_params {
 	uint64_t frames;          /* K >= 1 */
 	/* Every page number given is below it; except that arrive() (and
@@ -48,13 +65,13 @@ typedef struct lp_policy_params {
 	 * a first guess. opt, segq, arc and eelru are given the exact count
 	 * (laplace sim's). */
 	lp_pageno pages;
-	/* opt: next(t) of every reference t (LP_NEVER: none), for the whole
-	 * stream the policy will be fed, t counted from 0. */
+	/* The row's needs_next_use: next(t) of every reference t (LP_NEVER:
+	 * none), for the whole stream the policy will be fed, t counted from
+	 * 0. */
 	const uint64_t *next_use;
-	unsigned clock_load_bit;  /* 0 or 1 */
-	uint64_t segq_lru_frames; /* S, 0 <= S < K */
-	uint64_t eelru_early;     /* e, 1 <= e < K */
-	uint64_t eelru_late;      /* l > K */
+	/* The row's options at K frames, their defaults filled in
+	 * (lp_policy_info.resolve). */
+	uint64_t option[LP_POLICY_OPTIONS_MAX];
 } lp_policy_params;
 
 typedef struct lp_policy_ops {
@@ -78,18 +95,47 @@ typedef struct lp_policy_ops {
 	lp_pageno (*victim)(void *state, const uint8_t *held);
 } lp_policy_ops;
 
-/* One row per policy. */
+/* A whole curve in one pass: the faults (and for a variable-space
+ * policy the space_time) at each of sizes[0, nsizes), ascending. */
+struct lp_trace;
+typedef struct lp_policy_curve {
+	const struct lp_trace *t;
+	const uint64_t *sizes;
+	size_t nsizes;
+	uint64_t *faults, *space_time;
+} lp_policy_curve;
+
+/* One row per policy: everything the commands, the library, the schedule
+ * and the report know of it. */
 typedef struct lp_policy_info {
 	const char *name;
-	lp_policy_space space;
-	const char *rule;          /* one line, for --help */
-	const lp_policy_ops *ops;  /* per-size simulation; NULL: curve only */
-	bool stack;                /* a stack algorithm: its whole curve is
-				    * computed in one pass (lp_sim_run, sim.h) */
+	lp_policy_space space;     /* its kind */
+	const char *rule;          /* one line on what it is */
+	const lp_policy_ops *ops;  /* per-size simulation; NULL: curve only;
+				    * with victim(), a replacement of laplace
+				    * schedule --memory */
+	/* Its options (options[0, noptions)), and the policy's own
+	 * functions over them: parse one value given (0, or LP_EUSAGE with
+	 * err set, the message naming --NAME); check those given against K
+	 * frames asked (0 or LP_EUSAGE); fill params->option at k frames
+	 * (k <= the pages: no eviction past them), defaults where not
+	 * given. NULL functions: no options. */
+	const lp_policy_option *options;
+	size_t noptions;
+	int (*parse)(lp_policy_settings *s, size_t i, const char *text, lp_error *err);
+	int (*check)(const lp_policy_settings *s, uint64_t from, uint64_t to, lp_error *err);
+	void (*resolve)(const lp_policy_settings *s, uint64_t k, lp_policy_params *params);
+	/* Its whole curve in one pass (sim.h), or NULL: one simulation per
+	 * size. */
+	void (*curve)(const lp_policy_curve *c);
+	bool needs_next_use;       /* params.next_use at each size */
+	const char *colour;        /* its curves' colour in laplace report */
 } lp_policy_info;
 
-extern const lp_policy_info lp_policies[];
+/* The table (policies.c), and the index of a row in it. */
+extern const lp_policy_info *const lp_policies[];
 extern const size_t lp_npolicies;
+size_t lp_policy_index(const lp_policy_info *p);
 
 /* opt's eviction key of a page last referenced at t, whose next use is
  * next (LP_NEVER: none): the largest key is evicted (policies.md §2). A
@@ -104,5 +150,21 @@ static inline uint64_t lp_opt_key(uint64_t next, uint64_t t)
 
 /* The row named name (the whole string), or NULL. */
 const lp_policy_info *lp_policy_find(const char *name);
+/* The names of the rows for which keep(row) holds (NULL: every row),
+ * joined by sep, the last two by last (NULL: sep): "lru, fifo or clock".
+ * g_free it. */
+char *lp_policy_names(bool (*keep)(const lp_policy_info *), const char *sep, const char *last);
+/* Rows with a victim rule: laplace schedule's replacements. */
+bool lp_policy_has_victim(const lp_policy_info *p);
+/* The parameters of policy at frames (K past the pages is the pages,
+ * where no policy evicts), its options from s (NULL: defaults). */
+void lp_policy_params_at(const lp_policy_info *policy, const lp_policy_settings *s,
+			 uint64_t frames, lp_pageno pages, const uint64_t *next_use,
+			 lp_policy_params *p);
+/* For a row's parse: text, the value of option o, a decimal number >=
+ * min into *value, or LP_EUSAGE ("--NAME must be a decimal number of at
+ * least MIN, not 'TEXT'"). */
+int lp_policy_parse_count(const lp_policy_option *o, const char *text, uint64_t min,
+			  uint64_t *value, lp_error *err);
 
 #endif

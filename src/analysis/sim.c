@@ -185,22 +185,12 @@ bool lp_sim_size_walk_next(lp_sim_size_walk *w, uint64_t *size, size_t *index)
 	return true;
 }
 
-void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
-		   const uint64_t *next_use, lp_policy_params *p)
+void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64_t frames,
+		   const lp_trace *t, const uint64_t *next_use, lp_policy_params *p)
 {
-	/* With K >= D nothing is ever evicted, whatever the policy and its
-	 * options: the policy gets D frames then (no room for pages that
-	 * never come, no 2K to overflow), its options kept in range. */
-	uint64_t k = MIN(frames, MAX((uint64_t)t->pages, 1));
-	*p = (lp_policy_params){
-		.frames = k,
-		.pages = t->pages,
-		.next_use = next_use,
-		.clock_load_bit = o->clock_load_bit,
-		.segq_lru_frames = o->segq_set ? MIN(o->segq_lru_frames, k - 1) : k / 2,
-		.eelru_early = o->early_set ? o->eelru_early : MAX(1, k / 2),
-		.eelru_late = o->late_set ? MAX(o->eelru_late, k + 1) : 2 * k,
-	};
+	const lp_policy_settings *s =
+		o && o->settings ? &o->settings[lp_policy_index(policy)] : NULL;
+	lp_policy_params_at(policy, s, frames, t->pages, next_use, p);
 }
 
 /* ---- lru: stack distances are recency positions ---- */
@@ -635,6 +625,15 @@ typedef struct sim_job {
 	size_t size; /* the size of a per-size job; SIZE_MAX: the whole task */
 } sim_job;
 
+static lp_policy_curve task_curve(const sim_run *r, lp_sim_task *task)
+{
+	return (lp_policy_curve){.t = r->t,
+				 .sizes = task->sizes,
+				 .nsizes = task->nsizes,
+				 .faults = task->faults,
+				 .space_time = task->space_time};
+}
+
 /* A miniature simulation's estimate of task's faults at its size s. */
 static uint64_t mini_at(sim_run *r, const lp_sim_task *task, size_t s)
 {
@@ -643,13 +642,16 @@ static uint64_t mini_at(sim_run *r, const lp_sim_task *task, size_t s)
 	if (!sample->n)
 		return 0;
 	uint64_t frames = task->sizes[s];
-	lp_sim_options mini = *r->o;
 	uint64_t k = lp_sim_mini_frames(frames, rate);
-	uint64_t back = r->o->segq_set ? r->o->segq_lru_frames : frames / 2;
-	mini.segq_set = true; /* S' = min(K' - 1, round(S * R)) */
-	mini.segq_lru_frames = MIN(k - 1, rate >= 1 ? back : (uint64_t)nearbyint((double)back * rate));
 	lp_policy_params p;
-	lp_sim_params(&mini, k, sample, NULL, &p);
+	lp_sim_params(r->o, task->policy, k, sample, NULL, &p);
+	if (!strcmp(task->policy->name, "segq")) { /* S' = min(K' - 1, round(S * R)) */
+		const lp_policy_settings *given =
+			r->o->settings ? &r->o->settings[lp_policy_index(task->policy)] : NULL;
+		uint64_t back = given && given->set[0] ? given->value[0] : frames / 2;
+		p.option[0] = MIN(p.frames - 1,
+				  rate >= 1 ? back : (uint64_t)nearbyint((double)back * rate));
+	}
 	return mini_scale(fixed_run(r, sample, task->policy, &p, NULL, NULL), rate);
 }
 
@@ -659,24 +661,17 @@ static int run_job(void *ctx, void *job, lp_error *err)
 	sim_run *r = ctx;
 	sim_job *j = job;
 	lp_sim_task *task = j->task;
-	const char *name = task->policy->name;
 	if (!sim_tick(r, 0)) /* stopped: the jobs not begun are dropped */
 		return 0;
 	if (j->size != SIZE_MAX && r->o->sample && lp_sim_miniature(task->policy)) {
 		task->faults[j->size] = mini_at(r, task, j->size);
 	} else if (j->size != SIZE_MAX) {
 		lp_policy_params p;
-		lp_sim_params(r->o, task->sizes[j->size], r->t, r->next_use, &p);
+		lp_sim_params(r->o, task->policy, task->sizes[j->size], r->t, r->next_use, &p);
 		task->faults[j->size] = fixed_run(r, r->t, task->policy, &p, NULL, NULL);
-	} else if (task->policy->space == LP_SPACE_VARIABLE) {
-		bool ws = !strcmp(name, "ws");
-		lp_sim_windows(r->t, task->sizes, task->nsizes, task->faults,
-			       ws ? task->space_time : NULL, ws ? NULL : task->space_time);
 	} else {
-		uint64_t *hist = strcmp(name, "opt") ? lp_sim_lru_distances(r->t)
-						     : lp_sim_opt_distances(r->t);
-		lp_sim_stack_faults(hist, r->t->pages, task->sizes, task->nsizes, task->faults);
-		g_free(hist);
+		lp_policy_curve c = task_curve(r, task);
+		task->policy->curve(&c);
 	}
 	if (j->size == SIZE_MAX)
 		sim_tick(r, r->t->n);
@@ -695,9 +690,10 @@ int lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_si
 			continue;
 		/* opt size by size (as the report asks) needs next uses; its
 		 * whole curve does not. */
-		if (!task->policy->stack && !strcmp(task->policy->name, "opt") && !r.next_use)
+		bool whole = task->policy->curve && !task->per_size;
+		if (!whole && task->policy->needs_next_use && !r.next_use)
 			r.next_use = lp_trace_next_use(t);
-		if (task->policy->stack) {
+		if (whole) {
 			sim_job j = {task, SIZE_MAX};
 			g_array_append_val(jobs, j);
 			r.total += t->n;

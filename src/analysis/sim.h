@@ -66,16 +66,14 @@ void lp_sim_size_walk_init(lp_sim_size_walk *w, const lp_sim_range *ranges, size
 			   uint64_t cap);
 bool lp_sim_size_walk_next(lp_sim_size_walk *w, uint64_t *size, size_t *index);
 
-/* The policy options; a value not set takes its default at each size.
- * With sample (lp_sim_sample's), the policies lp_sim_miniature names run
- * miniature simulations over it (policies.md §8). progress, when set, is
- * told the references read so far out of every run's (from any thread,
- * one call at a time); a run stops soon after *stop (when stop is set)
- * turns non-zero. */
+/* The policy options given (policy.h): settings[i] the options of row
+ * lp_policies[i]; NULL: every default. With sample (lp_sim_sample's),
+ * the policies lp_sim_miniature names run miniature simulations over it
+ * (policies.md §8). progress, when set, is told the references read so
+ * far out of every run's (from any thread, one call at a time); a run
+ * stops soon after *stop (when stop is set) turns non-zero. */
 typedef struct lp_sim_options {
-	unsigned clock_load_bit;
-	bool segq_set, early_set, late_set;
-	uint64_t segq_lru_frames, eelru_early, eelru_late;
+	const lp_policy_settings *settings;
 	const lp_trace *sample;
 	double sample_rate;
 	lp_progress_fn progress;
@@ -83,11 +81,10 @@ typedef struct lp_sim_options {
 	const int *stop;
 } lp_sim_options;
 
-/* The parameters of a policy at frames, the defaults filled in: S =
- * floor(K/2), e = max(1, floor(K/2)), l = 2K; K past D is D, where no
- * policy evicts. */
-void lp_sim_params(const lp_sim_options *o, uint64_t frames, const lp_trace *t,
-		   const uint64_t *next_use, lp_policy_params *p);
+/* The parameters of policy at frames (lp_policy_params_at), its options
+ * from o. */
+void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64_t frames,
+		   const lp_trace *t, const uint64_t *next_use, lp_policy_params *p);
 
 /* hist[d], d = 1 .. D (D + 1 entries, hist[0] unused): the references at
  * LRU stack distance d (stackdist.h); at OPT stack distance d (optdist.h,
@@ -152,6 +149,7 @@ typedef struct lp_sim_task {
 	const uint64_t *sizes;
 	size_t nsizes;
 	uint64_t *faults, *space_time; /* nsizes each, filled */
+	bool per_size; /* one simulation per size, even with a curve */
 } lp_sim_task;
 /* Fill every task's results, on up to threads threads: 0, or 1 when
  * *o->stop stopped it (the results then unfinished). */

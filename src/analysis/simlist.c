@@ -16,9 +16,10 @@ int lp_sim_parse_policies(const char *list, const lp_policy_info ***policies, si
 		out[i] = lp_policy_find(names[i]);
 		if (!out[i]) {
 			char shown[LP_QUOTE_SIZE];
-			lp_fail(err, LP_EUSAGE, "--policy: unknown policy '%s' (lru opt fifo clock "
-				"segq arc eelru ws vmin)", lp_quote(shown, names[i],
-									  strlen(names[i])));
+			char *known = lp_policy_names(NULL, " ", NULL);
+			lp_fail(err, LP_EUSAGE, "--policy: unknown policy '%s' (%s)",
+				lp_quote(shown, names[i], strlen(names[i])), known);
+			g_free(known);
 			g_strfreev(names);
 			g_free(out);
 			return LP_EUSAGE;

@@ -54,13 +54,16 @@ static bool check_memory(const schedule_options *o, lp_schedule_request *rq, mem
 	for (size_t i = 0; ok && i < sizes->n; i++)
 		ok = lp_parse_decimal(items[i], 1, LP_SCHED_MAX_MEMORY, &sizes->sizes[i]);
 	g_strfreev(items);
-	int replacement = LP_SCHED_LRU;
+	const lp_policy_info *replacement = lp_policy_find("lru");
 	if (!ok)
 		cli_usage_error("--memory must be a decimal number of frames from 1 to %" PRIu64
 				", or several separated by commas, not '%s'",
 				LP_SCHED_MAX_MEMORY, o->memory);
-	else if (o->replacement && (replacement = lp_sched_replacement_parse(o->replacement)) < 0)
-		cli_usage_error("--replacement must be lru, fifo or clock, not '%s'", o->replacement);
+	else if (o->replacement && !(replacement = lp_sched_replacement_find(o->replacement))) {
+		char *names = lp_sched_replacement_names();
+		cli_usage_error("--replacement must be %s, not '%s'", names, o->replacement);
+		g_free(names);
+	}
 	else if (o->fault_ticks &&
 		 !lp_parse_decimal(o->fault_ticks, 1, LP_SCHED_MAX_MEMORY, &rq->opt.fault_ticks))
 		cli_usage_error("--fault-ticks must be a decimal number from 1 to %" PRIu64 ", not '%s'",
@@ -71,7 +74,7 @@ static bool check_memory(const schedule_options *o, lp_schedule_request *rq, mem
 				o->report ? "--report" : o->per_cpu ? "--per-cpu" : o->renumber ? "--renumber"
 				: "--format ", o->report || o->per_cpu || o->renumber ? "" : o->format);
 	else {
-		rq->opt.replacement = (enum lp_sched_replacement)replacement;
+		rq->opt.replacement = replacement;
 		rq->opt.memory = sizes->n == 1 ? sizes->sizes[0] : 0;
 		return true;
 	}
@@ -160,6 +163,9 @@ int cmd_schedule(int argc, char **argv)
 	cli_set_command("laplace schedule");
 	schedule_options o = {.forms = lp_form_names_list(false)};
 	char *format_help = g_strdup_printf("Output form: %s (default basic)", o.forms);
+	char *replacements = lp_sched_replacement_names();
+	char *replacement_help = g_strdup_printf("With --memory: %s (default lru)", replacements);
+	g_free(replacements);
 	GOptionEntry entries[] = {
 		{"policy", 0, 0, G_OPTION_ARG_STRING, &o.policy,
 		 "as-traced (default), rr or random", "POLICY"},
@@ -186,7 +192,7 @@ int cmd_schedule(int argc, char **argv)
 		 "rr, random: a memory of M frames shared by the tasks, where a fault blocks its task "
 		 "(M1,M2,...: a sweep, its table as CSV)", "M"},
 		{"replacement", 0, 0, G_OPTION_ARG_STRING, &o.replacement,
-		 "With --memory: lru (default), fifo or clock", "POLICY"},
+		 replacement_help, "POLICY"},
 		{"fault-ticks", 0, 0, G_OPTION_ARG_STRING, &o.fault_ticks,
 		 "With --memory: ticks a page takes to come in (default 1000)", "F"},
 		{"picture", 0, 0, G_OPTION_ARG_NONE, &o.picture,
@@ -244,5 +250,6 @@ int cmd_schedule(int argc, char **argv)
 	g_free(o.report);
 	g_free(o.forms);
 	g_free(format_help);
+	g_free(replacement_help);
 	return rc;
 }

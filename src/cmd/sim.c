@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/sim.h"
+#include "analysis/simlist.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/progress.h"
@@ -14,9 +15,12 @@
 /* The options as given: NULL or FALSE when not. */
 typedef struct sim_args {
 	gchar *policy, *frames, *window, *output, *faults, *sample_rate, *sample_pages;
-	gchar *clock_load_bit, *segq_lru_frames, *eelru_early, *eelru_late;
-	gboolean user_only;
+	/* The policies' options (policy.h): [row * LP_POLICY_OPTIONS_MAX + i]
+	 * the i-th option of lp_policies[row]. */
+	gchar **option_text;
+	gboolean user_only, list_policies;
 	cli_capture capture;
+	GPtrArray *help; /* the texts of --help built from the table */
 } sim_args;
 
 /* Fewer sampled pages than this get a warning: miniature curves are
@@ -28,32 +32,64 @@ typedef struct sim_request {
 	const lp_policy_info **policies;
 	size_t npolicies;
 	lp_sim_list frames, windows;
+	lp_policy_settings *settings; /* one per row of lp_policies */
 	lp_sim_options opt;
 	double sample_rate;    /* with --sample-rate, else 0 */
 	uint64_t sample_pages; /* with --sample-pages, else 0 */
 } sim_request;
 
+static bool fixed_space(const lp_policy_info *p)
+{
+	return p->space == LP_SPACE_FIXED;
+}
+
+static bool variable_space(const lp_policy_info *p)
+{
+	return p->space == LP_SPACE_VARIABLE;
+}
+
+/* A --help text, kept until the command ends. */
+static const char *help_text(sim_args *a, char *text)
+{
+	g_ptr_array_add(a->help, text);
+	return text;
+}
+
+/* The first and last rows of space joined by " ... ". */
+static char *first_to_last(bool (*keep)(const lp_policy_info *))
+{
+	char *all = lp_policy_names(keep, " ", NULL);
+	const char *last = strrchr(all, ' ');
+	char *text = last ? g_strdup_printf("%.*s ...%s", (int)strcspn(all, " "), all, last)
+			  : g_strdup(all);
+	g_free(all);
+	return text;
+}
+
 static GOptionContext *sim_options(sim_args *a)
 {
-	const GOptionEntry entries[] = {
+	a->help = g_ptr_array_new_with_free_func(g_free);
+	a->option_text = g_new0(gchar *, lp_npolicies * LP_POLICY_OPTIONS_MAX);
+	char *names = lp_policy_names(NULL, " ", NULL), *fixed = first_to_last(fixed_space);
+	char *windows = lp_policy_names(variable_space, ", ", " and ");
+	const GOptionEntry before[] = {
 		{"policy", 'p', 0, G_OPTION_ARG_STRING, &a->policy,
-		 "Policies, comma-separated: lru opt fifo clock segq arc eelru ws vmin "
-		 "(default lru)", "P[,P...]"},
+		 help_text(a, g_strdup_printf("Policies, comma-separated: %s (default lru)", names)),
+		 "P[,P...]"},
+		{"list-policies", 0, 0, G_OPTION_ARG_NONE, &a->list_policies,
+		 "Print the policies, their kinds, options and defaults, and exit", NULL},
 		{"frames", 'm', 0, G_OPTION_ARG_STRING, &a->frames,
-		 "Memory sizes of lru ... eelru: N, A-B, pow2, all, comma-separated "
-		 "(default pow2)", "LIST"},
+		 help_text(a, g_strdup_printf("Memory sizes of %s: N, A-B, pow2, all, "
+					      "comma-separated (default pow2)", fixed)),
+		 "LIST"},
 		{"window", 'w', 0, G_OPTION_ARG_STRING, &a->window,
-		 "Windows of ws and vmin, in references, as --frames (default pow2)", "LIST"},
+		 help_text(a, g_strdup_printf("Windows of %s, in references, as --frames "
+					      "(default pow2)", windows)),
+		 "LIST"},
 		{"user-only", 0, 0, G_OPTION_ARG_NONE, &a->user_only,
 		 "Drop the kernel's references (R W I) first", NULL},
-		{"clock-load-bit", 0, 0, G_OPTION_ARG_STRING, &a->clock_load_bit,
-		 "clock: a page's reference bit when loaded, 0 (default) or 1", "B"},
-		{"segq-lru-frames", 0, 0, G_OPTION_ARG_STRING, &a->segq_lru_frames,
-		 "segq: frames S of the LRU back, 0 <= S < K (default K/2)", "S"},
-		{"eelru-early", 0, 0, G_OPTION_ARG_STRING, &a->eelru_early,
-		 "eelru: the early eviction point e, 1 <= e < K (default max(1, K/2))", "E"},
-		{"eelru-late", 0, 0, G_OPTION_ARG_STRING, &a->eelru_late,
-		 "eelru: the late eviction point l > K (default 2K)", "L"},
+	};
+	const GOptionEntry after[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
 		 "Write the CSV to FILE (default: standard output)", "FILE"},
 		{"faults", 0, 0, G_OPTION_ARG_FILENAME, &a->faults,
@@ -64,8 +100,27 @@ static GOptionContext *sim_options(sim_args *a)
 		 "0 < R <= 1, every size scaled by R", "R"},
 		{"sample-pages", 0, 0, G_OPTION_ARG_STRING, &a->sample_pages,
 		 "As --sample-rate, R fixed to sample about S pages", "S"},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
+	g_free(names);
+	g_free(fixed);
+	g_free(windows);
+	/* Between them, each policy's options: "--NAME V: POLICY: HELP
+	 * (default D)". */
+	GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+	g_array_append_vals(entries, before, G_N_ELEMENTS(before));
+	for (size_t row = 0; row < lp_npolicies; row++) {
+		const lp_policy_info *p = lp_policies[row];
+		for (size_t i = 0; i < p->noptions; i++) {
+			const lp_policy_option *o = &p->options[i];
+			GOptionEntry e = {o->name, 0, 0, G_OPTION_ARG_STRING,
+					  &a->option_text[row * LP_POLICY_OPTIONS_MAX + i],
+					  help_text(a, g_strdup_printf("%s: %s (default %s)", p->name,
+								       o->help, o->fallback)),
+					  o->metavar};
+			g_array_append_val(entries, e);
+		}
+	}
+	g_array_append_vals(entries, after, G_N_ELEMENTS(after));
 	GOptionContext *ctx = g_option_context_new("STREAM | REF KERN");
 	g_option_context_set_summary(ctx,
 		"Simulate page-replacement policies over a basic merge stream (any form,\n"
@@ -82,76 +137,82 @@ static GOptionContext *sim_options(sim_args *a)
 		"  laplace sim --policy ws,vmin --window 1-1000 capture.ref capture.kern\n"
 		"  laplace sim --policy clock --frames 64 --faults faults.txt refs.bin\n"
 		"  laplace sim --policy fifo,arc --frames 256-131072 --sample-pages 8192 refs.bin\n");
-	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_add_main_entries(ctx, (const GOptionEntry *)(void *)entries->data, NULL);
+	g_array_free(entries, TRUE);
 	cli_add_sync_option(ctx);
 	cli_add_quiet_option(ctx);
 	cli_capture_add_options(&a->capture, ctx);
 	return ctx;
 }
 
-static bool parse_count(const char *name, const char *text, uint64_t min, uint64_t *v)
+/* --list-policies: the table, one policy a line, tab-separated: name,
+ * kind (fixed: --frames; variable: --window), its options as
+ * --NAME=DEFAULT (space-separated; - for none), what it is. */
+static int list_policies(void)
 {
-	if (lp_parse_decimal(text, min, UINT64_MAX, v))
-		return true;
-	cli_usage_error("%s must be a decimal number of at least %" PRIu64 ", not '%s'", name, min,
-			text);
-	return false;
+	GString *s = g_string_new("policy\tkind\toptions\tdescription\n");
+	for (size_t row = 0; row < lp_npolicies; row++) {
+		const lp_policy_info *p = lp_policies[row];
+		g_string_append_printf(s, "%s\t%s\t", p->name,
+				       p->space == LP_SPACE_FIXED ? "fixed" : "variable");
+		for (size_t i = 0; i < p->noptions; i++)
+			g_string_append_printf(s, "%s--%s=%s", i ? " " : "", p->options[i].name,
+					       p->options[i].fallback);
+		g_string_append_printf(s, "%s\t%s\n", p->noptions ? "" : "-", p->rule);
+	}
+	lp_error err = {0};
+	lp_staged *staged = NULL;
+	lp_output *out = lp_output_open("-", LP_COMPRESS_AUTO, &err);
+	int rc = out ? lp_output_write(out, s->str, s->len, &err) : err.status;
+	if (out)
+		rc = lp_output_stage(out, rc, &staged, &err);
+	if (!rc)
+		rc = lp_stage_publish(&staged, 1, &err);
+	g_string_free(s, TRUE);
+	if (rc)
+		cli_fail(&err);
+	return rc;
 }
 
-static bool wants(const sim_request *rq, const char *name)
+static bool wants(const sim_request *rq, const lp_policy_info *policy)
 {
 	for (size_t k = 0; k < rq->npolicies; k++)
-		if (!strcmp(rq->policies[k]->name, name))
+		if (rq->policies[k] == policy)
 			return true;
 	return false;
 }
 
 static bool check_args(const sim_args *a, sim_request *rq)
 {
-	char **names = g_strsplit(a->policy ? a->policy : "lru", ",", -1);
-	rq->npolicies = g_strv_length(names);
-	rq->policies = g_new(const lp_policy_info *, rq->npolicies ? rq->npolicies : 1);
-	bool ok = rq->npolicies > 0;
-	if (!ok)
-		cli_usage_error("--policy: no policy named");
-	for (size_t k = 0; k < rq->npolicies && ok; k++)
-		if (!(rq->policies[k] = lp_policy_find(names[k]))) {
-			char q[LP_QUOTE_SIZE];
-			cli_usage_error("--policy: unknown policy '%s' (lru opt fifo clock segq arc "
-					"eelru ws vmin)", lp_quote(q, names[k], strlen(names[k])));
-			ok = false;
-		}
-	g_strfreev(names);
-	if (!ok)
-		return false;
 	lp_error err = {0};
-	if (lp_sim_list_parse("--frames", a->frames ? a->frames : "pow2", &rq->frames, &err) ||
+	if (lp_sim_parse_policies(a->policy ? a->policy : "lru", &rq->policies, &rq->npolicies,
+				  &err) ||
+	    lp_sim_list_parse("--frames", a->frames ? a->frames : "pow2", &rq->frames, &err) ||
 	    lp_sim_list_parse("--window", a->window ? a->window : "pow2", &rq->windows, &err)) {
 		cli_usage_error("%s", err.msg);
 		return false;
 	}
-	lp_sim_options *o = &rq->opt;
-	uint64_t v;
-	if (a->clock_load_bit) {
-		if (!lp_parse_decimal(a->clock_load_bit, 0, 1, &v)) {
-			cli_usage_error("--clock-load-bit must be 0 or 1, not '%s'", a->clock_load_bit);
-			return false;
+	/* Every policy's options given are parsed by its row, wanted or not. */
+	rq->settings = g_new0(lp_policy_settings, lp_npolicies);
+	rq->opt.settings = rq->settings;
+	for (size_t row = 0; row < lp_npolicies; row++) {
+		const lp_policy_info *p = lp_policies[row];
+		for (size_t i = 0; i < p->noptions; i++) {
+			const char *text = a->option_text[row * LP_POLICY_OPTIONS_MAX + i];
+			if (!text)
+				continue;
+			if (p->parse(&rq->settings[row], i, text, &err)) {
+				cli_usage_error("%s", err.msg);
+				return false;
+			}
+			rq->settings[row].set[i] = true;
 		}
-		o->clock_load_bit = (unsigned)v;
 	}
-	if ((o->segq_set = a->segq_lru_frames) &&
-	    !parse_count("--segq-lru-frames", a->segq_lru_frames, 0, &o->segq_lru_frames))
-		return false;
-	if ((o->early_set = a->eelru_early) &&
-	    !parse_count("--eelru-early", a->eelru_early, 1, &o->eelru_early))
-		return false;
-	if ((o->late_set = a->eelru_late) &&
-	    !parse_count("--eelru-late", a->eelru_late, 1, &o->eelru_late))
-		return false;
 	if (a->faults) {
 		if (rq->npolicies != 1 || rq->policies[0]->space != LP_SPACE_FIXED) {
-			cli_usage_error("--faults takes one fixed-space policy (lru opt fifo clock "
-					"segq arc eelru)");
+			char *fixed = lp_policy_names(fixed_space, " ", NULL);
+			cli_usage_error("--faults takes one fixed-space policy (%s)", fixed);
+			g_free(fixed);
 			return false;
 		}
 	}
@@ -159,7 +220,7 @@ static bool check_args(const sim_args *a, sim_request *rq)
 			      &rq->sample_pages))
 		return false;
 	if (a->sample_rate || a->sample_pages) {
-		if (wants(rq, "eelru"))
+		if (wants(rq, lp_policy_find("eelru")))
 			return cli_usage_error("--sample-rate and --sample-pages do not go with eelru "
 					       "(fifo clock segq arc run miniature simulations)"), false;
 		if (a->faults)
@@ -169,25 +230,18 @@ static bool check_args(const sim_args *a, sim_request *rq)
 	return true;
 }
 
-/* The options that depend on K, at every size asked (sizes ascending:
- * S and e fail at the smallest K if anywhere, l from some K on). */
+/* The options that depend on K, at every size asked (ascending ranges),
+ * by the rows of the policies wanted. */
 static bool check_sizes(const sim_request *rq, const lp_sim_range *sizes, size_t m)
 {
-	const lp_sim_options *o = &rq->opt;
-	if (!m)
-		return true;
-	uint64_t K = sizes[0].from;
-	if (wants(rq, "segq") && o->segq_set && o->segq_lru_frames >= K)
-		return cli_usage_error("--segq-lru-frames %" PRIu64 " must be below the frames "
-				       "K (%" PRIu64 ")", o->segq_lru_frames, K), false;
-	if (wants(rq, "eelru") && o->early_set && o->eelru_early >= K)
-		return cli_usage_error("--eelru-early %" PRIu64 " must be below the frames K "
-				       "(%" PRIu64 ")", o->eelru_early, K), false;
-	for (size_t k = 0; k < m && wants(rq, "eelru") && o->late_set; k++)
-		if (o->eelru_late <= sizes[k].to)
-			return cli_usage_error("--eelru-late %" PRIu64 " must be above the frames K "
-					       "(%" PRIu64 ")", o->eelru_late,
-					       MAX(sizes[k].from, o->eelru_late)), false;
+	lp_error err = {0};
+	for (size_t k = 0; k < m; k++)
+		for (size_t row = 0; row < lp_npolicies; row++) {
+			const lp_policy_info *p = lp_policies[row];
+			if (p->check && wants(rq, p) &&
+			    p->check(&rq->settings[row], sizes[k].from, sizes[k].to, &err))
+				return cli_usage_error("%s", err.msg), false;
+		}
 	return true;
 }
 
@@ -223,9 +277,9 @@ static int run_faults(const sim_request *rq, const lp_trace *t, uint64_t frames,
 		g_string_free(f.buf, TRUE);
 		return err->status;
 	}
-	uint64_t *next = !strcmp(rq->policies[0]->name, "opt") ? lp_trace_next_use(t) : NULL;
+	uint64_t *next = rq->policies[0]->needs_next_use ? lp_trace_next_use(t) : NULL;
 	lp_policy_params p;
-	lp_sim_params(&rq->opt, frames, t, next, &p);
+	lp_sim_params(&rq->opt, rq->policies[0], frames, t, next, &p);
 	lp_sim_fixed(t, rq->policies[0], &p, write_fault, &f);
 	if (next)
 		lp_trace_next_use_free(t, next);
@@ -293,7 +347,7 @@ static void tell_simulations(const sim_request *rq, const lp_sim_task *tasks, ui
 	GString *names = g_string_new(NULL);
 	for (size_t k = 0; k < rq->npolicies; k++) {
 		const lp_policy_info *p = tasks[k].policy;
-		if (p->stack || p->space != LP_SPACE_FIXED || (rq->opt.sample && lp_sim_miniature(p)))
+		if (p->curve || p->space != LP_SPACE_FIXED || (rq->opt.sample && lp_sim_miniature(p)))
 			continue;
 		runs += tasks[k].nsizes;
 		g_string_append_printf(names, "%s%s", names->len ? ", " : "", p->name);
@@ -419,6 +473,13 @@ int cmd_sim(int argc, char **argv)
 	lp_merge_job_init(&job);
 	if (!cli_parse(ctx, &argc, &argv))
 		goto out;
+	if (a.list_policies) {
+		if (argc != 1)
+			cli_usage_error("--list-policies takes no argument, got %d", argc - 1);
+		else
+			rc = list_policies();
+		goto out;
+	}
 	if (argc != 2 && argc != 3) {
 		cli_usage_error("expected STREAM or REF KERN, got %d arguments", argc - 1);
 		goto out;
@@ -464,11 +525,12 @@ out:
 	g_free(a.window);
 	g_free(a.output);
 	g_free(a.faults);
+	for (size_t k = 0; k < lp_npolicies * LP_POLICY_OPTIONS_MAX; k++)
+		g_free(a.option_text[k]);
+	g_free(a.option_text);
+	g_ptr_array_free(a.help, TRUE);
+	g_free(rq.settings);
 	g_free(a.sample_rate);
 	g_free(a.sample_pages);
-	g_free(a.clock_load_bit);
-	g_free(a.segq_lru_frames);
-	g_free(a.eelru_early);
-	g_free(a.eelru_late);
 	return rc;
 }

@@ -558,7 +558,7 @@ int lp_report_replay_schedule(lp_report *r, const char *dir, uint64_t seed, lp_e
 	sc->columns = g_malloc0_n(sc->ncpus, sizeof *sc->columns);
 	lp_sched_options opt = {.policy = policy, .quantum = sc->quantum, .cpus = (unsigned)sc->ncpus,
 				.seed = seed, .memory = sc->memory,
-				.replacement = (enum lp_sched_replacement)sc->replacement,
+				.replacement = sc->replacement,
 				.fault_ticks = sc->fault_ticks};
 	/* The report does not say whether the schedule left out kernel
 	 * references (--user-only): the run that gives its counts did. */
@@ -811,18 +811,12 @@ void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, siz
 		r->nlifetime = 2;
 		g_free(sizes);
 		lp_sim_task *tasks = g_new(lp_sim_task, n + 2);
-		/* The policies run size by size, as rows of their own. */
-		lp_policy_info *sized = g_new(lp_policy_info, n);
+		/* The policies run size by size. */
 		for (size_t i = 0; i < n + 2; i++) {
 			lp_report_curve *c = i < n ? &r->curves[i] : &r->lifetime[i - n];
-			const lp_policy_info *p = c->policy;
-			if (i < n && !whole_curve(p)) {
-				sized[i] = *p;
-				sized[i].stack = false;
-				p = &sized[i];
-			}
-			tasks[i] = (lp_sim_task){.policy = p, .sizes = c->size, .nsizes = c->n,
-						 .faults = c->faults, .space_time = c->space_time};
+			tasks[i] = (lp_sim_task){.policy = c->policy, .sizes = c->size, .nsizes = c->n,
+						 .faults = c->faults, .space_time = c->space_time,
+						 .per_size = i < n && !whole_curve(c->policy)};
 		}
 		lp_sim_options options = {0};
 		if (progress) {
@@ -844,7 +838,6 @@ void lp_report_simulate(lp_report *r, const lp_policy_info *const *policies, siz
 		lp_sim_run(t, tasks, n + 2, &options, threads);
 		if (options.sample)
 			lp_trace_clear(&sample);
-		g_free(sized);
 		g_free(tasks);
 	}
 	lp_trace_clear(r->trace);

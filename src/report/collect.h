@@ -60,7 +60,7 @@ typedef struct lp_report_schedule {
 	uint64_t quantum, ticks;
 	/* With a memory (0: none), its frames, policy and fault ticks. */
 	uint64_t memory, fault_ticks;
-	int replacement;
+	const lp_policy_info *replacement;
 	lp_report_cpu *cpu;
 	size_t ncpus;
 	lp_report_unit *unit;

@@ -242,7 +242,7 @@ static void series_draw(GString *s, const axes *a, const series *c, const char *
  * figure. */
 static void policy_colour(const lp_policy_info *policy, char out[8])
 {
-	lp_report_colour((size_t)(policy - lp_policies), out);
+	g_strlcpy(out, policy->colour, 8);
 }
 
 /* The names of the curves along the top of the plot, each after a

@@ -25,7 +25,7 @@ static int emit_memory(yaml_emitter_t *em, const lp_sched_report *rep)
 	char utilization[32], idle[LP_U128_DIGITS];
 	lp_sched_report_utilization(rep, utilization);
 	return lp_yaml_pair_u64(em, "memory", rep->memory) ||
-	       lp_yaml_pair(em, "replacement", lp_sched_replacement_names[rep->replacement]) ||
+	       lp_yaml_pair(em, "replacement", rep->replacement->name) ||
 	       lp_yaml_pair_u64(em, "fault_ticks", rep->fault_ticks) ||
 	       lp_yaml_pair_u64(em, "faults", rep->mem.faults) ||
 	       lp_yaml_pair_u64(em, "waits", rep->mem.waits) ||
@@ -457,7 +457,8 @@ static int read_report(sched_reader *sr)
 	uint64_t cpus = 0, mem[K_UTILIZATION - K_FAULTS] = {0};
 	lp_u128 idle = 0; /* ticks x cpus can pass 2^64 - 1 */
 	char utilization[32] = "";
-	int policy = -1, replacement;
+	int policy = -1;
+	const lp_policy_info *replacement;
 	size_t *cpu_lines = g_new0(size_t, LP_SCHED_MAX_CPUS);
 	size_t *unit_lines = g_new0(size_t, sr->nunits ? sr->nunits : 1);
 	int rc = 0;
@@ -499,11 +500,16 @@ static int read_report(sched_reader *sr)
 		case K_REPLACEMENT:
 			if (sr->ev.type != YAML_SCALAR_EVENT)
 				rc = bad(sr, "replacement", "not a single value");
-			else if ((replacement = lp_sched_replacement_parse(
-					  (const char *)sr->ev.data.scalar.value)) < 0)
-				rc = bad(sr, "replacement", "not lru, fifo or clock");
-			else
-				rep->replacement = (enum lp_sched_replacement)replacement;
+			else if (!(replacement = lp_sched_replacement_find(
+					   (const char *)sr->ev.data.scalar.value))) {
+				char *names = lp_sched_replacement_names(), *why = g_strdup_printf(
+					"not %s", names);
+				rc = bad(sr, "replacement", why);
+				g_free(why);
+				g_free(names);
+			} else {
+				rep->replacement = replacement;
+			}
 			break;
 		case K_UTILIZATION:
 			if (sr->ev.type != YAML_SCALAR_EVENT || sr->ev.data.scalar.length >= sizeof utilization)

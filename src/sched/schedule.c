@@ -31,14 +31,21 @@ int lp_sched_policy_parse(const char *name)
 	return -1;
 }
 
-const char *const lp_sched_replacement_names[LP_SCHED_REPLACEMENT_COUNT] = {"lru", "fifo", "clock"};
-
-int lp_sched_replacement_parse(const char *name)
+const lp_policy_info *lp_sched_replacement_find(const char *name)
 {
-	for (int r = 0; r < LP_SCHED_REPLACEMENT_COUNT; r++)
-		if (!strcmp(name, lp_sched_replacement_names[r]))
-			return r;
-	return -1;
+	const lp_policy_info *p = lp_policy_find(name);
+	return p && lp_policy_has_victim(p) ? p : NULL;
+}
+
+/* opt's replacement, lru when none is named. */
+static const lp_policy_info *replacement_of(const lp_sched_options *opt)
+{
+	return opt->replacement ? opt->replacement : lp_policy_find("lru");
+}
+
+char *lp_sched_replacement_names(void)
+{
+	return lp_policy_names(lp_policy_has_victim, ", ", " or ");
 }
 
 /* ---- renumbering: canonical -> new number, open addressing ---- */
@@ -921,8 +928,12 @@ static int run_memory(engine *e)
 static void memory_init(engine *e)
 {
 	memory *m = g_new0(memory, 1);
-	const lp_policy_info *info = lp_policy_find(lp_sched_replacement_names[e->opt->replacement]);
-	lp_policy_params params = {.frames = e->opt->memory, .pages = 1024, .clock_load_bit = 0};
+	const lp_policy_info *info = replacement_of(e->opt);
+	/* The pages a first guess; the options at their defaults. */
+	static const lp_policy_settings defaults;
+	lp_policy_params params = {.frames = e->opt->memory, .pages = 1024};
+	if (info->resolve)
+		info->resolve(&defaults, params.frames, &params);
 	m->ops = info->ops;
 	m->policy = m->ops->create(&params);
 	m->frames = e->opt->memory;
@@ -1180,7 +1191,7 @@ static void report_init(lp_sched_report *rep, const lp_sched_input *in, const lp
 	rep->quantum = traced ? 0 : opt->quantum;
 	rep->cpus = traced ? 1 : opt->cpus;
 	rep->memory = traced ? 0 : opt->memory;
-	rep->replacement = opt->replacement;
+	rep->replacement = replacement_of(opt);
 	rep->fault_ticks = opt->fault_ticks;
 	rep->cpu = g_new0(lp_sched_cpu_stats, rep->cpus);
 	rep->slices = g_malloc0(sizeof *rep->slices * rep->cpus);

@@ -9,8 +9,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <sys/types.h>
 
+#include "analysis/policy.h"
 #include "core/error.h"
 #include "core/numbers.h"
 #include "core/units.h"
@@ -20,12 +22,11 @@ extern const char *const lp_sched_policy_names[LP_SCHED_POLICY_COUNT];
 /* The policy named name; -1 if there is none. */
 int lp_sched_policy_parse(const char *name);
 
-/* The replacement policies of a memory (9.4.4): those of laplace sim
- * (analysis/policy.h) of the same names. */
-enum lp_sched_replacement { LP_SCHED_LRU, LP_SCHED_FIFO, LP_SCHED_CLOCK, LP_SCHED_REPLACEMENT_COUNT };
-extern const char *const lp_sched_replacement_names[LP_SCHED_REPLACEMENT_COUNT];
-/* The replacement named name; -1 if there is none. */
-int lp_sched_replacement_parse(const char *name);
+/* The replacement policies of a memory (9.4.4): the rows of laplace
+ * sim's table (analysis/policy.h) with a victim rule. The one named
+ * name, or NULL; the names, "lru, fifo or clock" (g_free it). */
+const lp_policy_info *lp_sched_replacement_find(const char *name);
+char *lp_sched_replacement_names(void);
 
 #define LP_SCHED_DEFAULT_QUANTUM 10000
 #define LP_SCHED_DEFAULT_FAULT_TICKS 1000
@@ -70,7 +71,7 @@ typedef struct lp_sched_options {
 	/* rr and random: 0, or a memory of this many frames (9.4), with
 	 * its replacement and the ticks a page takes to come in (>= 1). */
 	uint64_t memory;
-	enum lp_sched_replacement replacement;
+	const lp_policy_info *replacement; /* NULL: lru */
 	uint64_t fault_ticks;
 } lp_sched_options;
 
@@ -104,7 +105,7 @@ typedef struct lp_sched_report {
 	unsigned cpus;     /* 1 for as-traced */
 	uint64_t ticks;
 	uint64_t memory;           /* 0: none; then the three below mean nothing */
-	enum lp_sched_replacement replacement;
+	const lp_policy_info *replacement;
 	uint64_t fault_ticks;
 	lp_sched_memory_stats mem;
 	lp_sched_cpu_stats *cpu;   /* cpus entries */

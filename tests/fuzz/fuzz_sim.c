@@ -97,9 +97,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				bool fixed = asked[k]->space == LP_SPACE_FIXED;
 				size_t n = fixed ? nf : nw;
 				task[k] = (lp_sim_task){asked[k], fixed ? fs : ws, n, g_new(uint64_t, n + 1),
-							g_new(uint64_t, n + 1)};
+							g_new(uint64_t, n + 1), false};
 			}
-			lp_sim_options o = {.clock_load_bit = size & 1};
+			lp_policy_settings given[16] = {0};
+			FUZZ_CHECK(lp_npolicies <= G_N_ELEMENTS(given));
+			given[lp_policy_index(lp_policy_find("clock"))] =
+				(lp_policy_settings){.value = {size & 1}, .set = {true}};
+			lp_sim_options o = {.settings = given};
 			lp_sim_run(&t, task, nasked, &o, 2);
 			const lp_sim_task *opt = &task[nasked - 3], *w = &task[nasked - 2];
 			for (size_t k = 0; k < nasked; k++)
@@ -131,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (nf) {
 				lp_policy_params p;
 				uint64_t *next = lp_trace_next_use(&t);
-				lp_sim_params(&o, fs[0], &t, next, &p);
+				lp_sim_params(&o, opt->policy, fs[0], &t, next, &p);
 				FUZZ_CHECK(lp_sim_fixed(&t, opt->policy, &p, NULL, NULL) == opt->faults[0]);
 				lp_trace_next_use_free(&t, next);
 			}

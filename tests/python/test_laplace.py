@@ -466,6 +466,22 @@ ANOMALY = [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]
 
 
 class Simulate(Scratch):
+    def test_policies(self):
+        # The table of laplace sim --list-policies: every name is one
+        # that simulate() takes, in its order.
+        table = laplace.policies()
+        names = [row[0] for row in table]
+        self.assertEqual(names[:2], ["lru", "opt"])
+        self.assertEqual(list(laplace.simulate(ANOMALY, policies=names, frames=3,
+                                               windows=3)), names)
+        kinds = {name: kind for name, kind, _, _ in table}
+        self.assertEqual((kinds["lru"], kinds["ws"]), ("fixed", "variable"))
+        options = {name: opts for name, _, opts, _ in table}
+        self.assertEqual(options["eelru"], {"eelru-early": "max(1,floor(K/2))",
+                                            "eelru-late": "2K"})
+        self.assertEqual(options["lru"], {})
+        self.assertTrue(all(row[3] for row in table))
+
     def check(self, rows, sizes, faults, space=None):
         self.assertEqual(rows.dtype, laplace.SIM_ROW)
         self.assertEqual(rows["size"].tolist(), sizes)

@@ -18,7 +18,7 @@ static const lp_policy_ops *ops_of(const char *name)
 
 static void *create(const char *name, uint64_t frames, lp_pageno pages, unsigned load_bit)
 {
-	lp_policy_params params = {.frames = frames, .pages = pages, .clock_load_bit = load_bit};
+	lp_policy_params params = {.frames = frames, .pages = pages, .option = {load_bit}};
 	return ops_of(name)->create(&params);
 }
 

@@ -83,11 +83,15 @@ Test(schedmem, one_unit_has_the_policys_faults)
 		pages[t] = MIN((t / 500) * 5 + (uint64_t)g_rand_int_range(rng, 0, 12), 39);
 	g_rand_free(rng);
 	static const uint64_t frames[] = {1, 2, 5, 17, 39, 40, 100};
-	for (int r = 0; r < LP_SCHED_REPLACEMENT_COUNT; r++)
+	for (size_t r = 0; r < lp_npolicies; r++)
 		for (size_t k = 0; k < G_N_ELEMENTS(frames); k++)
 			for (unsigned cpus = 1; cpus <= 3; cpus += 2) {
 				uint64_t distinct;
-				uint64_t want = sim_faults(lp_sched_replacement_names[r], frames[k], pages,
+				const lp_policy_info *replacement = lp_policies[r];
+				if (!lp_policy_has_victim(replacement))
+					continue;
+				const char *name = replacement->name;
+				uint64_t want = sim_faults(name, frames[k], pages,
 							   N, &distinct);
 				lp_sched_unit unit = {.pid = 1, .tid = 1};
 				lp_sched_file file = {"f", 0, 1};
@@ -97,12 +101,11 @@ Test(schedmem, one_unit_has_the_policys_faults)
 				lp_sched_sink sink = {.ctx = &c, .refs = check_order};
 				lp_sched_options opt = {.policy = LP_SCHED_RR, .quantum = 7, .cpus = cpus,
 							.memory = frames[k],
-							.replacement = (enum lp_sched_replacement)r,
+							.replacement = replacement,
 							.fault_ticks = 3};
 				lp_sched_report rep;
 				lp_error err = {0};
 				cr_assert_eq(lp_schedule_run(&in, &opt, &sink, &rep, &err), 0, "%s", err.msg);
-				const char *name = lp_sched_replacement_names[r];
 				cr_expect_eq(rep.mem.faults, want, "%s K=%lu cpus=%u: %lu faults, sim %lu",
 					     name, (unsigned long)frames[k], cpus,
 					     (unsigned long)rep.mem.faults, (unsigned long)want);

@@ -55,6 +55,19 @@ static void note_fault(void *ctx, uint64_t t, lp_pageno page, lp_pageno victim)
 	g_array_append_val(((fault_log *)ctx)->victims, victim);
 }
 
+/* laplace sim's options with policy's first option set to v (used
+ * before the next call). */
+static const lp_sim_options *with(const char *policy, uint64_t v)
+{
+	static lp_policy_settings given[16];
+	static lp_sim_options o = {.settings = given};
+	cr_assert_leq(lp_npolicies, G_N_ELEMENTS(given));
+	memset(given, 0, sizeof given);
+	given[lp_policy_index(lp_policy_find(policy))] =
+		(lp_policy_settings){.value = {v}, .set = {true}};
+	return &o;
+}
+
 /* The faults of policy at frames, each victim into *victims (when not
  * NULL; g_array_free it). */
 static uint64_t run(const lp_trace *t, const char *policy, uint64_t frames,
@@ -63,7 +76,7 @@ static uint64_t run(const lp_trace *t, const char *policy, uint64_t frames,
 	static const lp_sim_options none = {0};
 	lp_policy_params p;
 	uint64_t *next = lp_trace_next_use(t);
-	lp_sim_params(o ? o : &none, frames, t, next, &p);
+	lp_sim_params(o ? o : &none, lp_policy_find(policy), frames, t, next, &p);
 	fault_log log = {g_array_new(FALSE, FALSE, sizeof(lp_pageno))};
 	uint64_t faults = lp_sim_fixed(t, lp_policy_find(policy), &p, note_fault, &log);
 	lp_trace_next_use_free(t, next);
@@ -146,8 +159,7 @@ Test(sim, clock_load_bits)
 	cr_assert_eq(run(&t, "clock", 2, NULL, &v), 4);
 	lp_pageno want0[] = {F, F, 1, 0};
 	assert_victims(v, want0, N(want0));
-	lp_sim_options one = {.clock_load_bit = 1};
-	cr_assert_eq(run(&t, "clock", 2, &one, &v), 3);
+	cr_assert_eq(run(&t, "clock", 2, with("clock", 1), &v), 3);
 	lp_pageno want1[] = {F, F, 0};
 	assert_victims(v, want1, N(want1));
 	lp_trace_clear(&t);
@@ -161,8 +173,7 @@ Test(sim, segq_hand_checked)
 	uint64_t s[] = {0, 1, 2, 0, 3, 0};
 	lp_trace t = trace_of(s, N(s));
 	GArray *v;
-	lp_sim_options o = {.segq_set = true, .segq_lru_frames = 1};
-	cr_assert_eq(run(&t, "segq", 3, &o, &v), 4);
+	cr_assert_eq(run(&t, "segq", 3, with("segq", 1), &v), 4);
 	lp_pageno want[] = {F, F, F, 1};
 	assert_victims(v, want, N(want));
 	lp_trace_clear(&t);
@@ -175,14 +186,12 @@ Test(sim, segq_extremes_by_hand)
 	uint64_t s[] = {1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5};
 	lp_trace t = trace_of(s, N(s));
 	GArray *v;
-	lp_sim_options s0 = {.segq_set = true, .segq_lru_frames = 0};
-	cr_assert_eq(run(&t, "segq", 3, &s0, &v), 9);
+	cr_assert_eq(run(&t, "segq", 3, with("segq", 0), &v), 9);
 	/* FIFO: 1 2 3 fill; 4 evicts 1, 1 evicts 2, 2 evicts 3, 5 evicts 4,
 	 * 3 evicts 1, 4 evicts 2 (pages are numbered from 0). */
 	lp_pageno fifo[] = {F, F, F, 0, 1, 2, 3, 0, 1};
 	assert_victims(v, fifo, N(fifo));
-	lp_sim_options f1 = {.segq_set = true, .segq_lru_frames = 2};
-	cr_assert_eq(run(&t, "segq", 3, &f1, &v), 10);
+	cr_assert_eq(run(&t, "segq", 3, with("segq", 2), &v), 10);
 	/* LRU: 4 evicts 1, 1 evicts 2, 2 evicts 3, 5 evicts 4, then 1 2
 	 * hit, 3 evicts 5, 4 evicts 1, 5 evicts 2. */
 	lp_pageno lru[] = {F, F, F, 0, 1, 2, 3, 4, 0, 1};
@@ -252,12 +261,10 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 			cr_assert_eq(space[i], want);
 			/* SEGQ's extremes, victim for victim. */
 			GArray *a, *b;
-			lp_sim_options s0 = {.segq_set = true, .segq_lru_frames = 0};
-			run(&t, "segq", k, &s0, &a);
+			run(&t, "segq", k, with("segq", 0), &a);
 			run(&t, "fifo", k, NULL, &b);
 			assert_same_victims(a, b, "segq S = 0 against fifo", k);
-			lp_sim_options f1 = {.segq_set = true, .segq_lru_frames = k - 1};
-			run(&t, "segq", k, &f1, &a);
+			run(&t, "segq", k, with("segq", k - 1), &a);
 			run(&t, "lru", k, NULL, &b);
 			assert_same_victims(a, b, "segq F = 1 against lru", k);
 		}
@@ -462,7 +469,7 @@ static uint64_t splitmix_finalizer(uint64_t x)
 static void mini_rows(const lp_trace *t, const lp_sim_options *o, const char *policy,
 		      const uint64_t *sizes, size_t m, uint64_t *faults)
 {
-	lp_sim_task task = {lp_policy_find(policy), sizes, m, faults, g_new(uint64_t, m)};
+	lp_sim_task task = {lp_policy_find(policy), sizes, m, faults, g_new(uint64_t, m), false};
 	cr_assert_eq(lp_sim_run(t, &task, 1, o, 2), 0);
 	g_free(task.space_time);
 }
@@ -524,10 +531,9 @@ Test(sim, miniature_equals_plain_simulation_of_the_sample)
 				uint64_t K = sizes[s];
 				double kr = nearbyint((double)K * rate);
 				uint64_t k2 = kr < 1 ? 1 : (uint64_t)kr;
-				lp_sim_options po = {.segq_set = true};
 				double sr = nearbyint((double)(K / 2) * rate);
-				po.segq_lru_frames = MIN(k2 - 1, (uint64_t)sr);
-				uint64_t f = run(&plain, policies[k], k2, &po, NULL);
+				uint64_t f = run(&plain, policies[k], k2,
+						 with("segq", MIN(k2 - 1, (uint64_t)sr)), NULL);
 				uint64_t want = (uint64_t)nearbyint((double)f / rate);
 				cr_assert_eq(got[s], want, "%s at %" PRIu64 " (R %g, K' %" PRIu64 "): %"
 					     PRIu64 ", not %" PRIu64, policies[k], K, rate, k2, got[s],
