@@ -122,4 +122,5 @@ const lp_policy_info lp_policy_arc = {
 	.rule = "Megiddo and Modha's adaptive replacement cache",
 	.ops = &arc_ops,
 	.colour = "#5ad8d3",
+	.dash = "1.5 3.5",
 };

@@ -168,4 +168,5 @@ const lp_policy_info lp_policy_clock = {
 	.parse = clock_parse,
 	.resolve = clock_resolve,
 	.colour = "#895ad8",
+	.dash = "12 3 3 3",
 };

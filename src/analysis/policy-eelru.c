@@ -121,4 +121,5 @@ const lp_policy_info lp_policy_eelru = {
 	.check = eelru_check,
 	.resolve = eelru_resolve,
 	.colour = "#ae298c",
+	.dash = "14 3 3 3 3 3",
 };

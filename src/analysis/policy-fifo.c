@@ -69,4 +69,5 @@ const lp_policy_info lp_policy_fifo = {
 	.rule = "evict the page that entered memory first",
 	.ops = &fifo_ops,
 	.colour = "#29ae34",
+	.dash = "3 3",
 };

@@ -80,4 +80,5 @@ const lp_policy_info lp_policy_lru = {
 	.ops = &lru_ops,
 	.curve = lru_curve,
 	.colour = "#296bae",
+	.dash = "",
 };

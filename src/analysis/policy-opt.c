@@ -121,4 +121,5 @@ const lp_policy_info lp_policy_opt = {
 	.curve = opt_curve,
 	.needs_next_use = true,
 	.colour = "#d85a74",
+	.dash = "10 4",
 };

@@ -102,4 +102,5 @@ const lp_policy_info lp_policy_segq = {
 	.check = segq_check,
 	.resolve = segq_resolve,
 	.colour = "#ae8129",
+	.dash = "6 2 1 2",
 };

@@ -13,4 +13,5 @@ const lp_policy_info lp_policy_vmin = {
 	.rule = "Prieve and Fabry's VMIN: a page stays while its next use is within tau",
 	.curve = vmin_curve,
 	.colour = "#293fae",
+	.dash = "10 4",
 };

@@ -13,4 +13,5 @@ const lp_policy_info lp_policy_ws = {
 	.rule = "Denning's working set: the pages of the last tau references",
 	.curve = ws_curve,
 	.colour = "#94d85a",
+	.dash = "",
 };

@@ -130,6 +130,9 @@ typedef struct lp_policy_info {
 	void (*curve)(const lp_policy_curve *c);
 	bool needs_next_use;       /* params.next_use at each size */
 	const char *colour;        /* its curves' colour in laplace report */
+	/* and their dash pattern (SVG stroke-dasharray, "" solid): curves
+	 * that coincide (arc's on lru's) still show apart, in grey print too */
+	const char *dash;
 } lp_policy_info;
 
 /* The table (policies.c), and the index of a row in it. */

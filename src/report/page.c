@@ -194,25 +194,12 @@ static void axes_draw(GString *s, const axes *a, const char *x_label, const char
 	g_string_append(s, "</g>\n");
 }
 
-/* The dash pattern of a policy's curve (SVG stroke-dasharray; "" solid),
- * by its row in the registry, as its colour: curves that coincide (arc's
- * on lru's) still show apart, and in grey print too. */
+/* The dash pattern of a policy's curve: its row's (policy.h); any other
+ * curve solid. */
 static const char *series_dash(const series *c)
 {
-	static const char *const dashes[] = {
-		"",          /* lru */
-		"10 4",      /* opt */
-		"3 3",       /* fifo */
-		"12 3 3 3",  /* clock */
-		"6 2 1 2",   /* segq */
-		"1.5 3.5",   /* arc */
-		"14 3 3 3 3 3", /* eelru */
-		"",          /* ws */
-		"10 4",      /* vmin */
-	};
 	const lp_policy_info *policy = lp_policy_find(c->name);
-	size_t row = policy ? (size_t)(policy - lp_policies) : 0;
-	return row < G_N_ELEMENTS(dashes) ? dashes[row] : "8 3 1 3";
+	return policy ? policy->dash : "";
 }
 
 /* A polyline through the points, skipping those closer than a tenth of
