@@ -83,12 +83,34 @@ static char **split_attached_threads(GOptionContext *ctx, int *argc, char **argv
 	return (char **)out->pdata;
 }
 
+/* The arguments that are not options, collected by GLib as
+ * G_OPTION_REMAINING: that way "--" ends the options and is dropped
+ * wherever it is (left alone, GLib keeps it among the arguments when one
+ * after it starts with '-'). Kept for the life of the process, as argv. */
+static gchar **operands;
+
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv)
 {
+	const GOptionEntry rest[] = {
+		{G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &operands, NULL, NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	g_option_context_add_main_entries(ctx, rest, NULL);
 	GError *gerr = NULL;
 	*argv = split_attached_threads(ctx, argc, *argv);
 	if (g_option_context_parse(ctx, argc, argv, &gerr)) {
 		lp_stage_set_sync(!no_sync);
+		/* argv[0], then the operands */
+		static GPtrArray *args;
+		if (!args)
+			args = g_ptr_array_new();
+		g_ptr_array_set_size(args, 0);
+		g_ptr_array_add(args, (*argv)[0]);
+		for (gchar **op = operands; op && *op; op++)
+			g_ptr_array_add(args, *op);
+		*argc = (int)args->len;
+		g_ptr_array_add(args, NULL);
+		*argv = (char **)args->pdata;
 		return true;
 	}
 	cli_usage_error("%s", gerr->message);

@@ -426,6 +426,26 @@ class Sweep(Scratch):
                                  user_only=np.bool_(False))
         self.assertEqual(np_sizes.tolist(), both.tolist())
 
+    def test_names_like_options(self):
+        # sweep() ends the options with "--": a directory named "-pp" or
+        # "--" is a directory (laplace took the "--" for one more input).
+        pp = self.two_tasks()
+        os.environ["LAPLACE_PROGRAM"] = os.path.abspath(PROGRAM)
+        want = laplace.sweep(pp, [1, 2], quantum=2, fault_ticks=3)
+        one = laplace.sweep(pp, [2], quantum=2, fault_ticks=3)
+        cwd = os.getcwd()
+        os.chdir(self.dir.name)
+        try:
+            for name in ("-pp", "--"):
+                os.rename(pp, name)
+                pp = os.path.join(self.dir.name, name)
+                got = laplace.sweep(name, [1, 2], quantum=2, fault_ticks=3)
+                self.assertEqual(got.tolist(), want.tolist())
+                got = laplace.sweep(name, [2], quantum=2, fault_ticks=3)
+                self.assertEqual(got.tolist(), one.tolist())
+        finally:
+            os.chdir(cwd)
+
     def test_errors(self):
         pp = self.two_tasks()
         os.environ["LAPLACE_PROGRAM"] = PROGRAM
