@@ -4,6 +4,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/error.h"
@@ -34,6 +35,11 @@ bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv);
  * octal, blanks and signs, and leaves no value free to mean "not given".
  * On a usage error print it and return false. */
 bool cli_count_apply(const char *name, const char *text, int min, int max, int *value);
+/* cli_count_apply for a 64-bit value: the one parser of every decimal
+ * option, whose messages say whether the text is no number or a number
+ * out of range. */
+bool cli_decimal_apply(const char *name, const char *text, uint64_t min, uint64_t max,
+		       uint64_t *value);
 /* -j N, read as G_OPTION_ARG_STRING into text (NULL: not given): the
  * threads into *threads, the processors available by default; on a usage
  * error print it and return false. */

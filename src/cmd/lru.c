@@ -63,10 +63,8 @@ static bool lru_request_apply(const lru_args *a, const char *input, lp_lru_reque
 		cli_usage_error("--frames is required");
 		return false;
 	}
-	if (!lp_parse_decimal(a->frames, 1, UINT64_MAX, &rq->frames)) {
-		cli_usage_error("--frames must be a positive decimal number, not '%s'", a->frames);
+	if (!cli_decimal_apply("--frames", a->frames, 1, UINT64_MAX, &rq->frames))
 		return false;
-	}
 	rq->page_image = a->from && !strcmp(a->from, "page-image");
 	if (a->from && !rq->page_image && strcmp(a->from, "basic")) {
 		cli_usage_error("--from must be basic or page-image, not '%s'", a->from);

@@ -172,10 +172,8 @@ int cmd_reduce(int argc, char **argv)
 		cli_usage_error("--frames is required");
 		goto out;
 	}
-	if (!lp_parse_decimal(a.frames, 1, UINT64_MAX, &frames)) {
-		cli_usage_error("--frames must be a positive decimal number, not '%s'", a.frames);
+	if (!cli_decimal_apply("--frames", a.frames, 1, UINT64_MAX, &frames))
 		goto out;
-	}
 	int form = a.format ? lp_form_parse(a.format) : LP_FORM_BASIC;
 	if (form < 0 || lp_stream_forms[form].addresses) {
 		cli_usage_error("--format must be %s, not '%s'", a.forms, a.format);

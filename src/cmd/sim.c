@@ -74,21 +74,40 @@ static GOptionContext *sim_options(sim_args *a)
 	return ctx;
 }
 
-static bool parse_count(const char *name, const char *text, uint64_t min, uint64_t *v)
-{
-	if (lp_parse_decimal(text, min, UINT64_MAX, v))
-		return true;
-	cli_usage_error("%s must be a decimal number of at least %" PRIu64 ", not '%s'", name, min,
-			text);
-	return false;
-}
-
 static bool wants(const sim_request *rq, const char *name)
 {
 	for (size_t k = 0; k < rq->npolicies; k++)
 		if (!strcmp(rq->policies[k]->name, name))
 			return true;
 	return false;
+}
+
+/* An option that no policy asked for would be ignored: a usage error. */
+static bool check_applies(const sim_args *a, const sim_request *rq)
+{
+	bool fixed = false, variable = false;
+	for (size_t k = 0; k < rq->npolicies; k++)
+		*(rq->policies[k]->space == LP_SPACE_FIXED ? &fixed : &variable) = true;
+	const struct {
+		const char *option;
+		bool given, applies;
+		const char *policies;
+	} rules[] = {
+		{"--frames", a->frames, fixed, "lru opt fifo clock segq arc eelru"},
+		{"--window", a->window, variable, "ws and vmin"},
+		{"--clock-load-bit", a->clock_load_bit, wants(rq, "clock"), "clock"},
+		{"--segq-lru-frames", a->segq_lru_frames, wants(rq, "segq"), "segq"},
+		{"--eelru-early", a->eelru_early, wants(rq, "eelru"), "eelru"},
+		{"--eelru-late", a->eelru_late, wants(rq, "eelru"), "eelru"},
+	};
+	for (size_t r = 0; r < G_N_ELEMENTS(rules); r++)
+		if (rules[r].given && !rules[r].applies) {
+			cli_usage_error("%s applies only to %s, and --policy names none of them%s",
+					rules[r].option, rules[r].policies,
+					a->policy ? "" : " (the default is lru)");
+			return false;
+		}
+	return true;
 }
 
 static bool check_args(const sim_args *a, sim_request *rq)
@@ -107,7 +126,7 @@ static bool check_args(const sim_args *a, sim_request *rq)
 			ok = false;
 		}
 	g_strfreev(names);
-	if (!ok)
+	if (!ok || !check_applies(a, rq))
 		return false;
 	lp_error err = {0};
 	if (lp_sim_list_parse("--frames", a->frames ? a->frames : "pow2", &rq->frames, &err) ||
@@ -124,14 +143,13 @@ static bool check_args(const sim_args *a, sim_request *rq)
 		}
 		o->clock_load_bit = (unsigned)v;
 	}
-	if ((o->segq_set = a->segq_lru_frames) &&
-	    !parse_count("--segq-lru-frames", a->segq_lru_frames, 0, &o->segq_lru_frames))
-		return false;
-	if ((o->early_set = a->eelru_early) &&
-	    !parse_count("--eelru-early", a->eelru_early, 1, &o->eelru_early))
-		return false;
-	if ((o->late_set = a->eelru_late) &&
-	    !parse_count("--eelru-late", a->eelru_late, 1, &o->eelru_late))
+	o->segq_set = a->segq_lru_frames;
+	o->early_set = a->eelru_early;
+	o->late_set = a->eelru_late;
+	if (!cli_decimal_apply("--segq-lru-frames", a->segq_lru_frames, 0, UINT64_MAX,
+			       &o->segq_lru_frames) ||
+	    !cli_decimal_apply("--eelru-early", a->eelru_early, 1, UINT64_MAX, &o->eelru_early) ||
+	    !cli_decimal_apply("--eelru-late", a->eelru_late, 1, UINT64_MAX, &o->eelru_late))
 		return false;
 	if (a->faults) {
 		if (rq->npolicies != 1 || rq->policies[0]->space != LP_SPACE_FIXED) {

@@ -364,11 +364,8 @@ int cmd_stat(int argc, char **argv)
 				"not '%s'", rate_text);
 		goto out;
 	}
-	if (pages_text && !lp_parse_decimal(pages_text, 1, UINT32_MAX - 1, &pages)) {
-		cli_usage_error("--sample-pages must be a decimal number from 1 to %u, not '%s'",
-				UINT32_MAX - 1, pages_text);
+	if (!cli_decimal_apply("--sample-pages", pages_text, 1, UINT32_MAX - 1, &pages))
 		goto out;
-	}
 	if (sampled && (argc != 2 || !mrc_path || g_file_test(argv[1], G_FILE_TEST_IS_DIR))) {
 		cli_usage_error("--sample-rate and --sample-pages go with --mrc and a basic "
 				"merge stream");
