@@ -310,8 +310,9 @@ static char *own_file(const char *dir, const char *name)
 }
 
 /* The kernel or orphan entry: as the manifest gives it, or when it has
- * none the file that is there (the kernel's is always listed, to be
- * found missing by readers). */
+ * none the file that is there. A kernel entry is listed, to be found
+ * missing by readers when its file is not there; without one (a minimal
+ * manifest) and without a file, like the orphan's, there is none. */
 static int get_own_file(lp_yaml_doc *r, yaml_node_t *root, const char *dir, const char *key,
 			lp_index_file *f)
 {
@@ -325,7 +326,7 @@ static int get_own_file(lp_yaml_doc *r, yaml_node_t *root, const char *dir, cons
 	/* An orphan entry without a path: there is no orphan file. */
 	if (!f->path && (is_kernel || !entry))
 		f->path = own_file(dir, key);
-	if (!f->path && is_kernel)
+	if (!f->path && is_kernel && entry)
 		f->path = g_strdup(key);
 	if (!f->path)
 		f->counted = true; /* no file: nothing in it */
