@@ -1272,8 +1272,7 @@ lp_taskdir *lp_taskdir_open(const char *dir, const lp_taskdir_options *opt, lp_e
 		}
 	g_array_sort(tasks, task_entry_cmp);
 	t->files = g_new0(td_file, tasks->len + 2);
-	if (ix->kernel.path)
-		add_file(t, dir, ix->kernel.path, 0, 0);
+	add_file(t, dir, ix->kernel.path, 0, 0);
 	if (ix->orphan.path)
 		add_file(t, dir, ix->orphan.path, 0, 0);
 	size_t first_task = t->nfiles;
