@@ -269,6 +269,14 @@ bool cli_capture_given(const cli_capture *c)
 	return c->ref_format || c->endian || c->page_offset || c->strict;
 }
 
+bool cli_capture_stream_check(const cli_capture *c)
+{
+	if (!c->ref_format && !c->endian && !c->page_offset)
+		return true;
+	cli_usage_error("--ref-format, --endian and --page-offset go with a capture (REF KERN)");
+	return false;
+}
+
 bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, lp_merge_job *job)
 {
 	if (!strcmp(ref, "-") && !strcmp(kern, "-")) {

@@ -69,6 +69,10 @@ typedef struct cli_capture {
 void cli_capture_add_options(cli_capture *c, GOptionContext *ctx);
 /* Whether any capture option was given. */
 bool cli_capture_given(const cli_capture *c);
+/* For an input that is no capture (a stream, a directory): --strict has
+ * its meaning there too (a torn last record is an error; in a basic
+ * stream it always is), the others are a usage error, printed, false. */
+bool cli_capture_stream_check(const cli_capture *c);
 /* Check the options and the inputs REF and KERN and set them in job; on a
  * usage error print it and return false. */
 bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, lp_merge_job *job);

@@ -179,11 +179,8 @@ int cmd_reduce(int argc, char **argv)
 		cli_usage_error("--format must be %s, not '%s'", a.forms, a.format);
 		goto out;
 	}
-	if (argc == 2 && cli_capture_given(&capture)) {
-		cli_usage_error("--ref-format, --endian, --page-offset and --strict go with a "
-				"capture (REF KERN)");
+	if (argc == 2 && !cli_capture_stream_check(&capture))
 		goto out;
-	}
 	if (argc == 3 && !cli_capture_apply(&capture, argv[1], argv[2], &job))
 		goto out;
 	const char *outputs[] = {a.output ? a.output : "-"};

@@ -19,9 +19,8 @@ static bool check_options(int argc, char **argv, bool is_dir, const cli_capture 
 {
 	if (argc != 2 && argc != 3)
 		cli_usage_error("expected REF KERN, DIR or STREAM, got %d arguments", argc - 1);
-	else if (argc == 2 && cli_capture_given(capture))
-		cli_usage_error("--ref-format, --endian, --page-offset and --strict go with a "
-				"capture (REF KERN)");
+	else if (argc == 2 && !cli_capture_stream_check(capture))
+		return false;
 	else if (argc == 2 && threads)
 		cli_usage_error("-j goes with a capture (REF KERN)");
 	else if (!cli_threads_apply(threads, &job->threads))

@@ -13,7 +13,7 @@
 /* The options as given: NULL or FALSE when not. */
 typedef struct sim_args {
 	gchar *policy, *frames, *window, *output, *faults;
-	gchar *clock_load_bit, *segq_lru_frames, *eelru_early, *eelru_late;
+	gchar *clock_load_bit, *segq_lru_frames, *eelru_early, *eelru_late, *threads;
 	gboolean user_only;
 	cli_capture capture;
 } sim_args;
@@ -24,6 +24,7 @@ typedef struct sim_request {
 	size_t npolicies;
 	lp_sim_list frames, windows;
 	lp_sim_options opt;
+	unsigned threads; /* simulations side by side (-j) */
 } sim_request;
 
 static GOptionContext *sim_options(sim_args *a)
@@ -52,6 +53,9 @@ static GOptionContext *sim_options(sim_args *a)
 		{"faults", 0, 0, G_OPTION_ARG_FILENAME, &a->faults,
 		 "One fixed-space policy at one size: every fault to FILE, as 't page victim'",
 		 "FILE"},
+		{"threads", 'j', 0, G_OPTION_ARG_STRING, &a->threads,
+		 "Run N simulations side by side (default: the processors available; the same "
+		 "rows for any N)", "N"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("STREAM | REF KERN");
@@ -62,7 +66,7 @@ static GOptionContext *sim_options(sim_args *a)
 		"space_time. lru and opt take their whole curves in one pass (opt runs\n"
 		"at each size instead where its stack is too deep to pay), ws and vmin\n"
 		"theirs from distance histograms; the others run at each size, side by\n"
-		"side on every processor. See laplace-sim(1).");
+		"side on every processor (-j). See laplace-sim(1).");
 	g_option_context_set_description(ctx,
 		"Examples:\n"
 		"  laplace sim --policy lru,opt,arc --frames pow2 refs.bin\n"
@@ -126,7 +130,7 @@ static bool check_args(const sim_args *a, sim_request *rq)
 			ok = false;
 		}
 	g_strfreev(names);
-	if (!ok || !check_applies(a, rq))
+	if (!ok || !check_applies(a, rq) || !cli_threads_apply(a->threads, &rq->threads))
 		return false;
 	lp_error err = {0};
 	if (lp_sim_list_parse("--frames", a->frames ? a->frames : "pow2", &rq->frames, &err) ||
@@ -290,7 +294,7 @@ static int simulate(const sim_request *rq, const lp_trace *t, const char *output
 	    (rc = run_faults(rq, t, nsizes[0] ? sizes[0][0] : 1, faults_path, &staged[1], &err)))
 		cli_fail(&err);
 	if (!rc) {
-		lp_sim_run(t, tasks, rq->npolicies, &rq->opt, g_get_num_processors());
+		lp_sim_run(t, tasks, rq->npolicies, &rq->opt, rq->threads);
 		lp_output *out = lp_output_open(output, LP_COMPRESS_AUTO, &err);
 		rc = out ? write_csv(out, tasks, rq->npolicies, t->n, &err) : err.status;
 		if (out)
@@ -328,11 +332,8 @@ int cmd_sim(int argc, char **argv)
 		cli_usage_error("expected STREAM or REF KERN, got %d arguments", argc - 1);
 		goto out;
 	}
-	if (argc == 2 && cli_capture_given(&a.capture)) {
-		cli_usage_error("--ref-format, --endian, --page-offset and --strict go with a "
-				"capture (REF KERN)");
+	if (argc == 2 && !cli_capture_stream_check(&a.capture))
 		goto out;
-	}
 	if (!check_args(&a, &rq) ||
 	    (argc == 3 && !cli_capture_apply(&a.capture, argv[1], argv[2], &job)))
 		goto out;
@@ -365,5 +366,6 @@ out:
 	g_free(a.segq_lru_frames);
 	g_free(a.eelru_early);
 	g_free(a.eelru_late);
+	g_free(a.threads);
 	return rc;
 }
