@@ -244,6 +244,13 @@ void cli_warn(void *ctx, const char *msg)
 	fprintf(stderr, "%s: warning: %s\n", command_name, msg);
 }
 
+GOptionEntry cli_strict_entry(gboolean *strict)
+{
+	return (GOptionEntry){"strict", 0, 0, G_OPTION_ARG_NONE, strict,
+			      "Treat a torn last record as an error, not a warning (in a basic "
+			      "stream it always is)", NULL};
+}
+
 void cli_capture_add_options(cli_capture *c, GOptionContext *ctx)
 {
 	char *forms = lp_ref_format_names();
@@ -256,8 +263,7 @@ void cli_capture_add_options(cli_capture *c, GOptionContext *ctx)
 		{"page-offset", 0, 0, G_OPTION_ARG_STRING, &c->page_offset,
 		 "Start of kernel memory, hex (default c0000000, or ffff888000000000 in a "
 		 "64-bit capture)", "HEX"},
-		{"strict", 0, 0, G_OPTION_ARG_NONE, &c->strict,
-		 "Treat a torn last reference record as an error", NULL},
+		cli_strict_entry(&c->strict),
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	memcpy(c->entries, entries, sizeof entries);

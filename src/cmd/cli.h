@@ -57,6 +57,10 @@ int cli_fail(const lp_error *err);
 /* lp_warn_fn that prints "laplace CMD: warning: MSG" on stderr. */
 void cli_warn(void *ctx, const char *msg);
 
+/* --strict, one entry with one meaning in every command that reads a
+ * trace (laplace(1), INPUT OPTIONS): a torn last record is an error. */
+GOptionEntry cli_strict_entry(gboolean *strict);
+
 /* The options that say how to read a capture (REF KERN), shared by every
  * command that merges: --ref-format, --endian, --page-offset, --strict. */
 typedef struct cli_capture {

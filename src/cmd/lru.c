@@ -30,8 +30,7 @@ static GOptionContext *lru_options(lru_args *a)
 		{"level", 0, 0, G_OPTION_ARG_STRING, &a->level,
 		 "Compression level of FILE.gz (0-3, default 1) or FILE.zst (1-19 or -7 to -1, "
 		 "default 1)", "N"},
-		{"strict", 0, 0, G_OPTION_ARG_NONE, &a->strict,
-		 "Treat a torn last page-image record as an error", NULL},
+		cli_strict_entry(&a->strict),
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("FILE");
