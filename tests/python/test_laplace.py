@@ -452,7 +452,7 @@ class Sweep(Scratch):
         with self.assertRaises(laplace.Error) as e:
             laplace.sweep(pp, [0, 2])
         self.assertEqual(e.exception.status, 1)
-        self.assertIn("--memory must be", str(e.exception))
+        self.assertIn("--memory: 0 is out of range", str(e.exception))
         with self.assertRaises(laplace.Error) as e:
             laplace.sweep(self.dir.name, [1, 2])
         self.assertEqual(e.exception.status, 2)
