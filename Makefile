@@ -100,7 +100,9 @@ all: $(BUILD)/laplace $(BUILD)/$(SONAME) $(BUILD)/liblaplace.so $(BUILD)/liblapl
 # The README's first command: merge the bundled demo capture; and build
 # the recorder too (when Valgrind's development files are there, else say
 # why not), for the README's recording example.
-demo: $(BUILD)/laplace
+# The library and the Python package of the build tree too (PYTHON_BUILT,
+# below), so that the README's `import laplace` works after `make demo`.
+demo: $(BUILD)/laplace $(BUILD)/$(SONAME)
 	$(BUILD)/laplace merge -o $(BUILD)/demo.merge fixtures/demo/demo.ref fixtures/demo/demo.kern
 	@echo "(unmapped pages 3 is expected: the demo touches a buffer after mremap moved it, a page"
 	@echo "after munmap and a segment after shmdt; see tests/cases/merge-demo. A capture of a real"
@@ -265,11 +267,19 @@ check-lib-contents: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
 # python3 and python3-numpy.
 PYTHON = /usr/bin/python3
 PYTHON_SRCS := $(wildcard python/laplace/*.py)
-PYTHON_BUILT := $(PYTHON_SRCS:%=$(BUILD)/%) $(BUILD)/python/laplace/_library.py
+# With its pyproject.toml: pip installs the package from $(BUILD)/python,
+# where setuptools' build directory and egg-info go (pip install ./python
+# would leave them in the source tree).
+PYTHON_BUILT := $(PYTHON_SRCS:%=$(BUILD)/%) $(BUILD)/python/laplace/_library.py \
+	$(BUILD)/python/pyproject.toml
 
 $(BUILD)/python/laplace/%.py: python/laplace/%.py
 	@mkdir -p $(dir $@)
 	cp $< $@
+$(BUILD)/python/pyproject.toml: python/pyproject.toml
+	@mkdir -p $(dir $@)
+	cp $< $@
+demo all: $(PYTHON_BUILT)
 
 # Where the package finds the library: written by make, here and on install.
 $(BUILD)/python/laplace/_library.py:
@@ -289,7 +299,7 @@ check-python: $(PYTHON_BUILT) $(BUILD)/$(SONAME) $(BUILD)/laplace
 # The module installed with pip into a virtual environment (python/
 # pyproject.toml), the library named by LAPLACE_LIBRARY; exit 77 when
 # python3 cannot make one.
-check-python-venv: $(BUILD)/$(SONAME) $(BUILD)/laplace
+check-python-venv: $(BUILD)/$(SONAME) $(BUILD)/laplace $(PYTHON_BUILT)
 	tests/check-python-venv $(BUILD)/venv $(BUILD)/$(SONAME) $(BUILD)/laplace $(PYTHON_SANENV); \
 		status=$$?; $(call skipped,python/venv,python3 -m venv failed (Debian: python3-venv))
 

@@ -1,6 +1,6 @@
 /* The plain way to print a BYU address trace: one fread per field, one
  * printf per record, in the style of the format's original decoder. The
- * baseline that bench/legacy measures `laplace dump --format byu` against.
+ * baseline that bench/legacy measures `laplace dump --from byu` against.
  * Reads standard input (little-endian), writes standard output. */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The plain way to print a Pentium bus trace, as the format's original
  * decoder does it: one fread per field, one printf per record. The
- * baseline that bench/legacy measures `laplace dump --format p6` against.
+ * baseline that bench/legacy measures `laplace dump --from p6` against.
  * Reads standard input (big-endian addresses), writes standard output. */
 #include <stdint.h>
 #include <stdio.h>

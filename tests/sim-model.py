@@ -319,6 +319,7 @@ def parse_args(argv):
     o = {"policy": "lru", "frames": "pow2", "window": "pow2", "user-only": False,
          "clock-load-bit": 0, "segq-lru-frames": None, "eelru-early": None,
          "eelru-late": None, "faults": None, "o": None, "files": []}
+    given = set()
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -330,6 +331,7 @@ def parse_args(argv):
             if i + 1 >= len(argv):
                 raise Usage("missing value")
             o[a.lstrip("-")] = argv[i + 1]
+            given.add(a.lstrip("-"))
             i += 1
         elif a.startswith("-") and a != "-":
             raise Usage("unknown option " + a)
@@ -343,6 +345,12 @@ def parse_args(argv):
         if p not in FIXED + VARIABLE:
             raise Usage("unknown policy " + repr(p))
     o["policy"] = pols
+    # an option that no policy asked for would be ignored
+    for k, applies in (("frames", FIXED), ("window", VARIABLE), ("clock-load-bit", ["clock"]),
+                       ("segq-lru-frames", ["segq"]), ("eelru-early", ["eelru"]),
+                       ("eelru-late", ["eelru"])):
+        if k in given and not set(pols) & set(applies):
+            raise Usage("--%s applies to no policy asked" % k)
     o["frames"] = parse_list(o["frames"])
     o["window"] = parse_list(o["window"])
     for k in ("segq-lru-frames", "eelru-early", "eelru-late"):

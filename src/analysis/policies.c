@@ -78,6 +78,15 @@ int lp_policy_parse_count(const lp_policy_option *o, const char *text, uint64_t 
 {
 	if (lp_parse_decimal(text, min, UINT64_MAX, value))
 		return 0;
-	return lp_fail(err, LP_EUSAGE, "--%s must be a decimal number of at least %" G_GUINT64_FORMAT
-		       ", not '%s'", o->name, min, text);
+	/* Worded as the command line's other counts (cli.c). */
+	const char *digits = text + (text[0] == '-');
+	if (!g_ascii_isdigit(digits[0]) || digits[strspn(digits, "0123456789")])
+		return lp_fail(err, LP_EUSAGE, "--%s must be a whole number, not '%s'", o->name, text);
+	if (text[0] == '-' && min == 0)
+		return lp_fail(err, LP_EUSAGE, "--%s must not be negative, not %s", o->name, text);
+	if (min == 0)
+		return lp_fail(err, LP_EUSAGE, "--%s is out of range (at most %" G_GUINT64_FORMAT
+			       "), not %s", o->name, UINT64_MAX, text);
+	return lp_fail(err, LP_EUSAGE, "--%s is out of range (at least %" G_GUINT64_FORMAT
+		       "), not %s", o->name, min, text);
 }

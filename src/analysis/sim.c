@@ -16,6 +16,12 @@
 
 /* ---- size lists ---- */
 
+/* Whether s is decimal digits only: a number, though maybe past 64 bits. */
+static bool digits_only(const char *s)
+{
+	return s[0] && !s[strspn(s, "0123456789")];
+}
+
 int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, lp_error *err)
 {
 	*list = (lp_sim_list){0};
@@ -40,8 +46,12 @@ int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, l
 			char *from = g_strndup(it, (size_t)(dash - it));
 			bool ok = lp_parse_decimal(from, 0, UINT64_MAX, &item->from) &&
 				  lp_parse_decimal(dash + 1, 0, UINT64_MAX, &item->to);
+			bool huge = !ok && digits_only(from) && digits_only(dash + 1);
 			g_free(from);
-			if (!ok)
+			if (huge)
+				rc = lp_fail(err, LP_EUSAGE, "%s: '%s' is out of range (sizes at most %"
+					     G_GUINT64_FORMAT ")", option, it, UINT64_MAX);
+			else if (!ok)
 				rc = lp_fail(err, LP_EUSAGE, "%s: '%s' is not N, A-B, pow2 or all",
 					     option, lp_quote(q, it, strlen(it)));
 			else if (!item->from || !item->to)
@@ -49,6 +59,9 @@ int lp_sim_list_parse(const char *option, const char *text, lp_sim_list *list, l
 					     "(in '%s')", option, it);
 			else if (item->from > item->to)
 				rc = lp_fail(err, LP_EUSAGE, "%s: '%s' runs backwards", option, it);
+		} else if (digits_only(it) && !lp_parse_decimal(it, 0, UINT64_MAX, &item->from)) {
+			rc = lp_fail(err, LP_EUSAGE, "%s: '%s' is out of range (sizes at most %"
+				     G_GUINT64_FORMAT ")", option, it, UINT64_MAX);
 		} else if (!lp_parse_decimal(it, 0, UINT64_MAX, &item->from)) {
 			rc = lp_fail(err, LP_EUSAGE, "%s: '%s' is not N, A-B, pow2 or all", option,
 				     lp_quote(q, it, strlen(it)));

@@ -1,5 +1,6 @@
 #include "cmd/cli.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,12 +84,34 @@ static char **split_attached_threads(GOptionContext *ctx, int *argc, char **argv
 	return (char **)out->pdata;
 }
 
+/* The arguments that are not options, collected by GLib as
+ * G_OPTION_REMAINING: that way "--" ends the options and is dropped
+ * wherever it is (left alone, GLib keeps it among the arguments when one
+ * after it starts with '-'). Kept for the life of the process, as argv. */
+static gchar **operands;
+
 bool cli_parse(GOptionContext *ctx, int *argc, char ***argv)
 {
+	const GOptionEntry rest[] = {
+		{G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &operands, NULL, NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	g_option_context_add_main_entries(ctx, rest, NULL);
 	GError *gerr = NULL;
 	*argv = split_attached_threads(ctx, argc, *argv);
 	if (g_option_context_parse(ctx, argc, argv, &gerr)) {
 		lp_stage_set_sync(!no_sync);
+		/* argv[0], then the operands */
+		static GPtrArray *args;
+		if (!args)
+			args = g_ptr_array_new();
+		g_ptr_array_set_size(args, 0);
+		g_ptr_array_add(args, (*argv)[0]);
+		for (gchar **op = operands; op && *op; op++)
+			g_ptr_array_add(args, *op);
+		*argc = (int)args->len;
+		g_ptr_array_add(args, NULL);
+		*argv = (char **)args->pdata;
 		return true;
 	}
 	cli_usage_error("%s", gerr->message);
@@ -107,36 +130,46 @@ bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv)
 	return true;
 }
 
-bool cli_count_apply(const char *name, const char *text, int min, int max, int *value)
+bool cli_decimal_apply(const char *name, const char *text, uint64_t min, uint64_t max,
+		       uint64_t *value)
 {
 	if (!text)
 		return true;
-	uint64_t v;
-	if (lp_parse_decimal(text, (uint64_t)min, (uint64_t)max, &v)) {
-		*value = (int)v;
+	if (lp_parse_decimal(text, min, max, value))
 		return true;
-	}
 	/* Which bound it misses, if it is a number at all. */
 	bool negative = text[0] == '-';
 	const char *digits = text + negative;
-	guint64 magnitude = 0;
 	GError *gerr = NULL;
+	guint64 magnitude;
 	bool number = g_ascii_isdigit(digits[0]) &&
-		      g_ascii_string_to_unsigned(digits, 10, 0, G_MAXUINT64, &magnitude, &gerr);
-	if (g_error_matches(gerr, G_NUMBER_PARSER_ERROR, G_NUMBER_PARSER_ERROR_OUT_OF_BOUNDS)) {
-		number = true; /* beyond 64 bits: far beyond max */
-		magnitude = G_MAXUINT64;
-	}
+		      (g_ascii_string_to_unsigned(digits, 10, 0, G_MAXUINT64, &magnitude, &gerr) ||
+		       g_error_matches(gerr, G_NUMBER_PARSER_ERROR,
+				       G_NUMBER_PARSER_ERROR_OUT_OF_BOUNDS)); /* past 64 bits */
 	g_clear_error(&gerr);
 	if (!number)
 		cli_usage_error("%s must be a whole number, not '%s'", name, text);
 	else if (negative && min == 0)
 		cli_usage_error("%s must not be negative, not %s", name, text);
-	else if (negative || magnitude < (guint64)min)
-		cli_usage_error("%s must be at least %d, not %s", name, min, text);
+	else if (min == 0)
+		cli_usage_error("%s is out of range (at most %" PRIu64 "), not %s", name, max, text);
+	else if (max == UINT64_MAX)
+		cli_usage_error("%s is out of range (at least %" PRIu64 "), not %s", name, min, text);
 	else
-		cli_usage_error("%s must be at most %d, not %s", name, max, text);
+		cli_usage_error("%s is out of range (%" PRIu64 " to %" PRIu64 "), not %s", name, min,
+				max, text);
 	return false;
+}
+
+bool cli_count_apply(const char *name, const char *text, int min, int max, int *value)
+{
+	uint64_t v;
+	if (!text)
+		return true;
+	if (!cli_decimal_apply(name, text, (uint64_t)min, (uint64_t)max, &v))
+		return false;
+	*value = (int)v;
+	return true;
 }
 
 bool cli_threads_apply(const char *text, unsigned *threads)
@@ -155,9 +188,17 @@ bool cli_level_apply(const char *text, const char *output, enum lp_compress comp
 	if (!text)
 		return true;
 	gint64 v;
-	if (!g_ascii_string_to_signed(text, 10, G_MININT + 1, G_MAXINT, &v, NULL)) {
-		cli_usage_error("--level must be a number, not '%s'", text);
-		return false;
+	GError *gerr = NULL;
+	if (!g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &v, &gerr)) {
+		/* a number past 64 bits is out of every codec's range, below */
+		bool number = g_error_matches(gerr, G_NUMBER_PARSER_ERROR,
+					      G_NUMBER_PARSER_ERROR_OUT_OF_BOUNDS);
+		g_error_free(gerr);
+		if (!number) {
+			cli_usage_error("--level must be a number, not '%s'", text);
+			return false;
+		}
+		v = text[0] == '-' ? G_MININT64 : G_MAXINT64;
 	}
 	enum lp_compress codec = lp_compress_for(output, compress);
 	int lowest, highest;
@@ -203,12 +244,7 @@ bool cli_sample_apply(const char *rate_text, const char *pages_text, double *rat
 				"not '%s'", rate_text);
 		return false;
 	}
-	if (pages_text && !lp_parse_decimal(pages_text, 1, UINT32_MAX - 1, pages)) {
-		cli_usage_error("--sample-pages must be a decimal number from 1 to %u, not '%s'",
-				UINT32_MAX - 1, pages_text);
-		return false;
-	}
-	return true;
+	return cli_decimal_apply("--sample-pages", pages_text, 1, UINT32_MAX - 1, pages);
 }
 
 int cli_usage_error(const char *fmt, ...)
@@ -234,6 +270,13 @@ void cli_warn(void *ctx, const char *msg)
 	fprintf(stderr, "%s: warning: %s\n", command_name, msg);
 }
 
+GOptionEntry cli_strict_entry(gboolean *strict)
+{
+	return (GOptionEntry){"strict", 0, 0, G_OPTION_ARG_NONE, strict,
+			      "Treat a torn last record as an error, not a warning (in a basic "
+			      "stream it always is)", NULL};
+}
+
 void cli_capture_add_options(cli_capture *c, GOptionContext *ctx)
 {
 	char *forms = lp_ref_format_names();
@@ -246,8 +289,7 @@ void cli_capture_add_options(cli_capture *c, GOptionContext *ctx)
 		{"page-offset", 0, 0, G_OPTION_ARG_STRING, &c->page_offset,
 		 "Start of kernel memory, hex (default c0000000, or ffff888000000000 in a "
 		 "64-bit capture)", "HEX"},
-		{"strict", 0, 0, G_OPTION_ARG_NONE, &c->strict,
-		 "Treat a torn last reference record as an error", NULL},
+		cli_strict_entry(&c->strict),
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	memcpy(c->entries, entries, sizeof entries);
@@ -257,6 +299,14 @@ void cli_capture_add_options(cli_capture *c, GOptionContext *ctx)
 bool cli_capture_given(const cli_capture *c)
 {
 	return c->ref_format || c->endian || c->page_offset || c->strict;
+}
+
+bool cli_capture_stream_check(const cli_capture *c)
+{
+	if (!c->ref_format && !c->endian && !c->page_offset)
+		return true;
+	cli_usage_error("--ref-format, --endian and --page-offset go with a capture (REF KERN)");
+	return false;
 }
 
 bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, lp_merge_job *job)
@@ -275,8 +325,13 @@ bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, 
 		cli_usage_error("--endian must be little or big, not '%s'", c->endian);
 		return false;
 	}
-	if (c->page_offset && lp_parse_hex(c->page_offset, strlen(c->page_offset), &job->page_offset)) {
-		cli_usage_error("--page-offset must be a hex number, not '%s'", c->page_offset);
+	int hex = c->page_offset ? lp_parse_hex(c->page_offset, strlen(c->page_offset),
+						&job->page_offset) : 0;
+	if (hex) {
+		cli_usage_error(hex == LP_HEX_OVERFLOW ? "--page-offset is out of range (at most 64 "
+							 "bits), not '%s'"
+						       : "--page-offset must be a hex number, not '%s'",
+				c->page_offset);
 		return false;
 	}
 	job->page_offset_set = c->page_offset != NULL;

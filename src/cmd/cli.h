@@ -4,6 +4,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/error.h"
@@ -34,6 +35,11 @@ bool cli_parse_one_input(GOptionContext *ctx, int *argc, char ***argv);
  * octal, blanks and signs, and leaves no value free to mean "not given".
  * On a usage error print it and return false. */
 bool cli_count_apply(const char *name, const char *text, int min, int max, int *value);
+/* cli_count_apply for a 64-bit value: the one parser of every decimal
+ * option, whose messages say whether the text is no number or a number
+ * out of range. */
+bool cli_decimal_apply(const char *name, const char *text, uint64_t min, uint64_t max,
+		       uint64_t *value);
 /* -j N, read as G_OPTION_ARG_STRING into text (NULL: not given): the
  * threads into *threads, the processors available by default; on a usage
  * error print it and return false. */
@@ -57,6 +63,10 @@ int cli_fail(const lp_error *err);
 /* lp_warn_fn that prints "laplace CMD: warning: MSG" on stderr. */
 void cli_warn(void *ctx, const char *msg);
 
+/* --strict, one entry with one meaning in every command that reads a
+ * trace (laplace(1), INPUT OPTIONS): a torn last record is an error. */
+GOptionEntry cli_strict_entry(gboolean *strict);
+
 /* The options that say how to read a capture (REF KERN), shared by every
  * command that merges: --ref-format, --endian, --page-offset, --strict. */
 typedef struct cli_capture {
@@ -69,6 +79,10 @@ typedef struct cli_capture {
 void cli_capture_add_options(cli_capture *c, GOptionContext *ctx);
 /* Whether any capture option was given. */
 bool cli_capture_given(const cli_capture *c);
+/* For an input that is no capture (a stream, a directory): --strict has
+ * its meaning there too (a torn last record is an error; in a basic
+ * stream it always is), the others are a usage error, printed, false. */
+bool cli_capture_stream_check(const cli_capture *c);
 /* Check the options and the inputs REF and KERN and set them in job; on a
  * usage error print it and return false. */
 bool cli_capture_apply(const cli_capture *c, const char *ref, const char *kern, lp_merge_job *job);

@@ -437,8 +437,7 @@ int cmd_convert(int argc, char **argv)
 		{"level", 0, 0, G_OPTION_ARG_STRING, &o.level,
 		 "Compression level: gzip 0-3 (default 1), zstd 1-19 or -7 to -1, its fast modes "
 		 "(default 1)", "N"},
-		{"strict", 0, 0, G_OPTION_ARG_NONE, &o.strict,
-		 "Treat a torn last binary record as an error", NULL},
+		cli_strict_entry(&o.strict),
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("INPUT");

@@ -24,10 +24,10 @@ static int open_trace(const char *path, const lp_format **fmt, lp_byte_source **
 	if (failed)
 		return cli_fail(&err);
 	if (!*fmt)
-		return cli_usage_error("cannot tell the format of %s; give --format (%s)",
+		return cli_usage_error("cannot tell the format of %s; give --from (%s)",
 				       lp_byte_source_name(*src), detectable);
 	if ((*fmt)->dump_path && !strcmp(path, "-"))
-		return cli_usage_error("standard input holds %s; give --format %s to read it",
+		return cli_usage_error("standard input holds %s; give --from %s to read it",
 				       (*fmt)->what, (*fmt)->name);
 	return 0;
 }
@@ -35,22 +35,24 @@ static int open_trace(const char *path, const lp_format **fmt, lp_byte_source **
 int cmd_dump(int argc, char **argv)
 {
 	cli_set_command("laplace dump");
-	gchar *format = NULL, *endian = NULL;
+	gchar *format = NULL, *endian = NULL, *output = NULL;
 	gboolean strict = FALSE;
 	char *names = lp_format_names("auto"), *detectable = lp_format_names(NULL);
 	char *format_help = g_strdup_printf("Input format: %s (default)", names);
 	GOptionEntry entries[] = {
-		{"format", 'f', 0, G_OPTION_ARG_STRING, &format, format_help, "FORMAT"},
+		{"from", 0, 0, G_OPTION_ARG_STRING, &format, format_help, "FORMAT"},
 		{"endian", 0, 0, G_OPTION_ARG_STRING, &endian,
 		 "Byte order of the input: little or big (default: big for p6, else little)",
 		 "ORDER"},
-		{"strict", 0, 0, G_OPTION_ARG_NONE, &strict,
-		 "Treat a torn last record as an error", NULL},
+		cli_strict_entry(&strict),
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+		 "Write to FILE (default: standard output)", "FILE"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("FILE");
 	g_option_context_set_summary(ctx,
-		"Print a trace as text on standard output, one line per record: a raw\n"
+		"Print a trace as text (on standard output or to -o FILE), one line per\n"
+		"record: a raw\n"
 		"reference trace (ref, binary or text, 32-bit or 64-bit: the text form\n"
 		"of its width), a BYU address trace (byu), a\n"
 		"Pentium bus trace (p6, exactly as its original decoder prints it), a\n"
@@ -60,12 +62,13 @@ int cmd_dump(int argc, char **argv)
 	g_option_context_set_description(ctx,
 		"Auto-detection recognises page-image traces, raw reference traces\n"
 		"(any form) and basic merge streams; BYU and p6 traces need\n"
-		"--format, and so does a raw reference trace on standard input.\n\n"
+		"--from, and so does a raw reference trace on standard input.\n\n"
 		"Examples:\n"
-		"  laplace dump --format byu trace.tr | head\n"
+		"  laplace dump --from byu trace.tr | head\n"
 		"  laplace dump behaviour.pi\n"
 		"  laplace dump trace.bin.zst\n");
 	g_option_context_add_main_entries(ctx, entries, NULL);
+	cli_add_sync_option(ctx);
 
 	int rc = LP_EUSAGE;
 	const lp_format *fmt = NULL;
@@ -75,7 +78,7 @@ int cmd_dump(int argc, char **argv)
 	if (!cli_parse_one_input(ctx, &argc, &argv))
 		goto out;
 	if (format && strcmp(format, "auto") && !(fmt = lp_format_find(format))) {
-		cli_usage_error("--format must be %s, not '%s'", names, format);
+		cli_usage_error("--from must be %s, not '%s'", names, format);
 		goto out;
 	}
 	if (endian && (order = lp_endian_parse(endian)) < 0) {
@@ -84,8 +87,8 @@ int cmd_dump(int argc, char **argv)
 	}
 	const char *path = argv[1];
 	/* `dump x >> x` would never end. */
-	const char *to_stdout = "-";
-	if (lp_check_outputs(&path, 1, &to_stdout, 1, &err)) {
+	const char *to = output ? output : "-";
+	if (lp_check_outputs(&path, 1, &to, 1, &err)) {
 		rc = cli_fail(&err);
 		goto out;
 	}
@@ -93,8 +96,8 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	if (order < 0)
 		order = fmt->byte_order;
-	lp_output *output = lp_output_open(NULL, LP_COMPRESS_NONE, &err);
-	if (!output) {
+	lp_output *out = lp_output_open(output, LP_COMPRESS_AUTO, &err);
+	if (!out) {
 		rc = cli_fail(&err);
 		goto out;
 	}
@@ -103,15 +106,15 @@ int cmd_dump(int argc, char **argv)
 		/* the format's reader opens the file itself */
 		lp_byte_source_close(src);
 		src = NULL;
-		rc = fmt->dump_path(path, (enum lp_endian)order, &policy, output, &err);
+		rc = fmt->dump_path(path, (enum lp_endian)order, &policy, out, &err);
 	} else {
-		rc = fmt->dump(src, (enum lp_endian)order, &policy, output, &err);
+		rc = fmt->dump(src, (enum lp_endian)order, &policy, out, &err);
 		src = NULL;
 	}
 	if (rc == 0)
-		rc = lp_output_commit(output, &err);
+		rc = lp_output_commit(out, &err);
 	else
-		lp_output_abort(output);
+		lp_output_abort(out);
 	if (rc)
 		cli_fail(&err);
 out:
@@ -119,6 +122,7 @@ out:
 	g_option_context_free(ctx);
 	g_free(format);
 	g_free(endian);
+	g_free(output);
 	g_free(format_help);
 	g_free(names);
 	g_free(detectable);

@@ -64,21 +64,11 @@ static GOptionContext *gen_options(gen_args *a)
 	return ctx;
 }
 
-/* A decimal count for option name into *v when s is given; false after a
- * usage message. */
-static bool parse_count(const char *name, const char *s, uint64_t max, uint64_t *v)
-{
-	if (s && !lp_parse_decimal(s, 0, max, v))
-		return !cli_usage_error("--%s must be a decimal number up to %" G_GUINT64_FORMAT
-					", not '%s'", name, max, s);
-	return true;
-}
-
 /* A count that fits an unsigned setting. */
 static bool parse_setting(const char *name, const char *s, unsigned *setting)
 {
 	uint64_t v = *setting;
-	if (!parse_count(name, s, UINT32_MAX, &v))
+	if (!cli_decimal_apply(name, s, 0, UINT32_MAX, &v))
 		return false;
 	*setting = (unsigned)v;
 	return true;
@@ -92,17 +82,20 @@ static bool gen_apply(gen_args *a, int argc, char **argv, lp_gen_config *cfg)
 	if (argc != 1)
 		return !cli_usage_error("unexpected argument '%s'", argv[1]);
 	if (!cli_threads_apply(a->jobs, &cfg->jobs) ||
-	    !parse_count("seed", a->seed, UINT64_MAX, &cfg->seed) ||
-	    !parse_count("refs", a->refs, UINT64_MAX, &cfg->refs) ||
-	    !parse_setting("processes", a->processes, &cfg->processes) ||
-	    !parse_setting("threads", a->threads, &cfg->threads) ||
-	    !parse_setting("files", a->files, &cfg->files) ||
-	    !parse_count("footprint", a->footprint, UINT64_MAX, &cfg->footprint))
+	    !cli_decimal_apply("--seed", a->seed, 0, UINT64_MAX, &cfg->seed) ||
+	    !cli_decimal_apply("--refs", a->refs, 0, UINT64_MAX, &cfg->refs) ||
+	    !parse_setting("--processes", a->processes, &cfg->processes) ||
+	    !parse_setting("--threads", a->threads, &cfg->threads) ||
+	    !parse_setting("--files", a->files, &cfg->files) ||
+	    !cli_decimal_apply("--footprint", a->footprint, 0, UINT64_MAX, &cfg->footprint))
 		return false;
 	cfg->wide = a->wide;
 	lp_error err = {0};
 	if (lp_gen_config_check(cfg, &err))
 		return !cli_usage_error("--%s", err.msg);
+	/* "" would write the hidden .ref and .kern */
+	if (a->prefix && !a->prefix[0])
+		return !cli_usage_error("-o PREFIX must not be empty");
 	a->ref_out = a->ref_path ? g_strdup(a->ref_path)
 		     : a->prefix ? g_strconcat(a->prefix, ".ref", NULL) : NULL;
 	a->kern_out = a->kern_path ? g_strdup(a->kern_path)

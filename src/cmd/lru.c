@@ -30,8 +30,7 @@ static GOptionContext *lru_options(lru_args *a)
 		{"level", 0, 0, G_OPTION_ARG_STRING, &a->level,
 		 "Compression level of FILE.gz (0-3, default 1) or FILE.zst (1-19 or -7 to -1, "
 		 "default 1)", "N"},
-		{"strict", 0, 0, G_OPTION_ARG_NONE, &a->strict,
-		 "Treat a torn last page-image record as an error", NULL},
+		cli_strict_entry(&a->strict),
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("FILE");
@@ -63,10 +62,8 @@ static bool lru_request_apply(const lru_args *a, const char *input, lp_lru_reque
 		cli_usage_error("--frames is required");
 		return false;
 	}
-	if (!lp_parse_decimal(a->frames, 1, UINT64_MAX, &rq->frames)) {
-		cli_usage_error("--frames must be a positive decimal number, not '%s'", a->frames);
+	if (!cli_decimal_apply("--frames", a->frames, 1, UINT64_MAX, &rq->frames))
 		return false;
-	}
 	rq->page_image = a->from && !strcmp(a->from, "page-image");
 	if (a->from && !rq->page_image && strcmp(a->from, "basic")) {
 		cli_usage_error("--from must be basic or page-image, not '%s'", a->from);

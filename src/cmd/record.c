@@ -92,9 +92,7 @@ int cmd_record(int argc, char **argv)
 	lp_record_request rq = {.prefix = "capture", .compress = LP_COMPRESS_ZSTD};
 	if (!cli_parse(ctx, &argc, &argv))
 		goto out;
-	int first = 1;
-	if (first < argc && !strcmp(argv[first], "--"))
-		first++;
+	int first = 1; /* cli_parse dropped the "--" before COMMAND */
 	if (first >= argc) {
 		cli_usage_error("no COMMAND to record");
 		goto out;

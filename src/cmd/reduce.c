@@ -178,20 +178,15 @@ int cmd_reduce(int argc, char **argv)
 		cli_usage_error("--frames is required");
 		goto out;
 	}
-	if (!lp_parse_decimal(a.frames, 1, UINT64_MAX, &frames)) {
-		cli_usage_error("--frames must be a positive decimal number, not '%s'", a.frames);
+	if (!cli_decimal_apply("--frames", a.frames, 1, UINT64_MAX, &frames))
 		goto out;
-	}
 	int form = a.format ? lp_form_parse(a.format) : LP_FORM_BASIC;
 	if (form < 0 || lp_stream_forms[form].addresses) {
 		cli_usage_error("--format must be %s, not '%s'", a.forms, a.format);
 		goto out;
 	}
-	if (argc == 2 && cli_capture_given(&capture)) {
-		cli_usage_error("--ref-format, --endian, --page-offset and --strict go with a "
-				"capture (REF KERN)");
+	if (argc == 2 && !cli_capture_stream_check(&capture))
 		goto out;
-	}
 	if (argc == 3 && !cli_capture_apply(&capture, argv[1], argv[2], &job))
 		goto out;
 	const char *outputs[] = {a.output ? a.output : "-"};

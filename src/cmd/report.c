@@ -21,9 +21,8 @@ static bool check_options(int argc, char **argv, bool is_dir, const cli_capture 
 {
 	if (argc != 2 && argc != 3)
 		cli_usage_error("expected REF KERN, DIR or STREAM, got %d arguments", argc - 1);
-	else if (argc == 2 && cli_capture_given(capture))
-		cli_usage_error("--ref-format, --endian, --page-offset and --strict go with a "
-				"capture (REF KERN)");
+	else if (argc == 2 && !cli_capture_stream_check(capture))
+		return false;
 	else if (argc == 2 && threads)
 		cli_usage_error("-j goes with a capture (REF KERN)");
 	else if (!cli_threads_apply(threads, &job->threads))
@@ -32,8 +31,8 @@ static bool check_options(int argc, char **argv, bool is_dir, const cli_capture 
 		cli_usage_error("--schedule goes with a per-process directory, the one scheduled");
 	else if (seed && !schedule)
 		cli_usage_error("--seed goes with --schedule");
-	else if (seed && !lp_parse_decimal(seed, 0, UINT64_MAX, seed_value))
-		cli_usage_error("--seed must be a decimal number, not '%s'", seed);
+	else if (!cli_decimal_apply("--seed", seed, 0, UINT64_MAX, seed_value))
+		return false;
 	else if (argc == 3 && !cli_capture_apply(capture, argv[1], argv[2], job))
 		return false;
 	else

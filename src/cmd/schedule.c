@@ -50,12 +50,15 @@ static bool check_memory(const schedule_options *o, lp_schedule_request *rq, mem
 	gchar **items = g_strsplit(o->memory, ",", -1);
 	sizes->n = g_strv_length(items);
 	sizes->sizes = g_new(uint64_t, sizes->n ? sizes->n : 1);
-	bool ok = sizes->n > 0;
-	for (size_t i = 0; ok && i < sizes->n; i++)
-		ok = lp_parse_decimal(items[i], 1, LP_SCHED_MAX_MEMORY, &sizes->sizes[i]);
-	g_strfreev(items);
+	const char *bad = sizes->n ? NULL : "";
+	for (size_t i = 0; !bad && i < sizes->n; i++)
+		if (!lp_parse_decimal(items[i], 1, LP_SCHED_MAX_MEMORY, &sizes->sizes[i]))
+			bad = items[i];
 	const lp_policy_info *replacement = lp_policy_find("lru");
-	if (!ok)
+	if (bad && bad[0] && !bad[strspn(bad, "0123456789")])
+		cli_usage_error("--memory: %s is out of range (1 to %" PRIu64 " frames)", bad,
+				LP_SCHED_MAX_MEMORY);
+	else if (bad)
 		cli_usage_error("--memory must be a decimal number of frames from 1 to %" PRIu64
 				", or several separated by commas, not '%s'",
 				LP_SCHED_MAX_MEMORY, o->memory);
@@ -64,10 +67,9 @@ static bool check_memory(const schedule_options *o, lp_schedule_request *rq, mem
 		cli_usage_error("--replacement must be %s, not '%s'", names, o->replacement);
 		g_free(names);
 	}
-	else if (o->fault_ticks &&
-		 !lp_parse_decimal(o->fault_ticks, 1, LP_SCHED_MAX_MEMORY, &rq->opt.fault_ticks))
-		cli_usage_error("--fault-ticks must be a decimal number from 1 to %" PRIu64 ", not '%s'",
-				LP_SCHED_MAX_MEMORY, o->fault_ticks);
+	else if (!cli_decimal_apply("--fault-ticks", o->fault_ticks, 1, LP_SCHED_MAX_MEMORY,
+				    &rq->opt.fault_ticks))
+		; /* said */
 	else if (sizes->n > 1 && (o->report || o->per_cpu || o->renumber ||
 				  (o->format && rq->form != LP_FORM_BASIC)))
 		cli_usage_error("a sweep (--memory with several sizes) writes its table only: not with %s%s",
@@ -76,8 +78,10 @@ static bool check_memory(const schedule_options *o, lp_schedule_request *rq, mem
 	else {
 		rq->opt.replacement = replacement;
 		rq->opt.memory = sizes->n == 1 ? sizes->sizes[0] : 0;
+		g_strfreev(items);
 		return true;
 	}
+	g_strfreev(items);
 	return false;
 }
 
@@ -88,14 +92,10 @@ static bool check_options(const schedule_options *o, lp_schedule_request *rq, me
 	uint64_t cpus = 1;
 	if (o->policy && (int)(rq->opt.policy = lp_sched_policy_parse(o->policy)) < 0)
 		cli_usage_error("--policy must be as-traced, rr or random, not '%s'", o->policy);
-	else if (o->quantum && !lp_parse_decimal(o->quantum, 1, UINT64_MAX, &rq->opt.quantum))
-		cli_usage_error("--quantum must be a decimal number of at least 1, not '%s'",
-				o->quantum);
-	else if (o->cpus && !lp_parse_decimal(o->cpus, 1, LP_SCHED_MAX_CPUS, &cpus))
-		cli_usage_error("--cpus must be a decimal number from 1 to %d, not '%s'",
-				LP_SCHED_MAX_CPUS, o->cpus);
-	else if (o->seed && !lp_parse_decimal(o->seed, 0, UINT64_MAX, &rq->opt.seed))
-		cli_usage_error("--seed must be a decimal number, not '%s'", o->seed);
+	else if (!cli_decimal_apply("--quantum", o->quantum, 1, UINT64_MAX, &rq->opt.quantum) ||
+		 !cli_decimal_apply("--cpus", o->cpus, 1, LP_SCHED_MAX_CPUS, &cpus) ||
+		 !cli_decimal_apply("--seed", o->seed, 0, UINT64_MAX, &rq->opt.seed))
+		return false;
 	else if (o->format && ((int)(rq->form = lp_form_parse(o->format)) < 0 ||
 			       lp_stream_forms[rq->form].addresses))
 		cli_usage_error("--format must be %s, not '%s'", o->forms, o->format);

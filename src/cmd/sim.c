@@ -14,7 +14,7 @@
 
 /* The options as given: NULL or FALSE when not. */
 typedef struct sim_args {
-	gchar *policy, *frames, *window, *output, *faults, *sample_rate, *sample_pages;
+	gchar *policy, *frames, *window, *output, *faults, *sample_rate, *sample_pages, *threads;
 	/* The policies' options (policy.h): [row * LP_POLICY_OPTIONS_MAX + i]
 	 * the i-th option of lp_policies[row]. */
 	gchar **option_text;
@@ -36,6 +36,7 @@ typedef struct sim_request {
 	lp_sim_options opt;
 	double sample_rate;    /* with --sample-rate, else 0 */
 	uint64_t sample_pages; /* with --sample-pages, else 0 */
+	unsigned threads;      /* simulations side by side (-j) */
 } sim_request;
 
 static bool fixed_space(const lp_policy_info *p)
@@ -100,6 +101,9 @@ static GOptionContext *sim_options(sim_args *a)
 		 "0 < R <= 1, every size scaled by R", "R"},
 		{"sample-pages", 0, 0, G_OPTION_ARG_STRING, &a->sample_pages,
 		 "As --sample-rate, R fixed to sample about S pages", "S"},
+		{"threads", 'j', 0, G_OPTION_ARG_STRING, &a->threads,
+		 "Run N simulations side by side (default: the processors available; the same "
+		 "rows for any N)", "N"},
 	};
 	g_free(names);
 	g_free(fixed);
@@ -126,10 +130,9 @@ static GOptionContext *sim_options(sim_args *a)
 		"Simulate page-replacement policies over a basic merge stream (any form,\n"
 		"'-': standard input) or a capture merged on the way, and write one CSV\n"
 		"row per policy and size: policy,size,references,faults,miss_ratio,\n"
-		"space_time. lru and opt take their whole curves in one pass (opt runs\n"
-		"at each size instead where its stack is too deep to pay), ws and vmin\n"
-		"theirs from distance histograms; the others run at each size, side by\n"
-		"side on every processor, or as miniature simulations of a sample of the\n"
+		"space_time. lru and opt take their whole curves in one pass, ws and\n"
+		"vmin theirs from distance histograms; the others run at each size, side\n"
+		"by side on every processor (-j), or as miniature simulations of a sample of the\n"
 		"pages (--sample-rate, --sample-pages). See laplace-sim(1).");
 	g_option_context_set_description(ctx,
 		"Examples:\n"
@@ -182,6 +185,32 @@ static bool wants(const sim_request *rq, const lp_policy_info *policy)
 	return false;
 }
 
+/* An option that no policy asked for would be ignored: a usage error. */
+static bool check_applies(const sim_args *a, const sim_request *rq)
+{
+	bool fixed = false, variable = false;
+	for (size_t k = 0; k < rq->npolicies; k++)
+		*(fixed_space(rq->policies[k]) ? &fixed : &variable) = true;
+	const char *option = NULL, *policies = NULL;
+	char *names = NULL;
+	if (a->frames && !fixed)
+		option = "--frames", policies = names = lp_policy_names(fixed_space, " ", NULL);
+	else if (a->window && !variable)
+		option = "--window", policies = names = lp_policy_names(variable_space, ", ", " and ");
+	for (size_t row = 0; row < lp_npolicies && !option; row++) {
+		const lp_policy_info *p = lp_policies[row];
+		for (size_t i = 0; i < p->noptions && !option; i++)
+			if (a->option_text[row * LP_POLICY_OPTIONS_MAX + i] && !wants(rq, p))
+				option = names = g_strdup_printf("--%s", p->options[i].name),
+				policies = p->name;
+	}
+	if (option)
+		cli_usage_error("%s applies only to %s, and --policy names none of them%s", option,
+				policies, a->policy ? "" : " (the default is lru)");
+	g_free(names);
+	return !option;
+}
+
 static bool check_args(const sim_args *a, sim_request *rq)
 {
 	lp_error err = {0};
@@ -192,6 +221,8 @@ static bool check_args(const sim_args *a, sim_request *rq)
 		cli_usage_error("%s", err.msg);
 		return false;
 	}
+	if (!check_applies(a, rq) || !cli_threads_apply(a->threads, &rq->threads))
+		return false;
 	/* Every policy's options given are parsed by its row, wanted or not. */
 	rq->settings = g_new0(lp_policy_settings, lp_npolicies);
 	rq->opt.settings = rq->settings;
@@ -434,7 +465,7 @@ static int simulate(sim_request *rq, const lp_trace *t, const char *output,
 		cli_progress_set_work(progress, "reference", "simulated");
 		rq->opt.progress = progress ? cli_progress_update : NULL;
 		rq->opt.progress_ctx = progress;
-		lp_sim_run(t, tasks, rq->npolicies, &rq->opt, g_get_num_processors());
+		lp_sim_run(t, tasks, rq->npolicies, &rq->opt, rq->threads);
 		cli_progress_free(progress);
 		lp_output *out = lp_output_open(output, LP_COMPRESS_AUTO, &err);
 		rc = out ? write_csv(out, tasks, rows, rq->npolicies, t->n, &err) : err.status;
@@ -484,11 +515,8 @@ int cmd_sim(int argc, char **argv)
 		cli_usage_error("expected STREAM or REF KERN, got %d arguments", argc - 1);
 		goto out;
 	}
-	if (argc == 2 && cli_capture_given(&a.capture)) {
-		cli_usage_error("--ref-format, --endian, --page-offset and --strict go with a "
-				"capture (REF KERN)");
+	if (argc == 2 && !cli_capture_stream_check(&a.capture))
 		goto out;
-	}
 	if (!check_args(&a, &rq) ||
 	    (argc == 3 && !cli_capture_apply(&a.capture, argv[1], argv[2], &job)))
 		goto out;
@@ -532,5 +560,6 @@ out:
 	g_free(rq.settings);
 	g_free(a.sample_rate);
 	g_free(a.sample_pages);
+	g_free(a.threads);
 	return rc;
 }

@@ -15,25 +15,27 @@
 #include "core/record.h"
 #include "pipeline/job.h"
 
-/* Write a report on standard output through lp_output, as every command
- * writes its output; then publish extra (a staged file, or
- * NULL), so that either both are written or the file is not left
- * (laplace(1), "OUTPUTS"). Any failure is reported; returns the
- * exit status. */
+/* -o FILE: where the report goes (NULL: standard output). */
+static const char *report_path;
+
+/* Write a report to report_path through lp_output, as every command
+ * writes its output, and publish it with extra (a staged file, or NULL),
+ * so that either both are written or neither is left (laplace(1),
+ * "OUTPUTS"). Any failure is reported; returns the exit status. */
 static int print_report(const char *text, size_t len, lp_staged *extra)
 {
 	lp_error err = {0};
-	lp_output *out = lp_output_open(NULL, LP_COMPRESS_NONE, &err);
+	lp_staged *staged[2] = {NULL, extra};
+	lp_output *out = lp_output_open(report_path, LP_COMPRESS_AUTO, &err);
 	int rc = out ? lp_output_write(out, text, len, &err) : err.status;
-	if (out && rc)
-		lp_output_abort(out);
-	else if (out)
-		rc = lp_output_commit(out, &err);
+	if (out)
+		rc = lp_output_stage(out, rc, &staged[0], &err);
 	if (rc) {
 		lp_staged_discard(extra);
 		return cli_fail(&err);
 	}
-	if (extra && (rc = lp_stage_publish(&extra, 1, &err)))
+	/* Publishing discards every item when it fails. */
+	if ((rc = lp_stage_publish(staged, 2, &err)))
 		return cli_fail(&err);
 	return 0;
 }
@@ -333,7 +335,8 @@ static int stat_sampled(const char *path, const char *mrc_path, double rate, uin
 int cmd_stat(int argc, char **argv)
 {
 	cli_set_command("laplace stat");
-	gchar *stats_path = NULL, *mrc_path = NULL, *rate_text = NULL, *pages_text = NULL;
+	gchar *stats_path = NULL, *mrc_path = NULL, *rate_text = NULL, *pages_text = NULL,
+	      *output = NULL;
 	cli_capture capture = {0};
 	GOptionEntry entries[] = {
 		{"mrc", 0, 0, G_OPTION_ARG_FILENAME, &mrc_path,
@@ -346,11 +349,13 @@ int cmd_stat(int argc, char **argv)
 		 "pages, in memory of their number", "S"},
 		{"stats", 0, 0, G_OPTION_ARG_FILENAME, &stats_path,
 		 "Capture: also write the statistics as YAML to FILE", "FILE"},
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+		 "Write the report to FILE (default: standard output)", "FILE"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("DIR | REF KERN | STREAM");
 	g_option_context_set_summary(ctx,
-		"Report on a trace without writing one.\n\n"
+		"Report on a trace without writing one (on standard output, or to -o FILE).\n\n"
 		"  DIR        a per-process merge directory: counts per task, per process\n"
 		"             and in total, read from DIR/index.yaml alone\n"
 		"  REF KERN   a capture: the statistics its merge would report\n"
@@ -372,7 +377,16 @@ int cmd_stat(int argc, char **argv)
 	lp_merge_job_init(&job);
 	if (!cli_parse(ctx, &argc, &argv))
 		goto out;
-	bool capture_options = cli_capture_given(&capture) || stats_path;
+	/* The report is checked against the inputs and the other outputs. */
+	const char *outputs[] = {output ? output : "-", mrc_path, stats_path};
+	lp_error err = {0};
+	if ((rc = lp_check_outputs((const char *const *)argv + 1, (size_t)argc - 1, outputs,
+				   G_N_ELEMENTS(outputs), &err))) {
+		cli_fail(&err);
+		goto out;
+	}
+	rc = LP_EUSAGE;
+	report_path = output;
 	double rate = 1;
 	uint64_t pages = 0;
 	bool sampled = rate_text || pages_text;
@@ -393,9 +407,10 @@ int cmd_stat(int argc, char **argv)
 		rc = stat_capture(&job, stats_path);
 	} else if (argc == 2) {
 		bool is_dir = g_file_test(argv[1], G_FILE_TEST_IS_DIR);
-		if (capture_options) {
-			cli_usage_error("--ref-format, --endian, --page-offset, --strict and --stats "
-					"go with a capture (REF KERN)");
+		if (!cli_capture_stream_check(&capture))
+			goto out;
+		if (stats_path) {
+			cli_usage_error("--stats goes with a capture (REF KERN)");
 			goto out;
 		}
 		if (is_dir && mrc_path) {
@@ -415,5 +430,6 @@ out:
 	g_free(mrc_path);
 	g_free(rate_text);
 	g_free(pages_text);
+	g_free(output);
 	return rc;
 }

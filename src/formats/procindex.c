@@ -362,8 +362,8 @@ static char *own_file(const char *dir, const char *name)
 }
 
 /* The kernel or orphan entry: as the manifest gives it, or when it has
- * none the file that is there (the kernel's is always listed, to be
- * found missing by readers). */
+ * none the file that is there (a kernel entry is listed, to be found
+ * missing by readers when its file is not there). */
 static int get_own_file(lp_yaml_doc *r, yaml_node_t *root, const char *dir, const char *key,
 			lp_index_file *f)
 {
@@ -377,6 +377,10 @@ static int get_own_file(lp_yaml_doc *r, yaml_node_t *root, const char *dir, cons
 	/* An orphan entry without a path: there is no orphan file. */
 	if (!f->path && (is_kernel || !entry))
 		f->path = own_file(dir, key);
+	/* Not listed and not there: the directory is incomplete. */
+	if (!f->path && is_kernel && !entry)
+		return lp_fail(r->err, LP_EINPUT, "%s: no kernel file (kernel, kernel.gz or "
+			       "kernel.zst), which every per-process directory has", dir);
 	if (!f->path && is_kernel)
 		f->path = g_strdup(key);
 	if (!f->path)

@@ -84,7 +84,7 @@ const char *lp_output_name(const lp_output *out);
 /* Before a run writes anything: refuse (LP_EUSAGE) an output that names one
  * of its inputs, the same file through any path or link (compared by device
  * and inode; "-" is standard input or output), an output directory holding
- * an input, and two outputs with the same name. Outputs that do not exist
+ * an input, two outputs with the same name, and an empty name. Outputs that do not exist
  * yet, and those that are neither regular files nor directories (a pipe,
  * /dev/null), cannot overwrite anything. NULL entries are skipped. */
 int lp_check_outputs(const char *const *inputs, size_t nin, const char *const *outputs,

@@ -88,6 +88,9 @@ int lp_check_outputs(const char *const *inputs, size_t nin, const char *const *o
 	for (size_t o = 0; o < nout; o++) {
 		if (!outputs[o])
 			continue;
+		/* "" names no file: rename() would fail at the end of the run. */
+		if (!outputs[o][0])
+			return lp_fail(err, LP_EUSAGE, "an output file name is empty");
 		struct stat ost;
 		int rc = stat_of(outputs[o], STDOUT_FILENO, &ost)
 				 ? check_output(outputs[o], &ost, inputs, nin, err) : 0;

@@ -99,6 +99,9 @@ lp_sweep *lp_sweep_read(const char *path, lp_error *err)
 			if (strcmp(p, header))
 				rc = bad(err, path, 1, "header",
 					 "not that of laplace schedule --memory M1,M2,... (" "memory,ticks,...)");
+		} else if (line > LP_SWEEP_MAX_ROWS) {
+			/* the first row past the limit */
+			rc = bad(err, path, line + 1, "memory", "more than 100000 rows");
 		} else {
 			if (s->nrows == cap) {
 				cap = cap ? cap * 2 : 16;
@@ -111,8 +114,6 @@ lp_sweep *lp_sweep_read(const char *path, lp_error *err)
 	}
 	if (!rc && !line)
 		rc = bad(err, path, 1, "header", "missing (an empty file)");
-	if (!rc && line > LP_SWEEP_MAX_ROWS + 1)
-		rc = bad(err, path, line, "memory", "more than 100000 rows");
 	g_free(text);
 	if (rc) {
 		lp_sweep_free(s);

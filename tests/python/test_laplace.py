@@ -429,13 +429,33 @@ class Sweep(Scratch):
                                  user_only=np.bool_(False))
         self.assertEqual(np_sizes.tolist(), both.tolist())
 
+    def test_names_like_options(self):
+        # sweep() ends the options with "--": a directory named "-pp" or
+        # "--" is a directory (laplace took the "--" for one more input).
+        pp = self.two_tasks()
+        os.environ["LAPLACE_PROGRAM"] = os.path.abspath(PROGRAM)
+        want = laplace.sweep(pp, [1, 2], quantum=2, fault_ticks=3)
+        one = laplace.sweep(pp, [2], quantum=2, fault_ticks=3)
+        cwd = os.getcwd()
+        os.chdir(self.dir.name)
+        try:
+            for name in ("-pp", "--"):
+                os.rename(pp, name)
+                pp = os.path.join(self.dir.name, name)
+                got = laplace.sweep(name, [1, 2], quantum=2, fault_ticks=3)
+                self.assertEqual(got.tolist(), want.tolist())
+                got = laplace.sweep(name, [2], quantum=2, fault_ticks=3)
+                self.assertEqual(got.tolist(), one.tolist())
+        finally:
+            os.chdir(cwd)
+
     def test_errors(self):
         pp = self.two_tasks()
         os.environ["LAPLACE_PROGRAM"] = PROGRAM
         with self.assertRaises(laplace.Error) as e:
             laplace.sweep(pp, [0, 2])
         self.assertEqual(e.exception.status, 1)
-        self.assertIn("--memory must be", str(e.exception))
+        self.assertIn("--memory: 0 is out of range", str(e.exception))
         with self.assertRaises(laplace.Error) as e:
             laplace.sweep(self.dir.name, [1, 2])
         self.assertEqual(e.exception.status, 2)
