@@ -54,7 +54,7 @@ extern "C" {
 
 /* The version of this header (the Makefile's too). */
 #define LP_VERSION_MAJOR 1
-#define LP_VERSION_MINOR 1
+#define LP_VERSION_MINOR 2
 #define LP_VERSION_PATCH 0
 #define LP_VERSION_NUMBER (LP_VERSION_MAJOR * 10000 + LP_VERSION_MINOR * 100 + LP_VERSION_PATCH)
 
@@ -246,6 +246,8 @@ LP_API ssize_t lp_simulate(const char *path, const uint64_t *canonical, size_t n
 			   lp_sim_row **rows, lp_error *err);
 /* Free the rows of lp_simulate (NULL is allowed). */
 LP_API void lp_sim_free(lp_sim_row *rows);
+
+/* ---- since 1.2.0 ---- */
 
 /* lp_simulate with more to say: what laplace sim's --sample-rate and
  * --sample-pages ask (miniature simulations of fifo, clock, segq and arc,
