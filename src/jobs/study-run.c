@@ -101,6 +101,7 @@ static void add_merge_cell(lp_study_run *run, size_t ci)
 	add(a, "--force");
 	add_merge_options(a, run->study);
 	add_sync_option(a);
+	add(a, "--"); /* inputs whose names start with '-' */
 	add(a, cap->reference);
 	add(a, cap->kernel);
 	c->stages[0] = strv_of(a);
@@ -121,6 +122,7 @@ static void add_sim_cell(lp_study_run *run, size_t ci)
 		GPtrArray *first = g_ptr_array_new();
 		add(first, "schedule");
 		add(first, "-q");
+		add(first, "--");
 		add(first, cap->path);
 		c->stages[c->nstages++] = strv_of(first);
 	}
@@ -142,6 +144,7 @@ static void add_sim_cell(lp_study_run *run, size_t ci)
 	add_sync_option(a);
 	add(a, "-o");
 	add(a, c->output);
+	add(a, "--");
 	if (cap->kind == LP_STUDY_CAPTURE) {
 		add(a, cap->reference);
 		add(a, cap->kernel);
@@ -200,6 +203,7 @@ static void add_schedule_cells(lp_study_run *run, size_t ci, const char *dir, pt
 			add_sync_option(a);
 			add(a, "-o");
 			add(a, c->output);
+			add(a, "--");
 			add(a, dir);
 			c->stages[0] = strv_of(a);
 			c->nstages = 1;
