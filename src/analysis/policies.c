@@ -59,6 +59,11 @@ bool lp_policy_has_victim(const lp_policy_info *p)
 	return p->ops && p->ops->victim;
 }
 
+bool lp_policy_refuses_sampling(const lp_policy_info *p)
+{
+	return p->space == LP_SPACE_FIXED && !p->curve && !p->miniature;
+}
+
 void lp_policy_params_at(const lp_policy_info *policy, const lp_policy_settings *s,
 			 uint64_t frames, lp_pageno pages, const uint64_t *next_use,
 			 lp_policy_params *p)

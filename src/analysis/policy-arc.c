@@ -121,6 +121,7 @@ const lp_policy_info lp_policy_arc = {
 	.space = LP_SPACE_FIXED,
 	.rule = "Megiddo and Modha's adaptive replacement cache",
 	.ops = &arc_ops,
+	.miniature = true,
 	.colour = "#5ad8d3",
 	.dash = "1.5 3.5",
 };

@@ -167,6 +167,7 @@ const lp_policy_info lp_policy_clock = {
 	.noptions = G_N_ELEMENTS(clock_options),
 	.parse = clock_parse,
 	.resolve = clock_resolve,
+	.miniature = true,
 	.colour = "#895ad8",
 	.dash = "12 3 3 3",
 };

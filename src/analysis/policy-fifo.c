@@ -68,6 +68,7 @@ const lp_policy_info lp_policy_fifo = {
 	.space = LP_SPACE_FIXED,
 	.rule = "evict the page that entered memory first",
 	.ops = &fifo_ops,
+	.miniature = true,
 	.colour = "#29ae34",
 	.dash = "3 3",
 };

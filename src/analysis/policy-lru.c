@@ -68,7 +68,7 @@ static const lp_policy_ops lru_ops = {
 
 static void lru_curve(const lp_policy_curve *c)
 {
-	uint64_t *hist = lp_sim_lru_distances(c->t);
+	uint64_t *hist = lp_sim_lru_distances(c->t, c->tick);
 	lp_sim_stack_faults(hist, c->t->pages, c->sizes, c->nsizes, c->faults);
 	g_free(hist);
 }

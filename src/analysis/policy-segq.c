@@ -3,6 +3,7 @@
  * recent end; a hit in the back brings the page to the front's tail. */
 #include <glib.h>
 #include <inttypes.h>
+#include <math.h>
 
 #include "analysis/pagelist.h"
 
@@ -91,6 +92,16 @@ static void segq_resolve(const lp_policy_settings *s, uint64_t k, lp_policy_para
 	params->option[LRU_FRAMES] = s->set[LRU_FRAMES] ? MIN(s->value[LRU_FRAMES], k - 1) : k / 2;
 }
 
+/* The back scales as the memory (policies.md §8): S' = min(K' - 1,
+ * round(S * R)), S as given at K frames. */
+static void segq_mini_scale(const lp_policy_settings *s, uint64_t frames, double rate,
+			    lp_policy_params *p)
+{
+	uint64_t back = s && s->set[LRU_FRAMES] ? s->value[LRU_FRAMES] : frames / 2;
+	p->option[LRU_FRAMES] = MIN(p->frames - 1,
+				    rate >= 1 ? back : (uint64_t)nearbyint((double)back * rate));
+}
+
 const lp_policy_info lp_policy_segq = {
 	.name = "segq",
 	.space = LP_SPACE_FIXED,
@@ -101,6 +112,8 @@ const lp_policy_info lp_policy_segq = {
 	.parse = segq_parse,
 	.check = segq_check,
 	.resolve = segq_resolve,
+	.miniature = true,
+	.mini_scale = segq_mini_scale,
 	.colour = "#ae8129",
 	.dash = "6 2 1 2",
 };

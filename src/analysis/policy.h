@@ -95,15 +95,43 @@ typedef struct lp_policy_ops {
 	lp_pageno (*victim)(void *state, const uint8_t *held);
 } lp_policy_ops;
 
-/* A whole curve in one pass: the faults (and for a variable-space
- * policy the space_time) at each of sizes[0, nsizes), ascending. */
+/* How a pass over a stream tells how far it has come: fn(ctx, refs),
+ * refs more references read; false when the run is to stop (the pass
+ * then ends early, its results unfinished). */
+typedef struct lp_curve_tick {
+	bool (*fn)(void *ctx, uint64_t refs);
+	void *ctx;
+} lp_curve_tick;
+/* tick told (NULL: nobody): whether to go on. */
+static inline bool lp_curve_ticked(const lp_curve_tick *tick, uint64_t refs)
+{
+	return !tick || tick->fn(tick->ctx, refs);
+}
+
+/* A whole curve in one pass: the faults at each of sizes[0, nsizes),
+ * ascending; tick (may be NULL) told as it goes. */
 struct lp_trace;
 typedef struct lp_policy_curve {
 	const struct lp_trace *t;
 	const uint64_t *sizes;
 	size_t nsizes;
-	uint64_t *faults, *space_time;
+	uint64_t *faults;
+	const lp_curve_tick *tick;
 } lp_policy_curve;
+
+/* What one pass over the backward distances (policies.md §3) gives at
+ * window tau, from which every variable-space row takes its space_time:
+ * all share that pass, and the faults, pages + finite - near. */
+typedef struct lp_window_sums {
+	uint64_t tau;
+	uint64_t n, pages; /* references, distinct pages */
+	uint64_t finite;   /* references with a previous use: n - pages */
+	/* Finite backward distances <= tau: how many, their sum. */
+	uint64_t near, near_sum;
+	/* Gaps from a page's last reference to the end (n - s) <= tau: how
+	 * many (of pages), their sum. */
+	uint64_t tails, tail_sum;
+} lp_window_sums;
 
 /* One row per policy: everything the commands, the library, the schedule
  * and the report know of it. */
@@ -125,9 +153,21 @@ typedef struct lp_policy_info {
 	int (*parse)(lp_policy_settings *s, size_t i, const char *text, lp_error *err);
 	int (*check)(const lp_policy_settings *s, uint64_t from, uint64_t to, lp_error *err);
 	void (*resolve)(const lp_policy_settings *s, uint64_t k, lp_policy_params *params);
-	/* Its whole curve in one pass (sim.h), or NULL: one simulation per
-	 * size. */
+	/* A fixed-space row's whole curve in one pass (sim.h), or NULL: one
+	 * simulation per size. */
 	void (*curve)(const lp_policy_curve *c);
+	/* A variable-space row's space_time at a window (its curve: every
+	 * such row's is one pass, lp_sim_windows). */
+	uint64_t (*window_space)(const lp_window_sums *s);
+	/* Whether, with --sample-rate or --sample-pages, it runs miniature
+	 * simulations (policies.md §8); with mini_scale, its options scaled
+	 * to the miniature memory: *p is at K' = p->frames, its options
+	 * resolved there, s the options given (NULL: none), frames K,
+	 * rate 0 < R <= 1. A fixed-space row with neither a curve nor this
+	 * refuses sampling. */
+	bool miniature;
+	void (*mini_scale)(const lp_policy_settings *s, uint64_t frames, double rate,
+			   lp_policy_params *p);
 	bool needs_next_use;       /* params.next_use at each size */
 	const char *colour;        /* its curves' colour in laplace report */
 	/* and their dash pattern (SVG stroke-dasharray, "" solid): curves
@@ -159,6 +199,9 @@ const lp_policy_info *lp_policy_find(const char *name);
 char *lp_policy_names(bool (*keep)(const lp_policy_info *), const char *sep, const char *last);
 /* Rows with a victim rule: laplace schedule's replacements. */
 bool lp_policy_has_victim(const lp_policy_info *p);
+/* Rows that refuse --sample-rate and --sample-pages (policies.md §8):
+ * fixed-space, with neither a one-pass curve nor miniature simulations. */
+bool lp_policy_refuses_sampling(const lp_policy_info *p);
 /* The parameters of policy at frames (K past the pages is the pages,
  * where no policy evicts), its options from s (NULL: defaults). */
 void lp_policy_params_at(const lp_policy_info *policy, const lp_policy_settings *s,

@@ -11,6 +11,7 @@
 #include "analysis/recency.h"
 #include "analysis/shards.h"
 #include "analysis/stackdist.h"
+#include "core/prevuse.h"
 #include "core/numbers.h"
 #include "io/workpool.h"
 
@@ -208,20 +209,20 @@ void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64
 
 /* ---- lru: stack distances are recency positions ---- */
 
-uint64_t *lp_sim_lru_distances(const lp_trace *t)
+uint64_t *lp_sim_lru_distances(const lp_trace *t, const lp_curve_tick *tick)
 {
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
 	lp_stackdist s;
 	lp_stackdist_init(&s, t->pages);
-	lp_trace_reader r;
-	lp_trace_reader_init(&r, t);
-	lp_trace_block b = {0};
-	for (uint64_t at = 0; at < t->n; at += b.len) {
-		b = lp_trace_read(&r, at);
-		for (size_t k = 0; k < b.len; k++)
-			hist[lp_stackdist_access(&s, b.page[k])]++;
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, false);
+	while (lp_trace_iter_next(&it)) {
+		for (size_t k = 0; k < it.len; k++)
+			hist[lp_stackdist_access(&s, it.page[k])]++;
+		if (!lp_curve_ticked(tick, it.len))
+			break;
 	}
-	lp_trace_reader_clear(&r);
+	lp_trace_iter_clear(&it);
 	lp_stackdist_clear(&s);
 	hist[0] = 0; /* first references: no distance */
 	return hist;
@@ -229,20 +230,20 @@ uint64_t *lp_sim_lru_distances(const lp_trace *t)
 
 /* ---- opt: the critical stack algorithm (optdist.h) ---- */
 
-uint64_t *lp_sim_opt_distances(const lp_trace *t)
+uint64_t *lp_sim_opt_distances(const lp_trace *t, const lp_curve_tick *tick)
 {
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
 	lp_optdist o;
 	lp_optdist_init(&o, t->pages);
-	lp_trace_reader r;
-	lp_trace_reader_init(&r, t);
-	lp_trace_block b = {0};
-	for (uint64_t at = 0; at < t->n; at += b.len) {
-		b = lp_trace_read(&r, at);
-		for (size_t k = 0; k < b.len; k++)
-			hist[lp_optdist_access(&o, b.page[k])]++;
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, false);
+	while (lp_trace_iter_next(&it)) {
+		for (size_t k = 0; k < it.len; k++)
+			hist[lp_optdist_access(&o, it.page[k])]++;
+		if (!lp_curve_ticked(tick, it.len))
+			break;
 	}
-	lp_trace_reader_clear(&r);
+	lp_trace_iter_clear(&it);
 	lp_optdist_clear(&o);
 	hist[0] = 0; /* first references: no distance */
 	return hist;
@@ -279,65 +280,77 @@ void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint
 {
 	/* Σ_t min(K, c_t) = Σ_{k <= K} #{t : c_t >= k} = Σ_{k <= min(K, D)}
 	 * (n - the time of the k-th first reference). */
-	uint64_t sum = 0, at = 0;
+	uint64_t sum = 0;
 	size_t k = 0;
 	lp_pageno seen = 0; /* the k-th first reference is page k - 1's */
-	lp_trace_reader r;
-	lp_trace_reader_init(&r, t);
-	lp_trace_block b = {0};
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, false);
 	for (size_t s = 0; s < m; s++) {
 		lp_pageno goal = (lp_pageno)MIN(sizes[s], (uint64_t)t->pages);
+		/* goal <= D: the goal-th first reference is in the stream. */
 		while (seen < goal) {
-			if (k == b.len) {
-				at += b.len;
-				b = lp_trace_read(&r, at);
+			if (k == it.len) {
+				lp_trace_iter_next(&it);
 				k = 0;
 			}
-			for (; k < b.len && seen < goal; k++)
-				if (b.page[k] == seen) {
+			for (; k < it.len && seen < goal; k++)
+				if (it.page[k] == seen) {
 					seen++;
-					sum += t->n - (at + k);
+					sum += t->n - (it.at + k);
 				}
 		}
 		space[s] = sum;
 	}
-	lp_trace_reader_clear(&r);
+	lp_trace_iter_clear(&it);
 }
 
 /* ---- ws and vmin: distance histograms ---- */
 
+/* One walk of previous uses (prevuse.h): the largest backward distance,
+ * then the largest gap from a reference to the next one to its page, or
+ * to the end (at least 1). */
+void lp_sim_window_bounds(const lp_trace *t, uint64_t *most, uint64_t *cap)
+{
+	lp_prev_use_walk w;
+	lp_prev_use_walk_init(&w, t->pages);
+	uint64_t far = 0;
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, false);
+	while (lp_trace_iter_next(&it))
+		for (size_t k = 0; k < it.len; k++) {
+			uint64_t d = lp_prev_use_step(&w, it.page[k]);
+			far = MAX(far, d);
+		}
+	lp_trace_iter_clear(&it);
+	*most = far;
+	for (lp_pageno p = 0; p < t->pages; p++)
+		far = MAX(far, w.at - w.last[p]);
+	*cap = MAX(far, 1);
+	lp_prev_use_walk_clear(&w);
+}
+
 uint64_t lp_sim_max_backward(const lp_trace *t)
 {
-	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
-	uint64_t most = 0;
-	lp_pageno seen = 0;
-	lp_trace_reader r;
-	lp_trace_reader_init(&r, t);
-	lp_trace_block b = {0};
-	for (uint64_t at = 0; at < t->n; at += b.len) {
-		b = lp_trace_read(&r, at);
-		for (size_t k = 0; k < b.len; k++) {
-			lp_pageno p = b.page[k];
-			uint64_t i = at + k;
-			if (p == seen)
-				seen++;
-			else
-				most = MAX(most, i - last[p]);
-			last[p] = i;
-		}
-	}
-	lp_trace_reader_clear(&r);
-	g_free(last);
+	uint64_t most, cap;
+	lp_sim_window_bounds(t, &most, &cap);
 	return most;
+}
+
+uint64_t lp_sim_window_cap(const lp_trace *t)
+{
+	uint64_t most, cap;
+	lp_sim_window_bounds(t, &most, &cap);
+	return cap;
 }
 
 /* A page is in W(t, tau) from each reference s for min(f_s, tau, n - s)
  * references, so Σ_t |W(t, tau)| = Σ_s min(g_s, tau), g_s being f_s, or
  * n - s after a page's last reference. The finite forward distances are
- * the finite backward ones, so one pass serves faults, ws and vmin. Only
- * the windows asked matter: each distance is counted (and summed) in the
- * bucket of the first window at least as large, so memory is O(windows),
- * not O(largest window). */
+ * the finite backward ones, so one pass serves the faults and every
+ * window row's space_time (lp_window_sums). Only the windows asked
+ * matter: each distance is counted (and summed) in the bucket of the
+ * first window at least as large, so memory is O(windows), not O(largest
+ * window). */
 
 /* The first k with taus[k] >= v, or m. */
 static size_t bucket(const uint64_t *taus, size_t m, uint64_t v)
@@ -354,57 +367,50 @@ static size_t bucket(const uint64_t *taus, size_t m, uint64_t v)
 }
 
 void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t *faults,
-		    uint64_t *ws_space, uint64_t *vmin_space)
+		    const lp_policy_info *const *rows, uint64_t *const *space, size_t nrows,
+		    const lp_curve_tick *tick)
 {
 	if (!m)
 		return;
 	/* [k]: distances in (taus[k - 1], taus[k]]; [m]: past the last. */
 	uint64_t *d_count = g_new0(uint64_t, m + 1), *d_sum = g_new0(uint64_t, m + 1);
 	uint64_t *g_count = g_new0(uint64_t, m + 1), *g_sum = g_new0(uint64_t, m + 1);
-	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
-	lp_pageno seen = 0;
-	uint64_t finite = 0;
-	lp_trace_reader r;
-	lp_trace_reader_init(&r, t);
-	lp_trace_block b = {0};
-	for (uint64_t at = 0; at < t->n; at += b.len) {
-		b = lp_trace_read(&r, at);
-		for (size_t j = 0; j < b.len; j++) {
-			lp_pageno p = b.page[j];
-			uint64_t i = at + j;
-			if (p == seen) {
-				seen++;
-			} else {
-				uint64_t d = i - last[p];
+	lp_prev_use_walk w;
+	lp_prev_use_walk_init(&w, t->pages);
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, false);
+	while (lp_trace_iter_next(&it)) {
+		for (size_t j = 0; j < it.len; j++) {
+			uint64_t d = lp_prev_use_step(&w, it.page[j]);
+			if (d) {
 				size_t k = bucket(taus, m, d);
 				d_count[k]++;
 				d_sum[k] += d;
-				finite++;
 			}
-			last[p] = i;
 		}
+		if (!lp_curve_ticked(tick, it.len))
+			break;
 	}
-	lp_trace_reader_clear(&r);
+	lp_trace_iter_clear(&it);
+	uint64_t finite = t->n - t->pages;
 	for (lp_pageno p = 0; p < t->pages; p++) {
-		uint64_t g = t->n - last[p];
+		uint64_t g = t->n - w.last[p];
 		size_t k = bucket(taus, m, g);
 		g_count[k]++;
 		g_sum[k] += g;
 	}
-	g_free(last);
+	lp_prev_use_walk_clear(&w);
 	/* Up to each tau: counts and sums of distances, finite and tails. */
-	uint64_t dc = 0, ds = 0, gc = 0, gs = 0;
+	lp_window_sums sums = {.n = t->n, .pages = t->pages, .finite = finite};
 	for (size_t k = 0; k < m; k++) {
-		uint64_t tau = taus[k];
-		dc += d_count[k];
-		ds += d_sum[k];
-		gc += g_count[k];
-		gs += g_sum[k];
-		faults[k] = t->pages + (finite - dc);
-		if (ws_space)
-			ws_space[k] = ds + tau * (finite - dc) + gs + tau * (t->pages - gc);
-		if (vmin_space)
-			vmin_space[k] = t->n + ds - dc;
+		sums.tau = taus[k];
+		sums.near += d_count[k];
+		sums.near_sum += d_sum[k];
+		sums.tails += g_count[k];
+		sums.tail_sum += g_sum[k];
+		faults[k] = t->pages + (finite - sums.near);
+		for (size_t r = 0; r < nrows; r++)
+			space[r][k] = rows[r]->window_space(&sums);
 	}
 	g_free(d_count);
 	g_free(d_sum);
@@ -453,13 +459,12 @@ static uint64_t fixed_run(sim_run *r, const lp_trace *t, const lp_policy_info *p
 	const lp_policy_ops *ops = policy->ops;
 	void *state = ops->create(p);
 	uint64_t faults = 0;
-	lp_trace_reader reader;
-	lp_trace_reader_init(&reader, t);
-	lp_trace_block b = {0};
-	for (uint64_t at = 0; at < t->n; at += b.len) {
-		b = lp_trace_read(&reader, at);
-		const lp_pageno *page = b.page;
-		for (size_t k = 0; k < b.len; k++) {
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, false);
+	while (lp_trace_iter_next(&it)) {
+		const lp_pageno *page = it.page;
+		uint64_t at = it.at;
+		for (size_t k = 0; k < it.len; k++) {
 			lp_pageno victim;
 			if (!ops->access(state, page[k], at + k, &victim)) {
 				faults++;
@@ -467,10 +472,10 @@ static uint64_t fixed_run(sim_run *r, const lp_trace *t, const lp_policy_info *p
 					fault_fn(ctx, at + k, page[k], victim);
 			}
 		}
-		if (!sim_tick(r, b.len))
+		if (!sim_tick(r, it.len))
 			break;
 	}
-	lp_trace_reader_clear(&reader);
+	lp_trace_iter_clear(&it);
 	ops->destroy(state);
 	return faults;
 }
@@ -485,11 +490,7 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 
 bool lp_sim_miniature(const lp_policy_info *policy)
 {
-	static const char *const names[] = {"fifo", "clock", "segq", "arc"};
-	for (size_t k = 0; k < G_N_ELEMENTS(names); k++)
-		if (!strcmp(policy->name, names[k]))
-			return true;
-	return false;
+	return policy->miniature;
 }
 
 uint64_t lp_sim_mini_frames(uint64_t frames, double rate)
@@ -558,16 +559,13 @@ int lp_sim_sample(const lp_trace *t, double rate, uint64_t pages, lp_trace *samp
 		keep[p] = all || lp_shards_hash(t->canonical[p]) < limit;
 	lp_trace_init(sample, false);
 	int rc = 0;
-	lp_trace_reader reader;
-	lp_trace_reader_init(&reader, t);
-	lp_trace_block b = {0};
-	for (uint64_t at = 0; at < t->n && !rc; at += b.len) {
-		b = lp_trace_read(&reader, at);
-		for (size_t k = 0; k < b.len && !rc; k++)
-			if (keep[b.page[k]])
-				rc = lp_trace_add(sample, 'r', t->canonical[b.page[k]], err);
-	}
-	lp_trace_reader_clear(&reader);
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, false);
+	while (!rc && lp_trace_iter_next(&it))
+		for (size_t k = 0; k < it.len && !rc; k++)
+			if (keep[it.page[k]])
+				rc = lp_trace_add(sample, 'r', t->canonical[it.page[k]], err);
+	lp_trace_iter_clear(&it);
 	g_free(keep);
 	lp_trace_done(sample);
 	/* Estimates are at most the sampled references scaled. */
@@ -605,46 +603,39 @@ uint64_t lp_sim_fixed_cap(const lp_trace *t, const lp_policy_info *policy,
 	return MAX(cap, k);
 }
 
-uint64_t lp_sim_window_cap(const lp_trace *t)
-{
-	uint64_t *last = g_new(uint64_t, t->pages ? t->pages : 1);
-	uint64_t most = 1;
-	lp_pageno seen = 0;
-	lp_trace_reader r;
-	lp_trace_reader_init(&r, t);
-	lp_trace_block b = {0};
-	for (uint64_t at = 0; at < t->n; at += b.len) {
-		b = lp_trace_read(&r, at);
-		for (size_t k = 0; k < b.len; k++) {
-			lp_pageno p = b.page[k];
-			if (p == seen)
-				seen++;
-			else
-				most = MAX(most, at + k - last[p]);
-			last[p] = at + k;
-		}
-	}
-	lp_trace_reader_clear(&r);
-	for (lp_pageno p = 0; p < t->pages; p++)
-		most = MAX(most, t->n - last[p]);
-	g_free(last);
-	return most;
-}
-
 /* ---- a run: its jobs in a work pool ---- */
 
 typedef struct sim_job {
 	lp_sim_task *task;
 	size_t size; /* the size of a per-size job; SIZE_MAX: the whole task */
+	/* A window job: the variable-space tasks of the same sizes, task
+	 * first, whose curves are its one pass (lp_sim_windows). */
+	lp_sim_task **windows;
+	size_t nwindows;
 } sim_job;
 
-static lp_policy_curve task_curve(const sim_run *r, lp_sim_task *task)
+static bool curve_tick(void *ctx, uint64_t refs)
 {
-	return (lp_policy_curve){.t = r->t,
-				 .sizes = task->sizes,
-				 .nsizes = task->nsizes,
-				 .faults = task->faults,
-				 .space_time = task->space_time};
+	return sim_tick(ctx, refs);
+}
+
+/* The variable-space tasks of job's window pass: the task's rows and
+ * where their space_time goes. */
+static void run_windows(sim_run *r, const sim_job *j, const lp_curve_tick *tick)
+{
+	const lp_policy_info **rows = g_new(const lp_policy_info *, j->nwindows);
+	uint64_t **space = g_new(uint64_t *, j->nwindows);
+	for (size_t k = 0; k < j->nwindows; k++) {
+		rows[k] = j->windows[k]->policy;
+		space[k] = j->windows[k]->space_time;
+	}
+	lp_sim_task *task = j->task;
+	lp_sim_windows(r->t, task->sizes, task->nsizes, task->faults, rows, space, j->nwindows,
+		       tick);
+	for (size_t k = 1; k < j->nwindows; k++)
+		memcpy(j->windows[k]->faults, task->faults, task->nsizes * sizeof *task->faults);
+	g_free(rows);
+	g_free(space);
 }
 
 /* A miniature simulation's estimate of task's faults at its size s. */
@@ -658,13 +649,10 @@ static uint64_t mini_at(sim_run *r, const lp_sim_task *task, size_t s)
 	uint64_t k = lp_sim_mini_frames(frames, rate);
 	lp_policy_params p;
 	lp_sim_params(r->o, task->policy, k, sample, NULL, &p);
-	if (!strcmp(task->policy->name, "segq")) { /* S' = min(K' - 1, round(S * R)) */
-		const lp_policy_settings *given =
-			r->o->settings ? &r->o->settings[lp_policy_index(task->policy)] : NULL;
-		uint64_t back = given && given->set[0] ? given->value[0] : frames / 2;
-		p.option[0] = MIN(p.frames - 1,
-				  rate >= 1 ? back : (uint64_t)nearbyint((double)back * rate));
-	}
+	if (task->policy->mini_scale)
+		task->policy->mini_scale(r->o->settings ? &r->o->settings[lp_policy_index(task->policy)]
+							: NULL,
+					 frames, rate, &p);
 	return mini_scale(fixed_run(r, sample, task->policy, &p, NULL, NULL), rate);
 }
 
@@ -676,19 +664,28 @@ static int run_job(void *ctx, void *job, lp_error *err)
 	lp_sim_task *task = j->task;
 	if (!sim_tick(r, 0)) /* stopped: the jobs not begun are dropped */
 		return 0;
+	lp_curve_tick tick = {curve_tick, r};
 	if (j->size != SIZE_MAX && r->o->sample && lp_sim_miniature(task->policy)) {
 		task->faults[j->size] = mini_at(r, task, j->size);
 	} else if (j->size != SIZE_MAX) {
 		lp_policy_params p;
 		lp_sim_params(r->o, task->policy, task->sizes[j->size], r->t, r->next_use, &p);
 		task->faults[j->size] = fixed_run(r, r->t, task->policy, &p, NULL, NULL);
+	} else if (j->windows) {
+		run_windows(r, j, &tick);
 	} else {
-		lp_policy_curve c = task_curve(r, task);
+		lp_policy_curve c = {.t = r->t, .sizes = task->sizes, .nsizes = task->nsizes,
+				     .faults = task->faults, .tick = &tick};
 		task->policy->curve(&c);
 	}
-	if (j->size == SIZE_MAX)
-		sim_tick(r, r->t->n);
 	return 0;
+}
+
+/* Whether task's sizes are other's. */
+static bool same_sizes(const lp_sim_task *task, const lp_sim_task *other)
+{
+	return task->nsizes == other->nsizes &&
+	       !memcmp(task->sizes, other->sizes, task->nsizes * sizeof *task->sizes);
 }
 
 int lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
@@ -697,30 +694,49 @@ int lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_si
 	sim_run r = {.t = t, .o = o};
 	g_mutex_init(&r.draw);
 	GArray *jobs = g_array_new(FALSE, FALSE, sizeof(sim_job));
+	/* The window jobs' tasks: each job's windows a run of them. */
+	lp_sim_task **windows = g_new(lp_sim_task *, ntasks ? ntasks : 1);
+	size_t nwindows = 0;
+	bool *joined = g_new0(bool, ntasks ? ntasks : 1);
 	for (size_t k = 0; k < ntasks; k++) {
 		lp_sim_task *task = &tasks[k];
-		if (!task->nsizes)
+		if (!task->nsizes || joined[k])
 			continue;
+		if (task->policy->window_space) {
+			/* Every variable-space task of the same sizes joins the
+			 * pass. */
+			sim_job j = {task, SIZE_MAX, windows + nwindows, 0};
+			for (size_t i = k; i < ntasks; i++)
+				if (tasks[i].policy->window_space && !joined[i] &&
+				    same_sizes(task, &tasks[i])) {
+					joined[i] = true;
+					windows[nwindows++] = &tasks[i];
+					j.nwindows++;
+				}
+			g_array_append_val(jobs, j);
+			r.total += t->n;
+			continue;
+		}
 		/* opt size by size (as the report asks) needs next uses; its
 		 * whole curve does not. */
 		bool whole = task->policy->curve && !task->per_size;
 		if (!whole && task->policy->needs_next_use && !r.next_use)
 			r.next_use = lp_trace_next_use(t);
 		if (whole) {
-			sim_job j = {task, SIZE_MAX};
+			sim_job j = {task, SIZE_MAX, NULL, 0};
 			g_array_append_val(jobs, j);
 			r.total += t->n;
 		} else {
 			bool mini = o->sample && lp_sim_miniature(task->policy);
 			for (size_t s = 0; s < task->nsizes; s++) {
-				sim_job j = {task, s};
+				sim_job j = {task, s, NULL, 0};
 				g_array_append_val(jobs, j);
 				r.total += mini ? o->sample->n : t->n;
 			}
 		}
-		if (task->policy->space == LP_SPACE_FIXED)
-			lp_sim_fixed_space(t, task->sizes, task->nsizes, task->space_time);
+		lp_sim_fixed_space(t, task->sizes, task->nsizes, task->space_time);
 	}
+	g_free(joined);
 	unsigned n = jobs->len;
 	if (n) {
 		lp_workpool *pool = lp_workpool_new("laplace-sim", MIN(threads, n), n, run_job, &r);
@@ -733,6 +749,7 @@ int lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_si
 		lp_workpool_free(pool);
 	}
 	g_array_free(jobs, TRUE);
+	g_free(windows);
 	if (r.next_use)
 		lp_trace_next_use_free(t, (uint64_t *)r.next_use);
 	g_mutex_clear(&r.draw);

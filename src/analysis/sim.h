@@ -88,9 +88,10 @@ void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64
 
 /* hist[d], d = 1 .. D (D + 1 entries, hist[0] unused): the references at
  * LRU stack distance d (stackdist.h); at OPT stack distance d (optdist.h,
- * no next uses needed). g_free them. */
-uint64_t *lp_sim_lru_distances(const lp_trace *t);
-uint64_t *lp_sim_opt_distances(const lp_trace *t);
+ * no next uses needed). tick (may be NULL) told a block at a time.
+ * g_free them. */
+uint64_t *lp_sim_lru_distances(const lp_trace *t, const lp_curve_tick *tick);
+uint64_t *lp_sim_opt_distances(const lp_trace *t, const lp_curve_tick *tick);
 /* Faults of a stack algorithm at each of sizes[0, m) (ascending) from its
  * distances: the first references and those deeper than the size. */
 void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *sizes, size_t m,
@@ -105,12 +106,20 @@ int lp_sim_check_space(const lp_trace *t, const char *name, lp_error *err);
  * Σ_t min(K, distinct pages among references 0 .. t). */
 void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint64_t *space);
 
-/* The largest finite backward distance, 0 when none. */
+/* In one pass: the largest finite backward distance (*max_backward, 0
+ * when none: where a window's pow2 and all stop) and the window cap
+ * (*cap, lp_sim_window_cap's). lp_sim_max_backward and lp_sim_window_cap
+ * give each alone. */
+void lp_sim_window_bounds(const lp_trace *t, uint64_t *max_backward, uint64_t *cap);
 uint64_t lp_sim_max_backward(const lp_trace *t);
-/* ws and vmin at each window of taus[0, m) (ascending): their faults
- * (the same), ws's and vmin's space_time (either may be NULL). */
+/* The variable-space rows[0, nrows) at each window of taus[0, m)
+ * (ascending), in one pass over the backward distances (prevuse.h):
+ * their faults (the same for all), and each row's space_time into
+ * space[r] (m entries; its window_space of the pass's sums). tick (may
+ * be NULL) told a block at a time. */
 void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t *faults,
-		    uint64_t *ws_space, uint64_t *vmin_space);
+		    const lp_policy_info *const *rows, uint64_t *const *space, size_t nrows,
+		    const lp_curve_tick *tick);
 
 /* One policy at one size through its operations: the faults; with
  * fault_fn, each fault told (victim LP_NO_PAGE for a fill). */
@@ -119,8 +128,8 @@ uint64_t lp_sim_fixed(const lp_trace *t, const lp_policy_info *policy, const lp_
 		      lp_sim_fault_fn fault_fn, void *ctx);
 
 /* ---- miniature simulation (policies.md §8) ---- */
-/* Whether policy runs miniature simulations when sampling: fifo, clock,
- * segq and arc (by name: a stack algorithm run size by size does not). */
+/* Whether policy runs miniature simulations when sampling: its row's
+ * miniature (a stack algorithm run size by size does not). */
 bool lp_sim_miniature(const lp_policy_info *policy);
 /* The references of t whose page is sampled (h(page) < R * 2^64, §7's
  * rule), into *sample (a done trace, pages numbered in the same order),
@@ -152,7 +161,8 @@ typedef struct lp_sim_task {
 	bool per_size; /* one simulation per size, even with a curve */
 } lp_sim_task;
 /* Fill every task's results, on up to threads threads: 0, or 1 when
- * *o->stop stopped it (the results then unfinished). */
+ * *o->stop stopped it (the results then unfinished). The variable-space
+ * tasks of the same sizes share one pass (lp_sim_windows). */
 int lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
 		unsigned threads);
 

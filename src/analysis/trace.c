@@ -211,11 +211,11 @@ void lp_trace_clear(lp_trace *t)
 	t->spill[0] = t->spill[1] = -1;
 }
 
-void lp_trace_reader_init(lp_trace_reader *r, const lp_trace *t)
+void lp_trace_iter_init(lp_trace_iter *it, const lp_trace *t, bool backward)
 {
-	*r = (lp_trace_reader){.t = t};
+	*it = (lp_trace_iter){.at = backward ? t->n : 0, .t = t, .backward = backward};
 	if (t->filed)
-		r->buf = g_new(lp_pageno, LP_TRACE_BLOCK_REFS);
+		it->buf = g_new(lp_pageno, LP_TRACE_BLOCK_REFS);
 }
 
 /* The machine's own I/O failed under a file this process wrote: no
@@ -229,30 +229,46 @@ static _Noreturn void read_back_failed(const char *why)
 	lp_stage_abandon(LP_EIO);
 }
 
-lp_trace_block lp_trace_read(lp_trace_reader *r, uint64_t from)
+bool lp_trace_iter_next(lp_trace_iter *it)
 {
-	const lp_trace *t = r->t;
-	uint64_t len = MIN(LP_TRACE_BLOCK_REFS, t->n - from);
-	if (from >= t->filed)
-		return (lp_trace_block){t->page + (from - t->filed), (size_t)len};
-	len = MIN(len, t->filed - from);
-	size_t bytes = (size_t)len * sizeof *r->buf, got = 0;
-	off_t at = (off_t)(from * sizeof *r->buf);
+	const lp_trace *t = it->t;
+	uint64_t from, len;
+	if (it->backward) {
+		uint64_t end = it->at, start = end > t->filed ? t->filed : 0;
+		if (!end)
+			return false;
+		len = MIN(LP_TRACE_BLOCK_REFS, end - start);
+		from = end - len;
+	} else {
+		from = it->at + it->len;
+		if (from >= t->n)
+			return false;
+		len = MIN(LP_TRACE_BLOCK_REFS, (from < t->filed ? t->filed : t->n) - from);
+	}
+	it->at = from;
+	it->len = (size_t)len;
+	if (from >= t->filed) {
+		it->page = t->page + (from - t->filed);
+		return true;
+	}
+	size_t bytes = (size_t)len * sizeof *it->buf, got = 0;
+	off_t at = (off_t)(from * sizeof *it->buf);
 	while (got < bytes) {
-		ssize_t k = pread(t->spill[0], (char *)r->buf + got, bytes - got, at + (off_t)got);
+		ssize_t k = pread(t->spill[0], (char *)it->buf + got, bytes - got, at + (off_t)got);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			read_back_failed(k < 0 ? g_strerror(errno) : "it ends early");
 		got += (size_t)k;
 	}
-	return (lp_trace_block){r->buf, (size_t)len};
+	it->page = it->buf;
+	return true;
 }
 
-void lp_trace_reader_clear(lp_trace_reader *r)
+void lp_trace_iter_clear(lp_trace_iter *it)
 {
-	g_free(r->buf);
-	*r = (lp_trace_reader){0};
+	g_free(it->buf);
+	*it = (lp_trace_iter){0};
 }
 
 int lp_trace_map(lp_trace *t, const lp_pageno **page, const char **type, lp_error *err)
@@ -313,20 +329,14 @@ uint64_t *lp_trace_next_use(const lp_trace *t)
 	} else {
 		next = g_malloc(bytes);
 	}
-	/* Backwards (nextuse.h), a block at a time, each within the files or
-	 * within the window (a read gives at least that much). */
+	/* Backwards (nextuse.h), a block at a time. */
 	lp_next_use_walk walk;
 	lp_next_use_walk_init(&walk, t->pages, t->n);
-	lp_trace_reader r;
-	lp_trace_reader_init(&r, t);
-	for (uint64_t end = t->n; end > 0;) {
-		uint64_t start = end > t->filed ? t->filed : 0;
-		uint64_t from = end - MIN(LP_TRACE_BLOCK_REFS, end - start);
-		lp_trace_block b = lp_trace_read(&r, from);
-		lp_next_use_walk_back(&walk, b.page, (size_t)(end - from), next + from);
-		end = from;
-	}
-	lp_trace_reader_clear(&r);
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, true);
+	while (lp_trace_iter_next(&it))
+		lp_next_use_walk_back(&walk, it.page, it.len, next + it.at);
+	lp_trace_iter_clear(&it);
 	lp_next_use_walk_clear(&walk);
 	return next;
 }

@@ -19,8 +19,8 @@
  *    end of two unlinked temporary files in TMPDIR (pages, types), and
  *    what is left when adding is over stays in the window. The files are
  *    written once, sequentially (a full disk is an LP_EIO from
- *    lp_trace_add), and read back through lp_trace_read's blocks, each
- *    reader its own buffer (pread, any number of threads at once), so they
+ *    lp_trace_add), and read back through lp_trace_iter's blocks, each
+ *    iterator its own buffer (pread, any number of threads at once), so they
  *    live in the page cache or on disk, never in the process's memory.
  *    Besides: 8 bytes a distinct page, and the map from canonical numbers
  *    to dense ones while the stream is added (24 bytes a slot, freed by
@@ -103,25 +103,33 @@ int lp_trace_load(lp_trace *t, const char *path, bool user_only, const lp_progre
 		  lp_error *err);
 void lp_trace_clear(lp_trace *t);
 
-/* A block reader of a done trace (t unchanged meanwhile): each job its
- * own. lp_trace_read(r, from), from < n, gives the pages of references
- * from .. from + len - 1, 1 <= len <= LP_TRACE_BLOCK_REFS, valid until the
- * reader's next read: so the stream is read whole as
- *     for (uint64_t at = 0; at < t->n; at += b.len)
- *             b = lp_trace_read(&r, at) ... b.page[k] is reference at + k.
- * Reading the files back cannot fail but for the machine's I/O error,
- * which aborts the program. */
-typedef struct lp_trace_reader {
-	const lp_trace *t;
-	lp_pageno *buf; /* LP_TRACE_BLOCK_REFS pages, when t has files */
-} lp_trace_reader;
-typedef struct lp_trace_block {
-	const lp_pageno *page;
+/* The one way to read a done trace (t unchanged meanwhile), each job its
+ * own iterator: blocks of its references in order, from the first
+ * (forward) or from the last (backward; within a block the pages are
+ * still in stream order), as DynamoRIO's readers iterate:
+ *     lp_trace_iter it;
+ *     lp_trace_iter_init(&it, t, false);
+ *     while (lp_trace_iter_next(&it))
+ *             for (size_t k = 0; k < it.len; k++)
+ *                     ... it.page[k] is reference it.at + k ...
+ *     lp_trace_iter_clear(&it);
+ * A block holds 1 .. LP_TRACE_BLOCK_REFS references, valid until the
+ * next call, and lies within the files or within the window. Reading
+ * the files back cannot fail but for the machine's I/O error, which
+ * ends the program as an I/O failure (status 3). */
+typedef struct lp_trace_iter {
+	const lp_pageno *page; /* the block: references at .. at + len - 1 */
 	size_t len;
-} lp_trace_block;
-void lp_trace_reader_init(lp_trace_reader *r, const lp_trace *t);
-lp_trace_block lp_trace_read(lp_trace_reader *r, uint64_t from);
-void lp_trace_reader_clear(lp_trace_reader *r);
+	uint64_t at;
+	/* Private. */
+	const lp_trace *t;
+	bool backward;
+	lp_pageno *buf; /* LP_TRACE_BLOCK_REFS pages, when t has files */
+} lp_trace_iter;
+void lp_trace_iter_init(lp_trace_iter *it, const lp_trace *t, bool backward);
+/* The next block: false past the stream's end (its start, backward). */
+bool lp_trace_iter_next(lp_trace_iter *it);
+void lp_trace_iter_clear(lp_trace_iter *it);
 
 /* The whole done stream as n pages and n types (for random access):
  * the window's past the files' end written to them, the files mapped

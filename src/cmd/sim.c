@@ -251,9 +251,15 @@ static bool check_args(const sim_args *a, sim_request *rq)
 			      &rq->sample_pages))
 		return false;
 	if (a->sample_rate || a->sample_pages) {
-		if (wants(rq, lp_policy_find("eelru")))
-			return cli_usage_error("--sample-rate and --sample-pages do not go with eelru "
-					       "(fifo clock segq arc run miniature simulations)"), false;
+		for (size_t k = 0; k < rq->npolicies; k++)
+			if (lp_policy_refuses_sampling(rq->policies[k])) {
+				char *mini = lp_policy_names(lp_sim_miniature, " ", NULL);
+				cli_usage_error("--sample-rate and --sample-pages do not go with %s "
+						"(%s run miniature simulations)", rq->policies[k]->name,
+						mini);
+				g_free(mini);
+				return false;
+			}
 		if (a->faults)
 			return cli_usage_error("--faults does not go with --sample-rate or "
 					       "--sample-pages"), false;
@@ -401,14 +407,13 @@ static int simulate(sim_request *rq, const lp_trace *t, const char *output,
 	 * pow2 and all name none; its rows are none. */
 	sizes[0] = lp_sim_list_ranges(&rq->frames, t->pages, &nsizes[0]);
 	uint64_t window_cap = 1;
-	if (t->n) {
-		uint64_t most = lp_sim_max_backward(t);
+	bool windows = false;
+	for (size_t k = 0; k < rq->npolicies; k++)
+		windows |= variable_space(rq->policies[k]);
+	if (t->n && windows) {
+		uint64_t most;
+		lp_sim_window_bounds(t, &most, &window_cap);
 		sizes[1] = lp_sim_list_ranges(&rq->windows, most ? most : 1, &nsizes[1]);
-		for (size_t k = 0; k < rq->npolicies; k++)
-			if (rq->policies[k]->space == LP_SPACE_VARIABLE) {
-				window_cap = lp_sim_window_cap(t);
-				break;
-			}
 	}
 	int rc = 0;
 	uint64_t nframes = lp_sim_range_count(sizes[0], nsizes[0]);

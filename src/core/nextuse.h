@@ -7,7 +7,8 @@
  * references just before those already walked; within a block, the pages
  * in stream order. The walk holds one 8-byte index a page (O(D)) and
  * nothing a reference: the caller keeps the blocks where it likes (in
- * memory, in a file read backwards). */
+ * memory, in a file read backwards). Its twin, the forward walk of
+ * previous uses, is prevuse.h. */
 #ifndef LAPLACE_NEXTUSE_H
 #define LAPLACE_NEXTUSE_H
 

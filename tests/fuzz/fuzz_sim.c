@@ -67,17 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(err.status == LP_EINPUT || err.status == LP_EIO);
 	} else {
 		lp_pageno seen = 0;
-		lp_trace_reader r;
-		lp_trace_reader_init(&r, &t);
-		lp_trace_block b = {0};
-		for (uint64_t at = 0; at < t.n; at += b.len) {
-			b = lp_trace_read(&r, at);
-			for (size_t k = 0; k < b.len; k++) {
-				FUZZ_CHECK(b.page[k] <= seen);
-				seen += b.page[k] == seen;
+		lp_trace_iter it;
+		lp_trace_iter_init(&it, &t, false);
+		while (lp_trace_iter_next(&it))
+			for (size_t k = 0; k < it.len; k++) {
+				FUZZ_CHECK(it.page[k] <= seen);
+				seen += it.page[k] == seen;
 			}
-		}
-		lp_trace_reader_clear(&r);
+		lp_trace_iter_clear(&it);
 		FUZZ_CHECK(seen == t.pages);
 	}
 	if (!rc && lists && small(&frames) && small(&windows) && t.n) {

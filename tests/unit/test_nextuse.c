@@ -1,9 +1,11 @@
-/* The backward walk of next uses (core/nextuse.h). */
+/* The backward walk of next uses (core/nextuse.h) and the forward walk
+ * of previous uses (core/prevuse.h). */
 #include <criterion/criterion.h>
 
 #include <glib.h>
 
 #include "core/nextuse.h"
+#include "core/prevuse.h"
 
 /* Blocks of every length from 1 up, walked from the stream's end: each
  * next use as a forward search finds it. */
@@ -50,4 +52,36 @@ Test(nextuse, empty_and_never_again)
 	for (size_t t = 0; t < 3; t++)
 		cr_assert_eq(next[t], LP_NEVER);
 	lp_next_use_walk_clear(&w);
+}
+
+/* The forward walk of previous uses (core/prevuse.h): each backward
+ * distance as a backward search finds it (0 at a page's first
+ * reference), and the last references left for the gaps to the end. */
+Test(nextuse, forward_walk_gives_every_backward_distance)
+{
+	enum { N = 5000, PAGES = 300 };
+	static uint32_t page[N];
+	uint64_t state = 11;
+	for (size_t t = 0; t < N; t++) {
+		state = state * 6364136223846793005u + 1442695040888963407u;
+		page[t] = (uint32_t)((state >> 33) % (t % 5 ? 20 : PAGES));
+	}
+	lp_prev_use_walk w;
+	lp_prev_use_walk_init(&w, PAGES);
+	for (size_t t = 0; t < N; t++) {
+		uint64_t want = 0;
+		for (size_t u = t; u-- > 0 && !want;)
+			if (page[u] == page[t])
+				want = t - u;
+		cr_assert_eq(lp_prev_use_step(&w, page[t]), want, "reference %zu", t);
+	}
+	cr_assert_eq(w.at, N);
+	for (uint32_t p = 0; p < PAGES; p++) {
+		uint64_t want = LP_NEVER;
+		for (size_t u = N; u-- > 0 && want == LP_NEVER;)
+			if (page[u] == p)
+				want = u;
+		cr_assert_eq(w.last[p], want, "page %u", p);
+	}
+	lp_prev_use_walk_clear(&w);
 }

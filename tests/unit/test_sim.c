@@ -34,15 +34,21 @@ static lp_trace trace_of(const uint64_t *pages, size_t n)
 static lp_pageno *pages_of(const lp_trace *t)
 {
 	lp_pageno *page = g_new(lp_pageno, t->n ? t->n : 1);
-	lp_trace_reader r;
-	lp_trace_reader_init(&r, t);
-	lp_trace_block b = {0};
-	for (uint64_t at = 0; at < t->n; at += b.len) {
-		b = lp_trace_read(&r, at);
-		memcpy(page + at, b.page, b.len * sizeof *page);
-	}
-	lp_trace_reader_clear(&r);
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, false);
+	while (lp_trace_iter_next(&it))
+		memcpy(page + it.at, it.page, it.len * sizeof *page);
+	lp_trace_iter_clear(&it);
 	return page;
+}
+
+/* ws and vmin at taus[0, m) in one pass: faults, their space_times. */
+static void windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t *faults,
+		    uint64_t *ws, uint64_t *vmin)
+{
+	const lp_policy_info *rows[] = {lp_policy_find("ws"), lp_policy_find("vmin")};
+	uint64_t *space[] = {ws, vmin};
+	lp_sim_windows(t, taus, m, faults, rows, space, 2, NULL);
 }
 
 typedef struct fault_log {
@@ -236,7 +242,7 @@ Test(sim, curves_equal_simulation_and_opt_bounds_all)
 		uint64_t n;
 		lp_trace t = random_trace(rng, round, &n);
 		lp_pageno *page = pages_of(&t);
-		uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t);
+		uint64_t *lru = lp_sim_lru_distances(&t, NULL), *opt = lp_sim_opt_distances(&t, NULL);
 		uint64_t sizes[64], m = 0;
 		for (uint64_t k = 1; k <= (uint64_t)t.pages + 2 && m < 64; k++)
 			sizes[m++] = k;
@@ -291,7 +297,7 @@ Test(sim, windows_by_definition)
 			taus[m++] = tau;
 		taus[m++] = n + 5;
 		uint64_t faults[41], ws[41], vmin[41];
-		lp_sim_windows(&t, taus, m, faults, ws, vmin);
+		windows(&t, taus, m, faults, ws, vmin);
 		uint64_t *last = g_new(uint64_t, t.pages);
 		bool *kept = g_new(bool, t.pages);
 		for (uint64_t i = 0; i < m; i++) {
@@ -386,7 +392,7 @@ Test(sim, deep_curves_equal_simulation)
 						    : (uint64_t)g_rand_int_range(rng, 0, 2000);
 	lp_trace t = trace_of(s, n);
 	g_free(s);
-	uint64_t *lru = lp_sim_lru_distances(&t), *opt = lp_sim_opt_distances(&t);
+	uint64_t *lru = lp_sim_lru_distances(&t, NULL), *opt = lp_sim_opt_distances(&t, NULL);
 	uint64_t sizes[] = {1, 7, 64, 150, 333, 1024, 1999, 2000, 2001};
 	uint64_t lru_f[N(sizes)], opt_f[N(sizes)];
 	lp_sim_stack_faults(lru, t.pages, sizes, N(sizes), lru_f);
@@ -586,7 +592,7 @@ Test(sim, window_cap_rows_stay)
 	cr_assert_eq(cap, 7); /* page 3, at 3, to the end */
 	uint64_t taus[] = {cap, cap + 1, 1000};
 	uint64_t f[3], ws[3], vmin[3];
-	lp_sim_windows(&t, taus, 3, f, ws, vmin);
+	windows(&t, taus, 3, f, ws, vmin);
 	for (int k = 1; k < 3; k++) {
 		cr_assert_eq(f[k], f[0]);
 		cr_assert_eq(ws[k], ws[0]);

@@ -15,15 +15,37 @@ SCRATCH_SUITE(trace);
 static lp_pageno *read_pages(const lp_trace *t)
 {
 	lp_pageno *page = g_new(lp_pageno, t->n ? t->n : 1);
-	lp_trace_reader r;
-	lp_trace_reader_init(&r, t);
-	lp_trace_block b = {0};
-	for (uint64_t at = 0; at < t->n; at += b.len) {
-		b = lp_trace_read(&r, at);
-		cr_assert(b.len >= 1 && b.len <= LP_TRACE_BLOCK_REFS && b.len <= t->n - at);
-		memcpy(page + at, b.page, b.len * sizeof *page);
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, false);
+	uint64_t at = 0;
+	while (lp_trace_iter_next(&it)) {
+		cr_assert_eq(it.at, at);
+		cr_assert(it.len >= 1 && it.len <= LP_TRACE_BLOCK_REFS && it.len <= t->n - at);
+		memcpy(page + at, it.page, it.len * sizeof *page);
+		at += it.len;
 	}
-	lp_trace_reader_clear(&r);
+	cr_assert_eq(at, t->n);
+	lp_trace_iter_clear(&it);
+	return page;
+}
+
+/* The same, read backward: blocks from the last, each ending where the
+ * one read before it starts, within the files or within the window. */
+static lp_pageno *read_pages_backward(const lp_trace *t)
+{
+	lp_pageno *page = g_new(lp_pageno, t->n ? t->n : 1);
+	lp_trace_iter it;
+	lp_trace_iter_init(&it, t, true);
+	uint64_t end = t->n;
+	while (lp_trace_iter_next(&it)) {
+		cr_assert_eq(it.at + it.len, end);
+		cr_assert(it.len >= 1 && it.len <= LP_TRACE_BLOCK_REFS);
+		cr_assert(it.at >= t->filed || end <= t->filed, "a block across the files' end");
+		memcpy(page + it.at, it.page, it.len * sizeof *page);
+		end = it.at;
+	}
+	cr_assert_eq(end, 0);
+	lp_trace_iter_clear(&it);
 	return page;
 }
 
@@ -104,6 +126,9 @@ Test(trace, long_streams_go_to_temporary_files)
 	for (uint64_t i = 0; i < n; i++)
 		cr_assert_eq(t.canonical[got[i]], (i * 7919) % 1000, "reference %lu",
 			     (unsigned long)i);
+	lp_pageno *back = read_pages_backward(&t);
+	cr_assert_arr_eq(back, got, n * sizeof *got);
+	g_free(back);
 	/* Past next_use_refs, next uses are mapped from a file too. */
 	uint64_t *next = lp_trace_next_use(&t);
 	for (uint64_t i = 0; i < n; i++)
