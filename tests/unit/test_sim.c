@@ -617,3 +617,43 @@ Test(sim, space_time_that_could_wrap_refused)
 	cr_assert_str_eq(err.msg, "s.txt: 4294967298 references of 4294967294 pages: a space_time "
 				  "could pass 2^64 - 1, the largest count laplace sim writes");
 }
+
+static void note_progress(void *ctx, const lp_progress_info *info)
+{
+	g_array_append_val((GArray *)ctx, *info);
+}
+
+/* The one-pass curves (lru, opt, and ws with vmin, one pass for both)
+ * tell their progress a block at a time, as the per-size runs do, out of
+ * a total that counts each pass once (policies.md §9). Two threads run
+ * the jobs (the pool's and the caller's), so the reports may come in any
+ * order, and a report that finds another one drawing is dropped. */
+Test(sim, one_pass_curves_tell_progress_as_they_go)
+{
+	enum { N = 3 * LP_TRACE_BLOCK_REFS + 5 };
+	uint64_t *pages = g_new(uint64_t, N);
+	for (size_t i = 0; i < N; i++)
+		pages[i] = i * 7919 % 101;
+	lp_trace t = trace_of(pages, N);
+	static const uint64_t sizes[] = {1, 10, 100};
+	uint64_t faults[4][3], space[4][3];
+	lp_sim_task tasks[4];
+	static const char *const names[] = {"lru", "opt", "ws", "vmin"};
+	for (size_t k = 0; k < 4; k++)
+		tasks[k] = (lp_sim_task){lp_policy_find(names[k]), sizes, 3, faults[k], space[k],
+					 false};
+	GArray *seen = g_array_new(FALSE, FALSE, sizeof(lp_progress_info));
+	lp_sim_options o = {.progress = note_progress, .progress_ctx = seen};
+	cr_assert_eq(lp_sim_run(&t, tasks, 4, &o, 1), 0);
+	uint64_t within = 0, total = 3 * (uint64_t)N; /* lru, opt, the windows' pass */
+	for (guint i = 0; i < seen->len; i++) {
+		lp_progress_info *info = &g_array_index(seen, lp_progress_info, i);
+		cr_assert_leq(info->records, total);
+		cr_assert_float_eq(info->fraction, (double)info->records / (double)total, 1e-12);
+		within += info->records % N != 0;
+	}
+	cr_assert_geq(within, 1, "told within the passes %" PRIu64 " times", within);
+	g_array_free(seen, TRUE);
+	lp_trace_clear(&t);
+	g_free(pages);
+}
