@@ -216,10 +216,10 @@ uint64_t *lp_sim_lru_distances(const lp_trace *t, const lp_curve_tick *tick)
 	lp_stackdist_init(&s, t->pages);
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
-	while (lp_trace_iter_next(&it)) {
-		for (size_t k = 0; k < it.len; k++)
-			hist[lp_stackdist_access(&s, it.page[k])]++;
-		if (!lp_curve_ticked(tick, it.len))
+	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;) {
+		for (size_t k = 0; k < b.len; k++)
+			hist[lp_stackdist_access(&s, b.page[k])]++;
+		if (!lp_curve_ticked(tick, b.len))
 			break;
 	}
 	lp_trace_iter_clear(&it);
@@ -237,10 +237,10 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const lp_curve_tick *tick)
 	lp_optdist_init(&o, t->pages);
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
-	while (lp_trace_iter_next(&it)) {
-		for (size_t k = 0; k < it.len; k++)
-			hist[lp_optdist_access(&o, it.page[k])]++;
-		if (!lp_curve_ticked(tick, it.len))
+	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;) {
+		for (size_t k = 0; k < b.len; k++)
+			hist[lp_optdist_access(&o, b.page[k])]++;
+		if (!lp_curve_ticked(tick, b.len))
 			break;
 	}
 	lp_trace_iter_clear(&it);
@@ -285,18 +285,19 @@ void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint
 	lp_pageno seen = 0; /* the k-th first reference is page k - 1's */
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
+	lp_trace_block b = {0};
 	for (size_t s = 0; s < m; s++) {
 		lp_pageno goal = (lp_pageno)MIN(sizes[s], (uint64_t)t->pages);
 		/* goal <= D: the goal-th first reference is in the stream. */
 		while (seen < goal) {
-			if (k == it.len) {
-				lp_trace_iter_next(&it);
+			if (k == b.len) {
+				b = lp_trace_iter_next(&it);
 				k = 0;
 			}
-			for (; k < it.len && seen < goal; k++)
-				if (it.page[k] == seen) {
+			for (; k < b.len && seen < goal; k++)
+				if (b.page[k] == seen) {
 					seen++;
-					sum += t->n - (it.at + k);
+					sum += t->n - (b.at + k);
 				}
 		}
 		space[s] = sum;
@@ -316,9 +317,9 @@ void lp_sim_window_bounds(const lp_trace *t, uint64_t *most, uint64_t *cap)
 	uint64_t far = 0;
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
-	while (lp_trace_iter_next(&it))
-		for (size_t k = 0; k < it.len; k++) {
-			uint64_t d = lp_prev_use_step(&w, it.page[k]);
+	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;)
+		for (size_t k = 0; k < b.len; k++) {
+			uint64_t d = lp_prev_use_step(&w, b.page[k]);
 			far = MAX(far, d);
 		}
 	lp_trace_iter_clear(&it);
@@ -379,16 +380,16 @@ void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t 
 	lp_prev_use_walk_init(&w, t->pages);
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
-	while (lp_trace_iter_next(&it)) {
-		for (size_t j = 0; j < it.len; j++) {
-			uint64_t d = lp_prev_use_step(&w, it.page[j]);
+	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;) {
+		for (size_t j = 0; j < b.len; j++) {
+			uint64_t d = lp_prev_use_step(&w, b.page[j]);
 			if (d) {
 				size_t k = bucket(taus, m, d);
 				d_count[k]++;
 				d_sum[k] += d;
 			}
 		}
-		if (!lp_curve_ticked(tick, it.len))
+		if (!lp_curve_ticked(tick, b.len))
 			break;
 	}
 	lp_trace_iter_clear(&it);
@@ -461,10 +462,10 @@ static uint64_t fixed_run(sim_run *r, const lp_trace *t, const lp_policy_info *p
 	uint64_t faults = 0;
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
-	while (lp_trace_iter_next(&it)) {
-		const lp_pageno *page = it.page;
-		uint64_t at = it.at;
-		for (size_t k = 0; k < it.len; k++) {
+	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;) {
+		const lp_pageno *page = b.page;
+		uint64_t at = b.at;
+		for (size_t k = 0; k < b.len; k++) {
 			lp_pageno victim;
 			if (!ops->access(state, page[k], at + k, &victim)) {
 				faults++;
@@ -472,7 +473,7 @@ static uint64_t fixed_run(sim_run *r, const lp_trace *t, const lp_policy_info *p
 					fault_fn(ctx, at + k, page[k], victim);
 			}
 		}
-		if (!sim_tick(r, it.len))
+		if (!sim_tick(r, b.len))
 			break;
 	}
 	lp_trace_iter_clear(&it);
@@ -561,10 +562,10 @@ int lp_sim_sample(const lp_trace *t, double rate, uint64_t pages, lp_trace *samp
 	int rc = 0;
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
-	while (!rc && lp_trace_iter_next(&it))
-		for (size_t k = 0; k < it.len && !rc; k++)
-			if (keep[it.page[k]])
-				rc = lp_trace_add(sample, 'r', t->canonical[it.page[k]], err);
+	for (lp_trace_block b; !rc && (b = lp_trace_iter_next(&it)).len;)
+		for (size_t k = 0; k < b.len && !rc; k++)
+			if (keep[b.page[k]])
+				rc = lp_trace_add(sample, 'r', t->canonical[b.page[k]], err);
 	lp_trace_iter_clear(&it);
 	g_free(keep);
 	lp_trace_done(sample);

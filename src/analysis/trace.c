@@ -213,7 +213,7 @@ void lp_trace_clear(lp_trace *t)
 
 void lp_trace_iter_init(lp_trace_iter *it, const lp_trace *t, bool backward)
 {
-	*it = (lp_trace_iter){.at = backward ? t->n : 0, .t = t, .backward = backward};
+	*it = (lp_trace_iter){.t = t, .backward = backward, .next = backward ? t->n : 0};
 	if (t->filed)
 		it->buf = g_new(lp_pageno, LP_TRACE_BLOCK_REFS);
 }
@@ -229,28 +229,24 @@ static _Noreturn void read_back_failed(const char *why)
 	lp_stage_abandon(LP_EIO);
 }
 
-bool lp_trace_iter_next(lp_trace_iter *it)
+lp_trace_block lp_trace_iter_next(lp_trace_iter *it)
 {
 	const lp_trace *t = it->t;
 	uint64_t from, len;
 	if (it->backward) {
-		uint64_t end = it->at, start = end > t->filed ? t->filed : 0;
-		if (!end)
-			return false;
+		uint64_t end = it->next, start = end > t->filed ? t->filed : 0;
 		len = MIN(LP_TRACE_BLOCK_REFS, end - start);
-		from = end - len;
+		from = it->next = end - len;
 	} else {
-		from = it->at + it->len;
-		if (from >= t->n)
-			return false;
-		len = MIN(LP_TRACE_BLOCK_REFS, (from < t->filed ? t->filed : t->n) - from);
+		from = it->next;
+		len = from < t->n ? MIN(LP_TRACE_BLOCK_REFS, (from < t->filed ? t->filed : t->n) - from)
+				  : 0;
+		it->next = from + len;
 	}
-	it->at = from;
-	it->len = (size_t)len;
-	if (from >= t->filed) {
-		it->page = t->page + (from - t->filed);
-		return true;
-	}
+	if (!len)
+		return (lp_trace_block){NULL, 0, from};
+	if (from >= t->filed)
+		return (lp_trace_block){t->page + (from - t->filed), (size_t)len, from};
 	size_t bytes = (size_t)len * sizeof *it->buf, got = 0;
 	off_t at = (off_t)(from * sizeof *it->buf);
 	while (got < bytes) {
@@ -261,8 +257,7 @@ bool lp_trace_iter_next(lp_trace_iter *it)
 			read_back_failed(k < 0 ? g_strerror(errno) : "it ends early");
 		got += (size_t)k;
 	}
-	it->page = it->buf;
-	return true;
+	return (lp_trace_block){it->buf, (size_t)len, from};
 }
 
 void lp_trace_iter_clear(lp_trace_iter *it)
@@ -334,8 +329,8 @@ uint64_t *lp_trace_next_use(const lp_trace *t)
 	lp_next_use_walk_init(&walk, t->pages, t->n);
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, true);
-	while (lp_trace_iter_next(&it))
-		lp_next_use_walk_back(&walk, it.page, it.len, next + it.at);
+	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;)
+		lp_next_use_walk_back(&walk, b.page, b.len, next + b.at);
 	lp_trace_iter_clear(&it);
 	lp_next_use_walk_clear(&walk);
 	return next;

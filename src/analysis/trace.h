@@ -109,26 +109,30 @@ void lp_trace_clear(lp_trace *t);
  * still in stream order), as DynamoRIO's readers iterate:
  *     lp_trace_iter it;
  *     lp_trace_iter_init(&it, t, false);
- *     while (lp_trace_iter_next(&it))
- *             for (size_t k = 0; k < it.len; k++)
- *                     ... it.page[k] is reference it.at + k ...
+ *     for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;)
+ *             for (size_t k = 0; k < b.len; k++)
+ *                     ... b.page[k] is reference b.at + k ...
  *     lp_trace_iter_clear(&it);
  * A block holds 1 .. LP_TRACE_BLOCK_REFS references, valid until the
- * next call, and lies within the files or within the window. Reading
- * the files back cannot fail but for the machine's I/O error, which
- * ends the program as an I/O failure (status 3). */
-typedef struct lp_trace_iter {
-	const lp_pageno *page; /* the block: references at .. at + len - 1 */
+ * next call, and lies within the files or within the window; past the
+ * end (the start, backward) it is empty. It is a value, so that a loop
+ * over it keeps it in registers. Reading the files back cannot fail but
+ * for the machine's I/O error, which ends the program as an I/O failure
+ * (status 3). */
+typedef struct lp_trace_block {
+	const lp_pageno *page; /* references at .. at + len - 1 */
 	size_t len;
 	uint64_t at;
-	/* Private. */
+} lp_trace_block;
+typedef struct lp_trace_iter {
 	const lp_trace *t;
 	bool backward;
+	uint64_t next;  /* the first reference after the blocks given (forward), or
+			 * the first of them (backward) */
 	lp_pageno *buf; /* LP_TRACE_BLOCK_REFS pages, when t has files */
 } lp_trace_iter;
 void lp_trace_iter_init(lp_trace_iter *it, const lp_trace *t, bool backward);
-/* The next block: false past the stream's end (its start, backward). */
-bool lp_trace_iter_next(lp_trace_iter *it);
+lp_trace_block lp_trace_iter_next(lp_trace_iter *it);
 void lp_trace_iter_clear(lp_trace_iter *it);
 
 /* The whole done stream as n pages and n types (for random access):

@@ -69,10 +69,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		lp_pageno seen = 0;
 		lp_trace_iter it;
 		lp_trace_iter_init(&it, &t, false);
-		while (lp_trace_iter_next(&it))
-			for (size_t k = 0; k < it.len; k++) {
-				FUZZ_CHECK(it.page[k] <= seen);
-				seen += it.page[k] == seen;
+		for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;)
+			for (size_t k = 0; k < b.len; k++) {
+				FUZZ_CHECK(b.page[k] <= seen);
+				seen += b.page[k] == seen;
 			}
 		lp_trace_iter_clear(&it);
 		FUZZ_CHECK(seen == t.pages);

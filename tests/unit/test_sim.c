@@ -36,8 +36,8 @@ static lp_pageno *pages_of(const lp_trace *t)
 	lp_pageno *page = g_new(lp_pageno, t->n ? t->n : 1);
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
-	while (lp_trace_iter_next(&it))
-		memcpy(page + it.at, it.page, it.len * sizeof *page);
+	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;)
+		memcpy(page + b.at, b.page, b.len * sizeof *page);
 	lp_trace_iter_clear(&it);
 	return page;
 }

@@ -18,11 +18,11 @@ static lp_pageno *read_pages(const lp_trace *t)
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
 	uint64_t at = 0;
-	while (lp_trace_iter_next(&it)) {
-		cr_assert_eq(it.at, at);
-		cr_assert(it.len >= 1 && it.len <= LP_TRACE_BLOCK_REFS && it.len <= t->n - at);
-		memcpy(page + at, it.page, it.len * sizeof *page);
-		at += it.len;
+	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;) {
+		cr_assert_eq(b.at, at);
+		cr_assert(b.len <= LP_TRACE_BLOCK_REFS && b.len <= t->n - at);
+		memcpy(page + at, b.page, b.len * sizeof *page);
+		at += b.len;
 	}
 	cr_assert_eq(at, t->n);
 	lp_trace_iter_clear(&it);
@@ -37,12 +37,12 @@ static lp_pageno *read_pages_backward(const lp_trace *t)
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, true);
 	uint64_t end = t->n;
-	while (lp_trace_iter_next(&it)) {
-		cr_assert_eq(it.at + it.len, end);
-		cr_assert(it.len >= 1 && it.len <= LP_TRACE_BLOCK_REFS);
-		cr_assert(it.at >= t->filed || end <= t->filed, "a block across the files' end");
-		memcpy(page + it.at, it.page, it.len * sizeof *page);
-		end = it.at;
+	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;) {
+		cr_assert_eq(b.at + b.len, end);
+		cr_assert(b.len <= LP_TRACE_BLOCK_REFS);
+		cr_assert(b.at >= t->filed || end <= t->filed, "a block across the files' end");
+		memcpy(page + b.at, b.page, b.len * sizeof *page);
+		end = b.at;
 	}
 	cr_assert_eq(end, 0);
 	lp_trace_iter_clear(&it);
