@@ -73,6 +73,7 @@ static GOptionContext *sim_options(sim_args *a)
 	a->option_text = g_new0(gchar *, lp_npolicies * LP_POLICY_OPTIONS_MAX);
 	char *names = lp_policy_names(NULL, " ", NULL), *fixed = first_to_last(fixed_space);
 	char *windows = lp_policy_names(variable_space, ", ", " and ");
+	char *mini = lp_policy_names(lp_sim_miniature, " ", NULL);
 	const GOptionEntry before[] = {
 		{"policy", 'p', 0, G_OPTION_ARG_STRING, &a->policy,
 		 help_text(a, g_strdup_printf("Policies, comma-separated: %s (default lru)", names)),
@@ -97,8 +98,9 @@ static GOptionContext *sim_options(sim_args *a)
 		 "One fixed-space policy at one size: every fault to FILE, as 't page victim'",
 		 "FILE"},
 		{"sample-rate", 0, 0, G_OPTION_ARG_STRING, &a->sample_rate,
-		 "fifo clock segq arc: miniature simulations of the pages sampled at the rate "
-		 "0 < R <= 1, every size scaled by R", "R"},
+		 help_text(a, g_strdup_printf("%s: miniature simulations of the pages sampled at "
+					      "the rate 0 < R <= 1, every size scaled by R", mini)),
+		 "R"},
 		{"sample-pages", 0, 0, G_OPTION_ARG_STRING, &a->sample_pages,
 		 "As --sample-rate, R fixed to sample about S pages", "S"},
 		{"threads", 'j', 0, G_OPTION_ARG_STRING, &a->threads,
@@ -108,6 +110,7 @@ static GOptionContext *sim_options(sim_args *a)
 	g_free(names);
 	g_free(fixed);
 	g_free(windows);
+	g_free(mini);
 	/* Between them, each policy's options: "--NAME V: POLICY: HELP
 	 * (default D)". */
 	GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
