@@ -319,13 +319,13 @@ void lp_sim_window_bounds(const lp_trace *t, uint64_t *most, uint64_t *cap)
 	lp_trace_iter_init(&it, t, false);
 	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;)
 		for (size_t k = 0; k < b.len; k++) {
-			uint64_t d = lp_prev_use_step(&w, b.page[k]);
+			uint64_t d = lp_prev_use_step(&w, b.page[k], b.at + k);
 			far = MAX(far, d);
 		}
 	lp_trace_iter_clear(&it);
 	*most = far;
 	for (lp_pageno p = 0; p < t->pages; p++)
-		far = MAX(far, w.at - w.last[p]);
+		far = MAX(far, t->n - w.last[p]);
 	*cap = MAX(far, 1);
 	lp_prev_use_walk_clear(&w);
 }
@@ -382,7 +382,7 @@ void lp_sim_windows(const lp_trace *t, const uint64_t *taus, size_t m, uint64_t 
 	lp_trace_iter_init(&it, t, false);
 	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;) {
 		for (size_t j = 0; j < b.len; j++) {
-			uint64_t d = lp_prev_use_step(&w, b.page[j]);
+			uint64_t d = lp_prev_use_step(&w, b.page[j], b.at + j);
 			if (d) {
 				size_t k = bucket(taus, m, d);
 				d_count[k]++;

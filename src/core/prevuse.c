@@ -8,7 +8,6 @@ void lp_prev_use_walk_init(lp_prev_use_walk *w, uint32_t pages)
 	w->last = g_new(uint64_t, pages ? pages : 1);
 	for (uint32_t p = 0; p < pages; p++)
 		w->last[p] = LP_NEVER;
-	w->at = 0;
 }
 
 void lp_prev_use_walk_clear(lp_prev_use_walk *w)
