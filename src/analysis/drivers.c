@@ -5,6 +5,7 @@
  * logic (lru.c) knows no files. */
 #include "analysis/lru.h"
 
+#include "formats/basicin.h"
 #include "formats/forms.h"
 #include "core/numbers.h"
 #include "io/bytesrc.h"
@@ -77,29 +78,26 @@ int lp_pi_to_basic(lp_byte_source *src, const lp_torn_policy *policy, lp_output 
 
 int lp_lru_basic_trace(const char *path, uint64_t frames, lp_output *out, lp_error *err)
 {
-	lp_basic_reader *r = lp_basic_open(path, err);
-	if (!r)
-		return err->status;
 	enum { BATCH = 4096 };
-	lp_basic_ref *refs = g_new(lp_basic_ref, BATCH);
+	lp_basic_iter in;
+	if (lp_basic_iter_open(&in, path, BATCH, err))
+		return err->status;
 	char *text = g_malloc(BATCH * LP_BEHAVIOUR_LINE_MAX);
 	lp_lru *lru = lp_lru_new(frames);
-	ssize_t n;
 	int st = 0;
-	while (st == 0 && (n = lp_basic_read(r, refs, BATCH, err)) > 0) {
+	for (lp_basic_block b; st == 0 && (b = lp_basic_iter_next(&in)).len;) {
 		char *p = text;
 		lp_lru_fault f;
-		for (ssize_t i = 0; i < n; i++)
-			if (lp_lru_ref(lru, refs[i].canonical, lp_ref_is_write(refs[i].type), &f))
+		for (size_t i = 0; i < b.len; i++)
+			if (lp_lru_ref(lru, b.ref[i].canonical, lp_ref_is_write(b.ref[i].type), &f))
 				p += lp_behaviour_format(p, f.tag, f.page, f.dirt, f.evicted);
 		st = lp_output_write(out, text, (size_t)(p - text), err);
 	}
-	if (st == 0 && n < 0)
-		st = err->status;
+	int read_st = lp_basic_iter_clear(&in);
+	if (st == 0)
+		st = read_st;
 	lp_lru_free(lru);
 	g_free(text);
-	g_free(refs);
-	lp_basic_close(r);
 	return st;
 }
 

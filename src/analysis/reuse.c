@@ -7,9 +7,8 @@
 
 #include "analysis/mrc.h"
 #include "core/record.h"
+#include "formats/basicin.h"
 #include "formats/legacy.h"
-
-#define STREAM_BATCH 65536
 
 /* The pages each type referenced, as the stream goes. */
 typedef struct type_pages {
@@ -41,28 +40,25 @@ int lp_reuse_of_stream(const char *path, const lp_progress *progress, lp_reuse *
 		       lp_error *err)
 {
 	memset(r, 0, sizeof *r);
-	lp_basic_reader *in = lp_basic_open(path, err);
-	if (!in)
+	lp_basic_iter in;
+	if (lp_basic_iter_open(&in, path, LP_BASIC_BLOCK_REFS, err))
 		return err->status;
 	lp_mrc *mrc = lp_mrc_new();
-	lp_basic_ref *batch = g_new(lp_basic_ref, STREAM_BATCH);
 	type_pages pages = {0};
 	/* Counted here, not through r: the compiler then knows that the
 	 * counts are not the batch's. */
 	lp_reuse acc = {0};
-	ssize_t n;
-	while ((n = lp_basic_read(in, batch, STREAM_BATCH, err)) > 0) {
-		for (ssize_t k = 0; k < n; k++) {
+	for (lp_basic_block b; (b = lp_basic_iter_next(&in)).len;) {
+		for (size_t k = 0; k < b.len; k++) {
 			uint64_t id;
-			uint64_t distance = lp_mrc_access(mrc, batch[k].canonical, &id);
-			count(&acc, &pages, lp_ref_type_index(batch[k].type), id, distance);
+			uint64_t distance = lp_mrc_access(mrc, b.ref[k].canonical, &id);
+			count(&acc, &pages, lp_ref_type_index(b.ref[k].type), id, distance);
 		}
 		lp_progress_records(progress, lp_mrc_references(mrc));
 	}
-	g_free(batch);
 	g_free(pages.types_of_page);
-	lp_basic_close(in);
-	if (n == 0) {
+	int rc = lp_basic_iter_clear(&in);
+	if (!rc) {
 		*r = acc;
 		r->references = lp_mrc_references(mrc);
 		r->distinct = lp_mrc_distinct_pages(mrc);
@@ -70,7 +66,7 @@ int lp_reuse_of_stream(const char *path, const lp_progress *progress, lp_reuse *
 		lp_mrc_misses(mrc, r->misses);
 	}
 	lp_mrc_free(mrc);
-	return n < 0 ? err->status : 0;
+	return rc;
 }
 
 void lp_reuse_clear(lp_reuse *r)
@@ -83,25 +79,22 @@ int lp_sampled_of_stream(const char *path, double rate, uint64_t pages,
 			 const lp_progress *progress, lp_sampled *r, lp_error *err)
 {
 	memset(r, 0, sizeof *r);
-	lp_basic_reader *in = lp_basic_open(path, err);
-	if (!in)
+	lp_basic_iter in;
+	if (lp_basic_iter_open(&in, path, LP_BASIC_BLOCK_REFS, err))
 		return err->status;
 	lp_shards *shards = lp_shards_new(rate, pages);
-	lp_basic_ref *batch = g_new(lp_basic_ref, STREAM_BATCH);
-	uint64_t refs[6] = {0}, read = 0;
-	ssize_t n;
-	while ((n = lp_basic_read(in, batch, STREAM_BATCH, err)) > 0) {
-		for (ssize_t k = 0; k < n; k++) {
-			refs[lp_ref_type_index(batch[k].type)]++;
-			lp_shards_access(shards, batch[k].canonical);
+	uint64_t refs[6] = {0};
+	for (lp_basic_block b; (b = lp_basic_iter_next(&in)).len;) {
+		for (size_t k = 0; k < b.len; k++) {
+			refs[lp_ref_type_index(b.ref[k].type)]++;
+			lp_shards_access(shards, b.ref[k].canonical);
 		}
-		lp_progress_records(progress, read += (uint64_t)n);
+		lp_progress_records(progress, in.done);
 	}
-	g_free(batch);
-	lp_basic_close(in);
-	if (n < 0) {
+	int rc = lp_basic_iter_clear(&in);
+	if (rc) {
 		lp_shards_free(shards);
-		return err->status;
+		return rc;
 	}
 	r->shards = shards;
 	memcpy(r->refs, refs, sizeof refs);

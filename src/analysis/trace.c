@@ -9,9 +9,8 @@
 
 #include "core/nextuse.h"
 #include "core/record.h"
+#include "formats/basicin.h"
 #include "io/staging.h"
-
-#define LOAD_BATCH 65536
 
 void lp_trace_init(lp_trace *t, bool user_only)
 {
@@ -164,29 +163,25 @@ int lp_trace_load(lp_trace *t, const char *path, bool user_only, const lp_progre
 		  lp_error *err)
 {
 	lp_trace_init(t, user_only);
-	lp_basic_reader *in = lp_basic_open(path, err);
-	if (!in) {
+	lp_basic_iter in;
+	if (lp_basic_iter_open(&in, path, LP_BASIC_BLOCK_REFS, err)) {
 		lp_trace_clear(t);
 		return err->status;
 	}
-	lp_basic_ref *batch = g_new(lp_basic_ref, LOAD_BATCH);
-	ssize_t got;
 	int rc = 0;
-	uint64_t read = 0;
-	while (!rc && (got = lp_basic_read(in, batch, LOAD_BATCH, err)) > 0) {
-		for (ssize_t k = 0; k < got && !rc; k++)
-			if ((rc = lp_trace_add(t, batch[k].type, batch[k].canonical, err))) {
+	for (lp_basic_block b; !rc && (b = lp_basic_iter_next(&in)).len;) {
+		for (size_t k = 0; k < b.len && !rc; k++)
+			if ((rc = lp_trace_add(t, b.ref[k].type, b.ref[k].canonical, err))) {
 				char what[sizeof err->msg];
 				g_strlcpy(what, err->msg, sizeof what);
 				lp_fail(err, rc, "%s: %s", strcmp(path, "-") ? path : "standard input",
 					what);
 			}
-		lp_progress_records(progress, read += (uint64_t)got);
+		lp_progress_records(progress, in.done);
 	}
-	if (!rc && got < 0)
-		rc = err->status;
-	g_free(batch);
-	lp_basic_close(in);
+	int read_rc = lp_basic_iter_clear(&in);
+	if (!rc)
+		rc = read_rc;
 	if (rc)
 		lp_trace_clear(t);
 	else

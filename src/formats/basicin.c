@@ -312,3 +312,40 @@ ssize_t lp_basic_read(lp_basic_reader *r, lp_basic_ref *refs, size_t n, lp_error
 	}
 	return (ssize_t)count;
 }
+
+void lp_basic_iter_init(lp_basic_iter *it, lp_basic_reader *r, size_t block_refs, lp_error *err)
+{
+	*it = (lp_basic_iter){.r = r, .buf = g_new(lp_basic_ref, block_refs), .block_refs = block_refs,
+			      .err = err};
+}
+
+int lp_basic_iter_open(lp_basic_iter *it, const char *path, size_t block_refs, lp_error *err)
+{
+	lp_basic_reader *r = lp_basic_open(path, err);
+	if (!r)
+		return err->status;
+	lp_basic_iter_init(it, r, block_refs, err);
+	return 0;
+}
+
+lp_basic_block lp_basic_iter_next(lp_basic_iter *it)
+{
+	if (it->status)
+		return (lp_basic_block){NULL, 0};
+	ssize_t n = lp_basic_read(it->r, it->buf, it->block_refs, it->err);
+	if (n < 0) {
+		it->status = it->err->status;
+		return (lp_basic_block){NULL, 0};
+	}
+	it->done += (uint64_t)n;
+	return (lp_basic_block){it->buf, (size_t)n};
+}
+
+int lp_basic_iter_clear(lp_basic_iter *it)
+{
+	int status = it->status;
+	g_free(it->buf);
+	lp_basic_close(it->r);
+	*it = (lp_basic_iter){0};
+	return status;
+}

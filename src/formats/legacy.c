@@ -96,20 +96,19 @@ static int dump_basic(lp_byte_source *src, enum lp_endian endian, const lp_torn_
 	lp_basic_reader *r = lp_basic_reader_new(src, err);
 	if (!r)
 		return err->status;
-	lp_basic_ref *refs = g_new(lp_basic_ref, BATCH);
-	ssize_t n;
+	lp_basic_iter in;
+	lp_basic_iter_init(&in, r, BATCH, err);
 	int st = 0;
-	while (st == 0 && (n = lp_basic_read(r, refs, BATCH, err)) > 0) {
+	for (lp_basic_block b; st == 0 && (b = lp_basic_iter_next(&in)).len;) {
 		char *p = t->buf + t->len;
-		for (ssize_t i = 0; i < n; i++)
-			p += lp_form_encode(LP_FORM_BASIC, p, refs[i].type, refs[i].canonical, 0, 0);
+		for (size_t i = 0; i < b.len; i++)
+			p += lp_form_encode(LP_FORM_BASIC, p, b.ref[i].type, b.ref[i].canonical, 0, 0);
 		t->len = (size_t)(p - t->buf);
 		st = text_flush(t, err);
 	}
-	if (st == 0 && n < 0)
-		st = err->status;
-	g_free(refs);
-	lp_basic_close(r);
+	int read_st = lp_basic_iter_clear(&in);
+	if (st == 0)
+		st = read_st;
 	return st;
 }
 

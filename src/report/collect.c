@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "formats/basicin.h"
 #include "formats/legacy.h"
 #include "analysis/mrc.h"
 #include "analysis/sim.h"
@@ -722,23 +723,20 @@ lp_report *lp_report_from_directory(const char *dir, const lp_progress *progress
 
 lp_report *lp_report_from_stream(const char *path, const lp_progress *progress, lp_error *err)
 {
-	lp_basic_reader *in = lp_basic_open(path, err);
-	if (!in)
+	lp_basic_iter in;
+	if (lp_basic_iter_open(&in, path, READ_BATCH, err))
 		return NULL;
 	lp_report *r = report_new(LP_REPORT_STREAM, path);
 	collector c;
 	collector_init(&c, r, progress);
-	lp_basic_ref *buf = g_new(lp_basic_ref, READ_BATCH);
-	ssize_t n;
-	while ((n = lp_basic_read(in, buf, READ_BATCH, err)) > 0)
-		for (ssize_t i = 0; i < n; i++)
-			count_reference(&c, buf[i].type, buf[i].canonical);
-	g_free(buf);
-	lp_basic_close(in);
-	if (n == 0)
+	for (lp_basic_block b; (b = lp_basic_iter_next(&in)).len;)
+		for (size_t i = 0; i < b.len; i++)
+			count_reference(&c, b.ref[i].type, b.ref[i].canonical);
+	int rc = lp_basic_iter_clear(&in);
+	if (!rc)
 		finish(&c);
 	collector_free(&c);
-	if (n < 0) {
+	if (rc) {
 		lp_report_free(r);
 		return NULL;
 	}
