@@ -349,8 +349,8 @@ static void take_entry(yaml_document_t *doc, yaml_node_t *entry, lp_study_cell *
 				 ? (int)n : -1;
 	c->wall_seconds = (v = lp_yaml_text(doc, entry, "wall_seconds")) ? g_ascii_strtod(v, NULL) : 0;
 	c->cpu_seconds = (v = lp_yaml_text(doc, entry, "cpu_seconds")) ? g_ascii_strtod(v, NULL) : 0;
-	c->peak_rss_kib = (v = lp_yaml_text(doc, entry, "peak_rss_kib")) && lp_parse_decimal(v, 0, UINT64_MAX, &n)
-				  ? n : 0;
+	c->peak_rss_kib = (v = lp_yaml_text(doc, entry, "peak_rss_kib")) &&
+				  lp_parse_decimal(v, 0, UINT64_MAX, &n) ? n : 0;
 	g_free(c->job_id);
 	c->job_id = g_strdup(lp_yaml_text(doc, entry, "job_id"));
 	g_free(c->error);
