@@ -8,7 +8,6 @@
 #include "cmd/commands.h"
 #include "jobs/batch.h"
 #include "jobs/gather.h"
-#include "core/numbers.h"
 #include "cmd/table.h"
 
 /* Larger than any sensible list of jobs, small enough to read at once. */
@@ -17,7 +16,7 @@
 typedef struct batch_options {
 	/* The numbers as given (NULL: not given), then as read. */
 	gchar *parallel_arg, *job_timeout_arg, *index_arg, *max_running_arg;
-	int parallel;        /* -1: not given */
+	size_t parallel;     /* -j, or its default */
 	int job_timeout;
 	int index;           /* -1: not given */
 	int max_running;     /* -1: not given */
@@ -25,23 +24,6 @@ typedef struct batch_options {
 	gboolean quiet, skip_done, wait;
 	gchar **sbatch_options;
 } batch_options;
-
-static bool parse_shard(const char *s, size_t *k, size_t *n)
-{
-	const char *slash = strchr(s, '/');
-	if (!slash)
-		return false;
-	char *first = g_strndup(s, (size_t)(slash - s));
-	uint64_t a, b;
-	bool ok = lp_parse_decimal(first, 0, SIZE_MAX, &a) && lp_parse_decimal(slash + 1, 1, SIZE_MAX, &b) &&
-		  a < b;
-	g_free(first);
-	if (ok) {
-		*k = (size_t)a;
-		*n = (size_t)b;
-	}
-	return ok;
-}
 
 /* The first option of a pair given together that must not be, or NULL. */
 static const char *conflict(const batch_options *o, const char **second)
@@ -81,10 +63,10 @@ static bool check_options(batch_options *o, int argc, size_t *shard_k, size_t *s
 	if (argc != 2)
 		cli_usage_error("expected one batch file, got %d", argc - 1);
 	else if (!cli_count_apply("--job-timeout", o->job_timeout_arg, 0, G_MAXINT, &o->job_timeout) ||
-		 !cli_count_apply("-j", o->parallel_arg, 1, G_MAXINT, &o->parallel))
+		 !cli_max_running_apply(o->parallel_arg, &o->parallel))
 		return false;
-	else if (o->shard && !parse_shard(o->shard, shard_k, shard_n))
-		cli_usage_error("--shard must be K/N with 0 <= K < N, not '%s'", o->shard);
+	else if (!cli_shard_apply(o->shard, shard_k, shard_n))
+		return false;
 	else if (o->shard_by && strcmp(o->shard_by, "size") && strcmp(o->shard_by, "index"))
 		cli_usage_error("--shard-by must be 'size' or 'index', not '%s'", o->shard_by);
 	else if (o->shard_by && !o->shard)
@@ -203,13 +185,13 @@ static int run_here(lp_batch *b, const batch_options *o, const char *report, lp_
 	if (report && !(report_out = lp_output_open(report, LP_COMPRESS_NONE, err)))
 		return cli_fail(err);
 	b->job_timeout = (unsigned)o->job_timeout;
-	b->max_running = o->parallel != -1 ? (size_t)o->parallel : lp_batch_default_max_running();
+	b->pool.max_running = o->parallel;
 	b->show_progress = !o->quiet && isatty(STDERR_FILENO);
 	lp_batch_run(b);
 	int rc;
-	if (b->stopped_by) {
-		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(b->stopped_by));
-		rc = 128 + b->stopped_by;
+	if (b->pool.stopped_by) {
+		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(b->pool.stopped_by));
+		rc = 128 + b->pool.stopped_by;
 	} else {
 		rc = summarize(b);
 	}
@@ -237,7 +219,7 @@ static int batch(const batch_options *o, const char *path, size_t shard_k, size_
 	lp_batch_init(&b, cli_command());
 	/* Before anything is staged: the report's temporary file is removed
 	 * on a signal like the jobs' outputs. */
-	lp_batch_catch_signals(&b);
+	lp_job_pool_catch_signals(&b.pool);
 	/* Slurm runs the scripts elsewhere: every path absolute. */
 	char *file = o->submit ? g_canonicalize_filename(path, NULL) : g_strdup(path);
 	char *report = !o->report ? NULL
@@ -286,7 +268,7 @@ out:
 int cmd_batch(int argc, char **argv)
 {
 	cli_set_command("laplace batch");
-	batch_options o = {.parallel = -1, .index = -1, .max_running = -1};
+	batch_options o = {.index = -1, .max_running = -1};
 	GOptionEntry entries[] = {
 		{"jobs", 'j', 0, G_OPTION_ARG_STRING, &o.parallel_arg,
 		 "Run N jobs at a time (default: $SLURM_CPUS_PER_TASK, else $SLURM_CPUS_ON_NODE, "

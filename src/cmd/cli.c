@@ -9,6 +9,7 @@
 #include "formats/refio.h"
 #include "io/taskcodec.h"
 #include "core/numbers.h"
+#include "jobs/pool.h"
 #include "cmd/table.h"
 
 static const char *command_name = "laplace";
@@ -178,6 +179,34 @@ bool cli_threads_apply(const char *text, unsigned *threads)
 	if (!cli_count_apply("-j", text, 1, G_MAXINT, &given))
 		return false;
 	*threads = text ? (unsigned)given : g_get_num_processors();
+	return true;
+}
+
+bool cli_max_running_apply(const char *text, size_t *max_running)
+{
+	int given = 0;
+	if (!cli_count_apply("-j", text, 1, G_MAXINT, &given))
+		return false;
+	*max_running = text ? (size_t)given : lp_job_pool_default_max_running();
+	return true;
+}
+
+bool cli_shard_apply(const char *text, size_t *k, size_t *n)
+{
+	const char *slash = text ? strchr(text, '/') : NULL;
+	if (!text)
+		return true;
+	char *first = slash ? g_strndup(text, (size_t)(slash - text)) : NULL;
+	uint64_t a, b;
+	bool ok = slash && lp_parse_decimal(first, 0, SIZE_MAX, &a) &&
+		  lp_parse_decimal(slash + 1, 1, SIZE_MAX, &b) && a < b;
+	g_free(first);
+	if (!ok) {
+		cli_usage_error("--shard must be K/N with 0 <= K < N, not '%s'", text);
+		return false;
+	}
+	*k = (size_t)a;
+	*n = (size_t)b;
 	return true;
 }
 

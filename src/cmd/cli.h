@@ -44,6 +44,14 @@ bool cli_decimal_apply(const char *name, const char *text, uint64_t min, uint64_
  * threads into *threads, the processors available by default; on a usage
  * error print it and return false. */
 bool cli_threads_apply(const char *text, unsigned *threads);
+/* -j N of the commands that run children at once (batch, study), read as
+ * G_OPTION_ARG_STRING into text (NULL: not given): N into *max_running,
+ * lp_job_pool_default_max_running() by default; on a usage error print
+ * it and return false. */
+bool cli_max_running_apply(const char *text, size_t *max_running);
+/* --shard K/N (NULL: not given, *k and *n untouched): 0 <= K < N into
+ * *k and *n; on a usage error print it and return false. */
+bool cli_shard_apply(const char *text, size_t *k, size_t *n);
 /* --level TEXT (NULL when not given) for the output named output (NULL:
  * standard output) under compress: the level into *level, LP_LEVEL_DEFAULT
  * without one; on a usage error (not a number, no codec, out of the

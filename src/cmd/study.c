@@ -2,12 +2,9 @@
  * study file, runs its cells and makes the table. */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "core/numbers.h"
-#include "jobs/batch.h"
 #include "jobs/study.h"
 #include "report/study.h"
 
@@ -15,39 +12,22 @@ typedef struct study_options {
 	gchar *parallel_arg, *dir, *output, *shard, *cell_arg, *submit, *max_running_arg, *page;
 	gchar **sbatch_options;
 	gboolean skip_done, redo, collect, quiet, wait;
-	int parallel;    /* -1: not given */
+	size_t parallel; /* -j, or its default */
 	int cell;        /* -1: not given */
 	int max_running; /* -1: not given */
 } study_options;
-
-static bool parse_shard(const char *s, size_t *k, size_t *n)
-{
-	const char *slash = strchr(s, '/');
-	if (!slash)
-		return false;
-	char *first = g_strndup(s, (size_t)(slash - s));
-	uint64_t a, b;
-	bool ok = lp_parse_decimal(first, 0, SIZE_MAX, &a) &&
-		  lp_parse_decimal(slash + 1, 1, SIZE_MAX, &b) && a < b;
-	g_free(first);
-	if (ok) {
-		*k = (size_t)a;
-		*n = (size_t)b;
-	}
-	return ok;
-}
 
 static bool check_options(study_options *o, int argc, size_t *k, size_t *n)
 {
 	if (argc != 2)
 		cli_usage_error("expected one study file, got %d", argc - 1);
-	else if (!cli_count_apply("-j", o->parallel_arg, 1, G_MAXINT, &o->parallel) ||
+	else if (!cli_max_running_apply(o->parallel_arg, &o->parallel) ||
 		 !cli_count_apply("--cell", o->cell_arg, 0, G_MAXINT, &o->cell))
 		return false;
 	else if (o->skip_done && o->redo)
 		cli_usage_error("--skip-done and --redo cannot be combined");
-	else if (o->shard && !parse_shard(o->shard, k, n))
-		cli_usage_error("--shard must be K/N with 0 <= K < N, not '%s'", o->shard);
+	else if (!cli_shard_apply(o->shard, k, n))
+		return false;
 	else if (o->shard && o->cell_arg)
 		cli_usage_error("--shard and --cell cannot be combined");
 	else if (o->collect && (o->shard || o->cell_arg || o->redo || o->parallel_arg))
@@ -111,7 +91,7 @@ static int submit(lp_study_run *run, const study_options *o, const char *table)
 		.wait = o->wait,
 	};
 	/* Waiting for sbatch, a signal ends this process as it ends sbatch. */
-	lp_study_release_signals(run);
+	lp_job_pool_release_signals(&run->pool);
 	int rc = lp_study_submit(run, &sub, &err);
 	if (rc) {
 		cli_fail(&err);
@@ -161,7 +141,7 @@ static int study(const study_options *o, const char *given, size_t shard_k, size
 	}
 	lp_study_run run;
 	lp_study_run_init(&run, cli_command(), &s, dir);
-	lp_study_catch_signals(&run);
+	lp_job_pool_catch_signals(&run.pool);
 	if (o->cell != -1 && (size_t)o->cell >= run.ncells) {
 		rc = cli_usage_error("--cell %d is past the last cell of %s (%zu cells, from 0)",
 				     o->cell, path, run.ncells);
@@ -187,12 +167,12 @@ static int study(const study_options *o, const char *given, size_t shard_k, size
 		lp_study_select_index(&run, (size_t)o->cell);
 		run.part = g_strdup_printf("%s/cell-%d.yaml", run.parts_dir, o->cell);
 	}
-	run.max_running = o->parallel != -1 ? (size_t)o->parallel : lp_batch_default_max_running();
+	run.pool.max_running = o->parallel;
 	if ((rc = lp_study_run_cells(&run, &err)))
 		cli_fail(&err);
-	if (run.stopped_by) {
-		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(run.stopped_by));
-		rc = 128 + run.stopped_by;
+	if (run.pool.stopped_by) {
+		fprintf(stderr, "%s: interrupted by %s\n", cli_command(), g_strsignal(run.pool.stopped_by));
+		rc = 128 + run.pool.stopped_by;
 	} else if (!rc && run.part) {
 		/* --collect makes the table of the parts. */
 		rc = lp_study_list_failures(&run) ? LP_EINPUT : 0;
@@ -211,7 +191,7 @@ out:
 int cmd_study(int argc, char **argv)
 {
 	cli_set_command("laplace study");
-	study_options o = {.parallel = -1, .cell = -1, .max_running = -1};
+	study_options o = {.cell = -1, .max_running = -1};
 	GOptionEntry entries[] = {
 		{"jobs", 'j', 0, G_OPTION_ARG_STRING, &o.parallel_arg,
 		 "Run N cells at a time (default: $SLURM_CPUS_PER_TASK, else $SLURM_CPUS_ON_NODE, "

@@ -43,14 +43,27 @@ int lp_yaml_bad(lp_yaml_doc *d, const yaml_node_t *node, const char *field, cons
 	return -1;
 }
 
-yaml_node_t *lp_yaml_find(lp_yaml_doc *d, yaml_node_t *map, const char *key)
+yaml_node_t *lp_yaml_value(yaml_document_t *doc, const yaml_node_t *map, const char *key)
 {
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return NULL;
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(&d->doc, p->key);
-		if (k->type == YAML_SCALAR_NODE && !strcmp((char *)k->data.scalar.value, key))
-			return yaml_document_get_node(&d->doc, p->value);
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key))
+			return yaml_document_get_node(doc, p->value);
 	}
 	return NULL;
+}
+
+const char *lp_yaml_text(yaml_document_t *doc, const yaml_node_t *map, const char *key)
+{
+	yaml_node_t *v = lp_yaml_value(doc, map, key);
+	return v && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : NULL;
+}
+
+yaml_node_t *lp_yaml_find(lp_yaml_doc *d, yaml_node_t *map, const char *key)
+{
+	return lp_yaml_value(&d->doc, map, key);
 }
 
 yaml_node_t *lp_yaml_get(lp_yaml_doc *d, yaml_node_t *map, const char *key, yaml_node_type_t type)

@@ -20,6 +20,13 @@ int lp_yaml_load(const char *name, const char *text, size_t len, yaml_document_t
 /* The 1-based line of the problem a parser of text[0, len) stopped at. */
 size_t lp_yaml_problem_line(const yaml_parser_t *parser, const char *text, size_t len);
 
+/* The value of key in map, or NULL when there is none or map is not a
+ * mapping (reports and manifests read back, where a missing key is no
+ * error). */
+yaml_node_t *lp_yaml_value(yaml_document_t *doc, const yaml_node_t *map, const char *key);
+/* The text of map's scalar key, or NULL. */
+const char *lp_yaml_text(yaml_document_t *doc, const yaml_node_t *map, const char *key);
+
 /* A loaded document, the file it came from and where its errors go. */
 typedef struct lp_yaml_doc {
 	yaml_document_t doc;

@@ -2,52 +2,31 @@
  * each in its own process; a failed job does not stop the others. */
 #include "jobs/batch.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include <glib-unix.h>
 #include <glib/gstdio.h>
 
-#include "io/staging.h"
 #include "jobs/confine.h"
 #include "jobs/jobreport.h"
+#include "jobs/slurm.h"
 #include "core/numbers.h"
 #include "io/yamlload.h"
 
 /* Reports are small: a few hundred bytes a job. */
 #define REPORT_MAX_BYTES (256u << 20)
 
+static void start_jobs(void *batch);
+
 void lp_batch_init(lp_batch *b, const char *command)
 {
 	memset(b, 0, sizeof *b);
 	b->command = command;
-	b->max_running = 1;
+	lp_job_pool_init(&b->pool, start_jobs, b);
 }
 
 /* ---- reports read back ---- */
-
-static yaml_node_t *mapping_value(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-	if (!map || map->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(doc, p->key);
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key))
-			return yaml_document_get_node(doc, p->value);
-	}
-	return NULL;
-}
-
-/* The text of map's scalar key, or NULL. */
-static const char *mapping_text(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-	yaml_node_t *v = mapping_value(doc, map, key);
-	return v && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : NULL;
-}
 
 static bool parse_index(const char *text, size_t *index)
 {
@@ -82,15 +61,15 @@ int lp_batch_report_load(const char *path, lp_batch_report **out, lp_error *err)
 	g_free(text);
 	yaml_document_t *doc = &report->doc;
 	yaml_node_t *top = loaded ? yaml_document_get_root_node(doc) : NULL;
-	yaml_node_t *jobs = mapping_value(doc, top, "jobs");
+	yaml_node_t *jobs = lp_yaml_value(doc, top, "jobs");
 	if (loaded && (!jobs || jobs->type != YAML_SEQUENCE_NODE))
 		r = lp_fail(err, LP_EINPUT, "%s: not a batch report (no list 'jobs')", path);
 	for (yaml_node_item_t *it = jobs && !r ? jobs->data.sequence.items.start : NULL;
 	     it && it < jobs->data.sequence.items.top; it++) {
 		yaml_node_t *entry = yaml_document_get_node(doc, *it);
 		size_t index;
-		if (!parse_index(mapping_text(doc, entry, "index"), &index) ||
-		    !mapping_text(doc, entry, "status")) {
+		if (!parse_index(lp_yaml_text(doc, entry, "index"), &index) ||
+		    !lp_yaml_text(doc, entry, "status")) {
 			r = lp_fail(err, LP_EINPUT, "%s:%zu: a job without an index or a status", path,
 				    entry ? entry->start_mark.line + 1 : 0);
 			break;
@@ -98,7 +77,7 @@ int lp_batch_report_load(const char *path, lp_batch_report **out, lp_error *err)
 		g_hash_table_insert(report->entries, GSIZE_TO_POINTER(index + 1), entry);
 	}
 	if (!r)
-		report->collector_job_id = g_strdup(mapping_text(doc, top, "collector_job_id"));
+		report->collector_job_id = g_strdup(lp_yaml_text(doc, top, "collector_job_id"));
 	if (r) {
 		lp_batch_report_free(report);
 		return r;
@@ -150,18 +129,6 @@ static int emit_node(yaml_emitter_t *em, yaml_document_t *doc, yaml_node_t *node
 }
 
 /* ---- choosing the jobs ---- */
-
-static void input_state(const char *path, lp_batch_input_state *st)
-{
-	GStatBuf sb;
-	memset(st, 0, sizeof *st);
-	if (!path || g_stat(path, &sb) < 0)
-		return;
-	st->known = true;
-	st->size = (uint64_t)sb.st_size;
-	g_snprintf(st->mtime, sizeof st->mtime, "%lld.%09ld", (long long)sb.st_mtim.tv_sec,
-		   (long)sb.st_mtim.tv_nsec);
-}
 
 int lp_batch_set_jobs(lp_batch *b, const char *file, lp_job_spec *specs, size_t nspecs,
 		      lp_error *err)
@@ -227,9 +194,9 @@ void lp_batch_select_shard(lp_batch *b, size_t k, size_t n, bool by_size)
 	if (by_size) {
 		sized_job *order = g_new(sized_job, b->njobs ? b->njobs : 1);
 		for (size_t i = 0; i < b->njobs; i++) {
-			lp_batch_input_state ref, kern;
-			input_state(b->specs[b->jobs[i].index].reference, &ref);
-			input_state(b->specs[b->jobs[i].index].kernel, &kern);
+			lp_input_state ref, kern;
+			lp_input_state_read(b->specs[b->jobs[i].index].reference, &ref);
+			lp_input_state_read(b->specs[b->jobs[i].index].kernel, &kern);
 			order[i] = (sized_job){i, ref.size + kern.size};
 		}
 		qsort(order, b->njobs, sizeof *order, largest_first);
@@ -266,15 +233,15 @@ static bool same_text(const char *a, const char *b) { return a && b && !strcmp(a
 static bool same_input(yaml_document_t *doc, yaml_node_t *entry, const char *key,
 		       const char *path)
 {
-	lp_batch_input_state now;
-	input_state(path, &now);
+	lp_input_state now;
+	lp_input_state_read(path, &now);
 	char size_key[32], mtime_key[32], size[24];
 	g_snprintf(size_key, sizeof size_key, "%s_size", key);
 	g_snprintf(mtime_key, sizeof mtime_key, "%s_mtime", key);
 	g_snprintf(size, sizeof size, "%" G_GUINT64_FORMAT, now.size);
-	return now.known && same_text(mapping_text(doc, entry, key), path) &&
-	       same_text(mapping_text(doc, entry, size_key), size) &&
-	       same_text(mapping_text(doc, entry, mtime_key), now.mtime);
+	return now.known && same_text(lp_yaml_text(doc, entry, key), path) &&
+	       same_text(lp_yaml_text(doc, entry, size_key), size) &&
+	       same_text(lp_yaml_text(doc, entry, mtime_key), now.mtime);
 }
 
 size_t lp_batch_skip_done(lp_batch *b, const lp_batch_report *earlier)
@@ -286,9 +253,9 @@ size_t lp_batch_skip_done(lp_batch *b, const lp_batch_report *earlier)
 		const lp_job_spec *spec = &b->specs[job->index];
 		yaml_node_t *entry = report_entry(earlier, job->index);
 		GStatBuf sb;
-		if (job->entry || !entry || !same_text(mapping_text(doc, entry, "status"), "succeeded") ||
-		    !same_text(mapping_text(doc, entry, "output"), spec->output) ||
-		    !same_text(mapping_text(doc, entry, "mode"),
+		if (job->entry || !entry || !same_text(lp_yaml_text(doc, entry, "status"), "succeeded") ||
+		    !same_text(lp_yaml_text(doc, entry, "output"), spec->output) ||
+		    !same_text(lp_yaml_text(doc, entry, "mode"),
 			       spec->per_process ? "per-process" : "basic") ||
 		    !same_input(doc, entry, "reference", spec->reference) ||
 		    !same_input(doc, entry, "kernel", spec->kernel) || g_lstat(spec->output, &sb) < 0)
@@ -316,22 +283,6 @@ size_t lp_batch_take_entries(lp_batch *b, const lp_batch_report *report)
 	return taken;
 }
 
-/* A positive whole number from the environment, or 0. */
-static size_t env_count(const char *name)
-{
-	const char *text = g_getenv(name);
-	size_t n;
-	return parse_index(text, &n) ? n : 0;
-}
-
-size_t lp_batch_default_max_running(void)
-{
-	size_t n = env_count("SLURM_CPUS_PER_TASK");
-	if (!n)
-		n = env_count("SLURM_CPUS_ON_NODE");
-	return n ? n : (size_t)g_get_num_processors();
-}
-
 /* ---- running ---- */
 
 static void erase_progress(lp_batch *b)
@@ -348,7 +299,7 @@ static void draw_progress(lp_batch *b)
 		refs += b->jobs[i].refs_done;
 	fprintf(stderr, "\r\033[K%s: %zu/%zu done, %zu failed, %zu running, %" G_GUINT64_FORMAT
 		" reference%s", b->command, b->succeeded + b->failed, b->njobs, b->failed,
-		b->running, refs, refs == 1 ? "" : "s");
+		b->pool.running, refs, refs == 1 ? "" : "s");
 	fflush(stderr);
 	b->progress_shown = true;
 }
@@ -374,27 +325,22 @@ static void on_warning(void *ctx, const char *msg)
 		job->batch->file, job->batch->specs[job->index].line, msg);
 }
 
-static void start_jobs(lp_batch *b);
-
-static bool all_ended(const lp_batch *b) { return !b->running && b->next == b->njobs; }
-
 static void on_done(void *ctx, const lp_job_outcome *outcome)
 {
 	lp_batch_job *job = ctx;
 	lp_batch *b = job->batch;
+	lp_job_proc *proc = job->proc;
 	job->outcome = *outcome;
 	job->proc = NULL;
 	job->finished = true;
-	b->running--;
+	job->stopped = b->pool.stopped_by != 0;
 	if (outcome->status == LP_OK)
 		b->succeeded++;
 	else
 		b->failed++;
-	start_jobs(b);
+	lp_job_pool_ended(&b->pool, proc);
 	if (b->show_progress)
 		draw_progress(b);
-	if (all_ended(b))
-		g_main_loop_quit(b->loop);
 }
 
 static const lp_job_proc_ops batch_job_ops = {on_progress, on_warning, on_done};
@@ -407,28 +353,18 @@ static void fail_job(lp_batch_job *job, const lp_error *err)
 	job->batch->failed++;
 }
 
-/* The directory an output goes into, made if missing. */
-static int make_output_dir(const char *output, lp_error *err)
+static void start_jobs(void *batch)
 {
-	char *dir = g_path_get_dirname(output);
-	int r = g_mkdir_with_parents(dir, 0777) < 0
-		? lp_fail(err, LP_EIO, "cannot create directory %s: %s", dir, g_strerror(errno))
-		: 0;
-	g_free(dir);
-	return r;
-}
-
-static void start_jobs(lp_batch *b)
-{
-	while (b->running < b->max_running && b->next < b->njobs) {
+	lp_batch *b = batch;
+	while (lp_job_pool_has_room(&b->pool) && b->next < b->njobs) {
 		lp_batch_job *job = &b->jobs[b->next++];
 		if (job->entry)
 			continue;
 		const lp_job_spec *spec = &b->specs[job->index];
-		input_state(spec->reference, &job->reference);
-		input_state(spec->kernel, &job->kernel);
+		lp_input_state_read(spec->reference, &job->reference);
+		lp_input_state_read(spec->kernel, &job->kernel);
 		lp_error err = {0};
-		if (make_output_dir(spec->output, &err)) {
+		if (lp_make_output_dir(spec->output, &err)) {
 			fail_job(job, &err);
 			continue;
 		}
@@ -436,68 +372,20 @@ static void start_jobs(lp_batch *b)
 		lp_job_spec_to_merge(spec, &mj);
 		unsigned timeout = lp_job_spec_time_limit(spec, b->job_timeout);
 		if ((job->proc = lp_job_proc_start(&mj, LP_NO_OWNER, NULL, timeout, &batch_job_ops, job, &err)))
-			b->running++;
+			lp_job_pool_started(&b->pool, job->proc);
 		else
 			fail_job(job, &err);
 	}
 }
 
-/* The signals that stop a batch, in the order of b->signal_sources. */
-static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
-G_STATIC_ASSERT(G_N_ELEMENTS(stop_signals) == G_N_ELEMENTS(((lp_batch *)0)->signal_sources));
-
-static void on_stop_signal(lp_batch *b, int sig)
-{
-	if (!b->stopped_by)
-		b->stopped_by = sig;
-	b->next = b->njobs;
-	for (size_t i = 0; i < b->njobs; i++)
-		if (b->jobs[i].proc) {
-			b->jobs[i].stopped = true;
-			kill(lp_job_proc_pid(b->jobs[i].proc), sig);
-		}
-	if (!b->running && b->loop)
-		g_main_loop_quit(b->loop);
-}
-
-static gboolean on_sigint(gpointer data) { on_stop_signal(data, SIGINT); return G_SOURCE_CONTINUE; }
-static gboolean on_sigterm(gpointer data) { on_stop_signal(data, SIGTERM); return G_SOURCE_CONTINUE; }
-static gboolean on_sighup(gpointer data) { on_stop_signal(data, SIGHUP); return G_SOURCE_CONTINUE; }
-
-void lp_batch_catch_signals(lp_batch *b)
-{
-	static const GSourceFunc handlers[] = {on_sigint, on_sigterm, on_sighup};
-	for (size_t i = 0; i < G_N_ELEMENTS(stop_signals); i++)
-		if (stop_signals[i] != SIGHUP || !lp_signal_ignored(SIGHUP))
-			b->signal_sources[i] = g_unix_signal_add(stop_signals[i], handlers[i], b);
-}
-
-void lp_batch_release_signals(lp_batch *b)
-{
-	for (size_t i = 0; i < G_N_ELEMENTS(b->signal_sources); i++)
-		if (b->signal_sources[i])
-			g_source_remove(b->signal_sources[i]);
-	memset(b->signal_sources, 0, sizeof b->signal_sources);
-}
-
 void lp_batch_run(lp_batch *b)
 {
-	b->loop = g_main_loop_new(NULL, FALSE);
-	/* A signal caught before (while the batch file was read) stops it
-	 * now, before anything starts. */
-	while (g_main_context_iteration(NULL, FALSE))
-		;
-	start_jobs(b);
-	if (!all_ended(b)) {
-		guint redraw = 0;
-		if (b->show_progress)
-			redraw = g_timeout_add(LP_BATCH_PROGRESS_REDRAW_MS, on_redraw, b);
-		g_main_loop_run(b->loop);
-		if (redraw)
-			g_source_remove(redraw);
-	}
-	g_main_loop_unref(b->loop);
-	b->loop = NULL;
+	guint redraw = 0;
+	if (b->show_progress)
+		redraw = g_timeout_add(LP_BATCH_PROGRESS_REDRAW_MS, on_redraw, b);
+	lp_job_pool_run(&b->pool);
+	if (redraw)
+		g_source_remove(redraw);
 	erase_progress(b);
 }
 
@@ -517,15 +405,15 @@ static void job_ended(const lp_batch *b, const lp_batch_job *job, job_end *end)
 	memset(end, 0, sizeof *end);
 	if (job->entry) {
 		yaml_document_t *doc = (yaml_document_t *)&job->entry_report->doc;
-		const char *status = mapping_text(doc, job->entry, "status");
-		const char *error = mapping_text(doc, job->entry, "error");
+		const char *status = lp_yaml_text(doc, job->entry, "status");
+		const char *error = lp_yaml_text(doc, job->entry, "error");
 		size_t code = LP_EIO;
 		end->state = same_text(status, "succeeded") ? JOB_SUCCEEDED
 			     : same_text(status, "failed")  ? JOB_FAILED
 							    : JOB_INTERRUPTED;
 		if (end->state == JOB_SUCCEEDED)
 			code = 0;
-		else if (!parse_index(mapping_text(doc, job->entry, "exit_status"), &code) || !code ||
+		else if (!parse_index(lp_yaml_text(doc, job->entry, "exit_status"), &code) || !code ||
 			 code > 255)
 			code = LP_EIO;
 		end->exit_status = (int)code;
@@ -539,10 +427,10 @@ static void job_ended(const lp_batch *b, const lp_batch_job *job, job_end *end)
 	} else {
 		end->state = JOB_INTERRUPTED;
 		end->exit_status = LP_EIO;
-		if (b->stopped_by)
+		if (b->pool.stopped_by)
 			g_snprintf(end->msg, sizeof end->msg, "%s by %s",
 				   job->finished ? "interrupted" : "not started: the batch was interrupted",
-				   g_strsignal(b->stopped_by));
+				   g_strsignal(b->pool.stopped_by));
 		else
 			g_strlcpy(end->msg, b->missing_why ? b->missing_why : "not started",
 				  sizeof end->msg);
@@ -584,7 +472,7 @@ int lp_batch_list_failures(const lp_batch *b)
 
 /* ---- the report ---- */
 
-static int emit_input_state(yaml_emitter_t *em, const char *key, const lp_batch_input_state *st)
+static int emit_input_state(yaml_emitter_t *em, const char *key, const lp_input_state *st)
 {
 	if (!st->known)
 		return 0;
@@ -598,12 +486,9 @@ static int emit_input_state(yaml_emitter_t *em, const char *key, const lp_batch_
  * that ran the batch, for each entry. */
 static int emit_slurm_origin(yaml_emitter_t *em)
 {
-	const char *job = g_getenv("SLURM_JOB_ID");
-	if (!job)
+	char *id = lp_slurm_job_id();
+	if (!id)
 		return 0;
-	const char *array = g_getenv("SLURM_ARRAY_JOB_ID");
-	const char *task = g_getenv("SLURM_ARRAY_TASK_ID");
-	char *id = array && task ? g_strdup_printf("%s_%s", array, task) : g_strdup(job);
 	int r = lp_yaml_pair(em, "slurm_job_id", id) || lp_yaml_pair(em, "host", g_get_host_name());
 	g_free(id);
 	return r;
@@ -669,7 +554,7 @@ int lp_batch_write_report(lp_output *out, const lp_batch *b, const char *shard,
 
 void lp_batch_clear(lp_batch *b)
 {
-	lp_batch_release_signals(b);
+	lp_job_pool_clear(&b->pool);
 	g_free(b->jobs);
 	b->jobs = NULL;
 	b->njobs = 0;

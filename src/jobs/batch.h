@@ -14,6 +14,8 @@
 
 #include "io/io.h"
 #include "jobs/jobfile.h"
+#include "jobs/jobreport.h"
+#include "jobs/pool.h"
 #include "jobs/runner.h"
 
 /* How often the progress line is redrawn. */
@@ -33,21 +35,14 @@ void lp_batch_report_free(lp_batch_report *report);
 
 typedef struct lp_batch lp_batch;
 
-/* A job's input as it was when the job started (or is now). */
-typedef struct lp_batch_input_state {
-	bool known;            /* stat() succeeded */
-	uint64_t size;
-	char mtime[40];        /* seconds.nanoseconds */
-} lp_batch_input_state;
-
 typedef struct lp_batch_job {
 	lp_batch *batch;
 	size_t index;          /* in the batch file */
-	lp_batch_input_state reference, kernel;
+	lp_input_state reference, kernel; /* as they were when it started */
 	lp_job_outcome outcome;
 	lp_job_proc *proc;     /* while it runs */
 	bool finished;
-	bool stopped;          /* running when a signal stopped the batch */
+	bool stopped;          /* ended after a signal stopped the batch */
 	uint64_t refs_done;
 	/* An entry of another report that stands for this job (done before,
 	 * or collected from an array element); the job is then not run. */
@@ -64,27 +59,20 @@ struct lp_batch {
 	lp_batch_job *jobs;    /* the ones this run takes, in index order */
 	size_t njobs;
 	size_t next;           /* the next job to start */
-	size_t running;
 	size_t succeeded, failed;
-	size_t max_running;
+	lp_job_pool pool;      /* runs them: max_running, stopped_by, the signals */
 	unsigned job_timeout;  /* seconds, 0 for none; a job's own key may lower it */
 	bool show_progress;    /* a progress line on standard error */
 	bool progress_shown;
-	int stopped_by;        /* the signal that interrupted the batch, or 0 */
 	const char *missing_why; /* why a job without an outcome or entry has
 				  * none (collecting); NULL: it never started */
-	guint signal_sources[3];
-	GMainLoop *loop;
 };
 
-/* Start with no jobs. b must stay where it is: its jobs point back at it. */
+/* Start with no jobs. b must stay where it is: its jobs point back at it.
+ * lp_job_pool_catch_signals(&b->pool) makes SIGINT, SIGTERM and SIGHUP
+ * stop the batch: nothing more starts, the running jobs get the signal
+ * and lp_batch_run returns once they have ended. */
 void lp_batch_init(lp_batch *b, const char *command);
-/* SIGINT, SIGTERM and SIGHUP (unless ignored) stop the batch from now on:
- * nothing more starts, the running jobs get the signal (each removes its
- * temporary outputs and ends) and lp_batch_run returns once they have. */
-void lp_batch_catch_signals(lp_batch *b);
-/* Stop catching them (the signals' default actions again). */
-void lp_batch_release_signals(lp_batch *b);
 /* Take the jobs of the batch file (specs are borrowed); LP_EINPUT when two
  * jobs write the same output. */
 int lp_batch_set_jobs(lp_batch *b, const char *file, lp_job_spec *specs, size_t nspecs,
@@ -103,11 +91,8 @@ size_t lp_batch_skip_done(lp_batch *b, const lp_batch_report *earlier);
 /* Take report's entries for the jobs that have none yet, whatever they
  * say. Returns how many. */
 size_t lp_batch_take_entries(lp_batch *b, const lp_batch_report *report);
-/* Jobs run at once when -j is not given: SLURM_CPUS_PER_TASK, else
- * SLURM_CPUS_ON_NODE, else the processors. */
-size_t lp_batch_default_max_running(void);
-/* Run the selected jobs that have no entry, max_running at a time, until
- * all have ended or a caught signal stopped the batch. Each job's output
+/* Run the selected jobs that have no entry, pool.max_running at a time,
+ * until all have ended or a caught signal stopped the batch. Each job's output
  * directory is created first. */
 void lp_batch_run(lp_batch *b);
 /* List the jobs that did not succeed, in index order, on standard error;
@@ -124,7 +109,7 @@ void lp_batch_count(const lp_batch *b, lp_batch_counts *c);
  * collector_job_id names the Slurm job that collected it, or NULL. */
 int lp_batch_write_report(lp_output *out, const lp_batch *b, const char *shard,
 			  const char *collector_job_id, lp_error *err);
-/* Free the jobs and stop catching signals. */
+/* Free the jobs and the pool (its signals no longer caught). */
 void lp_batch_clear(lp_batch *b);
 
 /* ---- Slurm (laplace-batch(1), --submit slurm) ---- */

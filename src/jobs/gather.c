@@ -92,7 +92,7 @@ int lp_batch_submit(lp_batch *b, lp_slurm_submission *s, lp_error *err)
 {
 	char *program = g_file_read_link("/proc/self/exe", NULL);
 	s->program = program ? program : "laplace";
-	lp_batch_release_signals(b);
+	lp_job_pool_release_signals(&b->pool);
 	int r = lp_slurm_submit(s, b, err);
 	s->program = NULL;
 	g_free(program);

@@ -1,11 +1,15 @@
 /* Job reports in YAML, for `laplace batch --report` and the daemon's
- * done/ and failed/ directories. */
+ * done/ and failed/ directories; the inputs they and study manifests
+ * record. */
 #include "jobs/jobreport.h"
 #include "jobs/jobfile.h"
 #include "jobs/runner.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+
+#include <glib/gstdio.h>
 
 #include "formats/stats.h"
 
@@ -29,6 +33,28 @@ int lp_job_report_emit(yaml_emitter_t *em, const lp_job_spec *spec, const lp_job
 	    lp_stats_emit(em, &outcome->stats) || lp_yaml_end(em, false))
 		return -1;
 	return 0;
+}
+
+void lp_input_state_read(const char *path, lp_input_state *st)
+{
+	GStatBuf sb;
+	memset(st, 0, sizeof *st);
+	if (!path || g_stat(path, &sb) < 0)
+		return;
+	st->known = true;
+	st->size = (uint64_t)sb.st_size;
+	g_snprintf(st->mtime, sizeof st->mtime, "%lld.%09ld", (long long)sb.st_mtim.tv_sec,
+		   (long)sb.st_mtim.tv_nsec);
+}
+
+int lp_make_output_dir(const char *output, lp_error *err)
+{
+	char *dir = g_path_get_dirname(output);
+	int r = g_mkdir_with_parents(dir, 0777) < 0
+		? lp_fail(err, LP_EIO, "cannot create directory %s: %s", dir, g_strerror(errno))
+		: 0;
+	g_free(dir);
+	return r;
 }
 
 int lp_write_file_atomic(int dir_fd, const char *path, const char *text, size_t len,

@@ -211,20 +211,31 @@ static void run_job(child_job *c, result_message *res)
 	res->peak_rss_kib = (uint64_t)ru.ru_maxrss;
 }
 
-int lp_job_child_main(lp_error *err)
+/* What a hidden child does first: die with the parent, so that a daemon's
+ * restart never races a leftover job (set before the parent is checked,
+ * so that its death cannot fall in between); check its descriptors
+ * (LP_EUSAGE returned with err set: run by hand); read its description
+ * into desc, *desc_status 0 or the status of a failure that desc_err
+ * tells, which the child reports to its parent as its result. */
+static int child_begin(const char *command, lp_job_desc *desc, int *desc_status,
+		       lp_error *desc_err, lp_error *err)
 {
-	/* Die with the parent, so that a daemon's restart never races a
-	 * leftover job; set before the parent is checked below, so that its
-	 * death cannot fall in between. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	int r = lp_job_child_check_fd(LP_CHILD_PIPE_FD, err);
 	if (!r)
 		r = lp_job_child_check_fd(LP_CHILD_DESC_FD, err);
-	if (r)
-		return r;
+	if (!r)
+		*desc_status = lp_job_desc_receive(command, desc, desc_err);
+	return r;
+}
+
+int lp_job_child_main(lp_error *err)
+{
 	lp_job_desc desc;
 	lp_error desc_err = {0, ""};
-	r = lp_job_desc_receive(LP_JOB_COMMAND, &desc, &desc_err);
+	int r, usage = child_begin(LP_JOB_COMMAND, &desc, &r, &desc_err, err);
+	if (usage)
+		return usage;
 	child_job c = {0};
 	if (!r) {
 		read_job(&desc, &c);
@@ -404,15 +415,11 @@ static void run_cell(char ***stages, size_t n, result_message *res)
 
 int lp_cell_child_main(lp_error *err)
 {
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	int r = lp_job_child_check_fd(LP_CHILD_PIPE_FD, err);
-	if (!r)
-		r = lp_job_child_check_fd(LP_CHILD_DESC_FD, err);
-	if (r)
-		return r;
 	lp_job_desc desc;
 	lp_error desc_err = {0, ""};
-	r = lp_job_desc_receive(LP_CELL_COMMAND, &desc, &desc_err);
+	int r, usage = child_begin(LP_CELL_COMMAND, &desc, &r, &desc_err, err);
+	if (usage)
+		return usage;
 	pid_t parent = 0;
 	char **stages[CELL_MAX_STAGES] = {NULL};
 	size_t n = 0;

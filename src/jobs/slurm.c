@@ -14,6 +14,16 @@
 #include "jobs/jobreport.h"
 #include "jobs/slurm.h"
 
+char *lp_slurm_job_id(void)
+{
+	const char *job = g_getenv("SLURM_JOB_ID");
+	const char *array = g_getenv("SLURM_ARRAY_JOB_ID");
+	const char *task = g_getenv("SLURM_ARRAY_TASK_ID");
+	if (!job)
+		return NULL;
+	return array && task ? g_strdup_printf("%s_%s", array, task) : g_strdup(job);
+}
+
 char *lp_slurm_array_list(const size_t *indices, size_t n, size_t max_running)
 {
 	GString *s = g_string_new(NULL);

@@ -10,6 +10,9 @@
 
 #include "core/error.h"
 
+/* Under Slurm, the job this process runs in: ARRAYID_INDEX for an array
+ * element, else the job's id; NULL elsewhere. */
+char *lp_slurm_job_id(void);
 /* Slurm's --array list of the ascending indices: "0-3,7,9-11", with
  * "%N" for max_running (0: no throttle). */
 char *lp_slurm_array_list(const size_t *indices, size_t n, size_t max_running);

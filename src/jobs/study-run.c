@@ -5,11 +5,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <glib-unix.h>
 #include <glib/gstdio.h>
 #include <yaml.h>
 
@@ -19,6 +17,7 @@
 #include "io/yamlout.h"
 #include "jobs/jobfile.h"
 #include "jobs/jobreport.h"
+#include "jobs/slurm.h"
 
 const char *const lp_cell_status_names[4] = {"pending", "ok", "failed", "interrupted"};
 
@@ -213,16 +212,18 @@ static void add_schedule_cells(lp_study_run *run, size_t ci, const char *dir, pt
 	}
 }
 
+static void start_cells(void *run);
+
 void lp_study_run_init(lp_study_run *run, const char *command, const lp_study *study,
 		       const char *dir)
 {
 	memset(run, 0, sizeof *run);
+	lp_job_pool_init(&run->pool, start_cells, run);
 	run->command = command;
 	run->study = study;
 	run->dir = g_strdup(dir);
 	run->manifest_path = g_build_filename(dir, "manifest.yaml", NULL);
 	run->parts_dir = g_build_filename(dir, "parts", NULL);
-	run->max_running = 1;
 	for (size_t ci = 0; ci < study->ncaptures; ci++) {
 		const lp_study_capture *cap = &study->captures[ci];
 		ptrdiff_t merge = -1;
@@ -247,7 +248,7 @@ void lp_study_run_init(lp_study_run *run, const char *command, const lp_study *s
 
 void lp_study_run_clear(lp_study_run *run)
 {
-	lp_study_release_signals(run);
+	lp_job_pool_clear(&run->pool);
 	for (size_t i = 0; i < run->ncells; i++) {
 		lp_study_cell *c = &run->cells[i];
 		g_free(c->name);
@@ -270,36 +271,6 @@ void lp_study_run_clear(lp_study_run *run)
 }
 
 /* ---- the manifest read back ---- */
-
-static void input_state(lp_cell_input *in)
-{
-	GStatBuf sb;
-	in->known = g_stat(in->path, &sb) == 0;
-	in->size = in->known ? (uint64_t)sb.st_size : 0;
-	if (in->known)
-		g_snprintf(in->mtime, sizeof in->mtime, "%lld.%09ld", (long long)sb.st_mtim.tv_sec,
-			   (long)sb.st_mtim.tv_nsec);
-	else
-		in->mtime[0] = '\0';
-}
-
-static yaml_node_t *value_of(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-	if (!map || map->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(doc, p->key);
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key))
-			return yaml_document_get_node(doc, p->value);
-	}
-	return NULL;
-}
-
-static const char *text_at(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-	yaml_node_t *v = value_of(doc, map, key);
-	return v && v->type == YAML_SCALAR_NODE ? (const char *)v->data.scalar.value : NULL;
-}
 
 static bool same(const char *a, const char *b) { return a && b && !strcmp(a, b); }
 
@@ -339,20 +310,20 @@ static bool same_list(yaml_document_t *doc, yaml_node_t *list, char **strv)
 /* Whether the entry's inputs are the cell's, as they are now. */
 static bool same_inputs(yaml_document_t *doc, yaml_node_t *entry, lp_study_cell *c)
 {
-	yaml_node_t *list = value_of(doc, entry, "inputs");
+	yaml_node_t *list = lp_yaml_value(doc, entry, "inputs");
 	if (!list || list->type != YAML_SEQUENCE_NODE ||
 	    (size_t)(list->data.sequence.items.top - list->data.sequence.items.start) != c->ninputs)
 		return false;
 	for (size_t i = 0; i < c->ninputs; i++) {
 		yaml_node_t *in = yaml_document_get_node(doc, list->data.sequence.items.start[i]);
-		lp_cell_input now = {.path = c->inputs[i].path};
-		input_state(&now);
+		lp_input_state now;
+		lp_input_state_read(c->inputs[i].path, &now);
 		char size[24];
 		g_snprintf(size, sizeof size, "%" G_GUINT64_FORMAT, now.size);
-		if (!now.known || !same(text_at(doc, in, "path"), now.path) ||
-		    !same(text_at(doc, in, "size"), size) || !same(text_at(doc, in, "mtime"), now.mtime))
+		if (!now.known || !same(lp_yaml_text(doc, in, "path"), c->inputs[i].path) ||
+		    !same(lp_yaml_text(doc, in, "size"), size) || !same(lp_yaml_text(doc, in, "mtime"), now.mtime))
 			return false;
-		c->inputs[i] = now;
+		c->inputs[i].state = now;
 	}
 	return true;
 }
@@ -366,24 +337,24 @@ static void take_entry(yaml_document_t *doc, yaml_node_t *entry, lp_study_cell *
 	const char *v;
 	uint64_t n;
 	GStatBuf sb;
-	const char *status = text_at(doc, entry, "status");
-	c->done = same(status, "ok") && same_list(doc, value_of(doc, entry, "command"), c->command) &&
+	const char *status = lp_yaml_text(doc, entry, "status");
+	c->done = same(status, "ok") && same_list(doc, lp_yaml_value(doc, entry, "command"), c->command) &&
 		  same_inputs(doc, entry, c) && g_lstat(c->output, &sb) == 0 &&
 		  (c->depends < 0 || run->cells[c->depends].done);
 	c->status = c->done                        ? LP_CELL_OK
 		    : same(status, "failed")       ? LP_CELL_FAILED
 		    : same(status, "interrupted")  ? LP_CELL_INTERRUPTED
 						   : LP_CELL_PENDING;
-	c->exit_status = (v = text_at(doc, entry, "exit_status")) && lp_parse_decimal(v, 0, 255, &n)
+	c->exit_status = (v = lp_yaml_text(doc, entry, "exit_status")) && lp_parse_decimal(v, 0, 255, &n)
 				 ? (int)n : -1;
-	c->wall_seconds = (v = text_at(doc, entry, "wall_seconds")) ? g_ascii_strtod(v, NULL) : 0;
-	c->cpu_seconds = (v = text_at(doc, entry, "cpu_seconds")) ? g_ascii_strtod(v, NULL) : 0;
-	c->peak_rss_kib = (v = text_at(doc, entry, "peak_rss_kib")) && lp_parse_decimal(v, 0, UINT64_MAX, &n)
-				  ? n : 0;
+	c->wall_seconds = (v = lp_yaml_text(doc, entry, "wall_seconds")) ? g_ascii_strtod(v, NULL) : 0;
+	c->cpu_seconds = (v = lp_yaml_text(doc, entry, "cpu_seconds")) ? g_ascii_strtod(v, NULL) : 0;
+	c->peak_rss_kib = (v = lp_yaml_text(doc, entry, "peak_rss_kib")) &&
+				  lp_parse_decimal(v, 0, UINT64_MAX, &n) ? n : 0;
 	g_free(c->job_id);
-	c->job_id = g_strdup(text_at(doc, entry, "job_id"));
+	c->job_id = g_strdup(lp_yaml_text(doc, entry, "job_id"));
 	g_free(c->error);
-	c->error = c->status == LP_CELL_OK ? NULL : g_strdup(text_at(doc, entry, "error"));
+	c->error = c->status == LP_CELL_OK ? NULL : g_strdup(lp_yaml_text(doc, entry, "error"));
 }
 
 /* An entry read back, and the document it lies in. */
@@ -405,13 +376,13 @@ static int load_manifest(const char *path, GPtrArray *docs, GHashTable *entries,
 	rc = lp_yaml_load(path, text, len, doc, err);
 	g_free(text);
 	g_ptr_array_add(docs, doc);
-	yaml_node_t *cells = rc ? NULL : value_of(doc, yaml_document_get_root_node(doc), "cells");
+	yaml_node_t *cells = rc ? NULL : lp_yaml_value(doc, yaml_document_get_root_node(doc), "cells");
 	if (!rc && (!cells || cells->type != YAML_SEQUENCE_NODE))
 		rc = lp_fail(err, LP_EINPUT, "%s: not a study manifest (no list 'cells')", path);
 	for (yaml_node_item_t *it = rc ? NULL : cells->data.sequence.items.start;
 	     it && it < cells->data.sequence.items.top; it++) {
 		yaml_node_t *node = yaml_document_get_node(doc, *it);
-		const char *name = text_at(doc, node, "name");
+		const char *name = lp_yaml_text(doc, node, "name");
 		if (!name)
 			continue;
 		entry *e = g_new(entry, 1);
@@ -448,7 +419,7 @@ int lp_study_select(lp_study_run *run, bool redo, lp_error *err)
 {
 	for (size_t i = 0; i < run->ncells; i++)
 		for (size_t k = 0; k < run->cells[i].ninputs; k++)
-			input_state(&run->cells[i].inputs[k]);
+			lp_input_state_read(run->cells[i].inputs[k].path, &run->cells[i].inputs[k].state);
 	if (redo)
 		return 0;
 	GPtrArray *docs = g_ptr_array_new_with_free_func(document_free);
@@ -524,8 +495,8 @@ static int emit_cell(yaml_emitter_t *em, const lp_study_cell *c)
 	for (size_t i = 0; i < c->ninputs; i++) {
 		const lp_cell_input *in = &c->inputs[i];
 		if (lp_yaml_begin_flow(em, false) || lp_yaml_pair(em, "path", in->path) ||
-		    (in->known && (lp_yaml_pair_u64(em, "size", in->size) ||
-				   lp_yaml_pair(em, "mtime", in->mtime))) ||
+		    (in->state.known && (lp_yaml_pair_u64(em, "size", in->state.size) ||
+					 lp_yaml_pair(em, "mtime", in->state.mtime))) ||
 		    lp_yaml_end(em, false))
 			return -1;
 	}
@@ -573,8 +544,6 @@ int lp_study_write_manifest(const lp_study_run *run, lp_error *err)
 
 /* ---- running ---- */
 
-static void start_cells(lp_study_run *run);
-
 static bool to_run(const lp_study_cell *c) { return c->selected && !c->done && !c->started; }
 
 static void fail_cell(lp_study_cell *c, int status, const char *why)
@@ -590,8 +559,8 @@ static void on_done(void *ctx, const lp_job_outcome *outcome)
 {
 	lp_study_cell *c = ctx;
 	lp_study_run *run = c->run;
+	lp_job_proc *proc = c->proc;
 	c->proc = NULL;
-	run->running--;
 	c->wall_seconds = outcome->seconds;
 	c->cpu_seconds = outcome->cpu_seconds;
 	c->peak_rss_kib = outcome->peak_rss_kib;
@@ -600,41 +569,26 @@ static void on_done(void *ctx, const lp_job_outcome *outcome)
 	c->error = NULL;
 	if (outcome->status == LP_OK) {
 		c->status = LP_CELL_OK;
-	} else if (run->stopped_by) {
+	} else if (run->pool.stopped_by) {
 		c->status = LP_CELL_INTERRUPTED;
-		c->error = g_strdup_printf("interrupted by %s", g_strsignal(run->stopped_by));
+		c->error = g_strdup_printf("interrupted by %s", g_strsignal(run->pool.stopped_by));
 	} else {
 		fail_cell(c, outcome->status, outcome->msg);
 	}
 	lp_error err = {0};
 	if (lp_study_write_manifest(run, &err))
 		fprintf(stderr, "%s: %s\n", run->command, err.msg);
-	start_cells(run);
-	if (!run->running)
-		g_main_loop_quit(run->loop);
+	lp_job_pool_ended(&run->pool, proc);
 }
 
 static const lp_job_proc_ops cell_ops = {NULL, NULL, on_done};
 
-/* Under Slurm, the job that runs the cell: ARRAYID_INDEX for an array
- * element, else the job's id; NULL elsewhere. */
-static char *slurm_job_id(void)
+static void start_cells(void *study_run)
 {
-	const char *job = g_getenv("SLURM_JOB_ID");
-	const char *array = g_getenv("SLURM_ARRAY_JOB_ID");
-	const char *task = g_getenv("SLURM_ARRAY_TASK_ID");
-	if (array && task)
-		return g_strdup_printf("%s_%s", array, task);
-	return g_strdup(job);
-}
-
-static void start_cells(lp_study_run *run)
-{
-	if (run->stopped_by)
-		return;
+	lp_study_run *run = study_run;
 	/* In index order: a merge comes before the cells that need it. A
 	 * cell whose merge failed fails with it. */
-	for (size_t i = 0; i < run->ncells && run->running < run->max_running; i++) {
+	for (size_t i = 0; i < run->ncells && lp_job_pool_has_room(&run->pool); i++) {
 		lp_study_cell *c = &run->cells[i];
 		if (!to_run(c))
 			continue;
@@ -656,54 +610,17 @@ static void start_cells(lp_study_run *run)
 		c->status = LP_CELL_PENDING;
 		g_clear_pointer(&c->error, g_free);
 		g_clear_pointer(&c->job_id, g_free);
-		c->job_id = slurm_job_id();
+		c->job_id = lp_slurm_job_id();
 		for (size_t k = 0; k < c->ninputs; k++)
-			input_state(&c->inputs[k]);
+			lp_input_state_read(c->inputs[k].path, &c->inputs[k].state);
 		lp_error err = {0};
-		char *dir = g_path_get_dirname(c->output);
-		if (g_mkdir_with_parents(dir, 0777) < 0)
-			lp_fail(&err, LP_EIO, "cannot create directory %s: %s", dir, g_strerror(errno));
-		g_free(dir);
-		if (!err.status)
+		if (!lp_make_output_dir(c->output, &err))
 			c->proc = lp_cell_proc_start(c->stages, c->nstages, 0, &cell_ops, c, &err);
 		if (c->proc)
-			run->running++;
+			lp_job_pool_started(&run->pool, c->proc);
 		else
 			fail_cell(c, err.status, err.msg);
 	}
-}
-
-static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
-
-static void on_stop_signal(lp_study_run *run, int sig)
-{
-	if (!run->stopped_by)
-		run->stopped_by = sig;
-	for (size_t i = 0; i < run->ncells; i++)
-		if (run->cells[i].proc)
-			kill(lp_job_proc_pid(run->cells[i].proc), sig);
-	if (!run->running && run->loop)
-		g_main_loop_quit(run->loop);
-}
-
-static gboolean on_sigint(gpointer data) { on_stop_signal(data, SIGINT); return G_SOURCE_CONTINUE; }
-static gboolean on_sigterm(gpointer data) { on_stop_signal(data, SIGTERM); return G_SOURCE_CONTINUE; }
-static gboolean on_sighup(gpointer data) { on_stop_signal(data, SIGHUP); return G_SOURCE_CONTINUE; }
-
-void lp_study_catch_signals(lp_study_run *run)
-{
-	static const GSourceFunc handlers[] = {on_sigint, on_sigterm, on_sighup};
-	for (size_t i = 0; i < G_N_ELEMENTS(stop_signals); i++)
-		if (stop_signals[i] != SIGHUP || !lp_signal_ignored(SIGHUP))
-			run->signal_sources[i] = g_unix_signal_add(stop_signals[i], handlers[i], run);
-}
-
-void lp_study_release_signals(lp_study_run *run)
-{
-	for (size_t i = 0; i < G_N_ELEMENTS(run->signal_sources); i++)
-		if (run->signal_sources[i])
-			g_source_remove(run->signal_sources[i]);
-	memset(run->signal_sources, 0, sizeof run->signal_sources);
 }
 
 int lp_study_run_cells(lp_study_run *run, lp_error *err)
@@ -711,18 +628,9 @@ int lp_study_run_cells(lp_study_run *run, lp_error *err)
 	const char *dir = run->part ? run->parts_dir : run->dir;
 	if (g_mkdir_with_parents(dir, 0777) < 0)
 		return lp_fail(err, LP_EIO, "cannot create directory %s: %s", dir, g_strerror(errno));
-	run->loop = g_main_loop_new(NULL, FALSE);
-	/* A signal caught before stops the run before anything starts. */
-	while (g_main_context_iteration(NULL, FALSE))
-		;
 	int rc = lp_study_write_manifest(run, err);
-	if (!rc) {
-		start_cells(run);
-		if (run->running)
-			g_main_loop_run(run->loop);
-	}
-	g_main_loop_unref(run->loop);
-	run->loop = NULL;
+	if (!rc)
+		lp_job_pool_run(&run->pool);
 	return rc ? rc : lp_study_write_manifest(run, err);
 }
 

@@ -13,6 +13,8 @@
 #include <glib.h>
 
 #include "core/error.h"
+#include "jobs/jobreport.h"
+#include "jobs/pool.h"
 #include "jobs/runner.h"
 
 /* Study files are small; this bounds what is read. */
@@ -76,9 +78,7 @@ extern const char *const lp_cell_status_names[4];
 
 typedef struct lp_cell_input {
 	char *path;
-	bool known;          /* it could be stat()ed */
-	uint64_t size;
-	char mtime[40];      /* seconds.nanoseconds */
+	lp_input_state state;
 } lp_cell_input;
 
 typedef struct lp_study_run lp_study_run;
@@ -121,15 +121,14 @@ struct lp_study_run {
 	char *part;               /* the part this run writes instead, or NULL */
 	lp_study_cell *cells;
 	size_t ncells;
-	size_t max_running;
-	size_t next, running;
-	int stopped_by;           /* the signal that stopped the run, or 0 */
-	guint signal_sources[3];
-	GMainLoop *loop;
+	lp_job_pool pool;         /* runs them: max_running, stopped_by, the signals */
 };
 
 /* The cells of study, with work directory dir, in order: for each capture
- * its merge (if it needs one), its sim run, its schedule combinations. */
+ * its merge (if it needs one), its sim run, its schedule combinations.
+ * run must stay where it is (its pool points back at it);
+ * lp_job_pool_catch_signals(&run->pool) makes SIGINT, SIGTERM and SIGHUP
+ * stop it as they stop a batch. */
 void lp_study_run_init(lp_study_run *run, const char *command, const lp_study *study,
 		       const char *dir);
 void lp_study_run_clear(lp_study_run *run);
@@ -147,10 +146,7 @@ int lp_study_collect(lp_study_run *run, lp_error *err);
  * merges they need that are not done, or only cell index. */
 void lp_study_select_shard(lp_study_run *run, size_t k, size_t n);
 void lp_study_select_index(lp_study_run *run, size_t index);
-/* SIGINT, SIGTERM and SIGHUP stop the run from now on (as lp_batch's). */
-void lp_study_catch_signals(lp_study_run *run);
-void lp_study_release_signals(lp_study_run *run);
-/* Run the selected cells that are not done, max_running at a time, a
+/* Run the selected cells that are not done, pool.max_running at a time, a
  * merge before the cells that need it, the manifest rewritten as each
  * ends. 0, or LP_EIO when the manifest cannot be written. */
 int lp_study_run_cells(lp_study_run *run, lp_error *err);

@@ -235,20 +235,6 @@ static void draw(GString *g, const figure *f, const char *caption, const char *x
 
 /* ---- the manifest's cells ---- */
 
-static const char *text_at(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-	if (!map || map->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(doc, p->key);
-		yaml_node_t *v = yaml_document_get_node(doc, p->value);
-		if (k->type == YAML_SCALAR_NODE && v->type == YAML_SCALAR_NODE &&
-		    !strcmp((const char *)k->data.scalar.value, key))
-			return (const char *)v->data.scalar.value;
-	}
-	return NULL;
-}
-
 static void cells_table(GString *g, const char *dir)
 {
 	char *path = g_build_filename(dir, "manifest.yaml", NULL);
@@ -265,13 +251,7 @@ static void cells_table(GString *g, const char *dir)
 		g_free(path);
 		return;
 	}
-	yaml_node_t *root = yaml_document_get_root_node(&doc), *cells = NULL;
-	for (yaml_node_pair_t *p = root && root->type == YAML_MAPPING_NODE ? root->data.mapping.pairs.start : NULL;
-	     p && p < root->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(&doc, p->key);
-		if (k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "cells"))
-			cells = yaml_document_get_node(&doc, p->value);
-	}
+	yaml_node_t *cells = lp_yaml_value(&doc, yaml_document_get_root_node(&doc), "cells");
 	g_string_append(g, "<h2>Cells</h2>\n<div class=\"scroll\"><table><thead><tr><th>cell</th>"
 			   "<th>status</th><th>wall s</th><th>CPU s</th><th>peak RSS KiB</th>"
 			   "<th>job</th></tr></thead><tbody>\n");
@@ -282,7 +262,7 @@ static void cells_table(GString *g, const char *dir)
 						   "peak_rss_kib", "job_id"};
 		g_string_append(g, "<tr>");
 		for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
-			const char *v = text_at(&doc, cell, keys[k]);
+			const char *v = lp_yaml_text(&doc, cell, keys[k]);
 			g_string_append(g, k < 2 ? "<td style=\"text-align:left\">" : "<td>");
 			lp_html_escape(g, v ? v : "");
 			g_string_append(g, "</td>");

@@ -17,17 +17,17 @@ TestSuite(batch, .init = unset_slurm, .fini = unset_slurm);
 
 Test(batch, jobs_at_once_from_slurm)
 {
-	cr_assert_eq(lp_batch_default_max_running(), (size_t)g_get_num_processors());
+	cr_assert_eq(lp_job_pool_default_max_running(), (size_t)g_get_num_processors());
 	g_setenv("SLURM_CPUS_ON_NODE", "6", TRUE);
-	cr_assert_eq(lp_batch_default_max_running(), 6);
+	cr_assert_eq(lp_job_pool_default_max_running(), 6);
 	g_setenv("SLURM_CPUS_PER_TASK", "3", TRUE);
-	cr_assert_eq(lp_batch_default_max_running(), 3);
+	cr_assert_eq(lp_job_pool_default_max_running(), 3);
 	/* Empty or nonsense values are passed over, as if not set. */
 	g_setenv("SLURM_CPUS_PER_TASK", "", TRUE);
-	cr_assert_eq(lp_batch_default_max_running(), 6);
+	cr_assert_eq(lp_job_pool_default_max_running(), 6);
 	g_setenv("SLURM_CPUS_ON_NODE", "0", TRUE);
 	g_setenv("SLURM_CPUS_PER_TASK", "2x", TRUE);
-	cr_assert_eq(lp_batch_default_max_running(), (size_t)g_get_num_processors());
+	cr_assert_eq(lp_job_pool_default_max_running(), (size_t)g_get_num_processors());
 }
 
 /* Jobs whose inputs have these sizes (reference; an empty kernel), shared
