@@ -250,9 +250,10 @@ static int create_tmp(lp_staged *s, const char *pattern)
 		for (int i = 0; i < 6; i++)
 			x[i] = letters[g_random_int_range(0, (gint32)sizeof letters - 1)];
 		/* Modes are 0666 (file) and 0777 (directory) less the umask, as for
-		 * anything new. */
+		 * anything new. A file is open for reading too: a writer may read
+		 * back what it wrote (lp_output_pread). */
 		int fd = s->dir ? mkdirat(s->dir_fd, name, 0777)
-				: openat(s->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				: openat(s->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
 							  O_CLOEXEC, 0666);
 		if (fd < 0) {
 			g_free(name);
