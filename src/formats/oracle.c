@@ -310,6 +310,9 @@ static int finish_in_place(lp_oracle_writer *w, lp_error *err)
 		if (!rc)
 			rc = lp_output_pwrite(w->out, w->records, len * LP_ORACLE_RECORD_SIZE,
 					      from * LP_ORACLE_RECORD_SIZE, err);
+		if (!rc)
+			lp_output_settled(w->out, from * LP_ORACLE_RECORD_SIZE,
+					  len * LP_ORACLE_RECORD_SIZE);
 		end = from;
 	}
 	lp_next_use_walk_clear(&walk);

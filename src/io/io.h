@@ -73,11 +73,12 @@ int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err);
  * uncompressed file (not a pipe, a device, a descriptor the shell opened,
  * or a compressed stream). Such an output also takes the two below, at
  * offsets from its start; what lp_output_write buffered is written first.
- * Positional writes start no writeback of their own: the file goes to disk
- * when staged (lp_output_stage), once every byte is final. */
+ * Positional writes start no writeback of their own (bytes written over
+ * would go to disk twice): lp_output_settled says which bytes are final. */
 bool lp_output_rereadable(const lp_output *out);
 int lp_output_pwrite(lp_output *out, const void *buf, size_t n, uint64_t at, lp_error *err);
 int lp_output_pread(lp_output *out, void *buf, size_t n, uint64_t at, lp_error *err);
+void lp_output_settled(lp_output *out, uint64_t at, size_t n);
 /* End an output once the run has written it (rc, the writing's status):
  * with rc 0, flush everything, end a compressed stream, flush a staged
  * file to disk, close it and hand it back in *staged, to be published with

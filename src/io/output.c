@@ -304,6 +304,11 @@ int lp_output_pread(lp_output *out, void *buf, size_t n, uint64_t at, lp_error *
 	return r;
 }
 
+void lp_output_settled(lp_output *out, uint64_t at, size_t n)
+{
+	lp_stage_settled(out->fd, at, n);
+}
+
 /* Write what is left: the last piece (an empty output is one empty member
  * or frame) and every piece still being compressed. */
 static int flush_all(lp_output *out, lp_error *err)

@@ -406,6 +406,16 @@ void lp_stage_wrote(int fd, size_t *unstarted, size_t n)
 #endif
 }
 
+void lp_stage_settled(int fd, uint64_t at, size_t n)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	if (lp_stage_syncs())
+		sync_file_range(fd, (off_t)at, (off_t)n, SYNC_FILE_RANGE_WRITE);
+#else
+	(void)fd, (void)at, (void)n;
+#endif
+}
+
 int lp_sync_fd(int fd, const char *what, lp_error *err)
 {
 	if (lp_fsync(fd) < 0)
