@@ -278,7 +278,9 @@ int lp_output_pwrite(lp_output *out, const void *buf, size_t n, uint64_t at, lp_
 		ssize_t w = pwrite(out->fd, p, n, (off_t)at);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w < 0)
+		if (w == 0)
+			errno = ENOSPC; /* nothing taken: as a full disk */
+		if (w <= 0)
 			return write_failed(out, err);
 		p += w;
 		n -= (size_t)w;
