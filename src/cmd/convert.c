@@ -36,6 +36,48 @@ typedef struct convert_request {
 /* References decoded and encoded per step: big enough to amortise calls. */
 #define CONVERT_BATCH 65536
 
+/* Under a terminal (and not -q), a progress display of a conversion:
+ * what the converter tells it, with the share of the input read (of a
+ * regular file) that fraction gives. */
+typedef struct convert_progress {
+	cli_progress *display; /* NULL: none */
+	double (*fraction)(const void *input); /* from 0 to 1, or -1 if unknown */
+	const void *input;
+} convert_progress;
+
+static double byte_source_fraction(const void *input)
+{
+	const lp_byte_source *src = input;
+	int64_t size = lp_input_file_size(src->in);
+	return size > 0 ? (double)lp_input_file_offset(src->in) / (double)size : -1;
+}
+
+static double ref_source_fraction(const void *input)
+{
+	return lp_ref_source_fraction(input);
+}
+
+static void convert_progress_start(convert_progress *p, double (*fraction)(const void *),
+				   const void *input)
+{
+	*p = (convert_progress){cli_progress_new(cli_quiet()), fraction, input};
+}
+
+/* An lp_progress_fn (ctx a convert_progress). */
+static void convert_progress_show(void *ctx, const lp_progress_info *info)
+{
+	const convert_progress *p = ctx;
+	lp_progress_info shown = *info;
+	shown.fraction = p->fraction(p->input);
+	cli_progress_update(p->display, &shown);
+}
+
+/* p as an lp_progress: none without a display. */
+static lp_progress convert_progress_hook(convert_progress *p)
+{
+	return (lp_progress){.fn = p->display ? convert_progress_show : NULL, .ctx = p};
+}
+
 /* A raw reference trace into the form of rq->to and the width asked for,
  * or its own. */
 static int convert_ref(const convert_request *rq, const lp_format *format, lp_byte_source *src,
@@ -50,7 +92,12 @@ static int convert_ref(const convert_request *rq, const lp_format *format, lp_by
 	if (out) {
 		unsigned width = rq->width ? rq->width : lp_ref_source_width(reader);
 		const lp_torn_policy policy = {.strict = rq->strict, .warn = cli_warn};
-		rc = lp_ref_copy(reader, lp_ref_row(rq->to, width), rq->endian, &policy, out, err);
+		convert_progress progress;
+		convert_progress_start(&progress, ref_source_fraction, reader);
+		lp_progress hook = convert_progress_hook(&progress);
+		rc = lp_ref_copy(reader, lp_ref_row(rq->to, width), rq->endian, &policy, &hook, out,
+				 err);
+		cli_progress_free(progress.display);
 		rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
 	}
 	lp_ref_source_close(reader);
@@ -125,8 +172,8 @@ static int write_stream(const convert_request *rq, read_fn *next, void *reader,
 	lp_basic_ref *batch = g_new(lp_basic_ref, CONVERT_BATCH);
 	lp_ref *refs = g_new0(lp_ref, CONVERT_BATCH);
 	uint64_t *canon = g_new(uint64_t, CONVERT_BATCH);
-	cli_progress *progress = cli_progress_new(cli_quiet());
-	int64_t size = lp_input_file_size(src->in);
+	convert_progress progress;
+	convert_progress_start(&progress, byte_source_fraction, src);
 	lp_progress_info done = {.fraction = -1};
 	ssize_t n;
 	int rc = 0;
@@ -137,16 +184,14 @@ static int write_stream(const convert_request *rq, read_fn *next, void *reader,
 		}
 		rc = lp_basic_sink_ops.refs(sink, refs, canon, (size_t)n, NULL, err);
 		done.records += (uint64_t)n;
-		if (size > 0)
-			done.fraction = (double)lp_input_file_offset(src->in) / (double)size;
-		if (progress)
-			cli_progress_update(progress, &done);
+		if (progress.display)
+			convert_progress_show(&progress, &done);
 	}
 	if (!rc && n < 0)
 		rc = err->status;
 	if (!rc)
 		rc = lp_basic_sink_ops.finish(sink, NULL, err);
-	cli_progress_free(progress);
+	cli_progress_free(progress.display);
 	rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
 	lp_basic_sink_free(sink);
 	g_free(batch);
@@ -203,10 +248,16 @@ static int convert_task(const convert_request *rq, const lp_format *format, lp_b
 			lp_error *err)
 {
 	lp_output *out = lp_output_open_level(rq->output, rq->compress, rq->level, err);
-	int rc = out ? lp_task_convert(src, format->id == LP_FORMAT_TASK_BIN, rq->to_task_bin, out, err)
-		     : err->status;
-	if (out)
+	int rc = err->status;
+	if (out) {
+		convert_progress progress;
+		convert_progress_start(&progress, byte_source_fraction, src);
+		lp_progress hook = convert_progress_hook(&progress);
+		rc = lp_task_convert(src, format->id == LP_FORMAT_TASK_BIN, rq->to_task_bin, &hook,
+				     out, err);
+		cli_progress_free(progress.display);
 		rc = rc ? (lp_output_abort(out), rc) : lp_output_commit(out, err);
+	}
 	lp_byte_source_close(src);
 	return rc;
 }

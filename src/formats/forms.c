@@ -60,7 +60,7 @@ lp_basic_sink *lp_oracle_sink_new(lp_output *out, bool user_only, enum lp_form f
 				  size_t buffer)
 {
 	lp_basic_sink *s = lp_encoded_sink_new(out, user_only, form, 0);
-	s->oracle = lp_oracle_writer_new(buffer / sizeof(uint32_t));
+	s->oracle = lp_oracle_writer_new(buffer / sizeof(uint32_t), out);
 	return s;
 }
 
@@ -241,7 +241,7 @@ static int basic_finish(void *ctx, const lp_stats *stats, lp_error *err)
 	(void)stats;
 	lp_basic_sink *s = ctx;
 	if (s->oracle)
-		return lp_oracle_finish(s->oracle, s->out, err);
+		return lp_oracle_finish(s->oracle, err);
 	return flush(s, err);
 }
 

@@ -30,7 +30,8 @@ static int check_narrow(const lp_ref_source *s, uint64_t first, const lp_ref *re
 }
 
 int lp_ref_copy(lp_ref_source *s, const lp_format *form, enum lp_endian endian,
-		const lp_torn_policy *policy, lp_output *out, lp_error *err)
+		const lp_torn_policy *policy, const lp_progress *progress, lp_output *out,
+		lp_error *err)
 {
 	bool narrow = form->ref->width < lp_ref_source_width(s);
 	lp_ref_writer *w = form->open_sink(out, endian);
@@ -43,6 +44,7 @@ int lp_ref_copy(lp_ref_source *s, const lp_format *form, enum lp_endian endian,
 			break;
 		if ((rc = lp_ref_writer_write(w, batch, (size_t)n, err)))
 			break;
+		lp_progress_records(progress, lp_ref_source_index(s));
 	}
 	g_free(batch);
 	if (!rc && n < 0)
@@ -66,7 +68,7 @@ int lp_ref_dump(const char *path, enum lp_endian endian, const lp_torn_policy *p
 	if (!s)
 		return err->status;
 	int rc = lp_ref_copy(s, lp_ref_row(LP_REF_TEXT, lp_ref_source_width(s)), endian, policy,
-			     out, err);
+			     NULL, out, err);
 	lp_ref_source_close(s);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "formats/forms.h"
 #include "formats/pageimage.h"
 #include "formats/refio.h"
@@ -81,9 +82,11 @@ const lp_format *lp_ref_row(enum lp_ref_format encoding, unsigned width);
  * a torn last record reported as policy says. A form narrower than s
  * refuses the first vas or address that does not fit it (LP_EINPUT,
  * naming its record and field) before anything of its batch is written.
- * s stays open; out is neither committed nor aborted. */
+ * s stays open; out is neither committed nor aborted. References done
+ * are told to progress (NULL: none) after each batch. */
 int lp_ref_copy(lp_ref_source *s, const lp_format *form, enum lp_endian endian,
-		const lp_torn_policy *policy, lp_output *out, lp_error *err);
+		const lp_torn_policy *policy, const lp_progress *progress, lp_output *out,
+		lp_error *err);
 
 /* The output forms of a basic stream (forms.h, laplace-formats(5) §8,
  * policies.md §6), a row each, indexed by their id: what --format takes

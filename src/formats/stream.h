@@ -87,6 +87,7 @@ static inline ssize_t lp_ref_source_read(lp_ref_source *s, lp_ref *out, size_t c
 }
 static inline const char *lp_ref_source_name(const lp_ref_source *s) { return s->ops->name(s); }
 static inline uint64_t lp_ref_source_index(const lp_ref_source *s) { return s->ops->index(s); }
+static inline double lp_ref_source_fraction(const lp_ref_source *s) { return s->ops->fraction(s); }
 static inline size_t lp_ref_source_torn_bytes(const lp_ref_source *s)
 {
 	return s->ops->torn_bytes(s);

@@ -214,9 +214,10 @@ enum lp_task_kind lp_task_file_next(lp_task_file *f, lp_task_record *rec, lp_err
 /* Bytes gathered before they are written out. */
 #define CONVERT_BUFFER (256 * 1024)
 
-int lp_task_convert(lp_byte_source *src, bool need_binary, bool to_binary, lp_output *out,
-		    lp_error *err)
+int lp_task_convert(lp_byte_source *src, bool need_binary, bool to_binary,
+		    const lp_progress *progress, lp_output *out, lp_error *err)
 {
+	lp_progress_info done = {.fraction = -1};
 	lp_task_file tf;
 	if (lp_task_file_start(&tf, &src->b, lp_byte_source_name(src), need_binary, err))
 		return err->status;
@@ -236,13 +237,17 @@ int lp_task_convert(lp_byte_source *src, bool need_binary, bool to_binary, lp_ou
 		if (kind == LP_TASK_ERROR || kind == LP_TASK_END)
 			break;
 		char *p = buf + used;
-		if (kind == LP_TASK_EVENT && to_binary) {
-			p += lp_task_bin_encode_event((unsigned char *)p, rec->line, rec->len);
-		} else if (kind == LP_TASK_EVENT) {
-			memcpy(p, rec->line, rec->len);
-			p += rec->len;
-			*p++ = '\n';
+		if (kind == LP_TASK_EVENT) {
+			done.events++;
+			if (to_binary) {
+				p += lp_task_bin_encode_event((unsigned char *)p, rec->line, rec->len);
+			} else {
+				memcpy(p, rec->line, rec->len);
+				p += rec->len;
+				*p++ = '\n';
+			}
 		} else {
+			done.records++;
 			lp_ref ref = {
 				.type = rec->ref.type,
 				.timestamp = rec->ref.timestamp,
@@ -261,6 +266,8 @@ int lp_task_convert(lp_byte_source *src, bool need_binary, bool to_binary, lp_ou
 			if ((rc = lp_output_write(out, buf, used, err)))
 				break;
 			used = 0;
+			if (progress && progress->fn)
+				progress->fn(progress->ctx, &done);
 		}
 	}
 	if (!rc && used)
@@ -275,7 +282,7 @@ int lp_task_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_polic
 {
 	(void)endian; /* the binary form is little-endian */
 	(void)policy; /* a record cut short is an error, never a warning */
-	int rc = lp_task_convert(src, false, false, out, err);
+	int rc = lp_task_convert(src, false, false, NULL, out, err);
 	lp_byte_source_close(src);
 	return rc;
 }

@@ -16,6 +16,7 @@
 #include "core/byteorder.h"
 #include "core/error.h"
 #include "core/numbers.h"
+#include "core/progress.h"
 #include "core/record.h"
 #include "core/units.h"
 #include "formats/forms.h"
@@ -135,9 +136,11 @@ enum lp_task_kind lp_task_file_next(lp_task_file *f, lp_task_record *rec, lp_err
 /* laplace convert --from task or task-bin (need_binary: the file must be
  * in the binary form) --to task or task-bin: the records of the task file
  * src, in either form, written to out in the binary form (to_binary) or
- * as text. 0, or an lp_status with err set (the first bad record named). */
-int lp_task_convert(lp_byte_source *src, bool need_binary, bool to_binary, lp_output *out,
-		    lp_error *err);
+ * as text. 0, or an lp_status with err set (the first bad record named).
+ * References and events done are told to progress (NULL: none) as each
+ * buffer is written. */
+int lp_task_convert(lp_byte_source *src, bool need_binary, bool to_binary,
+		    const lp_progress *progress, lp_output *out, lp_error *err);
 /* laplace dump of a task file of either form: its text form (the rows
  * task and task-bin of registry.h; src is closed). */
 int lp_task_dump(lp_byte_source *src, enum lp_endian endian, const lp_torn_policy *policy,

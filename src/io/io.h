@@ -69,6 +69,16 @@ lp_output *lp_output_open_in_level(int dir_fd, const char *path, enum lp_compres
 				   int level, lp_error *err);
 /* Buffered write; returns 0 or an lp_status with err set. */
 int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err);
+/* Whether out can be written at any offset and read back: a staged,
+ * uncompressed file (not a pipe, a device, a descriptor the shell opened,
+ * or a compressed stream). Such an output also takes the two below, at
+ * offsets from its start; what lp_output_write buffered is written first.
+ * Positional writes start no writeback of their own (bytes written over
+ * would go to disk twice): lp_output_settled says which bytes are final. */
+bool lp_output_rereadable(const lp_output *out);
+int lp_output_pwrite(lp_output *out, const void *buf, size_t n, uint64_t at, lp_error *err);
+int lp_output_pread(lp_output *out, void *buf, size_t n, uint64_t at, lp_error *err);
+void lp_output_settled(lp_output *out, uint64_t at, size_t n);
 /* End an output once the run has written it (rc, the writing's status):
  * with rc 0, flush everything, end a compressed stream, flush a staged
  * file to disk, close it and hand it back in *staged, to be published with

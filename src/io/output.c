@@ -266,6 +266,51 @@ int lp_output_write(lp_output *out, const void *buf, size_t n, lp_error *err)
 	return 0;
 }
 
+bool lp_output_rereadable(const lp_output *out)
+{
+	return out->staged && !out->pool;
+}
+
+int lp_output_pwrite(lp_output *out, const void *buf, size_t n, uint64_t at, lp_error *err)
+{
+	int r = out->used ? flush_buf(out, err) : 0;
+	for (const unsigned char *p = buf; !r && n > 0;) {
+		ssize_t w = pwrite(out->fd, p, n, (off_t)at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w == 0)
+			errno = ENOSPC; /* nothing taken: as a full disk */
+		if (w <= 0)
+			return write_failed(out, err);
+		p += w;
+		n -= (size_t)w;
+		at += (uint64_t)w;
+	}
+	return r;
+}
+
+int lp_output_pread(lp_output *out, void *buf, size_t n, uint64_t at, lp_error *err)
+{
+	int r = out->used ? flush_buf(out, err) : 0;
+	for (unsigned char *p = buf; !r && n > 0;) {
+		ssize_t got = pread(out->fd, p, n, (off_t)at);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return lp_fail(err, LP_EIO, "cannot read back %s: %s", out->name,
+				       got < 0 ? g_strerror(errno) : "it is shorter than written");
+		p += got;
+		n -= (size_t)got;
+		at += (uint64_t)got;
+	}
+	return r;
+}
+
+void lp_output_settled(lp_output *out, uint64_t at, size_t n)
+{
+	lp_stage_settled(out->fd, at, n);
+}
+
 /* Write what is left: the last piece (an empty output is one empty member
  * or frame) and every piece still being compressed. */
 static int flush_all(lp_output *out, lp_error *err)

@@ -250,9 +250,10 @@ static int create_tmp(lp_staged *s, const char *pattern)
 		for (int i = 0; i < 6; i++)
 			x[i] = letters[g_random_int_range(0, (gint32)sizeof letters - 1)];
 		/* Modes are 0666 (file) and 0777 (directory) less the umask, as for
-		 * anything new. */
+		 * anything new. A file is open for reading too: a writer may read
+		 * back what it wrote (lp_output_pread). */
 		int fd = s->dir ? mkdirat(s->dir_fd, name, 0777)
-				: openat(s->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				: openat(s->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
 							  O_CLOEXEC, 0666);
 		if (fd < 0) {
 			g_free(name);
@@ -402,6 +403,16 @@ void lp_stage_wrote(int fd, size_t *unstarted, size_t n)
 		sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 #else
 	(void)fd;
+#endif
+}
+
+void lp_stage_settled(int fd, uint64_t at, size_t n)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	if (lp_stage_syncs())
+		sync_file_range(fd, (off_t)at, (off_t)n, SYNC_FILE_RANGE_WRITE);
+#else
+	(void)fd, (void)at, (void)n;
 #endif
 }
 

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/error.h"
 
@@ -60,6 +61,10 @@ int lp_fsync(int fd);
  * wait for a tenth of memory to be dirty). Only a start: the fsync says
  * what failed. */
 void lp_stage_wrote(int fd, size_t *unstarted, size_t n);
+/* Bytes [at, at + n) of a staged file written at their offsets are final:
+ * start writing them to disk (when syncing), as lp_stage_wrote does for
+ * bytes written in order. */
+void lp_stage_settled(int fd, uint64_t at, size_t n);
 /* Syncing is on by default; --no-sync turns it off for a process whose
  * outputs are scratch data (an output is still published only when
  * complete, but a power cut may lose it). */

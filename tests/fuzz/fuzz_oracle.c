@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!src)
 		abort();
 	lp_oracle_reader *r = lp_oracle_reader_new(src);
-	lp_oracle_writer *w = lp_oracle_writer_new(0);
+	lp_oracle_writer *w = lp_oracle_writer_new(0, fuzz_sink());
 	static lp_basic_ref refs[BATCH];
 	uint64_t n = 0;
 	ssize_t k;
@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Read whole: then the bytes were whole records (unless compressed). */
 	if (k == 0 && !fuzz_compressed(data, size))
 		FUZZ_CHECK(size % LP_ORACLE_RECORD_SIZE == 0 && n == size / LP_ORACLE_RECORD_SIZE);
-	FUZZ_CHECK(lp_oracle_finish(w, fuzz_sink(), &err) == 0);
+	FUZZ_CHECK(lp_oracle_finish(w, &err) == 0);
 	lp_oracle_writer_free(w);
 	return 0;
 }

@@ -32,7 +32,7 @@ static int convert(const char *path, bool to_binary, const char *name, uint8_t *
 	FUZZ_CHECK(src);
 	lp_output *o = lp_output_open(to, LP_COMPRESS_NONE, err);
 	FUZZ_CHECK(o);
-	int rc = lp_task_convert(src, !to_binary, to_binary, o, err);
+	int rc = lp_task_convert(src, !to_binary, to_binary, NULL, o, err);
 	lp_byte_source_close(src);
 	if (rc) {
 		lp_output_abort(o);

@@ -154,10 +154,11 @@ Test(forms, references_of_a_64_bit_capture)
 	g_string_free(got, TRUE);
 }
 
-/* oracle-general's writer with its smallest window (1024 records): next
- * accesses patched in memory and in its temporary file alike, against
- * next uses found backwards here; then read back. */
-Test(forms, oracle_patches_in_memory_and_in_its_file)
+/* oracle-general's writer with its smallest window (1024 references):
+ * next accesses within and past the window, against next uses found
+ * forwards here; written in place (a plain file) or through temporary
+ * files (a compressed one); then read back. */
+static void check_oracle_writer(const char *name, enum lp_compress compress)
 {
 	enum { N = 20000, PAGES = 700 };
 	static uint64_t canon[N];
@@ -165,41 +166,44 @@ Test(forms, oracle_patches_in_memory_and_in_its_file)
 	uint64_t state = 35;
 	for (size_t t = 0; t < N; t++) {
 		state = state * 6364136223846793005u + 1442695040888963407u;
-		/* Mostly near, now and then far: reuse within and past the window. */
+		/* Mostly near, now and then far: reuse within and past the window;
+		 * canonical numbers dense and far apart (numbered both ways). */
 		canon[t] = (state >> 33) % (t % 7 ? 40 : PAGES) + (t % 11 == 0 ? UINT64_C(1) << 62 : 0);
 	}
 	for (size_t t = N; t-- > 0;) {
 		next[t] = -1;
-		for (size_t u = t + 1; u < N && u < t + 3 * N; u++)
+		for (size_t u = t + 1; u < N; u++)
 			if (canon[u] == canon[t]) {
 				next[t] = (int64_t)u + 1;
 				break;
 			}
 	}
 	char *dir = scratch_dir_new();
-	char *path = g_build_filename(dir, "og", NULL);
+	char *path = g_build_filename(dir, name, NULL);
 	lp_error err = {0};
-	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, &err);
+	lp_output *out = lp_output_open(path, compress, &err);
 	cr_assert_not_null(out, "%s", err.msg);
-	lp_oracle_writer *w = lp_oracle_writer_new(0);
+	cr_assert_eq(lp_output_rereadable(out), compress == LP_COMPRESS_NONE);
+	lp_oracle_writer *w = lp_oracle_writer_new(0, out);
 	for (size_t t = 0; t < N; t++)
 		cr_assert_eq(lp_oracle_put(w, canon[t], &err), 0, "%s", err.msg);
-	cr_assert_eq(lp_oracle_finish(w, out, &err), 0, "%s", err.msg);
+	cr_assert_eq(lp_oracle_finish(w, &err), 0, "%s", err.msg);
 	lp_oracle_writer_free(w);
 	cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
-	gchar *data = NULL;
-	gsize n = 0;
-	cr_assert(g_file_get_contents(path, &data, &n, NULL));
-	cr_assert_eq(n, (gsize)N * LP_ORACLE_RECORD_SIZE);
+	lp_byte_source *src = lp_byte_source_open(path, &err);
+	cr_assert_not_null(src, "%s", err.msg);
+	const lp_torn_policy strict = {.strict = true};
+	cr_assert_eq(lp_byte_source_records(src, LP_ORACLE_RECORD_SIZE, N + 1, 0, &strict, &err), N,
+		     "%s", err.msg);
 	for (size_t t = 0; t < N; t++) {
-		const unsigned char *p = (const unsigned char *)data + t * LP_ORACLE_RECORD_SIZE;
+		const unsigned char *p = lp_byte_source_data(src) + t * LP_ORACLE_RECORD_SIZE;
 		cr_assert_eq(lp_load_u32(p, false), (uint32_t)(t + 1), "record %zu", t);
 		cr_assert_eq(lp_load_u64(p + 4, false), canon[t] + 1, "record %zu", t);
 		cr_assert_eq(lp_load_u32(p + 12, false), 4096u, "record %zu", t);
 		cr_assert_eq((int64_t)lp_load_u64(p + 16, false), next[t], "record %zu", t);
 	}
-	g_free(data);
-	lp_byte_source *src = lp_byte_source_open(path, &err);
+	lp_byte_source_close(src);
+	src = lp_byte_source_open(path, &err);
 	cr_assert_not_null(src, "%s", err.msg);
 	lp_oracle_reader *r = lp_oracle_reader_new(src);
 	static lp_basic_ref got[N + 1];
@@ -214,6 +218,16 @@ Test(forms, oracle_patches_in_memory_and_in_its_file)
 	lp_oracle_reader_close(r);
 	g_free(path);
 	scratch_dir_free(dir);
+}
+
+Test(forms, oracle_writes_in_place)
+{
+	check_oracle_writer("og", LP_COMPRESS_NONE);
+}
+
+Test(forms, oracle_writes_through_temporary_files)
+{
+	check_oracle_writer("og.zst", LP_COMPRESS_ZSTD);
 }
 
 /* The reader refuses an object id 0 and a record cut short, naming them. */

@@ -772,7 +772,7 @@ Test(refio, copy_narrows_or_names_what_does_not_fit)
 		lp_output *out = lp_output_open(out_path, LP_COMPRESS_NONE, &err);
 		cr_assert_not_null(out, "%s", err.msg);
 		int rc = lp_ref_copy(s, lp_ref_row(LP_REF_TEXT, narrow ? 32 : 64), LP_LITTLE,
-				     &strict, out, &err);
+				     &strict, NULL, out, &err);
 		lp_ref_source_close(s);
 		if (narrow) {
 			cr_assert_eq(rc, LP_EINPUT);

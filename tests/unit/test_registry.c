@@ -438,7 +438,7 @@ static void check_task_convert(const char *from, const char *to, bool to_binary)
 	lp_output *out = lp_output_open(out_path, LP_COMPRESS_NONE, &err);
 	cr_assert_not_null(out, "%s", err.msg);
 	lp_byte_source *src = open_source(from);
-	cr_assert_eq(lp_task_convert(src, !to_binary, to_binary, out, &err), 0, "%s", err.msg);
+	cr_assert_eq(lp_task_convert(src, !to_binary, to_binary, NULL, out, &err), 0, "%s", err.msg);
 	lp_byte_source_close(src);
 	cr_assert_eq(lp_output_commit(out, &err), 0, "%s", err.msg);
 	gchar *got, *want;

@@ -96,7 +96,7 @@ static char *to_binary(const char *text, size_t len, size_t *out_len)
 	cr_assert_not_null(src, "%s", err.msg);
 	lp_output *o = lp_output_open(out, LP_COMPRESS_NONE, &err);
 	cr_assert_not_null(o, "%s", err.msg);
-	cr_assert_eq(lp_task_convert(src, false, true, o, &err), 0, "%s", err.msg);
+	cr_assert_eq(lp_task_convert(src, false, true, NULL, o, &err), 0, "%s", err.msg);
 	cr_assert_eq(lp_output_commit(o, &err), 0, "%s", err.msg);
 	lp_byte_source_close(src);
 	gchar *data;
