@@ -128,6 +128,7 @@ typedef struct lp_policy_info {
 	/* Its whole curve in one pass (sim.h), or NULL: one simulation per
 	 * size. */
 	void (*curve)(const lp_policy_curve *c);
+	uint64_t curve_pages;      /* the most distinct pages curve holds; 0: any */
 	bool needs_next_use;       /* params.next_use at each size */
 	const char *colour;        /* its curves' colour in laplace report */
 	/* and their dash pattern (SVG stroke-dasharray, "" solid): curves

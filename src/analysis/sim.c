@@ -275,6 +275,20 @@ int lp_sim_check_space(const lp_trace *t, const char *name, lp_error *err)
 		       name, t->n, (uint64_t)t->pages);
 }
 
+int lp_sim_check_curves(const lp_trace *t, const lp_policy_info *const *policies, size_t n,
+			const char *name, lp_error *err)
+{
+	for (size_t k = 0; k < n; k++) {
+		const lp_policy_info *p = policies[k];
+		if (p->curve && p->curve_pages && t->pages > p->curve_pages)
+			return lp_fail(err, LP_EINPUT,
+				       "%s: %" PRIu64 " distinct pages, more than %s's whole curve "
+				       "holds (%" PRIu64 ")",
+				       name, (uint64_t)t->pages, p->name, p->curve_pages);
+	}
+	return 0;
+}
+
 void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint64_t *space)
 {
 	/* Σ_t min(K, c_t) = Σ_{k <= K} #{t : c_t >= k} = Σ_{k <= min(K, D)}

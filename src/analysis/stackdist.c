@@ -3,7 +3,6 @@
 #include "analysis/stackdist.h"
 
 #include <glib.h>
-#include <inttypes.h>
 #include <string.h>
 
 #define NEVER UINT32_MAX       /* not referenced yet */
@@ -17,16 +16,6 @@ static uint64_t stamps_for(uint64_t pages)
 	while (cap < 2 * pages)
 		cap *= 2;
 	return cap;
-}
-
-int lp_stackdist_check(uint64_t pages, uint64_t limit, const char *name, lp_error *err)
-{
-	if (pages <= limit)
-		return 0;
-	return lp_fail(err, LP_EINPUT,
-		       "%s: %" PRIu64 " distinct pages, more than the %" PRIu64
-		       " the whole LRU curve can hold",
-		       name, pages, limit);
 }
 
 void lp_stackdist_init(lp_stackdist *s, lp_pageno pages)

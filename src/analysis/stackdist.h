@@ -15,7 +15,6 @@
 
 #include "analysis/policy.h"
 #include "analysis/stamptree.h"
-#include "core/error.h"
 
 #define LP_STACKDIST_FRONT 32
 
@@ -28,15 +27,11 @@ typedef struct lp_stackdist {
 	lp_pageno pages;   /* entries of stamp */
 } lp_stackdist;
 
-/* The most pages: stamps (twice the pages, a power of two) stay below
- * 2^31, beside the two values above them in a page's uint32 stamp. */
+/* The most pages (callers check their input against it first: sim.h's
+ * lp_sim_check_curves): stamps, twice the pages and a power of two, stay
+ * below 2^31, beside the two values above them in a page's uint32 stamp. */
 #define LP_STACKDIST_MAX_PAGES (UINT64_C(1) << 30)
 
-/* 0 when pages distinct pages fit limit (LP_STACKDIST_MAX_PAGES but in
- * tests), else LP_EINPUT with a message naming the input name and the
- * limit: the check before lp_stackdist_init or lp_stackdist_grow, whose
- * pages must fit. */
-int lp_stackdist_check(uint64_t pages, uint64_t limit, const char *name, lp_error *err);
 void lp_stackdist_init(lp_stackdist *s, lp_pageno pages);
 void lp_stackdist_clear(lp_stackdist *s);
 /* Make room for pages below pages (amortized O(1) a page added). */
