@@ -218,8 +218,7 @@ uint64_t *lp_sim_lru_distances(const lp_trace *t)
 	lp_trace_block b = {0};
 	for (uint64_t at = 0; at < t->n; at += b.len) {
 		b = lp_trace_read(&r, at);
-		for (size_t k = 0; k < b.len; k++)
-			hist[lp_stackdist_access(&s, b.page[k])]++;
+		lp_stackdist_count(&s, b.page, b.len, hist);
 	}
 	lp_trace_reader_clear(&r);
 	lp_stackdist_clear(&s);

@@ -62,7 +62,7 @@ void lp_stackdist_grow(lp_stackdist *s, lp_pageno pages)
 		compact(s, stamps_for(n)); /* the stamps renumbered into the larger tree */
 }
 
-uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page)
+G_ALWAYS_INLINE static inline uint64_t access_page(lp_stackdist *s, lp_pageno page)
 {
 	lp_pageno *f = s->front;
 	uint64_t t = s->stamp[page], distance = 0;
@@ -98,4 +98,24 @@ uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page)
 	memmove(f + 1, f, i * sizeof *f);
 	f[0] = page;
 	return distance;
+}
+
+uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page)
+{
+	return access_page(s, page);
+}
+
+/* A page's stamp is a cache miss once D passes the L2 cache: asked for
+ * this many references ahead, it has come when its turn does. */
+#define AHEAD 16
+
+void lp_stackdist_count(lp_stackdist *s, const lp_pageno *pages, size_t n, uint64_t *hist)
+{
+	size_t k = 0;
+	for (; k + AHEAD < n; k++) {
+		__builtin_prefetch(&s->stamp[pages[k + AHEAD]]);
+		hist[access_page(s, pages[k])]++;
+	}
+	for (; k < n; k++)
+		hist[access_page(s, pages[k])]++;
 }

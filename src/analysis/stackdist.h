@@ -39,5 +39,8 @@ void lp_stackdist_grow(lp_stackdist *s, lp_pageno pages);
 /* Reference page: its stack distance (policies.md §1: 1 + the distinct
  * pages referenced since its last reference), 0 for a first reference. */
 uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page);
+/* Reference pages[0, n) in turn, each adding one to hist at its stack
+ * distance (hist[0]: first references): the whole curve's loop. */
+void lp_stackdist_count(lp_stackdist *s, const lp_pageno *pages, size_t n, uint64_t *hist);
 
 #endif
