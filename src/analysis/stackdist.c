@@ -44,7 +44,8 @@ static bool relabel(void *ctx, uint32_t page, uint64_t old, uint64_t new_stamp)
 	return true;
 }
 
-static void compact(lp_stackdist *s, uint64_t cap)
+/* Out of line: the hot loop keeps its registers. */
+G_NO_INLINE static void compact(lp_stackdist *s, uint64_t cap)
 {
 	lp_stamptree_compact(&s->tree, cap, relabel, s);
 }
@@ -62,19 +63,13 @@ void lp_stackdist_grow(lp_stackdist *s, lp_pageno pages)
 		compact(s, stamps_for(n)); /* the stamps renumbered into the larger tree */
 }
 
-G_ALWAYS_INLINE static inline uint64_t access_page(lp_stackdist *s, lp_pageno page)
+/* A page not in the front: out of line, so that the front's path, most
+ * references, saves no registers for the tree's. */
+G_NO_INLINE static uint64_t enter_front(lp_stackdist *s, lp_pageno page, uint64_t t)
 {
 	lp_pageno *f = s->front;
-	uint64_t t = s->stamp[page], distance = 0;
-	unsigned i = 0;
-	if (t == IN_FRONT) { /* its index in the front is the distance */
-		while (f[i] != page)
-			i++;
-		for (unsigned j = i; j > 0; j--) /* a few moves: no call */
-			f[j] = f[j - 1];
-		f[0] = page;
-		return i + 1;
-	}
+	uint64_t distance = 0;
+	unsigned i;
 	if (t != NEVER) {
 		/* Behind the whole front, and the marks more recent than it. */
 		distance = s->nfront + s->marks - lp_stampset_below(&s->tree.marks, t);
@@ -98,6 +93,21 @@ G_ALWAYS_INLINE static inline uint64_t access_page(lp_stackdist *s, lp_pageno pa
 	memmove(f + 1, f, i * sizeof *f);
 	f[0] = page;
 	return distance;
+}
+
+G_ALWAYS_INLINE static inline uint64_t access_page(lp_stackdist *s, lp_pageno page)
+{
+	lp_pageno *f = s->front;
+	uint64_t t = s->stamp[page];
+	if (t != IN_FRONT)
+		return enter_front(s, page, t);
+	unsigned i = 0; /* its index in the front is the distance */
+	while (f[i] != page)
+		i++;
+	for (unsigned j = i; j > 0; j--) /* a few moves: no call */
+		f[j] = f[j - 1];
+	f[0] = page;
+	return i + 1;
 }
 
 uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page)
