@@ -117,7 +117,7 @@ void lp_recency_sub_set(lp_recency *r, lp_pageno page, bool on)
 
 lp_pageno lp_recency_sub_last(const lp_recency *r)
 {
-	if (!lp_stampset_below(r->sub, r->all.now))
+	if (!lp_stampset_count(r->sub))
 		return LP_NO_PAGE;
 	return r->all.owner[lp_stampset_select(r->sub, 1)];
 }
@@ -128,7 +128,7 @@ lp_pageno lp_recency_sub_after(const lp_recency *r, uint64_t pos)
 		return LP_NO_PAGE;
 	/* Positions greater than pos are the marks - pos oldest stamps: the
 	 * marked one of them with the largest stamp. */
-	uint64_t limit = lp_stampset_select(&r->all.marks, r->marks - pos) + 1;
-	uint64_t below = lp_stampset_below(r->sub, limit);
+	uint64_t last = lp_stampset_select(&r->all.marks, r->marks - pos);
+	uint64_t below = lp_stampset_below(r->sub, last) + lp_stampset_has(r->sub, last);
 	return below ? r->all.owner[lp_stampset_select(r->sub, below)] : LP_NO_PAGE;
 }

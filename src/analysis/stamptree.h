@@ -100,6 +100,15 @@ static inline uint64_t lp_stampset_below(const lp_stampset *m, uint64_t stamp)
 	return sum;
 }
 
+/* Every mark. */
+static inline uint64_t lp_stampset_count(const lp_stampset *m)
+{
+	uint64_t sum = 0;
+	for (uint64_t i = m->words; i > 0; i -= i & -i)
+		sum += m->tree[i];
+	return sum;
+}
+
 typedef struct lp_stamptree {
 	lp_stampset marks;
 	uint32_t *owner;     /* stamp -> its owner */
