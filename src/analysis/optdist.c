@@ -13,9 +13,7 @@ void lp_optdist_init(lp_optdist *o, lp_pageno pages)
 {
 	memset(o, 0, sizeof *o);
 	size_t n = pages ? pages : 1;
-	/* Balances stay within +-2D: int32 holds them, uint32 the stamps. */
-	if (n >= (UINT32_C(1) << 29))
-		g_error("opt's distances: %zu pages, more than 2^29", n);
+	g_assert(n <= LP_OPTDIST_MAX_PAGES);
 	/* Live stamps (pages' and markers') are fewer than 2D: with room for
 	 * 3D, a renumbering frees D stamps at least. */
 	o->cap = 1024;

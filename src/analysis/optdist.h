@@ -61,6 +61,11 @@ typedef struct lp_optdist {
 } lp_optdist;
 
 /* Room for pages below pages (fewer than 2^29). */
+/* The most pages (callers check their input against it first: sim.h's
+ * lp_sim_check_curves): balances stay within +-2D, so int32 holds them,
+ * and uint32 the stamps, 3D at most. */
+#define LP_OPTDIST_MAX_PAGES ((UINT64_C(1) << 29) - 1)
+
 void lp_optdist_init(lp_optdist *o, lp_pageno pages);
 void lp_optdist_clear(lp_optdist *o);
 /* Reference page: its OPT stack distance, 0 for a first reference. */

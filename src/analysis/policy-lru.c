@@ -3,6 +3,7 @@
 #include "analysis/pagelist.h"
 #include "analysis/policy.h"
 #include "analysis/sim.h"
+#include "analysis/stackdist.h"
 
 #include <glib.h>
 
@@ -79,6 +80,7 @@ const lp_policy_info lp_policy_lru = {
 	.rule = "evict the page referenced least recently",
 	.ops = &lru_ops,
 	.curve = lru_curve,
+	.curve_pages = LP_STACKDIST_MAX_PAGES,
 	.colour = "#296bae",
 	.dash = "",
 };

@@ -4,6 +4,7 @@
 #include <glib.h>
 
 #include "analysis/policy.h"
+#include "analysis/optdist.h"
 #include "analysis/sim.h"
 
 typedef struct opt {
@@ -119,6 +120,7 @@ const lp_policy_info lp_policy_opt = {
 	.rule = "evict the page whose next reference is furthest away (Belady's MIN)",
 	.ops = &opt_ops,
 	.curve = opt_curve,
+	.curve_pages = LP_OPTDIST_MAX_PAGES,
 	.needs_next_use = true,
 	.colour = "#d85a74",
 	.dash = "10 4",

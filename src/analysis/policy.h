@@ -168,6 +168,7 @@ typedef struct lp_policy_info {
 	bool miniature;
 	void (*mini_scale)(const lp_policy_settings *s, uint64_t frames, double rate,
 			   lp_policy_params *p);
+	uint64_t curve_pages;      /* the most distinct pages curve holds; 0: any */
 	bool needs_next_use;       /* params.next_use at each size */
 	const char *colour;        /* its curves' colour in laplace report */
 	/* and their dash pattern (SVG stroke-dasharray, "" solid): curves

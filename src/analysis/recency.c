@@ -1,23 +1,30 @@
-/* Recency positions by Fenwick trees over stamps (recency.h). */
+/* Recency positions by a Fenwick tree over stamps (recency.h,
+ * stamptree.h). */
 #include "analysis/recency.h"
 
 #include <glib.h>
 #include <string.h>
 
+/* Twice the pages: a renumbering frees half the stamps at least
+ * (stamptree.h, invariant 3). */
+static uint64_t stamps_for(uint64_t pages)
+{
+	uint64_t cap = 1024;
+	while (cap < 2 * pages)
+		cap *= 2;
+	return cap;
+}
+
 void lp_recency_init(lp_recency *r, lp_pageno pages, bool with_sub)
 {
 	memset(r, 0, sizeof *r);
-	r->log_cap = 10;
-	while ((UINT64_C(1) << r->log_cap) < 2 * (uint64_t)pages)
-		r->log_cap++;
-	r->cap = UINT64_C(1) << r->log_cap;
 	size_t n = pages ? pages : 1;
-	r->all = g_new0(uint32_t, r->cap + 1);
+	lp_stamptree_init(&r->all, stamps_for(pages), false);
 	if (with_sub) {
-		r->sub = g_new0(uint32_t, r->cap + 1);
+		r->sub = g_new0(lp_stampset, 1);
+		lp_stampset_init(r->sub, r->all.cap);
 		r->in_sub = g_new0(uint8_t, n);
 	}
-	r->owner = g_new(lp_pageno, r->cap);
 	r->stamp = g_new(uint64_t, n);
 	memset(r->stamp, 0xff, n * sizeof *r->stamp);
 	r->pages = (lp_pageno)n;
@@ -25,71 +32,36 @@ void lp_recency_init(lp_recency *r, lp_pageno pages, bool with_sub)
 
 void lp_recency_clear(lp_recency *r)
 {
-	g_free(r->all);
+	lp_stamptree_clear(&r->all);
+	if (r->sub)
+		lp_stampset_clear(r->sub);
 	g_free(r->sub);
 	g_free(r->in_sub);
-	g_free(r->owner);
 	g_free(r->stamp);
 	memset(r, 0, sizeof *r);
 }
 
-static void tree_add(uint32_t *tree, uint64_t cap, uint64_t stamp, int32_t delta)
+/* Every page referenced has its mark: only marked stamps are asked about. */
+static bool relabel(void *ctx, uint32_t page, uint64_t old, uint64_t new_stamp)
 {
-	for (uint64_t i = stamp + 1; i <= cap; i += i & -i)
-		tree[i] += (uint32_t)delta;
+	(void)old;
+	((lp_recency *)ctx)->stamp[page] = new_stamp;
+	return true;
 }
 
-/* Marks at stamps 0 .. stamp - 1. */
-static uint64_t tree_below(const uint32_t *tree, uint64_t stamp)
+/* Renumber the stamps 0 .. marks-1 in order, in a tree of cap stamps at
+ * least; the second set follows them. */
+static void compact(lp_recency *r, uint64_t cap)
 {
-	uint64_t sum = 0;
-	for (uint64_t i = stamp; i > 0; i -= i & -i)
-		sum += tree[i];
-	return sum;
-}
-
-/* The stamp of the k-th mark (k >= 1) in stamp order. */
-static uint64_t tree_select(const uint32_t *tree, unsigned log_cap, uint64_t k)
-{
-	uint64_t pos = 0;
-	for (unsigned b = log_cap + 1; b-- > 0;) {
-		uint64_t next = pos + (UINT64_C(1) << b);
-		if (next <= (UINT64_C(1) << log_cap) && tree[next] < k) {
-			pos = next;
-			k -= tree[next];
-		}
-	}
-	return pos; /* 1-based pos + 1, less one */
-}
-
-static void build(uint32_t *tree, uint64_t cap, const lp_pageno *owner, uint64_t n,
-		  const uint8_t *in)
-{
-	memset(tree, 0, (cap + 1) * sizeof *tree);
-	for (uint64_t i = 1; i <= cap; i++) {
-		if (i <= n && (!in || in[owner[i - 1]]))
-			tree[i] += 1;
-		uint64_t parent = i + (i & -i);
-		if (parent <= cap)
-			tree[parent] += tree[i];
-	}
-}
-
-/* Renumber the stamps 0 .. marks-1 in order. */
-static void compact(lp_recency *r)
-{
-	uint64_t next = 0;
-	for (uint64_t s = 0; s < r->now; s++) {
-		lp_pageno p = r->owner[s];
-		if (r->stamp[p] == s) {
-			r->owner[next] = p;
-			r->stamp[p] = next++;
-		}
-	}
-	r->now = next;
-	build(r->all, r->cap, r->owner, next, NULL);
-	if (r->sub)
-		build(r->sub, r->cap, r->owner, next, r->in_sub);
+	lp_stamptree_compact(&r->all, cap, relabel, r);
+	if (!r->sub)
+		return;
+	lp_stampset_clear(r->sub);
+	lp_stampset_init(r->sub, r->all.cap);
+	for (uint64_t s = 0; s < r->all.now; s++)
+		if (r->in_sub[r->all.owner[s]])
+			r->sub->bits[s / 64] |= UINT64_C(1) << (s % 64);
+	lp_stampset_build(r->sub);
 }
 
 void lp_recency_grow(lp_recency *r, lp_pageno pages)
@@ -105,44 +77,34 @@ void lp_recency_grow(lp_recency *r, lp_pageno pages)
 		memset(r->in_sub + r->pages, 0, n - r->pages);
 	}
 	r->pages = n;
-	if (2 * (uint64_t)n <= r->cap)
-		return;
-	while (r->cap < 2 * (uint64_t)n) {
-		r->cap *= 2;
-		r->log_cap++;
-	}
-	r->all = g_renew(uint32_t, r->all, r->cap + 1);
-	if (r->sub)
-		r->sub = g_renew(uint32_t, r->sub, r->cap + 1);
-	r->owner = g_renew(lp_pageno, r->owner, r->cap);
-	compact(r); /* rebuilds the trees at their new size */
+	if (2 * (uint64_t)n > r->all.cap)
+		compact(r, stamps_for(n)); /* the stamps renumbered into the larger tree */
 }
 
 uint64_t lp_recency_position(const lp_recency *r, lp_pageno page)
 {
 	uint64_t s = r->stamp[page];
-	return s == UINT64_MAX ? 0 : r->marks - tree_below(r->all, s);
+	return s == UINT64_MAX ? 0 : r->marks - lp_stampset_below(&r->all.marks, s);
 }
 
 void lp_recency_touch(lp_recency *r, lp_pageno page)
 {
-	if (r->now == r->cap)
-		compact(r);
+	if (r->all.now == r->all.cap)
+		compact(r, r->all.cap);
 	uint64_t s = r->stamp[page];
 	bool sub = r->sub && r->in_sub[page];
 	if (s != UINT64_MAX) {
-		tree_add(r->all, r->cap, s, -1);
+		lp_stampset_remove(&r->all.marks, s);
 		if (sub)
-			tree_add(r->sub, r->cap, s, -1);
+			lp_stampset_remove(r->sub, s);
 	} else {
 		r->marks++;
 	}
-	s = r->now++;
+	s = lp_stamptree_take(&r->all, page);
 	r->stamp[page] = s;
-	r->owner[s] = page;
-	tree_add(r->all, r->cap, s, 1);
+	lp_stampset_add(&r->all.marks, s);
 	if (sub)
-		tree_add(r->sub, r->cap, s, 1);
+		lp_stampset_add(r->sub, s);
 }
 
 void lp_recency_sub_set(lp_recency *r, lp_pageno page, bool on)
@@ -150,14 +112,14 @@ void lp_recency_sub_set(lp_recency *r, lp_pageno page, bool on)
 	if (r->in_sub[page] == on)
 		return;
 	r->in_sub[page] = on;
-	tree_add(r->sub, r->cap, r->stamp[page], on ? 1 : -1);
+	lp_stampset_flip(r->sub, r->stamp[page], on ? 1 : (uint32_t)-1);
 }
 
 lp_pageno lp_recency_sub_last(const lp_recency *r)
 {
-	if (!tree_below(r->sub, r->cap))
+	if (!lp_stampset_count(r->sub))
 		return LP_NO_PAGE;
-	return r->owner[tree_select(r->sub, r->log_cap, 1)];
+	return r->all.owner[lp_stampset_select(r->sub, 1)];
 }
 
 lp_pageno lp_recency_sub_after(const lp_recency *r, uint64_t pos)
@@ -166,7 +128,7 @@ lp_pageno lp_recency_sub_after(const lp_recency *r, uint64_t pos)
 		return LP_NO_PAGE;
 	/* Positions greater than pos are the marks - pos oldest stamps: the
 	 * marked one of them with the largest stamp. */
-	uint64_t limit = tree_select(r->all, r->log_cap, r->marks - pos) + 1;
-	uint64_t below = tree_below(r->sub, limit);
-	return below ? r->owner[tree_select(r->sub, r->log_cap, below)] : LP_NO_PAGE;
+	uint64_t last = lp_stampset_select(&r->all.marks, r->marks - pos);
+	uint64_t below = lp_stampset_below(r->sub, last) + lp_stampset_has(r->sub, last);
+	return below ? r->all.owner[lp_stampset_select(r->sub, below)] : LP_NO_PAGE;
 }

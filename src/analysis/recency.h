@@ -1,12 +1,12 @@
 /* The recency list of every page referenced so far, as an order-statistics
- * structure: each page has a stamp, the time of its last reference, and a
- * Fenwick tree over stamps marks one per page, so that a page's recency
+ * structure: each page has a stamp, the time of its last reference, marked
+ * in a Fenwick tree over stamps (stamptree.h), so that a page's recency
  * position (1: the most recent) is a prefix count, O(log D), and the page
- * at a position a descent. Stamps are renumbered 0 .. pages-1 in order
- * when they run out, so the trees stay O(D) however long the stream, and
- * nothing is allocated per reference. A second tree may mark a subset of
- * the pages (the resident ones: EELRU's victims are chosen by position).
- * Pages are dense numbers (policy.h). */
+ * at a position a descent. Stamps are renumbered when they run out, so the
+ * tree stays O(D) however long the stream, and nothing is allocated per
+ * reference. A second set of marks over the same stamps may mark a subset
+ * of the pages (the resident ones: EELRU's victims are chosen by
+ * position). Pages are dense numbers (policy.h). */
 #ifndef LAPLACE_RECENCY_H
 #define LAPLACE_RECENCY_H
 
@@ -14,17 +14,15 @@
 #include <stdint.h>
 
 #include "analysis/policy.h"
+#include "analysis/stamptree.h"
 
 typedef struct lp_recency {
-	uint32_t *all, *sub;  /* Fenwick trees over stamps (1-based); sub may be NULL */
-	lp_pageno *owner;     /* stamp -> page */
+	lp_stamptree all;     /* a mark for each page referenced */
+	lp_stampset *sub;     /* the subset's marks, over all's stamps; may be NULL */
 	uint64_t *stamp;      /* page -> stamp; UINT64_MAX: never referenced */
 	uint8_t *in_sub;      /* page -> marked in sub */
-	uint64_t cap;         /* stamps: a power of two, at least twice the pages */
 	lp_pageno pages;      /* pages the arrays hold */
-	uint64_t now;         /* the next stamp */
 	uint64_t marks;       /* pages referenced so far */
-	unsigned log_cap;
 } lp_recency;
 
 /* For pages dense pages; with_sub: keep the second tree. */

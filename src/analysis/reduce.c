@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "analysis/stamptree.h"
 #include "core/record.h"
 
 #define NONE UINT32_MAX
@@ -34,10 +35,11 @@ static char as_write(char type) { return lp_ref_is_kernel(type) ? 'W' : 'w'; }
 /* ---- SAD ----
  *
  * The pages whose last reference is at a position >= a's are the distinct
- * pages referenced from a to now. Positions are handed out one a reference
- * and compacted, as recency.c does its stamps, whenever they run out: only
- * the last reference and the anchor a of each page keep theirs, so memory
- * stays O(D), small enough to stay in the caches, however long the stream.
+ * pages referenced from a to now. Positions are the stamps of a Fenwick
+ * tree over stamps (stamptree.h), handed out one a reference and compacted
+ * whenever they run out: only the last reference and the anchor a of each
+ * page keep theirs (an anchor is kept unmarked), so memory stays O(D),
+ * small enough to stay in the caches, however long the stream.
  * The SAD_FRONT pages referenced last are an array, most recent first, with
  * their last positions beside (as stackdist.h's front): most references
  * land there and cost no tree work, and when a is after the front's oldest
@@ -47,9 +49,7 @@ static char as_write(char type) { return lp_ref_is_kernel(type) ? 'W' : 'w'; }
 #define SAD_FRONT 32
 
 typedef struct sad {
-	uint32_t *tree;      /* 1-based */
-	lp_pageno *owner;    /* position -> page referenced there */
-	uint32_t positions, now;
+	lp_stamptree stamps; /* positions; the owner of one is the page referenced there */
 	/* Per page: reference index and position of a, its last kept
 	 * reference, and of its last reference (last_t NONE: none yet). */
 	uint32_t *anchor_t, *anchor_pos, *last_t, *last_pos;
@@ -62,58 +62,26 @@ typedef struct sad {
 
 static void mark(sad *s, uint32_t pos, uint32_t delta)
 {
-	for (uint32_t i = pos + 1; i <= s->positions; i += i & -i)
-		s->tree[i] += delta;
+	lp_stampset_flip(&s->stamps.marks, pos, delta);
 }
 
-/* Marks at positions 0 .. pos - 1. */
-static uint32_t marks_before(const sad *s, uint32_t pos)
+/* A position is kept while it is its page's last reference or anchor. */
+static bool relabel(void *ctx, uint32_t page, uint64_t pos, uint64_t new_pos)
 {
-	uint32_t sum = 0;
-	for (uint32_t i = pos; i > 0; i -= i & -i)
-		sum += s->tree[i];
-	return sum;
+	sad *s = ctx;
+	bool last = s->last_pos[page] == pos, anchor = s->anchor_pos[page] == pos;
+	if (last)
+		s->last_pos[page] = (uint32_t)new_pos;
+	if (anchor)
+		s->anchor_pos[page] = (uint32_t)new_pos;
+	return last || anchor;
 }
 
-/* Renumber the positions still needed (a last reference or an anchor),
- * doubling them when those fill more than half. */
 static void sad_compact(sad *s)
 {
-	uint32_t cap = s->positions, next = 0;
-	lp_pageno *owner = g_new(lp_pageno, cap);
-	uint32_t *tree = g_new0(uint32_t, cap + 1);
-	for (uint32_t pos = 0; pos < s->now; pos++) {
-		lp_pageno p = s->owner[pos];
-		bool last = s->last_pos[p] == pos, anchor = s->anchor_pos[p] == pos;
-		if (!last && !anchor)
-			continue;
-		if (last)
-			s->last_pos[p] = next;
-		if (anchor)
-			s->anchor_pos[p] = next;
-		tree[next + 1] = last && !s->in_front[p];
-		owner[next++] = p;
-	}
-	if (next > cap / 2) {
-		cap *= 2;
-		owner = g_renew(lp_pageno, owner, cap);
-		tree = g_renew(uint32_t, tree, cap + 1);
-		memset(tree + s->positions + 1, 0, (cap - s->positions) * sizeof *tree);
-	}
-	/* Linear-time Fenwick construction over the marks set. */
-	for (uint32_t i = 1; i <= cap; i++) {
-		uint32_t parent = i + (i & -i);
-		if (parent <= cap)
-			tree[parent] += tree[i];
-	}
+	lp_stamptree_compact(&s->stamps, s->stamps.cap, relabel, s);
 	for (unsigned i = 0; i < s->nfront; i++)
 		s->front_pos[i] = s->last_pos[s->front[i]];
-	g_free(s->owner);
-	g_free(s->tree);
-	s->owner = owner;
-	s->tree = tree;
-	s->positions = cap;
-	s->now = next;
 }
 
 /* Put p, referenced at pos, at the front's head (referenced before: it
@@ -157,15 +125,14 @@ static uint32_t pages_since(const sad *s, uint32_t pos)
 		}
 		return hi; /* front_pos[0] >= pos: p itself, just referenced */
 	}
-	return s->distinct - marks_before(s, pos);
+	return s->distinct - (uint32_t)lp_stampset_below(&s->stamps.marks, pos);
 }
 
 void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pageno npages,
 		   uint64_t frames, lp_refs *out)
 {
-	sad s = {.positions = 1024};
-	s.tree = g_new0(uint32_t, s.positions + 1);
-	s.owner = g_new(lp_pageno, s.positions);
+	sad s = {0};
+	lp_stamptree_init(&s.stamps, 1024, true);
 	s.anchor_t = g_new(uint32_t, npages);
 	s.anchor_pos = g_new(uint32_t, npages);
 	s.last_t = g_new(uint32_t, npages);
@@ -180,13 +147,13 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 	for (size_t t = 0; t < n; t++) {
 		lp_pageno p = pages[t];
 		/* Compact first, while every mark is where last_pos says. */
-		if (s.now == s.positions)
+		if (s.stamps.now == s.stamps.cap)
 			sad_compact(&s);
 		uint32_t j = s.last_t[p], j_pos = s.last_pos[p];
 		bool again = j != NONE && j == t - 1;
 		if (j == NONE) {
 			s.anchor_t[p] = (uint32_t)t;
-			s.anchor_pos[p] = s.now;
+			s.anchor_pos[p] = (uint32_t)s.stamps.now;
 			s.distinct++;
 		}
 		if (again) {
@@ -194,10 +161,9 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 			 * position orders t among the others as well. */
 			s.last_t[p] = (uint32_t)t;
 		} else {
-			to_front(&s, p, j != NONE, s.now);
-			s.owner[s.now] = p;
+			to_front(&s, p, j != NONE, (uint32_t)s.stamps.now);
 			s.last_t[p] = (uint32_t)t;
-			s.last_pos[p] = s.now++;
+			s.last_pos[p] = (uint32_t)lp_stamptree_take(&s.stamps, p);
 		}
 		/* Reference j lies between a and t: dropped iff references a .. t
 		 * touch at most frames pages. The first is a itself. */
@@ -228,8 +194,7 @@ void lp_reduce_sad(const lp_pageno *pages, const char *types, size_t n, lp_pagen
 	g_free(s.anchor_pos);
 	g_free(s.last_t);
 	g_free(s.last_pos);
-	g_free(s.owner);
-	g_free(s.tree);
+	lp_stamptree_clear(&s.stamps);
 	g_free(s.in_front);
 }
 

@@ -1,12 +1,14 @@
 /* SHARDS: the stack distances of sampled pages by a Fenwick tree over
- * time (as recency.c's stamps, with marks that can also be taken away
- * when a page leaves the sample), scaled into a histogram of weights. */
+ * stamps (stamptree.h, whose marks are also taken away when a page leaves
+ * the sample), scaled into a histogram of weights. */
 #include "analysis/shards.h"
 
 #include <glib.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
+
+#include "analysis/stamptree.h"
 
 #define NONE UINT32_MAX
 #define NO_POS UINT64_MAX
@@ -31,9 +33,8 @@ struct lp_shards {
 	uint32_t *heap;        /* fixed size: slots, largest h on top */
 	uint32_t heap_n;
 
-	uint64_t *tree;        /* Fenwick tree over positions, 1-based */
-	uint32_t *owner;       /* position -> slot referenced there */
-	uint64_t positions, now, live;
+	lp_stamptree stamps;   /* a mark at each sampled page's last reference */
+	uint64_t live;         /* pages in the sample */
 
 	double *hist;          /* weights by scaled distance */
 	uint64_t nbuckets;     /* at least LP_SHARDS_BUCKETS, at most twice the
@@ -58,9 +59,7 @@ lp_shards *lp_shards_new(double rate, uint64_t pages)
 	s->keys = g_new(uint64_t, s->tmask + 1);
 	s->vals = g_new(uint32_t, s->tmask + 1);
 	memset(s->vals, 0xff, (s->tmask + 1) * sizeof *s->vals);
-	s->positions = 1024;
-	s->tree = g_new0(uint64_t, s->positions + 1);
-	s->owner = g_new(uint32_t, s->positions);
+	lp_stamptree_init(&s->stamps, 1024, false);
 	s->nbuckets = LP_SHARDS_BUCKETS;
 	s->hist = g_new0(double, s->nbuckets);
 	s->width = 1;
@@ -78,8 +77,7 @@ void lp_shards_free(lp_shards *s)
 	g_free(s->last_pos);
 	g_free(s->free_slots);
 	g_free(s->heap);
-	g_free(s->tree);
-	g_free(s->owner);
+	lp_stamptree_clear(&s->stamps);
 	g_free(s->hist);
 	g_free(s);
 }
@@ -172,48 +170,17 @@ static uint32_t heap_pop(lp_shards *s)
 
 /* ---- marks over time ---- */
 
-static void tree_add(lp_shards *s, uint64_t pos, int64_t delta)
+/* Only marked stamps are asked about: each is its slot's last reference. */
+static bool relabel(void *ctx, uint32_t slot, uint64_t old, uint64_t new_stamp)
 {
-	for (uint64_t i = pos + 1; i <= s->positions; i += i & -i)
-		s->tree[i] += (uint64_t)delta;
+	(void)old;
+	((lp_shards *)ctx)->last_pos[slot] = new_stamp;
+	return true;
 }
 
-static uint64_t tree_prefix(const lp_shards *s, uint64_t pos)
-{
-	uint64_t sum = 0;
-	for (uint64_t i = pos + 1; i > 0; i -= i & -i)
-		sum += s->tree[i];
-	return sum;
-}
-
-/* Renumber the live marks 0 .. live-1 in time order (as recency.c does). */
 static void compact(lp_shards *s)
 {
-	uint64_t cap = s->positions;
-	if (s->live * 2 > cap)
-		cap *= 2;
-	uint32_t *owner = g_new(uint32_t, cap);
-	uint64_t next = 0;
-	for (uint64_t pos = 0; pos < s->now; pos++) {
-		uint32_t slot = s->owner[pos];
-		if (s->last_pos[slot] == pos) {
-			owner[next] = slot;
-			s->last_pos[slot] = next++;
-		}
-	}
-	g_free(s->owner);
-	s->owner = owner;
-	g_free(s->tree);
-	s->tree = g_new0(uint64_t, cap + 1);
-	s->positions = cap;
-	for (uint64_t i = 1; i <= cap; i++) {
-		if (i <= next)
-			s->tree[i] += 1;
-		uint64_t parent = i + (i & -i);
-		if (parent <= cap)
-			s->tree[parent] += s->tree[i];
-	}
-	s->now = next;
+	lp_stamptree_compact(&s->stamps, s->stamps.cap, relabel, s);
 }
 
 /* ---- sampling ---- */
@@ -247,7 +214,7 @@ static uint32_t shrink(lp_shards *s)
 {
 	uint32_t out = heap_pop(s);
 	if (s->last_pos[out] != NO_POS) /* a page just come has no mark yet */
-		tree_add(s, s->last_pos[out], -1);
+		lp_stampset_remove(&s->stamps.marks, s->last_pos[out]);
 	s->live--;
 	s->last_pos[out] = NO_POS;
 	table_delete(s, table_find(s, s->page_of[out], s->hash_of[out]));
@@ -302,7 +269,7 @@ void lp_shards_access(lp_shards *s, uint64_t page)
 	if (!s->all && (s->none || h > s->limit))
 		return;
 	/* Compact first, while every mark is where last_pos says. */
-	if (s->now == s->positions)
+	if (s->stamps.now == s->stamps.cap)
 		compact(s);
 	uint64_t i = table_find(s, page, h);
 	uint32_t slot = s->vals[i];
@@ -328,12 +295,12 @@ void lp_shards_access(lp_shards *s, uint64_t page)
 		s->cold += weight;
 	} else {
 		uint64_t prev = s->last_pos[slot];
-		count(s, s->live - tree_prefix(s, prev) + 1, weight);
-		tree_add(s, prev, -1);
+		count(s, s->live - lp_stampset_below(&s->stamps.marks, prev), weight);
+		lp_stampset_remove(&s->stamps.marks, prev);
 	}
-	tree_add(s, s->now, 1);
-	s->owner[s->now] = slot;
-	s->last_pos[slot] = s->now++;
+	uint64_t now = lp_stamptree_take(&s->stamps, slot);
+	lp_stampset_add(&s->stamps.marks, now);
+	s->last_pos[slot] = now;
 }
 
 void lp_shards_summarize(const lp_shards *s, lp_shards_summary *sum)

@@ -217,8 +217,7 @@ uint64_t *lp_sim_lru_distances(const lp_trace *t, const lp_curve_tick *tick)
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
 	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;) {
-		for (size_t k = 0; k < b.len; k++)
-			hist[lp_stackdist_access(&s, b.page[k])]++;
+		lp_stackdist_count(&s, b.page, b.len, hist);
 		if (!lp_curve_ticked(tick, b.len))
 			break;
 	}
@@ -274,6 +273,20 @@ int lp_sim_check_space(const lp_trace *t, const char *name, lp_error *err)
 		       "%s: %" PRIu64 " references of %" PRIu64 " pages: a space_time could pass "
 		       "2^64 - 1, the largest count laplace sim writes",
 		       name, t->n, (uint64_t)t->pages);
+}
+
+int lp_sim_check_curves(const lp_trace *t, const lp_policy_info *const *policies, size_t n,
+			const char *name, lp_error *err)
+{
+	for (size_t k = 0; k < n; k++) {
+		const lp_policy_info *p = policies[k];
+		if (p->curve && p->curve_pages && t->pages > p->curve_pages)
+			return lp_fail(err, LP_EINPUT,
+				       "%s: %" PRIu64 " distinct pages, more than %s's whole curve "
+				       "holds (%" PRIu64 ")",
+				       name, (uint64_t)t->pages, p->name, p->curve_pages);
+	}
+	return 0;
 }
 
 void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint64_t *space)

@@ -102,6 +102,11 @@ void lp_sim_stack_faults(const uint64_t *hist, lp_pageno pages, const uint64_t *
  * counts in 64 bits and writes no sum that wrapped). */
 bool lp_sim_space_fits(const lp_trace *t);
 int lp_sim_check_space(const lp_trace *t, const char *name, lp_error *err);
+/* Whether the whole curve of each of policies[0, n) holds t's distinct
+ * pages (lp_policy_info.curve_pages): else LP_EINPUT with err set naming
+ * name, the stream, and the limit. */
+int lp_sim_check_curves(const lp_trace *t, const lp_policy_info *const *policies, size_t n,
+			const char *name, lp_error *err);
 /* space_time of every fixed-space policy at each of sizes[0, m):
  * Σ_t min(K, distinct pages among references 0 .. t). */
 void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint64_t *space);

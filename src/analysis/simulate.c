@@ -97,7 +97,8 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 		}
 	}
 	if (load(&t, path, canonical, n, err) ||
-	    lp_sim_check_space(&t, path ? path : "lp_simulate: canonical", err))
+	    lp_sim_check_space(&t, path ? path : "lp_simulate: canonical", err) ||
+	    lp_sim_check_curves(&t, policy, npolicies, path ? path : "lp_simulate: canonical", err))
 		goto out;
 	if (!t.n) { /* an empty stream gives no rows */
 		result = 0;

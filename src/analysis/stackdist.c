@@ -1,5 +1,5 @@
-/* LRU stack distances with a front array before a bit mask of marks and
- * a Fenwick tree over its words (stackdist.h). */
+/* LRU stack distances with a front array before a Fenwick tree over
+ * stamps (stackdist.h, stamptree.h). */
 #include "analysis/stackdist.h"
 
 #include <glib.h>
@@ -8,35 +8,22 @@
 #define NEVER UINT32_MAX       /* not referenced yet */
 #define IN_FRONT (UINT32_MAX - 1)
 
-#define WORD 64 /* stamps a word of marks holds */
-
-/* Stamps below 2^31 fit a page's uint32 beside its two values above. */
-static void check_pages(uint64_t n)
+/* Twice the pages: stamps run out after D references at least, so
+ * renumbering costs O(1) a reference (stamptree.h, invariant 3). */
+static uint64_t stamps_for(uint64_t pages)
 {
-	if (n > (UINT64_C(1) << 30))
-		g_error("LRU stack distances: %" G_GUINT64_FORMAT " pages, more than 2^30", n);
-}
-
-static void alloc_marks(lp_stackdist *s)
-{
-	s->bits = g_renew(uint64_t, s->bits, s->cap / WORD);
-	s->tree = g_renew(uint32_t, s->tree, s->cap / WORD + 1);
-	s->owner = g_renew(lp_pageno, s->owner, s->cap);
+	uint64_t cap = 1024;
+	while (cap < 2 * pages)
+		cap *= 2;
+	return cap;
 }
 
 void lp_stackdist_init(lp_stackdist *s, lp_pageno pages)
 {
 	memset(s, 0, sizeof *s);
 	size_t n = pages ? pages : 1;
-	check_pages(n);
-	/* Twice the pages: stamps run out after D references at least, so
-	 * renumbering costs O(1) a reference. */
-	s->cap = 1024;
-	while (s->cap < 2 * (uint64_t)n)
-		s->cap *= 2;
-	alloc_marks(s);
-	memset(s->bits, 0, s->cap / WORD * sizeof *s->bits);
-	memset(s->tree, 0, (s->cap / WORD + 1) * sizeof *s->tree);
+	g_assert(n <= LP_STACKDIST_MAX_PAGES);
+	lp_stamptree_init(&s->tree, stamps_for(n), false);
 	s->stamp = g_new(uint32_t, n);
 	memset(s->stamp, 0xff, n * sizeof *s->stamp);
 	s->pages = (lp_pageno)n;
@@ -44,108 +31,60 @@ void lp_stackdist_init(lp_stackdist *s, lp_pageno pages)
 
 void lp_stackdist_clear(lp_stackdist *s)
 {
-	g_free(s->bits);
-	g_free(s->tree);
-	g_free(s->owner);
+	lp_stamptree_clear(&s->tree);
 	g_free(s->stamp);
 	memset(s, 0, sizeof *s);
 }
 
-static inline unsigned count_bits(uint64_t x)
+/* Only marked stamps are asked about: each is its page's. */
+static bool relabel(void *ctx, uint32_t page, uint64_t old, uint64_t new_stamp)
 {
-	x -= (x >> 1) & UINT64_C(0x5555555555555555);
-	x = (x & UINT64_C(0x3333333333333333)) + (x >> 2 & UINT64_C(0x3333333333333333));
-	x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-	return (unsigned)((x * UINT64_C(0x0101010101010101)) >> 56);
+	(void)old;
+	((lp_stackdist *)ctx)->stamp[page] = (uint32_t)new_stamp;
+	return true;
 }
 
-static void mark(lp_stackdist *s, uint64_t stamp, uint32_t delta)
+/* Out of line: the hot loop keeps its registers. */
+G_NO_INLINE static void compact(lp_stackdist *s, uint64_t cap)
 {
-	s->bits[stamp / WORD] ^= UINT64_C(1) << (stamp % WORD);
-	for (uint64_t i = stamp / WORD + 1; i <= s->cap / WORD; i += i & -i)
-		s->tree[i] += delta;
-}
-
-/* Marks at stamps 0 .. stamp - 1: the words before stamp's in the tree,
- * its own word's bits below it. */
-static uint64_t marks_below(const lp_stackdist *s, uint64_t stamp)
-{
-	uint64_t sum = count_bits(s->bits[stamp / WORD] & ((UINT64_C(1) << (stamp % WORD)) - 1));
-	for (uint64_t i = stamp / WORD; i > 0; i -= i & -i)
-		sum += s->tree[i];
-	return sum;
-}
-
-/* Renumber the marks' stamps 0 .. marks - 1 in order and rebuild the
- * bits and the tree. */
-static void compact(lp_stackdist *s)
-{
-	uint64_t next = 0, words = s->cap / WORD;
-	for (uint64_t t = 0; t < s->now; t++) {
-		lp_pageno p = s->owner[t];
-		if (s->stamp[p] == t) {
-			s->owner[next] = p;
-			s->stamp[p] = (uint32_t)next++;
-		}
-	}
-	s->now = next;
-	memset(s->bits, 0, words * sizeof *s->bits);
-	for (uint64_t t = 0; t < next; t++)
-		s->bits[t / WORD] |= UINT64_C(1) << (t % WORD);
-	memset(s->tree, 0, (words + 1) * sizeof *s->tree);
-	for (uint64_t i = 1; i <= words; i++) {
-		s->tree[i] += count_bits(s->bits[i - 1]);
-		uint64_t parent = i + (i & -i);
-		if (parent <= words)
-			s->tree[parent] += s->tree[i];
-	}
+	lp_stamptree_compact(&s->tree, cap, relabel, s);
 }
 
 void lp_stackdist_grow(lp_stackdist *s, lp_pageno pages)
 {
 	if (pages <= s->pages)
 		return;
-	uint64_t n = MAX((uint64_t)pages, MIN(2 * (uint64_t)s->pages, UINT64_C(1) << 30));
-	check_pages(n);
+	uint64_t n = MAX((uint64_t)pages, MIN(2 * (uint64_t)s->pages, LP_STACKDIST_MAX_PAGES));
+	g_assert(n <= LP_STACKDIST_MAX_PAGES);
 	s->stamp = g_renew(uint32_t, s->stamp, n);
 	memset(s->stamp + s->pages, 0xff, (n - s->pages) * sizeof *s->stamp);
 	s->pages = (lp_pageno)n;
-	if (s->cap >= 2 * n)
-		return;
-	while (s->cap < 2 * n)
-		s->cap *= 2;
-	alloc_marks(s);
-	compact(s); /* the bits and the tree rebuilt over the new stamps */
+	if (s->tree.cap < 2 * n)
+		compact(s, stamps_for(n)); /* the stamps renumbered into the larger tree */
 }
 
-uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page)
+/* A page not in the front: out of line, so that the front's path, most
+ * references, saves no registers for the tree's. */
+G_NO_INLINE static uint64_t enter_front(lp_stackdist *s, lp_pageno page, uint64_t t)
 {
 	lp_pageno *f = s->front;
-	uint64_t t = s->stamp[page], distance = 0;
-	unsigned i = 0;
-	if (t == IN_FRONT) { /* its index in the front is the distance */
-		while (f[i] != page)
-			i++;
-		for (unsigned j = i; j > 0; j--) /* a few moves: no call */
-			f[j] = f[j - 1];
-		f[0] = page;
-		return i + 1;
-	}
+	uint64_t distance = 0;
+	unsigned i;
 	if (t != NEVER) {
 		/* Behind the whole front, and the marks more recent than it. */
-		distance = s->nfront + s->marks - marks_below(s, t);
-		mark(s, t, (uint32_t)-1);
+		distance = s->nfront + s->marks - lp_stampset_below(&s->tree.marks, t);
+		lp_stampset_remove(&s->tree.marks, t);
 		s->marks--;
 	}
 	s->stamp[page] = IN_FRONT; /* before a renumbering, which keeps marks only */
 	if (s->nfront == LP_STACKDIST_FRONT) {
 		/* The front's last page becomes the tree's most recent mark. */
-		if (s->now == s->cap)
-			compact(s);
+		if (s->tree.now == s->tree.cap)
+			compact(s, s->tree.cap);
 		lp_pageno out = f[LP_STACKDIST_FRONT - 1];
-		s->stamp[out] = (uint32_t)s->now;
-		s->owner[s->now] = out;
-		mark(s, s->now++, 1);
+		uint64_t stamp = lp_stamptree_take(&s->tree, out);
+		s->stamp[out] = (uint32_t)stamp;
+		lp_stampset_add(&s->tree.marks, stamp);
 		s->marks++;
 		i = LP_STACKDIST_FRONT - 1;
 	} else {
@@ -154,4 +93,39 @@ uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page)
 	memmove(f + 1, f, i * sizeof *f);
 	f[0] = page;
 	return distance;
+}
+
+G_ALWAYS_INLINE static inline uint64_t access_page(lp_stackdist *s, lp_pageno page)
+{
+	lp_pageno *f = s->front;
+	uint64_t t = s->stamp[page];
+	if (t != IN_FRONT)
+		return enter_front(s, page, t);
+	unsigned i = 0; /* its index in the front is the distance */
+	while (f[i] != page)
+		i++;
+	for (unsigned j = i; j > 0; j--) /* a few moves: no call */
+		f[j] = f[j - 1];
+	f[0] = page;
+	return i + 1;
+}
+
+uint64_t lp_stackdist_access(lp_stackdist *s, lp_pageno page)
+{
+	return access_page(s, page);
+}
+
+/* A page's stamp is a cache miss once D passes the L2 cache: asked for
+ * this many references ahead, it has come when its turn does. */
+#define AHEAD 16
+
+void lp_stackdist_count(lp_stackdist *s, const lp_pageno *pages, size_t n, uint64_t *hist)
+{
+	size_t k = 0;
+	for (; k + AHEAD < n; k++) {
+		__builtin_prefetch(&s->stamp[pages[k + AHEAD]]);
+		hist[access_page(s, pages[k])]++;
+	}
+	for (; k < n; k++)
+		hist[access_page(s, pages[k])]++;
 }

@@ -545,7 +545,8 @@ int cmd_sim(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
-	if ((rc = lp_sim_check_space(&t, argv[1], &err)))
+	if ((rc = lp_sim_check_space(&t, argv[1], &err)) ||
+	    (rc = lp_sim_check_curves(&t, rq.policies, rq.npolicies, argv[1], &err)))
 		cli_fail(&err);
 	else
 		rc = simulate(&rq, &t, a.output, a.faults);

@@ -8,7 +8,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "analysis/optdist.h"
 #include "analysis/sim.h"
+#include "analysis/stackdist.h"
 
 /* window: the trace's window_refs (0: the default); a small one puts the
  * stream in temporary files. */
@@ -656,4 +658,32 @@ Test(sim, one_pass_curves_tell_progress_as_they_go)
 	g_array_free(seen, TRUE);
 	lp_trace_clear(&t);
 	g_free(pages);
+}
+
+/* The whole LRU and OPT curves hold at most 2^30 and 2^29 - 1 pages
+ * (stackdist.h, optdist.h): a stream of more is bad input, refused
+ * before the curve is begun, naming the stream and the limit; the
+ * policies without a one-pass curve take it. */
+Test(sim, whole_curves_refuse_more_pages_than_they_hold)
+{
+	const lp_policy_info *lru = lp_policy_find("lru"), *opt = lp_policy_find("opt"),
+			     *fifo = lp_policy_find("fifo");
+	lp_trace t = {.n = 1, .pages = (lp_pageno)LP_OPTDIST_MAX_PAGES};
+	lp_error err = {0};
+	cr_assert_eq(lp_sim_check_curves(&t, (const lp_policy_info *[]){lru, opt}, 2, "s.bin", &err),
+		     0);
+	t.pages++;
+	cr_assert_eq(lp_sim_check_curves(&t, (const lp_policy_info *[]){lru, opt}, 2, "s.bin", &err),
+		     LP_EINPUT);
+	cr_assert_str_eq(err.msg, "s.bin: 536870912 distinct pages, more than opt's whole curve "
+				  "holds (536870911)");
+	t.pages = (lp_pageno)LP_STACKDIST_MAX_PAGES;
+	cr_assert_eq(lp_sim_check_curves(&t, (const lp_policy_info *[]){lru}, 1, "s.bin", &err), 0);
+	t.pages++;
+	cr_assert_eq(lp_sim_check_curves(&t, (const lp_policy_info *[]){fifo, lru}, 2, "s.bin", &err),
+		     LP_EINPUT);
+	cr_assert_str_eq(err.msg, "s.bin: 1073741825 distinct pages, more than lru's whole curve "
+				  "holds (1073741824)");
+	t.pages = UINT32_MAX - 1;
+	cr_assert_eq(lp_sim_check_curves(&t, (const lp_policy_info *[]){fifo}, 1, "s.bin", &err), 0);
 }
