@@ -3,6 +3,7 @@
 #include "analysis/mrc.h"
 
 #include <glib.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "analysis/stackdist.h"
@@ -15,11 +16,19 @@ struct lp_mrc {
 	uint64_t hist_cap;   /* length of hist, less one */
 	uint64_t distinct;
 	uint64_t refs;
+	uint64_t max_pages; /* the most distinct pages counted */
+	bool overflowed;    /* a page past max_pages came */
 };
 
 lp_mrc *lp_mrc_new(void)
 {
+	return lp_mrc_new_within(LP_STACKDIST_MAX_PAGES);
+}
+
+lp_mrc *lp_mrc_new_within(uint64_t max_pages)
+{
 	lp_mrc *m = g_new0(lp_mrc, 1);
+	m->max_pages = MIN(max_pages, LP_STACKDIST_MAX_PAGES);
 	pairmap_init(&m->ids);
 	lp_stackdist_init(&m->distances, 512);
 	m->hist_cap = 512;
@@ -44,6 +53,12 @@ uint64_t lp_mrc_access(lp_mrc *m, uint64_t page, uint64_t *page_id)
 	uint64_t id;
 	if (slot->value) {
 		id = slot->value - 1;
+	} else if (m->distinct == m->max_pages) {
+		/* Out of line of the curve: not numbered, not counted. */
+		m->overflowed = true;
+		if (page_id)
+			*page_id = 0;
+		return 0;
 	} else {
 		id = m->distinct++;
 		slot->a = page;
@@ -63,6 +78,15 @@ uint64_t lp_mrc_access(lp_mrc *m, uint64_t page, uint64_t *page_id)
 	if (page_id)
 		*page_id = id;
 	return distance;
+}
+
+int lp_mrc_check(const lp_mrc *m, const char *input, lp_error *err)
+{
+	if (!m->overflowed)
+		return 0;
+	return lp_fail(err, LP_EINPUT,
+		       "%s: more distinct pages than the exact LRU curve holds (%" PRIu64 ")", input,
+		       m->max_pages);
 }
 
 uint64_t lp_mrc_references(const lp_mrc *m) { return m->refs; }

@@ -58,6 +58,8 @@ int lp_reuse_of_stream(const char *path, const lp_progress *progress, lp_reuse *
 	}
 	g_free(pages.types_of_page);
 	int rc = lp_basic_iter_clear(&in);
+	if (!rc)
+		rc = lp_mrc_check(mrc, path, err);
 	if (!rc) {
 		*r = acc;
 		r->references = lp_mrc_references(mrc);

@@ -288,9 +288,13 @@ static void group_tasks(lp_report *r)
 	g_free(row);
 }
 
-static void finish(collector *c)
+/* The report's figures once every reference is counted; fails when the
+ * input had more pages than the exact LRU curve holds. */
+static int finish(collector *c, const char *input, lp_error *err)
 {
 	lp_report *r = c->r;
+	if (lp_mrc_check(c->mrc, input, err))
+		return err->status;
 	r->references = lp_mrc_references(c->mrc);
 	r->distinct = lp_mrc_distinct_pages(c->mrc);
 	r->misses = g_new(uint64_t, r->distinct + 1);
@@ -302,6 +306,7 @@ static void finish(collector *c)
 			g_hash_table_size(g_ptr_array_index(c->page_sets, p));
 	build_timeline(c);
 	group_tasks(r);
+	return 0;
 }
 
 /* ---- a capture, merged here with a sink of our own ---- */
@@ -411,7 +416,7 @@ lp_report *lp_report_from_capture(const lp_merge_job *job, const char *title,
 	run.pipeline.sink_ctx = &c;
 	int rc = lp_pipeline_run(&run.pipeline, err);
 	if (!rc)
-		finish(&c);
+		rc = finish(&c, title, err);
 	collector_free(&c);
 	lp_run_close(&run);
 	if (rc) {
@@ -710,7 +715,7 @@ lp_report *lp_report_from_directory(const char *dir, const lp_progress *progress
 	}
 	lp_taskdir_close(t);
 	if (!rc)
-		finish(&c);
+		rc = finish(&c, dir, err);
 	collector_free(&c);
 	if (rc) {
 		lp_report_free(r);
@@ -734,7 +739,7 @@ lp_report *lp_report_from_stream(const char *path, const lp_progress *progress, 
 			count_reference(&c, b.ref[i].type, b.ref[i].canonical);
 	int rc = lp_basic_iter_clear(&in);
 	if (!rc)
-		finish(&c);
+		rc = finish(&c, path, err);
 	collector_free(&c);
 	if (rc) {
 		lp_report_free(r);

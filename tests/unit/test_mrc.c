@@ -117,3 +117,23 @@ Test(mrc, sliding_window_across_compactions)
 	g_free(misses);
 	lp_mrc_free(m);
 }
+
+/* A curve holds at most so many pages (2^30 in laplace stat and report):
+ * a page past them is not counted, and the curve says it is not whole,
+ * naming the input, rather than aborting or drawing a wrong curve. */
+Test(mrc, pages_past_the_most_it_holds_are_bad_input)
+{
+	lp_mrc *m = lp_mrc_new_within(3);
+	lp_error err = {0};
+	for (uint64_t p = 1; p <= 3; p++)
+		lp_mrc_access(m, p, NULL);
+	cr_assert_eq(lp_mrc_access(m, 1, NULL), 3);
+	cr_assert_eq(lp_mrc_check(m, "s.bin", &err), 0);
+	uint64_t id = 7;
+	cr_assert_eq(lp_mrc_access(m, 4, &id), 0);
+	cr_assert_eq(id, 0);
+	cr_assert_eq(lp_mrc_distinct_pages(m), 3);
+	cr_assert_eq(lp_mrc_check(m, "s.bin", &err), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "s.bin: more distinct pages than the exact LRU curve holds (3)");
+	lp_mrc_free(m);
+}
