@@ -7,6 +7,7 @@
 
 #include "io/staging.h"
 #include "formats/refio.h"
+#include "formats/registry.h"
 #include "io/taskcodec.h"
 #include "core/numbers.h"
 #include "jobs/pool.h"
@@ -189,6 +190,21 @@ bool cli_max_running_apply(const char *text, size_t *max_running)
 		return false;
 	*max_running = text ? (size_t)given : lp_job_pool_default_max_running();
 	return true;
+}
+
+bool cli_form_apply(const char *text, bool with_addresses, enum lp_form *form)
+{
+	if (!text)
+		return true;
+	int found = lp_form_parse(text);
+	if (found >= 0 && (with_addresses || !lp_stream_forms[found].addresses)) {
+		*form = (enum lp_form)found;
+		return true;
+	}
+	char *forms = lp_form_names_list(with_addresses);
+	cli_usage_error("--format must be %s, not '%s'", forms, text);
+	g_free(forms);
+	return false;
 }
 
 bool cli_shard_apply(const char *text, size_t *k, size_t *n)

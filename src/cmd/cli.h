@@ -12,6 +12,7 @@
 #include "io/io.h"
 #include "pipeline/job.h"
 #include "core/merge.h"
+#include "formats/forms.h"
 
 /* Name used in messages: "laplace merge". Set once by each command. */
 void cli_set_command(const char *name);
@@ -52,6 +53,10 @@ bool cli_max_running_apply(const char *text, size_t *max_running);
 /* --shard K/N (NULL: not given, *k and *n untouched): 0 <= K < N into
  * *k and *n; on a usage error print it and return false. */
 bool cli_shard_apply(const char *text, size_t *k, size_t *n);
+/* --format FORM (NULL: not given, *form untouched): one of the registry's
+ * output forms (with_addresses: also those that carry addresses) into
+ * *form; else the usage error naming them, and false. */
+bool cli_form_apply(const char *text, bool with_addresses, enum lp_form *form);
 /* --level TEXT (NULL when not given) for the output named output (NULL:
  * standard output) under compress: the level into *level, LP_LEVEL_DEFAULT
  * without one; on a usage error (not a number, no codec, out of the

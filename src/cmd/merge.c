@@ -90,10 +90,8 @@ static bool merge_job_apply(const merge_args *a, int argc, char **argv, lp_merge
 				"not '%s'", a->form);
 		return false;
 	}
-	if (a->form && (int)(job->form = lp_form_parse(a->form)) < 0) {
-		cli_usage_error("--format must be %s, not '%s'", a->forms, a->form);
+	if (!cli_form_apply(a->form, true, &job->form))
 		return false;
-	}
 	if (a->by && !a->per_process) {
 		cli_usage_error("--by goes with --per-process");
 		return false;

@@ -180,11 +180,9 @@ int cmd_reduce(int argc, char **argv)
 	}
 	if (!cli_decimal_apply("--frames", a.frames, 1, UINT64_MAX, &frames))
 		goto out;
-	int form = a.format ? lp_form_parse(a.format) : LP_FORM_BASIC;
-	if (form < 0 || lp_stream_forms[form].addresses) {
-		cli_usage_error("--format must be %s, not '%s'", a.forms, a.format);
+	enum lp_form form = LP_FORM_BASIC;
+	if (!cli_form_apply(a.format, false, &form))
 		goto out;
-	}
 	if (argc == 2 && !cli_capture_stream_check(&capture))
 		goto out;
 	if (argc == 3 && !cli_capture_apply(&capture, argv[1], argv[2], &job))
@@ -195,7 +193,7 @@ int cmd_reduce(int argc, char **argv)
 		cli_fail(&err);
 		goto out;
 	}
-	rc = reduce_run(&a, olr, frames, (enum lp_form)form, argv[1], argc == 3 ? &job : NULL);
+	rc = reduce_run(&a, olr, frames, form, argv[1], argc == 3 ? &job : NULL);
 out:
 	g_option_context_free(ctx);
 	cli_capture_free(&capture);

@@ -96,9 +96,8 @@ static bool check_options(const schedule_options *o, lp_schedule_request *rq, me
 		 !cli_decimal_apply("--cpus", o->cpus, 1, LP_SCHED_MAX_CPUS, &cpus) ||
 		 !cli_decimal_apply("--seed", o->seed, 0, UINT64_MAX, &rq->opt.seed))
 		return false;
-	else if (o->format && ((int)(rq->form = lp_form_parse(o->format)) < 0 ||
-			       lp_stream_forms[rq->form].addresses))
-		cli_usage_error("--format must be %s, not '%s'", o->forms, o->format);
+	else if (!cli_form_apply(o->format, false, &rq->form))
+		return false;
 	else if (!cli_threads_apply(o->threads, &rq->threads))
 		return false;
 	else if (!check_memory(o, rq, sizes))
