@@ -54,7 +54,7 @@ extern "C" {
 
 /* The version of this header (the Makefile's too). */
 #define LP_VERSION_MAJOR 1
-#define LP_VERSION_MINOR 2
+#define LP_VERSION_MINOR 3
 #define LP_VERSION_PATCH 0
 #define LP_VERSION_NUMBER (LP_VERSION_MAJOR * 10000 + LP_VERSION_MINOR * 100 + LP_VERSION_PATCH)
 
@@ -270,9 +270,17 @@ typedef struct lp_sim_request {
 	 * non-zero return stops the run. NULL: the rows are dropped. */
 	int (*rows)(void *ctx, const lp_sim_row *rows, size_t n, uint64_t policy_rows);
 	void *ctx;
+	/* Since 1.3.0: the policies' options, what laplace sim's --NAME VALUE
+	 * set (laplace sim --list-policies names them and their defaults),
+	 * as "NAME=VALUE" items, comma-separated: "segq-lru-frames=8",
+	 * "eelru-early=2,eelru-late=16". Parsed and checked as laplace sim
+	 * does (an option of a policy not asked for is refused). NULL: every
+	 * default. A request of 1.2.0's size has none. */
+	const char *options;
 } lp_sim_request;
 /* Zeroes *rq and records size (sizeof: the macro), as
- * lp_capture_options_init does; NULL does nothing. */
+ * lp_capture_options_init does; NULL does nothing. The sizes known are
+ * this header's and 1.2.0's (up to ctx). */
 LP_API void lp_sim_request_init_sized(lp_sim_request *rq, size_t size);
 #define lp_sim_request_init(rq) lp_sim_request_init_sized((rq), sizeof(lp_sim_request))
 /* Simulate as rq asks over the stream at path, or the n canonical page

@@ -173,7 +173,16 @@ class _LpSimRequest(ctypes.Structure):
                 ("frames", ctypes.c_char_p), ("windows", ctypes.c_char_p),
                 ("sample_rate", ctypes.c_double), ("sample_pages", ctypes.c_uint64),
                 ("stop", ctypes.POINTER(ctypes.c_int)), ("rows", _SIM_ROWS_FN),
-                ("ctx", ctypes.c_void_p)]
+                ("ctx", ctypes.c_void_p), ("options", ctypes.c_char_p)]
+
+
+# The library's version (LP_VERSION_NUMBER): 1.3.0 added the policies'
+# options (lp_sim_request.options), reduce and sweep.
+_VERSION = _lib.lp_version()
+# The size of lp_sim_request the library knows: an older one (1.2.0) has
+# no options.
+_SIM_REQUEST_SIZE = (ctypes.sizeof(_LpSimRequest) if _VERSION >= 10300
+                     else _LpSimRequest.options.offset)
 
 
 if _HAS_SIMULATE:
@@ -496,10 +505,35 @@ def _sim_list(name, value):
     return text
 
 
+def _sim_options(options):
+    """The policies' options as lp_sim_request.options spells them,
+    "NAME=VALUE,...", from a dict of laplace sim's option names (without
+    dashes: policies() lists them) to integers or strings; None: none."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise TypeError("options must be a dict from option names to values, not %r"
+                        % (options,))
+    items = []
+    for name, value in options.items():
+        if not isinstance(name, str):
+            raise TypeError("options: an option's name must be a string, not %r" % (name,))
+        count = _integer(value)
+        if count is None and not isinstance(value, str):
+            raise TypeError("options: %s must be an integer or a string, not %r"
+                            % (name, value))
+        text = "%s=%s" % (name, value if count is None else count)
+        if "," in text or "\0" in text:
+            raise ValueError("options: %s must not hold a comma or a NUL byte: %r"
+                             % (name, value))
+        items.append(text)
+    return ",".join(items).encode("utf-8", "surrogateescape")
+
+
 def simulate(source, policies="lru", frames=None, windows=None, sample_rate=None,
-             sample_pages=None):
-    """Simulate page replacement as `laplace sim` does (laplace-sim(1), the
-    policy options at their defaults) and return a dict from each policy,
+             sample_pages=None, options=None):
+    """Simulate page replacement as `laplace sim` does (laplace-sim(1)) and
+    return a dict from each policy,
     in the order given, to an array of SIM_ROW (size, faults, miss_ratio =
     faults / references, space_time), sizes ascending.
 
@@ -512,9 +546,12 @@ def simulate(source, policies="lru", frames=None, windows=None, sample_rate=None
     or windows is "pow2". sample_rate (0 < R <= 1) or sample_pages (S >= 1)
     are its --sample-rate and --sample-pages: fifo, clock, segq and arc
     then run miniature simulations of a sample of the pages, every size
-    scaled by R, their faults estimates. A size list that laplace sim
-    refuses, or an unknown policy, raises Error with status 1 and its
-    message. Each array is filled as its rows come, not held twice; Ctrl-C
+    scaled by R, their faults estimates. options are the policies'
+    options, laplace sim's --NAME VALUE, as a dict from NAME (without its
+    dashes, e.g. {"segq-lru-frames": 8, "eelru-early": 2}; policies()
+    names them) to an integer or a string; None: every default. A size
+    list, an option or a value that laplace sim refuses, or an unknown
+    policy, raises Error with status 1 and its message. Each array is filled as its rows come, not held twice; Ctrl-C
     stops the run (KeyboardInterrupt)."""
     if not _HAS_SIMULATE:
         raise Error("simulate: the liblaplace loaded is older than this module "
@@ -523,12 +560,17 @@ def simulate(source, policies="lru", frames=None, windows=None, sample_rate=None
     frames_c = _sim_list("frames", frames)
     windows_c = _sim_list("windows", windows)
     request = _LpSimRequest()
-    _lib.lp_sim_request_init_sized(ctypes.byref(request), ctypes.sizeof(request))
+    _lib.lp_sim_request_init_sized(ctypes.byref(request), _SIM_REQUEST_SIZE)
     # A policy named twice has the same rows twice: it is run once.
     names = list(dict.fromkeys((policies_c or b"lru").split(b",")))
     request.policies = b",".join(names)
     request.frames = frames_c
     request.windows = windows_c
+    options_c = _sim_options(options)
+    if options_c and _VERSION < 10300:
+        raise Error("simulate: the liblaplace loaded is older than this module: no policy "
+                    "options (1.3.0)", 1)
+    request.options = options_c
     if sample_rate is not None and sample_pages is not None:
         raise ValueError("simulate: sample_rate and sample_pages cannot both be given")
     if sample_rate is not None:

@@ -604,6 +604,51 @@ class Simulate(Scratch):
             with self.assertRaises(ValueError):
                 laplace.simulate(ANOMALY, **kwargs)
 
+    def test_options_as_the_command(self):
+        # The policies' options, laplace sim's --NAME VALUE: the same rows
+        # as the program's CSV, value for value (miss_ratio to its 6
+        # decimals).
+        path = os.path.join(self.dir.name, "s.bin")
+        pages = np.random.default_rng(7).integers(0, 40, 3000).tolist()
+        with open(path, "wb") as f:
+            f.write(basic_bin([("r", c) for c in pages]))
+        args = ["--segq-lru-frames", "1", "--eelru-early", "2", "--eelru-late", "50",
+                "--clock-load-bit", "1"]
+        text = subprocess.run([PROGRAM, "sim", "-q", "-p", "segq,eelru,clock,lru",
+                               "-m", "3-40", *args, path], stdout=subprocess.PIPE,
+                              check=True).stdout.decode()
+        options = {"segq-lru-frames": 1, "eelru-early": np.int64(2), "eelru-late": "50",
+                   "clock-load-bit": 1}
+        for source in (path, pages):
+            r = laplace.simulate(source, policies="segq,eelru,clock,lru", frames="3-40",
+                                 options=options)
+            got = ["%s,%d,%d,%d,%.6f,%d" % (name, row["size"], len(pages), row["faults"],
+                                             row["miss_ratio"], row["space_time"])
+                   for name in r for row in r[name]]
+            self.assertEqual(got, text.splitlines()[1:])
+        default = laplace.simulate(pages, policies="segq", frames="3-40")["segq"]
+        self.assertNotEqual(default.tolist(), r["segq"].tolist())
+
+    def test_option_errors(self):
+        for kwargs, message in [
+                ({"options": {"eelru-early": 1}}, "--eelru-early applies only to eelru, and "
+                 "--policy names none of them"),
+                ({"policies": "segq", "frames": 2, "options": {"segq-lru-frames": 4}},
+                 "--segq-lru-frames 4 must be below the frames K (2)"),
+                ({"policies": "segq", "options": {"segq-lru-frames": "x"}},
+                 "--segq-lru-frames must be a whole number, not 'x'"),
+                ({"options": {"lru-frames": 1}}, "options: unknown option 'lru-frames' "
+                 "(clock-load-bit segq-lru-frames eelru-early eelru-late)")]:
+            with self.assertRaises(laplace.Error) as caught:
+                laplace.simulate(ANOMALY, **kwargs)
+            self.assertEqual((str(caught.exception), caught.exception.status), (message, 1))
+        for bad in ("segq-lru-frames=1", [("segq-lru-frames", 1)], {1: 2},
+                    {"segq-lru-frames": 1.5}, {"segq-lru-frames": True}):
+            with self.assertRaises(TypeError):
+                laplace.simulate(ANOMALY, policies="segq", options=bad)
+        with self.assertRaises(ValueError):
+            laplace.simulate(ANOMALY, policies="segq", options={"segq-lru-frames": "1,x=2"})
+
     def test_many_sizes_filled_once(self):
         # 2^22 rows from 3 references: held once (numpy's array), not
         # gathered in C and copied.

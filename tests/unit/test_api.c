@@ -267,6 +267,76 @@ Test(api, simulate_request)
 	lp_sim_request_init(NULL);
 }
 
+/* lp_sim_request.options (1.3.0): laplace sim's --NAME VALUE as
+ * NAME=VALUE items, the same rows and the same refusals as the command
+ * (laplace sim -q --policy segq,eelru --frames 3-4 --segq-lru-frames 0
+ * --eelru-early 1 --eelru-late 5 over these 13 pages: faults 9 10 9 7);
+ * a request of 1.2.0's size (no options field) still runs. */
+static uint64_t faults_got[8];
+static size_t nfaults_got;
+
+static int take_faults(void *ctx, const lp_sim_row *rows, size_t n, uint64_t policy_rows)
+{
+	(void)ctx;
+	(void)policy_rows;
+	for (size_t i = 0; i < n && nfaults_got < 8; i++)
+		faults_got[nfaults_got++] = rows[i].faults;
+	return 0;
+}
+
+static int options_run(lp_sim_request *rq, const char *policies, const char *frames,
+		       const char *options)
+{
+	static const uint64_t pages[] = {1, 2, 3, 1, 4, 1, 2, 5, 1, 2, 3, 4, 5};
+	rq->policies = policies;
+	rq->frames = frames;
+	rq->options = options;
+	rq->rows = take_faults;
+	nfaults_got = 0;
+	return lp_simulate_request(NULL, pages, 13, rq, &err);
+}
+
+Test(api, simulate_options)
+{
+	lp_sim_request rq;
+	lp_sim_request_init(&rq);
+	cr_assert_null(rq.options);
+	cr_assert_eq(options_run(&rq, "segq,eelru", "3-4", NULL), 0);
+	cr_assert_arr_eq(faults_got, ((uint64_t[]){10, 8, 9, 8}), 4 * sizeof(uint64_t));
+	cr_assert_eq(options_run(&rq, "segq,eelru", "3-4",
+				 "segq-lru-frames=0,eelru-early=1,eelru-late=5"), 0);
+	cr_assert_eq(nfaults_got, 4);
+	cr_assert_arr_eq(faults_got, ((uint64_t[]){9, 10, 9, 7}), 4 * sizeof(uint64_t));
+	cr_assert_eq(options_run(&rq, NULL, "3", "eelru-early=1"), -1);
+	expect_usage("--eelru-early applies only to eelru, and --policy names none of them "
+		     "(the default is lru)");
+	cr_assert_eq(options_run(&rq, "lru,fifo", "3", "eelru-early=1"), -1);
+	expect_usage("--eelru-early applies only to eelru, and --policy names none of them");
+	cr_assert_eq(options_run(&rq, "segq", "2", "segq-lru-frames=4"), -1);
+	expect_usage("--segq-lru-frames 4 must be below the frames K (2)");
+	cr_assert_eq(options_run(&rq, "segq", "2", "segq-lru-frames=x"), -1);
+	expect_usage("--segq-lru-frames must be a whole number, not 'x'");
+	cr_assert_eq(options_run(&rq, "segq", "2", "segq-lru-frames"), -1);
+	expect_usage("options: 'segq-lru-frames' is not NAME=VALUE");
+	cr_assert_eq(options_run(&rq, "segq", "2", "lru-frames=1"), -1);
+	expect_usage("options: unknown option 'lru-frames' (clock-load-bit segq-lru-frames "
+		     "eelru-early eelru-late)");
+	cr_assert_eq(options_run(&rq, "segq", "2", "segq-lru-frames=1,segq-lru-frames=0"), -1);
+	expect_usage("options: segq-lru-frames given twice");
+	/* A caller built against 1.2.0's laplace.h: no options field. */
+	lp_sim_request old;
+	memset(&old, 0xff, sizeof old);
+	lp_sim_request_init_sized(&old, offsetof(lp_sim_request, options));
+	cr_assert_eq(old.size, offsetof(lp_sim_request, options));
+	cr_assert_eq(options_run(&old, "segq,eelru", "3-4", NULL), 0);
+	old.options = "segq-lru-frames=0"; /* past its size: not read */
+	old.rows = take_faults;
+	nfaults_got = 0;
+	static const uint64_t pages[] = {1, 2, 3, 1, 4, 1, 2, 5, 1, 2, 3, 4, 5};
+	cr_assert_eq(lp_simulate_request(NULL, pages, 13, &old, &err), 0);
+	cr_assert_arr_eq(faults_got, ((uint64_t[]){10, 8, 9, 8}), 4 * sizeof(uint64_t));
+}
+
 Test(api, basic_null_arguments)
 {
 	cr_assert_null(lp_basic_open(NULL, &err));
