@@ -2,9 +2,11 @@
  *
  * The installed interface of the library: basic merge streams (text or
  * binary) read back, captures (a raw reference trace and its kernel
- * event trace) merged on the fly, and page-replacement policies simulated
- * over a stream (since 1.1.0). See laplace(3), lp_basic_open(3) and
- * lp_capture_open(3); the formats are laplace-formats(5).
+ * event trace) merged on the fly, page-replacement policies simulated
+ * over a stream (since 1.1.0), and a per-process directory scheduled with
+ * a memory of each size (since 1.3.0). See laplace(3), lp_basic_open(3),
+ * lp_capture_open(3) and lp_sweep_memory(3); the formats are
+ * laplace-formats(5).
  *
  * Every function that can fail takes an lp_error, zero-initialised by the
  * caller, and fills it in: a status and a message naming the file, the
@@ -291,6 +293,63 @@ LP_API void lp_sim_request_init_sized(lp_sim_request *rq, size_t size);
  * the stream and the sizes up to its footprint, not the rows. */
 LP_API int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 			       const lp_sim_request *rq, lp_error *err);
+
+/* ---- scheduling with a memory (laplace-schedule(1)), since 1.3.0 ---- */
+
+/* One row of laplace schedule --memory's sweep table (laplace-formats(5),
+ * 9.4.6): the schedule of a per-process directory with a memory of
+ * memory frames. */
+typedef struct lp_memory_row {
+	uint64_t memory;      /* frames */
+	uint64_t ticks;       /* the schedule's length */
+	uint64_t references;  /* emitted (= busy_ticks) */
+	uint64_t faults;
+	uint64_t waits;
+	uint64_t evictions;
+	uint64_t busy_ticks;
+	uint64_t idle_ticks;  /* ticks x cpus less busy_ticks; UINT64_MAX when
+			       * past it (the table prints it whole) */
+	double utilization;   /* busy / (ticks x cpus), as the table prints it
+			       * (6 decimals) */
+} lp_memory_row;
+
+/* What laplace schedule --policy P --memory M1,M2,... asks (its options,
+ * laplace-schedule(1)). Set it up with lp_sweep_request_init (which
+ * records the caller's sizeof: the structure may grow at its end), then
+ * set what differs; 0 and NULL are the command's defaults. */
+typedef struct lp_sweep_request {
+	size_t size;             /* sizeof (lp_sweep_request), by lp_sweep_request_init */
+	const char *memory;      /* --memory: "M1,M2,...", frames (required) */
+	const char *policy;      /* --policy: "rr" or "random"; NULL: rr */
+	uint64_t quantum;        /* --quantum; 0: 10000 */
+	unsigned cpus;           /* --cpus, 1 to 1024; 0: 1 */
+	uint64_t seed;           /* --seed (random) */
+	const char *replacement; /* --replacement: lru, fifo or clock; NULL: lru */
+	uint64_t fault_ticks;    /* --fault-ticks; 0: 1000 */
+	bool user_only;          /* --user-only */
+	unsigned threads;        /* -j: schedules at once; 0: the processors */
+	/* When not NULL, no more sizes start once *stop turns non-zero
+	 * (those running end first), whatever thread sets it. */
+	const volatile int *stop;
+	/* Told the rows in the order of the sizes, one at a time (n 1); a
+	 * non-zero return stops the run. NULL: the rows are dropped. */
+	int (*rows)(void *ctx, const lp_memory_row *rows, size_t n);
+	void *ctx;
+} lp_sweep_request;
+/* Zeroes *rq and records size (sizeof: the macro); NULL does nothing. */
+LP_API void lp_sweep_request_init_sized(lp_sweep_request *rq, size_t size);
+#define lp_sweep_request_init(rq) lp_sweep_request_init_sized((rq), sizeof(lp_sweep_request))
+/* Schedule the per-process directory dir (laplace merge --per-process)
+ * with a memory of each size of rq->memory, each from scratch, as laplace
+ * schedule --memory does (one size too: its row is the report's): 0 when
+ * every row was told, 1 when the run was stopped (by *rq->stop or by
+ * rq->rows), -1 on failure with err set (LP_EUSAGE with laplace
+ * schedule's message for what it refuses with exit status 1; LP_EINPUT
+ * for a directory that is not a per-process one, LP_EIO for one that
+ * cannot be read: the first failing size's, in the order of the sizes,
+ * the rows before it told). Memory follows the directory and the sizes
+ * running, not the rows. */
+LP_API int lp_sweep_memory(const char *dir, const lp_sweep_request *rq, lp_error *err);
 
 #ifdef __cplusplus
 }
