@@ -429,6 +429,44 @@ class Sweep(Scratch):
                                  user_only=np.bool_(False))
         self.assertEqual(np_sizes.tolist(), both.tolist())
 
+    def test_in_process(self):
+        # Through the library: no laplace program needed (none on the
+        # PATH), sizes given as simulate() takes them, the program's
+        # table value for value.
+        pp = self.two_tasks()
+        text = subprocess.run([PROGRAM, "schedule", "--policy", "rr", "--quantum", "2",
+                               "--fault-ticks", "3", "--memory", "8,16,1", pp],
+                              stdout=subprocess.PIPE, check=True).stdout.decode()
+        saved = os.environ.get("PATH"), os.environ.pop("LAPLACE_PROGRAM", None)
+        os.environ["PATH"] = ""
+        try:
+            for memory in ("8,16,1", [8, "16", 1], np.array([8, 16, 1]), ["8,16", 1]):
+                t = laplace.sweep(pp, memory, quantum=2, fault_ticks=3)
+                self.assertEqual(text.splitlines()[1:],
+                                 [",".join(str(v) for v in row.tolist()[:-1]) + ",%.6f" % row[-1]
+                                  for row in t])
+            self.assertEqual(laplace.sweep(pp, 8, quantum=2, fault_ticks=3).tolist(),
+                             t[:1].tolist())
+            self.assertEqual(laplace.sweep(pp, np.uint32(8), quantum=2, fault_ticks=3).tolist(),
+                             t[:1].tolist())
+        finally:
+            os.environ["PATH"] = saved[0]
+            if saved[1] is not None:
+                os.environ["LAPLACE_PROGRAM"] = saved[1]
+
+    def test_many_sizes(self):
+        # 200,000 sizes: as a subprocess's arguments they failed ("Argument
+        # list too long"); in process, the program's rows for the same list.
+        pp = self.two_tasks()
+        sizes = np.arange(1, 200001) % 9 + 1
+        t = laplace.sweep(pp, sizes, quantum=2, fault_ticks=3)
+        self.assertEqual(len(t), 200000)
+        self.assertEqual(t["memory"].tolist(), sizes.tolist())
+        few = laplace.sweep(pp, list(range(1, 10)), quantum=2, fault_ticks=3)
+        by_size = {int(row["memory"]): row.tolist() for row in few}
+        self.assertTrue(all(row.tolist() == by_size[int(row["memory"])] for row in t[:2000]))
+        self.assertEqual(t[-9:].tolist(), [by_size[int(m)] for m in sizes[-9:]])
+
     def test_names_like_options(self):
         # sweep() ends the options with "--": a directory named "-pp" or
         # "--" is a directory (laplace took the "--" for one more input).
@@ -460,19 +498,38 @@ class Sweep(Scratch):
             laplace.sweep(self.dir.name, [1, 2])
         self.assertEqual(e.exception.status, 2)
         self.assertIn("not a per-process directory", str(e.exception))
-        with self.assertRaises(ValueError):
+        with self.assertRaises(laplace.Error) as e:
             laplace.sweep(pp, [])
+        self.assertEqual((str(e.exception), e.exception.status),
+                         ("--memory must be a decimal number of frames from 1 to 4294967295, or "
+                          "several separated by commas, not ''", 1))
         # Bools as bools, sizes as integers (as Merge takes them): "no" was
         # taken for true (--user-only), 2.5 for 2 and True for 1.
         for bad in ("no", 0, None):
             with self.assertRaises(TypeError) as e:
                 laplace.sweep(pp, [2], user_only=bad)
             self.assertEqual(str(e.exception), "user_only must be True or False, not %r" % (bad,))
-        for bad in (2.5, True, "2"):
-            with self.assertRaises(ValueError) as e:
+        # Sizes as simulate() takes them: 2.5 and True are no size, a
+        # dict no list of them.
+        for bad in (2.5, True, None):
+            with self.assertRaises(TypeError) as e:
                 laplace.sweep(pp, [2, bad])
-            self.assertEqual(str(e.exception), "sweep: a memory size must be an integer, not %r"
-                             % (bad,))
+            self.assertEqual(str(e.exception), "memory must be a string, an integer or a list "
+                             "of them, not %r" % ([2, bad],))
+        with self.assertRaises(TypeError) as e:
+            laplace.sweep(pp, {8: 1, 16: 2})
+        self.assertEqual(str(e.exception), "memory must be a string, an integer or a list of "
+                         "them, not a dict: {8: 1, 16: 2}")
+        for kwargs, message in [
+                ({"policy": "as-traced"}, "--memory goes with --policy rr or random"),
+                ({"replacement": "arc"}, "--replacement must be lru, fifo or clock, not 'arc'"),
+                ({"cpus": 1025}, "--cpus is out of range (1 to 1024), not 1025")]:
+            with self.assertRaises(laplace.Error) as e:
+                laplace.sweep(pp, 2, **kwargs)
+            self.assertEqual((str(e.exception), e.exception.status), (message, 1))
+        for kwargs in ({"quantum": 0}, {"cpus": -1}, {"fault_ticks": 2**64}, {"threads": 0}):
+            with self.assertRaises(ValueError):
+                laplace.sweep(pp, 2, **kwargs)
 # Belady's FIFO anomaly: 1 2 3 4 1 2 5 1 2 3 4 5 (pages 1-5). By hand:
 # FIFO faults 9 with 3 frames, 10 with 4; LRU 12 12 10 8 5 (the five first
 # references, and the seven others' stack distances 4 4 3 3 5 5 5 above
