@@ -294,6 +294,26 @@ LP_API void lp_sim_request_init_sized(lp_sim_request *rq, size_t size);
 LP_API int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 			       const lp_sim_request *rq, lp_error *err);
 
+/* ---- trace reduction (laplace-reduce(1)), since 1.3.0 ---- */
+
+/* Reduce a stream as laplace reduce --method METHOD --frames FRAMES does:
+ * method "sad" (Safely Allowed Drop, a subsequence of the input) or
+ * "olr" (Optimal LRU Reduction, the shortest stream), either with the
+ * input's LRU behaviour for every memory of at least frames pages. The
+ * references are the basic merge stream at path (as lp_basic_open reads
+ * it), or, when path is NULL, the n references of refs (types r w i R W
+ * I). On success, the number of references kept, and *reduced an array
+ * of them (the command's output, reference for reference) to be freed
+ * with lp_reduce_free (NULL when there are none). On failure -1,
+ * *reduced NULL and err set: LP_EUSAGE with laplace reduce's message for
+ * what it refuses with exit status 1 (a method, frames 0) or for a type
+ * of refs that is none; LP_EINPUT for more references than it takes;
+ * else the reader's status and message. */
+LP_API ssize_t lp_reduce(const char *path, const lp_basic_ref *refs, size_t n, const char *method,
+			 uint64_t frames, lp_basic_ref **reduced, lp_error *err);
+/* Free the references of lp_reduce (NULL is allowed). */
+LP_API void lp_reduce_free(lp_basic_ref *reduced);
+
 /* ---- scheduling with a memory (laplace-schedule(1)), since 1.3.0 ---- */
 
 /* One row of laplace schedule --memory's sweep table (laplace-formats(5),

@@ -455,6 +455,62 @@ Test(api, sweep_memory)
 	g_free(pp);
 }
 
+/* lp_reduce (1.3.0): laplace reduce's output, reference for reference
+ * (laplace reduce -q --method olr --frames 2 over these 12 references
+ * writes w 1, r 2, w 1, r 3, w 2, r 1; --method sad, nine of them), from
+ * a file and from an array
+ * alike; its refusals; NULLs. */
+Test(api, reduce)
+{
+	static const lp_basic_ref in[] = {
+		{'r', 1}, {'r', 1}, {'w', 1}, {'r', 2}, {'r', 2}, {'r', 1},
+		{'r', 3}, {'r', 3}, {'r', 3}, {'w', 2}, {'r', 1}, {'r', 1},
+	};
+	static const lp_basic_ref olr2[] = {{'w', 1}, {'r', 2}, {'w', 1}, {'r', 3}, {'w', 2},
+					    {'r', 1}};
+	static const lp_basic_ref sad2[] = {{'w', 1}, {'r', 2}, {'r', 2}, {'r', 1}, {'r', 3},
+					    {'r', 3}, {'w', 2}, {'r', 1}, {'r', 1}};
+	char *path = text_file("s.txt", "r 1\nr 1\nw 1\nr 2\nr 2\nr 1\nr 3\nr 3\nr 3\nw 2\nr 1\n"
+			       "r 1\n");
+	lp_basic_ref *out = (lp_basic_ref *)&err; /* set to NULL on failure */
+	for (int from_file = 0; from_file < 2; from_file++) {
+		const char *source = from_file ? path : NULL;
+		cr_assert_eq(lp_reduce(source, in, 12, "olr", 2, &out, &err), 6, "%s", err.msg);
+		for (size_t i = 0; i < 6; i++)
+			cr_assert(out[i].type == olr2[i].type && out[i].canonical == olr2[i].canonical,
+				  "olr %zu", i);
+		lp_reduce_free(out);
+		cr_assert_eq(lp_reduce(source, in, 12, "sad", 2, &out, &err), 9, "%s", err.msg);
+		for (size_t i = 0; i < 9; i++)
+			cr_assert(out[i].type == sad2[i].type && out[i].canonical == sad2[i].canonical,
+				  "sad %zu", i);
+		lp_reduce_free(out);
+	}
+	lp_reduce_free(NULL);
+	cr_assert_eq(lp_reduce(NULL, NULL, 0, "sad", 1, &out, &err), 0);
+	cr_assert_null(out);
+	cr_assert_eq(lp_reduce(NULL, in, 12, "lru", 2, &out, &err), -1);
+	cr_assert_null(out);
+	expect_usage("--method must be sad or olr, not 'lru'");
+	cr_assert_eq(lp_reduce(NULL, in, 12, NULL, 2, &out, &err), -1);
+	expect_usage("--method is required");
+	cr_assert_eq(lp_reduce(NULL, in, 12, "olr", 0, &out, &err), -1);
+	expect_usage("--frames is out of range (at least 1), not 0");
+	static const lp_basic_ref bad[] = {{'r', 1}, {'x', 2}};
+	cr_assert_eq(lp_reduce(NULL, bad, 2, "olr", 1, &out, &err), -1);
+	expect_usage("lp_reduce: refs[1]: type: 120 is not one of r w i R W I");
+	cr_assert_eq(lp_reduce(NULL, NULL, 2, "olr", 1, &out, &err), -1);
+	expect_usage("lp_reduce: arguments path and refs: NULL");
+	cr_assert_eq(lp_reduce(NULL, in, 12, "olr", 1, NULL, &err), -1);
+	expect_usage("lp_reduce: argument reduced: NULL");
+	char *absent = g_build_filename(dir, "absent", NULL);
+	cr_assert_eq(lp_reduce(absent, NULL, 0, "olr", 1, &out, &err), -1);
+	cr_assert_eq(err.status, LP_EIO);
+	err = (lp_error){0};
+	g_free(absent);
+	g_free(path);
+}
+
 Test(api, basic_null_arguments)
 {
 	cr_assert_null(lp_basic_open(NULL, &err));
