@@ -3,10 +3,10 @@
  * The installed interface of the library: basic merge streams (text or
  * binary) read back, captures (a raw reference trace and its kernel
  * event trace) merged on the fly, page-replacement policies simulated
- * over a stream (since 1.1.0), and a per-process directory scheduled with
- * a memory of each size (since 1.3.0). See laplace(3), lp_basic_open(3),
- * lp_capture_open(3) and lp_sweep_memory(3); the formats are
- * laplace-formats(5).
+ * over a stream (since 1.1.0), streams reduced and a per-process
+ * directory scheduled with a memory of each size (since 1.3.0). See
+ * laplace(3), lp_basic_open(3), lp_capture_open(3), lp_reduce(3) and
+ * lp_sweep_memory(3); the formats are laplace-formats(5).
  *
  * Every function that can fail takes an lp_error, zero-initialised by the
  * caller, and fills it in: a status and a message naming the file, the

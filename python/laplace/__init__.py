@@ -17,6 +17,9 @@
                             numbers, as laplace sim simulates them: per
                             policy, an array with fields size, faults,
                             miss_ratio, space_time
+    reduce(source, method,  laplace reduce's SAD or OLR of a basic merge
+           frames)          stream (a path) or an array of BASIC_REF: the
+                            references kept, as one such array
     policies()              the policies simulate() takes, as laplace sim
                             --list-policies lists them: name, kind,
                             options and their defaults, what it is
@@ -43,7 +46,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["read_basic", "merge", "Merge", "simulate", "policies", "sweep", "Error",
+__all__ = ["read_basic", "merge", "Merge", "simulate", "policies", "sweep", "reduce", "Error",
            "TraceWarning", "NO_TASK", "BASIC_REF", "MERGED_REF", "SIM_ROW", "SWEEP_ROW"]
 
 NO_TASK = 2**64 - 1
@@ -527,6 +530,60 @@ def sweep(directory, memory, policy="rr", quantum=None, cpus=None, seed=None,
     if outcome < 0:
         _raise(err)
     return np.frombuffer(b"".join(rows), dtype=SWEEP_ROW).copy()
+
+
+if _HAS_SWEEP:  # lp_reduce came with lp_sweep_memory (1.3.0)
+    _lib.lp_reduce.restype = ctypes.c_ssize_t
+    _lib.lp_reduce.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t,
+                               ctypes.c_char_p, ctypes.c_uint64,
+                               ctypes.POINTER(ctypes.POINTER(_LpBasicRef)),
+                               ctypes.POINTER(_LpError)]
+    _lib.lp_reduce_free.restype = None
+    _lib.lp_reduce_free.argtypes = [ctypes.POINTER(_LpBasicRef)]
+
+
+def reduce(source, method, frames):
+    """Reduce a stream as `laplace reduce --method METHOD --frames FRAMES`
+    does (laplace-reduce(1)), in this process through the library
+    (lp_reduce): method "sad" (a subsequence of the input) or "olr" (the
+    shortest stream), either with the input's LRU behaviour for every
+    memory of at least frames pages. source is a basic merge stream (a
+    path, as read_basic takes it) or an array of BASIC_REF (read_basic's,
+    fields type and canonical). Returns the references kept as an array of
+    BASIC_REF, reference for reference the command's output. A method or
+    frames the command refuses raises Error with status 1 and its
+    message."""
+    if not _HAS_SWEEP:
+        raise Error("reduce: the liblaplace loaded is older than this module (lp_reduce, 1.3.0)",
+                    1)
+    if not isinstance(method, str):
+        raise TypeError("method must be a string, not %r" % (method,))
+    count = _integer(frames)
+    if count is None or not 1 <= count < 2**64:
+        raise ValueError("frames must be an integer from 1 to 2**64 - 1, not %r" % (frames,))
+    if isinstance(source, (str, bytes, os.PathLike)):
+        path, refs, data = _path("source", source), None, None
+    else:
+        path = None
+        refs = np.asarray(source)
+        if refs.dtype != BASIC_REF or refs.ndim != 1:
+            raise TypeError("source must be a path or a one-dimensional array of BASIC_REF "
+                            "(read_basic's), not %s of shape %r" % (refs.dtype, refs.shape))
+        refs = np.ascontiguousarray(refs)
+        data = refs.ctypes.data if refs.size else None
+    kept = ctypes.POINTER(_LpBasicRef)()
+    err = _LpError()
+    n = _lib.lp_reduce(path, data, 0 if refs is None else refs.size,
+                       method.encode("utf-8", "surrogateescape"), count, ctypes.byref(kept),
+                       ctypes.byref(err))
+    if n < 0:
+        _raise(err)
+    if n == 0:
+        return np.empty(0, BASIC_REF)
+    try:
+        return np.frombuffer(ctypes.string_at(kept, n * BASIC_REF.itemsize), BASIC_REF).copy()
+    finally:
+        _lib.lp_reduce_free(kept)
 
 
 def policies():

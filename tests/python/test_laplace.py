@@ -731,6 +731,56 @@ class Simulate(Scratch):
             time.sleep(0.05)
 
 
+class Reduce(Scratch):
+    """laplace.reduce: laplace reduce's output, in process."""
+
+    def test_as_the_command(self):
+        # A stream of writes and reads over 60 pages: the program's output
+        # line for line, from the path and from read_basic's array.
+        rng = np.random.default_rng(3)
+        pairs = [("rw"[int(w)], int(c)) for w, c in zip(rng.integers(0, 2, 5000),
+                                                          rng.integers(0, 60, 5000))]
+        path = os.path.join(self.dir.name, "s.bin")
+        with open(path, "wb") as f:
+            f.write(basic_bin(pairs))
+        lengths = []
+        for method in ("sad", "olr"):
+            for frames in (1, 8, 40):
+                text = subprocess.run([PROGRAM, "reduce", "-q", "--method", method, "--frames",
+                                       str(frames), path], stdout=subprocess.PIPE,
+                                      check=True).stdout.decode()
+                want = [(t, int(c, 16)) for t, c in (line.split() for line in text.splitlines())]
+                for source in (path, laplace.read_basic(path)):
+                    got = laplace.reduce(source, method, frames)
+                    self.assertEqual(got.dtype, laplace.BASIC_REF)
+                    self.assertEqual(as_pairs(got), want, (method, frames))
+                lengths.append(len(want))
+        self.assertLess(min(lengths), len(pairs))
+        self.assertEqual(len(laplace.reduce(np.empty(0, laplace.BASIC_REF), "olr", 2)), 0)
+
+    def test_errors(self):
+        refs = np.array([(b"r", 1), (b"w", 2)], dtype=laplace.BASIC_REF)
+        for args, message in [(("lru", 2), "--method must be sad or olr, not 'lru'")]:
+            with self.assertRaises(laplace.Error) as caught:
+                laplace.reduce(refs, *args)
+            self.assertEqual((str(caught.exception), caught.exception.status), (message, 1))
+        bad = np.array([(b"r", 1), (b"x", 2)], dtype=laplace.BASIC_REF)
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.reduce(bad, "olr", 1)
+        self.assertEqual((str(caught.exception), caught.exception.status),
+                         ("lp_reduce: refs[1]: type: 120 is not one of r w i R W I", 1))
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.reduce(os.path.join(self.dir.name, "absent"), "olr", 1)
+        self.assertEqual(caught.exception.status, 3)
+        for frames in (0, 1.5, True, None):
+            with self.assertRaises(ValueError):
+                laplace.reduce(refs, "olr", frames)
+        with self.assertRaises(TypeError):
+            laplace.reduce([1, 2], "olr", 1)
+        with self.assertRaises(TypeError):
+            laplace.reduce(refs, None, 1)
+
+
 class Study(Scratch):
     """laplace.study: a study run, its table as a structured array."""
 
