@@ -13,10 +13,10 @@
  * record or line, and the field. The library never prints.
  *
  * NULL is never a crash: a NULL path, reader, capture or array (with n > 0)
- * is refused with LP_EUSAGE (NULL from an open, -1 from a read or
- * lp_simulate, whose path may be NULL when canonical is given);
- * lp_capture_stats(NULL) is NULL; lp_capture_options_init(NULL) and the
- * closes do nothing. err may be NULL: failures are then told by the
+ * is refused with LP_EUSAGE (NULL from an open, -1 from a read,
+ * lp_simulate or lp_reduce, whose path may be NULL when an array is
+ * given, and from lp_sweep_memory); lp_capture_stats(NULL) is NULL; the
+ * _init functions, the closes and the frees do nothing with NULL. err may be NULL: failures are then told by the
  * return value alone.
  *
  * Threads: readers and captures share nothing, so different ones may be
@@ -29,12 +29,12 @@
  * lp_merged_ref, which the caller allocates in arrays, change only with
  * the soname (as in 1.0.0, liblaplace.so.1, whose lp_merged_ref took the
  * reference's vas and a 64-bit address, for captures of 64-bit
- * machines). The two structures that may grow, lp_capture_options and
- * lp_stats, begin with their size and grow at their end only, so a
- * program built against an older laplace.h goes on working:
- * lp_capture_options_init records the caller's sizeof (fields past it take
- * their defaults), and lp_capture_stats' size says which fields the
- * library filled in. Their arrays have room for tags and page kinds to
+ * machines). The structures that may grow, lp_capture_options,
+ * lp_sim_request, lp_sweep_request and lp_stats, begin with their size
+ * and grow at their end only, so a program built against an older
+ * laplace.h goes on working: their _init records the caller's sizeof
+ * (fields past it take their defaults; lp_sim_request grew in 1.3.0), and
+ * lp_capture_stats' size says which fields the library filled in. Their arrays have room for tags and page kinds to
  * come (unused entries are 0). Anything not declared here (the library's
  * own symbols are hidden) is not promised. */
 #ifndef LAPLACE_LAPLACE_H
