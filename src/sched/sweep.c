@@ -129,10 +129,14 @@ static int sweep_runs(const lp_sweep_plan *rq, bool check_output, bool *stopped,
 					    (unsigned)MIN(MAX(rq->nmemory, 1), 1024u), sweep_one, NULL);
 	size_t given = 0, taken = 0;
 	while (taken < given || (given < rq->nmemory && !*stopped && !rc)) {
+		if (rq->stop && *rq->stop)
+			*stopped = true;
 		while (given < rq->nmemory && !*stopped && !rc && !lp_workpool_full(pool)) {
 			runs[given] = (sweep_run){rq, dir, given, budget / running, NULL};
 			lp_workpool_submit(pool, &runs[given++]);
 		}
+		if (taken == given) /* stopped with nothing running */
+			break;
 		lp_error job_err = {0};
 		int job_rc = 0;
 		sweep_run *r = lp_workpool_take(pool, &job_rc, &job_err);
@@ -147,8 +151,6 @@ static int sweep_runs(const lp_sweep_plan *rq, bool check_output, bool *stopped,
 			*err = job_err;
 		}
 		if (!rc && !*stopped && rq->row && rq->row(rq->row_ctx, r->rep))
-			*stopped = true;
-		if (rq->stop && *rq->stop)
 			*stopped = true;
 		if (r->rep) {
 			lp_sched_report_free(r->rep);

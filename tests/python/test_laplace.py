@@ -467,6 +467,21 @@ class Sweep(Scratch):
         self.assertTrue(all(row.tolist() == by_size[int(row["memory"])] for row in t[:2000]))
         self.assertEqual(t[-9:].tolist(), [by_size[int(m)] for m in sizes[-9:]])
 
+    def test_interrupt(self):
+        # Ctrl-C during a long sweep: KeyboardInterrupt at once, and no
+        # more sizes run behind.
+        pp = self.two_tasks()
+        timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+        start = time.monotonic()
+        timer.start()
+        with self.assertRaises(KeyboardInterrupt):
+            laplace.sweep(pp, np.full(500000, 4), quantum=2, fault_ticks=3)
+        self.assertLess(time.monotonic() - start, 3)
+        deadline = time.monotonic() + 5
+        while any(t.name == "laplace-sweep" for t in threading.enumerate()):
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.05)
+
     def test_names_like_options(self):
         # sweep() ends the options with "--": a directory named "-pp" or
         # "--" is a directory (laplace took the "--" for one more input).
