@@ -128,15 +128,15 @@ static int sweep_runs(const lp_sweep_plan *rq, bool check_output, bool *stopped,
 	lp_workpool *pool = lp_workpool_new("laplace-sweep", running - 1,
 					    (unsigned)MIN(MAX(rq->nmemory, 1), 1024u), sweep_one, NULL);
 	size_t given = 0, taken = 0;
-	while (taken < given || (given < rq->nmemory && !*stopped && !rc)) {
+	while (taken < rq->nmemory && !rc) {
 		if (rq->stop && *rq->stop)
 			*stopped = true;
-		while (given < rq->nmemory && !*stopped && !rc && !lp_workpool_full(pool)) {
+		if (*stopped)
+			break;
+		while (given < rq->nmemory && !lp_workpool_full(pool)) {
 			runs[given] = (sweep_run){rq, dir, given, budget / running, NULL};
 			lp_workpool_submit(pool, &runs[given++]);
 		}
-		if (taken == given) /* stopped with nothing running */
-			break;
 		lp_error job_err = {0};
 		int job_rc = 0;
 		sweep_run *r = lp_workpool_take(pool, &job_rc, &job_err);
@@ -146,18 +146,23 @@ static int sweep_runs(const lp_sweep_plan *rq, bool check_output, bool *stopped,
 						 .fraction = (double)taken / (double)rq->nmemory};
 			rq->progress.fn(rq->progress.ctx, &info);
 		}
-		if (job_rc && !rc) {
+		if (job_rc) {
 			rc = job_rc;
 			*err = job_err;
-		}
-		if (!rc && !*stopped && rq->row && rq->row(rq->row_ctx, r->rep))
-			*stopped = true;
-		if (r->rep) {
+		} else {
+			*stopped = rq->row && rq->row(rq->row_ctx, r->rep);
 			lp_sched_report_free(r->rep);
 			g_free(r->rep);
+			r->rep = NULL;
 		}
 	}
+	/* The sizes not begun are dropped; those done and not taken freed. */
 	lp_workpool_free(pool);
+	for (size_t i = 0; i < given; i++)
+		if (runs[i].rep) {
+			lp_sched_report_free(runs[i].rep);
+			g_free(runs[i].rep);
+		}
 	lp_taskdir_close(dir);
 	g_free(runs);
 	return rc;
