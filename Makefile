@@ -29,10 +29,11 @@ BUILD ?= build
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 PKGS = glib-2.0 gio-2.0 yaml-0.1 zlib libzstd
-# What the library needs (gio is the daemon's alone, yaml the job files'
-# and reports'; zlib only the unit tests, to write gzip files the way gzip
-# does: the library's gzip is ISA-L).
-LIB_PKGS = glib-2.0 libzstd
+# What the library needs (gio is the daemon's alone; yaml reads a
+# per-process directory's index.yaml for lp_sweep_memory; zlib only the
+# unit tests, to write gzip files the way gzip does: the library's gzip is
+# ISA-L).
+LIB_PKGS = glib-2.0 yaml-0.1 libzstd
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 # ISA-L (igzip, the gzip codec) ships no pkg-config file; -lm: the report's
@@ -256,7 +257,7 @@ check-man-formats: $(BUILD)/laplace
 	tests/check-man-formats $(BUILD)/laplace man
 
 # The library holds no code of the layers its interface does not need
-# (daemon, jobs, spool, Slurm, generator, scheduler, reports); the check
+# (daemon, jobs, spool, Slurm, generator, reports); the check
 # itself finds them in build/internal.a, which holds them all.
 check-lib-contents: $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a
 	tests/check-lib-contents $(BUILD)/$(SONAME) $(BUILD)/liblaplace.a

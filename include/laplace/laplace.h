@@ -2,19 +2,21 @@
  *
  * The installed interface of the library: basic merge streams (text or
  * binary) read back, captures (a raw reference trace and its kernel
- * event trace) merged on the fly, and page-replacement policies simulated
- * over a stream (since 1.1.0). See laplace(3), lp_basic_open(3) and
- * lp_capture_open(3); the formats are laplace-formats(5).
+ * event trace) merged on the fly, page-replacement policies simulated
+ * over a stream (since 1.1.0), streams reduced and a per-process
+ * directory scheduled with a memory of each size (since 1.3.0). See
+ * laplace(3), lp_basic_open(3), lp_capture_open(3), lp_reduce(3) and
+ * lp_sweep_memory(3); the formats are laplace-formats(5).
  *
  * Every function that can fail takes an lp_error, zero-initialised by the
  * caller, and fills it in: a status and a message naming the file, the
  * record or line, and the field. The library never prints.
  *
  * NULL is never a crash: a NULL path, reader, capture or array (with n > 0)
- * is refused with LP_EUSAGE (NULL from an open, -1 from a read or
- * lp_simulate, whose path may be NULL when canonical is given);
- * lp_capture_stats(NULL) is NULL; lp_capture_options_init(NULL) and the
- * closes do nothing. err may be NULL: failures are then told by the
+ * is refused with LP_EUSAGE (NULL from an open, -1 from a read,
+ * lp_simulate or lp_reduce, whose path may be NULL when an array is
+ * given, and from lp_sweep_memory); lp_capture_stats(NULL) is NULL; the
+ * _init functions, the closes and the frees do nothing with NULL. err may be NULL: failures are then told by the
  * return value alone.
  *
  * Threads: readers and captures share nothing, so different ones may be
@@ -27,12 +29,12 @@
  * lp_merged_ref, which the caller allocates in arrays, change only with
  * the soname (as in 1.0.0, liblaplace.so.1, whose lp_merged_ref took the
  * reference's vas and a 64-bit address, for captures of 64-bit
- * machines). The two structures that may grow, lp_capture_options and
- * lp_stats, begin with their size and grow at their end only, so a
- * program built against an older laplace.h goes on working:
- * lp_capture_options_init records the caller's sizeof (fields past it take
- * their defaults), and lp_capture_stats' size says which fields the
- * library filled in. Their arrays have room for tags and page kinds to
+ * machines). The structures that may grow, lp_capture_options,
+ * lp_sim_request, lp_sweep_request and lp_stats, begin with their size
+ * and grow at their end only, so a program built against an older
+ * laplace.h goes on working: their _init records the caller's sizeof
+ * (fields past it take their defaults; lp_sim_request grew in 1.3.0), and
+ * lp_capture_stats' size says which fields the library filled in. Their arrays have room for tags and page kinds to
  * come (unused entries are 0). Anything not declared here (the library's
  * own symbols are hidden) is not promised. */
 #ifndef LAPLACE_LAPLACE_H
@@ -54,7 +56,7 @@ extern "C" {
 
 /* The version of this header (the Makefile's too). */
 #define LP_VERSION_MAJOR 1
-#define LP_VERSION_MINOR 2
+#define LP_VERSION_MINOR 3
 #define LP_VERSION_PATCH 0
 #define LP_VERSION_NUMBER (LP_VERSION_MAJOR * 10000 + LP_VERSION_MINOR * 100 + LP_VERSION_PATCH)
 
@@ -270,9 +272,17 @@ typedef struct lp_sim_request {
 	 * non-zero return stops the run. NULL: the rows are dropped. */
 	int (*rows)(void *ctx, const lp_sim_row *rows, size_t n, uint64_t policy_rows);
 	void *ctx;
+	/* Since 1.3.0: the policies' options, what laplace sim's --NAME VALUE
+	 * set (laplace sim --list-policies names them and their defaults),
+	 * as "NAME=VALUE" items, comma-separated: "segq-lru-frames=8",
+	 * "eelru-early=2,eelru-late=16". Parsed and checked as laplace sim
+	 * does (an option of a policy not asked for is refused). NULL: every
+	 * default. A request of 1.2.0's size has none. */
+	const char *options;
 } lp_sim_request;
 /* Zeroes *rq and records size (sizeof: the macro), as
- * lp_capture_options_init does; NULL does nothing. */
+ * lp_capture_options_init does; NULL does nothing. The sizes known are
+ * this header's and 1.2.0's (up to ctx). */
 LP_API void lp_sim_request_init_sized(lp_sim_request *rq, size_t size);
 #define lp_sim_request_init(rq) lp_sim_request_init_sized((rq), sizeof(lp_sim_request))
 /* Simulate as rq asks over the stream at path, or the n canonical page
@@ -283,6 +293,83 @@ LP_API void lp_sim_request_init_sized(lp_sim_request *rq, size_t size);
  * the stream and the sizes up to its footprint, not the rows. */
 LP_API int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 			       const lp_sim_request *rq, lp_error *err);
+
+/* ---- trace reduction (laplace-reduce(1)), since 1.3.0 ---- */
+
+/* Reduce a stream as laplace reduce --method METHOD --frames FRAMES does:
+ * method "sad" (Safely Allowed Drop, a subsequence of the input) or
+ * "olr" (Optimal LRU Reduction, the shortest stream), either with the
+ * input's LRU behaviour for every memory of at least frames pages. The
+ * references are the basic merge stream at path (as lp_basic_open reads
+ * it), or, when path is NULL, the n references of refs (types r w i R W
+ * I). On success, the number of references kept, and *reduced an array
+ * of them (the command's output, reference for reference) to be freed
+ * with lp_reduce_free (NULL when there are none). On failure -1,
+ * *reduced NULL and err set: LP_EUSAGE with laplace reduce's message for
+ * what it refuses with exit status 1 (a method, frames 0) or for a type
+ * of refs that is none; LP_EINPUT for more references than it takes;
+ * else the reader's status and message. */
+LP_API ssize_t lp_reduce(const char *path, const lp_basic_ref *refs, size_t n, const char *method,
+			 uint64_t frames, lp_basic_ref **reduced, lp_error *err);
+/* Free the references of lp_reduce (NULL is allowed). */
+LP_API void lp_reduce_free(lp_basic_ref *reduced);
+
+/* ---- scheduling with a memory (laplace-schedule(1)), since 1.3.0 ---- */
+
+/* One row of laplace schedule --memory's sweep table (laplace-formats(5),
+ * 9.4.6): the schedule of a per-process directory with a memory of
+ * memory frames. */
+typedef struct lp_memory_row {
+	uint64_t memory;      /* frames */
+	uint64_t ticks;       /* the schedule's length */
+	uint64_t references;  /* emitted (= busy_ticks) */
+	uint64_t faults;
+	uint64_t waits;
+	uint64_t evictions;
+	uint64_t busy_ticks;
+	uint64_t idle_ticks;  /* ticks x cpus less busy_ticks; UINT64_MAX when
+			       * past it (the table prints it whole) */
+	double utilization;   /* busy / (ticks x cpus), as the table prints it
+			       * (6 decimals) */
+} lp_memory_row;
+
+/* What laplace schedule --policy P --memory M1,M2,... asks (its options,
+ * laplace-schedule(1)). Set it up with lp_sweep_request_init (which
+ * records the caller's sizeof: the structure may grow at its end), then
+ * set what differs; 0 and NULL are the command's defaults. */
+typedef struct lp_sweep_request {
+	size_t size;             /* sizeof (lp_sweep_request), by lp_sweep_request_init */
+	const char *memory;      /* --memory: "M1,M2,...", frames (required) */
+	const char *policy;      /* --policy: "rr" or "random"; NULL: rr */
+	uint64_t quantum;        /* --quantum; 0: 10000 */
+	unsigned cpus;           /* --cpus, 1 to 1024; 0: 1 */
+	uint64_t seed;           /* --seed (random) */
+	const char *replacement; /* --replacement: lru, fifo or clock; NULL: lru */
+	uint64_t fault_ticks;    /* --fault-ticks; 0: 1000 */
+	bool user_only;          /* --user-only */
+	unsigned threads;        /* -j: schedules at once; 0: the processors */
+	/* When not NULL, no more sizes start once *stop turns non-zero
+	 * (those running end first), whatever thread sets it. */
+	const volatile int *stop;
+	/* Told the rows in the order of the sizes, one at a time (n 1); a
+	 * non-zero return stops the run. NULL: the rows are dropped. */
+	int (*rows)(void *ctx, const lp_memory_row *rows, size_t n);
+	void *ctx;
+} lp_sweep_request;
+/* Zeroes *rq and records size (sizeof: the macro); NULL does nothing. */
+LP_API void lp_sweep_request_init_sized(lp_sweep_request *rq, size_t size);
+#define lp_sweep_request_init(rq) lp_sweep_request_init_sized((rq), sizeof(lp_sweep_request))
+/* Schedule the per-process directory dir (laplace merge --per-process)
+ * with a memory of each size of rq->memory, each from scratch, as laplace
+ * schedule --memory does (one size too: its row is the report's): 0 when
+ * every row was told, 1 when the run was stopped (by *rq->stop or by
+ * rq->rows), -1 on failure with err set (LP_EUSAGE with laplace
+ * schedule's message for what it refuses with exit status 1; LP_EINPUT
+ * for a directory that is not a per-process one, LP_EIO for one that
+ * cannot be read: the first failing size's, in the order of the sizes,
+ * the rows before it told). Memory follows the directory and the sizes
+ * running, not the rows. */
+LP_API int lp_sweep_memory(const char *dir, const lp_sweep_request *rq, lp_error *err);
 
 #ifdef __cplusplus
 }

@@ -9,14 +9,17 @@
                             timestamp, canonical, pid, tid; vas and address
                             of up to 64 bits)
     sweep(dir, memory, ...) `laplace schedule --memory M1,M2,...` of a
-                            per-process directory: its table (the
-                            thrashing curve) as a structured array, one
-                            row per memory size
+                            per-process directory, in this process: its
+                            table (the thrashing curve) as a structured
+                            array, one row per memory size
     simulate(source, ...)   page-replacement policies over a basic merge
                             stream (a path) or an array of canonical page
                             numbers, as laplace sim simulates them: per
                             policy, an array with fields size, faults,
                             miss_ratio, space_time
+    reduce(source, method,  laplace reduce's SAD or OLR of a basic merge
+           frames)          stream (a path) or an array of BASIC_REF: the
+                            references kept, as one such array
     policies()              the policies simulate() takes, as laplace sim
                             --list-policies lists them: name, kind,
                             options and their defaults, what it is
@@ -30,22 +33,20 @@ laplace-formats(5).
 
 The library loaded is the one named by the environment variable
 LAPLACE_LIBRARY (a path), else the one `make install` recorded beside this
-module, else liblaplace.so.1 as the dynamic loader finds it. sweep() and
-policies() run the laplace program (neither the scheduler nor the policy
-table is part of the library): the one named by LAPLACE_PROGRAM, else
-`laplace` on the PATH.
+module, else liblaplace.so.1 as the dynamic loader finds it. policies()
+and study() run the laplace program: the one named by LAPLACE_PROGRAM,
+else `laplace` on the PATH.
 """
 import ctypes
 import operator
 import os
 import subprocess
-import tempfile
 import threading
 import warnings
 
 import numpy as np
 
-__all__ = ["read_basic", "merge", "Merge", "simulate", "policies", "sweep", "Error",
+__all__ = ["read_basic", "merge", "Merge", "simulate", "policies", "sweep", "reduce", "Error",
            "TraceWarning", "NO_TASK", "BASIC_REF", "MERGED_REF", "SIM_ROW", "SWEEP_ROW"]
 
 NO_TASK = 2**64 - 1
@@ -173,7 +174,16 @@ class _LpSimRequest(ctypes.Structure):
                 ("frames", ctypes.c_char_p), ("windows", ctypes.c_char_p),
                 ("sample_rate", ctypes.c_double), ("sample_pages", ctypes.c_uint64),
                 ("stop", ctypes.POINTER(ctypes.c_int)), ("rows", _SIM_ROWS_FN),
-                ("ctx", ctypes.c_void_p)]
+                ("ctx", ctypes.c_void_p), ("options", ctypes.c_char_p)]
+
+
+# The library's version (LP_VERSION_NUMBER): 1.3.0 added the policies'
+# options (lp_sim_request.options), reduce and sweep.
+_VERSION = _lib.lp_version()
+# The size of lp_sim_request the library knows: an older one (1.2.0) has
+# no options.
+_SIM_REQUEST_SIZE = (ctypes.sizeof(_LpSimRequest) if _VERSION >= 10300
+                     else _LpSimRequest.options.offset)
 
 
 if _HAS_SIMULATE:
@@ -400,58 +410,182 @@ def _run(args):
     return done.stdout
 
 
+class _LpMemoryRow(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in SWEEP_ROW.names[:-1]] + \
+               [("utilization", ctypes.c_double)]
+
+
+_MEMORY_ROWS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_LpMemoryRow),
+                                   ctypes.c_size_t)
+
+
+class _LpSweepRequest(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("memory", ctypes.c_char_p),
+                ("policy", ctypes.c_char_p), ("quantum", ctypes.c_uint64),
+                ("cpus", ctypes.c_uint), ("seed", ctypes.c_uint64),
+                ("replacement", ctypes.c_char_p), ("fault_ticks", ctypes.c_uint64),
+                ("user_only", ctypes.c_bool), ("threads", ctypes.c_uint),
+                ("stop", ctypes.POINTER(ctypes.c_int)), ("rows", _MEMORY_ROWS_FN),
+                ("ctx", ctypes.c_void_p)]
+
+
+# An older library (before 1.3.0) has no sweep (it raises Error).
+_HAS_SWEEP = hasattr(_lib, "lp_sweep_memory")
+if _HAS_SWEEP:
+    _lib.lp_sweep_request_init_sized.restype = None
+    _lib.lp_sweep_request_init_sized.argtypes = [ctypes.POINTER(_LpSweepRequest),
+                                                 ctypes.c_size_t]
+    _lib.lp_sweep_memory.restype = ctypes.c_int
+    _lib.lp_sweep_memory.argtypes = [ctypes.c_char_p, ctypes.POINTER(_LpSweepRequest),
+                                     ctypes.POINTER(_LpError)]
+
+
+def _option(name, value, low, high):
+    """An integer option from low to high, or None (the library's default)."""
+    if value is None:
+        return 0
+    count = _integer(value)
+    if count is None or not low <= count <= high:
+        raise ValueError("%s must be an integer from %d to %d, not %r" % (name, low, high, value))
+    return count
+
+
+def _in_thread(name, call, stop):
+    """call() on a thread of its own, so that Ctrl-C reaches this one at
+    once: it sets stop and raises KeyboardInterrupt. call's result."""
+    outcome = []
+    worker = threading.Thread(target=lambda: outcome.append(call()), name=name, daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except BaseException:
+        stop.value = 1
+        worker.join(1)
+        raise
+    return outcome[0]
+
+
 def sweep(directory, memory, policy="rr", quantum=None, cpus=None, seed=None,
           replacement=None, fault_ticks=None, user_only=False, threads=None):
     """Schedule the per-process directory with a memory of each size in
     memory (frames, in that order, repeats allowed), each run from scratch,
     as `laplace schedule --policy POLICY --memory M1,M2,...` does (see
-    laplace-schedule(1)), and return its table: a structured array of
-    SWEEP_ROW, one row per size, e.g. t["memory"], t["utilization"].
-    policy is "rr" or "random"; quantum, cpus, seed, fault_ticks (ints),
-    replacement (a policy with a victim rule: laplace schedule --help
-    names them), user_only (a bool) and threads
-    (-j) as the command's options (None: its defaults); memory sizes and
-    user_only are taken as Merge takes them (numpy's integers and bools
-    too, "no" or 2.5 refused). A failure raises Error with the
-    program's message and exit status (1: a bad option, 2: not a
-    per-process directory, 3: cannot read)."""
-    sizes = []
-    for m in memory:
-        size = _integer(m)
-        if size is None:
-            raise ValueError("sweep: a memory size must be an integer, not %r" % (m,))
-        sizes.append(size)
-    if not sizes:
-        raise ValueError("sweep: no memory size")
-    args = ["schedule", "--policy", policy]
-    for name, value in (("--quantum", quantum), ("--cpus", cpus), ("--seed", seed),
-                        ("--replacement", replacement), ("--fault-ticks", fault_ticks),
-                        ("-j", threads)):
-        if value is not None:
-            args += [name, str(value)]
-    if _flag("user_only", user_only):
-        args.append("--user-only")
-    if len(sizes) > 1:
-        text = _run(args + ["--memory", ",".join(str(m) for m in sizes), "--", directory])
-        lines = text.decode("ascii").splitlines()[1:]
+    laplace-schedule(1)), in this process through the library
+    (lp_sweep_memory), and return its table: a structured array of
+    SWEEP_ROW, one row per size, e.g. t["memory"], t["utilization"]
+    (rounded to 6 decimals as the table prints it). memory is as
+    simulate() takes sizes: an integer, a string ("64,128"), or a list or
+    array of them. policy is "rr" or "random"; quantum, cpus, seed,
+    fault_ticks (integers), replacement (a policy with a victim rule:
+    laplace schedule --help names them), user_only (a bool) and threads
+    (-j) as the command's options (None: its defaults). A failure raises
+    Error with the command's message and exit status (1: a bad option, 2:
+    not a per-process directory, 3: cannot read); Ctrl-C stops the run
+    (KeyboardInterrupt)."""
+    if not _HAS_SWEEP:
+        raise Error("sweep: the liblaplace loaded is older than this module (lp_sweep_memory, "
+                    "1.3.0)", 1)
+    if isinstance(memory, np.ndarray) and memory.dtype.kind in "iu" and memory.ndim == 1:
+        memory_c = ",".join(map(str, memory.tolist())).encode("ascii")
     else:
-        # One size is a schedule with a stream: its report has the row.
-        with tempfile.TemporaryDirectory() as tmp:
-            report = os.path.join(tmp, "report.yaml")
-            _run(args + ["--memory", str(sizes[0]), "--report", report, "-o", os.devnull,
-                         "--", directory])
-            keys = {}
-            with open(report) as f:
-                for line in f:
-                    key, _, value = line.partition(": ")
-                    keys.setdefault(key, value.strip())
-        keys["references"] = keys["busy_ticks"]  # the references emitted
-        lines = [",".join(keys[name] for name in SWEEP_ROW.names)]
-    table = np.zeros(len(lines), dtype=SWEEP_ROW)
-    for i, line in enumerate(lines):
-        fields = line.split(",")
-        table[i] = tuple(int(v) for v in fields[:-1]) + (float(fields[-1]),)
-    return table
+        memory_c = _sim_list("memory", memory)
+    if memory_c is None:
+        raise TypeError("memory must be a string, an integer or a list of them, not None")
+    request = _LpSweepRequest()
+    _lib.lp_sweep_request_init_sized(ctypes.byref(request), ctypes.sizeof(request))
+    request.memory = memory_c
+    for name, value in (("policy", policy), ("replacement", replacement)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError("%s must be a string, not %r" % (name, value))
+    request.policy = None if policy is None else _path("policy", policy)
+    request.replacement = None if replacement is None else _path("replacement", replacement)
+    request.quantum = _option("quantum", quantum, 1, 2**64 - 1)
+    request.cpus = _option("cpus", cpus, 1, 2**32 - 1)
+    request.seed = _option("seed", seed, 0, 2**64 - 1)
+    request.fault_ticks = _option("fault_ticks", fault_ticks, 1, 2**64 - 1)
+    request.threads = _option("threads", threads, 1, 2**32 - 1)
+    request.user_only = _flag("user_only", user_only)
+    rows = []
+    failures = []
+
+    def take(ctx, block, n):
+        try:
+            rows.append(bytes(ctypes.string_at(block, n * ctypes.sizeof(_LpMemoryRow))))
+            return 0
+        except BaseException as e:  # told after the run, not lost in ctypes
+            failures.append(e)
+            return 1
+
+    request.rows = _MEMORY_ROWS_FN(take)
+    stop = ctypes.c_int(0)
+    request.stop = ctypes.pointer(stop)
+    err = _LpError()
+    path = _path("directory", directory)
+    # The request, the sizes and the callback live as long as the run.
+    outcome = _in_thread("laplace-sweep", lambda: _lib.lp_sweep_memory(
+        path, ctypes.byref(request), ctypes.byref(err)), stop)
+    if failures:
+        raise failures[0]
+    if outcome < 0:
+        _raise(err)
+    return np.frombuffer(b"".join(rows), dtype=SWEEP_ROW).copy()
+
+
+if _HAS_SWEEP:  # lp_reduce came with lp_sweep_memory (1.3.0)
+    _lib.lp_reduce.restype = ctypes.c_ssize_t
+    _lib.lp_reduce.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t,
+                               ctypes.c_char_p, ctypes.c_uint64,
+                               ctypes.POINTER(ctypes.POINTER(_LpBasicRef)),
+                               ctypes.POINTER(_LpError)]
+    _lib.lp_reduce_free.restype = None
+    _lib.lp_reduce_free.argtypes = [ctypes.POINTER(_LpBasicRef)]
+
+
+def reduce(source, method, frames):
+    """Reduce a stream as `laplace reduce --method METHOD --frames FRAMES`
+    does (laplace-reduce(1)), in this process through the library
+    (lp_reduce): method "sad" (a subsequence of the input) or "olr" (the
+    shortest stream), either with the input's LRU behaviour for every
+    memory of at least frames pages. source is a basic merge stream (a
+    path, as read_basic takes it) or an array of BASIC_REF (read_basic's,
+    fields type and canonical). Returns the references kept as an array of
+    BASIC_REF, reference for reference the command's output. A method or
+    frames the command refuses raises Error with status 1 and its
+    message."""
+    if not _HAS_SWEEP:
+        raise Error("reduce: the liblaplace loaded is older than this module (lp_reduce, 1.3.0)",
+                    1)
+    if not isinstance(method, str):
+        raise TypeError("method must be a string, not %r" % (method,))
+    count = _integer(frames)
+    if count is None or not 1 <= count < 2**64:
+        raise ValueError("frames must be an integer from 1 to 2**64 - 1, not %r" % (frames,))
+    if isinstance(source, (str, bytes, os.PathLike)):
+        path, refs, data = _path("source", source), None, None
+    else:
+        path = None
+        refs = np.asarray(source)
+        if refs.dtype != BASIC_REF or refs.ndim != 1:
+            raise TypeError("source must be a path or a one-dimensional array of BASIC_REF "
+                            "(read_basic's), not %s of shape %r" % (refs.dtype, refs.shape))
+        refs = np.ascontiguousarray(refs)
+        data = refs.ctypes.data if refs.size else None
+    kept = ctypes.POINTER(_LpBasicRef)()
+    err = _LpError()
+    n = _lib.lp_reduce(path, data, 0 if refs is None else refs.size,
+                       method.encode("utf-8", "surrogateescape"), count, ctypes.byref(kept),
+                       ctypes.byref(err))
+    if n < 0:
+        _raise(err)
+    if n == 0:
+        return np.empty(0, BASIC_REF)
+    try:
+        return np.frombuffer(ctypes.string_at(kept, n * BASIC_REF.itemsize), BASIC_REF).copy()
+    finally:
+        _lib.lp_reduce_free(kept)
+
+
 def policies():
     """The policies of laplace sim, in its order, as `laplace sim
     --list-policies` prints its table (laplace-sim(1)): a list of tuples
@@ -472,6 +606,9 @@ def _sim_list(name, value):
     (joined by commas); None is the library's default."""
     if value is None:
         return None
+    if isinstance(value, dict):
+        raise TypeError("%s must be a string, an integer or a list of them, not a dict: %r"
+                        % (name, value))
     if isinstance(value, (str, bytes)):
         items = [value]
     elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
@@ -496,10 +633,35 @@ def _sim_list(name, value):
     return text
 
 
+def _sim_options(options):
+    """The policies' options as lp_sim_request.options spells them,
+    "NAME=VALUE,...", from a dict of laplace sim's option names (without
+    dashes: policies() lists them) to integers or strings; None: none."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise TypeError("options must be a dict from option names to values, not %r"
+                        % (options,))
+    items = []
+    for name, value in options.items():
+        if not isinstance(name, str):
+            raise TypeError("options: an option's name must be a string, not %r" % (name,))
+        count = _integer(value)
+        if count is None and not isinstance(value, str):
+            raise TypeError("options: %s must be an integer or a string, not %r"
+                            % (name, value))
+        text = "%s=%s" % (name, value if count is None else count)
+        if "," in text or "\0" in text:
+            raise ValueError("options: %s must not hold a comma or a NUL byte: %r"
+                             % (name, value))
+        items.append(text)
+    return ",".join(items).encode("utf-8", "surrogateescape")
+
+
 def simulate(source, policies="lru", frames=None, windows=None, sample_rate=None,
-             sample_pages=None):
-    """Simulate page replacement as `laplace sim` does (laplace-sim(1), the
-    policy options at their defaults) and return a dict from each policy,
+             sample_pages=None, options=None):
+    """Simulate page replacement as `laplace sim` does (laplace-sim(1)) and
+    return a dict from each policy,
     in the order given, to an array of SIM_ROW (size, faults, miss_ratio =
     faults / references, space_time), sizes ascending.
 
@@ -512,9 +674,12 @@ def simulate(source, policies="lru", frames=None, windows=None, sample_rate=None
     or windows is "pow2". sample_rate (0 < R <= 1) or sample_pages (S >= 1)
     are its --sample-rate and --sample-pages: fifo, clock, segq and arc
     then run miniature simulations of a sample of the pages, every size
-    scaled by R, their faults estimates. A size list that laplace sim
-    refuses, or an unknown policy, raises Error with status 1 and its
-    message. Each array is filled as its rows come, not held twice; Ctrl-C
+    scaled by R, their faults estimates. options are the policies'
+    options, laplace sim's --NAME VALUE, as a dict from NAME (without its
+    dashes, e.g. {"segq-lru-frames": 8, "eelru-early": 2}; policies()
+    names them) to an integer or a string; None: every default. A size
+    list, an option or a value that laplace sim refuses, or an unknown
+    policy, raises Error with status 1 and its message. Each array is filled as its rows come, not held twice; Ctrl-C
     stops the run (KeyboardInterrupt)."""
     if not _HAS_SIMULATE:
         raise Error("simulate: the liblaplace loaded is older than this module "
@@ -523,12 +688,17 @@ def simulate(source, policies="lru", frames=None, windows=None, sample_rate=None
     frames_c = _sim_list("frames", frames)
     windows_c = _sim_list("windows", windows)
     request = _LpSimRequest()
-    _lib.lp_sim_request_init_sized(ctypes.byref(request), ctypes.sizeof(request))
+    _lib.lp_sim_request_init_sized(ctypes.byref(request), _SIM_REQUEST_SIZE)
     # A policy named twice has the same rows twice: it is run once.
     names = list(dict.fromkeys((policies_c or b"lru").split(b",")))
     request.policies = b",".join(names)
     request.frames = frames_c
     request.windows = windows_c
+    options_c = _sim_options(options)
+    if options_c and _VERSION < 10300:
+        raise Error("simulate: the liblaplace loaded is older than this module: no policy "
+                    "options (1.3.0)", 1)
+    request.options = options_c
     if sample_rate is not None and sample_pages is not None:
         raise ValueError("simulate: sample_rate and sample_pages cannot both be given")
     if sample_rate is not None:
@@ -584,27 +754,13 @@ def simulate(source, policies="lru", frames=None, windows=None, sample_rate=None
     stop = ctypes.c_int(0)
     request.stop = ctypes.pointer(stop)
     err = _LpError()
-    outcome = []
-
-    def run():
-        # The request, the pages and the callback live as long as the run.
-        outcome.append(_lib.lp_simulate_request(path, data, 0 if pages is None else pages.size,
-                                                ctypes.byref(request), ctypes.byref(err)))
-
-    # The run on a thread of its own, so that Ctrl-C reaches this one at
-    # once: it stops the run and raises KeyboardInterrupt.
-    worker = threading.Thread(target=run, name="laplace-simulate", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.1)
-    except BaseException:
-        stop.value = 1
-        worker.join(1)
-        raise
+    # The request, the pages and the callback live as long as the run.
+    outcome = _in_thread("laplace-simulate", lambda: _lib.lp_simulate_request(
+        path, data, 0 if pages is None else pages.size, ctypes.byref(request),
+        ctypes.byref(err)), stop)
     if failures:
         raise failures[0]
-    if outcome[0] < 0:
+    if outcome < 0:
         _raise(err)
     got = {name: table for name, table, _ in tables}
     return {name: got.get(name, np.zeros(0, dtype=SIM_ROW))

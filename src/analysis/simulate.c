@@ -3,6 +3,7 @@
 #include "laplace/laplace.h"
 
 #include <glib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "analysis/sim.h"
@@ -30,34 +31,48 @@ static int load(lp_trace *t, const char *path, const uint64_t *canonical, size_t
 	return 0;
 }
 
+/* The sizes of lp_sim_request the library knows: 1.2.0's (up to ctx)
+ * and 1.3.0's (options). */
+static bool known_size(size_t size)
+{
+	return size == offsetof(lp_sim_request, options) || size == sizeof(lp_sim_request);
+}
+
 void lp_sim_request_init_sized(lp_sim_request *rq, size_t size)
 {
 	if (!rq)
 		return;
-	if (size != sizeof *rq) { /* recorded alone, for lp_simulate_request to refuse */
+	if (!known_size(size)) { /* recorded alone, for lp_simulate_request to refuse */
 		if (size >= sizeof rq->size)
 			rq->size = size;
 		return;
 	}
-	*rq = (lp_sim_request){.size = size};
+	memset(rq, 0, size);
+	rq->size = size;
 }
 
 /* Rows handed over this many at a time. */
 #define ROW_BLOCK 4096
 
 int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
-			const lp_sim_request *rq, lp_error *err)
+			const lp_sim_request *given, lp_error *err)
 {
 	lp_error dropped = {0};
 	if (!err)
 		err = &dropped;
-	if (!rq)
+	if (!given)
 		return lp_fail(err, LP_EUSAGE, "lp_simulate_request: argument rq: NULL"), -1;
-	if (rq->size != sizeof *rq)
+	if (!known_size(given->size))
 		return lp_fail(err, LP_EUSAGE, "lp_simulate_request: field size: %zu is not the size "
-			       "of an lp_sim_request (%zu bytes): not set up by lp_sim_request_init, "
-			       "or from a newer laplace.h than this library's (%d.%d.%d)", rq->size,
-			       sizeof *rq, LP_VERSION_MAJOR, LP_VERSION_MINOR, LP_VERSION_PATCH), -1;
+			       "of an lp_sim_request (%zu bytes, or %zu in 1.2.0): not set up by "
+			       "lp_sim_request_init, or from a newer laplace.h than this library's "
+			       "(%d.%d.%d)", given->size, sizeof *given,
+			       offsetof(lp_sim_request, options), LP_VERSION_MAJOR, LP_VERSION_MINOR,
+			       LP_VERSION_PATCH), -1;
+	/* An older caller's request, its fields past its size at their defaults. */
+	lp_sim_request whole = {0};
+	memcpy(&whole, given, given->size);
+	const lp_sim_request *rq = &whole;
 	if (!path && !canonical && n)
 		return lp_fail(err, LP_EUSAGE, "lp_simulate_request: arguments path and canonical: "
 			       "NULL"), -1;
@@ -80,11 +95,23 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	lp_sim_range *ranges[2] = {NULL, NULL};
 	size_t nranges[2] = {0, 0};
 	uint64_t caps[2] = {1, 1};
-	lp_sim_options options = {.stop = (const int *)rq->stop};
+	char **texts = g_new0(char *, LP_SIM_OPTION_TEXTS);
+	lp_policy_settings *settings = g_new0(lp_policy_settings, lp_npolicies);
+	lp_sim_options options = {.stop = (const int *)rq->stop, .settings = settings};
 	int result = -1;
+	const lp_policy_info *row;
+	const lp_policy_option *unwanted;
 	if (lp_sim_parse_policies(rq->policies ? rq->policies : "lru", &policy, &npolicies, err) ||
 	    lp_sim_list_parse("--frames", rq->frames ? rq->frames : "pow2", &lists[0], err) ||
-	    lp_sim_list_parse("--window", rq->windows ? rq->windows : "pow2", &lists[1], err))
+	    lp_sim_list_parse("--window", rq->windows ? rq->windows : "pow2", &lists[1], err) ||
+	    (rq->options && lp_sim_options_split(rq->options, texts, err)))
+		goto out;
+	/* As laplace sim: an option for no policy asked, then the values. */
+	if ((unwanted = lp_sim_options_unwanted(texts, policy, npolicies, &row))) {
+		lp_sim_options_unwanted_fail(unwanted, row, !rq->policies, err);
+		goto out;
+	}
+	if (lp_sim_options_parse(texts, settings, err))
 		goto out;
 	bool any_window = false, any_mini = false;
 	for (size_t i = 0; i < npolicies; i++) {
@@ -100,6 +127,11 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	    lp_sim_check_space(&t, path ? path : "lp_simulate: canonical", err) ||
 	    lp_sim_check_curves(&t, policy, npolicies, path ? path : "lp_simulate: canonical", err))
 		goto out;
+	/* The sizes named are checked against the options on an empty stream
+	 * too, as laplace sim checks them. */
+	ranges[0] = lp_sim_list_ranges(&lists[0], t.pages, &nranges[0]);
+	if (lp_sim_options_check(settings, policy, npolicies, ranges[0], nranges[0], err))
+		goto out;
 	if (!t.n) { /* an empty stream gives no rows */
 		result = 0;
 		goto out;
@@ -113,7 +145,6 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	/* As laplace sim: a window's pow2 and all reach the largest backward
 	 * distance, or 1 when there is none. */
 	uint64_t most = any_window ? lp_sim_max_backward(&t) : 0;
-	ranges[0] = lp_sim_list_ranges(&lists[0], t.pages, &nranges[0]);
 	ranges[1] = lp_sim_list_ranges(&lists[1], most ? most : 1, &nranges[1]);
 	if (any_window)
 		caps[1] = lp_sim_window_cap(&t);
@@ -172,6 +203,9 @@ out:
 	g_free(ranges[0]);
 	g_free(ranges[1]);
 	g_free(policy);
+	lp_sim_options_free(texts);
+	g_free(texts);
+	g_free(settings);
 	lp_sim_list_clear(&lists[0]);
 	lp_sim_list_clear(&lists[1]);
 	if (options.sample)

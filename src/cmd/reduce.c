@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/reduce.h"
+#include "analysis/reducetrace.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/progress.h"
@@ -108,35 +108,12 @@ static int reduce_run(const reduce_args *a, bool olr, uint64_t frames, enum lp_f
 	if (loaded)
 		return cli_fail(&err);
 	const char *name = capture ? capture->reference : strcmp(stream, "-") ? stream : "<stdin>";
-	if (in.n > LP_REDUCE_MAX_REFS) {
-		lp_fail(&err, LP_EINPUT, "%s: %" PRIu64 " references, more than the %" PRIu64
-			" laplace reduce takes", name, in.n, (uint64_t)LP_REDUCE_MAX_REFS);
-		lp_trace_clear(&in);
-		return cli_fail(&err);
-	}
-	/* A page the form cannot carry is named at its first reference in
-	 * the input, before any work: the reduced stream's own indices would
-	 * tell the user nothing. Dense numbers follow first references, so
-	 * the first such page is the smallest. */
-	const lp_pageno *page;
-	const char *type;
-	if (lp_trace_map(&in, &page, &type, &err)) {
-		lp_trace_clear(&in);
-		return cli_fail(&err);
-	}
-	for (lp_pageno p = 0; p < in.pages; p++) {
-		if (in.canonical[p] <= lp_stream_forms[form].canon_max)
-			continue;
-		uint64_t t = 0;
-		while (page[t] != p)
-			t++;
-		lp_fail(&err, LP_EINPUT, "%s: reference %" PRIu64 ": canonical number %" PRIx64
-			" does not fit the %s form", name, t, in.canonical[p], lp_stream_forms[form].name);
-		lp_trace_clear(&in);
-		return cli_fail(&err);
-	}
 	lp_refs out = {0};
-	(olr ? lp_reduce_olr : lp_reduce_sad)(page, type, in.n, in.pages, frames, &out);
+	if (lp_reduce_trace(&in, name, olr, frames, lp_stream_forms[form].canon_max,
+			    lp_stream_forms[form].name, &out, &err)) {
+		lp_trace_clear(&in);
+		return cli_fail(&err);
+	}
 	int rc = write_reduced(&out, &in, form, a->output, &err);
 	if (rc)
 		cli_fail(&err);
@@ -165,13 +142,9 @@ int cmd_reduce(int argc, char **argv)
 		cli_usage_error("expected STREAM or REF KERN, got %d arguments", argc - 1);
 		goto out;
 	}
-	if (!a.method) {
-		cli_usage_error("--method is required");
-		goto out;
-	}
-	bool olr = !strcmp(a.method, "olr");
-	if (!olr && strcmp(a.method, "sad")) {
-		cli_usage_error("--method must be sad or olr, not '%s'", a.method);
+	bool olr;
+	if (lp_reduce_method_parse(a.method, &olr, &err)) {
+		cli_usage_error("%s", err.msg);
 		goto out;
 	}
 	if (!a.frames) {

@@ -47,21 +47,11 @@ static bool check_memory(const schedule_options *o, lp_schedule_request *rq, mem
 		cli_usage_error("--memory goes with --policy rr or random");
 		return false;
 	}
-	gchar **items = g_strsplit(o->memory, ",", -1);
-	sizes->n = g_strv_length(items);
-	sizes->sizes = g_new(uint64_t, sizes->n ? sizes->n : 1);
-	const char *bad = sizes->n ? NULL : "";
-	for (size_t i = 0; !bad && i < sizes->n; i++)
-		if (!lp_parse_decimal(items[i], 1, LP_SCHED_MAX_MEMORY, &sizes->sizes[i]))
-			bad = items[i];
+	lp_error err = {0};
+	bool bad = lp_sweep_memory_parse(o->memory, &sizes->sizes, &sizes->n, &err);
 	const lp_policy_info *replacement = lp_policy_find("lru");
-	if (bad && bad[0] && !bad[strspn(bad, "0123456789")])
-		cli_usage_error("--memory: %s is out of range (1 to %" PRIu64 " frames)", bad,
-				LP_SCHED_MAX_MEMORY);
-	else if (bad)
-		cli_usage_error("--memory must be a decimal number of frames from 1 to %" PRIu64
-				", or several separated by commas, not '%s'",
-				LP_SCHED_MAX_MEMORY, o->memory);
+	if (bad)
+		cli_usage_error("%s", err.msg);
 	else if (o->replacement && !(replacement = lp_sched_replacement_find(o->replacement))) {
 		char *names = lp_sched_replacement_names();
 		cli_usage_error("--replacement must be %s, not '%s'", names, o->replacement);
@@ -78,10 +68,8 @@ static bool check_memory(const schedule_options *o, lp_schedule_request *rq, mem
 	else {
 		rq->opt.replacement = replacement;
 		rq->opt.memory = sizes->n == 1 ? sizes->sizes[0] : 0;
-		g_strfreev(items);
 		return true;
 	}
-	g_strfreev(items);
 	return false;
 }
 
@@ -140,7 +128,7 @@ static int schedule(const lp_schedule_request *rq, bool picture)
 static int sweep(const lp_schedule_request *rq, const memory_sizes *sizes)
 {
 	lp_error err = {0};
-	lp_sweep_request sw = {
+	lp_sweep_plan sw = {
 		.dir = rq->dir,
 		.output = rq->output,
 		.opt = rq->opt,

@@ -200,18 +200,21 @@ static bool check_applies(const sim_args *a, const sim_request *rq)
 		option = "--frames", policies = names = lp_policy_names(fixed_space, " ", NULL);
 	else if (a->window && !variable)
 		option = "--window", policies = names = lp_policy_names(variable_space, ", ", " and ");
-	for (size_t row = 0; row < lp_npolicies && !option; row++) {
-		const lp_policy_info *p = lp_policies[row];
-		for (size_t i = 0; i < p->noptions && !option; i++)
-			if (a->option_text[row * LP_POLICY_OPTIONS_MAX + i] && !wants(rq, p))
-				option = names = g_strdup_printf("--%s", p->options[i].name),
-				policies = p->name;
-	}
-	if (option)
+	if (option) {
 		cli_usage_error("%s applies only to %s, and --policy names none of them%s", option,
 				policies, a->policy ? "" : " (the default is lru)");
-	g_free(names);
-	return !option;
+		g_free(names);
+		return false;
+	}
+	lp_error err = {0};
+	const lp_policy_info *row;
+	const lp_policy_option *unwanted = lp_sim_options_unwanted(a->option_text, rq->policies,
+								   rq->npolicies, &row);
+	if (unwanted) {
+		lp_sim_options_unwanted_fail(unwanted, row, !a->policy, &err);
+		cli_usage_error("%s", err.msg);
+	}
+	return !unwanted;
 }
 
 static bool check_args(const sim_args *a, sim_request *rq)
@@ -229,18 +232,9 @@ static bool check_args(const sim_args *a, sim_request *rq)
 	/* Every policy's options given are parsed by its row, wanted or not. */
 	rq->settings = g_new0(lp_policy_settings, lp_npolicies);
 	rq->opt.settings = rq->settings;
-	for (size_t row = 0; row < lp_npolicies; row++) {
-		const lp_policy_info *p = lp_policies[row];
-		for (size_t i = 0; i < p->noptions; i++) {
-			const char *text = a->option_text[row * LP_POLICY_OPTIONS_MAX + i];
-			if (!text)
-				continue;
-			if (p->parse(&rq->settings[row], i, text, &err)) {
-				cli_usage_error("%s", err.msg);
-				return false;
-			}
-			rq->settings[row].set[i] = true;
-		}
+	if (lp_sim_options_parse(a->option_text, rq->settings, &err)) {
+		cli_usage_error("%s", err.msg);
+		return false;
 	}
 	if (a->faults) {
 		if (rq->npolicies != 1 || rq->policies[0]->space != LP_SPACE_FIXED) {
@@ -275,13 +269,8 @@ static bool check_args(const sim_args *a, sim_request *rq)
 static bool check_sizes(const sim_request *rq, const lp_sim_range *sizes, size_t m)
 {
 	lp_error err = {0};
-	for (size_t k = 0; k < m; k++)
-		for (size_t row = 0; row < lp_npolicies; row++) {
-			const lp_policy_info *p = lp_policies[row];
-			if (p->check && wants(rq, p) &&
-			    p->check(&rq->settings[row], sizes[k].from, sizes[k].to, &err))
-				return cli_usage_error("%s", err.msg), false;
-		}
+	if (lp_sim_options_check(rq->settings, rq->policies, rq->npolicies, sizes, m, &err))
+		return cli_usage_error("%s", err.msg), false;
 	return true;
 }
 

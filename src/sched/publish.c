@@ -16,10 +16,6 @@
 #include "sched/run.h"
 #include "sched/schedreport.h"
 
-/* Descriptors kept for everything but task files: standard streams, the
- * output and report with their directories, index.yaml, slack. */
-#define FD_RESERVE 16
-
 /* References are written a job at a time: a job holds one stream's next
  * references. With threads, the output's own thread formats and writes
  * the jobs in the order they were filled, while the schedule goes on;
@@ -315,17 +311,6 @@ static void outputs_free(outputs *o)
 	lp_staged_discard(o->dir);
 }
 
-unsigned lp_schedule_fd_budget(unsigned outputs)
-{
-	struct rlimit rl;
-	uint64_t limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-		? rl.rlim_cur : 1024;
-	uint64_t reserve = FD_RESERVE + 2 * (uint64_t)outputs; /* a file and its directory each */
-	if (limit <= reserve)
-		return 0;
-	return (unsigned)MIN(limit - reserve, (uint64_t)LP_TASKDIR_MAX_OPEN);
-}
-
 typedef struct outputs_ready_ctx {
 	const lp_schedule_request *rq;
 	outputs *o;
@@ -348,20 +333,6 @@ static int outputs_ready(void *ctx, const lp_sched_input *in, const char *const 
 		rc = outputs_open(r->o, rq->output, rq->per_cpu, rq->opt.cpus, rq->force, rq->form,
 				  rq->threads, err);
 	return rc;
-}
-
-int lp_schedule_check_dir(const char *dir, lp_error *err)
-{
-	struct stat st;
-	if (stat(dir, &st) < 0)
-		return lp_fail(err, LP_EIO, "cannot open %s: %s", dir, g_strerror(errno));
-	char *index = g_build_filename(dir, "index.yaml", NULL);
-	bool no_index = !S_ISDIR(st.st_mode) || (access(index, F_OK) < 0 && errno == ENOENT);
-	g_free(index);
-	if (no_index)
-		return lp_fail(err, LP_EINPUT, "%s: not a per-process directory: %s", dir,
-			       S_ISDIR(st.st_mode) ? "no index.yaml" : "not a directory");
-	return 0;
 }
 
 /* Stage the report (already run) beside the streams. */

@@ -30,12 +30,4 @@ typedef struct lp_schedule_request {
  * per-process one, else the run's or the outputs' status. */
 int lp_schedule_write(const lp_schedule_request *rq, lp_sched_report *report, lp_error *err);
 
-/* How many task files may be open at once beside a run's outputs
- * (with their directories); 0: too few descriptors. */
-unsigned lp_schedule_fd_budget(unsigned outputs);
-/* 0, or LP_EINPUT (err set) for a dir that is not a per-process
- * directory, said as such rather than as the first file it lacks; LP_EIO
- * when it cannot be looked at. */
-int lp_schedule_check_dir(const char *dir, lp_error *err);
-
 #endif

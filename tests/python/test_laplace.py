@@ -429,6 +429,54 @@ class Sweep(Scratch):
                                  user_only=np.bool_(False))
         self.assertEqual(np_sizes.tolist(), both.tolist())
 
+    def test_in_process(self):
+        # Through the library: no laplace program needed (none on the
+        # PATH), sizes given as simulate() takes them, the program's
+        # table value for value.
+        pp = self.two_tasks()
+        text = subprocess.run([PROGRAM, "schedule", "--policy", "rr", "--quantum", "2",
+                               "--fault-ticks", "3", "--memory", "8,16,1", pp],
+                              stdout=subprocess.PIPE, check=True).stdout.decode()
+        saved = os.environ.get("PATH"), os.environ.pop("LAPLACE_PROGRAM", None)
+        os.environ["PATH"] = ""
+        try:
+            for memory in ("8,16,1", [8, "16", 1], np.array([8, 16, 1]), ["8,16", 1]):
+                t = laplace.sweep(pp, memory, quantum=2, fault_ticks=3)
+                self.assertEqual(text.splitlines()[1:],
+                                 [",".join(str(v) for v in row.tolist()[:-1]) + ",%.6f" % row[-1]
+                                  for row in t])
+            self.assertEqual(laplace.sweep(pp, 8, quantum=2, fault_ticks=3).tolist(),
+                             t[:1].tolist())
+            self.assertEqual(laplace.sweep(pp, np.uint32(8), quantum=2, fault_ticks=3).tolist(),
+                             t[:1].tolist())
+        finally:
+            os.environ["PATH"] = saved[0]
+            if saved[1] is not None:
+                os.environ["LAPLACE_PROGRAM"] = saved[1]
+
+    def test_many_sizes(self):
+        # 200,000 sizes: as a subprocess's arguments they failed ("Argument
+        # list too long"); in process, the program's rows for the same list.
+        pp = self.two_tasks()
+        sizes = np.arange(1, 200001) % 9 + 1
+        t = laplace.sweep(pp, sizes, quantum=2, fault_ticks=3)
+        self.assertEqual(len(t), 200000)
+        self.assertEqual(t["memory"].tolist(), sizes.tolist())
+        few = laplace.sweep(pp, list(range(1, 10)), quantum=2, fault_ticks=3)
+        by_size = {int(row["memory"]): row.tolist() for row in few}
+        self.assertTrue(all(row.tolist() == by_size[int(row["memory"])] for row in t[:2000]))
+        self.assertEqual(t[-9:].tolist(), [by_size[int(m)] for m in sizes[-9:]])
+
+    def test_interrupt(self):
+        # Ctrl-C during a long sweep: KeyboardInterrupt at once.
+        pp = self.two_tasks()
+        timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+        start = time.monotonic()
+        timer.start()
+        with self.assertRaises(KeyboardInterrupt):
+            laplace.sweep(pp, np.full(500000, 4), quantum=2, fault_ticks=3)
+        self.assertLess(time.monotonic() - start, 3)
+
     def test_names_like_options(self):
         # sweep() ends the options with "--": a directory named "-pp" or
         # "--" is a directory (laplace took the "--" for one more input).
@@ -460,19 +508,38 @@ class Sweep(Scratch):
             laplace.sweep(self.dir.name, [1, 2])
         self.assertEqual(e.exception.status, 2)
         self.assertIn("not a per-process directory", str(e.exception))
-        with self.assertRaises(ValueError):
+        with self.assertRaises(laplace.Error) as e:
             laplace.sweep(pp, [])
+        self.assertEqual((str(e.exception), e.exception.status),
+                         ("--memory must be a decimal number of frames from 1 to 4294967295, or "
+                          "several separated by commas, not ''", 1))
         # Bools as bools, sizes as integers (as Merge takes them): "no" was
         # taken for true (--user-only), 2.5 for 2 and True for 1.
         for bad in ("no", 0, None):
             with self.assertRaises(TypeError) as e:
                 laplace.sweep(pp, [2], user_only=bad)
             self.assertEqual(str(e.exception), "user_only must be True or False, not %r" % (bad,))
-        for bad in (2.5, True, "2"):
-            with self.assertRaises(ValueError) as e:
+        # Sizes as simulate() takes them: 2.5 and True are no size, a
+        # dict no list of them.
+        for bad in (2.5, True, None):
+            with self.assertRaises(TypeError) as e:
                 laplace.sweep(pp, [2, bad])
-            self.assertEqual(str(e.exception), "sweep: a memory size must be an integer, not %r"
-                             % (bad,))
+            self.assertEqual(str(e.exception), "memory must be a string, an integer or a list "
+                             "of them, not %r" % ([2, bad],))
+        with self.assertRaises(TypeError) as e:
+            laplace.sweep(pp, {8: 1, 16: 2})
+        self.assertEqual(str(e.exception), "memory must be a string, an integer or a list of "
+                         "them, not a dict: {8: 1, 16: 2}")
+        for kwargs, message in [
+                ({"policy": "as-traced"}, "--memory goes with --policy rr or random"),
+                ({"replacement": "arc"}, "--replacement must be lru, fifo or clock, not 'arc'"),
+                ({"cpus": 1025}, "--cpus is out of range (1 to 1024), not 1025")]:
+            with self.assertRaises(laplace.Error) as e:
+                laplace.sweep(pp, 2, **kwargs)
+            self.assertEqual((str(e.exception), e.exception.status), (message, 1))
+        for kwargs in ({"quantum": 0}, {"cpus": -1}, {"fault_ticks": 2**64}, {"threads": 0}):
+            with self.assertRaises(ValueError):
+                laplace.sweep(pp, 2, **kwargs)
 # Belady's FIFO anomaly: 1 2 3 4 1 2 5 1 2 3 4 5 (pages 1-5). By hand:
 # FIFO faults 9 with 3 frames, 10 with 4; LRU 12 12 10 8 5 (the five first
 # references, and the seven others' stack distances 4 4 3 3 5 5 5 above
@@ -604,6 +671,51 @@ class Simulate(Scratch):
             with self.assertRaises(ValueError):
                 laplace.simulate(ANOMALY, **kwargs)
 
+    def test_options_as_the_command(self):
+        # The policies' options, laplace sim's --NAME VALUE: the same rows
+        # as the program's CSV, value for value (miss_ratio to its 6
+        # decimals).
+        path = os.path.join(self.dir.name, "s.bin")
+        pages = np.random.default_rng(7).integers(0, 40, 3000).tolist()
+        with open(path, "wb") as f:
+            f.write(basic_bin([("r", c) for c in pages]))
+        args = ["--segq-lru-frames", "1", "--eelru-early", "2", "--eelru-late", "50",
+                "--clock-load-bit", "1"]
+        text = subprocess.run([PROGRAM, "sim", "-q", "-p", "segq,eelru,clock,lru",
+                               "-m", "3-40", *args, path], stdout=subprocess.PIPE,
+                              check=True).stdout.decode()
+        options = {"segq-lru-frames": 1, "eelru-early": np.int64(2), "eelru-late": "50",
+                   "clock-load-bit": 1}
+        for source in (path, pages):
+            r = laplace.simulate(source, policies="segq,eelru,clock,lru", frames="3-40",
+                                 options=options)
+            got = ["%s,%d,%d,%d,%.6f,%d" % (name, row["size"], len(pages), row["faults"],
+                                             row["miss_ratio"], row["space_time"])
+                   for name in r for row in r[name]]
+            self.assertEqual(got, text.splitlines()[1:])
+        default = laplace.simulate(pages, policies="segq", frames="3-40")["segq"]
+        self.assertNotEqual(default.tolist(), r["segq"].tolist())
+
+    def test_option_errors(self):
+        for kwargs, message in [
+                ({"options": {"eelru-early": 1}}, "--eelru-early applies only to eelru, and "
+                 "--policy names none of them"),
+                ({"policies": "segq", "frames": 2, "options": {"segq-lru-frames": 4}},
+                 "--segq-lru-frames 4 must be below the frames K (2)"),
+                ({"policies": "segq", "options": {"segq-lru-frames": "x"}},
+                 "--segq-lru-frames must be a whole number, not 'x'"),
+                ({"options": {"lru-frames": 1}}, "options: unknown option 'lru-frames' "
+                 "(clock-load-bit segq-lru-frames eelru-early eelru-late)")]:
+            with self.assertRaises(laplace.Error) as caught:
+                laplace.simulate(ANOMALY, **kwargs)
+            self.assertEqual((str(caught.exception), caught.exception.status), (message, 1))
+        for bad in ("segq-lru-frames=1", [("segq-lru-frames", 1)], {1: 2},
+                    {"segq-lru-frames": 1.5}, {"segq-lru-frames": True}):
+            with self.assertRaises(TypeError):
+                laplace.simulate(ANOMALY, policies="segq", options=bad)
+        with self.assertRaises(ValueError):
+            laplace.simulate(ANOMALY, policies="segq", options={"segq-lru-frames": "1,x=2"})
+
     def test_many_sizes_filled_once(self):
         # 2^22 rows from 3 references: held once (numpy's array), not
         # gathered in C and copied.
@@ -627,6 +739,56 @@ class Simulate(Scratch):
         while any(t.name == "laplace-simulate" for t in threading.enumerate()):
             self.assertLess(time.monotonic(), deadline)
             time.sleep(0.05)
+
+
+class Reduce(Scratch):
+    """laplace.reduce: laplace reduce's output, in process."""
+
+    def test_as_the_command(self):
+        # A stream of writes and reads over 60 pages: the program's output
+        # line for line, from the path and from read_basic's array.
+        rng = np.random.default_rng(3)
+        pairs = [("rw"[int(w)], int(c)) for w, c in zip(rng.integers(0, 2, 5000),
+                                                          rng.integers(0, 60, 5000))]
+        path = os.path.join(self.dir.name, "s.bin")
+        with open(path, "wb") as f:
+            f.write(basic_bin(pairs))
+        lengths = []
+        for method in ("sad", "olr"):
+            for frames in (1, 8, 40):
+                text = subprocess.run([PROGRAM, "reduce", "-q", "--method", method, "--frames",
+                                       str(frames), path], stdout=subprocess.PIPE,
+                                      check=True).stdout.decode()
+                want = [(t, int(c, 16)) for t, c in (line.split() for line in text.splitlines())]
+                for source in (path, laplace.read_basic(path)):
+                    got = laplace.reduce(source, method, frames)
+                    self.assertEqual(got.dtype, laplace.BASIC_REF)
+                    self.assertEqual(as_pairs(got), want, (method, frames))
+                lengths.append(len(want))
+        self.assertLess(min(lengths), len(pairs))
+        self.assertEqual(len(laplace.reduce(np.empty(0, laplace.BASIC_REF), "olr", 2)), 0)
+
+    def test_errors(self):
+        refs = np.array([(b"r", 1), (b"w", 2)], dtype=laplace.BASIC_REF)
+        for args, message in [(("lru", 2), "--method must be sad or olr, not 'lru'")]:
+            with self.assertRaises(laplace.Error) as caught:
+                laplace.reduce(refs, *args)
+            self.assertEqual((str(caught.exception), caught.exception.status), (message, 1))
+        bad = np.array([(b"r", 1), (b"x", 2)], dtype=laplace.BASIC_REF)
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.reduce(bad, "olr", 1)
+        self.assertEqual((str(caught.exception), caught.exception.status),
+                         ("lp_reduce: refs[1]: type: 120 is not one of r w i R W I", 1))
+        with self.assertRaises(laplace.Error) as caught:
+            laplace.reduce(os.path.join(self.dir.name, "absent"), "olr", 1)
+        self.assertEqual(caught.exception.status, 3)
+        for frames in (0, 1.5, True, None):
+            with self.assertRaises(ValueError):
+                laplace.reduce(refs, "olr", frames)
+        with self.assertRaises(TypeError):
+            laplace.reduce([1, 2], "olr", 1)
+        with self.assertRaises(TypeError):
+            laplace.reduce(refs, None, 1)
 
 
 class Study(Scratch):

@@ -267,6 +267,250 @@ Test(api, simulate_request)
 	lp_sim_request_init(NULL);
 }
 
+/* lp_sim_request.options (1.3.0): laplace sim's --NAME VALUE as
+ * NAME=VALUE items, the same rows and the same refusals as the command
+ * (laplace sim -q --policy segq,eelru --frames 3-4 --segq-lru-frames 0
+ * --eelru-early 1 --eelru-late 5 over these 13 pages: faults 9 10 9 7);
+ * a request of 1.2.0's size (no options field) still runs. */
+static uint64_t faults_got[8];
+static size_t nfaults_got;
+
+static int take_faults(void *ctx, const lp_sim_row *rows, size_t n, uint64_t policy_rows)
+{
+	(void)ctx;
+	(void)policy_rows;
+	for (size_t i = 0; i < n && nfaults_got < 8; i++)
+		faults_got[nfaults_got++] = rows[i].faults;
+	return 0;
+}
+
+static int options_run(lp_sim_request *rq, const char *policies, const char *frames,
+		       const char *options)
+{
+	static const uint64_t pages[] = {1, 2, 3, 1, 4, 1, 2, 5, 1, 2, 3, 4, 5};
+	rq->policies = policies;
+	rq->frames = frames;
+	rq->options = options;
+	rq->rows = take_faults;
+	nfaults_got = 0;
+	return lp_simulate_request(NULL, pages, 13, rq, &err);
+}
+
+Test(api, simulate_options)
+{
+	lp_sim_request rq;
+	lp_sim_request_init(&rq);
+	cr_assert_null(rq.options);
+	cr_assert_eq(options_run(&rq, "segq,eelru", "3-4", NULL), 0);
+	cr_assert_arr_eq(faults_got, ((uint64_t[]){10, 8, 9, 8}), 4 * sizeof(uint64_t));
+	cr_assert_eq(options_run(&rq, "segq,eelru", "3-4",
+				 "segq-lru-frames=0,eelru-early=1,eelru-late=5"), 0);
+	cr_assert_eq(nfaults_got, 4);
+	cr_assert_arr_eq(faults_got, ((uint64_t[]){9, 10, 9, 7}), 4 * sizeof(uint64_t));
+	cr_assert_eq(options_run(&rq, NULL, "3", "eelru-early=1"), -1);
+	expect_usage("--eelru-early applies only to eelru, and --policy names none of them "
+		     "(the default is lru)");
+	cr_assert_eq(options_run(&rq, "lru,fifo", "3", "eelru-early=1"), -1);
+	expect_usage("--eelru-early applies only to eelru, and --policy names none of them");
+	cr_assert_eq(options_run(&rq, "segq", "2", "segq-lru-frames=4"), -1);
+	expect_usage("--segq-lru-frames 4 must be below the frames K (2)");
+	cr_assert_eq(options_run(&rq, "segq", "2", "segq-lru-frames=x"), -1);
+	expect_usage("--segq-lru-frames must be a whole number, not 'x'");
+	cr_assert_eq(options_run(&rq, "segq", "2", "segq-lru-frames"), -1);
+	expect_usage("options: 'segq-lru-frames' is not NAME=VALUE");
+	cr_assert_eq(options_run(&rq, "segq", "2", "lru-frames=1"), -1);
+	expect_usage("options: unknown option 'lru-frames' (clock-load-bit segq-lru-frames "
+		     "eelru-early eelru-late)");
+	cr_assert_eq(options_run(&rq, "segq", "2", "segq-lru-frames=1,segq-lru-frames=0"), -1);
+	expect_usage("options: segq-lru-frames given twice");
+	/* A caller built against 1.2.0's laplace.h: no options field. */
+	lp_sim_request old;
+	memset(&old, 0xff, sizeof old);
+	lp_sim_request_init_sized(&old, offsetof(lp_sim_request, options));
+	cr_assert_eq(old.size, offsetof(lp_sim_request, options));
+	cr_assert_eq(options_run(&old, "segq,eelru", "3-4", NULL), 0);
+	old.options = "segq-lru-frames=0"; /* past its size: not read */
+	old.rows = take_faults;
+	nfaults_got = 0;
+	static const uint64_t pages[] = {1, 2, 3, 1, 4, 1, 2, 5, 1, 2, 3, 4, 5};
+	cr_assert_eq(lp_simulate_request(NULL, pages, 13, &old, &err), 0);
+	cr_assert_arr_eq(faults_got, ((uint64_t[]){10, 8, 9, 8}), 4 * sizeof(uint64_t));
+}
+
+/* lp_sweep_memory (1.3.0): the rows of laplace schedule --memory's
+ * table, in the order of the sizes, for the case two-tasks of
+ * laplace-formats(5), 9.4.6 (laplace schedule --policy rr --quantum 2
+ * --fault-ticks 3 --memory 1,2,4 prints ticks 20 15 13, faults 6 5 4,
+ * waits 1 1 0, evictions 5 3 0, idle 13 8 6, utilization 0.350000
+ * 0.466667 0.538462); the command's refusals, NULLs, a stop. */
+static char *two_tasks(void)
+{
+	char *pp = g_build_filename(dir, "pp", NULL);
+	char *sub = g_build_filename(pp, "1", NULL);
+	g_mkdir_with_parents(sub, 0755);
+	g_free(sub);
+	sub = g_build_filename(pp, "2", NULL);
+	g_mkdir_with_parents(sub, 0755);
+	g_free(sub);
+	g_free(text_file("pp/index.yaml", "layout: task\nprocesses:\n- pid: \"1\"\n  tasks:\n"
+			 "  - tid: \"1\"\n    path: 1/1\n- pid: \"2\"\n  tasks:\n  - tid: \"2\"\n"
+			 "    path: 2/2\n"));
+	g_free(text_file("pp/kernel", ""));
+	g_free(text_file("pp/1/1", "r 1 4 10 0\nr 2 4 10 0\nr 3 4 11 1\nr 4 4 10 0\n"));
+	g_free(text_file("pp/2/2", "r 5 4 20 2\nr 6 4 21 3\nr 7 4 10 0\n"));
+	return pp;
+}
+
+typedef struct memory_rows {
+	lp_memory_row rows[8];
+	size_t n;
+	size_t stop_after; /* rows, or 0: never */
+} memory_rows;
+
+static int take_memory_rows(void *ctx, const lp_memory_row *rows, size_t n)
+{
+	memory_rows *m = ctx;
+	for (size_t i = 0; i < n && m->n < 8; i++)
+		m->rows[m->n++] = rows[i];
+	return m->stop_after && m->n >= m->stop_after;
+}
+
+Test(api, sweep_memory)
+{
+	char *pp = two_tasks();
+	lp_sweep_request rq;
+	lp_sweep_request_init(&rq);
+	memory_rows got = {0};
+	rq.memory = "1,2,4";
+	rq.quantum = 2;
+	rq.fault_ticks = 3;
+	rq.rows = take_memory_rows;
+	rq.ctx = &got;
+	cr_assert_eq(lp_sweep_memory(pp, &rq, &err), 0, "%s", err.msg);
+	cr_assert_eq(got.n, 3);
+	static const lp_memory_row want[] = {
+		{1, 20, 7, 6, 1, 5, 7, 13, 0.35},
+		{2, 15, 7, 5, 1, 3, 7, 8, 0.466667},
+		{4, 13, 7, 4, 0, 0, 7, 6, 0.538462},
+	};
+	for (size_t i = 0; i < 3; i++) {
+		const lp_memory_row *r = &got.rows[i], *w = &want[i];
+		cr_assert(r->memory == w->memory && r->ticks == w->ticks &&
+			  r->references == w->references && r->faults == w->faults &&
+			  r->waits == w->waits && r->evictions == w->evictions &&
+			  r->busy_ticks == w->busy_ticks && r->idle_ticks == w->idle_ticks &&
+			  r->utilization == w->utilization, "row %zu", i);
+	}
+	got = (memory_rows){.stop_after = 1};
+	cr_assert_eq(lp_sweep_memory(pp, &rq, &err), 1);
+	cr_assert_eq(got.n, 1);
+	volatile int stop = 1;
+	rq.stop = &stop;
+	got = (memory_rows){0};
+	cr_assert_eq(lp_sweep_memory(pp, &rq, &err), 1);
+	cr_assert_eq(got.n, 0);
+	rq.stop = NULL;
+	rq.rows = NULL;
+	cr_assert_eq(lp_sweep_memory(pp, &rq, NULL), 0);
+	static const struct { const char *memory, *policy, *replacement; unsigned cpus;
+			      uint64_t fault_ticks; const char *message; } bad[] = {
+		{"0,2", NULL, NULL, 0, 0, "--memory: 0 is out of range (1 to 4294967295 frames)"},
+		{"1,,2", NULL, NULL, 0, 0, "--memory must be a decimal number of frames from 1 to "
+		 "4294967295, or several separated by commas, not '1,,2'"},
+		{"2", "as-traced", NULL, 0, 0, "--memory goes with --policy rr or random"},
+		{"2", "fifo", NULL, 0, 0, "--policy must be as-traced, rr or random, not 'fifo'"},
+		{"2", NULL, "arc", 0, 0, "--replacement must be lru, fifo or clock, not 'arc'"},
+		{"2", NULL, NULL, 1025, 0, "--cpus is out of range (1 to 1024), not 1025"},
+		{"2", NULL, NULL, 0, UINT64_C(4294967296),
+		 "--fault-ticks is out of range (1 to 4294967295), not 4294967296"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		lp_sweep_request_init(&rq);
+		rq.memory = bad[i].memory;
+		rq.policy = bad[i].policy;
+		rq.replacement = bad[i].replacement;
+		rq.cpus = bad[i].cpus;
+		rq.fault_ticks = bad[i].fault_ticks;
+		cr_assert_eq(lp_sweep_memory(pp, &rq, &err), -1, "case %zu", i);
+		expect_usage(bad[i].message);
+	}
+	lp_sweep_request_init(&rq);
+	rq.memory = "2";
+	cr_assert_eq(lp_sweep_memory(dir, &rq, &err), -1);
+	cr_assert_eq(err.status, LP_EINPUT);
+	err = (lp_error){0};
+	cr_assert_eq(lp_sweep_memory(NULL, &rq, &err), -1);
+	expect_usage("lp_sweep_memory: argument dir: NULL");
+	cr_assert_eq(lp_sweep_memory(pp, NULL, &err), -1);
+	expect_usage("lp_sweep_memory: argument rq: NULL");
+	rq.memory = NULL;
+	cr_assert_eq(lp_sweep_memory(pp, &rq, &err), -1);
+	expect_usage("lp_sweep_memory: field memory: NULL");
+	rq.size = 8;
+	rq.memory = "2";
+	cr_assert_eq(lp_sweep_memory(pp, &rq, &err), -1);
+	cr_assert_eq(err.status, LP_EUSAGE);
+	err = (lp_error){0};
+	lp_sweep_request_init(NULL);
+	g_free(pp);
+}
+
+/* lp_reduce (1.3.0): laplace reduce's output, reference for reference
+ * (laplace reduce -q --method olr --frames 2 over these 12 references
+ * writes w 1, r 2, w 1, r 3, w 2, r 1; --method sad, nine of them), from
+ * a file and from an array
+ * alike; its refusals; NULLs. */
+Test(api, reduce)
+{
+	static const lp_basic_ref in[] = {
+		{'r', 1}, {'r', 1}, {'w', 1}, {'r', 2}, {'r', 2}, {'r', 1},
+		{'r', 3}, {'r', 3}, {'r', 3}, {'w', 2}, {'r', 1}, {'r', 1},
+	};
+	static const lp_basic_ref olr2[] = {{'w', 1}, {'r', 2}, {'w', 1}, {'r', 3}, {'w', 2},
+					    {'r', 1}};
+	static const lp_basic_ref sad2[] = {{'w', 1}, {'r', 2}, {'r', 2}, {'r', 1}, {'r', 3},
+					    {'r', 3}, {'w', 2}, {'r', 1}, {'r', 1}};
+	char *path = text_file("s.txt", "r 1\nr 1\nw 1\nr 2\nr 2\nr 1\nr 3\nr 3\nr 3\nw 2\nr 1\n"
+			       "r 1\n");
+	lp_basic_ref *out = (lp_basic_ref *)&err; /* set to NULL on failure */
+	for (int from_file = 0; from_file < 2; from_file++) {
+		const char *source = from_file ? path : NULL;
+		cr_assert_eq(lp_reduce(source, in, 12, "olr", 2, &out, &err), 6, "%s", err.msg);
+		for (size_t i = 0; i < 6; i++)
+			cr_assert(out[i].type == olr2[i].type && out[i].canonical == olr2[i].canonical,
+				  "olr %zu", i);
+		lp_reduce_free(out);
+		cr_assert_eq(lp_reduce(source, in, 12, "sad", 2, &out, &err), 9, "%s", err.msg);
+		for (size_t i = 0; i < 9; i++)
+			cr_assert(out[i].type == sad2[i].type && out[i].canonical == sad2[i].canonical,
+				  "sad %zu", i);
+		lp_reduce_free(out);
+	}
+	lp_reduce_free(NULL);
+	cr_assert_eq(lp_reduce(NULL, NULL, 0, "sad", 1, &out, &err), 0);
+	cr_assert_null(out);
+	cr_assert_eq(lp_reduce(NULL, in, 12, "lru", 2, &out, &err), -1);
+	cr_assert_null(out);
+	expect_usage("--method must be sad or olr, not 'lru'");
+	cr_assert_eq(lp_reduce(NULL, in, 12, NULL, 2, &out, &err), -1);
+	expect_usage("--method is required");
+	cr_assert_eq(lp_reduce(NULL, in, 12, "olr", 0, &out, &err), -1);
+	expect_usage("--frames is out of range (at least 1), not 0");
+	static const lp_basic_ref bad[] = {{'r', 1}, {'x', 2}};
+	cr_assert_eq(lp_reduce(NULL, bad, 2, "olr", 1, &out, &err), -1);
+	expect_usage("lp_reduce: refs[1]: type: 120 is not one of r w i R W I");
+	cr_assert_eq(lp_reduce(NULL, NULL, 2, "olr", 1, &out, &err), -1);
+	expect_usage("lp_reduce: arguments path and refs: NULL");
+	cr_assert_eq(lp_reduce(NULL, in, 12, "olr", 1, NULL, &err), -1);
+	expect_usage("lp_reduce: argument reduced: NULL");
+	char *absent = g_build_filename(dir, "absent", NULL);
+	cr_assert_eq(lp_reduce(absent, NULL, 0, "olr", 1, &out, &err), -1);
+	cr_assert_eq(err.status, LP_EIO);
+	err = (lp_error){0};
+	g_free(absent);
+	g_free(path);
+}
+
 Test(api, basic_null_arguments)
 {
 	cr_assert_null(lp_basic_open(NULL, &err));

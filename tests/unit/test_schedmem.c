@@ -147,7 +147,7 @@ Test(schedmem, idle_ticks_past_64_bits_exact)
 	char idle[LP_U128_DIGITS];
 	cr_assert_str_eq(lp_fmt_u128(idle, lp_sched_report_idle(&rep)), "36893488147419107324");
 	GString *row = g_string_new(NULL);
-	lp_sweep_row(row, &rep);
+	lp_sweep_format_row(row, &rep);
 	cr_assert_str_eq(row->str, "1,36028797018963972,4,4,0,3,4,36893488147419107324,0.000000\n");
 	GString *yaml = lp_sched_report_yaml(&rep, &err);
 	cr_assert(yaml, "%s", err.msg);
