@@ -350,13 +350,6 @@ uint64_t lp_sim_max_backward(const lp_trace *t)
 	return most;
 }
 
-uint64_t lp_sim_window_cap(const lp_trace *t)
-{
-	uint64_t most, cap;
-	lp_sim_window_bounds(t, &most, &cap);
-	return cap;
-}
-
 /* A page is in W(t, tau) from each reference s for min(f_s, tau, n - s)
  * references, so Σ_t |W(t, tau)| = Σ_s min(g_s, tau), g_s being f_s, or
  * n - s after a page's last reference. The finite forward distances are

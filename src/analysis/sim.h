@@ -50,7 +50,7 @@ uint64_t lp_sim_range_count(const lp_sim_range *ranges, size_t m);
 uint64_t *lp_sim_list_sizes(const lp_sim_list *list, uint64_t top, size_t *n);
 /* The sizes of ranges[0, m) up to cap, and cap itself when a size lies
  * past it: the sizes whose rows a run computes when every size past cap
- * has cap's row (lp_sim_fixed_cap, lp_sim_window_cap): *n of them,
+ * has cap's row (lp_sim_fixed_cap, lp_sim_window_bounds): *n of them,
  * g_free'd by the caller. Memory O(min(sizes, cap)). */
 uint64_t *lp_sim_sizes_upto(const lp_sim_range *ranges, size_t m, uint64_t cap, size_t *n);
 /* The sizes of ranges, one by one, each with the index of its row among
@@ -113,8 +113,9 @@ void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint
 
 /* In one pass: the largest finite backward distance (*max_backward, 0
  * when none: where a window's pow2 and all stop) and the window cap
- * (*cap, lp_sim_window_cap's). lp_sim_max_backward and lp_sim_window_cap
- * give each alone. */
+ * (*cap: the window past which ws and vmin's rows are all the same, the
+ * largest gap from a reference to the next one to its page, or to the
+ * end; at least 1). lp_sim_max_backward gives the first alone. */
 void lp_sim_window_bounds(const lp_trace *t, uint64_t *max_backward, uint64_t *cap);
 uint64_t lp_sim_max_backward(const lp_trace *t);
 /* The variable-space rows[0, nrows) at each window of taus[0, m)
@@ -151,10 +152,6 @@ uint64_t lp_sim_mini_frames(uint64_t frames, double rate);
  * (where K' first reaches the sample's pages), given the options. */
 uint64_t lp_sim_fixed_cap(const lp_trace *t, const lp_policy_info *policy,
 			  const lp_sim_options *o);
-/* The window past which ws and vmin's rows are all the same (the
- * largest gap from a reference to the next one to its page, or to the
- * end), at least 1. */
-uint64_t lp_sim_window_cap(const lp_trace *t);
 
 /* What a run asks: per policy, its sizes (ascending) and room for the
  * results. */

@@ -38,6 +38,20 @@ int lp_sim_parse_policies(const char *list, const lp_policy_info ***policies, si
 	return 0;
 }
 
+int lp_sim_sampling_check(const lp_policy_info *const *policies, size_t n, lp_error *err)
+{
+	for (size_t k = 0; k < n; k++)
+		if (lp_policy_refuses_sampling(policies[k])) {
+			char *mini = lp_policy_names(lp_sim_miniature, " ", NULL);
+			lp_fail(err, LP_EUSAGE,
+				"--sample-rate and --sample-pages do not go with %s (%s run miniature "
+				"simulations)", policies[k]->name, mini);
+			g_free(mini);
+			return LP_EUSAGE;
+		}
+	return 0;
+}
+
 /* The row and index of the option named name (without dashes), or false. */
 static bool find_option(const char *name, size_t *row, size_t *i)
 {

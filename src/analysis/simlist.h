@@ -15,6 +15,10 @@
  * the policy unknown, the message beginning with "--policy: ". */
 int lp_sim_parse_policies(const char *list, const lp_policy_info ***policies, size_t *n,
 			  lp_error *err);
+/* With --sample-rate or --sample-pages: 0, or LP_EUSAGE naming the first
+ * of policies[0, n) that refuses sampling (lp_policy_refuses_sampling)
+ * and the rows that run miniature simulations. */
+int lp_sim_sampling_check(const lp_policy_info *const *policies, size_t n, lp_error *err);
 
 /* The policies' options as given (laplace sim's --NAME VALUE, policy.h):
  * texts[row * LP_POLICY_OPTIONS_MAX + i] the value of the i-th option of

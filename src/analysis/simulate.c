@@ -117,12 +117,9 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	for (size_t i = 0; i < npolicies; i++) {
 		any_window |= policy[i]->space == LP_SPACE_VARIABLE;
 		any_mini |= lp_sim_miniature(policy[i]);
-		if (sampled && !strcmp(policy[i]->name, "eelru")) {
-			lp_fail(err, LP_EUSAGE, "--sample-rate and --sample-pages do not go with eelru "
-				"(fifo clock segq arc run miniature simulations)");
-			goto out;
-		}
 	}
+	if (sampled && lp_sim_sampling_check(policy, npolicies, err))
+		goto out;
 	if (load(&t, path, canonical, n, err) ||
 	    lp_sim_check_space(&t, path ? path : "lp_simulate: canonical", err) ||
 	    lp_sim_check_curves(&t, policy, npolicies, path ? path : "lp_simulate: canonical", err))
@@ -144,10 +141,10 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	}
 	/* As laplace sim: a window's pow2 and all reach the largest backward
 	 * distance, or 1 when there is none. */
-	uint64_t most = any_window ? lp_sim_max_backward(&t) : 0;
-	ranges[1] = lp_sim_list_ranges(&lists[1], most ? most : 1, &nranges[1]);
+	uint64_t most = 0;
 	if (any_window)
-		caps[1] = lp_sim_window_cap(&t);
+		lp_sim_window_bounds(&t, &most, &caps[1]);
+	ranges[1] = lp_sim_list_ranges(&lists[1], most ? most : 1, &nranges[1]);
 	tasks = g_new0(lp_sim_task, npolicies);
 	for (size_t i = 0; i < npolicies; i++) {
 		int w = policy[i]->space == LP_SPACE_VARIABLE;

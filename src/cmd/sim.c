@@ -180,14 +180,6 @@ static int list_policies(void)
 	return rc;
 }
 
-static bool wants(const sim_request *rq, const lp_policy_info *policy)
-{
-	for (size_t k = 0; k < rq->npolicies; k++)
-		if (rq->policies[k] == policy)
-			return true;
-	return false;
-}
-
 /* An option that no policy asked for would be ignored: a usage error. */
 static bool check_applies(const sim_args *a, const sim_request *rq)
 {
@@ -248,15 +240,9 @@ static bool check_args(const sim_args *a, sim_request *rq)
 			      &rq->sample_pages))
 		return false;
 	if (a->sample_rate || a->sample_pages) {
-		for (size_t k = 0; k < rq->npolicies; k++)
-			if (lp_policy_refuses_sampling(rq->policies[k])) {
-				char *mini = lp_policy_names(lp_sim_miniature, " ", NULL);
-				cli_usage_error("--sample-rate and --sample-pages do not go with %s "
-						"(%s run miniature simulations)", rq->policies[k]->name,
-						mini);
-				g_free(mini);
-				return false;
-			}
+		lp_error err = {0};
+		if (lp_sim_sampling_check(rq->policies, rq->npolicies, &err))
+			return cli_usage_error("%s", err.msg), false;
 		if (a->faults)
 			return cli_usage_error("--faults does not go with --sample-rate or "
 					       "--sample-pages"), false;

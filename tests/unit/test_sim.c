@@ -590,7 +590,8 @@ Test(sim, window_cap_rows_stay)
 {
 	static const uint64_t pages[] = {1, 2, 1, 3, 2, 4, 1, 1, 5, 2};
 	lp_trace t = trace_of(pages, N(pages));
-	uint64_t cap = lp_sim_window_cap(&t);
+	uint64_t most, cap;
+	lp_sim_window_bounds(&t, &most, &cap);
 	cr_assert_eq(cap, 7); /* page 3, at 3, to the end */
 	uint64_t taus[] = {cap, cap + 1, 1000};
 	uint64_t f[3], ws[3], vmin[3];
