@@ -168,4 +168,38 @@ typedef struct lp_sim_task {
 int lp_sim_run(const lp_trace *t, lp_sim_task *tasks, size_t ntasks, const lp_sim_options *o,
 		unsigned threads);
 
+/* A policy's rows: the sizes asked, as ranges (none on an empty stream),
+ * every size past cap having cap's row (lp_sim_size_walk). */
+typedef struct lp_sim_rows {
+	const lp_sim_range *ranges;
+	size_t nranges;
+	uint64_t cap;
+} lp_sim_rows;
+/* A run over a stream as laplace sim and lp_simulate_request (laplace.h)
+ * set it up: the sizes the lists name (frames where pow2 and all reach
+ * the stream's pages; windows, with a variable-space policy and a
+ * non-empty stream, where they reach its largest backward distance or
+ * 1), each policy's rows and task (its sizes up to its cap), and the
+ * sample of its miniature simulations. */
+typedef struct lp_sim_plan {
+	lp_sim_range *ranges[2]; /* frames, windows: the sizes named */
+	size_t nranges[2];
+	lp_sim_rows *rows;  /* one a policy */
+	lp_sim_task *tasks; /* one a policy */
+	size_t ntasks;
+	lp_trace sample;
+	bool sampled; /* sample filled, o->sample pointing to it */
+} lp_sim_plan;
+/* Plan policies[0, n) over t: the sizes named (N, A-B) checked by
+ * lp_sim_options_check against o->settings, on an empty stream too;
+ * with sample_rate or sample_pages, a non-empty stream and a policy
+ * lp_sim_miniature names, t sampled (lp_sim_sample) into plan->sample,
+ * and o->sample and o->sample_rate set; then the tasks. 0, or LP_EUSAGE
+ * (the check) or lp_sim_sample's status, with err set. plan is
+ * lp_sim_plan_clear'ed whatever this returns, and not moved meanwhile. */
+int lp_sim_plan_init(lp_sim_plan *plan, const lp_trace *t, const lp_policy_info *const *policies,
+		     size_t n, const lp_sim_list *frames, const lp_sim_list *windows,
+		     double sample_rate, uint64_t sample_pages, lp_sim_options *o, lp_error *err);
+void lp_sim_plan_clear(lp_sim_plan *plan);
+
 #endif

@@ -1,5 +1,6 @@
 /* lp_simulate (laplace.h): laplace sim's rows for a program, with the
- * command's lists (simlist.h, sim.h) and computation (sim.h). */
+ * command's lists (simlist.h, sim.h) and computation (sim.h); and the
+ * plan of a run that both set up the same way (lp_sim_plan_init). */
 #include "laplace/laplace.h"
 
 #include <glib.h>
@@ -51,6 +52,68 @@ void lp_sim_request_init_sized(lp_sim_request *rq, size_t size)
 	rq->size = size;
 }
 
+int lp_sim_plan_init(lp_sim_plan *plan, const lp_trace *t, const lp_policy_info *const *policies,
+		     size_t n, const lp_sim_list *frames, const lp_sim_list *windows,
+		     double sample_rate, uint64_t sample_pages, lp_sim_options *o, lp_error *err)
+{
+	*plan = (lp_sim_plan){0};
+	plan->ranges[0] = lp_sim_list_ranges(frames, t->pages, &plan->nranges[0]);
+	int rc = lp_sim_options_check(o->settings, policies, n, plan->ranges[0], plan->nranges[0],
+				      err);
+	if (rc)
+		return rc;
+	bool any_window = false, any_mini = false;
+	for (size_t i = 0; i < n; i++) {
+		any_window |= policies[i]->space == LP_SPACE_VARIABLE;
+		any_mini |= lp_sim_miniature(policies[i]);
+	}
+	uint64_t window_cap = 1;
+	if (t->n && any_window) {
+		uint64_t most;
+		lp_sim_window_bounds(t, &most, &window_cap);
+		plan->ranges[1] = lp_sim_list_ranges(windows, most ? most : 1, &plan->nranges[1]);
+	}
+	if (t->n && any_mini && (sample_rate || sample_pages)) {
+		if ((rc = lp_sim_sample(t, sample_rate, sample_pages, &plan->sample, &o->sample_rate,
+					err)))
+			return rc;
+		plan->sampled = true;
+		o->sample = &plan->sample;
+	}
+	plan->rows = g_new0(lp_sim_rows, n);
+	plan->tasks = g_new0(lp_sim_task, n);
+	plan->ntasks = n;
+	for (size_t i = 0; i < n; i++) {
+		int w = policies[i]->space == LP_SPACE_VARIABLE;
+		/* An empty stream has no rows. */
+		plan->rows[i] = (lp_sim_rows){plan->ranges[w], t->n ? plan->nranges[w] : 0,
+					      w ? window_cap : lp_sim_fixed_cap(t, policies[i], o)};
+		size_t m;
+		uint64_t *sizes = lp_sim_sizes_upto(plan->rows[i].ranges, plan->rows[i].nranges,
+						    plan->rows[i].cap, &m);
+		plan->tasks[i] = (lp_sim_task){.policy = policies[i], .sizes = sizes, .nsizes = m,
+					       .faults = g_new0(uint64_t, m + 1),
+					       .space_time = g_new0(uint64_t, m + 1)};
+	}
+	return 0;
+}
+
+void lp_sim_plan_clear(lp_sim_plan *plan)
+{
+	for (size_t i = 0; i < plan->ntasks; i++) {
+		g_free((uint64_t *)plan->tasks[i].sizes);
+		g_free(plan->tasks[i].faults);
+		g_free(plan->tasks[i].space_time);
+	}
+	g_free(plan->tasks);
+	g_free(plan->rows);
+	g_free(plan->ranges[0]);
+	g_free(plan->ranges[1]);
+	if (plan->sampled)
+		lp_trace_clear(&plan->sample);
+	*plan = (lp_sim_plan){0};
+}
+
 /* Rows handed over this many at a time. */
 #define ROW_BLOCK 4096
 
@@ -85,16 +148,12 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	if (rq->sample_pages > LP_TRACE_MAX_PAGES)
 		return lp_fail(err, LP_EUSAGE, "--sample-pages must be a decimal number from 1 to "
 			       "%u, not %" G_GUINT64_FORMAT, LP_TRACE_MAX_PAGES, rq->sample_pages), -1;
-	bool sampled = rq->sample_rate || rq->sample_pages;
 
 	const lp_policy_info **policy = NULL;
 	size_t npolicies = 0;
 	lp_sim_list lists[2] = {{0}, {0}};
-	lp_trace t = {0}, sample = {0};
-	lp_sim_task *tasks = NULL;
-	lp_sim_range *ranges[2] = {NULL, NULL};
-	size_t nranges[2] = {0, 0};
-	uint64_t caps[2] = {1, 1};
+	lp_trace t = {0};
+	lp_sim_plan plan = {0};
 	char **texts = g_new0(char *, LP_SIM_OPTION_TEXTS);
 	lp_policy_settings *settings = g_new0(lp_policy_settings, lp_npolicies);
 	lp_sim_options options = {.stop = (const int *)rq->stop, .settings = settings};
@@ -113,60 +172,30 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	}
 	if (lp_sim_options_parse(texts, settings, err))
 		goto out;
-	bool any_window = false, any_mini = false;
-	for (size_t i = 0; i < npolicies; i++) {
-		any_window |= policy[i]->space == LP_SPACE_VARIABLE;
-		any_mini |= lp_sim_miniature(policy[i]);
-	}
-	if (sampled && lp_sim_sampling_check(policy, npolicies, err))
+	if ((rq->sample_rate || rq->sample_pages) &&
+	    lp_sim_sampling_check(policy, npolicies, err))
 		goto out;
 	if (load(&t, path, canonical, n, err) ||
 	    lp_sim_check_space(&t, path ? path : "lp_simulate: canonical", err) ||
-	    lp_sim_check_curves(&t, policy, npolicies, path ? path : "lp_simulate: canonical", err))
-		goto out;
-	/* The sizes named are checked against the options on an empty stream
-	 * too, as laplace sim checks them. */
-	ranges[0] = lp_sim_list_ranges(&lists[0], t.pages, &nranges[0]);
-	if (lp_sim_options_check(settings, policy, npolicies, ranges[0], nranges[0], err))
+	    lp_sim_check_curves(&t, policy, npolicies, path ? path : "lp_simulate: canonical", err) ||
+	    lp_sim_plan_init(&plan, &t, policy, npolicies, &lists[0], &lists[1], rq->sample_rate,
+			     rq->sample_pages, &options, err))
 		goto out;
 	if (!t.n) { /* an empty stream gives no rows */
 		result = 0;
 		goto out;
 	}
-	if (sampled && any_mini) {
-		if (lp_sim_sample(&t, rq->sample_rate, rq->sample_pages, &sample,
-				  &options.sample_rate, err))
-			goto out;
-		options.sample = &sample;
-	}
-	/* As laplace sim: a window's pow2 and all reach the largest backward
-	 * distance, or 1 when there is none. */
-	uint64_t most = 0;
-	if (any_window)
-		lp_sim_window_bounds(&t, &most, &caps[1]);
-	ranges[1] = lp_sim_list_ranges(&lists[1], most ? most : 1, &nranges[1]);
-	tasks = g_new0(lp_sim_task, npolicies);
-	for (size_t i = 0; i < npolicies; i++) {
-		int w = policy[i]->space == LP_SPACE_VARIABLE;
-		uint64_t cap = w ? caps[1] : lp_sim_fixed_cap(&t, policy[i], &options);
-		size_t m;
-		uint64_t *sizes = lp_sim_sizes_upto(ranges[w], nranges[w], cap, &m);
-		tasks[i] = (lp_sim_task){.policy = policy[i], .sizes = sizes, .nsizes = m,
-					 .faults = g_new0(uint64_t, m + 1),
-					 .space_time = g_new0(uint64_t, m + 1)};
-	}
-	if (lp_sim_run(&t, tasks, npolicies, &options, g_get_num_processors())) {
+	if (lp_sim_run(&t, plan.tasks, npolicies, &options, g_get_num_processors())) {
 		result = 1;
 		goto out;
 	}
 	lp_sim_row *block = g_new0(lp_sim_row, ROW_BLOCK);
 	result = 0;
 	for (size_t i = 0; i < npolicies && !result; i++) {
-		int w = policy[i]->space == LP_SPACE_VARIABLE;
-		uint64_t cap = w ? caps[1] : lp_sim_fixed_cap(&t, policy[i], &options);
-		uint64_t total = lp_sim_range_count(ranges[w], nranges[w]);
+		const lp_sim_rows *rows = &plan.rows[i];
+		uint64_t total = lp_sim_range_count(rows->ranges, rows->nranges);
 		lp_sim_size_walk walk;
-		lp_sim_size_walk_init(&walk, ranges[w], nranges[w], cap);
+		lp_sim_size_walk_init(&walk, rows->ranges, rows->nranges, rows->cap);
 		uint64_t size;
 		size_t s, k = 0;
 		bool more = true;
@@ -177,8 +206,8 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 				g_strlcpy(row->policy, policy[i]->name, sizeof row->policy);
 				row->size = size;
 				row->references = t.n;
-				row->faults = tasks[i].faults[s];
-				row->space_time = tasks[i].space_time[s];
+				row->faults = plan.tasks[i].faults[s];
+				row->space_time = plan.tasks[i].space_time[s];
 			}
 			if (k == ROW_BLOCK || (!more && k)) {
 				if (rq->rows && rq->rows(rq->ctx, block, k, total))
@@ -191,22 +220,13 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	}
 	g_free(block);
 out:
-	for (size_t i = 0; tasks && i < npolicies; i++) {
-		g_free((uint64_t *)tasks[i].sizes);
-		g_free(tasks[i].faults);
-		g_free(tasks[i].space_time);
-	}
-	g_free(tasks);
-	g_free(ranges[0]);
-	g_free(ranges[1]);
+	lp_sim_plan_clear(&plan);
 	g_free(policy);
 	lp_sim_options_free(texts);
 	g_free(texts);
 	g_free(settings);
 	lp_sim_list_clear(&lists[0]);
 	lp_sim_list_clear(&lists[1]);
-	if (options.sample)
-		lp_trace_clear(&sample);
 	lp_trace_clear(&t);
 	return result;
 }

@@ -250,16 +250,6 @@ static bool check_args(const sim_args *a, sim_request *rq)
 	return true;
 }
 
-/* The options that depend on K, at every size asked (ascending ranges),
- * by the rows of the policies wanted. */
-static bool check_sizes(const sim_request *rq, const lp_sim_range *sizes, size_t m)
-{
-	lp_error err = {0};
-	if (lp_sim_options_check(rq->settings, rq->policies, rq->npolicies, sizes, m, &err))
-		return cli_usage_error("%s", err.msg), false;
-	return true;
-}
-
 /* --faults: its lines, written as they come. */
 typedef struct fault_out {
 	lp_output *out;
@@ -306,28 +296,20 @@ static int run_faults(const sim_request *rq, const lp_trace *t, uint64_t frames,
 	return lp_output_stage(f.out, f.rc, done, err);
 }
 
-/* A policy's rows: its task, and the sizes asked as ranges, every size
- * past cap having cap's row. */
-typedef struct sim_rows {
-	const lp_sim_range *ranges;
-	size_t nranges;
-	uint64_t cap;
-} sim_rows;
-
 /* The CSV into out, 64 KiB at a time, row after row as the sizes come:
  * 0 or an lp_status with err set. The rows past a task's cap differ in
  * their size alone: the rest of a row is formatted once for each row
  * computed. */
-static int write_csv(lp_output *out, const lp_sim_task *tasks, const sim_rows *rows,
-		     size_t ntasks, uint64_t n, lp_error *err)
+static int write_csv(lp_output *out, const lp_sim_plan *plan, uint64_t n, lp_error *err)
 {
 	GString *csv = g_string_sized_new(1 << 16), *rest = g_string_new(NULL);
 	g_string_append(csv, "policy,size,references,faults,miss_ratio,space_time\n");
 	int rc = 0;
-	for (size_t k = 0; k < ntasks && !rc; k++) {
-		const lp_sim_task *task = &tasks[k];
+	for (size_t k = 0; k < plan->ntasks && !rc; k++) {
+		const lp_sim_task *task = &plan->tasks[k];
+		const lp_sim_rows *rows = &plan->rows[k];
 		lp_sim_size_walk w;
-		lp_sim_size_walk_init(&w, rows[k].ranges, rows[k].nranges, rows[k].cap);
+		lp_sim_size_walk_init(&w, rows->ranges, rows->nranges, rows->cap);
 		uint64_t size;
 		size_t s, formatted = SIZE_MAX;
 		while (!rc && lp_sim_size_walk_next(&w, &size, &s)) {
@@ -379,79 +361,40 @@ static void tell_simulations(const sim_request *rq, const lp_sim_task *tasks, ui
 static int simulate(sim_request *rq, const lp_trace *t, const char *output,
 		    const char *faults_path)
 {
-	lp_sim_range *sizes[2] = {NULL, NULL}; /* frames, windows */
-	size_t nsizes[2] = {0, 0};
-	/* The sizes named (N, A-B) are checked on an empty stream too, where
-	 * pow2 and all name none; its rows are none. */
-	sizes[0] = lp_sim_list_ranges(&rq->frames, t->pages, &nsizes[0]);
-	uint64_t window_cap = 1;
-	bool windows = false;
-	for (size_t k = 0; k < rq->npolicies; k++)
-		windows |= variable_space(rq->policies[k]);
-	if (t->n && windows) {
-		uint64_t most;
-		lp_sim_window_bounds(t, &most, &window_cap);
-		sizes[1] = lp_sim_list_ranges(&rq->windows, most ? most : 1, &nsizes[1]);
-	}
-	int rc = 0;
-	uint64_t nframes = lp_sim_range_count(sizes[0], nsizes[0]);
-	if (!check_sizes(rq, sizes[0], nsizes[0]))
-		rc = LP_EUSAGE;
-	else if (faults_path && nframes > 1)
+	lp_error err = {0};
+	lp_sim_plan plan;
+	int rc = lp_sim_plan_init(&plan, t, rq->policies, rq->npolicies, &rq->frames, &rq->windows,
+				  rq->sample_rate, rq->sample_pages, &rq->opt, &err);
+	if (rc == LP_EUSAGE)
+		cli_usage_error("%s", err.msg);
+	else if (rc)
+		cli_fail(&err);
+	uint64_t nframes = lp_sim_range_count(plan.ranges[0], plan.nranges[0]);
+	if (!rc && faults_path && nframes > 1)
 		rc = cli_usage_error("--faults takes one size, not the %" PRIu64 " sizes --frames "
 				     "gives here", nframes);
-	if (!t->n)
-		nsizes[0] = 0;
-	lp_error err = {0};
-	lp_trace sample = {0};
-	bool mini = false;
-	for (size_t k = 0; k < rq->npolicies; k++)
-		mini |= lp_sim_miniature(rq->policies[k]);
-	if (!rc && t->n && mini && (rq->sample_rate || rq->sample_pages)) {
-		if ((rc = lp_sim_sample(t, rq->sample_rate, rq->sample_pages, &sample,
-					&rq->opt.sample_rate, &err)))
-			cli_fail(&err);
-		else
-			rq->opt.sample = &sample;
-		if (!rc && rq->opt.sample_rate < 1 && sample.pages < FEW_PAGES)
-			fprintf(stderr, "%s: warning: only %" PRIu32 " pages sampled (R = %g): "
-				"miniature curves want a few hundred or more\n", cli_command(),
-				sample.pages, rq->opt.sample_rate);
-	}
-	lp_sim_task *tasks = g_new0(lp_sim_task, rq->npolicies);
-	sim_rows *rows = g_new0(sim_rows, rq->npolicies);
-	for (size_t k = 0; k < rq->npolicies && !rc; k++) {
-		const lp_policy_info *p = rq->policies[k];
-		int which = p->space == LP_SPACE_VARIABLE;
-		rows[k] = (sim_rows){sizes[which], nsizes[which],
-				     which ? window_cap : lp_sim_fixed_cap(t, p, &rq->opt)};
-		size_t m;
-		uint64_t *computed = lp_sim_sizes_upto(sizes[which], nsizes[which], rows[k].cap, &m);
-		tasks[k] = (lp_sim_task){
-			.policy = p,
-			.sizes = computed,
-			.nsizes = m,
-			.faults = g_new(uint64_t, m + 1),
-			.space_time = g_new(uint64_t, m + 1),
-		};
-	}
+	if (!rc && plan.sampled && rq->opt.sample_rate < 1 && plan.sample.pages < FEW_PAGES)
+		fprintf(stderr, "%s: warning: only %" PRIu32 " pages sampled (R = %g): "
+			"miniature curves want a few hundred or more\n", cli_command(),
+			plan.sample.pages, rq->opt.sample_rate);
 	lp_staged *staged[2] = {NULL, NULL};
-	/* An empty stream has no size, and no fault at any. */
+	/* --faults' one policy: its one size; an empty stream has none, and
+	 * no fault at any. */
 	if (!rc && faults_path &&
-	    (rc = run_faults(rq, t, nsizes[0] ? sizes[0][0].from : 1, faults_path, &staged[1],
-			     &err)))
+	    (rc = run_faults(rq, t, plan.rows[0].nranges ? plan.rows[0].ranges[0].from : 1,
+			     faults_path, &staged[1], &err)))
 		cli_fail(&err);
 	if (!rc) {
 		if (!cli_quiet())
-			tell_simulations(rq, tasks, t->n);
+			tell_simulations(rq, plan.tasks, t->n);
 		cli_progress *progress = cli_progress_new(cli_quiet());
 		cli_progress_set_work(progress, "reference", "simulated");
 		rq->opt.progress = progress ? cli_progress_update : NULL;
 		rq->opt.progress_ctx = progress;
-		lp_sim_run(t, tasks, rq->npolicies, &rq->opt, rq->threads);
+		lp_sim_run(t, plan.tasks, plan.ntasks, &rq->opt, rq->threads);
 		cli_progress_free(progress);
 		lp_output *out = lp_output_open(output, LP_COMPRESS_AUTO, &err);
-		rc = out ? write_csv(out, tasks, rows, rq->npolicies, t->n, &err) : err.status;
+		rc = out ? write_csv(out, &plan, t->n, &err) : err.status;
 		if (out)
 			rc = lp_output_stage(out, rc, &staged[0], &err);
 		/* Publishing discards every item when it fails. */
@@ -462,17 +405,7 @@ static int simulate(sim_request *rq, const lp_trace *t, const char *output,
 	}
 	if (rc)
 		lp_staged_discard(staged[1]);
-	for (size_t k = 0; k < rq->npolicies; k++) {
-		g_free((uint64_t *)tasks[k].sizes);
-		g_free(tasks[k].faults);
-		g_free(tasks[k].space_time);
-	}
-	g_free(tasks);
-	g_free(rows);
-	g_free(sizes[0]);
-	g_free(sizes[1]);
-	if (rq->opt.sample)
-		lp_trace_clear(&sample);
+	lp_sim_plan_clear(&plan);
 	return rc;
 }
 
