@@ -119,7 +119,7 @@ static FUZZ_UNUSED void fuzz_narrow(const GArray *refs, enum lp_ref_format forma
 	lp_output *out = lp_output_open(path, LP_COMPRESS_NONE, &err);
 	FUZZ_CHECK(s && out);
 	lp_torn_policy policy = {.strict = true};
-	int rc = lp_ref_copy(s, lp_ref_row(format, 32), LP_LITTLE, &policy, out, &err);
+	int rc = lp_ref_copy(s, lp_ref_row(format, 32), LP_LITTLE, &policy, NULL, out, &err);
 	lp_ref_source_close(s);
 	if (first < refs->len) {
 		char want[96];
