@@ -6,11 +6,11 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "analysis/pagenumbers.h"
 #include "analysis/stackdist.h"
-#include "core/pairmap.h"
 
 struct lp_mrc {
-	pairmap ids;         /* page -> dense id + 1 */
+	lp_page_numbers ids; /* page -> dense id */
 	lp_stackdist distances;
 	uint64_t *hist;      /* hist[d]: references at stack distance d (1-based) */
 	uint64_t hist_cap;   /* length of hist, less one */
@@ -29,7 +29,7 @@ lp_mrc *lp_mrc_new_within(uint64_t max_pages)
 {
 	lp_mrc *m = g_new0(lp_mrc, 1);
 	m->max_pages = MIN(max_pages, LP_STACKDIST_MAX_PAGES);
-	pairmap_init(&m->ids);
+	lp_page_numbers_init(&m->ids);
 	lp_stackdist_init(&m->distances, 512);
 	m->hist_cap = 512;
 	m->hist = g_new0(uint64_t, m->hist_cap + 1);
@@ -40,7 +40,7 @@ void lp_mrc_free(lp_mrc *m)
 {
 	if (!m)
 		return;
-	pairmap_free(&m->ids);
+	lp_page_numbers_clear(&m->ids);
 	lp_stackdist_clear(&m->distances);
 	g_free(m->hist);
 	g_free(m);
@@ -49,22 +49,17 @@ void lp_mrc_free(lp_mrc *m)
 uint64_t lp_mrc_access(lp_mrc *m, uint64_t page, uint64_t *page_id)
 {
 	m->refs++;
-	pairmap_slot *slot = pairmap_find(&m->ids, page, 0);
-	uint64_t id;
-	if (slot->value) {
-		id = slot->value - 1;
-	} else if (m->distinct == m->max_pages) {
-		/* Out of line of the curve: not numbered, not counted. */
-		m->overflowed = true;
-		if (page_id)
-			*page_id = 0;
-		return 0;
-	} else {
-		id = m->distinct++;
-		slot->a = page;
-		slot->b = 0;
-		slot->value = id + 1;
-		pairmap_added(&m->ids);
+	lp_pageno id = lp_page_numbers_find(&m->ids, page);
+	if (id == LP_NO_PAGE) {
+		if (m->distinct == m->max_pages) {
+			/* Out of line of the curve: not numbered, not counted. */
+			m->overflowed = true;
+			if (page_id)
+				*page_id = 0;
+			return 0;
+		}
+		id = lp_page_numbers_add(&m->ids, page);
+		m->distinct++;
 		lp_stackdist_grow(&m->distances, (lp_pageno)m->distinct);
 		if (m->distinct > m->hist_cap) {
 			m->hist = g_renew(uint64_t, m->hist, 2 * m->hist_cap + 1);
@@ -72,7 +67,7 @@ uint64_t lp_mrc_access(lp_mrc *m, uint64_t page, uint64_t *page_id)
 			m->hist_cap *= 2;
 		}
 	}
-	uint64_t distance = lp_stackdist_access(&m->distances, (lp_pageno)id);
+	uint64_t distance = lp_stackdist_access(&m->distances, id);
 	if (distance)
 		m->hist[distance]++;
 	if (page_id)

@@ -19,9 +19,7 @@ void lp_trace_init(lp_trace *t, bool user_only)
 	t->window_refs = LP_TRACE_WINDOW_REFS;
 	t->next_use_refs = LP_TRACE_NEXT_USE_REFS;
 	t->spill[0] = t->spill[1] = -1;
-	pairmap_init(&t->ids);
-	for (uint64_t h = 0; h < LP_TRACE_RECENT; h++)
-		t->recent_key[h] = ~h;
+	lp_page_numbers_init(&t->ids);
 }
 
 /* A temporary file, unlinked at once, of bytes bytes with its blocks
@@ -96,40 +94,32 @@ static int make_room(lp_trace *t, lp_error *err)
 	return 0;
 }
 
+/* The first reference of canonical: its dense number, or LP_NO_PAGE with
+ * err set past LP_TRACE_MAX_PAGES. Out of line: once a page. */
+G_NO_INLINE static lp_pageno number_page(lp_trace *t, uint64_t canonical, lp_error *err)
+{
+	if (t->pages == LP_TRACE_MAX_PAGES) {
+		lp_fail(err, LP_EINPUT, "more than %" G_GUINT32_FORMAT " distinct pages",
+			(uint32_t)LP_TRACE_MAX_PAGES);
+		return LP_NO_PAGE;
+	}
+	if (t->pages == t->pages_cap) {
+		t->pages_cap = t->pages_cap ? t->pages_cap * 2 : 1024;
+		t->canonical = g_renew(uint64_t, t->canonical, t->pages_cap);
+	}
+	t->canonical[t->pages] = canonical;
+	lp_pageno p = lp_page_numbers_add(&t->ids, canonical);
+	t->pages++;
+	return p;
+}
+
 int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
 {
 	if (t->user_only && lp_ref_is_kernel(type))
 		return 0;
-	uint64_t h = canonical & (LP_TRACE_RECENT - 1);
-	lp_pageno p;
-	if (t->recent_key[h] == canonical) {
-		p = t->recent_page[h];
-		goto append;
-	}
-	pairmap_slot *slot = pairmap_find(&t->ids, canonical, 0);
-	if (!slot)
-		return lp_fail(err, LP_EINPUT, "out of memory numbering %" G_GUINT32_FORMAT
-			       " distinct pages", t->pages);
-	if (slot->value) {
-		p = (lp_pageno)(slot->value - 1);
-	} else {
-		if (t->pages == LP_TRACE_MAX_PAGES)
-			return lp_fail(err, LP_EINPUT, "more than %" G_GUINT32_FORMAT
-				       " distinct pages", (uint32_t)LP_TRACE_MAX_PAGES);
-		if (t->pages == t->pages_cap) {
-			t->pages_cap = t->pages_cap ? t->pages_cap * 2 : 1024;
-			t->canonical = g_renew(uint64_t, t->canonical, t->pages_cap);
-		}
-		p = t->pages++;
-		t->canonical[p] = canonical;
-		slot->a = canonical;
-		slot->b = 0;
-		slot->value = (uint64_t)p + 1;
-		pairmap_added(&t->ids);
-	}
-	t->recent_key[h] = canonical;
-	t->recent_page[h] = p;
-append:;
+	lp_pageno p = lp_page_numbers_find(&t->ids, canonical);
+	if (p == LP_NO_PAGE && (p = number_page(t, canonical, err)) == LP_NO_PAGE)
+		return err->status;
 	uint64_t at = t->held;
 	if (at == t->cap) {
 		int rc = make_room(t, err);
@@ -146,8 +136,7 @@ append:;
 
 void lp_trace_done(lp_trace *t)
 {
-	pairmap_free(&t->ids);
-	memset(&t->ids, 0, sizeof t->ids);
+	lp_page_numbers_clear(&t->ids);
 	if (t->held < t->cap) {
 		t->page = g_renew(lp_pageno, t->page, t->held);
 		t->type = g_renew(char, t->type, t->held);
@@ -201,7 +190,7 @@ void lp_trace_clear(lp_trace *t)
 	g_free(t->page);
 	g_free(t->type);
 	g_free(t->canonical);
-	pairmap_free(&t->ids);
+	lp_page_numbers_clear(&t->ids);
 	memset(t, 0, sizeof *t);
 	t->spill[0] = t->spill[1] = -1;
 }

@@ -23,8 +23,9 @@
  *    iterator its own buffer (pread, any number of threads at once), so they
  *    live in the page cache or on disk, never in the process's memory.
  *    Besides: 8 bytes a distinct page, and the map from canonical numbers
- *    to dense ones while the stream is added (24 bytes a slot, freed by
- *    lp_trace_done); nothing is allocated per reference;
+ *    to dense ones while the stream is added (pagenumbers.h: 4 to 16
+ *    bytes a page for a merge's numbers, freed by lp_trace_done); nothing
+ *    is allocated per reference;
  *  - lp_trace_map alone (laplace reduce) gives the whole stream as arrays,
  *    the window written out and the files mapped read-only: 5 bytes a
  *    reference of the mapping count in the process's memory as they are
@@ -45,8 +46,8 @@
 
 #include "analysis/policy.h"
 #include "core/error.h"
+#include "analysis/pagenumbers.h"
 #include "core/progress.h"
-#include "core/pairmap.h"
 
 /* References held in memory before the stream goes to its temporary
  * files (4 MiB of pages, 1 MiB of types). */
@@ -58,7 +59,6 @@
 #define LP_TRACE_NEXT_USE_REFS (UINT64_C(1) << 26)
 
 /* LP_NO_PAGE stays free to mean "none". */
-#define LP_TRACE_RECENT 256
 #define LP_TRACE_MAX_PAGES (UINT32_MAX - 1)
 
 typedef struct lp_trace {
@@ -79,12 +79,7 @@ typedef struct lp_trace {
 	/* While adding. */
 	bool user_only;
 	uint64_t pages_cap;
-	pairmap ids;         /* canonical -> dense number + 1 */
-	/* The pages met last, by the low bits of their canonical numbers:
-	 * most references are found here without a probe of ids. A slot's
-	 * key starts as one no canonical number of its slot can be. */
-	uint64_t recent_key[LP_TRACE_RECENT];
-	lp_pageno recent_page[LP_TRACE_RECENT];
+	lp_page_numbers ids; /* canonical -> dense number */
 } lp_trace;
 
 void lp_trace_init(lp_trace *t, bool user_only);

@@ -10,6 +10,7 @@
  * units ready, ending slices, dispatching) happens at the ends of blocks. */
 #include "sched/schedule.h"
 
+#include "analysis/pagenumbers.h"
 #include "analysis/policy.h"
 
 #include <glib.h>
@@ -441,11 +442,6 @@ typedef struct mem_unit {
 	size_t next_blocked;      /* the next unit blocked on the same page, or NONE */
 } mem_unit;
 
-typedef struct page_slot {
-	uint64_t canonical;
-	lp_pageno page; /* LP_NO_PAGE: empty */
-} page_slot;
-
 /* A FIFO of pages, in a ring that grows. */
 typedef struct page_fifo {
 	lp_pageno *pages;
@@ -460,15 +456,7 @@ struct memory {
 	uint64_t frames, fault_ticks;
 	mem_unit *units;
 	GArray *free_batches; /* mem_batch */
-	page_slot *slots;     /* canonical -> page, open addressing */
-	size_t slot_mask, npages;
-	/* canonical -> page for the canonical numbers below direct_cap, which
-	 * a merge hands out densely from 0 (laplace-formats(5) 3.5): an
-	 * array load instead of a probe. It covers no more than
-	 * DIRECT_SLACK times the pages (and DIRECT_MIN), so that memory
-	 * follows the pages whatever the numbers. */
-	lp_pageno *direct;
-	size_t direct_cap;
+	lp_page_numbers numbers; /* canonical -> page */
 	/* Per page, room for cap pages. */
 	uint8_t *state, *held;
 	uint32_t *holders;        /* units holding a resident page */
@@ -528,67 +516,15 @@ static void pages_reserve(memory *m, size_t n)
 	m->cap = cap;
 }
 
-static page_slot *page_probe(page_slot *slots, size_t mask, uint64_t canonical)
-{
-	for (size_t i = (size_t)mix64(canonical) & mask;; i = (i + 1) & mask)
-		if (slots[i].page == LP_NO_PAGE || slots[i].canonical == canonical)
-			return &slots[i];
-}
-
-#define DIRECT_MIN 65536
-#define DIRECT_SLACK 4
-
-/* Grow the direct table to cover canonical, if that stays within its
- * bound; the pages it then covers come from the hash. */
-static void direct_cover(memory *m, uint64_t canonical)
-{
-	size_t bound = MAX((size_t)DIRECT_MIN, DIRECT_SLACK * m->npages);
-	if (canonical < m->direct_cap || canonical >= bound)
-		return;
-	size_t cap = MIN(bound, MAX(m->direct_cap * 2, (size_t)canonical + 1));
-	m->direct = g_renew(lp_pageno, m->direct, cap);
-	memset(m->direct + m->direct_cap, 0xff, (cap - m->direct_cap) * sizeof *m->direct);
-	for (size_t i = 0; i <= m->slot_mask; i++)
-		if (m->slots[i].page != LP_NO_PAGE && m->slots[i].canonical >= m->direct_cap &&
-		    m->slots[i].canonical < cap)
-			m->direct[m->slots[i].canonical] = m->slots[i].page;
-	m->direct_cap = cap;
-}
-
-/* The page of canonical, a new one the first time: the hash's. */
-static lp_pageno page_lookup(memory *m, uint64_t canonical)
-{
-	page_slot *s = page_probe(m->slots, m->slot_mask, canonical);
-	if (s->page != LP_NO_PAGE)
-		return s->page;
-	if ((m->npages + 1) * 4 > (m->slot_mask + 1) * 3) {
-		size_t n = (m->slot_mask + 1) * 2;
-		page_slot *slots = g_new(page_slot, n);
-		for (size_t i = 0; i < n; i++)
-			slots[i].page = LP_NO_PAGE;
-		for (size_t i = 0; i <= m->slot_mask; i++)
-			if (m->slots[i].page != LP_NO_PAGE)
-				*page_probe(slots, n - 1, m->slots[i].canonical) = m->slots[i];
-		g_free(m->slots);
-		m->slots = slots;
-		m->slot_mask = n - 1;
-		s = page_probe(slots, m->slot_mask, canonical);
-	}
-	s->canonical = canonical;
-	s->page = (lp_pageno)m->npages++;
-	pages_reserve(m, m->npages);
-	lp_pageno page = s->page;
-	direct_cover(m, canonical);
-	if (canonical < m->direct_cap)
-		m->direct[canonical] = page;
-	return page;
-}
-
+/* The page of canonical, a new one the first time. */
 static inline lp_pageno page_of(memory *m, uint64_t canonical)
 {
-	if (canonical < m->direct_cap && m->direct[canonical] != LP_NO_PAGE)
-		return m->direct[canonical];
-	return page_lookup(m, canonical);
+	lp_pageno page = lp_page_numbers_find(&m->numbers, canonical);
+	if (page != LP_NO_PAGE)
+		return page;
+	page = lp_page_numbers_add(&m->numbers, canonical);
+	pages_reserve(m, m->numbers.pages);
+	return page;
 }
 
 static void batch_release(memory *m, mem_unit *mu)
@@ -942,10 +878,7 @@ static void memory_init(engine *e)
 	for (size_t u = 0; u < e->in->nunits; u++)
 		m->units[u].hold = LP_NO_PAGE;
 	m->free_batches = g_array_new(FALSE, FALSE, sizeof(mem_batch));
-	m->slot_mask = 1023;
-	m->slots = g_new(page_slot, m->slot_mask + 1);
-	for (size_t i = 0; i <= m->slot_mask; i++)
-		m->slots[i].page = LP_NO_PAGE;
+	lp_page_numbers_init(&m->numbers);
 	pages_reserve(m, 1024);
 	m->transit.timed = true;
 	m->unblocked = g_array_new(FALSE, FALSE, sizeof(size_t));
@@ -966,8 +899,7 @@ static void memory_free(memory *m, size_t nunits)
 	}
 	g_array_free(m->free_batches, TRUE);
 	g_free(m->units);
-	g_free(m->slots);
-	g_free(m->direct);
+	lp_page_numbers_clear(&m->numbers);
 	g_free(m->state);
 	g_free(m->held);
 	g_free(m->holders);
