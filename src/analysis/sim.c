@@ -292,30 +292,14 @@ int lp_sim_check_curves(const lp_trace *t, const lp_policy_info *const *policies
 void lp_sim_fixed_space(const lp_trace *t, const uint64_t *sizes, size_t m, uint64_t *space)
 {
 	/* Σ_t min(K, c_t) = Σ_{k <= K} #{t : c_t >= k} = Σ_{k <= min(K, D)}
-	 * (n - the time of the k-th first reference). */
+	 * (n - the time of the k-th first reference), page k - 1's. */
 	uint64_t sum = 0;
-	size_t k = 0;
-	lp_pageno seen = 0; /* the k-th first reference is page k - 1's */
-	lp_trace_iter it;
-	lp_trace_iter_init(&it, t, false);
-	lp_trace_block b = {0};
+	lp_pageno seen = 0;
 	for (size_t s = 0; s < m; s++) {
-		lp_pageno goal = (lp_pageno)MIN(sizes[s], (uint64_t)t->pages);
-		/* goal <= D: the goal-th first reference is in the stream. */
-		while (seen < goal) {
-			if (k == b.len) {
-				b = lp_trace_iter_next(&it);
-				k = 0;
-			}
-			for (; k < b.len && seen < goal; k++)
-				if (b.page[k] == seen) {
-					seen++;
-					sum += t->n - (b.at + k);
-				}
-		}
+		for (lp_pageno goal = (lp_pageno)MIN(sizes[s], (uint64_t)t->pages); seen < goal; seen++)
+			sum += t->n - t->first[seen];
 		space[s] = sum;
 	}
-	lp_trace_iter_clear(&it);
 }
 
 /* ---- ws and vmin: distance histograms ---- */

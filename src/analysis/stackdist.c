@@ -68,29 +68,37 @@ void lp_stackdist_grow(lp_stackdist *s, lp_pageno pages)
 G_NO_INLINE static uint64_t enter_front(lp_stackdist *s, lp_pageno page, uint64_t t)
 {
 	lp_pageno *f = s->front;
+	lp_stampset *marks = &s->tree.marks;
 	uint64_t distance = 0;
-	unsigned i;
-	if (t != NEVER) {
-		/* Behind the whole front, and the marks more recent than it. */
-		distance = s->nfront + s->marks - lp_stampset_below(&s->tree.marks, t);
-		lp_stampset_remove(&s->tree.marks, t);
-		s->marks--;
+	if (t != NEVER) /* behind the whole front, and the marks more recent than it */
+		distance = s->nfront + s->marks - lp_stampset_below(marks, t);
+	s->stamp[page] = IN_FRONT;
+	if (s->nfront < LP_STACKDIST_FRONT) {
+		/* Filling the front: no page has left it, so none is marked. */
+		memmove(f + 1, f, s->nfront++ * sizeof *f);
+		f[0] = page;
+		return distance;
 	}
-	s->stamp[page] = IN_FRONT; /* before a renumbering, which keeps marks only */
-	if (s->nfront == LP_STACKDIST_FRONT) {
-		/* The front's last page becomes the tree's most recent mark. */
+	/* The front's last page becomes the tree's most recent mark: page's
+	 * mark moves there, unless the stamps have run out. */
+	lp_pageno out = f[LP_STACKDIST_FRONT - 1];
+	if (t != NEVER && s->tree.now < s->tree.cap) {
+		uint64_t stamp = lp_stamptree_take(&s->tree, out);
+		s->stamp[out] = (uint32_t)stamp;
+		lp_stampset_move(marks, t, stamp);
+	} else {
+		if (t != NEVER) {
+			lp_stampset_remove(marks, t);
+			s->marks--;
+		}
 		if (s->tree.now == s->tree.cap)
-			compact(s, s->tree.cap);
-		lp_pageno out = f[LP_STACKDIST_FRONT - 1];
+			compact(s, s->tree.cap); /* after the removal: it keeps marks only */
 		uint64_t stamp = lp_stamptree_take(&s->tree, out);
 		s->stamp[out] = (uint32_t)stamp;
 		lp_stampset_add(&s->tree.marks, stamp);
 		s->marks++;
-		i = LP_STACKDIST_FRONT - 1;
-	} else {
-		i = s->nfront++;
 	}
-	memmove(f + 1, f, i * sizeof *f);
+	memmove(f + 1, f, (LP_STACKDIST_FRONT - 1) * sizeof *f);
 	f[0] = page;
 	return distance;
 }

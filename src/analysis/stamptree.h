@@ -86,6 +86,30 @@ static inline void lp_stampset_remove(lp_stampset *m, uint64_t stamp)
 	lp_stampset_flip(m, stamp, (uint32_t)-1);
 }
 
+/* Move the mark at stamp from to the unmarked stamp to (from < to): the
+ * two paths up the tree meet, and from there on the counts are as they
+ * were, so that a mark moved to the present, most of the curves' updates,
+ * costs less than a removal and an addition. */
+static inline void lp_stampset_move(lp_stampset *m, uint64_t from, uint64_t to)
+{
+	m->bits[from / 64] ^= UINT64_C(1) << (from % 64);
+	m->bits[to / 64] ^= UINT64_C(1) << (to % 64);
+	uint64_t i = from / 64 + 1, j = to / 64 + 1;
+	while (i != j) {
+		if (i < j) {
+			if (i > m->words)
+				break;
+			m->tree[i]--;
+			i += i & -i;
+		} else {
+			if (j > m->words)
+				break;
+			m->tree[j]++;
+			j += j & -j;
+		}
+	}
+}
+
 static inline bool lp_stampset_has(const lp_stampset *m, uint64_t stamp)
 {
 	return m->bits[stamp / 64] >> (stamp % 64) & 1;

@@ -106,8 +106,10 @@ G_NO_INLINE static lp_pageno number_page(lp_trace *t, uint64_t canonical, lp_err
 	if (t->pages == t->pages_cap) {
 		t->pages_cap = t->pages_cap ? t->pages_cap * 2 : 1024;
 		t->canonical = g_renew(uint64_t, t->canonical, t->pages_cap);
+		t->first = g_renew(uint64_t, t->first, t->pages_cap);
 	}
 	t->canonical[t->pages] = canonical;
+	t->first[t->pages] = t->n;
 	lp_pageno p = lp_page_numbers_add(&t->ids, canonical);
 	t->pages++;
 	return p;
@@ -144,6 +146,7 @@ void lp_trace_done(lp_trace *t)
 	}
 	if (t->pages < t->pages_cap) {
 		t->canonical = g_renew(uint64_t, t->canonical, t->pages);
+		t->first = g_renew(uint64_t, t->first, t->pages);
 		t->pages_cap = t->pages;
 	}
 }
@@ -190,6 +193,7 @@ void lp_trace_clear(lp_trace *t)
 	g_free(t->page);
 	g_free(t->type);
 	g_free(t->canonical);
+	g_free(t->first);
 	lp_page_numbers_clear(&t->ids);
 	memset(t, 0, sizeof *t);
 	t->spill[0] = t->spill[1] = -1;

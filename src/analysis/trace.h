@@ -7,7 +7,8 @@
  *  - the dense number of reference t's canonical page, t = 0 .. n-1:
  *    pages are numbered 0, 1, ... in order of first reference, so
  *    reference t is page `pages` exactly at a page's first reference as
- *    the stream is read, and canonical[p] gives the number back; its type
+ *    the stream is read, canonical[p] gives the number back and first[p]
+ *    the time of that first reference (t); its type
  *    ("rwiRWI") is kept as read;
  *  - with user_only, R W I references are dropped before numbering
  *    (policies.md §1), so n, D and the numbers are the user stream's;
@@ -22,7 +23,7 @@
  *    lp_trace_add), and read back through lp_trace_iter's blocks, each
  *    iterator its own buffer (pread, any number of threads at once), so they
  *    live in the page cache or on disk, never in the process's memory.
- *    Besides: 8 bytes a distinct page, and the map from canonical numbers
+ *    Besides: 16 bytes a distinct page, and the map from canonical numbers
  *    to dense ones while the stream is added (pagenumbers.h: 4 to 16
  *    bytes a page for a merge's numbers, freed by lp_trace_done); nothing
  *    is allocated per reference;
@@ -65,6 +66,7 @@ typedef struct lp_trace {
 	uint64_t n;
 	lp_pageno pages;     /* D */
 	uint64_t *canonical; /* D canonical numbers, by dense number */
+	uint64_t *first;     /* D times of first references, by dense number */
 	uint64_t window_refs;    /* see above */
 	uint64_t next_use_refs;  /* LP_TRACE_NEXT_USE_REFS unless changed */
 	/* References [0, filed) are in the files, the held ones after them,
