@@ -2,6 +2,8 @@
 #include "core/numbers.h"
 
 #include <glib.h>
+#include <math.h>
+#include <stdio.h>
 
 #define HEX_ROW(h) \
 	{h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, \
@@ -86,4 +88,41 @@ bool lp_parse_decimal128(const char *s, lp_u128 max, lp_u128 *v)
 	}
 	*v = n;
 	return true;
+}
+
+size_t lp_fmt_fixed6(char dst[LP_FIXED6_DIGITS], double x)
+{
+	if (!isfinite(x) || fabs(x) >= 0x1p40) {
+		char buf[64];
+		int n = snprintf(buf, sizeof buf, "%.6f", x);
+		g_assert(n > 0 && n <= LP_FIXED6_DIGITS);
+		memcpy(dst, buf, (size_t)n);
+		return (size_t)n;
+	}
+	uint64_t bits;
+	memcpy(&bits, &x, sizeof bits);
+	size_t n = 0;
+	if (bits >> 63)
+		dst[n++] = '-'; /* -0.0 included, as printf */
+	/* |x| = m * 2^-k, k > 0 since |x| < 2^40 < 2^52. */
+	unsigned biased = (unsigned)(bits >> 52 & 0x7ff);
+	uint64_t m = bits & ((UINT64_C(1) << 52) - 1);
+	unsigned k = biased ? 1075 - biased : 1074;
+	if (biased)
+		m |= UINT64_C(1) << 52;
+	/* Its millionths, m * 10^6 < 2^73, divided by 2^k and rounded. */
+	lp_u128 p = (lp_u128)m * 1000000;
+	uint64_t q = 0;
+	if (k < 128) {
+		lp_u128 whole = p >> k, rest = p - (whole << k), half = (lp_u128)1 << (k - 1);
+		if (rest > half || (rest == half && (whole & 1)))
+			whole++;
+		q = (uint64_t)whole;
+	} /* else |x| < 2^-54: 0 */
+	n += lp_fmt_decimal(dst + n, q / 1000000);
+	dst[n++] = '.';
+	uint32_t frac = (uint32_t)(q % 1000000);
+	for (size_t i = 6; i-- > 0; frac /= 10)
+		dst[n + i] = (char)('0' + frac % 10);
+	return n + 6;
 }

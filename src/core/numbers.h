@@ -130,4 +130,12 @@ char *lp_fmt_u128(char buf[LP_U128_DIGITS], lp_u128 v);
  * than max into *v. */
 bool lp_parse_decimal128(const char *s, lp_u128 max, lp_u128 *v);
 
+/* Room for lp_fmt_fixed6's characters (no NUL is written). */
+#define LP_FIXED6_DIGITS 32
+/* x as printf's "%.6f" writes it, the same characters, without printf's
+ * cost (laplace sim's miss ratios, a row each): the binary value rounded
+ * exactly to 6 decimals, half to even, as glibc does. |x| < 10^24, or
+ * not finite. Returns the characters written. */
+size_t lp_fmt_fixed6(char dst[LP_FIXED6_DIGITS], double x);
+
 #endif

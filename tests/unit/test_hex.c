@@ -1,6 +1,9 @@
-/* lp_fmt_hex against printf's %x, on edge values and a million others. */
+/* lp_fmt_hex against printf's %x, on edge values and a million others;
+ * lp_fmt_fixed6 against its %.6f likewise. */
 #include <criterion/criterion.h>
 #include <inttypes.h>
+#include <glib.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "formats/refio.h"
@@ -84,4 +87,37 @@ Test(numbers, u128_decimal)
 	cr_assert_not(lp_parse_decimal128("+1", ~(lp_u128)0, &v));
 	cr_assert_not(lp_parse_decimal128("1 ", ~(lp_u128)0, &v));
 	cr_assert_not(lp_parse_decimal128("5", 4, &v));
+}
+
+static void check_fixed6(double x)
+{
+	char got[LP_FIXED6_DIGITS + 1], want[64];
+	size_t n = lp_fmt_fixed6(got, x);
+	got[n] = '\0';
+	snprintf(want, sizeof want, "%.6f", x);
+	cr_assert_str_eq(got, want, "%a", x);
+}
+
+/* Ratios as laplace sim writes them, exact halves of a millionth (ties:
+ * to even), their neighbours, and the edges. */
+Test(numbers, fixed6_as_printf)
+{
+	double edges[] = {0.0, -0.0, 1.0, 0.5, 1e-7, 4.9999999e-7, 5e-7, 5.0000001e-7, 0x1p-1074,
+			  0x1p-60, 0.0000015, 0.9999995, 0.99999949999, 123456.7890125, -2.5e-6,
+			  0x1p40 - 1, 0x1p40, 1e20, INFINITY, -INFINITY, NAN};
+	for (size_t i = 0; i < G_N_ELEMENTS(edges); i++)
+		check_fixed6(edges[i]);
+	for (uint64_t k = 0; k <= 1 << 12; k++) { /* k/2^12, k/128: many ties */
+		check_fixed6((double)k / 4096);
+		check_fixed6(nextafter((double)k / 4096, 0));
+		check_fixed6(nextafter((double)k / 4096, 2));
+		check_fixed6((double)k / 128);
+	}
+	GRand *rand = g_rand_new_with_seed(6);
+	for (int i = 0; i < 1000000; i++) {
+		uint64_t n = (uint64_t)g_rand_int(rand) << (i % 32) | 1;
+		uint64_t faults = ((uint64_t)g_rand_int(rand) << 32 | g_rand_int(rand)) % (n + 1);
+		check_fixed6((double)faults / (double)n);
+	}
+	g_rand_free(rand);
 }
