@@ -51,8 +51,8 @@ static int load(lp_trace *t, const char *path, const lp_basic_ref *refs, size_t 
 		lp_error *err)
 {
 	if (path)
-		return lp_trace_load(t, path, false, NULL, err);
-	lp_trace_init(t, false);
+		return lp_trace_load(t, path, 0, NULL, err);
+	lp_trace_init(t, 0);
 	for (size_t i = 0; i < n; i++) {
 		int rc = refs[i].type && strchr("rwiRWI", refs[i].type)
 			? lp_trace_add(t, refs[i].type, refs[i].canonical, err)

@@ -211,6 +211,10 @@ void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64
 
 uint64_t *lp_sim_lru_distances(const lp_trace *t, const lp_curve_tick *tick)
 {
+	if (t->lru_hist) { /* counted while the stream was read (LP_TRACE_LRU_ONLY) */
+		lp_curve_ticked(tick, t->n);
+		return g_memdup2(t->lru_hist, ((size_t)t->pages + 1) * sizeof *t->lru_hist);
+	}
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
 	lp_stackdist s;
 	lp_stackdist_init(&s, t->pages);
@@ -548,7 +552,7 @@ int lp_sim_sample(const lp_trace *t, double rate, uint64_t pages, lp_trace *samp
 	bool *keep = g_new(bool, t->pages ? t->pages : 1);
 	for (lp_pageno p = 0; p < t->pages; p++)
 		keep[p] = all || lp_shards_hash(t->canonical[p]) < limit;
-	lp_trace_init(sample, false);
+	lp_trace_init(sample, 0);
 	int rc = 0;
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);

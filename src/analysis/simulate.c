@@ -17,8 +17,8 @@ static int load(lp_trace *t, const char *path, const uint64_t *canonical, size_t
 		lp_error *err)
 {
 	if (path)
-		return lp_trace_load(t, path, false, NULL, err);
-	lp_trace_init(t, false);
+		return lp_trace_load(t, path, 0, NULL, err);
+	lp_trace_init(t, 0);
 	for (size_t i = 0; i < n; i++) {
 		int rc = lp_trace_add(t, 'r', canonical[i], err);
 		if (rc) {

@@ -12,14 +12,19 @@
 #include "formats/basicin.h"
 #include "io/staging.h"
 
-void lp_trace_init(lp_trace *t, bool user_only)
+void lp_trace_init(lp_trace *t, unsigned flags)
 {
 	memset(t, 0, sizeof *t);
-	t->user_only = user_only;
-	t->window_refs = LP_TRACE_WINDOW_REFS;
+	t->flags = flags;
+	/* Counted a block at a time, the window stays in the cache. */
+	t->window_refs = flags & LP_TRACE_LRU_ONLY ? LP_TRACE_BLOCK_REFS : LP_TRACE_WINDOW_REFS;
 	t->next_use_refs = LP_TRACE_NEXT_USE_REFS;
 	t->spill[0] = t->spill[1] = -1;
 	lp_page_numbers_init(&t->ids);
+	if (flags & LP_TRACE_LRU_ONLY) {
+		t->lru = g_new(lp_stackdist, 1);
+		lp_stackdist_init(t->lru, 1024);
+	}
 }
 
 /* A temporary file, unlinked at once, of bytes bytes with its blocks
@@ -81,14 +86,35 @@ static int file_window(lp_trace *t, lp_error *err)
 	return 0;
 }
 
+/* LP_TRACE_LRU_ONLY: the window's references counted, the window empty
+ * again. */
+static void count_window(lp_trace *t)
+{
+	lp_stackdist_grow(t->lru, t->pages);
+	if (t->lru_hist_cap < (uint64_t)t->pages + 1) {
+		uint64_t cap = MAX((uint64_t)t->pages + 1, 2 * t->lru_hist_cap);
+		t->lru_hist = g_renew(uint64_t, t->lru_hist, cap);
+		memset(t->lru_hist + t->lru_hist_cap, 0, (cap - t->lru_hist_cap) * sizeof *t->lru_hist);
+		t->lru_hist_cap = cap;
+	}
+	lp_stackdist_count(t->lru, t->page, t->held, t->lru_hist);
+	t->filed = t->n;
+	t->held = 0;
+}
+
 /* Room for one more reference in the window: grown by doubling up to
- * window_refs, past it written to the files. */
+ * window_refs, past it written to the files (counted with
+ * LP_TRACE_LRU_ONLY). */
 static int make_room(lp_trace *t, lp_error *err)
 {
 	uint64_t window = MAX(t->window_refs, 1);
+	if (t->cap >= window && t->lru) {
+		count_window(t);
+		return 0;
+	}
 	if (t->cap >= window)
 		return file_window(t, err);
-	t->cap = MIN(window, t->cap ? t->cap * 2 : 65536);
+	t->cap = MIN(window, t->cap ? t->cap * 2 : LP_TRACE_BLOCK_REFS);
 	t->page = g_renew(lp_pageno, t->page, t->cap);
 	t->type = g_renew(char, t->type, t->cap);
 	return 0;
@@ -101,6 +127,11 @@ G_NO_INLINE static lp_pageno number_page(lp_trace *t, uint64_t canonical, lp_err
 	if (t->pages == LP_TRACE_MAX_PAGES) {
 		lp_fail(err, LP_EINPUT, "more than %" G_GUINT32_FORMAT " distinct pages",
 			(uint32_t)LP_TRACE_MAX_PAGES);
+		return LP_NO_PAGE;
+	}
+	if (t->lru && t->pages == LP_STACKDIST_MAX_PAGES) {
+		lp_fail(err, LP_EINPUT, "more than %" G_GUINT64_FORMAT " distinct pages, the most "
+			"the whole LRU curve holds", LP_STACKDIST_MAX_PAGES);
 		return LP_NO_PAGE;
 	}
 	if (t->pages == t->pages_cap) {
@@ -117,7 +148,7 @@ G_NO_INLINE static lp_pageno number_page(lp_trace *t, uint64_t canonical, lp_err
 
 int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
 {
-	if (t->user_only && lp_ref_is_kernel(type))
+	if ((t->flags & LP_TRACE_USER_ONLY) && lp_ref_is_kernel(type))
 		return 0;
 	lp_pageno p = lp_page_numbers_find(&t->ids, canonical);
 	if (p == LP_NO_PAGE && (p = number_page(t, canonical, err)) == LP_NO_PAGE)
@@ -139,6 +170,12 @@ int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
 void lp_trace_done(lp_trace *t)
 {
 	lp_page_numbers_clear(&t->ids);
+	if (t->lru) {
+		count_window(t);
+		t->lru_hist[0] = 0; /* first references: no distance */
+		lp_stackdist_clear(t->lru);
+		g_clear_pointer(&t->lru, g_free);
+	}
 	if (t->held < t->cap) {
 		t->page = g_renew(lp_pageno, t->page, t->held);
 		t->type = g_renew(char, t->type, t->held);
@@ -151,10 +188,10 @@ void lp_trace_done(lp_trace *t)
 	}
 }
 
-int lp_trace_load(lp_trace *t, const char *path, bool user_only, const lp_progress *progress,
+int lp_trace_load(lp_trace *t, const char *path, unsigned flags, const lp_progress *progress,
 		  lp_error *err)
 {
-	lp_trace_init(t, user_only);
+	lp_trace_init(t, flags);
 	lp_basic_iter in;
 	if (lp_basic_iter_open(&in, path, LP_BASIC_BLOCK_REFS, err)) {
 		lp_trace_clear(t);
@@ -194,6 +231,10 @@ void lp_trace_clear(lp_trace *t)
 	g_free(t->type);
 	g_free(t->canonical);
 	g_free(t->first);
+	g_free(t->lru_hist);
+	if (t->lru)
+		lp_stackdist_clear(t->lru);
+	g_free(t->lru);
 	lp_page_numbers_clear(&t->ids);
 	memset(t, 0, sizeof *t);
 	t->spill[0] = t->spill[1] = -1;
@@ -201,6 +242,7 @@ void lp_trace_clear(lp_trace *t)
 
 void lp_trace_iter_init(lp_trace_iter *it, const lp_trace *t, bool backward)
 {
+	g_assert(!(t->flags & LP_TRACE_LRU_ONLY));
 	*it = (lp_trace_iter){.t = t, .backward = backward, .next = backward ? t->n : 0};
 	if (t->filed)
 		it->buf = g_new(lp_pageno, LP_TRACE_BLOCK_REFS);
@@ -256,6 +298,7 @@ void lp_trace_iter_clear(lp_trace_iter *it)
 
 int lp_trace_map(lp_trace *t, const lp_pageno **page, const char **type, lp_error *err)
 {
+	g_assert(!(t->flags & LP_TRACE_LRU_ONLY));
 	if (!t->filed) { /* all in the window */
 		*page = t->page;
 		*type = t->type;

@@ -10,8 +10,14 @@
  *    the stream is read, canonical[p] gives the number back and first[p]
  *    the time of that first reference (t); its type
  *    ("rwiRWI") is kept as read;
- *  - with user_only, R W I references are dropped before numbering
- *    (policies.md §1), so n, D and the numbers are the user stream's;
+ *  - with LP_TRACE_USER_ONLY, R W I references are dropped before
+ *    numbering (policies.md §1), so n, D and the numbers are the user
+ *    stream's;
+ *  - with LP_TRACE_LRU_ONLY (laplace sim asked for the LRU curve alone),
+ *    the stream itself is not kept: each window of references, a block
+ *    long, is counted into lru_hist, the histogram of LRU stack distances
+ *    (stackdist.h), as it fills, and no temporary file is made; no
+ *    iterator, map or next uses of such a trace;
  *  - memory: the window and O(D), however long the stream (readers add
  *    their blocks, lp_trace_map and next uses their arrays: below). The
  *    references are added to a window of window_refs (LP_TRACE_WINDOW_REFS unless changed after
@@ -48,6 +54,7 @@
 #include "analysis/policy.h"
 #include "core/error.h"
 #include "analysis/pagenumbers.h"
+#include "analysis/stackdist.h"
 #include "core/progress.h"
 
 /* References held in memory before the stream goes to its temporary
@@ -78,14 +85,25 @@ typedef struct lp_trace {
 	uint64_t cap;        /* the window's room */
 	lp_pageno *map_page; /* lp_trace_map's arrays, or NULL */
 	char *map_type;
+	/* With LP_TRACE_LRU_ONLY: hist[d], the references at stack distance
+	 * d, 1 <= d <= pages (hist[0] = 0); the stack while adding. */
+	uint64_t *lru_hist;
+	uint64_t lru_hist_cap;
+	lp_stackdist *lru;
 	/* While adding. */
-	bool user_only;
+	unsigned flags;
 	uint64_t pages_cap;
 	lp_page_numbers ids; /* canonical -> dense number */
 } lp_trace;
 
-void lp_trace_init(lp_trace *t, bool user_only);
-/* Add the next reference (dropped when user_only and type is R W or I).
+enum {
+	LP_TRACE_USER_ONLY = 1,
+	LP_TRACE_LRU_ONLY = 2,
+};
+
+/* flags: LP_TRACE_* (above), or 0. */
+void lp_trace_init(lp_trace *t, unsigned flags);
+/* Add the next reference (dropped with LP_TRACE_USER_ONLY when type is R W or I).
  * 0, or LP_EINPUT with err set when it would be page LP_TRACE_MAX_PAGES
  * + 1 (the message names what, not where: the caller adds the file), or
  * LP_EIO when the temporary files cannot take the window. */
@@ -96,7 +114,7 @@ void lp_trace_done(lp_trace *t);
  * ('-': standard input), then lp_trace_done, telling progress (may be
  * NULL) the references read. 0, or the reader's lp_status with err set (the message naming the file and line or record); t is
  * then cleared. */
-int lp_trace_load(lp_trace *t, const char *path, bool user_only, const lp_progress *progress,
+int lp_trace_load(lp_trace *t, const char *path, unsigned flags, const lp_progress *progress,
 		  lp_error *err);
 void lp_trace_clear(lp_trace *t);
 

@@ -395,18 +395,18 @@ void cli_capture_free(cli_capture *c)
 	g_free(c->ref_format_help);
 }
 
-int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only,
+int cli_trace_load(const char *path, const lp_merge_job *capture, unsigned flags,
 		   const lp_progress *progress, lp_trace *t, lp_error *err)
 {
 	if (!capture)
-		return lp_trace_load(t, path, user_only, progress, err);
+		return lp_trace_load(t, path, flags, progress, err);
 	lp_capture_options opt;
 	lp_capture_options_init(&opt);
 	opt.ref_format = capture->ref_format;
 	opt.endian = capture->endian;
 	if (capture->page_offset_set)
 		opt.page_offset = capture->page_offset;
-	opt.user_only = user_only;
+	opt.user_only = flags & LP_TRACE_USER_ONLY;
 	opt.strict = capture->strict;
 	opt.warn = capture->warn;
 	opt.warn_ctx = capture->warn_ctx;
@@ -415,7 +415,7 @@ int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only
 		return err->status;
 	enum { BATCH = 4096 };
 	lp_merged_ref *batch = g_new(lp_merged_ref, BATCH);
-	lp_trace_init(t, user_only);
+	lp_trace_init(t, flags);
 	ssize_t got;
 	int rc = 0;
 	uint64_t read = 0;

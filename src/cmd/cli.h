@@ -103,10 +103,10 @@ void cli_capture_free(cli_capture *c);
 
 /* The input of sim and reduce, held whole in t: the basic merge stream
  * path, or, when capture is not NULL (set up by cli_capture_apply), that
- * capture merged here, nothing written in between; R W I dropped with
- * user_only; progress (may be NULL) told the references read. 0, or an
+ * capture merged here, nothing written in between; flags as
+ * lp_trace_init's (R W I dropped with LP_TRACE_USER_ONLY); progress (may be NULL) told the references read. 0, or an
  * lp_status with err set (t then cleared). */
-int cli_trace_load(const char *path, const lp_merge_job *capture, bool user_only,
+int cli_trace_load(const char *path, const lp_merge_job *capture, unsigned flags,
 		   const lp_progress *progress, lp_trace *t, lp_error *err);
 
 /* The statistics summary of a merge (printed on stderr by merge, on

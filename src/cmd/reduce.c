@@ -103,7 +103,8 @@ static int reduce_run(const reduce_args *a, bool olr, uint64_t frames, enum lp_f
 	cli_progress *loading = cli_progress_new(cli_quiet());
 	cli_progress_set_work(loading, "reference", "read");
 	lp_progress hook = cli_progress_hook(loading);
-	int loaded = cli_trace_load(stream, capture, a->user_only, &hook, &in, &err);
+	int loaded = cli_trace_load(stream, capture, a->user_only ? LP_TRACE_USER_ONLY : 0, &hook,
+				    &in, &err);
 	cli_progress_free(loading);
 	if (loaded)
 		return cli_fail(&err);

@@ -420,6 +420,17 @@ static int simulate(sim_request *rq, const lp_trace *t, const char *output,
 	return rc;
 }
 
+/* The LRU curve alone needs no copy of the stream: its stack distances
+ * are counted as the stream is read (LP_TRACE_LRU_ONLY). */
+static unsigned trace_flags(const sim_request *rq, const sim_args *a)
+{
+	const lp_policy_info *lru = lp_policy_find("lru");
+	bool lru_alone = !a->faults && !rq->sample_rate && !rq->sample_pages;
+	for (size_t k = 0; k < rq->npolicies; k++)
+		lru_alone &= rq->policies[k] == lru;
+	return (a->user_only ? LP_TRACE_USER_ONLY : 0) | (lru_alone ? LP_TRACE_LRU_ONLY : 0);
+}
+
 int cmd_sim(int argc, char **argv)
 {
 	cli_set_command("laplace sim");
@@ -458,7 +469,7 @@ int cmd_sim(int argc, char **argv)
 	cli_progress *loading = cli_progress_new(cli_quiet());
 	cli_progress_set_work(loading, "reference", "read");
 	lp_progress hook = cli_progress_hook(loading);
-	rc = cli_trace_load(argv[1], argc == 3 ? &job : NULL, a.user_only, &hook, &t, &err);
+	rc = cli_trace_load(argv[1], argc == 3 ? &job : NULL, trace_flags(&rq, &a), &hook, &t, &err);
 	cli_progress_free(loading);
 	if (rc) {
 		cli_fail(&err);

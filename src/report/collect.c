@@ -96,7 +96,7 @@ void lp_report_free(lp_report *r)
 static void collector_init(collector *c, lp_report *r, const lp_progress *progress)
 {
 	r->trace = g_new0(lp_trace, 1);
-	lp_trace_init(r->trace, false);
+	lp_trace_init(r->trace, 0);
 	*c = (collector){
 		.r = r,
 		.mrc = lp_mrc_new(),
