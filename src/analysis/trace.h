@@ -30,9 +30,9 @@
  *    iterator its own buffer (pread, any number of threads at once), so they
  *    live in the page cache or on disk, never in the process's memory.
  *    Besides: 16 bytes a distinct page, and the map from canonical numbers
- *    to dense ones while the stream is added (pagenumbers.h: 4 to 16
- *    bytes a page for a merge's numbers, freed by lp_trace_done); nothing
- *    is allocated per reference;
+ *    to dense ones while the stream is added (pagenumbers.h: 4 to 8 bytes
+ *    a page for a merge's numbers, freed by lp_trace_done); nothing is
+ *    allocated per reference;
  *  - lp_trace_map alone (laplace reduce) gives the whole stream as arrays,
  *    the window written out and the files mapped read-only: 5 bytes a
  *    reference of the mapping count in the process's memory as they are
@@ -51,10 +51,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "analysis/policy.h"
-#include "core/error.h"
 #include "analysis/pagenumbers.h"
+#include "analysis/policy.h"
 #include "analysis/stackdist.h"
+#include "core/error.h"
 #include "core/progress.h"
 
 /* References held in memory before the stream goes to its temporary
