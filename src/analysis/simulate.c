@@ -152,7 +152,7 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	const lp_policy_info **policy = NULL;
 	size_t npolicies = 0;
 	lp_sim_list lists[2] = {{0}, {0}};
-	lp_trace t = {0};
+	lp_trace t = {.spill = {-1, -1}}; /* as lp_trace_clear leaves it: no file to close */
 	lp_sim_plan plan = {0};
 	char **texts = g_new0(char *, LP_SIM_OPTION_TEXTS);
 	lp_policy_settings *settings = g_new0(lp_policy_settings, lp_npolicies);

@@ -744,6 +744,23 @@ class Simulate(Scratch):
         with self.assertRaises(ValueError):
             laplace.simulate(ANOMALY, policies="segq", options={"segq-lru-frames": "1,x=2"})
 
+    def test_refusal_keeps_descriptors(self):
+        # A refused run once closed descriptor 0, the caller's standard
+        # input (its stream, never loaded, cleared as if it had spill
+        # files 0 and 0).
+        r, w = os.pipe()
+        saved = os.dup(0)
+        os.dup2(r, 0)
+        try:
+            with self.assertRaises(laplace.Error):
+                laplace.simulate([1, 2], policies="nope")
+            os.write(w, b"x")
+            self.assertEqual(os.read(0, 1), b"x")
+        finally:
+            os.dup2(saved, 0)
+            for fd in (saved, r, w):
+                os.close(fd)
+
     def test_many_sizes_filled_once(self):
         # 2^22 rows from 3 references: held once (numpy's array), not
         # gathered in C and copied.
