@@ -452,16 +452,27 @@ def _option(name, value, low, high):
 
 def _in_thread(name, call, stop):
     """call() on a thread of its own, so that Ctrl-C reaches this one at
-    once: it sets stop and raises KeyboardInterrupt. call's result."""
+    once: it sets stop, gives the run a second to end, and raises
+    KeyboardInterrupt. call's result."""
     outcome = []
-    worker = threading.Thread(target=lambda: outcome.append(call()), name=name, daemon=True)
-    worker.start()
+    done = threading.Event()
+
+    def run():
+        try:
+            outcome.append(call())
+        finally:
+            done.set()
+
+    # Waited for through an event, not join: Python 3.11's join, broken
+    # off by KeyboardInterrupt, takes the thread for ended (bpo-45274's
+    # fix) and would not wait again.
+    threading.Thread(target=run, name=name, daemon=True).start()
     try:
-        while worker.is_alive():
-            worker.join(0.1)
+        while not done.wait(0.1):
+            pass
     except BaseException:
         stop.value = 1
-        worker.join(1)
+        done.wait(1)
         raise
     return outcome[0]
 

@@ -11,15 +11,27 @@
 #include "analysis/simlist.h"
 #include "core/error.h"
 
+/* Canonical numbers taken in between two looks at the stop flag: a few
+ * milliseconds' worth (tens of millions take seconds). */
+#define LOAD_STOP_EVERY (UINT64_C(1) << 16)
+
 /* The stream held whole: from path, or from the caller's canonical
- * numbers (no types: every one a read, which no policy looks at). */
+ * numbers (no types: every one a read, which no policy looks at).
+ * *stopped, t cleared, when *stop turned non-zero while the numbers were
+ * taken in. */
 static int load(lp_trace *t, const char *path, const uint64_t *canonical, size_t n,
-		lp_error *err)
+		const volatile int *stop, bool *stopped, lp_error *err)
 {
+	*stopped = false;
 	if (path)
 		return lp_trace_load(t, path, 0, NULL, err);
 	lp_trace_init(t, 0);
 	for (size_t i = 0; i < n; i++) {
+		if (stop && i % LOAD_STOP_EVERY == 0 && *stop) {
+			lp_trace_clear(t);
+			*stopped = true;
+			return 0;
+		}
 		int rc = lp_trace_add(t, 'r', canonical[i], err);
 		if (rc) {
 			lp_error inner = *err;
@@ -152,7 +164,7 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	const lp_policy_info **policy = NULL;
 	size_t npolicies = 0;
 	lp_sim_list lists[2] = {{0}, {0}};
-	lp_trace t = {0};
+	lp_trace t = {.spill = {-1, -1}}; /* as lp_trace_clear leaves it: no file to close */
 	lp_sim_plan plan = {0};
 	char **texts = g_new0(char *, LP_SIM_OPTION_TEXTS);
 	lp_policy_settings *settings = g_new0(lp_policy_settings, lp_npolicies);
@@ -175,8 +187,14 @@ int lp_simulate_request(const char *path, const uint64_t *canonical, size_t n,
 	if ((rq->sample_rate || rq->sample_pages) &&
 	    lp_sim_sampling_check(policy, npolicies, err))
 		goto out;
-	if (load(&t, path, canonical, n, err) ||
-	    lp_sim_check_space(&t, path ? path : "lp_simulate: canonical", err) ||
+	bool stopped;
+	if (load(&t, path, canonical, n, rq->stop, &stopped, err))
+		goto out;
+	if (stopped) {
+		result = 1;
+		goto out;
+	}
+	if (lp_sim_check_space(&t, path ? path : "lp_simulate: canonical", err) ||
 	    lp_sim_check_curves(&t, policy, npolicies, path ? path : "lp_simulate: canonical", err) ||
 	    lp_sim_plan_init(&plan, &t, policy, npolicies, &lists[0], &lists[1], rq->sample_rate,
 			     rq->sample_pages, &options, err))
