@@ -285,10 +285,7 @@ int lp_sim_check_curves(const lp_trace *t, const lp_policy_info *const *policies
 	for (size_t k = 0; k < n; k++) {
 		const lp_policy_info *p = policies[k];
 		if (p->curve && p->curve_pages && t->pages > p->curve_pages)
-			return lp_fail(err, LP_EINPUT,
-				       "%s: %" PRIu64 " distinct pages, more than %s's whole curve "
-				       "holds (%" PRIu64 ")",
-				       name, (uint64_t)t->pages, p->name, p->curve_pages);
+			return lp_policy_refuse_pages(p, name, t->pages, err);
 	}
 	return 0;
 }

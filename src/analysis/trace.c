@@ -121,7 +121,8 @@ static int make_room(lp_trace *t, lp_error *err)
 }
 
 /* The first reference of canonical: its dense number, or LP_NO_PAGE with
- * err set past LP_TRACE_MAX_PAGES. Out of line: once a page. */
+ * err set past LP_TRACE_MAX_PAGES (past LP_STACKDIST_MAX_PAGES, lru's
+ * curve_pages, with LP_TRACE_LRU_ONLY). Out of line: once a page. */
 G_NO_INLINE static lp_pageno number_page(lp_trace *t, uint64_t canonical, lp_error *err)
 {
 	if (t->pages == LP_TRACE_MAX_PAGES) {
@@ -130,8 +131,7 @@ G_NO_INLINE static lp_pageno number_page(lp_trace *t, uint64_t canonical, lp_err
 		return LP_NO_PAGE;
 	}
 	if (t->lru && t->pages == LP_STACKDIST_MAX_PAGES) {
-		lp_fail(err, LP_EINPUT, "more than %" G_GUINT64_FORMAT " distinct pages, the most "
-			"the whole LRU curve holds", LP_STACKDIST_MAX_PAGES);
+		lp_policy_refuse_pages(lp_policy_find("lru"), NULL, (uint64_t)t->pages + 1, err);
 		return LP_NO_PAGE;
 	}
 	if (t->pages == t->pages_cap) {
@@ -188,6 +188,14 @@ void lp_trace_done(lp_trace *t)
 	}
 }
 
+int lp_trace_name_failure(const char *path, lp_error *err)
+{
+	char what[sizeof err->msg];
+	g_strlcpy(what, err->msg, sizeof what);
+	return lp_fail(err, err->status, "%s: %s", strcmp(path, "-") ? path : "standard input",
+		       what);
+}
+
 int lp_trace_load(lp_trace *t, const char *path, unsigned flags, const lp_progress *progress,
 		  lp_error *err)
 {
@@ -200,12 +208,8 @@ int lp_trace_load(lp_trace *t, const char *path, unsigned flags, const lp_progre
 	int rc = 0;
 	for (lp_basic_block b; !rc && (b = lp_basic_iter_next(&in)).len;) {
 		for (size_t k = 0; k < b.len && !rc; k++)
-			if ((rc = lp_trace_add(t, b.ref[k].type, b.ref[k].canonical, err))) {
-				char what[sizeof err->msg];
-				g_strlcpy(what, err->msg, sizeof what);
-				lp_fail(err, rc, "%s: %s", strcmp(path, "-") ? path : "standard input",
-					what);
-			}
+			if ((rc = lp_trace_add(t, b.ref[k].type, b.ref[k].canonical, err)))
+				lp_trace_name_failure(path, err);
 		lp_progress_records(progress, in.done);
 	}
 	int read_rc = lp_basic_iter_clear(&in);

@@ -105,11 +105,17 @@ enum {
 void lp_trace_init(lp_trace *t, unsigned flags);
 /* Add the next reference (dropped with LP_TRACE_USER_ONLY when type is R W or I).
  * 0, or LP_EINPUT with err set when it would be page LP_TRACE_MAX_PAGES
- * + 1 (the message names what, not where: the caller adds the file), or
+ * + 1, or with LP_TRACE_LRU_ONLY page LP_STACKDIST_MAX_PAGES + 1
+ * (lp_policy_refuse_pages's message, as lp_sim_check_curves's; the
+ * message names what, not where: the caller adds the file,
+ * lp_trace_name_failure), or
  * LP_EIO when the temporary files cannot take the window. */
 int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err);
 /* Adding is over: the map is freed, the window trimmed. */
 void lp_trace_done(lp_trace *t);
+/* err's message (lp_trace_add's) prefixed with the stream's name, path
+ * ("standard input" for "-"); returns err->status. */
+int lp_trace_name_failure(const char *path, lp_error *err);
 /* lp_trace_init, then every reference of the basic merge stream path
  * ('-': standard input), then lp_trace_done, telling progress (may be
  * NULL) the references read. 0, or the reader's lp_status with err set (the message naming the file and line or record); t is
