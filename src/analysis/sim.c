@@ -241,8 +241,7 @@ uint64_t *lp_sim_opt_distances(const lp_trace *t, const lp_curve_tick *tick)
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
 	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;) {
-		for (size_t k = 0; k < b.len; k++)
-			hist[lp_optdist_access(&o, b.page[k])]++;
+		lp_optdist_count(&o, b.page, b.len, hist);
 		if (!lp_curve_ticked(tick, b.len))
 			break;
 	}
