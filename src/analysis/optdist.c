@@ -14,8 +14,10 @@ typedef struct octet {
 	int8_t sum, min; /* as a node's, for the eight stamps */
 } octet;
 
-/* By two bytes of a block's bits. */
+/* By two bytes of a block's bits; and which of their pages' stamps is
+ * the earliest whose steps after it are the min (0 .. 7, or 8 if none). */
 static octet octets[1 << 16];
+static uint8_t earliest_min[1 << 16];
 
 /* The table, once for every lp_optdist: from the latest of the eight
  * stamps (stamp i's page bit at i % 4 + i / 4 * 8, its marker's 4 above). */
@@ -25,14 +27,17 @@ static void make_octets(void)
 	if (!g_once_init_enter(&made))
 		return;
 	for (unsigned x = 0; x < G_N_ELEMENTS(octets); x++) {
-		int after = 0, min = NO_PAGES_8;
+		int after = 0, min = NO_PAGES_8, at = 8;
 		for (int i = 7; i >= 0; i--) {
 			unsigned bit = (unsigned)(i % 4 + i / 4 * 8);
-			if ((x >> bit & 1) && after < min)
+			if ((x >> bit & 1) && after <= min) {
 				min = after;
+				at = i;
+			}
 			after += (int)(x >> (bit + 4) & 1) - (int)(x >> bit & 1);
 		}
 		octets[x] = (octet){(int8_t)after, (int8_t)min};
+		earliest_min[x] = (uint8_t)at;
 	}
 	g_once_init_leave(&made, 1);
 }
@@ -197,7 +202,7 @@ static void compact(lp_optdist *o)
 }
 
 /* The earliest page's stamp in block l after lo where the balance is
- * 0, after the block's steps summing to after; NEVER if none. Four
+ * 0, after the block's steps summing to after; NEVER if none. Eight
  * stamps at a time, pages at lo or before left out (no step after lo
  * is theirs). */
 static uint32_t zero_in_block(const lp_optdist *o, uint32_t l, uint32_t lo, int32_t after)
@@ -213,18 +218,14 @@ static uint32_t zero_in_block(const lp_optdist *o, uint32_t l, uint32_t lo, int3
 	}
 	int32_t rest = leaf.sum + after; /* steps after stamps 8j .. 8j + 7 */
 	for (unsigned j = 0; j < BLOCK / 8; j++) {
-		unsigned mine = octet_at(all, j), pages = octet_at(bits, j);
-		rest -= octets[mine].sum;
+		unsigned pages = octet_at(bits, j);
+		rest -= octets[octet_at(all, j)].sum;
+		/* The balance is never negative at a page: 0 is the min. (The
+		 * pages left out are before the others: no step after those
+		 * is theirs.) */
 		octet e = octets[pages];
-		if (e.min == NO_PAGES_8 || e.min + rest != 0)
-			continue;
-		int32_t within = octets[mine].sum;
-		for (unsigned i = 0; i < 8; i++) {
-			unsigned bit = i % 4 + i / 4 * 8;
-			within -= (int32_t)(mine >> (bit + 4) & 1) - (int32_t)(mine >> bit & 1);
-			if ((pages >> bit & 1) && rest + within == 0)
-				return l * BLOCK + 8 * j + i;
-		}
+		if (e.min != NO_PAGES_8 && e.min + rest == 0)
+			return l * BLOCK + 8 * j + earliest_min[pages];
 	}
 	return NEVER;
 }
