@@ -201,6 +201,39 @@ static void compact(lp_optdist *o)
 		o->mark[n] = MIN(o->mark[2 * n], o->mark[2 * n + 1]);
 }
 
+void lp_optdist_grow(lp_optdist *o, lp_pageno pages)
+{
+	if (pages <= o->pages)
+		return;
+	g_assert(pages <= LP_OPTDIST_MAX_PAGES);
+	/* By doubling: a renumbering of every stamp each time. */
+	size_t n = MAX((uint64_t)pages, MIN(2 * (uint64_t)o->pages, LP_OPTDIST_MAX_PAGES));
+	o->stamp = g_renew(uint32_t, o->stamp, n);
+	memset(o->stamp + o->pages, 0xff, (n - o->pages) * sizeof *o->stamp);
+	uint32_t ccap = o->ccap;
+	while (ccap < (uint64_t)n + 1)
+		ccap *= 2;
+	if (ccap != o->ccap) {
+		uint32_t *mark = g_new(uint32_t, 2 * ccap);
+		memset(mark, 0xff, 2 * ccap * sizeof *mark);
+		memcpy(mark + ccap, o->mark + o->ccap, o->ccap * sizeof *mark);
+		for (uint32_t m = ccap - 1; m >= 1; m--)
+			mark[m] = MIN(mark[2 * m], mark[2 * m + 1]);
+		g_free(o->mark);
+		o->mark = mark;
+		o->ccap = ccap;
+	}
+	uint32_t cap = o->cap;
+	while (cap < 3 * (uint64_t)n)
+		cap *= 2;
+	if (cap != o->cap) { /* the stamps renumbered into the new room */
+		o->cap = cap;
+		o->tree = g_renew(lp_optdist_node, o->tree, 2 * (cap / BLOCK));
+		compact(o);
+	}
+	o->pages = (lp_pageno)n;
+}
+
 /* The earliest page's stamp in block l after lo where the balance is
  * 0, after the block's steps summing to after; NEVER if none. Eight
  * stamps at a time, pages at lo or before left out (no step after lo

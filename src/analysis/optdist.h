@@ -62,6 +62,9 @@ typedef struct lp_optdist {
 #define LP_OPTDIST_MAX_PAGES ((UINT64_C(1) << 29) - 1)
 
 void lp_optdist_init(lp_optdist *o, lp_pageno pages);
+/* Room for pages below pages too (the stream's distances unchanged):
+ * for a stream whose pages are counted as it is read. */
+void lp_optdist_grow(lp_optdist *o, lp_pageno pages);
 void lp_optdist_clear(lp_optdist *o);
 /* Reference page: its OPT stack distance, 0 for a first reference. */
 uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page);

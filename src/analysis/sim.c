@@ -211,9 +211,9 @@ void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64
 
 uint64_t *lp_sim_lru_distances(const lp_trace *t, const lp_curve_tick *tick)
 {
-	if (t->lru_hist) { /* counted while the stream was read (LP_TRACE_LRU_ONLY) */
+	if (t->flags & LP_TRACE_LRU_ONLY) { /* counted while the stream was read */
 		lp_curve_ticked(tick, t->n);
-		return g_memdup2(t->lru_hist, ((size_t)t->pages + 1) * sizeof *t->lru_hist);
+		return g_memdup2(t->curve_hist, ((size_t)t->pages + 1) * sizeof *t->curve_hist);
 	}
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
 	lp_stackdist s;
@@ -235,6 +235,10 @@ uint64_t *lp_sim_lru_distances(const lp_trace *t, const lp_curve_tick *tick)
 
 uint64_t *lp_sim_opt_distances(const lp_trace *t, const lp_curve_tick *tick)
 {
+	if (t->flags & LP_TRACE_OPT_ONLY) { /* counted while the stream was read */
+		lp_curve_ticked(tick, t->n);
+		return g_memdup2(t->curve_hist, ((size_t)t->pages + 1) * sizeof *t->curve_hist);
+	}
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
 	lp_optdist o;
 	lp_optdist_init(&o, t->pages);

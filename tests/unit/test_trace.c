@@ -211,3 +211,18 @@ Test(trace, lru_only_refuses_more_pages_than_the_curve_holds)
 	t.pages = held;
 	lp_trace_clear(&t);
 }
+
+/* LP_TRACE_OPT_ONLY likewise past the whole OPT curve's pages. */
+Test(trace, opt_only_refuses_more_pages_than_the_curve_holds)
+{
+	lp_trace t;
+	lp_trace_init(&t, LP_TRACE_OPT_ONLY);
+	cr_assert_eq(lp_trace_add(&t, 'r', 7, &err), 0, "%s", err.msg);
+	lp_pageno held = t.pages;
+	t.pages = (lp_pageno)LP_OPTDIST_MAX_PAGES;
+	cr_assert_eq(lp_trace_add(&t, 'r', 8, &err), LP_EINPUT);
+	cr_assert_str_eq(err.msg, "536870912 distinct pages, more than opt's whole curve holds "
+				  "(536870911)");
+	t.pages = held;
+	lp_trace_clear(&t);
+}
