@@ -174,14 +174,18 @@ static void compact(lp_optdist *o)
 	uint32_t *renumber = g_new(uint32_t, o->now);
 	uint32_t k = 0, blocks = o->cap / BLOCK;
 	uint64_t *packed = g_new0(uint64_t, blocks);
-	for (uint32_t s = 0; s < o->now; s++) {
-		uint64_t bits = o->bits[s / BLOCK];
-		renumber[s] = k;
-		if (!(bits & (page_bit(s) | marker_bit(s))))
-			continue;
-		packed[k / BLOCK] |= (bits & page_bit(s) ? page_bit(k) : 0) |
-				     (bits & marker_bit(s) ? marker_bit(k) : 0);
-		k++;
+	/* Only the live stamps (a page's or a marker's), a block's found by
+	 * its bits: the others are asked about by no page and no marker. */
+	for (uint32_t b = 0; b < (o->now + BLOCK - 1) / BLOCK; b++) {
+		uint64_t bits = o->bits[b];
+		for (uint64_t live = (bits | bits >> 4) & UINT64_C(0x0f0f0f0f0f0f0f0f); live;
+		     live &= live - 1) {
+			unsigned at = (unsigned)__builtin_ctzll(live);
+			renumber[b * BLOCK + at / 8 * 4 + at % 8] = k;
+			packed[k / BLOCK] |= (bits >> at & 1 ? page_bit(k) : 0) |
+					     (bits >> (at + 4) & 1 ? marker_bit(k) : 0);
+			k++;
+		}
 	}
 	g_free(o->bits);
 	o->bits = packed;
