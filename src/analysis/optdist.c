@@ -9,6 +9,39 @@
 #define NO_PAGES_8 INT8_MAX
 #define BLOCK LP_OPTDIST_BLOCK
 
+/* A byte of a block's bits holds four stamps (below); two bytes, eight. */
+typedef struct octet {
+	int8_t sum, min; /* as a node's, for the eight stamps */
+} octet;
+
+/* By two bytes of a block's bits; and which of their pages' stamps is
+ * the earliest whose steps after it are the min (0 .. 7, or 8 if none). */
+static octet octets[1 << 16];
+static uint8_t earliest_min[1 << 16];
+
+/* The table, once for every lp_optdist: from the latest of the eight
+ * stamps (stamp i's page bit at i % 4 + i / 4 * 8, its marker's 4 above). */
+static void make_octets(void)
+{
+	static gsize made;
+	if (!g_once_init_enter(&made))
+		return;
+	for (unsigned x = 0; x < G_N_ELEMENTS(octets); x++) {
+		int after = 0, min = NO_PAGES_8, at = 8;
+		for (int i = 7; i >= 0; i--) {
+			unsigned bit = (unsigned)(i % 4 + i / 4 * 8);
+			if ((x >> bit & 1) && after <= min) {
+				min = after;
+				at = i;
+			}
+			after += (int)(x >> (bit + 4) & 1) - (int)(x >> bit & 1);
+		}
+		octets[x] = (octet){(int8_t)after, (int8_t)min};
+		earliest_min[x] = (uint8_t)at;
+	}
+	g_once_init_leave(&made, 1);
+}
+
 void lp_optdist_init(lp_optdist *o, lp_pageno pages)
 {
 	memset(o, 0, sizeof *o);
@@ -31,15 +64,7 @@ void lp_optdist_init(lp_optdist *o, lp_pageno pages)
 	o->mark = g_new(uint32_t, 2 * o->ccap);
 	memset(o->mark, 0xff, 2 * o->ccap * sizeof *o->mark);
 	o->pages = (lp_pageno)n;
-	for (unsigned i = 0; i < 256; i++) {
-		int after = 0, min = NO_PAGES_8;
-		for (int b = 3; b >= 0; b--) {
-			if ((i >> b & 1) && after < min)
-				min = after;
-			after += (int)(i >> (b + 4) & 1) - (int)(i >> b & 1);
-		}
-		o->nibble[i] = (lp_optdist_nibble){(int8_t)after, (int8_t)min};
-	}
+	make_octets();
 }
 
 void lp_optdist_clear(lp_optdist *o)
@@ -59,7 +84,7 @@ static inline void pull(lp_optdist_node *tree, uint32_t n)
 }
 
 /* A block's bits: byte j holds stamps 4j .. 4j + 3, pages' in its low
- * nibble, markers' in its high one, so that a byte indexes the table. */
+ * nibble, markers' in its high one, so that two bytes index the table. */
 static inline uint64_t page_bit(uint32_t s)
 {
 	return UINT64_C(1) << (s % BLOCK / 4 * 8 + s % 4);
@@ -70,9 +95,10 @@ static inline uint64_t marker_bit(uint32_t s)
 	return page_bit(s) << 4;
 }
 
-static inline unsigned nibble_at(uint64_t bits, unsigned j)
+/* Bytes 2j and 2j + 1: stamps 8j .. 8j + 7. */
+static inline unsigned octet_at(uint64_t bits, unsigned j)
 {
-	return (unsigned)(bits >> (8 * j)) & 255;
+	return (unsigned)(bits >> (16 * j)) & 0xffff;
 }
 
 /* The leaf of block b, from its bits. */
@@ -80,8 +106,8 @@ static lp_optdist_node block_of(const lp_optdist *o, uint32_t b)
 {
 	uint64_t bits = o->bits[b];
 	int32_t after = 0, min = NO_PAGES;
-	for (unsigned j = BLOCK / 4; j-- > 0;) {
-		lp_optdist_nibble e = o->nibble[nibble_at(bits, j)];
+	for (unsigned j = BLOCK / 8; j-- > 0;) {
+		octet e = octets[octet_at(bits, j)];
 		if (e.min != NO_PAGES_8 && e.min + after < min)
 			min = e.min + after;
 		after += e.sum;
@@ -148,14 +174,18 @@ static void compact(lp_optdist *o)
 	uint32_t *renumber = g_new(uint32_t, o->now);
 	uint32_t k = 0, blocks = o->cap / BLOCK;
 	uint64_t *packed = g_new0(uint64_t, blocks);
-	for (uint32_t s = 0; s < o->now; s++) {
-		uint64_t bits = o->bits[s / BLOCK];
-		renumber[s] = k;
-		if (!(bits & (page_bit(s) | marker_bit(s))))
-			continue;
-		packed[k / BLOCK] |= (bits & page_bit(s) ? page_bit(k) : 0) |
-				     (bits & marker_bit(s) ? marker_bit(k) : 0);
-		k++;
+	/* Only the live stamps (a page's or a marker's), a block's found by
+	 * its bits: the others are asked about by no page and no marker. */
+	for (uint32_t b = 0; b < (o->now + BLOCK - 1) / BLOCK; b++) {
+		uint64_t bits = o->bits[b];
+		for (uint64_t live = (bits | bits >> 4) & UINT64_C(0x0f0f0f0f0f0f0f0f); live;
+		     live &= live - 1) {
+			unsigned at = (unsigned)__builtin_ctzll(live);
+			renumber[b * BLOCK + at / 8 * 4 + at % 8] = k;
+			packed[k / BLOCK] |= (bits >> at & 1 ? page_bit(k) : 0) |
+					     (bits >> (at + 4) & 1 ? marker_bit(k) : 0);
+			k++;
+		}
 	}
 	g_free(o->bits);
 	o->bits = packed;
@@ -175,8 +205,41 @@ static void compact(lp_optdist *o)
 		o->mark[n] = MIN(o->mark[2 * n], o->mark[2 * n + 1]);
 }
 
+void lp_optdist_grow(lp_optdist *o, lp_pageno pages)
+{
+	if (pages <= o->pages)
+		return;
+	g_assert(pages <= LP_OPTDIST_MAX_PAGES);
+	/* By doubling: a renumbering of every stamp each time. */
+	size_t n = MAX((uint64_t)pages, MIN(2 * (uint64_t)o->pages, LP_OPTDIST_MAX_PAGES));
+	o->stamp = g_renew(uint32_t, o->stamp, n);
+	memset(o->stamp + o->pages, 0xff, (n - o->pages) * sizeof *o->stamp);
+	uint32_t ccap = o->ccap;
+	while (ccap < (uint64_t)n + 1)
+		ccap *= 2;
+	if (ccap != o->ccap) {
+		uint32_t *mark = g_new(uint32_t, 2 * ccap);
+		memset(mark, 0xff, 2 * ccap * sizeof *mark);
+		memcpy(mark + ccap, o->mark + o->ccap, o->ccap * sizeof *mark);
+		for (uint32_t m = ccap - 1; m >= 1; m--)
+			mark[m] = MIN(mark[2 * m], mark[2 * m + 1]);
+		g_free(o->mark);
+		o->mark = mark;
+		o->ccap = ccap;
+	}
+	uint32_t cap = o->cap;
+	while (cap < 3 * (uint64_t)n)
+		cap *= 2;
+	if (cap != o->cap) { /* the stamps renumbered into the new room */
+		o->cap = cap;
+		o->tree = g_renew(lp_optdist_node, o->tree, 2 * (cap / BLOCK));
+		compact(o);
+	}
+	o->pages = (lp_pageno)n;
+}
+
 /* The earliest page's stamp in block l after lo where the balance is
- * 0, after the block's steps summing to after; NEVER if none. Four
+ * 0, after the block's steps summing to after; NEVER if none. Eight
  * stamps at a time, pages at lo or before left out (no step after lo
  * is theirs). */
 static uint32_t zero_in_block(const lp_optdist *o, uint32_t l, uint32_t lo, int32_t after)
@@ -190,19 +253,16 @@ static uint32_t zero_in_block(const lp_optdist *o, uint32_t l, uint32_t lo, int3
 		bits &= ~(UINT64_C(0x0f0f0f0f0f0f0f0f) & ((UINT64_C(1) << (8 * byte)) - 1));
 		bits &= ~((page_bit(lo) << 1) - (UINT64_C(1) << (8 * byte)));
 	}
-	int32_t rest = leaf.sum + after; /* steps after nibble j */
-	for (unsigned j = 0; j < BLOCK / 4; j++) {
-		unsigned mine = nibble_at(all, j), pages = nibble_at(bits, j);
-		rest -= o->nibble[mine].sum;
-		lp_optdist_nibble e = o->nibble[pages];
-		if (e.min == NO_PAGES_8 || e.min + rest != 0)
-			continue;
-		int32_t within = o->nibble[mine].sum;
-		for (unsigned i = 0; i < 4; i++) {
-			within -= (int32_t)(mine >> (i + 4) & 1) - (int32_t)(mine >> i & 1);
-			if ((pages >> i & 1) && rest + within == 0)
-				return l * BLOCK + 4 * j + i;
-		}
+	int32_t rest = leaf.sum + after; /* steps after stamps 8j .. 8j + 7 */
+	for (unsigned j = 0; j < BLOCK / 8; j++) {
+		unsigned pages = octet_at(bits, j);
+		rest -= octets[octet_at(all, j)].sum;
+		/* The balance is never negative at a page: 0 is the min. (The
+		 * pages left out are before the others: no step after those
+		 * is theirs.) */
+		octet e = octets[pages];
+		if (e.min != NO_PAGES_8 && e.min + rest == 0)
+			return l * BLOCK + 8 * j + earliest_min[pages];
 	}
 	return NEVER;
 }
@@ -311,4 +371,24 @@ uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page)
 	lose(o, s, m);
 	append(o, t, 0);
 	return c;
+}
+
+void lp_optdist_count(lp_optdist *o, const lp_pageno *page, size_t len, uint64_t *hist)
+{
+	/* A page's stamp first, and its block once the stamp is there
+	 * (stale when the page comes sooner or the stamps are renumbered:
+	 * only a wasted fetch). */
+	enum { STAMP_AHEAD = 24, BLOCK_AHEAD = 8 };
+	for (size_t k = 0; k < len; k++) {
+		if (k + STAMP_AHEAD < len)
+			__builtin_prefetch(&o->stamp[page[k + STAMP_AHEAD]]);
+		if (k + BLOCK_AHEAD < len) {
+			uint32_t s = o->stamp[page[k + BLOCK_AHEAD]];
+			if (s < o->cap) {
+				__builtin_prefetch(&o->bits[s / BLOCK]);
+				__builtin_prefetch(&o->tree[o->cap / BLOCK + s / BLOCK]);
+			}
+		}
+		hist[lp_optdist_access(o, page[k])]++;
+	}
 }

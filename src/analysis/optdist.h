@@ -41,13 +41,9 @@ typedef struct lp_optdist_node {
 } lp_optdist_node;
 
 /* Stamps a leaf of the balance's tree sums up, as bits (a page's last
- * reference, a marker) read four stamps at a time from a table: cheaper
- * than five more levels of tree. */
+ * reference, a marker) read eight stamps at a time from a table (128
+ * KiB, optdist.c): cheaper than five more levels of tree. */
 #define LP_OPTDIST_BLOCK 32
-
-typedef struct lp_optdist_nibble {
-	int8_t sum, min; /* as a node's, for four stamps */
-} lp_optdist_nibble;
 
 typedef struct lp_optdist {
 	uint64_t *bits;        /* block -> its pages' and markers' stamps (optdist.c) */
@@ -57,7 +53,6 @@ typedef struct lp_optdist {
 	uint32_t *mark;        /* min tree over capacities: leaves at ccap + c */
 	uint32_t ccap;
 	lp_pageno pages, seen;
-	lp_optdist_nibble nibble[256]; /* by 4 pages' bits | 4 markers' bits << 4 */
 } lp_optdist;
 
 /* Room for pages below pages (fewer than 2^29). */
@@ -67,8 +62,15 @@ typedef struct lp_optdist {
 #define LP_OPTDIST_MAX_PAGES ((UINT64_C(1) << 29) - 1)
 
 void lp_optdist_init(lp_optdist *o, lp_pageno pages);
+/* Room for pages below pages too (the stream's distances unchanged):
+ * for a stream whose pages are counted as it is read. */
+void lp_optdist_grow(lp_optdist *o, lp_pageno pages);
 void lp_optdist_clear(lp_optdist *o);
 /* Reference page: its OPT stack distance, 0 for a first reference. */
 uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page);
+/* Reference page[0 .. len) in order, hist[distance]++ for each: the
+ * pages ahead are known, so their stamps and blocks are fetched into the
+ * cache while the one before is worked on. */
+void lp_optdist_count(lp_optdist *o, const lp_pageno *page, size_t len, uint64_t *hist);
 
 #endif

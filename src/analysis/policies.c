@@ -5,6 +5,7 @@
 #include "analysis/policy.h"
 
 #include <glib.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "core/numbers.h"
@@ -28,6 +29,15 @@ const lp_policy_info *lp_policy_find(const char *name)
 		if (strcmp(lp_policies[i]->name, name) == 0)
 			return lp_policies[i];
 	return NULL;
+}
+
+int lp_policy_refuse_pages(const lp_policy_info *p, const char *name, uint64_t pages,
+			   lp_error *err)
+{
+	return lp_fail(err, LP_EINPUT,
+		       "%s%s%" PRIu64 " distinct pages, more than %s's whole curve holds (%" PRIu64
+		       ")",
+		       name ? name : "", name ? ": " : "", pages, p->name, p->curve_pages);
 }
 
 size_t lp_policy_index(const lp_policy_info *p)

@@ -192,6 +192,12 @@ static inline uint64_t lp_opt_key(uint64_t next, uint64_t t)
 	return next != LP_NEVER ? next : (UINT64_C(1) << 63) + ((UINT64_C(1) << 62) - t);
 }
 
+/* LP_EINPUT with err set to "NAME: PAGES distinct pages, more than P's
+ * whole curve holds (P's curve_pages)", the one wording of this refusal;
+ * without "NAME: " when name is NULL (a caller that names the stream
+ * itself, lp_trace_add's). */
+int lp_policy_refuse_pages(const lp_policy_info *p, const char *name, uint64_t pages,
+			   lp_error *err);
 /* The row named name (the whole string), or NULL. */
 const lp_policy_info *lp_policy_find(const char *name);
 /* The names of the rows for which keep(row) holds (NULL: every row),

@@ -213,9 +213,9 @@ void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64
 
 uint64_t *lp_sim_lru_distances(const lp_trace *t, const lp_curve_tick *tick)
 {
-	if (t->lru_hist) { /* counted while the stream was read (LP_TRACE_LRU_ONLY) */
+	if (t->flags & LP_TRACE_LRU_ONLY) { /* counted while the stream was read */
 		lp_curve_ticked(tick, t->n);
-		return g_memdup2(t->lru_hist, ((size_t)t->pages + 1) * sizeof *t->lru_hist);
+		return g_memdup2(t->curve_hist, ((size_t)t->pages + 1) * sizeof *t->curve_hist);
 	}
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
 	lp_stackdist s;
@@ -237,14 +237,17 @@ uint64_t *lp_sim_lru_distances(const lp_trace *t, const lp_curve_tick *tick)
 
 uint64_t *lp_sim_opt_distances(const lp_trace *t, const lp_curve_tick *tick)
 {
+	if (t->flags & LP_TRACE_OPT_ONLY) { /* counted while the stream was read */
+		lp_curve_ticked(tick, t->n);
+		return g_memdup2(t->curve_hist, ((size_t)t->pages + 1) * sizeof *t->curve_hist);
+	}
 	uint64_t *hist = g_new0(uint64_t, (size_t)t->pages + 1);
 	lp_optdist o;
 	lp_optdist_init(&o, t->pages);
 	lp_trace_iter it;
 	lp_trace_iter_init(&it, t, false);
 	for (lp_trace_block b; (b = lp_trace_iter_next(&it)).len;) {
-		for (size_t k = 0; k < b.len; k++)
-			hist[lp_optdist_access(&o, b.page[k])]++;
+		lp_optdist_count(&o, b.page, b.len, hist);
 		if (!lp_curve_ticked(tick, b.len))
 			break;
 	}
@@ -287,10 +290,7 @@ int lp_sim_check_curves(const lp_trace *t, const lp_policy_info *const *policies
 	for (size_t k = 0; k < n; k++) {
 		const lp_policy_info *p = policies[k];
 		if (p->curve && p->curve_pages && t->pages > p->curve_pages)
-			return lp_fail(err, LP_EINPUT,
-				       "%s: %" PRIu64 " distinct pages, more than %s's whole curve "
-				       "holds (%" PRIu64 ")",
-				       name, (uint64_t)t->pages, p->name, p->curve_pages);
+			return lp_policy_refuse_pages(p, name, t->pages, err);
 	}
 	return 0;
 }

@@ -89,8 +89,8 @@ void lp_sim_params(const lp_sim_options *o, const lp_policy_info *policy, uint64
 /* hist[d], d = 1 .. D (D + 1 entries, hist[0] unused): the references at
  * LRU stack distance d (stackdist.h); at OPT stack distance d (optdist.h,
  * no next uses needed). tick (may be NULL) told a block at a time; lru's
- * of a trace loaded with LP_TRACE_LRU_ONLY are the ones counted then,
- * tick told once. g_free them. */
+ * of a trace loaded with LP_TRACE_LRU_ONLY, opt's with LP_TRACE_OPT_ONLY,
+ * are the ones counted then, tick told once. g_free them. */
 uint64_t *lp_sim_lru_distances(const lp_trace *t, const lp_curve_tick *tick);
 uint64_t *lp_sim_opt_distances(const lp_trace *t, const lp_curve_tick *tick);
 /* Faults of a stack algorithm at each of sizes[0, m) (ascending) from its

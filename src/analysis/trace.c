@@ -17,13 +17,17 @@ void lp_trace_init(lp_trace *t, unsigned flags)
 	memset(t, 0, sizeof *t);
 	t->flags = flags;
 	/* Counted a block at a time, the window stays in the cache. */
-	t->window_refs = flags & LP_TRACE_LRU_ONLY ? LP_TRACE_BLOCK_REFS : LP_TRACE_WINDOW_REFS;
+	t->window_refs = flags & (LP_TRACE_LRU_ONLY | LP_TRACE_OPT_ONLY) ? LP_TRACE_BLOCK_REFS
+									 : LP_TRACE_WINDOW_REFS;
 	t->next_use_refs = LP_TRACE_NEXT_USE_REFS;
 	t->spill[0] = t->spill[1] = -1;
 	lp_page_numbers_init(&t->ids);
 	if (flags & LP_TRACE_LRU_ONLY) {
 		t->lru = g_new(lp_stackdist, 1);
 		lp_stackdist_init(t->lru, 1024);
+	} else if (flags & LP_TRACE_OPT_ONLY) {
+		t->opt = g_new(lp_optdist, 1);
+		lp_optdist_init(t->opt, 1024);
 	}
 }
 
@@ -86,29 +90,35 @@ static int file_window(lp_trace *t, lp_error *err)
 	return 0;
 }
 
-/* LP_TRACE_LRU_ONLY: the window's references counted, the window empty
- * again. */
+/* LP_TRACE_LRU_ONLY, LP_TRACE_OPT_ONLY: the window's references counted,
+ * the window empty again. */
 static void count_window(lp_trace *t)
 {
-	lp_stackdist_grow(t->lru, t->pages);
-	if (t->lru_hist_cap < (uint64_t)t->pages + 1) {
-		uint64_t cap = MAX((uint64_t)t->pages + 1, 2 * t->lru_hist_cap);
-		t->lru_hist = g_renew(uint64_t, t->lru_hist, cap);
-		memset(t->lru_hist + t->lru_hist_cap, 0, (cap - t->lru_hist_cap) * sizeof *t->lru_hist);
-		t->lru_hist_cap = cap;
+	if (t->curve_hist_cap < (uint64_t)t->pages + 1) {
+		uint64_t cap = MAX((uint64_t)t->pages + 1, 2 * t->curve_hist_cap);
+		t->curve_hist = g_renew(uint64_t, t->curve_hist, cap);
+		memset(t->curve_hist + t->curve_hist_cap, 0,
+		       (cap - t->curve_hist_cap) * sizeof *t->curve_hist);
+		t->curve_hist_cap = cap;
 	}
-	lp_stackdist_count(t->lru, t->page, t->held, t->lru_hist);
+	if (t->lru) {
+		lp_stackdist_grow(t->lru, t->pages);
+		lp_stackdist_count(t->lru, t->page, t->held, t->curve_hist);
+	} else {
+		lp_optdist_grow(t->opt, t->pages);
+		lp_optdist_count(t->opt, t->page, t->held, t->curve_hist);
+	}
 	t->filed = t->n;
 	t->held = 0;
 }
 
 /* Room for one more reference in the window: grown by doubling up to
  * window_refs, past it written to the files (counted with
- * LP_TRACE_LRU_ONLY). */
+ * LP_TRACE_LRU_ONLY or LP_TRACE_OPT_ONLY). */
 static int make_room(lp_trace *t, lp_error *err)
 {
 	uint64_t window = MAX(t->window_refs, 1);
-	if (t->cap >= window && t->lru) {
+	if (t->cap >= window && (t->lru || t->opt)) {
 		count_window(t);
 		return 0;
 	}
@@ -121,7 +131,8 @@ static int make_room(lp_trace *t, lp_error *err)
 }
 
 /* The first reference of canonical: its dense number, or LP_NO_PAGE with
- * err set past LP_TRACE_MAX_PAGES. Out of line: once a page. */
+ * err set past LP_TRACE_MAX_PAGES (past LP_STACKDIST_MAX_PAGES, lru's
+ * curve_pages, with LP_TRACE_LRU_ONLY). Out of line: once a page. */
 G_NO_INLINE static lp_pageno number_page(lp_trace *t, uint64_t canonical, lp_error *err)
 {
 	if (t->pages == LP_TRACE_MAX_PAGES) {
@@ -130,8 +141,11 @@ G_NO_INLINE static lp_pageno number_page(lp_trace *t, uint64_t canonical, lp_err
 		return LP_NO_PAGE;
 	}
 	if (t->lru && t->pages == LP_STACKDIST_MAX_PAGES) {
-		lp_fail(err, LP_EINPUT, "more than %" G_GUINT64_FORMAT " distinct pages, the most "
-			"the whole LRU curve holds", LP_STACKDIST_MAX_PAGES);
+		lp_policy_refuse_pages(lp_policy_find("lru"), NULL, (uint64_t)t->pages + 1, err);
+		return LP_NO_PAGE;
+	}
+	if (t->opt && t->pages == LP_OPTDIST_MAX_PAGES) {
+		lp_policy_refuse_pages(lp_policy_find("opt"), NULL, (uint64_t)t->pages + 1, err);
 		return LP_NO_PAGE;
 	}
 	if (t->pages == t->pages_cap) {
@@ -170,11 +184,15 @@ int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err)
 void lp_trace_done(lp_trace *t)
 {
 	lp_page_numbers_clear(&t->ids);
-	if (t->lru) {
+	if (t->lru || t->opt) {
 		count_window(t);
-		t->lru_hist[0] = 0; /* first references: no distance */
-		lp_stackdist_clear(t->lru);
+		t->curve_hist[0] = 0; /* first references: no distance */
+		if (t->lru)
+			lp_stackdist_clear(t->lru);
+		else
+			lp_optdist_clear(t->opt);
 		g_clear_pointer(&t->lru, g_free);
+		g_clear_pointer(&t->opt, g_free);
 	}
 	if (t->held < t->cap) {
 		t->page = g_renew(lp_pageno, t->page, t->held);
@@ -186,6 +204,14 @@ void lp_trace_done(lp_trace *t)
 		t->first = g_renew(uint64_t, t->first, t->pages);
 		t->pages_cap = t->pages;
 	}
+}
+
+int lp_trace_name_failure(const char *path, lp_error *err)
+{
+	char what[sizeof err->msg];
+	g_strlcpy(what, err->msg, sizeof what);
+	return lp_fail(err, err->status, "%s: %s", strcmp(path, "-") ? path : "standard input",
+		       what);
 }
 
 int lp_trace_load(lp_trace *t, const char *path, unsigned flags, const lp_progress *progress,
@@ -200,12 +226,8 @@ int lp_trace_load(lp_trace *t, const char *path, unsigned flags, const lp_progre
 	int rc = 0;
 	for (lp_basic_block b; !rc && (b = lp_basic_iter_next(&in)).len;) {
 		for (size_t k = 0; k < b.len && !rc; k++)
-			if ((rc = lp_trace_add(t, b.ref[k].type, b.ref[k].canonical, err))) {
-				char what[sizeof err->msg];
-				g_strlcpy(what, err->msg, sizeof what);
-				lp_fail(err, rc, "%s: %s", strcmp(path, "-") ? path : "standard input",
-					what);
-			}
+			if ((rc = lp_trace_add(t, b.ref[k].type, b.ref[k].canonical, err)))
+				lp_trace_name_failure(path, err);
 		lp_progress_records(progress, in.done);
 	}
 	int read_rc = lp_basic_iter_clear(&in);
@@ -231,10 +253,13 @@ void lp_trace_clear(lp_trace *t)
 	g_free(t->type);
 	g_free(t->canonical);
 	g_free(t->first);
-	g_free(t->lru_hist);
+	g_free(t->curve_hist);
 	if (t->lru)
 		lp_stackdist_clear(t->lru);
 	g_free(t->lru);
+	if (t->opt)
+		lp_optdist_clear(t->opt);
+	g_free(t->opt);
 	lp_page_numbers_clear(&t->ids);
 	memset(t, 0, sizeof *t);
 	t->spill[0] = t->spill[1] = -1;

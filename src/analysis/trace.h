@@ -15,9 +15,10 @@
  *    stream's;
  *  - with LP_TRACE_LRU_ONLY (laplace sim asked for the LRU curve alone),
  *    the stream itself is not kept: each window of references, a block
- *    long, is counted into lru_hist, the histogram of LRU stack distances
- *    (stackdist.h), as it fills, and no temporary file is made; no
- *    iterator, map or next uses of such a trace;
+ *    long, is counted into curve_hist, the histogram of LRU stack
+ *    distances (stackdist.h), as it fills, and no temporary file is made;
+ *    no iterator, map or next uses of such a trace; LP_TRACE_OPT_ONLY
+ *    likewise, OPT stack distances (optdist.h);
  *  - memory: the window and O(D), however long the stream (readers add
  *    their blocks, lp_trace_map and next uses their arrays: below). The
  *    references are added to a window of window_refs (LP_TRACE_WINDOW_REFS unless changed after
@@ -51,6 +52,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analysis/optdist.h"
 #include "analysis/pagenumbers.h"
 #include "analysis/policy.h"
 #include "analysis/stackdist.h"
@@ -85,11 +87,13 @@ typedef struct lp_trace {
 	uint64_t cap;        /* the window's room */
 	lp_pageno *map_page; /* lp_trace_map's arrays, or NULL */
 	char *map_type;
-	/* With LP_TRACE_LRU_ONLY: hist[d], the references at stack distance
-	 * d, 1 <= d <= pages (hist[0] = 0); the stack while adding. */
-	uint64_t *lru_hist;
-	uint64_t lru_hist_cap;
+	/* With LP_TRACE_LRU_ONLY (LP_TRACE_OPT_ONLY): hist[d], the
+	 * references at LRU (OPT) stack distance d, 1 <= d <= pages (hist[0]
+	 * = 0); the stack while adding. */
+	uint64_t *curve_hist;
+	uint64_t curve_hist_cap;
 	lp_stackdist *lru;
+	lp_optdist *opt;
 	/* While adding. */
 	unsigned flags;
 	uint64_t pages_cap;
@@ -99,17 +103,25 @@ typedef struct lp_trace {
 enum {
 	LP_TRACE_USER_ONLY = 1,
 	LP_TRACE_LRU_ONLY = 2,
+	LP_TRACE_OPT_ONLY = 4,
 };
 
 /* flags: LP_TRACE_* (above), or 0. */
 void lp_trace_init(lp_trace *t, unsigned flags);
 /* Add the next reference (dropped with LP_TRACE_USER_ONLY when type is R W or I).
  * 0, or LP_EINPUT with err set when it would be page LP_TRACE_MAX_PAGES
- * + 1 (the message names what, not where: the caller adds the file), or
+ * + 1, or with LP_TRACE_LRU_ONLY page LP_STACKDIST_MAX_PAGES + 1 (with
+ * LP_TRACE_OPT_ONLY LP_OPTDIST_MAX_PAGES + 1)
+ * (lp_policy_refuse_pages's message, as lp_sim_check_curves's; the
+ * message names what, not where: the caller adds the file,
+ * lp_trace_name_failure), or
  * LP_EIO when the temporary files cannot take the window. */
 int lp_trace_add(lp_trace *t, char type, uint64_t canonical, lp_error *err);
 /* Adding is over: the map is freed, the window trimmed. */
 void lp_trace_done(lp_trace *t);
+/* err's message (lp_trace_add's) prefixed with the stream's name, path
+ * ("standard input" for "-"); returns err->status. */
+int lp_trace_name_failure(const char *path, lp_error *err);
 /* lp_trace_init, then every reference of the basic merge stream path
  * ('-': standard input), then lp_trace_done, telling progress (may be
  * NULL) the references read. 0, or the reader's lp_status with err set (the message naming the file and line or record); t is

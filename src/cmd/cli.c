@@ -421,7 +421,8 @@ int cli_trace_load(const char *path, const lp_merge_job *capture, unsigned flags
 	uint64_t read = 0;
 	while (!rc && (got = lp_capture_read(c, batch, BATCH, err)) > 0) {
 		for (ssize_t k = 0; k < got && !rc; k++)
-			rc = lp_trace_add(t, batch[k].type, batch[k].canonical, err);
+			if ((rc = lp_trace_add(t, batch[k].type, batch[k].canonical, err)))
+				lp_trace_name_failure(path, err);
 		lp_progress_records(progress, read += (uint64_t)got);
 	}
 	if (!rc && got < 0)

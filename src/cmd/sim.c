@@ -420,15 +420,20 @@ static int simulate(sim_request *rq, const lp_trace *t, const char *output,
 	return rc;
 }
 
-/* The LRU curve alone needs no copy of the stream: its stack distances
- * are counted as the stream is read (LP_TRACE_LRU_ONLY). */
+/* The LRU curve alone, or OPT's, needs no copy of the stream: its stack
+ * distances are counted as the stream is read (LP_TRACE_LRU_ONLY,
+ * LP_TRACE_OPT_ONLY). */
 static unsigned trace_flags(const sim_request *rq, const sim_args *a)
 {
-	const lp_policy_info *lru = lp_policy_find("lru");
-	bool lru_alone = !a->faults && !rq->sample_rate && !rq->sample_pages;
-	for (size_t k = 0; k < rq->npolicies; k++)
+	const lp_policy_info *lru = lp_policy_find("lru"), *opt = lp_policy_find("opt");
+	bool one_curve = !a->faults && !rq->sample_rate && !rq->sample_pages,
+	     lru_alone = one_curve, opt_alone = one_curve;
+	for (size_t k = 0; k < rq->npolicies; k++) {
 		lru_alone &= rq->policies[k] == lru;
-	return (a->user_only ? LP_TRACE_USER_ONLY : 0) | (lru_alone ? LP_TRACE_LRU_ONLY : 0);
+		opt_alone &= rq->policies[k] == opt;
+	}
+	return (a->user_only ? LP_TRACE_USER_ONLY : 0) | (lru_alone ? LP_TRACE_LRU_ONLY : 0) |
+	       (opt_alone ? LP_TRACE_OPT_ONLY : 0);
 }
 
 int cmd_sim(int argc, char **argv)

@@ -411,11 +411,13 @@ Test(sim, deep_curves_equal_simulation)
 	g_rand_free(rng);
 }
 
-/* The LRU curve counted as the stream is added (LP_TRACE_LRU_ONLY, no
- * copy of the stream kept) is the kept stream's, window after window,
- * pages numbered from sparse canonical numbers as the stack grows; and
- * space_time comes from the same first references. */
-Test(sim, lru_counted_while_adding_equals_the_kept_streams)
+/* A curve counted as the stream is added (flags LP_TRACE_LRU_ONLY or
+ * LP_TRACE_OPT_ONLY, no copy of the stream kept) is the kept stream's,
+ * window after window, pages numbered from sparse canonical numbers as
+ * the stack grows; and space_time comes from the same first references. */
+static void counted_while_adding_equals_kept(unsigned flags,
+					     uint64_t *(*distances)(const lp_trace *,
+								    const lp_curve_tick *))
 {
 	GRand *rng = g_rand_new_with_seed(41);
 	const size_t n = 50000;
@@ -424,16 +426,18 @@ Test(sim, lru_counted_while_adding_equals_the_kept_streams)
 		s[i] = (uint64_t)(g_rand_int_range(rng, 0, 4) ? g_rand_int_range(rng, 0, 300)
 							      : g_rand_int_range(rng, 0, 5000)) * 7919;
 	lp_trace kept = trace_in(s, n, 1000), counted;
-	lp_trace_init(&counted, LP_TRACE_LRU_ONLY);
+	lp_trace_init(&counted, flags);
 	counted.window_refs = 1000;
 	lp_error err = {0};
 	for (size_t i = 0; i < n; i++)
 		cr_assert_eq(lp_trace_add(&counted, 'r', s[i], &err), 0);
 	lp_trace_done(&counted);
 	cr_assert(kept.filed > 0, "the kept stream went to its files");
+	cr_assert_eq(counted.filed, counted.n, "the counted stream was not kept");
+	cr_assert_eq(counted.spill[0], -1);
 	cr_assert_eq(counted.n, kept.n);
 	cr_assert_eq(counted.pages, kept.pages);
-	uint64_t *want = lp_sim_lru_distances(&kept, NULL), *got = lp_sim_lru_distances(&counted, NULL);
+	uint64_t *want = distances(&kept, NULL), *got = distances(&counted, NULL);
 	cr_assert_arr_eq(got, want, ((size_t)kept.pages + 1) * sizeof *want);
 	uint64_t sizes[] = {1, 10, 300, 4000, 5000}, space_kept[N(sizes)], space_counted[N(sizes)];
 	lp_sim_fixed_space(&kept, sizes, N(sizes), space_kept);
@@ -445,6 +449,18 @@ Test(sim, lru_counted_while_adding_equals_the_kept_streams)
 	lp_trace_clear(&counted);
 	g_free(s);
 	g_rand_free(rng);
+}
+
+Test(sim, lru_counted_while_adding_equals_the_kept_streams)
+{
+	counted_while_adding_equals_kept(LP_TRACE_LRU_ONLY, lp_sim_lru_distances);
+}
+
+/* OPT's likewise, its stack grown (renumbered into more room) as pages
+ * come. */
+Test(sim, opt_counted_while_adding_equals_the_kept_streams)
+{
+	counted_while_adding_equals_kept(LP_TRACE_OPT_ONLY, lp_sim_opt_distances);
 }
 
 /* Ranges: items merged where they overlap or touch; the walk gives each
