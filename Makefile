@@ -13,11 +13,13 @@
 #                        the man pages' tables of formats,
 #                        the library's exports and contents, its installed use
 #                        from C, C++ and Python (the module also through pip),
-#                        then again under ASan+UBSan
+#                        then again under ASan+UBSan (each pass builds on every
+#                        processor, and the end-to-end cases run as many at once)
 #   make install         PREFIX=/usr/local DESTDIR= (program, the recorder in
 #                        libexec/laplace, library, header, laplace.pc, Python
 #                        module, man pages, systemd units)
 #   make fuzz            build the libFuzzer targets (clang) and run each briefly
+#                        (make -j N -O: N at once)
 #   make bench           run the benchmarks, bench/run (long; BENCH_ARGS=N for one
 #                        capture of N references)
 #   make check-slurm     batch --submit slurm on a one-node Slurm cluster of its
@@ -319,8 +321,18 @@ check-install: all
 # out (they would double its time).
 COMPARE_SUITES = e2e-widen e2e-task-bin
 
-check-plain: check-layers check-make-targets unit e2e $(COMPARE_SUITES) fuzz-replay check-exports check-man-formats \
-	check-lib-contents check-python check-python-venv check-install check-record
+# check-plain builds what its suites run on every processor first, then
+# runs the suites one after another (each runs its own tests in parallel:
+# Criterion's workers, tests/run-cases' jobs).
+NPROC := $(shell nproc)
+CHECK_SUITES = check-layers check-make-targets unit e2e $(COMPARE_SUITES) fuzz-replay check-exports \
+	check-man-formats check-lib-contents check-python check-python-venv check-install check-record
+.PHONY: check-programs
+check-programs: all $(BUILD)/unit-tests $(BUILD)/faultinject.so $(BUILD)/exchange-loop $(REPLAY_BINS) \
+	$(BUILD)/record/laplace-record-decode
+check-plain:
+	$(MAKE) -j$(NPROC) check-programs
+	$(MAKE) $(CHECK_SUITES)
 
 ASAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
@@ -384,10 +396,13 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(wildcard include/lapl
 
 .SECONDARY: $(FUZZ_LIB_OBJS)
 
-fuzz: $(FUZZ_BINS)
-	@for bin in $(FUZZ_BINS); do \
-		tests/fuzz/run-fuzzer $$bin $(FUZZ_SECONDS) $(FUZZ_OPTIONS) || exit 1; \
-	done
+# Each target's run is a target of its own, so that make -j runs as many
+# at once (make -O keeps each one's lines together).
+FUZZ_RUNS := $(FUZZ_NAMES:%=fuzz-run-%)
+.PHONY: $(FUZZ_RUNS)
+fuzz: $(FUZZ_RUNS)
+$(FUZZ_RUNS): fuzz-run-%: $(FUZZ_DIR)/%
+	@tests/fuzz/run-fuzzer $< $(FUZZ_SECONDS) $(FUZZ_OPTIONS)
 
 # The same targets without clang or libFuzzer: each target with the replay
 # driver, built like the rest of the tree (SANFLAGS included), run over its
