@@ -4,6 +4,8 @@
 #include <glib.h>
 #include <string.h>
 
+#include "core/numbers.h"
+
 /* The array covers numbers below max(DIRECT_MIN, DIRECT_SLACK * pages):
  * at most 16 bytes a page, or 256 KiB, however sparse the numbers. */
 #define DIRECT_MIN 65536
@@ -23,17 +25,9 @@ void lp_page_numbers_clear(lp_page_numbers *m)
 	lp_page_numbers_init(m);
 }
 
-/* splitmix64's finalizer: sparse numbers are often clustered. */
-static uint64_t mix64(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return x ^ (x >> 31);
-}
-
 static lp_page_slot *probe(lp_page_slot *slots, uint64_t mask, uint64_t canonical)
 {
-	for (uint64_t i = mix64(canonical) & mask;; i = (i + 1) & mask)
+	for (uint64_t i = lp_mix64(canonical) & mask;; i = (i + 1) & mask)
 		if (slots[i].page == LP_NO_PAGE || slots[i].canonical == canonical)
 			return &slots[i];
 }

@@ -24,6 +24,8 @@
 
 #include <stdint.h>
 
+#include "core/numbers.h"
+
 #define LP_SHARDS_BUCKETS 65536
 /* Fewer pages sampled than this make a curve whose error can be large
  * (SHARDS's bounds assume a few hundred at least): laplace stat warns. */
@@ -37,9 +39,7 @@ void lp_shards_free(lp_shards *s);
 /* splitmix64's finalizer (laplace-formats(5) 9.2, without the step). */
 static inline uint64_t lp_shards_hash(uint64_t x)
 {
-	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return x ^ (x >> 31);
+	return lp_mix64(x);
 }
 /* Account the next reference, to the canonical page. */
 void lp_shards_access(lp_shards *s, uint64_t page);

@@ -138,4 +138,15 @@ bool lp_parse_decimal128(const char *s, lp_u128 max, lp_u128 *v);
  * not finite. Returns the characters written. */
 size_t lp_fmt_fixed6(char dst[LP_FIXED6_DIGITS], double x);
 
+/* splitmix64's finalizer: every bit of x moves about half the bits of the
+ * result. The hash of open-addressing tables (small, clustered keys),
+ * SHARDS' sampling hash (laplace-formats(5) 9.2) and, after its step,
+ * splitmix64's generator. */
+static inline uint64_t lp_mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
 #endif

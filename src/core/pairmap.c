@@ -3,6 +3,8 @@
 #include <glib.h>
 #include <stdbool.h>
 
+#include "core/numbers.h"
+
 #define INITIAL_CAPACITY 1024
 
 void pairmap_init(pairmap *m)
@@ -22,10 +24,7 @@ static uint64_t pair_hash(uint64_t a, uint64_t b)
 {
 	/* splitmix64's finaliser over a mix of both halves: file identities
 	 * and page indexes are both small and clustered, so they need mixing. */
-	uint64_t x = a * 0x9e3779b97f4a7c15u ^ (b + 0x632be59bd9b4e019u);
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-	return x ^ (x >> 31);
+	return lp_mix64(a * 0x9e3779b97f4a7c15u ^ (b + 0x632be59bd9b4e019u));
 }
 
 static pairmap_slot *probe(pairmap_slot *slots, uint64_t mask, uint64_t a, uint64_t b)

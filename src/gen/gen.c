@@ -19,6 +19,7 @@
 
 #include <glib.h>
 
+#include "core/numbers.h"
 #include "formats/kern.h"
 #include "formats/refio.h"
 #include "io/staging.h"
@@ -31,10 +32,7 @@ typedef struct rng {
 
 static uint64_t splitmix64(uint64_t *x)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return lp_mix64(*x += 0x9e3779b97f4a7c15ull);
 }
 
 static void rng_seed(rng *r, uint64_t *sm)

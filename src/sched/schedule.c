@@ -61,16 +61,9 @@ typedef struct renumber_map {
 	uint64_t mask, count;
 } renumber_map;
 
-static uint64_t mix64(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return x ^ (x >> 31);
-}
-
 static renumber_slot *renumber_probe(renumber_slot *slots, uint64_t mask, uint64_t canonical)
 {
-	for (uint64_t i = mix64(canonical) & mask;; i = (i + 1) & mask)
+	for (uint64_t i = lp_mix64(canonical) & mask;; i = (i + 1) & mask)
 		if (!slots[i].number_plus_one || slots[i].canonical == canonical)
 			return &slots[i];
 }
@@ -140,7 +133,7 @@ typedef struct engine {
 static guint creation_hash(gconstpointer p)
 {
 	const creation_key *k = p;
-	return (guint)mix64(k->timestamp ^ k->parent * 31 ^ k->child * 1009 ^ (uint64_t)k->tag);
+	return (guint)lp_mix64(k->timestamp ^ k->parent * 31 ^ k->child * 1009 ^ (uint64_t)k->tag);
 }
 
 static gboolean creation_equal(gconstpointer a, gconstpointer b)

@@ -121,10 +121,7 @@ typedef struct lp_sched_report {
 /* The splitmix64 generator of the random policy (9.2). */
 static inline uint64_t lp_splitmix64_next(uint64_t *state)
 {
-	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return lp_mix64(*state += UINT64_C(0x9e3779b97f4a7c15));
 }
 
 /* The indexes of in's units in the order of the report (9.3): first
