@@ -20,6 +20,11 @@
  *   LP_FAULT_SHRINK_AT=read
  *                      instead, once the program's first read of the file
  *                      NAME has returned its bytes
+ *   LP_FAULT_CLOCK_STEP_US=N
+ *                      CLOCK_MONOTONIC moves N microseconds at each reading
+ *                      (from the first real one), however fast the program
+ *                      runs: a progress line redrawn every quarter second is
+ *                      then redrawn at every update with N >= 250000
  *
  * Writes to pipes, terminals and devices are neither counted nor failed:
  * the faults are those of a full or failing disk. Counts are per process
@@ -37,6 +42,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 static unsigned long writes, syncs, preads;
@@ -193,4 +199,28 @@ __attribute__((destructor)) static void report_counts(void)
 		return;
 	fprintf(f, "writes %lu fsyncs %lu\n", writes, syncs);
 	fclose(f);
+}
+
+int clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	static int (*real)(clockid_t, struct timespec *);
+	static long long first_us = -1, readings;
+	if (!real)
+		real = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
+	long long step = (long long)env_number("LP_FAULT_CLOCK_STEP_US");
+	if (clock != CLOCK_MONOTONIC || step == 0)
+		return real(clock, ts);
+	if (__atomic_load_n(&first_us, __ATOMIC_ACQUIRE) < 0) {
+		struct timespec now;
+		int r = real(clock, &now);
+		if (r != 0)
+			return r;
+		long long us = now.tv_sec * 1000000LL + now.tv_nsec / 1000, unset = -1;
+		__atomic_compare_exchange_n(&first_us, &unset, us, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+	}
+	long long us = first_us + step * __atomic_fetch_add(&readings, 1, __ATOMIC_RELAXED);
+	ts->tv_sec = us / 1000000;
+	ts->tv_nsec = us % 1000000 * 1000;
+	return 0;
 }
