@@ -5,8 +5,13 @@
 #include <string.h>
 
 #define NEVER UINT32_MAX
-#define NO_PAGES INT32_MAX /* a node's min without a page's stamp */
-#define NO_PAGES_8 INT8_MAX
+/* A node's min without a page's stamp: 2^30, and sums added to it as to
+ * any min. The steps over any run of stamps sum to less than D < 2^29 in
+ * magnitude, so a min that started from NO_PAGES stays above 2^29, above
+ * every page's, and never comes to 0 with the steps after its node
+ * added: no test for it is needed on the way up or down. */
+#define NO_PAGES (INT32_C(1) << 30)
+#define NO_PAGES_8 INT8_MAX /* in an octet, whose sums stay within +-32 */
 #define BLOCK LP_OPTDIST_BLOCK
 
 /* A byte of a block's bits holds four stamps (below); two bytes, eight. */
@@ -79,8 +84,7 @@ void lp_optdist_clear(lp_optdist *o)
 static inline void pull(lp_optdist_node *tree, uint32_t n)
 {
 	lp_optdist_node l = tree[2 * n], r = tree[2 * n + 1];
-	int32_t carried = l.min == NO_PAGES ? NO_PAGES : l.min + r.sum;
-	tree[n] = (lp_optdist_node){l.sum + r.sum, MIN(r.min, carried)};
+	tree[n] = (lp_optdist_node){l.sum + r.sum, MIN(r.min, l.min + r.sum)};
 }
 
 /* A block's bits: byte j holds stamps 4j .. 4j + 3, pages' in its low
@@ -101,18 +105,19 @@ static inline unsigned octet_at(uint64_t bits, unsigned j)
 	return (unsigned)(bits >> (16 * j)) & 0xffff;
 }
 
-/* The leaf of block b, from its bits. */
+/* The leaf of block b, from its bits. An octet without pages (min
+ * NO_PAGES_8) gives a min above 64 whatever the steps after it, a page
+ * one below 40. */
 static lp_optdist_node block_of(const lp_optdist *o, uint32_t b)
 {
 	uint64_t bits = o->bits[b];
-	int32_t after = 0, min = NO_PAGES;
+	int32_t after = 0, min = NO_PAGES_8;
 	for (unsigned j = BLOCK / 8; j-- > 0;) {
 		octet e = octets[octet_at(bits, j)];
-		if (e.min != NO_PAGES_8 && e.min + after < min)
-			min = e.min + after;
+		min = MIN(min, e.min + after);
 		after += e.sum;
 	}
-	return (lp_optdist_node){after, min};
+	return (lp_optdist_node){after, min > 64 ? NO_PAGES : min};
 }
 
 /* Recompute node n's ancestors up to where one comes out unchanged. */
@@ -132,8 +137,7 @@ static void append(lp_optdist *o, uint32_t t, int32_t step)
 {
 	uint32_t n = o->cap / BLOCK + t / BLOCK;
 	lp_optdist_node *leaf = &o->tree[n];
-	int32_t min = leaf->min == NO_PAGES ? NO_PAGES : leaf->min + step;
-	*leaf = (lp_optdist_node){leaf->sum + step, MIN(min, 0)};
+	*leaf = (lp_optdist_node){leaf->sum + step, MIN(leaf->min + step, 0)};
 	rise(o->tree, n);
 }
 
@@ -245,7 +249,7 @@ void lp_optdist_grow(lp_optdist *o, lp_pageno pages)
 static uint32_t zero_in_block(const lp_optdist *o, uint32_t l, uint32_t lo, int32_t after)
 {
 	lp_optdist_node leaf = o->tree[o->cap / BLOCK + l];
-	if (leaf.min == NO_PAGES || leaf.min + after != 0)
+	if (leaf.min + after != 0)
 		return NEVER;
 	uint64_t all = o->bits[l], bits = all;
 	if (l == lo / BLOCK) { /* the pages' bits of lo's bytes before its own, then of lo's byte */
@@ -261,7 +265,7 @@ static uint32_t zero_in_block(const lp_optdist *o, uint32_t l, uint32_t lo, int3
 		 * pages left out are before the others: no step after those
 		 * is theirs.) */
 		octet e = octets[pages];
-		if (e.min != NO_PAGES_8 && e.min + rest == 0)
+		if (e.min + rest == 0)
 			return l * BLOCK + 8 * j + earliest_min[pages];
 	}
 	return NEVER;
@@ -297,14 +301,14 @@ static uint32_t earliest_zero(const lp_optdist *o, uint32_t top, uint32_t l, uin
 	while (k-- > 0) {
 		n = right[k];
 		after = after_right[k];
-		if (o->tree[n].min != NO_PAGES && o->tree[n].min + after == 0)
+		if (o->tree[n].min + after == 0)
 			break;
 	}
 	uint32_t leaves = o->cap / BLOCK;
 	while (n < leaves) {
 		lp_optdist_node left = o->tree[2 * n];
 		int32_t left_after = after + o->tree[2 * n + 1].sum;
-		if (left.min != NO_PAGES && left.min + left_after == 0) {
+		if (left.min + left_after == 0) {
 			n = 2 * n;
 			after = left_after;
 		} else {
@@ -320,8 +324,7 @@ static uint32_t first_marked_by(const lp_optdist *o, uint32_t b)
 {
 	uint32_t n = o->ccap + 2;
 	for (;;) {
-		while (!(n & 1) && n > 1) /* a left child: its parent starts there too */
-			n /= 2;
+		n >>= __builtin_ctz(n); /* a left child: its parent starts there too */
 		if (o->mark[n] <= b)
 			break;
 		n++;
@@ -352,17 +355,21 @@ uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page)
 		append(o, t, c >= 2 ? 0 : -1);
 		return 0;
 	}
-	/* The search starts at the least node holding the blocks of s and
-	 * t - 1: no steps after it (t is empty yet), and mostly near the
-	 * leaves. */
-	uint32_t leaves = o->cap / BLOCK, n = leaves + s / BLOCK, last = leaves + (t - 1) / BLOCK,
-		 w = 1;
-	for (; n != last; w *= 2) {
-		n /= 2;
-		last /= 2;
+	uint32_t c = 2;
+	/* b is after s: with capacity 2's marker at s or before (nearly a
+	 * third of the references), the distance is 2, b unsought. */
+	if (o->mark[o->ccap + 2] > s) {
+		/* The search starts at the least node holding the blocks of s
+		 * and t - 1: no steps after it (t is empty yet), and mostly
+		 * near the leaves. */
+		uint32_t leaves = o->cap / BLOCK, n = leaves + s / BLOCK,
+			 last = leaves + (t - 1) / BLOCK, w = 1;
+		for (; n != last; w *= 2) {
+			n /= 2;
+			last /= 2;
+		}
+		c = first_marked_by(o, earliest_zero(o, n, n * w - leaves, w, s));
 	}
-	uint32_t b = earliest_zero(o, n, n * w - leaves, w, s);
-	uint32_t c = first_marked_by(o, b);
 	uint32_t m = o->mark[o->ccap + c];
 	o->bits[s / BLOCK] &= ~page_bit(s);
 	o->bits[m / BLOCK] &= ~marker_bit(m);
