@@ -68,6 +68,7 @@ void lp_optdist_init(lp_optdist *o, lp_pageno pages)
 		o->ccap *= 2;
 	o->mark = g_new(uint32_t, 2 * o->ccap);
 	memset(o->mark, 0xff, 2 * o->ccap * sizeof *o->mark);
+	o->mark2 = NEVER;
 	o->pages = (lp_pageno)n;
 	make_octets();
 }
@@ -160,8 +161,17 @@ static void lose(lp_optdist *o, uint32_t a, uint32_t b)
 	rise(o->tree, x);
 }
 
+static uint32_t marker_of(const lp_optdist *o, uint32_t c)
+{
+	return c == 2 ? o->mark2 : o->mark[o->ccap + c];
+}
+
 static void set_mark(lp_optdist *o, uint32_t c, uint32_t s)
 {
+	if (c == 2) {
+		o->mark2 = s;
+		return;
+	}
 	uint32_t n = o->ccap + c;
 	o->mark[n] = s;
 	for (n /= 2; n >= 1; n /= 2) {
@@ -199,6 +209,8 @@ static void compact(lp_optdist *o)
 	for (uint32_t c = 0; c < o->ccap; c++)
 		if (o->mark[o->ccap + c] != NEVER)
 			o->mark[o->ccap + c] = renumber[o->mark[o->ccap + c]];
+	if (o->mark2 != NEVER)
+		o->mark2 = renumber[o->mark2];
 	g_free(renumber);
 	o->now = k;
 	for (uint32_t b = 0; b < blocks; b++)
@@ -318,11 +330,11 @@ static uint32_t earliest_zero(const lp_optdist *o, uint32_t top, uint32_t l, uin
 	return zero_in_block(o, n - leaves, lo, after);
 }
 
-/* The least capacity whose marker is at stamp b or before: up from
- * capacity 2 (the answer is mostly small), then down. */
+/* The least capacity above 2 whose marker is at stamp b or before: up
+ * from capacity 3 (the answer is mostly small), then down. */
 static uint32_t first_marked_by(const lp_optdist *o, uint32_t b)
 {
-	uint32_t n = o->ccap + 2;
+	uint32_t n = o->ccap + 3;
 	for (;;) {
 		n >>= __builtin_ctz(n); /* a left child: its parent starts there too */
 		if (o->mark[n] <= b)
@@ -363,7 +375,7 @@ uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page)
 	uint32_t c = 2;
 	/* b is after s: with capacity 2's marker at s or before (nearly a
 	 * third of the references), the distance is 2, b unsought. */
-	if (o->mark[o->ccap + 2] > s) {
+	if (o->mark2 > s) {
 		/* The search starts at the least node holding the blocks of s
 		 * and t - 1: no steps after it (t is empty yet), and mostly
 		 * near the leaves. */
@@ -373,9 +385,11 @@ uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page)
 			n /= 2;
 			last /= 2;
 		}
-		c = first_marked_by(o, earliest_zero(o, n, n * w - leaves, w, s));
+		uint32_t b = earliest_zero(o, n, n * w - leaves, w, s);
+		if (o->mark2 > b)
+			c = first_marked_by(o, b);
 	}
-	uint32_t m = o->mark[o->ccap + c];
+	uint32_t m = marker_of(o, c);
 	o->bits[s / BLOCK] &= ~page_bit(s);
 	o->bits[m / BLOCK] &= ~marker_bit(m);
 	o->bits[t / BLOCK] |= page_bit(t) | marker_bit(t);
