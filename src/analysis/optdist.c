@@ -13,6 +13,9 @@
 #define NO_PAGES (INT32_C(1) << 30)
 #define NO_PAGES_8 INT8_MAX /* in an octet, whose sums stay within +-32 */
 #define BLOCK LP_OPTDIST_BLOCK
+/* Capacities below this are found by a scan of their leaves (one cache
+ * line), not in the marker tree (set_mark, first_marked_by). */
+#define SMALL 16
 
 /* A byte of a block's bits holds four stamps (below); two bytes, eight. */
 typedef struct octet {
@@ -63,12 +66,11 @@ void lp_optdist_init(lp_optdist *o, lp_pageno pages)
 		o->tree[i] = (lp_optdist_node){0, NO_PAGES};
 	o->stamp = g_new(uint32_t, n);
 	memset(o->stamp, 0xff, n * sizeof *o->stamp);
-	o->ccap = 2;
+	o->ccap = 2 * SMALL;
 	while (o->ccap < (uint64_t)n + 1)
 		o->ccap *= 2;
 	o->mark = g_new(uint32_t, 2 * o->ccap);
 	memset(o->mark, 0xff, 2 * o->ccap * sizeof *o->mark);
-	o->mark2 = NEVER;
 	o->pages = (lp_pageno)n;
 	make_octets();
 }
@@ -161,20 +163,20 @@ static void lose(lp_optdist *o, uint32_t a, uint32_t b)
 	rise(o->tree, x);
 }
 
-static uint32_t marker_of(const lp_optdist *o, uint32_t c)
-{
-	return c == 2 ? o->mark2 : o->mark[o->ccap + c];
-}
-
+/* Capacity c's marker moves to stamp s. Only nodes whose capacities
+ * start at SMALL or later are asked (first_marked_by): the climb ends
+ * below the first node that starts at capacity 0 (a power of 2), and
+ * the small capacities' leaves have none above them. The markers mostly
+ * grow with the capacity, so the least capacity's is the least of all
+ * and each of its moves (a third of all for capacity 2) would climb to
+ * the root. */
 static void set_mark(lp_optdist *o, uint32_t c, uint32_t s)
 {
-	if (c == 2) {
-		o->mark2 = s;
-		return;
-	}
 	uint32_t n = o->ccap + c;
 	o->mark[n] = s;
-	for (n /= 2; n >= 1; n /= 2) {
+	if (c < SMALL)
+		return;
+	for (n /= 2; n & (n - 1); n /= 2) {
 		uint32_t m = MIN(o->mark[2 * n], o->mark[2 * n + 1]);
 		if (o->mark[n] == m)
 			break;
@@ -209,8 +211,6 @@ static void compact(lp_optdist *o)
 	for (uint32_t c = 0; c < o->ccap; c++)
 		if (o->mark[o->ccap + c] != NEVER)
 			o->mark[o->ccap + c] = renumber[o->mark[o->ccap + c]];
-	if (o->mark2 != NEVER)
-		o->mark2 = renumber[o->mark2];
 	g_free(renumber);
 	o->now = k;
 	for (uint32_t b = 0; b < blocks; b++)
@@ -330,11 +330,16 @@ static uint32_t earliest_zero(const lp_optdist *o, uint32_t top, uint32_t l, uin
 	return zero_in_block(o, n - leaves, lo, after);
 }
 
-/* The least capacity above 2 whose marker is at stamp b or before: up
- * from capacity 3 (the answer is mostly small), then down. */
+/* The least capacity whose marker is at stamp b or before: the small
+ * ones in turn (the answer mostly), then up from capacity SMALL and down
+ * (set_mark). Some capacity's always is. */
 static uint32_t first_marked_by(const lp_optdist *o, uint32_t b)
 {
-	uint32_t n = o->ccap + 3;
+	const uint32_t *leaf = o->mark + o->ccap;
+	for (uint32_t c = 2; c < SMALL; c++)
+		if (leaf[c] <= b)
+			return c;
+	uint32_t n = o->ccap + SMALL;
 	for (;;) {
 		n >>= __builtin_ctz(n); /* a left child: its parent starts there too */
 		if (o->mark[n] <= b)
@@ -375,7 +380,7 @@ uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page)
 	uint32_t c = 2;
 	/* b is after s: with capacity 2's marker at s or before (nearly a
 	 * third of the references), the distance is 2, b unsought. */
-	if (o->mark2 > s) {
+	if (o->mark[o->ccap + 2] > s) {
 		/* The search starts at the least node holding the blocks of s
 		 * and t - 1: no steps after it (t is empty yet), and mostly
 		 * near the leaves. */
@@ -385,11 +390,9 @@ uint64_t lp_optdist_access(lp_optdist *o, lp_pageno page)
 			n /= 2;
 			last /= 2;
 		}
-		uint32_t b = earliest_zero(o, n, n * w - leaves, w, s);
-		if (o->mark2 > b)
-			c = first_marked_by(o, b);
+		c = first_marked_by(o, earliest_zero(o, n, n * w - leaves, w, s));
 	}
-	uint32_t m = marker_of(o, c);
+	uint32_t m = o->mark[o->ccap + c];
 	o->bits[s / BLOCK] &= ~page_bit(s);
 	o->bits[m / BLOCK] &= ~marker_bit(m);
 	o->bits[t / BLOCK] |= page_bit(t) | marker_bit(t);

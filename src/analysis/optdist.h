@@ -52,11 +52,6 @@ typedef struct lp_optdist {
 	uint32_t *stamp;       /* page -> its last reference's stamp, or UINT32_MAX */
 	uint32_t *mark;        /* min tree over capacities: leaves at ccap + c */
 	uint32_t ccap;
-	/* Capacity 2's marker, out of the tree (its leaf stays UINT32_MAX):
-	 * the markers mostly grow with the capacity, so 2's is the least in
-	 * every subtree above it, and each move of it, a third of all, would
-	 * climb the whole tree. */
-	uint32_t mark2;
 	lp_pageno pages, seen;
 } lp_optdist;
 
