@@ -140,8 +140,10 @@ static void append(lp_optdist *o, uint32_t t, int32_t step)
 {
 	uint32_t n = o->cap / BLOCK + t / BLOCK;
 	lp_optdist_node *leaf = &o->tree[n];
-	*leaf = (lp_optdist_node){leaf->sum + step, MIN(leaf->min + step, 0)};
-	rise(o->tree, n);
+	lp_optdist_node was = *leaf;
+	*leaf = (lp_optdist_node){was.sum + step, MIN(was.min + step, 0)};
+	if (step || was.min > 0) /* else the same leaf (a reference again, mostly) */
+		rise(o->tree, n);
 }
 
 /* Stamps a and b lost a page or a marker: their blocks' leaves anew,
