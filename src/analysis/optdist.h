@@ -21,7 +21,8 @@
  * Times are stamps on a timeline of room for 3D of them and more, in a
  * segment tree holding the balance's sums and minima (a leaf sums up a
  * block of stamps), renumbered when they run out (O(1) a reference,
- * amortized); markers are in a min tree over capacities. Memory O(D)
+ * amortized); markers are in a min tree over capacities (the smallest
+ * capacities, most answers, found by a scan of their leaves). Memory O(D)
  * (about 20 bytes a page, 20 more while renumbering); nothing is
  * allocated per reference.
  * Pages are dense numbers below the count given at init (policy.h). The
