@@ -165,13 +165,14 @@ static void lose(lp_optdist *o, uint32_t a, uint32_t b)
 	rise(o->tree, x);
 }
 
-/* Capacity c's marker moves to stamp s. Only nodes whose capacities
- * start at SMALL or later are asked (first_marked_by): the climb ends
- * below the first node that starts at capacity 0 (a power of 2), and
- * the small capacities' leaves have none above them. The markers mostly
- * grow with the capacity, so the least capacity's is the least of all
- * and each of its moves (a third of all for capacity 2) would climb to
- * the root. */
+/* Capacity c's marker moves to stamp s, the newest. Searches read the
+ * small capacities' leaves and the nodes whose capacities start at
+ * SMALL or later (first_marked_by): the climb ends below the first node
+ * that starts at capacity 0 (a power of 2), and the small capacities
+ * have none above them. (The distance found is a capacity whose marker
+ * is below all smaller capacities', and the markers mostly grow with the
+ * capacity: its old marker was the least of nearly every node above it,
+ * so each move climbs as far as it may.) */
 static void set_mark(lp_optdist *o, uint32_t c, uint32_t s)
 {
 	uint32_t n = o->ccap + c;
