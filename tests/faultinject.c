@@ -219,7 +219,8 @@ int clock_gettime(clockid_t clock, struct timespec *ts)
 		__atomic_compare_exchange_n(&first_us, &unset, us, 0, __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE);
 	}
-	long long us = first_us + step * __atomic_fetch_add(&readings, 1, __ATOMIC_RELAXED);
+	long long us = __atomic_load_n(&first_us, __ATOMIC_ACQUIRE) +
+		       step * __atomic_fetch_add(&readings, 1, __ATOMIC_RELAXED);
 	ts->tv_sec = us / 1000000;
 	ts->tv_nsec = us % 1000000 * 1000;
 	return 0;
